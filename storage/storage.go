@@ -1,0 +1,186 @@
+// Package storage defines what Switchyard keeps durably: accounts, API keys
+// and the balance ledger. Implementations live in sub-packages (sqlite for
+// the embedded default, postgres for the distributed mode); both pass the
+// contract suite in storage/storagetest.
+//
+// Money is always an integer number of cents. Balances are never a bare
+// mutable number: every change is a ledger entry that records the balance
+// after it, and the account's balance is the balance after its last entry.
+package storage
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Store is the whole durable state. Implementations are safe for concurrent
+// use by many goroutines and by many processes sharing the same database.
+type Store interface {
+	Accounts
+	Keys
+	Ledger
+	// Close releases the store's connections and stops its goroutines.
+	Close() error
+}
+
+// Accounts are the owners of keys and balances.
+type Accounts interface {
+	// EnsureAccount returns the live account with this name, creating it
+	// with a zero balance if there is none.
+	EnsureAccount(ctx context.Context, name string) (Account, error)
+	// AccountByName returns the live account with this name, or ErrNotFound.
+	AccountByName(ctx context.Context, name string) (Account, error)
+	// DeleteAccount marks the account deleted and revokes all its keys in
+	// the same transaction. Its ledger is kept. ErrNotFound if there is no
+	// live account with this id.
+	DeleteAccount(ctx context.Context, id string) error
+	// CountAccounts counts live accounts.
+	CountAccounts(ctx context.Context) (int, error)
+}
+
+// Keys are the hashed sk- API keys.
+type Keys interface {
+	// CreateKey stores a new key for an existing account. It enforces
+	// NewKey's limits atomically against concurrent creations in any
+	// process: ErrMaxKeys when MaxActive keys are already active, and
+	// ErrKeyCreationRate when MaxPerWindow keys were created within Window.
+	CreateKey(ctx context.Context, k NewKey) (APIKey, error)
+	// ListKeys lists an account's keys, active and revoked, newest first.
+	ListKeys(ctx context.Context, accountID string) ([]APIKey, error)
+	// RevokeKey revokes a key by id and returns it. Revoking a revoked key
+	// returns it unchanged. ErrNotFound for an unknown id.
+	RevokeKey(ctx context.Context, keyID string) (APIKey, error)
+	// LookupKey finds an active key of a live account by its hash.
+	// Unknown and revoked keys, and keys of deleted accounts, give
+	// ErrNotFound.
+	LookupKey(ctx context.Context, hash string) (KeyOwner, error)
+}
+
+// Ledger is the append-only record of balance changes.
+type Ledger interface {
+	// Post appends an entry and returns it with its ID, BalanceAfter and
+	// CreatedAt filled in. Reference is an idempotency key unique per
+	// account: posting a reference that already exists changes nothing and
+	// returns the existing entry together with ErrDuplicateReference.
+	// Post does not refuse to overdraw: whether a debit is allowed is the
+	// caller's decision, made before it posts.
+	Post(ctx context.Context, e Entry) (LedgerEntry, error)
+	// Balance is the account's balance in cents (0 for an empty ledger).
+	Balance(ctx context.Context, accountID string) (int64, error)
+	// Entries lists up to limit entries of an account, newest first.
+	Entries(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error)
+}
+
+// KeyWatcher is implemented by stores that can tell every process about
+// keys revoked by any process (PostgreSQL LISTEN/NOTIFY). Lookups may be
+// cached only by a process that watches.
+type KeyWatcher interface {
+	// WatchKeys blocks until ctx is done, reporting to sink. It calls
+	// sink.Live(true) once notifications flow, sink.Live(false) whenever
+	// they may have been lost (the sink must then drop everything it has
+	// cached and cache nothing until the next Live(true)), and
+	// sink.Revoked for every key revoked or made unusable anywhere.
+	WatchKeys(ctx context.Context, sink KeySink)
+}
+
+// KeySink receives key events from a KeyWatcher.
+type KeySink interface {
+	Live(live bool)
+	Revoked(hash string)
+}
+
+// Account is an owner of keys and a balance.
+type Account struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// NewKey is a key to create. Hash and Hint are computed by the caller; the
+// store never sees the key itself.
+type NewKey struct {
+	AccountID string
+	Hash      string // hex HMAC-SHA256 of the full key
+	Hint      string // display form such as "sk-...a1B2"
+	Label     string
+	// Limits enforced atomically with the insert. Zero means no limit.
+	MaxActive    int
+	MaxPerWindow int
+	Window       time.Duration
+}
+
+// APIKey is a stored key, without its secret.
+type APIKey struct {
+	ID        string
+	AccountID string
+	Hint      string
+	Label     string
+	CreatedAt time.Time
+	RevokedAt time.Time // zero while active
+}
+
+// Active reports whether the key has not been revoked.
+func (k APIKey) Active() bool { return k.RevokedAt.IsZero() }
+
+// KeyOwner is what authentication learns from a key lookup.
+type KeyOwner struct {
+	KeyID       string
+	KeyHash     string
+	KeyHint     string
+	AccountID   string
+	AccountName string
+}
+
+// Entry is a ledger entry to post.
+type Entry struct {
+	AccountID   string
+	AmountCents int64     // positive credits, negative debits
+	Kind        EntryKind // what caused it
+	Reference   string    // idempotency key, unique per account; required
+	Note        string
+}
+
+// EntryKind says what caused a ledger entry.
+type EntryKind string
+
+const (
+	EntryTopUp      EntryKind = "topup"
+	EntryCharge     EntryKind = "charge"
+	EntryRefund     EntryKind = "refund"
+	EntryAdjustment EntryKind = "adjustment"
+)
+
+// LedgerEntry is a posted ledger entry.
+type LedgerEntry struct {
+	ID                string
+	AccountID         string
+	AmountCents       int64
+	BalanceAfterCents int64
+	Kind              EntryKind
+	Reference         string
+	Note              string
+	CreatedAt         time.Time
+}
+
+// Options tune a store. The zero value is ready for use.
+type Options struct {
+	// Now is the store's clock, for creation times and key-creation
+	// windows. Default: time.Now.
+	Now func() time.Time
+}
+
+// Clock returns o.Now, or time.Now when it is nil.
+func (o Options) Clock() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}
+
+var (
+	ErrNotFound           = errors.New("storage: not found")
+	ErrMaxKeys            = errors.New("storage: maximum number of active keys reached")
+	ErrKeyCreationRate    = errors.New("storage: too many keys created recently")
+	ErrDuplicateReference = errors.New("storage: ledger reference already posted")
+)
