@@ -1,0 +1,38 @@
+# The two commands a new machine needs: make run, make test.
+
+GO := $(shell command -v go 2>/dev/null || ls /usr/local/go/bin/go 2>/dev/null)
+BIN := bin/switchyard
+
+.PHONY: build run test test-unit bench vet fmt check-go clean
+
+check-go:
+	@if [ -z "$(GO)" ]; then \
+		echo "Go 1.26 or newer is required: install it from https://go.dev/dl and put its bin directory on PATH." >&2; \
+		exit 1; \
+	fi
+
+build: check-go
+	$(GO) build -trimpath -o $(BIN) ./cmd/switchyard
+
+run: build
+	scripts/run.sh
+
+# Unit, storage-contract, limiter and end-to-end suites against real
+# PostgreSQL and Redis (started or installed by scripts/services.sh).
+test: build
+	scripts/services.sh
+	$(GO) vet ./...
+	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m ./...
+
+bench: build
+	scripts/services.sh
+	$(GO) run ./bench
+
+vet: check-go
+	$(GO) vet ./...
+
+fmt: check-go
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

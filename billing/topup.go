@@ -1,0 +1,38 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// TopUpLimits bounds a single top-up, in cents (spec section 5: $5 to
+// $1000).
+type TopUpLimits struct {
+	MinCents, MaxCents int64
+}
+
+// TopUp credits an existing account. reference makes the top-up
+// idempotent: posting the same reference again changes nothing and returns
+// the entry of the first post together with storage.ErrDuplicateReference.
+// An amount outside the limits is refused with 400 invalid_amount before
+// anything is written.
+func TopUp(ctx context.Context, store storage.Store, lim TopUpLimits, accountID string, cents int64, reference, note string) (storage.LedgerEntry, error) {
+	if cents < lim.MinCents || cents > lim.MaxCents {
+		return storage.LedgerEntry{}, apierror.InvalidRequest("invalid_amount",
+			fmt.Sprintf("A top-up is between %s and %s; %s is not.",
+				FormatCents(lim.MinCents), FormatCents(lim.MaxCents), FormatCents(cents)))
+	}
+	if reference == "" {
+		return storage.LedgerEntry{}, fmt.Errorf("top-up needs a reference")
+	}
+	return store.Post(ctx, storage.Entry{
+		AccountID:   accountID,
+		AmountCents: cents,
+		Kind:        storage.EntryTopUp,
+		Reference:   reference,
+		Note:        note,
+	})
+}

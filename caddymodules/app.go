@@ -1,0 +1,197 @@
+// Package caddymodules adapts Switchyard to Caddy: the switchyard app that
+// owns shared state, the HTTP handlers, their Caddyfile syntax and the CLI
+// subcommands. Everything here is a thin layer over the Caddy-free packages
+// policy, storage, translator and billing.
+package caddymodules
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+func init() {
+	caddy.RegisterModule(App{})
+}
+
+// App is the switchyard app: it owns what the handlers share, the store,
+// the Redis client, the key hasher and the revision profile, and keeps them
+// across config reloads.
+//
+// Every setting left empty is read from its environment variable
+// (docs/configuration.md), so a config that says nothing runs on the
+// embedded defaults. Values may use global placeholders such as
+// {env.NAME} and {file.PATH}.
+type App struct {
+	// Spec revision whose limits and behaviours apply: "A" or "B".
+	// Default: $SWITCHYARD_REVISION, else B.
+	Revision string `json:"revision,omitempty"`
+
+	// Directory for the embedded SQLite database, the generated key
+	// secret and local file blobs. Default: $SWITCHYARD_DATA_DIR, else
+	// ./data.
+	DataDir string `json:"data_dir,omitempty"`
+
+	// PostgreSQL connection string. When set (here or in
+	// $SWITCHYARD_POSTGRES_URL) PostgreSQL replaces the embedded SQLite
+	// store. Default: empty.
+	Postgres string `json:"postgres,omitempty"`
+
+	// Redis URL (redis://host:port/db). When set (here or in
+	// $SWITCHYARD_REDIS_URL) limits are shared across nodes through
+	// Redis. Default: empty, in-process limits.
+	Redis string `json:"redis,omitempty"`
+
+	// Secret keying the HMAC under which API keys are stored, at least
+	// 32 characters, identical on every node. Default:
+	// $SWITCHYARD_KEY_SECRET; with the embedded store and neither set, a
+	// secret generated once and kept in data_dir/key_secret (mode 0600).
+	KeySecret string `json:"key_secret,omitempty"`
+
+	// The OpenAI-compatible backend.
+	Upstream Upstream `json:"upstream,omitempty"`
+
+	settings settings
+	hasher   policy.KeyHasher
+	backend  *backend
+	redis    *redis.Client
+	logger   *zap.Logger
+}
+
+// Upstream is the OpenAI-compatible backend behind the gateway.
+type Upstream struct {
+	// Base URL including the version path, e.g. http://127.0.0.1:8000/v1.
+	// Default: $SWITCHYARD_UPSTREAM. Empty: requests that need the
+	// upstream answer 502 upstream_unavailable.
+	URL string `json:"url,omitempty"`
+
+	// Bearer key sent upstream in place of the caller's key, which is
+	// never forwarded. Default: $SWITCHYARD_UPSTREAM_API_KEY, else none.
+	APIKey string `json:"api_key,omitempty"`
+
+	// Model name sent upstream for /v3 requests. Default:
+	// $SWITCHYARD_UPSTREAM_MODEL, else the upstream's first model.
+	Model string `json:"model,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "switchyard",
+		New: func() caddy.Module { return new(App) },
+	}
+}
+
+// Provision resolves the settings and takes (or opens) the shared store
+// and Redis client.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.logger = ctx.Logger()
+	s, err := a.resolve()
+	if err != nil {
+		return err
+	}
+	if err := s.loadKeySecret(); err != nil {
+		return err
+	}
+	a.settings = s
+	if a.hasher, err = policy.NewKeyHasher(s.keySecret); err != nil {
+		return err
+	}
+
+	a.backend, err = acquireBackend(s, a.logger)
+	if err != nil {
+		return err
+	}
+	if s.redis != "" {
+		if a.redis, err = acquireRedis(s.redis); err != nil {
+			return err
+		}
+	}
+	a.logger.Info("switchyard ready",
+		zap.String("revision", string(s.profile.Revision)),
+		zap.String("store", storeDescription(s)),
+		zap.Bool("redis", s.redis != ""),
+		zap.String("upstream", upstreamDescription(s.upstream)),
+		zap.Bool("key_cache", a.backend.keyCache != nil))
+	return nil
+}
+
+// Start implements caddy.App. The shared state is started when acquired.
+func (a *App) Start() error { return nil }
+
+// Stop implements caddy.App. Shared state outlives a config; Cleanup
+// releases this config's hold on it.
+func (a *App) Stop() error { return nil }
+
+// Cleanup releases the store and Redis client; the last config to let go
+// closes them.
+func (a *App) Cleanup() error {
+	var errs []error
+	if a.backend != nil {
+		if _, err := backends.Delete(a.settings.storeKey()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.redis != nil {
+		if _, err := redisClients.Delete(a.settings.redis); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("releasing shared state: %v", errs)
+	}
+	return nil
+}
+
+// Store is the durable state shared by every handler.
+func (a *App) Store() storage.Store { return a.backend.store }
+
+// Profile is the active revision profile.
+func (a *App) Profile() policy.Profile { return a.settings.profile }
+
+// Redis is the shared Redis client, or nil when limits are in-process.
+func (a *App) RedisClient() *redis.Client { return a.redis }
+
+// Authenticator returns an authenticator over the shared store and cache.
+func (a *App) Authenticator() *policy.Authenticator {
+	return policy.NewAuthenticator(a.backend.store, a.hasher, a.backend.keyCache)
+}
+
+// UpstreamURL is the configured upstream base URL, or nil.
+func (a *App) UpstreamURL() *url.URL { return a.settings.upstream }
+
+func storeDescription(s settings) string {
+	if s.embedded() {
+		return "sqlite " + s.sqlitePath()
+	}
+	return "postgres"
+}
+
+func upstreamDescription(u *url.URL) string {
+	if u == nil {
+		return "none"
+	}
+	return u.Redacted()
+}
+
+// appFrom fetches the switchyard app for a handler's Provision.
+func appFrom(ctx caddy.Context) (*App, error) {
+	v, err := ctx.App("switchyard")
+	if err != nil {
+		return nil, fmt.Errorf("loading switchyard app: %v", err)
+	}
+	return v.(*App), nil
+}
+
+// Interface guards
+var (
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
+)

@@ -1,0 +1,124 @@
+package caddymodules
+
+import (
+	"net/http"
+	"regexp"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+func init() {
+	caddy.RegisterModule(Auth{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_auth", parseAuth)
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_auth", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// Auth requires an API key on every request it sees: the header
+// "Authorization: Bearer sk-...". A missing, malformed, unknown or revoked
+// key is answered with 401 invalid_api_key; a valid one lets the request
+// through without its Authorization header, so the caller's key can never
+// be forwarded upstream.
+//
+// It also gives every request an id: X-Request-Id from the caller when it
+// is a plain token of at most 128 characters, a new UUID otherwise, echoed
+// in the response.
+//
+// Placeholders set for later handlers and access logs:
+// {switchyard.request_id}, {switchyard.account_id}, {switchyard.account},
+// {switchyard.key_id} and {switchyard.key_hint}.
+type Auth struct {
+	authn  *policy.Authenticator
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Auth) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.switchyard_auth",
+		New: func() caddy.Module { return new(Auth) },
+	}
+}
+
+// Provision implements caddy.Provisioner.
+func (h *Auth) Provision(ctx caddy.Context) error {
+	app, err := appFrom(ctx)
+	if err != nil {
+		return err
+	}
+	h.authn = app.Authenticator()
+	h.logger = ctx.Logger()
+	return nil
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+
+	reqID := r.Header.Get("X-Request-Id")
+	if !requestIDPattern.MatchString(reqID) {
+		reqID = newRequestID(repl)
+		r.Header.Set("X-Request-Id", reqID)
+	}
+	w.Header().Set("X-Request-Id", reqID)
+	repl.Set("switchyard.request_id", reqID)
+
+	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		if _, ok := err.(*apierror.Error); !ok {
+			h.logger.Error("authenticating request", zap.String("request_id", reqID), zap.Error(err))
+		} else if c := h.logger.Check(zap.DebugLevel, "authentication refused"); c != nil {
+			c.Write(zap.String("request_id", reqID), zap.String("reason", err.Error()))
+		}
+		apierror.Write(w, err)
+		return nil
+	}
+	r.Header.Del("Authorization")
+	repl.Set("switchyard.account_id", p.AccountID)
+	repl.Set("switchyard.account", p.AccountName)
+	repl.Set("switchyard.key_id", p.KeyID)
+	repl.Set("switchyard.key_hint", p.KeyHint)
+	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
+}
+
+// newRequestID reuses Caddy's per-request UUID so that Caddy's own logs
+// and Switchyard's agree.
+func newRequestID(repl *caddy.Replacer) string {
+	if v, ok := repl.GetString("http.request.uuid"); ok && v != "" {
+		return v
+	}
+	return policy.RandomBase62(24)
+}
+
+// parseAuth sets up the handler from Caddyfile tokens. Syntax:
+//
+//	switchyard_auth
+func parseAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(Auth)
+	err := a.UnmarshalCaddyfile(h.Dispenser)
+	return a, err
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+func (h *Auth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Err("switchyard_auth takes no arguments")
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Auth)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Auth)(nil)
+	_ caddyfile.Unmarshaler       = (*Auth)(nil)
+)

@@ -1,0 +1,105 @@
+package caddymodules
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("switchyard", parseGlobalSwitchyard)
+}
+
+// parseGlobalSwitchyard sets up the switchyard app from the global option
+// block. Syntax:
+//
+//	switchyard {
+//		revision   A|B
+//		data_dir   <path>
+//		postgres   <dsn>
+//		redis      <url>
+//		key_secret <secret>
+//		upstream   <base_url> {
+//			api_key <key>
+//			model   <name>
+//		}
+//	}
+//
+// Every setting is optional; see App for the defaults.
+func parseGlobalSwitchyard(d *caddyfile.Dispenser, _ any) (any, error) {
+	app := new(App)
+	if err := app.UnmarshalCaddyfile(d); err != nil {
+		return nil, err
+	}
+	return httpcaddyfile.App{Name: "switchyard", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the option name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "revision":
+			if err := oneArg(d, &a.Revision); err != nil {
+				return err
+			}
+		case "data_dir":
+			if err := oneArg(d, &a.DataDir); err != nil {
+				return err
+			}
+		case "postgres":
+			if err := oneArg(d, &a.Postgres); err != nil {
+				return err
+			}
+		case "redis":
+			if err := oneArg(d, &a.Redis); err != nil {
+				return err
+			}
+		case "key_secret":
+			if err := oneArg(d, &a.KeySecret); err != nil {
+				return err
+			}
+		case "upstream":
+			if d.NextArg() {
+				a.Upstream.URL = d.Val()
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			for d.NextBlock(1) {
+				switch d.Val() {
+				case "api_key":
+					if err := oneArg(d, &a.Upstream.APIKey); err != nil {
+						return err
+					}
+				case "model":
+					if err := oneArg(d, &a.Upstream.Model); err != nil {
+						return err
+					}
+				default:
+					return d.Errf("unrecognized upstream option %q", d.Val())
+				}
+			}
+		default:
+			return d.Errf("unrecognized switchyard option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+// oneArg reads exactly one argument into dst.
+func oneArg(d *caddyfile.Dispenser, dst *string) error {
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	*dst = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+var _ caddyfile.Unmarshaler = (*App)(nil)

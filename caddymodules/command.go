@@ -1,0 +1,378 @@
+package caddymodules
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:      "keys",
+		Usage:     "create|list|revoke [--config <path> [--adapter <name>]]",
+		Short:     "Creates, lists and revokes API keys",
+		Long:      keysHelp,
+		CobraFunc: keysCommand,
+	})
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:      "accounts",
+		Usage:     "topup|show [--config <path> [--adapter <name>]]",
+		Short:     "Tops up and shows accounts",
+		Long:      accountsHelp,
+		CobraFunc: accountsCommand,
+	})
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:      "bootstrap",
+		Usage:     "[--account <name>] [--usd <amount>] [--config <path> [--adapter <name>]]",
+		Short:     "Creates a first account with a balance and a key when the store is empty",
+		Long:      bootstrapHelp,
+		CobraFunc: bootstrapCommand,
+	})
+}
+
+const keysHelp = `
+Manages API keys in the store the server uses: with --config, the store named
+by that config's switchyard app; otherwise the one the environment names
+(SWITCHYARD_POSTGRES_URL, else SQLite in SWITCHYARD_DATA_DIR).
+
+  keys create --account NAME [--label TEXT]
+      Creates a key, and the account with a zero balance if it is new. The key
+      is printed once, alone on the last line of output; only a hash is kept.
+  keys list --account NAME
+  keys revoke KEY_ID
+      Revocation is immediate on every node.
+`
+
+const accountsHelp = `
+  accounts topup --account NAME --usd AMOUNT [--reference REF]
+      Credits the account with $5 to $1000 (for example --usd 25 or 12.50).
+      With --reference, repeating the same top-up changes nothing.
+  accounts show --account NAME
+      Balance, keys and recent ledger entries.
+`
+
+const bootstrapHelp = `
+Prepares an empty store for a first try: creates the account (default dev)
+with a balance (default $10.00) and one key, printed alone on the last line.
+A store that already has accounts is left unchanged.
+`
+
+// cli is what a management command works with: the store the server uses
+// and the settings it was found by.
+type cli struct {
+	settings settings
+	store    storage.Store
+	hasher   policy.KeyHasher
+	out      io.Writer
+}
+
+func addConfigFlags(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringP("config", "c", "", "Configuration file whose switchyard app names the store (default: environment)")
+	cmd.PersistentFlags().StringP("adapter", "a", "", "Name of config adapter to apply")
+}
+
+// withCLI opens the store and runs f, turning failures into a clear message
+// on stderr and exit status 1.
+func withCLI(f func(ctx context.Context, c *cli, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		c, err := openCLI(ctx, cmd)
+		if err == nil {
+			err = f(ctx, c, cmd, args)
+			if cerr := c.store.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "switchyard: "+cliMessage(err))
+			os.Exit(1)
+		}
+		return nil
+	}
+}
+
+func cliMessage(err error) string {
+	var ae *apierror.Error
+	if errors.As(err, &ae) {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+func openCLI(ctx context.Context, cmd *cobra.Command) (*cli, error) {
+	app, err := cliApp(cmd)
+	if err != nil {
+		return nil, err
+	}
+	s, err := app.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loadKeySecret(); err != nil {
+		return nil, err
+	}
+	hasher, err := policy.NewKeyHasher(s.keySecret)
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return &cli{settings: s, store: store, hasher: hasher, out: cmd.OutOrStdout()}, nil
+}
+
+// cliApp reads the switchyard app from --config, or returns an empty one
+// that takes everything from the environment, as the server would.
+func cliApp(cmd *cobra.Command) (*App, error) {
+	app := new(App)
+	path, _ := cmd.Flags().GetString("config")
+	if path == "" {
+		return app, nil
+	}
+	adapter, _ := cmd.Flags().GetString("adapter")
+	cfgJSON, _, _, err := caddycmd.LoadConfig(path, adapter)
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Apps map[string]json.RawMessage `json:"apps"`
+	}
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		return nil, fmt.Errorf("reading %s: %v", path, err)
+	}
+	if raw, ok := cfg.Apps["switchyard"]; ok {
+		if err := json.Unmarshal(raw, app); err != nil {
+			return nil, fmt.Errorf("reading the switchyard app in %s: %v", path, err)
+		}
+	}
+	return app, nil
+}
+
+func keysCommand(cmd *cobra.Command) {
+	addConfigFlags(cmd)
+
+	create := &cobra.Command{
+		Use:   "create --account NAME [--label TEXT]",
+		Short: "Creates a key; prints it once, alone on the last line",
+		Args:  cobra.NoArgs,
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+			account, _ := cmd.Flags().GetString("account")
+			label, _ := cmd.Flags().GetString("label")
+			key, rec, err := policy.IssueKey(ctx, c.store, c.hasher, c.settings.profile, account, label)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.out, "Created key %s (%s) for account %s. It is shown only this once:\n", rec.ID, rec.Hint, account)
+			fmt.Fprintln(c.out, key)
+			return nil
+		}),
+	}
+	create.Flags().String("account", "", "Account name (created if new)")
+	create.Flags().String("label", "", "A note to tell keys apart")
+	_ = create.MarkFlagRequired("account")
+
+	list := &cobra.Command{
+		Use:   "list --account NAME",
+		Short: "Lists an account's keys",
+		Args:  cobra.NoArgs,
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+			acct, err := accountFlag(ctx, c, cmd)
+			if err != nil {
+				return err
+			}
+			keys, err := c.store.ListKeys(ctx, acct.ID)
+			if err != nil {
+				return err
+			}
+			printKeys(c.out, keys)
+			return nil
+		}),
+	}
+	list.Flags().String("account", "", "Account name")
+	_ = list.MarkFlagRequired("account")
+
+	revoke := &cobra.Command{
+		Use:   "revoke KEY_ID",
+		Short: "Revokes a key at once, on every node",
+		Args:  cobra.ExactArgs(1),
+		RunE: withCLI(func(ctx context.Context, c *cli, _ *cobra.Command, args []string) error {
+			k, err := c.store.RevokeKey(ctx, args[0])
+			if errors.Is(err, storage.ErrNotFound) {
+				return fmt.Errorf("no key with id %q", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.out, "Revoked key %s (%s) at %s.\n", k.ID, k.Hint, k.RevokedAt.UTC().Format(time.RFC3339))
+			return nil
+		}),
+	}
+	cmd.AddCommand(create, list, revoke)
+}
+
+func accountsCommand(cmd *cobra.Command) {
+	addConfigFlags(cmd)
+
+	topup := &cobra.Command{
+		Use:   "topup --account NAME --usd AMOUNT [--reference REF]",
+		Short: "Credits an account with $5 to $1000",
+		Args:  cobra.NoArgs,
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+			usd, _ := cmd.Flags().GetString("usd")
+			cents, err := billing.ParseUSD(usd)
+			if err != nil {
+				return fmt.Errorf("--usd %q: %v", usd, err)
+			}
+			acct, err := accountFlag(ctx, c, cmd)
+			if err != nil {
+				return err
+			}
+			ref, _ := cmd.Flags().GetString("reference")
+			if ref == "" {
+				ref = "topup_" + policy.RandomBase62(20)
+			}
+			p := c.settings.profile
+			e, err := billing.TopUp(ctx, c.store, billing.TopUpLimits{MinCents: p.MinTopUpCents, MaxCents: p.MaxTopUpCents},
+				acct.ID, cents, ref, "CLI top-up")
+			if errors.Is(err, storage.ErrDuplicateReference) {
+				fmt.Fprintf(c.out, "Top-up %s was already applied; nothing changed. Balance of %s: %s.\n",
+					ref, acct.Name, billing.FormatCents(e.BalanceAfterCents))
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.out, "Credited %s to %s. Balance: %s.\n", billing.FormatCents(cents), acct.Name, billing.FormatCents(e.BalanceAfterCents))
+			return nil
+		}),
+	}
+	topup.Flags().String("account", "", "Account name")
+	topup.Flags().String("usd", "", "Amount in dollars, such as 25 or 12.50")
+	topup.Flags().String("reference", "", "Idempotency reference (default: a new one)")
+	_ = topup.MarkFlagRequired("account")
+	_ = topup.MarkFlagRequired("usd")
+
+	show := &cobra.Command{
+		Use:   "show --account NAME",
+		Short: "Shows an account's balance, keys and recent ledger entries",
+		Args:  cobra.NoArgs,
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+			acct, err := accountFlag(ctx, c, cmd)
+			if err != nil {
+				return err
+			}
+			balance, err := c.store.Balance(ctx, acct.ID)
+			if err != nil {
+				return err
+			}
+			keys, err := c.store.ListKeys(ctx, acct.ID)
+			if err != nil {
+				return err
+			}
+			entries, err := c.store.Entries(ctx, acct.ID, 10)
+			if err != nil {
+				return err
+			}
+			active := 0
+			for _, k := range keys {
+				if k.Active() {
+					active++
+				}
+			}
+			fmt.Fprintf(c.out, "Account:     %s (%s)\nCreated:     %s\nBalance:     %s\nActive keys: %d of %d\n",
+				acct.Name, acct.ID, acct.CreatedAt.UTC().Format(time.RFC3339), billing.FormatCents(balance),
+				active, c.settings.profile.MaxActiveKeys)
+			if len(entries) > 0 {
+				fmt.Fprintln(c.out, "\nRecent ledger entries:")
+				tw := tabwriter.NewWriter(c.out, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "WHEN\tKIND\tAMOUNT\tBALANCE\tREFERENCE")
+				for _, e := range entries {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.CreatedAt.UTC().Format(time.RFC3339), e.Kind,
+						billing.FormatCents(e.AmountCents), billing.FormatCents(e.BalanceAfterCents), e.Reference)
+				}
+				_ = tw.Flush()
+			}
+			return nil
+		}),
+	}
+	show.Flags().String("account", "", "Account name")
+	_ = show.MarkFlagRequired("account")
+	cmd.AddCommand(topup, show)
+}
+
+func bootstrapCommand(cmd *cobra.Command) {
+	addConfigFlags(cmd)
+	cmd.Flags().String("account", "dev", "Account to create")
+	cmd.Flags().String("usd", "10.00", "Starting balance in dollars")
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+		n, err := c.store.CountAccounts(ctx)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			fmt.Fprintf(c.out, "The store already has %d account(s); nothing to bootstrap. Create keys with: switchyard keys create --account NAME\n", n)
+			return nil
+		}
+		name, _ := cmd.Flags().GetString("account")
+		usd, _ := cmd.Flags().GetString("usd")
+		cents, err := billing.ParseUSD(usd)
+		if err != nil {
+			return fmt.Errorf("--usd %q: %v", usd, err)
+		}
+		key, rec, err := policy.IssueKey(ctx, c.store, c.hasher, c.settings.profile, name, "bootstrap")
+		if err != nil {
+			return err
+		}
+		p := c.settings.profile
+		if _, err := billing.TopUp(ctx, c.store, billing.TopUpLimits{MinCents: p.MinTopUpCents, MaxCents: p.MaxTopUpCents},
+			rec.AccountID, cents, "bootstrap", "starting balance"); err != nil && !errors.Is(err, storage.ErrDuplicateReference) {
+			return err
+		}
+		fmt.Fprintf(c.out, "Created account %s with %s and key %s (%s). The key is shown only this once:\n",
+			name, billing.FormatCents(cents), rec.ID, rec.Hint)
+		fmt.Fprintln(c.out, key)
+		return nil
+	})
+}
+
+func accountFlag(ctx context.Context, c *cli, cmd *cobra.Command) (storage.Account, error) {
+	name, _ := cmd.Flags().GetString("account")
+	acct, err := c.store.AccountByName(ctx, name)
+	if errors.Is(err, storage.ErrNotFound) {
+		return acct, fmt.Errorf("no account named %q (keys create --account %s creates it)", name, name)
+	}
+	return acct, err
+}
+
+func printKeys(w io.Writer, keys []storage.APIKey) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKEY\tLABEL\tCREATED\tSTATUS")
+	for _, k := range keys {
+		status := "active"
+		if !k.Active() {
+			status = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Hint, strings.ReplaceAll(k.Label, "\t", " "),
+			k.CreatedAt.UTC().Format(time.RFC3339), status)
+	}
+	_ = tw.Flush()
+}

@@ -1,0 +1,147 @@
+package caddymodules
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+)
+
+func init() {
+	caddy.RegisterModule(Error{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_error", parseError)
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_error", httpcaddyfile.After, "respond")
+}
+
+// Error answers with the API's error envelope instead of an HTML or empty
+// page. With a status it answers that status: for routes that do not exist
+// (404) or are not available in this build (501). Without one, inside
+// handle_errors, it renders the error Caddy is handling, so that failures
+// raised by Caddy itself (an unreachable upstream, a body too large) reach
+// API clients in the same envelope as every other error.
+type Error struct {
+	// HTTP status to answer. Default: 0, the status of the error being
+	// handled, or 500 when there is none.
+	StatusCode int `json:"status_code,omitempty"`
+	// Error code for the envelope. Default: derived from the status.
+	Code string `json:"code,omitempty"`
+	// Message for the envelope. Default: derived from the status.
+	Message string `json:"message,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Error) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.switchyard_error",
+		New: func() caddy.Module { return new(Error) },
+	}
+}
+
+// Validate implements caddy.Validator.
+func (h *Error) Validate() error {
+	if h.StatusCode != 0 && (h.StatusCode < 400 || h.StatusCode > 599) {
+		return fmt.Errorf("status %d is not an error status", h.StatusCode)
+	}
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Error) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	status := h.StatusCode
+	if status == 0 {
+		status = http.StatusInternalServerError
+		if herr, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok {
+			var he caddyhttp.HandlerError
+			if errors.As(herr, &he) && he.StatusCode != 0 {
+				status = he.StatusCode
+			}
+		}
+	}
+	e := envelopeFor(status, r)
+	if h.Code != "" {
+		e.Code = h.Code
+	}
+	if h.Message != "" {
+		e.Message = h.Message
+	}
+	apierror.Write(w, e)
+	return nil
+}
+
+// envelopeFor describes an HTTP status in the envelope's terms.
+func envelopeFor(status int, r *http.Request) *apierror.Error {
+	switch status {
+	case http.StatusNotFound:
+		return apierror.NotFound(fmt.Sprintf("Invalid URL (%s %s).", r.Method, r.URL.Path))
+	case http.StatusMethodNotAllowed:
+		return apierror.New(status, apierror.TypeInvalidRequest, "method_not_allowed",
+			fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path))
+	case http.StatusRequestEntityTooLarge:
+		return apierror.New(status, apierror.TypeInvalidRequest, "request_too_large", "The request body is too large.")
+	case http.StatusNotImplemented:
+		return apierror.New(status, apierror.TypeInvalidRequest, "not_implemented",
+			fmt.Sprintf("%s is not available on this server yet.", r.URL.Path))
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		return apierror.New(http.StatusBadGateway, apierror.TypeServer, "upstream_unavailable",
+			"The model backend could not be reached. Retry with backoff.")
+	case http.StatusServiceUnavailable:
+		return apierror.New(status, apierror.TypeServer, "service_unavailable",
+			"The service is temporarily unavailable. Retry with backoff.")
+	}
+	if status >= 500 {
+		e := apierror.Internal()
+		e.Status = status
+		return e
+	}
+	return apierror.New(status, apierror.TypeInvalidRequest, "invalid_request",
+		http.StatusText(status)+".")
+}
+
+// parseError sets up the handler from Caddyfile tokens. Syntax:
+//
+//	switchyard_error [<status> [<code> [<message>]]]
+func parseError(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	e := new(Error)
+	err := e.UnmarshalCaddyfile(h.Dispenser)
+	return e, err
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+func (h *Error) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	args := d.RemainingArgs()
+	if len(args) > 3 {
+		return d.ArgErr()
+	}
+	if len(args) > 0 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil {
+			return d.Errf("bad status %q", args[0])
+		}
+		h.StatusCode = n
+	}
+	if len(args) > 1 {
+		h.Code = args[1]
+	}
+	if len(args) > 2 {
+		h.Message = args[2]
+	}
+	if d.NextBlock(0) {
+		return d.Err("switchyard_error takes no block")
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Validator             = (*Error)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Error)(nil)
+	_ caddyfile.Unmarshaler       = (*Error)(nil)
+)

@@ -1,0 +1,160 @@
+package caddymodules
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"regexp"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+)
+
+func init() {
+	caddy.RegisterModule(Proxy{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_proxy", parseProxy)
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_proxy", httpcaddyfile.After, "reverse_proxy")
+}
+
+// Proxy is Caddy's reverse_proxy aimed at the switchyard app's upstream, for
+// the legacy /v1 API that passes through unchanged. One base URL configures
+// what reverse_proxy would need four settings for: the dial address, TLS
+// for https, the Host header, and the path prefix (a request for
+// /v1/chat/completions goes to <upstream base>/chat/completions).
+//
+// The caller's Authorization header never reaches the upstream: it is
+// replaced by the configured upstream key, or removed when there is none.
+// Responses are flushed as they arrive, so streams stay streams.
+type Proxy struct {
+	// The path prefix that stands for the upstream base URL in requests.
+	// Default: /v1.
+	Prefix string `json:"prefix,omitempty"`
+
+	rp *reverseproxy.Handler // nil when no upstream is configured
+}
+
+// CaddyModule returns the Caddy module information.
+func (Proxy) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.switchyard_proxy",
+		New: func() caddy.Module { return new(Proxy) },
+	}
+}
+
+// Provision builds and provisions the reverse proxy.
+func (h *Proxy) Provision(ctx caddy.Context) error {
+	if h.Prefix == "" {
+		h.Prefix = "/v1"
+	}
+	app, err := appFrom(ctx)
+	if err != nil {
+		return err
+	}
+	u := app.UpstreamURL()
+	if u == nil {
+		ctx.Logger().Warn("no upstream configured: proxied requests will answer 502 upstream_unavailable")
+		return nil
+	}
+	cfg, err := reverseProxyConfig(h.Prefix, u.Scheme, u.Host, u.Path, app.settings.upstreamKey)
+	if err != nil {
+		return err
+	}
+	h.rp = new(reverseproxy.Handler)
+	if err := json.Unmarshal(cfg, h.rp); err != nil {
+		return fmt.Errorf("building reverse proxy: %v", err)
+	}
+	if err := h.rp.Provision(ctx); err != nil {
+		return fmt.Errorf("provisioning reverse proxy: %v", err)
+	}
+	return nil
+}
+
+// reverseProxyConfig is the reverse_proxy JSON for one upstream base URL.
+// It is built as JSON, as an operator would write it, so that it goes
+// through reverse_proxy's own decoding and validation.
+func reverseProxyConfig(prefix, scheme, host, basePath, apiKey string) ([]byte, error) {
+	dial := host
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		port := "80"
+		if scheme == "https" {
+			port = "443"
+		}
+		dial = net.JoinHostPort(host, port)
+	}
+	hostname, _, _ := net.SplitHostPort(dial)
+
+	transport := map[string]any{"protocol": "http"}
+	if scheme == "https" {
+		transport["tls"] = map[string]any{"server_name": hostname}
+	}
+	reqHeaders := map[string]any{"set": map[string][]string{"Host": {host}}}
+	if apiKey != "" {
+		reqHeaders["set"].(map[string][]string)["Authorization"] = []string{"Bearer " + apiKey}
+	} else {
+		reqHeaders["delete"] = []string{"Authorization"}
+	}
+	cfg := map[string]any{
+		"upstreams":      []map[string]string{{"dial": dial}},
+		"transport":      transport,
+		"flush_interval": -1,
+		"headers":        map[string]any{"request": reqHeaders},
+	}
+	if basePath != prefix {
+		cfg["rewrite"] = map[string]any{
+			"path_regexp": []map[string]string{{"find": "^" + regexp.QuoteMeta(prefix), "replace": basePath}},
+		}
+	}
+	return json.Marshal(cfg)
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if h.rp == nil {
+		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+		return nil
+	}
+	return h.rp.ServeHTTP(w, r, next)
+}
+
+// Cleanup implements caddy.CleanerUpper.
+func (h *Proxy) Cleanup() error {
+	if h.rp == nil {
+		return nil
+	}
+	return h.rp.Cleanup()
+}
+
+// parseProxy sets up the handler from Caddyfile tokens. Syntax:
+//
+//	switchyard_proxy [<prefix>]
+func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	p := new(Proxy)
+	err := p.UnmarshalCaddyfile(h.Dispenser)
+	return p, err
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() {
+		h.Prefix = d.Val()
+	}
+	if d.NextArg() || d.NextBlock(0) {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Proxy)(nil)
+	_ caddy.CleanerUpper          = (*Proxy)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Proxy)(nil)
+	_ caddyfile.Unmarshaler       = (*Proxy)(nil)
+)

@@ -1,0 +1,186 @@
+package caddymodules
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+// The operator contract: environment variables read when the Caddyfile or
+// JSON config leaves a setting empty. Caddyfile.example and the CLI rely on
+// them, so their names and defaults are part of the public interface.
+const (
+	envRevision      = "SWITCHYARD_REVISION"
+	envDataDir       = "SWITCHYARD_DATA_DIR"
+	envPostgres      = "SWITCHYARD_POSTGRES_URL"
+	envRedis         = "SWITCHYARD_REDIS_URL"
+	envKeySecret     = "SWITCHYARD_KEY_SECRET"
+	envUpstream      = "SWITCHYARD_UPSTREAM"
+	envUpstreamKey   = "SWITCHYARD_UPSTREAM_API_KEY"
+	envUpstreamModel = "SWITCHYARD_UPSTREAM_MODEL"
+
+	defaultDataDir = "./data"
+	keySecretFile  = "key_secret"
+)
+
+// settings is an App's configuration with placeholders replaced, empty
+// values filled from the environment and defaults applied. The server and
+// the CLI both derive it with resolve, which is what makes the CLI find the
+// same store as the server.
+type settings struct {
+	profile       policy.Profile
+	dataDir       string
+	postgres      string
+	redis         string
+	keySecret     []byte
+	upstream      *url.URL // nil when none is configured
+	upstreamKey   string
+	upstreamModel string
+}
+
+// embedded reports whether state lives in the data dir (SQLite) rather
+// than in PostgreSQL.
+func (s settings) embedded() bool { return s.postgres == "" }
+
+// storeKey names the store for the shared pool: two configs that name the
+// same database share one handle.
+func (s settings) storeKey() string {
+	if s.embedded() {
+		return "sqlite:" + s.sqlitePath()
+	}
+	return "postgres:" + s.postgres
+}
+
+func (s settings) sqlitePath() string { return filepath.Join(s.dataDir, "switchyard.db") }
+
+// value returns the first non-empty of the config value (after replacing
+// global placeholders such as {env.NAME}) and the environment variable.
+func value(repl *caddy.Replacer, configured, env string) string {
+	if v := strings.TrimSpace(repl.ReplaceAll(configured, "")); v != "" {
+		return v
+	}
+	return strings.TrimSpace(os.Getenv(env))
+}
+
+func (a *App) resolve() (settings, error) {
+	repl := caddy.NewReplacer()
+	var s settings
+
+	rev := policy.DefaultRevision
+	if v := value(repl, a.Revision, envRevision); v != "" {
+		r, err := policy.ParseRevision(v)
+		if err != nil {
+			return s, err
+		}
+		rev = r
+	}
+	s.profile = policy.ProfileFor(rev)
+
+	s.dataDir = value(repl, a.DataDir, envDataDir)
+	if s.dataDir == "" {
+		s.dataDir = defaultDataDir
+	}
+	abs, err := filepath.Abs(s.dataDir)
+	if err != nil {
+		return s, fmt.Errorf("data dir %q: %v", s.dataDir, err)
+	}
+	s.dataDir = abs
+	s.postgres = value(repl, a.Postgres, envPostgres)
+	s.redis = value(repl, a.Redis, envRedis)
+
+	if raw := value(repl, a.Upstream.URL, envUpstream); raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return s, fmt.Errorf("upstream %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", raw)
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		s.upstream = u
+	}
+	s.upstreamKey = value(repl, a.Upstream.APIKey, envUpstreamKey)
+	s.upstreamModel = value(repl, a.Upstream.Model, envUpstreamModel)
+
+	if secret := value(repl, a.KeySecret, envKeySecret); secret != "" {
+		s.keySecret = []byte(secret)
+	}
+	return s, nil
+}
+
+// loadKeySecret returns the configured key secret or, in embedded mode,
+// the one kept in the data dir, creating it on first use. Several nodes
+// sharing PostgreSQL must hash keys alike, so there the secret must be
+// configured explicitly.
+func (s *settings) loadKeySecret() error {
+	if len(s.keySecret) > 0 {
+		if len(s.keySecret) < 32 {
+			return fmt.Errorf("%s must be at least 32 characters long", envKeySecret)
+		}
+		return nil
+	}
+	if !s.embedded() {
+		return fmt.Errorf("%s must be set when using PostgreSQL, to the same value on every node "+
+			"(for example: openssl rand -hex 32)", envKeySecret)
+	}
+	path := filepath.Join(s.dataDir, keySecretFile)
+	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir: %v", err)
+	}
+	secret, err := readOrCreateSecret(path)
+	if err != nil {
+		return fmt.Errorf("key secret %s: %v", path, err)
+	}
+	s.keySecret = secret
+	return nil
+}
+
+// readOrCreateSecret returns the secret in path, creating the file with a
+// fresh secret if there is none. The new file is written aside and linked
+// into place, which fails if path exists: a server and a CLI started
+// together agree on one secret and never read a half-written file.
+func readOrCreateSecret(path string) ([]byte, error) {
+	if secret, err := os.ReadFile(path); err == nil {
+		return checkSecret(secret)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	buf := make([]byte, 32)
+	_, _ = rand.Read(buf)
+	tmp, err := os.CreateTemp(filepath.Dir(path), keySecretFile+".*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	_, werr := tmp.WriteString(hex.EncodeToString(buf))
+	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
+		return nil, err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	secret, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return checkSecret(secret)
+}
+
+func checkSecret(secret []byte) ([]byte, error) {
+	secret = []byte(strings.TrimSpace(string(secret)))
+	if len(secret) < 32 {
+		return nil, fmt.Errorf("file holds %d bytes, want at least 32", len(secret))
+	}
+	return secret, nil
+}

@@ -1,0 +1,211 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// memKeys is a minimal storage.Keys for exercising the authenticator.
+type memKeys struct {
+	mu      sync.Mutex
+	owners  map[string]storage.KeyOwner
+	lookups int
+	// during runs inside LookupKey after the record is read, to let a
+	// test interleave a revocation with a lookup in flight.
+	during func()
+}
+
+func (m *memKeys) CreateKey(context.Context, storage.NewKey) (storage.APIKey, error) {
+	panic("not used")
+}
+func (m *memKeys) ListKeys(context.Context, string) ([]storage.APIKey, error) { panic("not used") }
+func (m *memKeys) RevokeKey(context.Context, string) (storage.APIKey, error) {
+	panic("not used")
+}
+
+func (m *memKeys) LookupKey(_ context.Context, hash string) (storage.KeyOwner, error) {
+	m.mu.Lock()
+	m.lookups++
+	o, ok := m.owners[hash]
+	during := m.during
+	m.mu.Unlock()
+	if during != nil {
+		during()
+	}
+	if !ok {
+		return storage.KeyOwner{}, storage.ErrNotFound
+	}
+	return o, nil
+}
+
+func (m *memKeys) revoke(hash string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.owners, hash)
+}
+
+func newTestAuth(t *testing.T, cache *KeyCache) (*Authenticator, *memKeys, string) {
+	t.Helper()
+	hasher, err := NewKeyHasher([]byte(strings.Repeat("s", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := NewKey()
+	h := hasher.Hash(key)
+	keys := &memKeys{owners: map[string]storage.KeyOwner{
+		h: {KeyID: "key_1", KeyHash: h, KeyHint: KeyHint(key), AccountID: "acct_1", AccountName: "dev"},
+	}}
+	return NewAuthenticator(keys, hasher, cache), keys, key
+}
+
+func TestAuthenticate(t *testing.T) {
+	a, _, key := newTestAuth(t, nil)
+	unknown := NewKey()
+	tests := []struct {
+		name   string
+		header string
+		ok     bool
+	}{
+		{"valid", "Bearer " + key, true},
+		{"lowercase scheme", "bearer " + key, true},
+		{"missing", "", false},
+		{"no scheme", key, false},
+		{"scheme alone", "Bearer", false},
+		{"scheme and space", "Bearer ", false},
+		{"two spaces", "Bearer  " + key, false},
+		{"trailing space", "Bearer " + key + " ", false},
+		{"tab", "Bearer\t" + key, false},
+		{"basic scheme", "Basic " + key, false},
+		{"wrong prefix", "Bearer pk-" + key[3:], false},
+		{"truncated", "Bearer " + key[:30], false},
+		{"unknown", "Bearer " + unknown, false},
+		{"64 KiB", "Bearer sk-" + strings.Repeat("a", 64<<10), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := a.Authenticate(context.Background(), tt.header)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("Authenticate: %v", err)
+				}
+				if p.KeyID != "key_1" || p.AccountID != "acct_1" || p.AccountName != "dev" {
+					t.Fatalf("principal = %+v", p)
+				}
+				return
+			}
+			var ae *apierror.Error
+			if !errors.As(err, &ae) || ae.Status != 401 || ae.Code != "invalid_api_key" {
+				t.Fatalf("err = %v, want a 401 invalid_api_key", err)
+			}
+			if strings.Contains(ae.Message, key) || (len(tt.header) > 7 && strings.Contains(ae.Message, tt.header[7:])) {
+				t.Fatalf("message %q echoes the key", ae.Message)
+			}
+		})
+	}
+}
+
+func TestAuthenticateStoreFailureIsNotAnAuthFailure(t *testing.T) {
+	hasher, _ := NewKeyHasher([]byte(strings.Repeat("s", 32)))
+	a := NewAuthenticator(failingKeys{&memKeys{}}, hasher, nil)
+	_, err := a.Authenticate(context.Background(), "Bearer "+NewKey())
+	var ae *apierror.Error
+	if err == nil || errors.As(err, &ae) {
+		t.Fatalf("err = %v, want the store's error unchanged", err)
+	}
+}
+
+type failingKeys struct{ *memKeys }
+
+func (failingKeys) LookupKey(context.Context, string) (storage.KeyOwner, error) {
+	return storage.KeyOwner{}, errors.New("database is down")
+}
+
+func TestKeyCache(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	cache := NewKeyCache(time.Minute, 100, func() time.Time { return now })
+	a, keys, key := newTestAuth(t, cache)
+	ctx := context.Background()
+	auth := func() error { _, err := a.Authenticate(ctx, "Bearer "+key); return err }
+
+	// Not live yet: every request reaches the store.
+	for i := 0; i < 2; i++ {
+		if err := auth(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys.lookups != 2 || cache.Len() != 0 {
+		t.Fatalf("before Live: %d lookups, %d cached; want 2, 0", keys.lookups, cache.Len())
+	}
+
+	cache.Live(true)
+	for i := 0; i < 3; i++ {
+		if err := auth(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys.lookups != 3 {
+		t.Fatalf("live cache: %d lookups, want 3 (one miss, two hits)", keys.lookups)
+	}
+
+	// Expiry bounds staleness.
+	now = now.Add(2 * time.Minute)
+	if err := auth(); err != nil {
+		t.Fatal(err)
+	}
+	if keys.lookups != 4 {
+		t.Fatalf("after ttl: %d lookups, want 4", keys.lookups)
+	}
+
+	// A revocation takes effect on the very next request.
+	hash := a.hasher.Hash(key)
+	keys.revoke(hash)
+	cache.Revoked(hash)
+	if err := auth(); err == nil {
+		t.Fatal("revoked key still accepted")
+	}
+
+	// Losing the feed empties the cache and stops caching.
+	cache.Live(false)
+	if cache.Len() != 0 {
+		t.Fatalf("Live(false) left %d entries", cache.Len())
+	}
+}
+
+func TestKeyCacheRevocationDuringLookup(t *testing.T) {
+	cache := NewKeyCache(time.Hour, 100, nil)
+	cache.Live(true)
+	a, keys, key := newTestAuth(t, cache)
+	hash := a.hasher.Hash(key)
+	// The store answers "active", then the key is revoked (and the
+	// notification delivered) before the lookup's result is cached.
+	keys.during = func() {
+		keys.during = nil
+		keys.revoke(hash)
+		cache.Revoked(hash)
+	}
+	if _, err := a.Authenticate(context.Background(), "Bearer "+key); err != nil {
+		t.Fatalf("first request (before revocation commits) failed: %v", err)
+	}
+	if _, err := a.Authenticate(context.Background(), "Bearer "+key); err == nil {
+		t.Fatal("a lookup racing the revocation put the revoked key back in the cache")
+	}
+}
+
+func TestKeyCacheBounded(t *testing.T) {
+	cache := NewKeyCache(time.Hour, 3, nil)
+	cache.Live(true)
+	for i := 0; i < 10; i++ {
+		gen, _ := cache.generation()
+		cache.put(NewKey(), storage.KeyOwner{}, gen)
+		if cache.Len() > 3 {
+			t.Fatalf("cache grew to %d entries, bound 3", cache.Len())
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// IssueKey creates a key for the named account, creating the account with a
+// zero balance if it does not exist, under the profile's rules: at most
+// MaxActiveKeys active keys (else 409 max_keys_reached) and KeyCreations
+// per KeyCreationWindow (else 429 rate_limit_exceeded). The returned key is
+// the only copy there will ever be.
+func IssueKey(ctx context.Context, store storage.Store, hasher KeyHasher, p Profile, account, label string) (string, storage.APIKey, error) {
+	if err := ValidAccountName(account); err != nil {
+		return "", storage.APIKey{}, err
+	}
+	acct, err := store.EnsureAccount(ctx, account)
+	if err != nil {
+		return "", storage.APIKey{}, err
+	}
+	key := NewKey()
+	rec, err := store.CreateKey(ctx, storage.NewKey{
+		AccountID:    acct.ID,
+		Hash:         hasher.Hash(key),
+		Hint:         KeyHint(key),
+		Label:        label,
+		MaxActive:    p.MaxActiveKeys,
+		MaxPerWindow: p.KeyCreations,
+		Window:       p.KeyCreationWindow,
+	})
+	switch {
+	case errors.Is(err, storage.ErrMaxKeys):
+		return "", rec, apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "max_keys_reached",
+			fmt.Sprintf("Account %s already has %d active keys; revoke one first.", account, p.MaxActiveKeys))
+	case errors.Is(err, storage.ErrKeyCreationRate):
+		return "", rec, apierror.RateLimited(
+			fmt.Sprintf("At most %d keys may be created per account per %s.", p.KeyCreations, p.KeyCreationWindow), 0)
+	case err != nil:
+		return "", rec, err
+	}
+	return key, rec, nil
+}
+
+// ValidAccountName accepts 1 to 64 printable ASCII characters without
+// spaces, so names are safe in logs, shells and URLs.
+func ValidAccountName(name string) error {
+	if len(name) == 0 || len(name) > 64 {
+		return apierror.InvalidRequest("invalid_account", "An account name has 1 to 64 characters.")
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c > '~' {
+			return apierror.InvalidRequest("invalid_account",
+				"An account name is printable ASCII without spaces.")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNewKeyFormat(t *testing.T) {
+	seen := make(map[string]bool)
+	for i := 0; i < 1000; i++ {
+		k := NewKey()
+		if !ValidKeyFormat(k) {
+			t.Fatalf("NewKey() = %q, not in the key format", k)
+		}
+		if len(k) != len(KeyPrefix)+keyRandomChars {
+			t.Fatalf("len(NewKey()) = %d", len(k))
+		}
+		if seen[k] {
+			t.Fatalf("NewKey() repeated %q", k)
+		}
+		seen[k] = true
+	}
+}
+
+func TestRandomBase62IsUniform(t *testing.T) {
+	// 620,000 draws: each character is expected 10,000 times; a biased
+	// modulo (byte%62 without rejection) would give the first 8
+	// characters about 10,400.
+	counts := make(map[rune]int)
+	for _, c := range RandomBase62(620_000) {
+		counts[c]++
+	}
+	if len(counts) != 62 {
+		t.Fatalf("saw %d distinct characters, want 62", len(counts))
+	}
+	for c, n := range counts {
+		if n < 9_500 || n > 10_500 {
+			t.Errorf("character %q drawn %d times, want about 10000", c, n)
+		}
+	}
+}
+
+func TestValidKeyFormat(t *testing.T) {
+	tests := []struct {
+		name string
+		key  string
+		want bool
+	}{
+		{"issued", "sk-" + strings.Repeat("a", 48), true},
+		{"shortest", "sk-" + strings.Repeat("Z", 40), true},
+		{"longest", "sk-" + strings.Repeat("9", 128), true},
+		{"too short", "sk-" + strings.Repeat("a", 39), false},
+		{"too long", "sk-" + strings.Repeat("a", 129), false},
+		{"wrong prefix", "pk-" + strings.Repeat("a", 48), false},
+		{"no prefix", strings.Repeat("a", 51), false},
+		{"upper prefix", "SK-" + strings.Repeat("a", 48), false},
+		{"dash inside", "sk-" + strings.Repeat("a", 20) + "-" + strings.Repeat("a", 27), false},
+		{"non-ascii", "sk-" + strings.Repeat("a", 47) + "é", false},
+		{"nul", "sk-" + strings.Repeat("a", 47) + "\x00", false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValidKeyFormat(tt.key); got != tt.want {
+				t.Errorf("ValidKeyFormat(%q) = %v, want %v", tt.key, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestKeyHint(t *testing.T) {
+	if got := KeyHint("sk-abcdefgh1B2c"); got != "sk-...1B2c" {
+		t.Errorf("KeyHint = %q", got)
+	}
+	if got := KeyHint("sk-"); got != "sk-..." {
+		t.Errorf("KeyHint of a short key = %q", got)
+	}
+}
+
+func TestKeyHasher(t *testing.T) {
+	if _, err := NewKeyHasher([]byte("short")); err == nil {
+		t.Fatal("NewKeyHasher accepted a 5-byte secret")
+	}
+	a, _ := NewKeyHasher([]byte(strings.Repeat("a", 32)))
+	b, _ := NewKeyHasher([]byte(strings.Repeat("b", 32)))
+	key := NewKey()
+	if a.Hash(key) != a.Hash(key) {
+		t.Error("hash is not deterministic")
+	}
+	if a.Hash(key) == b.Hash(key) {
+		t.Error("different secrets gave the same hash")
+	}
+	if a.Hash(key) == a.Hash(NewKey()) {
+		t.Error("different keys gave the same hash")
+	}
+	if h := a.Hash(key); len(h) != 64 || strings.Contains(h, key) {
+		t.Errorf("hash %q is not 64 hex characters", h)
+	}
+}

@@ -1,0 +1,53 @@
+package limits
+
+import "context"
+
+// AdmitRequest asks for one request to be admitted under a key's rate and,
+// for a stream, one of its concurrency slots.
+type AdmitRequest struct {
+	// Key is what both limits count against, normally the API key id.
+	Key string
+	// Rate is the request rate. The zero Rate checks no rate.
+	Rate Rate
+	// StreamLimit is how many leases Key may hold at once. Used only when
+	// WantLease is true; zero or negative means no lease is taken.
+	StreamLimit int
+	// WantLease asks for a concurrency lease, held until it is released or
+	// the context passed to Admit is done.
+	WantLease bool
+}
+
+func (r AdmitRequest) wantsLease() bool { return r.WantLease && r.StreamLimit > 0 }
+
+// Admission is the outcome of Admit.
+type Admission struct {
+	// Rate is the rate result, for the x-ratelimit-* headers. When the
+	// request was refused by the concurrency limit it reports the budget
+	// as it is, untouched by this request.
+	Rate RateResult
+	// Lease is the concurrency slot when one was asked for and the request
+	// was admitted; nil otherwise.
+	Lease *Lease
+	// Fallback is true when Redis could not answer and the in-process
+	// fallback decided instead.
+	Fallback bool
+}
+
+// Admitter checks a request's rate and concurrency limits together.
+type Admitter interface {
+	// Admit checks the rate and, when the rate admits the request and a
+	// lease is wanted, takes a lease, as one atomic step: a request refused
+	// by either limit consumes nothing of the other. A refusal is a
+	// *LimitError, returned together with the Admission so that the caller
+	// can still send the rate headers. A *UnavailableError means the limits
+	// could not be checked and the policy is to refuse.
+	Admit(ctx context.Context, req AdmitRequest) (Admission, error)
+}
+
+// Limiter is everything the gateway asks of a limiter. *Local and *Redis
+// implement it.
+type Limiter interface {
+	RateLimiter
+	Leaser
+	Admitter
+}

@@ -1,0 +1,105 @@
+package limits
+
+import (
+	"context"
+	"sync"
+)
+
+// Leaser hands out concurrency leases. Implementations are safe for
+// concurrent use.
+type Leaser interface {
+	// Acquire takes one of limit slots of key. When all are taken it
+	// returns a *LimitError of kind LimitStreams. The lease is released by
+	// Release or when ctx is done, whichever comes first, so a stream
+	// cancelled by its client never keeps its slot.
+	Acquire(ctx context.Context, key string, limit int) (*Lease, error)
+}
+
+// Lease is one held concurrency slot. A nil *Lease is valid: Release does
+// nothing and Done is closed, so callers may defer Release unconditionally.
+type Lease struct {
+	key, id string
+	release func() // gives the slot back; called once
+	abandon func() // Redis: stop renewing without releasing, as a crash would
+
+	once     sync.Once
+	done     chan struct{}
+	stopCtx  func() bool // stops the context.AfterFunc that releases on ctx done
+	mu       sync.Mutex
+	hooks    []func()
+	released bool
+}
+
+func newLease(key, id string, release func()) *Lease {
+	return &Lease{key: key, id: id, release: release, done: make(chan struct{})}
+}
+
+// tie releases l when ctx is done.
+func (l *Lease) tie(ctx context.Context) {
+	l.stopCtx = context.AfterFunc(ctx, l.Release)
+}
+
+// Key is the key the lease counts against.
+func (l *Lease) Key() string {
+	if l == nil {
+		return ""
+	}
+	return l.key
+}
+
+// ID identifies the lease; in Redis it is the member of the key's set.
+func (l *Lease) ID() string {
+	if l == nil {
+		return ""
+	}
+	return l.id
+}
+
+// Release gives the slot back. It is idempotent and safe to call from any
+// goroutine; only the first call has an effect.
+func (l *Lease) Release() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		if l.stopCtx != nil {
+			l.stopCtx()
+		}
+		l.release()
+		l.mu.Lock()
+		l.released = true
+		hooks := l.hooks
+		l.hooks = nil
+		l.mu.Unlock()
+		close(l.done)
+		for _, f := range hooks {
+			f()
+		}
+	})
+}
+
+// Done is closed once the lease is released, by Release or by its context.
+func (l *Lease) Done() <-chan struct{} {
+	if l == nil {
+		return closedChan
+	}
+	return l.done
+}
+
+// onRelease runs f after the lease is released, at once if it already is.
+func (l *Lease) onRelease(f func()) {
+	l.mu.Lock()
+	if l.released {
+		l.mu.Unlock()
+		f()
+		return
+	}
+	l.hooks = append(l.hooks, f)
+	l.mu.Unlock()
+}
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()

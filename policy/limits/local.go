@@ -1,0 +1,168 @@
+package limits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const localShards = 64
+
+// LocalConfig configures an in-process limiter.
+type LocalConfig struct {
+	// Now is the clock. Default (nil): time.Now. Tests inject a fake clock
+	// instead of sleeping.
+	Now func() time.Time
+	// SweepEvery is how often each shard drops the entries of idle keys
+	// (GCRA back to a full budget, rolling window empty, no lease held).
+	// Memory is bounded by the keys active within about one Period plus
+	// SweepEvery. Default (0): one minute.
+	SweepEvery time.Duration
+}
+
+// Local is the in-process Limiter: the default for one node, and the
+// fallback of Redis. State lives in a map split into shards, each behind
+// its own mutex, so that unrelated keys rarely contend. Rate and lease
+// state of a key share one entry, which makes Admit atomic under one lock.
+type Local struct {
+	now        func() time.Time
+	base       time.Time
+	sweepEvery int64
+	seed       maphash.Seed
+	leaseSeq   atomic.Uint64
+	shards     [localShards]localShard
+}
+
+type localShard struct {
+	mu        sync.Mutex
+	entries   map[string]*localEntry
+	lastSweep int64
+}
+
+type localEntry struct {
+	rate   rateState
+	leases int
+}
+
+// NewLocal returns an in-process limiter.
+func NewLocal(cfg LocalConfig) *Local {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = time.Minute
+	}
+	l := &Local{now: cfg.Now, base: cfg.Now(), sweepEvery: int64(cfg.SweepEvery), seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].entries = make(map[string]*localEntry)
+	}
+	return l
+}
+
+// nanos is now on the limiter's time line. Subtracting a base taken from
+// the same clock keeps time.Now's monotonic reading, so wall-clock jumps
+// do not move limits.
+func (l *Local) nanos() int64 { return int64(l.now().Sub(l.base)) }
+
+func (l *Local) shard(key string) *localShard {
+	return &l.shards[maphash.String(l.seed, key)%localShards]
+}
+
+// entry returns key's entry, creating it. The shard is locked.
+func (l *Local) entry(sh *localShard, key string, now int64) *localEntry {
+	if now-sh.lastSweep >= l.sweepEvery {
+		sh.lastSweep = now
+		for k, e := range sh.entries {
+			if e.leases == 0 && e.rate.idle(now) {
+				delete(sh.entries, k)
+			}
+		}
+	}
+	e := sh.entries[key]
+	if e == nil {
+		e = &localEntry{}
+		sh.entries[key] = e
+	}
+	return e
+}
+
+// Len is the number of keys with state held, for tests and metrics.
+func (l *Local) Len() int {
+	n := 0
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		n += len(sh.entries)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Allow implements RateLimiter.
+func (l *Local) Allow(ctx context.Context, key string, r Rate) (RateResult, error) {
+	a, err := l.Admit(ctx, AdmitRequest{Key: key, Rate: r})
+	if _, refused := errors.AsType[*LimitError](err); refused {
+		err = nil
+	}
+	return a.Rate, err
+}
+
+// Acquire implements Leaser.
+func (l *Local) Acquire(ctx context.Context, key string, limit int) (*Lease, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("limits: acquire %q with limit %d", key, limit)
+	}
+	a, err := l.Admit(ctx, AdmitRequest{Key: key, StreamLimit: limit, WantLease: true})
+	return a.Lease, err
+}
+
+// Admit implements Admitter under the key's shard lock.
+func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) {
+	if err := ctx.Err(); err != nil {
+		return Admission{}, err
+	}
+	now := l.nanos()
+	sh := l.shard(req.Key)
+	sh.mu.Lock()
+	e := l.entry(sh, req.Key, now)
+	d := e.rate.decide(now, req.Rate)
+	if !d.res.Allowed {
+		sh.mu.Unlock()
+		return Admission{Rate: d.res}, newRateError(req.Rate, d.res)
+	}
+	if req.wantsLease() && e.leases >= req.StreamLimit {
+		res := e.rate.uncounted(now, req.Rate, d)
+		sh.mu.Unlock()
+		return Admission{Rate: res}, newStreamError(req.StreamLimit)
+	}
+	e.rate.commit(now, req.Rate, d)
+	if !req.wantsLease() {
+		sh.mu.Unlock()
+		return Admission{Rate: d.res}, nil
+	}
+	e.leases++
+	sh.mu.Unlock()
+
+	id := "local-" + strconv.FormatUint(l.leaseSeq.Add(1), 10)
+	lease := newLease(req.Key, id, func() { l.release(req.Key) })
+	lease.tie(ctx)
+	return Admission{Rate: d.res, Lease: lease}, nil
+}
+
+func (l *Local) release(key string) {
+	sh := l.shard(key)
+	sh.mu.Lock()
+	// An entry with leases is never swept, so it is still there.
+	if e := sh.entries[key]; e != nil && e.leases > 0 {
+		e.leases--
+	}
+	sh.mu.Unlock()
+}
+
+// Interface guards.
+var _ Limiter = (*Local)(nil)

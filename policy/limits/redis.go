@@ -1,0 +1,425 @@
+package limits
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// FailurePolicy says what a limit does when Redis cannot answer.
+type FailurePolicy int
+
+const (
+	// FailOpen decides with the in-process fallback limiter instead, so
+	// that an outage of the shared store does not stop the API. The zero
+	// value.
+	FailOpen FailurePolicy = iota
+	// FailClosed refuses the request with an *UnavailableError (503).
+	FailClosed
+)
+
+// RedisConfig configures the Redis limiter.
+type RedisConfig struct {
+	// Client is the Redis client; required. Create it with
+	// ContextTimeoutEnabled: true so that it gives up at Timeout itself;
+	// without it the limiter still returns at Timeout, but the command
+	// lingers in the background until the client's ReadTimeout.
+	Client redis.UniversalClient
+	// Prefix starts every key this limiter writes, so that limiters of
+	// different deployments or tests can share a Redis. GCRA keys, written
+	// through redis_rate, get "rate:" in front of it. Default (""):
+	// "switchyard:limits:".
+	Prefix string
+	// Timeout bounds every Redis call. Default (0): 150ms.
+	Timeout time.Duration
+	// LeaseTTL is how long a lease outlives its last renewal. Holders
+	// renew every LeaseTTL/3, so a holder that dies without releasing
+	// (SIGKILL, lost network) frees its slots within LeaseTTL. Default
+	// (0): 30s.
+	LeaseTTL time.Duration
+	// RatePolicy is what rate checks do when Redis fails. Default (0):
+	// FailOpen.
+	RatePolicy FailurePolicy
+	// StreamPolicy is what concurrency leases do when Redis fails.
+	// Default (0): FailOpen.
+	StreamPolicy FailurePolicy
+	// Fallback is the in-process limiter used by FailOpen. Default (nil):
+	// a new Local using Now.
+	Fallback *Local
+	// FallbackNodes divides the limits the fallback enforces (rounding up,
+	// at least 1), so that N nodes failing open together admit about what
+	// one shared limit would, not N times as much. Set it to the number of
+	// gateway nodes. Default (0): 1, each node enforces the full limits.
+	FallbackNodes int
+	// Breaker configures the circuit breaker in front of Redis.
+	Breaker BreakerConfig
+	// Logger receives warnings about Redis failures and the breaker.
+	// Default (nil): no logging.
+	Logger *zap.Logger
+	// Now is the clock. Default (nil): the scripts read the Redis server's
+	// clock, so that all nodes agree on time, and the breaker uses
+	// time.Now. Tests inject a fake clock; GCRA checks through Allow then
+	// use the admit script instead of redis_rate, which cannot take one.
+	Now func() time.Time
+}
+
+// Redis is the Limiter shared by many gateway nodes. It needs Redis 5 or
+// later (scripts replicated by effects). Every hot-path check is one
+// script in one round trip.
+type Redis struct {
+	client       redis.UniversalClient
+	rate         *redis_rate.Limiter
+	prefix       string
+	timeout      time.Duration
+	leaseTTL     time.Duration
+	ratePolicy   FailurePolicy
+	streamPolicy FailurePolicy
+	fallback     *Local
+	nodes        int
+	breaker      *breaker
+	log          *zap.Logger
+	now          func() time.Time
+
+	idPrefix string
+	idSeq    atomic.Uint64
+
+	failures  atomic.Uint64
+	fallbacks atomic.Uint64
+	refusals  atomic.Uint64
+
+	onRenew func(kept bool) // test hook
+}
+
+// NewRedis returns a Redis limiter.
+func NewRedis(cfg RedisConfig) (*Redis, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("limits: RedisConfig.Client is required")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = "switchyard:limits:"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 150 * time.Millisecond
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Fallback == nil {
+		cfg.Fallback = NewLocal(LocalConfig{Now: cfg.Now})
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("limits: lease id prefix: %v", err)
+	}
+	r := &Redis{
+		client:       cfg.Client,
+		rate:         redis_rate.NewLimiter(cfg.Client),
+		prefix:       cfg.Prefix,
+		timeout:      cfg.Timeout,
+		leaseTTL:     cfg.LeaseTTL,
+		ratePolicy:   cfg.RatePolicy,
+		streamPolicy: cfg.StreamPolicy,
+		fallback:     cfg.Fallback,
+		nodes:        max(cfg.FallbackNodes, 1),
+		log:          cfg.Logger,
+		now:          cfg.Now,
+		idPrefix:     hex.EncodeToString(b[:]) + "-",
+	}
+	clock := cfg.Now
+	if clock == nil {
+		clock = time.Now
+	}
+	r.breaker = newBreaker(cfg.Breaker, clock, r.breakerChanged)
+	return r, nil
+}
+
+// RedisStats are counters for metrics.
+type RedisStats struct {
+	Failures    uint64 // Redis calls that failed or timed out
+	Fallbacks   uint64 // checks decided by the in-process fallback
+	Unavailable uint64 // checks refused by FailClosed
+	BreakerOpen bool   // Redis calls are being skipped right now
+}
+
+// Stats returns the limiter's counters.
+func (r *Redis) Stats() RedisStats {
+	return RedisStats{
+		Failures:    r.failures.Load(),
+		Fallbacks:   r.fallbacks.Load(),
+		Unavailable: r.refusals.Load(),
+		BreakerOpen: r.breaker.isOpen(),
+	}
+}
+
+// Keys. The hash tag {key} puts all of a key's state in one Redis Cluster
+// slot, which a script touching several keys requires.
+func (r *Redis) tagged(key string) string    { return r.prefix + "{" + key + "}" }
+func (r *Redis) gcraKey(key string) string   { return "rate:" + r.tagged(key) } // as redis_rate writes it
+func (r *Redis) windowKey(key string) string { return r.tagged(key) + ":window" }
+func (r *Redis) leaseKey(key string) string  { return r.tagged(key) + ":streams" }
+
+func (r *Redis) newID() string {
+	return r.idPrefix + strconv.FormatUint(r.idSeq.Add(1), 36)
+}
+
+// epoch2017 is redis_rate's epoch; see redis_scripts.go.
+var epoch2017 = time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// nowArg is the scripts' "now" argument: empty for the server's clock.
+func (r *Redis) nowArg() string {
+	if r.now == nil {
+		return ""
+	}
+	return strconv.FormatFloat(r.now().Sub(epoch2017).Seconds(), 'f', 6, 64)
+}
+
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
+func parseSeconds(v any) (time.Duration, error) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf("limits: unexpected script reply %T", v)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, err
+	}
+	return max(time.Duration(f*float64(time.Second)), 0), nil
+}
+
+var errBreakerOpen = errors.New("redis circuit breaker open")
+
+// call runs fn against Redis within the timeout, through the breaker. It
+// returns at the timeout even if the client does not honour contexts.
+// When ctx itself ends, the result is ctx's error and says nothing about
+// Redis.
+func (r *Redis) call(ctx context.Context, op string, fn func(context.Context) error) error {
+	ok, probe := r.breaker.allow()
+	if !ok {
+		return errBreakerOpen
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- fn(cctx) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-cctx.Done():
+		select {
+		case err = <-errc: // it made it after all
+		default:
+			err = fmt.Errorf("%w after %s", cctx.Err(), r.timeout)
+		}
+	}
+	switch {
+	case err == nil:
+		r.breaker.done(probe, succeeded)
+	case ctx.Err() != nil:
+		r.breaker.done(probe, neutral)
+		return ctx.Err()
+	default:
+		r.failures.Add(1)
+		r.log.Warn("redis limiter call failed", zap.String("op", op), zap.Error(err))
+		r.breaker.done(probe, failed)
+	}
+	return err
+}
+
+func (r *Redis) breakerChanged(open bool, coolDown time.Duration) {
+	if open {
+		r.log.Warn("redis limiter circuit open: using failure policies without calling redis",
+			zap.Duration("cool_down", coolDown))
+		return
+	}
+	r.log.Info("redis limiter circuit closed: redis answers again")
+}
+
+// Allow implements RateLimiter. GCRA goes through redis_rate; a rolling
+// window, or any rate under an injected clock, through the admit script.
+func (r *Redis) Allow(ctx context.Context, key string, rate Rate) (RateResult, error) {
+	if err := ctx.Err(); err != nil {
+		return RateResult{}, err
+	}
+	if !rate.Enabled() {
+		return RateResult{Allowed: true}, nil
+	}
+	if rate.Rolling || r.now != nil {
+		a, err := r.Admit(ctx, AdmitRequest{Key: key, Rate: rate})
+		if _, refused := errors.AsType[*LimitError](err); refused {
+			err = nil
+		}
+		return a.Rate, err
+	}
+	var res *redis_rate.Result
+	err := r.call(ctx, "allow", func(ctx context.Context) error {
+		var err error
+		res, err = r.rate.Allow(ctx, r.tagged(key), redis_rate.Limit{Rate: rate.Limit, Burst: rate.burst(), Period: rate.Period})
+		return err
+	})
+	if err == nil {
+		return RateResult{
+			Allowed:    res.Allowed > 0,
+			Limit:      rate.Limit,
+			Remaining:  res.Remaining,
+			RetryAfter: max(res.RetryAfter, 0),
+			ResetAfter: max(res.ResetAfter, 0),
+		}, nil
+	}
+	if ctx.Err() != nil {
+		return RateResult{}, ctx.Err()
+	}
+	if r.ratePolicy == FailClosed {
+		r.refusals.Add(1)
+		return RateResult{}, &UnavailableError{Limit: LimitRequests, Err: err}
+	}
+	r.fallbacks.Add(1)
+	return r.fallback.Allow(ctx, key, r.scaleRate(rate))
+}
+
+// Acquire implements Leaser.
+func (r *Redis) Acquire(ctx context.Context, key string, limit int) (*Lease, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("limits: acquire %q with limit %d", key, limit)
+	}
+	a, err := r.Admit(ctx, AdmitRequest{Key: key, StreamLimit: limit, WantLease: true})
+	return a.Lease, err
+}
+
+// Admit implements Admitter with one run of admitScript.
+func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) {
+	if err := ctx.Err(); err != nil {
+		return Admission{}, err
+	}
+	mode, rateKey := "0", r.gcraKey(req.Key)
+	switch {
+	case !req.Rate.Enabled():
+	case req.Rate.Rolling:
+		mode, rateKey = "2", r.windowKey(req.Key)
+	default:
+		mode = "1"
+	}
+	leaseLimit := 0
+	if req.wantsLease() {
+		leaseLimit = req.StreamLimit
+	}
+	id := r.newID()
+	keys := []string{rateKey, r.leaseKey(req.Key)}
+	var reply []any
+	err := r.call(ctx, "admit", func(ctx context.Context) error {
+		var err error
+		reply, err = admitScript.Run(ctx, r.client, keys,
+			r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
+			leaseLimit, id, seconds(r.leaseTTL)).Slice()
+		return err
+	})
+	if err == nil {
+		return r.admission(ctx, req, id, reply)
+	}
+	if ctx.Err() != nil {
+		return Admission{}, ctx.Err()
+	}
+	if leaseLimit > 0 && !errors.Is(err, errBreakerOpen) {
+		// The script may have run and only its answer been lost.
+		go r.removeLease(r.leaseKey(req.Key), id)
+	}
+	return r.fail(ctx, req, err)
+}
+
+func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, reply []any) (Admission, error) {
+	if len(reply) != 5 {
+		return Admission{}, fmt.Errorf("limits: admit script returned %d values", len(reply))
+	}
+	allowed, _ := reply[0].(int64)
+	lease, _ := reply[1].(int64)
+	remaining, _ := reply[2].(int64)
+	retryAfter, err := parseSeconds(reply[3])
+	if err != nil {
+		return Admission{}, err
+	}
+	resetAfter, err := parseSeconds(reply[4])
+	if err != nil {
+		return Admission{}, err
+	}
+	var res RateResult
+	if req.Rate.Enabled() {
+		res = RateResult{
+			Allowed:    allowed == 1,
+			Limit:      req.Rate.Limit,
+			Remaining:  int(remaining),
+			RetryAfter: retryAfter,
+			ResetAfter: resetAfter,
+		}
+	} else {
+		res.Allowed = allowed == 1
+	}
+	switch {
+	case lease == 2:
+		return Admission{Rate: res}, newStreamError(req.StreamLimit)
+	case allowed != 1:
+		return Admission{Rate: res}, newRateError(req.Rate, res)
+	case lease == 1:
+		return Admission{Rate: res, Lease: r.startLease(ctx, req.Key, id)}, nil
+	}
+	return Admission{Rate: res}, nil
+}
+
+// fail applies the failure policies to a request Redis could not check.
+func (r *Redis) fail(ctx context.Context, req AdmitRequest, cause error) (Admission, error) {
+	if req.Rate.Enabled() && r.ratePolicy == FailClosed {
+		r.refusals.Add(1)
+		return Admission{}, &UnavailableError{Limit: LimitRequests, Err: cause}
+	}
+	if req.wantsLease() && r.streamPolicy == FailClosed {
+		r.refusals.Add(1)
+		return Admission{}, &UnavailableError{Limit: LimitStreams, Err: cause}
+	}
+	r.fallbacks.Add(1)
+	if ce := r.log.Check(zap.DebugLevel, "redis limiter fell back to in-process limits"); ce != nil {
+		ce.Write(zap.String("key", req.Key), zap.Error(cause))
+	}
+	req.Rate = r.scaleRate(req.Rate)
+	req.StreamLimit = r.scale(req.StreamLimit)
+	a, err := r.fallback.Admit(ctx, req)
+	a.Fallback = true
+	return a, err
+}
+
+func (r *Redis) scale(n int) int {
+	if n <= 0 || r.nodes <= 1 {
+		return n
+	}
+	return max((n+r.nodes-1)/r.nodes, 1)
+}
+
+func (r *Redis) scaleRate(rate Rate) Rate {
+	rate.Limit = r.scale(rate.Limit)
+	rate.Burst = r.scale(rate.Burst)
+	return rate
+}
+
+// removeLease deletes a lease member outside of any request. It does not
+// count towards the breaker: when it fails, the member expires anyway.
+func (r *Redis) removeLease(leaseKey, id string) {
+	if r.breaker.isOpen() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	_ = r.client.ZRem(ctx, leaseKey, id).Err()
+}
+
+// Interface guards.
+var _ Limiter = (*Redis)(nil)

@@ -1,0 +1,79 @@
+package limits
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// startLease returns the handle of a lease the admit script has added and
+// starts its heartbeat. The heartbeat goroutine renews the lease every
+// TTL/3 and releases it when ctx is done; it ends with the lease.
+func (r *Redis) startLease(ctx context.Context, key, id string) *Lease {
+	leaseKey := r.leaseKey(key)
+	stop := make(chan struct{})
+	var abandoned atomic.Bool
+	l := newLease(key, id, func() {
+		close(stop)
+		if !abandoned.Load() {
+			r.releaseLease(leaseKey, id)
+		}
+	})
+	l.abandon = func() {
+		abandoned.Store(true)
+		l.Release()
+	}
+	go r.heartbeat(ctx, l, leaseKey, id, stop)
+	return l
+}
+
+func (r *Redis) heartbeat(ctx context.Context, l *Lease, leaseKey, id string, stop <-chan struct{}) {
+	t := time.NewTicker(r.leaseTTL / 3)
+	defer t.Stop()
+	tick := t.C
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			l.Release()
+			return
+		case <-tick:
+			kept, err := r.renew(leaseKey, id)
+			if err == nil && !kept {
+				// Renewals failed for a whole TTL and the slot was given
+				// up. The stream goes on; its slot may be counted for
+				// another holder, so the limit is exceeded by one until
+				// the stream ends. Re-adding it could push others over.
+				r.log.Warn("redis limiter lost a lease that expired while renewals failed",
+					zap.String("key", l.key), zap.String("lease", id))
+				tick = nil
+			}
+			if r.onRenew != nil {
+				r.onRenew(kept)
+			}
+		}
+	}
+}
+
+// renew extends the lease. It runs outside any request, so it has no
+// request context; the breaker spares Redis while it is down.
+func (r *Redis) renew(leaseKey, id string) (kept bool, err error) {
+	err = r.call(context.Background(), "renew", func(ctx context.Context) error {
+		n, err := renewScript.Run(ctx, r.client, []string{leaseKey}, r.nowArg(), id, seconds(r.leaseTTL)).Int()
+		kept = n == 1
+		return err
+	})
+	return kept, err
+}
+
+// releaseLease removes the lease member. Release is usually called when
+// the request context is already done, hence a context of its own. When
+// Redis does not answer, the member expires within the lease TTL.
+func (r *Redis) releaseLease(leaseKey, id string) {
+	_ = r.call(context.Background(), "release", func(ctx context.Context) error {
+		return r.client.ZRem(ctx, leaseKey, id).Err()
+	})
+}

@@ -1,0 +1,126 @@
+package limits
+
+import "github.com/redis/go-redis/v9"
+
+// Times in the scripts are seconds since 2017-01-01 UTC as floats, the
+// representation redis_rate stores, so that a GCRA key written by the
+// admit script and one written by redis_rate are the same key. ARGV "now"
+// is empty in production, and the scripts read the server's clock (TIME):
+// one clock for every node, whatever their own clocks say.
+
+// admitScript checks a rate and takes a lease in one round trip.
+//
+// KEYS[1]: the rate key (GCRA string or rolling-window sorted set)
+// KEYS[2]: the lease sorted set (member: lease id, score: expiry)
+// ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
+// (seconds), burst, lease limit (0: no lease), id (lease id and rolling
+// member), lease TTL (seconds)
+//
+// Returns {allowed, lease, remaining, retry_after, reset_after}: allowed
+// 1 when admitted; lease 0 none asked, 1 taken, 2 refused; the durations
+// as strings of seconds. Nothing is written unless the request is
+// admitted by both limits.
+var admitScript = redis.NewScript(`
+local now
+if ARGV[1] == "" then
+  local t = redis.call("TIME")
+  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
+else
+  now = tonumber(ARGV[1])
+end
+local mode = ARGV[2]
+local limit = tonumber(ARGV[3])
+local period = tonumber(ARGV[4])
+local burst = tonumber(ARGV[5])
+local lease_limit = tonumber(ARGV[6])
+local id = ARGV[7]
+local ttl = tonumber(ARGV[8])
+
+local remaining, reset_after = 0, 0
+local tat, new_tat, held
+if mode == "1" then
+  local interval = period / limit
+  tat = tonumber(redis.call("GET", KEYS[1]) or now)
+  if tat < now then tat = now end
+  new_tat = tat + interval
+  local diff = now - (new_tat - interval * burst)
+  if diff < 0 then
+    return {0, 0, 0, tostring(-diff), tostring(tat - now)}
+  end
+  remaining = math.floor(diff / interval)
+  reset_after = new_tat - now
+elseif mode == "2" then
+  redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
+  held = redis.call("ZCARD", KEYS[1])
+  if held >= limit then
+    local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+    local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+    return {0, 0, 0, tostring(tonumber(first[2]) + period - now), tostring(tonumber(last[2]) + period - now)}
+  end
+  remaining = limit - held - 1
+  reset_after = period
+end
+
+local lease = 0
+if lease_limit > 0 then
+  redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
+  if redis.call("ZCARD", KEYS[2]) >= lease_limit then
+    -- Refused by concurrency: report the rate budget as it stands.
+    if mode == "1" then
+      return {0, 2, remaining + 1, "0", tostring(tat - now)}
+    elseif mode == "2" then
+      local reset = 0
+      if held > 0 then
+        local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+        reset = tonumber(last[2]) + period - now
+      end
+      return {0, 2, remaining + 1, "0", tostring(reset)}
+    end
+    return {0, 2, 0, "0", "0"}
+  end
+  redis.call("ZADD", KEYS[2], now + ttl, id)
+  -- The key lives as long as its longest lease.
+  local longest = redis.call("ZRANGE", KEYS[2], -1, -1, "WITHSCORES")
+  redis.call("PEXPIRE", KEYS[2], math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+  lease = 1
+end
+
+if mode == "1" then
+  redis.call("SET", KEYS[1], new_tat, "EX", math.ceil(reset_after))
+elseif mode == "2" then
+  redis.call("ZADD", KEYS[1], now, id)
+  redis.call("PEXPIRE", KEYS[1], math.ceil(period * 1000))
+end
+return {1, lease, remaining, "0", tostring(reset_after)}
+`)
+
+// renewScript extends a lease that is still held.
+//
+// KEYS[1]: the lease sorted set
+// ARGV: now, lease id, lease TTL (seconds)
+//
+// Returns 1 when renewed, 0 when the lease was gone: it expired because
+// renewals failed for a whole TTL, and its slot may belong to another
+// holder by now.
+var renewScript = redis.NewScript(`
+local now
+if ARGV[1] == "" then
+  local t = redis.call("TIME")
+  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
+else
+  now = tonumber(ARGV[1])
+end
+local ttl = tonumber(ARGV[3])
+local score = redis.call("ZSCORE", KEYS[1], ARGV[2])
+if not score then
+  return 0
+end
+if tonumber(score) <= now then
+  redis.call("ZREM", KEYS[1], ARGV[2])
+  return 0
+end
+redis.call("ZADD", KEYS[1], "XX", now + ttl, ARGV[2])
+local longest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+redis.call("PEXPIRE", KEYS[1], math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+return 1
+`)

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Makes sure the PostgreSQL and Redis servers the test suites need answer.
+# Servers named by SWITCHYARD_TEST_POSTGRES / SWITCHYARD_TEST_REDIS are used
+# as they are. Otherwise the local ones on 127.0.0.1:5432 and :6379 are
+# used if they answer, started if installed, or installed from Debian's
+# packages when running as root. When none of that is possible it stops
+# and says what to do: the suites never run without their servers.
+set -euo pipefail
+
+answers() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+wait_for() { # host port name
+	for _ in $(seq 1 60); do
+		answers "$1" "$2" && return 0
+		sleep 0.5
+	done
+	echo "$3 did not start listening on $1:$2" >&2
+	return 1
+}
+
+can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
+
+apt_updated=
+apt_install() {
+	if [ -z "$apt_updated" ]; then
+		echo "services: apt-get update" >&2
+		apt-get update -qq >/dev/null
+		apt_updated=1
+	fi
+	echo "services: installing $*" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+ensure_postgres() {
+	if [ -n "${SWITCHYARD_TEST_POSTGRES:-}" ] || answers 127.0.0.1 5432; then
+		return 0
+	fi
+	if ! command -v pg_ctlcluster >/dev/null; then
+		if ! can_install; then
+			cat >&2 <<'MSG'
+PostgreSQL is not answering on 127.0.0.1:5432 and is not installed.
+Install and start it (Debian: sudo apt-get install postgresql), allow trust
+authentication for 127.0.0.1 and create a database named test, or point
+SWITCHYARD_TEST_POSTGRES at a server where the user may create databases.
+MSG
+			exit 1
+		fi
+		apt_install postgresql
+	fi
+	local version
+	version=$(ls /etc/postgresql | sort -V | tail -n 1)
+	local hba="/etc/postgresql/$version/main/pg_hba.conf"
+	# A server installed for the test suites trusts loopback connections,
+	# like the one the suites expect.
+	if [ -w "$hba" ] && ! grep -q '^host all all 127.0.0.1/32 trust' "$hba"; then
+		sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
+	fi
+	echo "services: starting PostgreSQL $version" >&2
+	pg_ctlcluster --skip-systemctl-redirect "$version" main start 2>/dev/null ||
+		pg_ctlcluster "$version" main start
+	wait_for 127.0.0.1 5432 PostgreSQL
+	if command -v psql >/dev/null && ! psql -h 127.0.0.1 -U postgres -Atc "select 1" test >/dev/null 2>&1; then
+		psql -h 127.0.0.1 -U postgres -c "create database test" >/dev/null
+	fi
+}
+
+ensure_redis() {
+	if [ -n "${SWITCHYARD_TEST_REDIS:-}" ] || answers 127.0.0.1 6379; then
+		return 0
+	fi
+	if ! command -v redis-server >/dev/null; then
+		if ! can_install; then
+			cat >&2 <<'MSG'
+Redis is not answering on 127.0.0.1:6379 and is not installed.
+Install and start it (Debian: sudo apt-get install redis-server), or point
+SWITCHYARD_TEST_REDIS at a server the tests may write to.
+MSG
+			exit 1
+		fi
+		apt_install redis-server
+	fi
+	echo "services: starting Redis" >&2
+	redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+		--dir /tmp --logfile /tmp/switchyard-test-redis.log
+	wait_for 127.0.0.1 6379 Redis
+}
+
+ensure_postgres
+ensure_redis
