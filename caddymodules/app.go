@@ -7,6 +7,7 @@ package caddymodules
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
@@ -53,6 +54,15 @@ type App struct {
 	// $SWITCHYARD_KEY_SECRET; with the embedded store and neither set, a
 	// secret generated once and kept in data_dir/key_secret (mode 0600).
 	KeySecret string `json:"key_secret,omitempty"`
+
+	// How long a node may reuse a key lookup instead of reading the
+	// store. Default: 0, no caching: every request reads its key, so a
+	// revoked key is refused on its very next request on every node. A
+	// positive value (PostgreSQL only) saves that read; revocations then
+	// reach the other nodes' caches by notification, normally within a
+	// millisecond but not synchronously, and the value bounds how long a
+	// lost notification could go unnoticed.
+	KeyCacheTTL caddy.Duration `json:"key_cache_ttl,omitempty"`
 
 	// The OpenAI-compatible backend.
 	Upstream Upstream `json:"upstream,omitempty"`
@@ -104,7 +114,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	a.backend, err = acquireBackend(s, a.logger)
+	a.backend, err = acquireBackend(s)
 	if err != nil {
 		return err
 	}
@@ -113,12 +123,15 @@ func (a *App) Provision(ctx caddy.Context) error {
 			return err
 		}
 	}
+	if a.KeyCacheTTL > 0 && a.backend.cache() == nil {
+		a.logger.Warn("key_cache_ttl ignored: the embedded store cannot tell other processes about revocations")
+	}
 	a.logger.Info("switchyard ready",
 		zap.String("revision", string(s.profile.Revision)),
 		zap.String("store", storeDescription(s)),
 		zap.Bool("redis", s.redis != ""),
 		zap.String("upstream", upstreamDescription(s.upstream)),
-		zap.Bool("key_cache", a.backend.keyCache != nil))
+		zap.Duration("key_cache_ttl", time.Duration(a.KeyCacheTTL)))
 	return nil
 }
 
@@ -160,7 +173,11 @@ func (a *App) RedisClient() *redis.Client { return a.redis }
 
 // Authenticator returns an authenticator over the shared store and cache.
 func (a *App) Authenticator() *policy.Authenticator {
-	return policy.NewAuthenticator(a.backend.store, a.hasher, a.backend.keyCache)
+	var cache *policy.KeyCache
+	if a.KeyCacheTTL > 0 {
+		cache = a.backend.cache()
+	}
+	return policy.NewAuthenticator(a.backend.store, a.hasher, cache, time.Duration(a.KeyCacheTTL))
 }
 
 // UpstreamURL is the configured upstream base URL, or nil.

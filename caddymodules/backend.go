@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -27,23 +25,24 @@ var (
 
 // backend is a store with the key cache and watcher that belong to it.
 type backend struct {
-	store    storage.Store
-	keyCache *policy.KeyCache // nil when the store cannot broadcast revocations
-	stop     context.CancelFunc
-	watching sync.WaitGroup
+	store storage.Store
+
+	cacheOnce sync.Once
+	keyCache  *policy.KeyCache // nil until a config enables caching
+	stop      context.CancelFunc
+	watching  sync.WaitGroup
 }
 
-// Key lookups cached on a node live at most this long. Revocations reach
-// the cache at once through the store's notifications; the bound only
-// limits the damage should one be lost unnoticed.
-const (
-	keyCacheTTL     = 5 * time.Minute
-	keyCacheEntries = 100_000
-)
+// keyCacheEntries bounds a node's key cache.
+const keyCacheEntries = 100_000
 
-func acquireBackend(s settings, logger *zap.Logger) (*backend, error) {
+func acquireBackend(s settings) (*backend, error) {
 	v, _, err := backends.LoadOrNew(s.storeKey(), func() (caddy.Destructor, error) {
-		return openBackend(s, logger)
+		store, err := openStore(context.Background(), s)
+		if err != nil {
+			return nil, err
+		}
+		return &backend{store: store, stop: func() {}}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -51,14 +50,15 @@ func acquireBackend(s settings, logger *zap.Logger) (*backend, error) {
 	return v.(*backend), nil
 }
 
-func openBackend(s settings, logger *zap.Logger) (*backend, error) {
-	store, err := openStore(context.Background(), s)
-	if err != nil {
-		return nil, err
-	}
-	b := &backend{store: store, stop: func() {}}
-	if w, ok := store.(storage.KeyWatcher); ok {
-		b.keyCache = policy.NewKeyCache(keyCacheTTL, keyCacheEntries, nil)
+// cache returns the key cache, starting the revocation watcher that feeds
+// it on first use, or nil when the store cannot broadcast revocations.
+func (b *backend) cache() *policy.KeyCache {
+	b.cacheOnce.Do(func() {
+		w, ok := b.store.(storage.KeyWatcher)
+		if !ok {
+			return
+		}
+		b.keyCache = policy.NewKeyCache(keyCacheEntries, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		b.stop = cancel
 		b.watching.Add(1)
@@ -66,9 +66,8 @@ func openBackend(s settings, logger *zap.Logger) (*backend, error) {
 			defer b.watching.Done()
 			w.WatchKeys(ctx, b.keyCache)
 		}()
-		logger.Debug("key lookups cached; revocations arrive by notification")
-	}
-	return b, nil
+	})
+	return b.keyCache
 }
 
 // Destruct stops the watcher and closes the store.

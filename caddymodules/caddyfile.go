@@ -1,6 +1,7 @@
 package caddymodules
 
 import (
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -19,6 +20,7 @@ func init() {
 //		postgres   <dsn>
 //		redis      <url>
 //		key_secret <secret>
+//		key_cache_ttl <duration>
 //		upstream   <base_url> {
 //			api_key <key>
 //			model   <name>
@@ -58,6 +60,16 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := oneArg(d, &a.Redis); err != nil {
 				return err
 			}
+		case "key_cache_ttl":
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return err
+			}
+			ttl, err := caddy.ParseDuration(v)
+			if err != nil {
+				return d.Errf("key_cache_ttl: %v", err)
+			}
+			a.KeyCacheTTL = caddy.Duration(ttl)
 		case "key_secret":
 			if err := oneArg(d, &a.KeySecret); err != nil {
 				return err

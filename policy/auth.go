@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/storage"
@@ -33,19 +34,25 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 
 // Authenticator turns an Authorization header into a Principal.
 //
-// Lookups go to the store by the key's keyed hash. When the store can
-// broadcast revocations (storage.KeyWatcher) a KeyCache in front of it
-// saves the round trip; otherwise every request asks the store, which for
-// the embedded SQLite store is a local indexed read.
+// Lookups go to the store by the key's keyed hash, one indexed read per
+// request, so a revoked key is refused on its very next request on every
+// node. Where that read is too dear, a KeyCache fed by the store's
+// revocation notifications can stand in front of it (see KeyCache for
+// the trade-off).
 type Authenticator struct {
-	keys   storage.Keys
-	hasher KeyHasher
-	cache  *KeyCache // nil: no caching
+	keys     storage.Keys
+	hasher   KeyHasher
+	cache    *KeyCache // nil: no caching
+	cacheTTL time.Duration
 }
 
-// NewAuthenticator returns an authenticator over keys. cache may be nil.
-func NewAuthenticator(keys storage.Keys, hasher KeyHasher, cache *KeyCache) *Authenticator {
-	return &Authenticator{keys: keys, hasher: hasher, cache: cache}
+// NewAuthenticator returns an authenticator over keys. With a cache,
+// lookups are kept for at most cacheTTL.
+func NewAuthenticator(keys storage.Keys, hasher KeyHasher, cache *KeyCache, cacheTTL time.Duration) *Authenticator {
+	if cacheTTL <= 0 {
+		cache = nil
+	}
+	return &Authenticator{keys: keys, hasher: hasher, cache: cache, cacheTTL: cacheTTL}
 }
 
 // Authenticate checks the value of an Authorization header. Failures are
@@ -82,7 +89,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (storage.KeyOwn
 	if a.cache == nil {
 		return a.keys.LookupKey(ctx, hash)
 	}
-	if owner, ok := a.cache.get(hash); ok {
+	if owner, ok := a.cache.get(hash, a.cacheTTL); ok {
 		return owner, nil
 	}
 	gen, cacheable := a.cache.generation()

@@ -62,7 +62,7 @@ func newTestAuth(t *testing.T, cache *KeyCache) (*Authenticator, *memKeys, strin
 	keys := &memKeys{owners: map[string]storage.KeyOwner{
 		h: {KeyID: "key_1", KeyHash: h, KeyHint: KeyHint(key), AccountID: "acct_1", AccountName: "dev"},
 	}}
-	return NewAuthenticator(keys, hasher, cache), keys, key
+	return NewAuthenticator(keys, hasher, cache, time.Minute), keys, key
 }
 
 func TestAuthenticate(t *testing.T) {
@@ -113,7 +113,7 @@ func TestAuthenticate(t *testing.T) {
 
 func TestAuthenticateStoreFailureIsNotAnAuthFailure(t *testing.T) {
 	hasher, _ := NewKeyHasher([]byte(strings.Repeat("s", 32)))
-	a := NewAuthenticator(failingKeys{&memKeys{}}, hasher, nil)
+	a := NewAuthenticator(failingKeys{&memKeys{}}, hasher, nil, 0)
 	_, err := a.Authenticate(context.Background(), "Bearer "+NewKey())
 	var ae *apierror.Error
 	if err == nil || errors.As(err, &ae) {
@@ -129,7 +129,7 @@ func (failingKeys) LookupKey(context.Context, string) (storage.KeyOwner, error) 
 
 func TestKeyCache(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	cache := NewKeyCache(time.Minute, 100, func() time.Time { return now })
+	cache := NewKeyCache(100, func() time.Time { return now })
 	a, keys, key := newTestAuth(t, cache)
 	ctx := context.Background()
 	auth := func() error { _, err := a.Authenticate(ctx, "Bearer "+key); return err }
@@ -179,7 +179,7 @@ func TestKeyCache(t *testing.T) {
 }
 
 func TestKeyCacheRevocationDuringLookup(t *testing.T) {
-	cache := NewKeyCache(time.Hour, 100, nil)
+	cache := NewKeyCache(100, nil)
 	cache.Live(true)
 	a, keys, key := newTestAuth(t, cache)
 	hash := a.hasher.Hash(key)
@@ -199,7 +199,7 @@ func TestKeyCacheRevocationDuringLookup(t *testing.T) {
 }
 
 func TestKeyCacheBounded(t *testing.T) {
-	cache := NewKeyCache(time.Hour, 3, nil)
+	cache := NewKeyCache(3, nil)
 	cache.Live(true)
 	for i := 0; i < 10; i++ {
 		gen, _ := cache.generation()

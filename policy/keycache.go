@@ -12,11 +12,15 @@ import (
 // storage.KeySink, fed by the store's KeyWatcher, and caches nothing while
 // the watcher reports that notifications may be lost.
 //
+// Notifications are asynchronous: a key revoked through one node is refused
+// by another once the notification arrives (normally well under a
+// millisecond), not strictly on the very next request. That is why caching
+// is an operator's choice, off by default.
+//
 // A lookup that races a revocation must not put the revoked key back: each
 // revocation bumps a generation, and a lookup result is only stored if no
 // revocation happened since the lookup began.
 type KeyCache struct {
-	ttl        time.Duration
 	maxEntries int
 	now        func() time.Time
 
@@ -27,19 +31,18 @@ type KeyCache struct {
 }
 
 type cachedKey struct {
-	owner   storage.KeyOwner
-	expires time.Time
+	owner storage.KeyOwner
+	added time.Time
 }
 
-// NewKeyCache returns an empty cache, not live until Live(true). Entries
-// live for ttl at most (a bound on staleness should a notification ever be
-// lost without the watcher noticing); at maxEntries the cache is emptied
-// rather than tracking recency, which keeps the hot path to one map read.
-func NewKeyCache(ttl time.Duration, maxEntries int, now func() time.Time) *KeyCache {
+// NewKeyCache returns an empty cache, not live until Live(true). At
+// maxEntries the cache is emptied rather than tracking recency, which keeps
+// the hot path to one map read.
+func NewKeyCache(maxEntries int, now func() time.Time) *KeyCache {
 	if now == nil {
 		now = time.Now
 	}
-	return &KeyCache{ttl: ttl, maxEntries: maxEntries, now: now, entries: make(map[string]cachedKey)}
+	return &KeyCache{maxEntries: maxEntries, now: now, entries: make(map[string]cachedKey)}
 }
 
 // Live implements storage.KeySink.
@@ -66,12 +69,15 @@ func (c *KeyCache) Len() int {
 	return len(c.entries)
 }
 
-func (c *KeyCache) get(hash string) (storage.KeyOwner, bool) {
+// get returns a cached lookup no older than maxAge. The age bound limits
+// the damage should a notification ever be lost without the watcher
+// noticing.
+func (c *KeyCache) get(hash string, maxAge time.Duration) (storage.KeyOwner, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[hash]
 	live := c.live
 	c.mu.RUnlock()
-	if !ok || !live || c.now().After(e.expires) {
+	if !ok || !live || c.now().Sub(e.added) > maxAge {
 		return storage.KeyOwner{}, false
 	}
 	return e.owner, true
@@ -92,7 +98,7 @@ func (c *KeyCache) put(hash string, owner storage.KeyOwner, gen uint64) {
 	if len(c.entries) >= c.maxEntries {
 		clear(c.entries)
 	}
-	c.entries[hash] = cachedKey{owner: owner, expires: c.now().Add(c.ttl)}
+	c.entries[hash] = cachedKey{owner: owner, added: c.now()}
 }
 
 var _ storage.KeySink = (*KeyCache)(nil)

@@ -95,7 +95,7 @@ func (s *rateState) uncounted(now int64, r Rate, d decision) RateResult {
 		return res
 	}
 	res.Allowed = false
-	res.Remaining++
+	res.Remaining += 0
 	if r.Rolling {
 		res.ResetAfter = 0
 		if n := len(s.log); n > s.head {

@@ -66,7 +66,10 @@ func (r *Redis) renew(leaseKey, id string) (kept bool, err error) {
 		kept = n == 1
 		return err
 	})
-	return kept, err
+	if err != nil {
+		return false, err // kept may still be written by a late reply
+	}
+	return kept, nil
 }
 
 // releaseLease removes the lease member. Release is usually called when

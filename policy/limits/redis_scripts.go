@@ -35,6 +35,9 @@ local burst = tonumber(ARGV[5])
 local lease_limit = tonumber(ARGV[6])
 local id = ARGV[7]
 local ttl = tonumber(ARGV[8])
+-- Times near 3e8 seconds carry about 1e-7 of rounding: compare with a
+-- microsecond of slack, the resolution of TIME.
+local eps = 0.000001
 
 local remaining, reset_after = 0, 0
 local tat, new_tat, held
@@ -44,13 +47,13 @@ if mode == "1" then
   if tat < now then tat = now end
   new_tat = tat + interval
   local diff = now - (new_tat - interval * burst)
-  if diff < 0 then
+  if diff < -eps then
     return {0, 0, 0, tostring(-diff), tostring(tat - now)}
   end
-  remaining = math.floor(diff / interval)
+  remaining = math.max(math.floor(diff / interval + eps), 0)
   reset_after = new_tat - now
 elseif mode == "2" then
-  redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
+  redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period + eps)
   held = redis.call("ZCARD", KEYS[1])
   if held >= limit then
     local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
@@ -63,7 +66,7 @@ end
 
 local lease = 0
 if lease_limit > 0 then
-  redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
+  redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now + eps)
   if redis.call("ZCARD", KEYS[2]) >= lease_limit then
     -- Refused by concurrency: report the rate budget as it stands.
     if mode == "1" then

@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/internal/testupstream"
+)
+
+// distributedEnv is a deployment on PostgreSQL and Redis.
+func distributedEnv(t *testing.T, upstream string) env {
+	t.Helper()
+	redisURL, _ := testenv.Redis(t)
+	return embeddedEnv(t, upstream).with(
+		"SWITCHYARD_POSTGRES_URL", testenv.Postgres(t),
+		"SWITCHYARD_REDIS_URL", redisURL,
+		"SWITCHYARD_KEY_SECRET", strings.Repeat("s", 48),
+	)
+}
+
+func TestRevocationReachesEveryNode(t *testing.T) {
+	up := testupstream.Start(t, testupstream.Options{})
+	e := distributedEnv(t, up.URL())
+	key := newKey(t, e, "acme")
+	g1, g2 := startGateway(t, e), startGateway(t, e)
+	warm(t, key, g1, g2)
+	revokeOnly(t, e, "acme")
+
+	// Without a key cache, refused on the very next request everywhere.
+	for i, g := range []*gateway{g2, g1, g2, g1} {
+		if status, _, body := g.do("GET", "/v1/models", key, ""); status != http.StatusUnauthorized {
+			t.Fatalf("request %d after revocation: %d %s", i, status, body)
+		}
+	}
+}
+
+func TestRevocationReachesCachingNodes(t *testing.T) {
+	up := testupstream.Start(t, testupstream.Options{})
+	e := distributedEnv(t, up.URL())
+	key := newKey(t, e, "acme")
+	cfg := withSwitchyardOption(t, "key_cache_ttl 10m")
+	g1, g2 := startGateway(t, e, cfg), startGateway(t, e, cfg)
+	warm(t, key, g1, g2)
+
+	revokeOnly(t, e, "acme")
+
+	// Notifications are asynchronous: allow them a moment, far below the
+	// ten-minute cache lifetime that would apply if they never came.
+	for i, g := range []*gateway{g2, g1} {
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			status, _, _ := g.do("GET", "/v1/models", key, "")
+			if status == http.StatusUnauthorized {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d still accepts the revoked key 2s after revocation", i)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// warm sends a few authenticated requests to every node.
+func warm(t *testing.T, key string, nodes ...*gateway) {
+	t.Helper()
+	for i := 0; i < 3; i++ {
+		for _, g := range nodes {
+			if status, _, body := g.do("GET", "/v1/models", key, ""); status != http.StatusOK {
+				t.Fatalf("warming: %d %s", status, body)
+			}
+		}
+	}
+}
+
+// revokeOnly revokes the account's only key through the CLI.
+func revokeOnly(t *testing.T, e env, account string) {
+	t.Helper()
+	list := mustCLI(t, e, "keys", "list", "--account", account).stdout
+	id := strings.Fields(strings.Split(list, "\n")[1])[0]
+	mustCLI(t, e, "keys", "revoke", id)
+}
+
+// withSwitchyardOption writes Caddyfile.example with one more line in its
+// switchyard block and returns its path.
+func withSwitchyardOption(t *testing.T, line string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "Caddyfile")
+	changed := strings.Replace(string(b), "\tswitchyard {", "\tswitchyard {\n\t\t"+line, 1)
+	if changed == string(b) {
+		t.Fatal("no switchyard block in Caddyfile.example")
+	}
+	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReloadKeepsStreamsAndConnections reloads a changed config while a
+// stream is in flight, several times, and checks that the stream completes
+// intact and that the reloads neither open new database pools nor leave
+// old ones behind.
+func TestReloadKeepsStreamsAndConnections(t *testing.T) {
+	words := strings.Repeat("token ", 60)
+	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 15 * time.Millisecond})
+	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text(words), true })
+	e := distributedEnv(t, up.URL())
+	key := newKey(t, e, "acme")
+	g := startGateway(t, e)
+
+	// Let the pool and the revocation listener settle, then count.
+	g.do("GET", "/v1/models", key, "")
+	before := backendConnections(t, e["SWITCHYARD_POSTGRES_URL"])
+
+	var wg sync.WaitGroup
+	var streamed string
+	var streamErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		streamed, streamErr = streamText(g, key)
+	}()
+
+	caddyfile, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		time.Sleep(100 * time.Millisecond) // spread the reloads over the stream's life
+		rev := []string{"A", "B"}[i%2]
+		changed := strings.Replace(string(caddyfile), "\tswitchyard {", "\tswitchyard {\n\t\trevision "+rev, 1)
+		g.load(changed)
+	}
+	wg.Wait()
+	if streamErr != nil {
+		t.Fatalf("stream across reloads: %v", streamErr)
+	}
+	if strings.Count(streamed, "token") != 60 {
+		t.Fatalf("stream across reloads delivered %d of 60 tokens", strings.Count(streamed, "token"))
+	}
+	if status, _, body := g.do("GET", "/v1/models", key, ""); status != http.StatusOK {
+		t.Fatalf("after reloads: %d %s", status, body)
+	}
+	after := backendConnections(t, e["SWITCHYARD_POSTGRES_URL"])
+	if after > before {
+		t.Fatalf("PostgreSQL connections grew from %d to %d across reloads", before, after)
+	}
+	if !strings.Contains(g.log.String(), `"revision":"A"`) {
+		t.Fatal("the reloaded config was not applied")
+	}
+}
+
+// load replaces the running config through the admin API.
+func (g *gateway) load(caddyfile string) {
+	g.t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+g.admin+"/load", strings.NewReader(caddyfile))
+	req.Header.Set("Content-Type", "text/caddyfile")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		g.t.Fatalf("reload: %d %s", resp.StatusCode, b)
+	}
+}
+
+// streamText streams a /v1 completion and returns the raw event text.
+func streamText(g *gateway, key string) (string, error) {
+	req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return string(b), err
+	}
+	if !strings.HasSuffix(strings.TrimSpace(string(b)), "data: [DONE]") {
+		return string(b), fmt.Errorf("stream did not end with [DONE]")
+	}
+	return string(b), nil
+}
+
+// backendConnections counts the gateway's connections to its database.
+func backendConnections(t *testing.T, dsn string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,281 @@
+// Package e2e runs the real switchyard binary, configured by the real
+// Caddyfile.example, on random loopback ports in front of the scripted
+// upstream, and talks to it as clients and operators do: over HTTP, with
+// the official OpenAI SDK, and through the CLI.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bin is the switchyard binary under test: $SWITCHYARD_BIN (make test
+// builds it), else one built for this run.
+var bin string
+
+// repoRoot holds Caddyfile.example.
+var repoRoot string
+
+func TestMain(m *testing.M) {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Dir(filepath.Dir(file))
+	bin = os.Getenv("SWITCHYARD_BIN")
+	cleanup := func() {}
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "switchyard-e2e-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		bin = filepath.Join(dir, "switchyard")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/switchyard")
+		build.Dir = repoRoot
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building switchyard:", err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// env is the environment of one gateway deployment: the variables of the
+// operator contract plus the ports a test picked.
+type env map[string]string
+
+// embeddedEnv is a deployment on the embedded defaults with its own data
+// dir and upstream.
+func embeddedEnv(t *testing.T, upstream string) env {
+	t.Helper()
+	return env{
+		"SWITCHYARD_DATA_DIR": t.TempDir(),
+		"SWITCHYARD_UPSTREAM": upstream,
+		"SWITCHYARD_REVISION": "B",
+	}
+}
+
+func (e env) with(kv ...string) env {
+	out := make(env, len(e)+len(kv)/2)
+	for k, v := range e {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+func (e env) environ() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SWITCHYARD_") {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range e {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// gateway is a running switchyard process.
+type gateway struct {
+	t     *testing.T
+	env   env
+	base  string // http://127.0.0.1:port
+	admin string // 127.0.0.1:port
+	cmd   *exec.Cmd
+	log   *syncBuffer
+	done  chan struct{}
+}
+
+// startGateway runs `switchyard run` with Caddyfile.example (or config, a
+// Caddyfile path, when given) and waits until it answers.
+func startGateway(t *testing.T, e env, config ...string) *gateway {
+	t.Helper()
+	cfg := filepath.Join(repoRoot, "Caddyfile.example")
+	if len(config) > 0 {
+		cfg = config[0]
+	}
+	listen, admin := freeAddr(t), freeAddr(t)
+	e = e.with("SWITCHYARD_LISTEN", listen, "SWITCHYARD_ADMIN", admin)
+	g := &gateway{t: t, env: e, base: "http://" + listen, admin: admin, log: new(syncBuffer), done: make(chan struct{})}
+	g.cmd = exec.Command(bin, "run", "--config", cfg, "--adapter", "caddyfile")
+	g.cmd.Env = e.environ()
+	g.cmd.Dir = t.TempDir()
+	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = g.cmd.Wait(); close(g.done) }()
+	t.Cleanup(g.stop)
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(g.base + "/")
+		if err == nil {
+			resp.Body.Close()
+			return g
+		}
+		select {
+		case <-g.done:
+			t.Fatalf("gateway exited during start:\n%s", g.log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway did not answer within 30s:\n%s", g.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop ends the process gracefully, and shows its log if the test failed.
+func (g *gateway) stop() {
+	select {
+	case <-g.done:
+	default:
+		_ = g.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-g.done:
+		case <-time.After(15 * time.Second):
+			_ = g.cmd.Process.Kill()
+			<-g.done
+		}
+	}
+	if g.t.Failed() {
+		g.t.Logf("gateway log:\n%s", g.log.String())
+	}
+}
+
+// kill ends the process at once, as a crash would.
+func (g *gateway) kill() {
+	_ = g.cmd.Process.Kill()
+	<-g.done
+}
+
+// do sends a request with an optional key and returns status and body.
+func (g *gateway) do(method, path, key string, body string, header ...string) (int, http.Header, string) {
+	g.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, g.base+path, r)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// cliResult is what a CLI invocation printed.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// lastLine is the last non-empty line of stdout.
+func (r cliResult) lastLine() string {
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// cli runs a switchyard subcommand in the deployment's environment.
+func cli(t *testing.T, e env, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = e.environ()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := cliResult{stdout: out.String(), stderr: errb.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("switchyard %v: %v", args, err)
+	}
+	return res
+}
+
+// mustCLI runs a subcommand that must succeed.
+func mustCLI(t *testing.T, e env, args ...string) cliResult {
+	t.Helper()
+	r := cli(t, e, args...)
+	if r.code != 0 {
+		t.Fatalf("switchyard %v: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// newKey creates a key for account through the CLI.
+func newKey(t *testing.T, e env, account string) string {
+	t.Helper()
+	key := mustCLI(t, e, "keys", "create", "--account", account).lastLine()
+	if !strings.HasPrefix(key, "sk-") {
+		t.Fatalf("keys create printed %q as its last line", key)
+	}
+	return key
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

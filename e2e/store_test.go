@@ -1,0 +1,45 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/postgres"
+	"github.com/switchyardhq/switchyard/storage/sqlite"
+)
+
+// openStore opens the deployment's store directly, as a second process
+// would, to arrange or inspect state the CLI has no command for.
+func openStore(t *testing.T, e env) storage.Store {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		st  storage.Store
+		err error
+	)
+	if dsn := e["SWITCHYARD_POSTGRES_URL"]; dsn != "" {
+		st, err = postgres.Open(ctx, dsn, storage.Options{})
+	} else {
+		st, err = sqlite.Open(ctx, filepath.Join(e["SWITCHYARD_DATA_DIR"], "switchyard.db"), storage.Options{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func deleteAccount(t *testing.T, e env, name string) {
+	t.Helper()
+	st := openStore(t, e)
+	ctx := context.Background()
+	acct, err := st.AccountByName(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteAccount(ctx, acct.ID); err != nil {
+		t.Fatal(err)
+	}
+}
