@@ -1,0 +1,118 @@
+package caddymodules
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestCaddyfileAdapt adapts each testdata/caddyfile_adapt/*.caddyfiletest
+// (a Caddyfile, a line of dashes, the expected JSON), as Caddy's own
+// adapter tests do. go test -update rewrites the expected JSON.
+func TestCaddyfileAdapt(t *testing.T) {
+	files, _ := filepath.Glob("testdata/caddyfile_adapt/*.caddyfiletest")
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			input, want, ok := strings.Cut(string(raw), "\n----------\n")
+			if !ok {
+				t.Fatal("no ---------- separator")
+			}
+			got := adapt(t, input+"\n")
+			if *update {
+				if err := os.WriteFile(file, []byte(input+"\n----------\n"+got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if diff := cmp.Diff(strings.TrimSpace(want), strings.TrimSpace(got)); diff != "" {
+				t.Errorf("adapted JSON differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCaddyfileErrors(t *testing.T) {
+	tests := []struct{ name, input string }{
+		{"unknown option", "{\n\tswitchyard {\n\t\tcolour blue\n\t}\n}\n"},
+		{"option without value", "{\n\tswitchyard {\n\t\trevision\n\t}\n}\n"},
+		{"option with two values", "{\n\tswitchyard {\n\t\tpostgres a b\n\t}\n}\n"},
+		{"bad cache ttl", "{\n\tswitchyard {\n\t\tkey_cache_ttl soon\n\t}\n}\n"},
+		{"unknown upstream option", "{\n\tswitchyard {\n\t\tupstream http://x/v1 {\n\t\t\ttimeout 1s\n\t\t}\n\t}\n}\n"},
+		{"auth with argument", ":8080 {\n\tswitchyard_auth strict\n}\n"},
+		{"error with bad status", ":8080 {\n\tswitchyard_error teapot\n}\n"},
+		{"error with too many args", ":8080 {\n\tswitchyard_error 404 a b c\n}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			adapter := caddyconfig.GetAdapter("caddyfile")
+			if _, _, err := adapter.Adapt([]byte(tt.input), nil); err == nil {
+				t.Fatalf("adapted without error:\n%s", tt.input)
+			}
+		})
+	}
+}
+
+func adapt(t *testing.T, input string) string {
+	t.Helper()
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	out, warnings, err := adapter.Adapt([]byte(input), nil)
+	if err != nil {
+		t.Fatalf("adapting: %v", err)
+	}
+	for _, w := range warnings {
+		t.Errorf("warning: %s", w.String())
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, out, "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String() + "\n"
+}
+
+// TestCaddyfileExample keeps the shipped Caddyfile.example and its adapted
+// form (testdata/Caddyfile.example.json) in step, defaults applied.
+func TestCaddyfileExample(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "SWITCHYARD_") {
+			t.Setenv(name, "")
+			os.Unsetenv(name)
+		}
+	}
+	raw, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := adapt(t, string(raw))
+	const golden = "testdata/Caddyfile.example.json"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("Caddyfile.example adapts differently (-want +got):\n%s", diff)
+	}
+}

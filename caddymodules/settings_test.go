@@ -1,0 +1,145 @@
+package caddymodules
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+func TestResolve(t *testing.T) {
+	t.Setenv(envRevision, "a")
+	t.Setenv(envDataDir, "/srv/data")
+	t.Setenv(envUpstream, "http://10.0.0.5:8000/v1/")
+	t.Setenv(envUpstreamKey, "from-env")
+	t.Setenv(envPostgres, "")
+	t.Setenv("CUSTOM_MODEL", "llama-3")
+
+	s, err := (&App{Upstream: Upstream{Model: "{env.CUSTOM_MODEL}"}}).resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.profile.Revision != policy.RevisionA || s.profile.ConcurrentStreams != 34 {
+		t.Errorf("profile %+v, want revision A", s.profile)
+	}
+	if s.dataDir != "/srv/data" || !s.embedded() || s.storeKey() != "sqlite:/srv/data/switchyard.db" {
+		t.Errorf("data dir %q, store key %q", s.dataDir, s.storeKey())
+	}
+	if s.upstream.String() != "http://10.0.0.5:8000/v1" || s.upstreamKey != "from-env" || s.upstreamModel != "llama-3" {
+		t.Errorf("upstream %v key %q model %q", s.upstream, s.upstreamKey, s.upstreamModel)
+	}
+
+	// Configured values win over the environment.
+	s, err = (&App{Revision: "B", DataDir: "rel", Postgres: "postgres://db/x"}).resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.profile.Revision != policy.RevisionB || !filepath.IsAbs(s.dataDir) || s.embedded() || s.storeKey() != "postgres:postgres://db/x" {
+		t.Errorf("got %+v", s)
+	}
+}
+
+func TestResolveRefuses(t *testing.T) {
+	t.Setenv(envUpstream, "")
+	tests := []struct {
+		name string
+		app  App
+		want string
+	}{
+		{"revision", App{Revision: "C"}, "unknown spec revision"},
+		{"upstream scheme", App{Upstream: Upstream{URL: "ftp://x/v1"}}, "http(s) base URL"},
+		{"upstream without host", App{Upstream: Upstream{URL: "http:///v1"}}, "http(s) base URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.app.resolve()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestKeySecret(t *testing.T) {
+	t.Run("postgres needs one", func(t *testing.T) {
+		s := settings{postgres: "postgres://db/x"}
+		if err := s.loadKeySecret(); err == nil || !strings.Contains(err.Error(), envKeySecret) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("too short", func(t *testing.T) {
+		s := settings{keySecret: []byte("short")}
+		if err := s.loadKeySecret(); err == nil {
+			t.Fatal("accepted a 5-byte secret")
+		}
+	})
+	t.Run("generated once, even by racing processes", func(t *testing.T) {
+		dir := t.TempDir()
+		secrets := make([]string, 16)
+		var wg sync.WaitGroup
+		for i := range secrets {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := settings{dataDir: dir}
+				if err := s.loadKeySecret(); err != nil {
+					t.Error(err)
+					return
+				}
+				secrets[i] = string(s.keySecret)
+			}()
+		}
+		wg.Wait()
+		for _, s := range secrets {
+			if s != secrets[0] || len(s) < 32 {
+				t.Fatalf("secrets differ or are short: %q", secrets)
+			}
+		}
+	})
+}
+
+func TestReverseProxyConfig(t *testing.T) {
+	tests := []struct {
+		name                           string
+		scheme, host, basePath, apiKey string
+		want                           []string // substrings of the JSON
+		not                            []string
+	}{
+		{
+			name: "plain http at /v1", scheme: "http", host: "127.0.0.1:8000", basePath: "/v1",
+			want: []string{`"dial":"127.0.0.1:8000"`, `"delete":["Authorization"]`, `"flush_interval":-1`},
+			not:  []string{`rewrite`, `tls`},
+		},
+		{
+			name: "https with a key and another base path", scheme: "https", host: "api.example.com", basePath: "/openai/v1", apiKey: "k1",
+			want: []string{`"dial":"api.example.com:443"`, `"server_name":"api.example.com"`, `"Authorization":["Bearer k1"]`,
+				`"find":"^/v1"`, `"replace":"/openai/v1"`, `"Host":["api.example.com"]`},
+			not: []string{`delete`},
+		},
+		{
+			name: "root base path", scheme: "http", host: "ollama:11434", basePath: "",
+			want: []string{`"dial":"ollama:11434"`, `"replace":""`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := reverseProxyConfig("/v1", tt.scheme, tt.host, tt.basePath, tt.apiKey)
+			if err != nil || !json.Valid(b) {
+				t.Fatalf("config %s, err %v", b, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("missing %s in %s", w, b)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(string(b), n) {
+					t.Errorf("unexpected %s in %s", n, b)
+				}
+			}
+		})
+	}
+}
