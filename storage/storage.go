@@ -44,9 +44,12 @@ type Keys interface {
 	// CreateKey stores a new key for an existing account. It enforces
 	// NewKey's limits atomically against concurrent creations in any
 	// process: ErrMaxKeys when MaxActive keys are already active, and
-	// ErrKeyCreationRate when MaxPerWindow keys were created within Window.
+	// ErrKeyCreationRate when MaxPerWindow keys were created within Window
+	// (revoked keys count: the limit is on creations). ErrNotFound if there
+	// is no live account with this id.
 	CreateKey(ctx context.Context, k NewKey) (APIKey, error)
 	// ListKeys lists an account's keys, active and revoked, newest first.
+	// An unknown account has none.
 	ListKeys(ctx context.Context, accountID string) ([]APIKey, error)
 	// RevokeKey revokes a key by id and returns it. Revoking a revoked key
 	// returns it unchanged. ErrNotFound for an unknown id.
@@ -64,11 +67,15 @@ type Ledger interface {
 	// account: posting a reference that already exists changes nothing and
 	// returns the existing entry together with ErrDuplicateReference.
 	// Post does not refuse to overdraw: whether a debit is allowed is the
-	// caller's decision, made before it posts.
+	// caller's decision, made before it posts. Entries may be posted to
+	// deleted accounts, so that charges in flight at deletion settle;
+	// ErrNotFound if the account never existed.
 	Post(ctx context.Context, e Entry) (LedgerEntry, error)
 	// Balance is the account's balance in cents (0 for an empty ledger).
+	// ErrNotFound if the account never existed.
 	Balance(ctx context.Context, accountID string) (int64, error)
-	// Entries lists up to limit entries of an account, newest first.
+	// Entries lists up to limit entries of an account, newest first; all
+	// of them if limit <= 0. An unknown account has none.
 	Entries(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error)
 }
 

@@ -6,7 +6,7 @@ import "time"
 // the limiter's own time line (see Local.nanos). A key is used with one
 // kind of Rate: tat serves GCRA, log serves the rolling window.
 type rateState struct {
-	tat  int64   // GCRA theoretical arrival time; 0 before the first request
+	tat    int64   // GCRA theoretical arrival time; 0 before the first request
 	log    []int64 // rolling window: admission times, oldest first, from head
 	head   int
 	window int64 // rolling window length last used, for idle
@@ -92,10 +92,11 @@ func (s *rateState) commit(now int64, r Rate, d decision) {
 func (s *rateState) uncounted(now int64, r Rate, d decision) RateResult {
 	res := d.res
 	if !res.Allowed || !r.Enabled() {
+		res.Allowed = false
 		return res
 	}
 	res.Allowed = false
-	res.Remaining += 0
+	res.Remaining++
 	if r.Rolling {
 		res.ResetAfter = 0
 		if n := len(s.log); n > s.head {

@@ -76,12 +76,7 @@ func (l *Local) shard(key string) *localShard {
 // entry returns key's entry, creating it. The shard is locked.
 func (l *Local) entry(sh *localShard, key string, now int64) *localEntry {
 	if now-sh.lastSweep >= l.sweepEvery {
-		sh.lastSweep = now
-		for k, e := range sh.entries {
-			if e.leases == 0 && e.rate.idle(now) {
-				delete(sh.entries, k)
-			}
-		}
+		sh.sweep(now)
 	}
 	e := sh.entries[key]
 	if e == nil {
@@ -89,6 +84,16 @@ func (l *Local) entry(sh *localShard, key string, now int64) *localEntry {
 		sh.entries[key] = e
 	}
 	return e
+}
+
+// sweep drops the entries of idle keys. The shard is locked.
+func (sh *localShard) sweep(now int64) {
+	sh.lastSweep = now
+	for k, e := range sh.entries {
+		if e.leases == 0 && e.rate.idle(now) {
+			delete(sh.entries, k)
+		}
+	}
 }
 
 // Len is the number of keys with state held, for tests and metrics.

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -15,39 +16,40 @@ func TestLocal(t *testing.T) {
 
 func TestLocalForgetsIdleKeys(t *testing.T) {
 	clock := newFakeClock()
-	l := NewLocal(LocalConfig{Now: clock.Now, SweepEvery: time.Minute})
-	gcra := Rate{Limit: 10, Period: time.Minute}
-	rolling := Rate{Limit: 10, Period: 2 * time.Minute, Rolling: true}
-	for i := range 1000 {
-		allow(t, l, "gcra"+string(rune('a'+i%26))+string(rune(i)), gcra)
-	}
-	allow(t, l, "rolling", rolling)
-	held := acquire(t, l, "leased", 1)
-	if n := l.Len(); n != 1002 {
-		t.Fatalf("%d keys held, want 1002", n)
-	}
-	// Sweeps run per shard on access; touch every shard.
-	touchAll := func() {
-		for i := range 4096 {
-			allow(t, l, "touch"+string(rune(i)), Rate{})
+	l := NewLocal(LocalConfig{Now: clock.Now})
+	sweep := func() {
+		for i := range l.shards {
+			sh := &l.shards[i]
+			sh.mu.Lock()
+			sh.sweep(l.nanos())
+			sh.mu.Unlock()
 		}
 	}
-	clock.Advance(61 * time.Second)
-	touchAll()
-	if n := l.Len(); n > 4096+2 {
-		t.Fatalf("%d keys held after the GCRA keys went idle, want only recent ones", n)
+	for i := range 1000 {
+		allow(t, l, fmt.Sprint("gcra", i), Rate{Limit: 10, Period: time.Minute})
 	}
-	clock.Advance(61 * time.Second)
-	touchAll()
-	if n := l.Len(); n != 4096+1 {
-		t.Fatalf("%d keys held, want the touched ones and the leased key", n)
+	allow(t, l, "rolling", Rate{Limit: 10, Period: 2 * time.Minute, Rolling: true})
+	held := acquire(t, l, "leased", 1)
+
+	tests := []struct {
+		name    string
+		advance time.Duration
+		release bool
+		want    int
+	}{
+		{name: "all active", want: 1002},
+		{name: "GCRA budgets full again", advance: 6 * time.Second, want: 2},
+		{name: "rolling window empty", advance: 2 * time.Minute, want: 1},
+		{name: "lease released", release: true, want: 0},
 	}
-	held.Release()
-	clock.Advance(61 * time.Second)
-	allow(t, l, "x", Rate{})
-	clock.Advance(61 * time.Second)
-	touchAll()
-	if n := l.Len(); n != 4096 {
-		t.Fatalf("%d keys held, want only the last touched", n)
+	for _, tt := range tests {
+		clock.Advance(tt.advance)
+		if tt.release {
+			held.Release()
+		}
+		sweep()
+		if n := l.Len(); n != tt.want {
+			t.Fatalf("%s: %d keys held, want %d", tt.name, n, tt.want)
+		}
 	}
 }

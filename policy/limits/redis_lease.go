@@ -30,7 +30,7 @@ func (r *Redis) startLease(ctx context.Context, key, id string) *Lease {
 }
 
 func (r *Redis) heartbeat(ctx context.Context, l *Lease, leaseKey, id string, stop <-chan struct{}) {
-	t := time.NewTicker(r.leaseTTL / 3)
+	t := time.NewTicker(max(r.leaseTTL/3, time.Millisecond))
 	defer t.Stop()
 	tick := t.C
 	for {

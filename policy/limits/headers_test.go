@@ -1,0 +1,66 @@
+package limits
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		name string
+		d    time.Duration
+		want string
+	}{
+		{"zero", 0, "0s"},
+		{"negative", -time.Second, "0s"},
+		{"emission interval of A", 400 * time.Millisecond, "400ms"},
+		{"one second", time.Second, "1s"},
+		{"rounded up to the millisecond", 1500*time.Microsecond + 1, "2ms"},
+		{"fractional seconds", 59600 * time.Millisecond, "59.6s"},
+		{"minutes", 6 * time.Minute, "6m0s"},
+		{"sub-millisecond", time.Nanosecond, "1ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FormatDuration(tt.d); got != tt.want {
+				t.Fatalf("FormatDuration(%s) = %q, want %q", tt.d, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSetHeaders(t *testing.T) {
+	tests := []struct {
+		name string
+		res  RateResult
+		want map[string]string
+	}{
+		{
+			name: "admitted",
+			res:  RateResult{Allowed: true, Limit: 60, Remaining: 59, ResetAfter: time.Second},
+			want: map[string]string{HeaderLimitRequests: "60", HeaderRemainingRequests: "59", HeaderResetRequests: "1s"},
+		},
+		{
+			name: "refused",
+			res:  RateResult{Limit: 150, RetryAfter: 400 * time.Millisecond, ResetAfter: time.Minute},
+			want: map[string]string{HeaderLimitRequests: "150", HeaderRemainingRequests: "0", HeaderResetRequests: "1m0s"},
+		},
+		{
+			name: "no rate checked",
+			res:  RateResult{Allowed: true},
+			want: map[string]string{HeaderLimitRequests: "", HeaderRemainingRequests: "", HeaderResetRequests: ""},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			SetHeaders(h, tt.res)
+			for k, v := range tt.want {
+				if got := h.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,178 @@
+// Package postgres opens the distributed store: PostgreSQL through a pgx
+// connection pool, shared by every Switchyard node.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/sqlstore"
+)
+
+// DefaultApplicationName is the application_name the store's connections
+// show in pg_stat_activity unless the DSN sets one.
+const DefaultApplicationName = "switchyard"
+
+// keysChannel is the NOTIFY channel carrying the hashes of keys that
+// became unusable.
+const keysChannel = "switchyard_keys"
+
+// migrationLockKey is the pg_advisory_xact_lock key that serialises
+// migrations. Advisory locks are per database, so only processes sharing
+// the database contend for it. (It spells "swyd-mig" in ASCII.)
+const migrationLockKey int64 = 0x73777964_2d6d6967
+
+// Store is a storage.Store on PostgreSQL that also implements
+// storage.KeyWatcher.
+type Store struct {
+	*sqlstore.Store
+	pool *pgxpool.Pool
+
+	// listenConfig is the configuration of the dedicated connection
+	// WatchKeys listens on.
+	listenConfig *pgx.ConnConfig
+	// Backoff between reconnection attempts of WatchKeys: it starts at
+	// minBackoff and doubles up to maxBackoff.
+	minBackoff, maxBackoff time.Duration
+
+	mu       sync.Mutex
+	closed   bool
+	done     chan struct{} // closed by Close
+	watchers sync.WaitGroup
+}
+
+// Open connects to the database at dsn (a postgres:// URL or key=value
+// string; pool settings such as pool_max_conns are accepted, see
+// pgxpool.ParseConfig) and applies pending migrations.
+func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parsing the DSN: %w", err)
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = DefaultApplicationName
+	}
+	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", where, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connecting to %s: %w", where, err)
+	}
+	inner, err := sqlstore.New(ctx, &driver{pool: pool}, opts)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %s: %w", where, err)
+	}
+	listenConfig := cfg.ConnConfig.Copy()
+	listenConfig.RuntimeParams["application_name"] = cfg.ConnConfig.RuntimeParams["application_name"] + "-keywatch"
+	return &Store{
+		Store:        inner,
+		pool:         pool,
+		listenConfig: listenConfig,
+		minBackoff:   100 * time.Millisecond,
+		maxBackoff:   10 * time.Second,
+		done:         make(chan struct{}),
+	}, nil
+}
+
+// Close makes running WatchKeys calls return, waits for them, and closes
+// the pool.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	s.mu.Unlock()
+	s.watchers.Wait()
+	return s.Store.Close()
+}
+
+// driver adapts a pgx pool to sqlstore.Driver.
+type driver struct {
+	pool *pgxpool.Pool
+}
+
+func (d *driver) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := d.pool.Exec(ctx, sql, args...)
+	return tag.RowsAffected(), err
+}
+
+func (d *driver) Query(ctx context.Context, sql string, args ...any) (sqlstore.Rows, error) {
+	return d.pool.Query(ctx, sql, args...)
+}
+
+func (d *driver) QueryRow(ctx context.Context, sql string, args ...any) sqlstore.Row {
+	return d.pool.QueryRow(ctx, sql, args...)
+}
+
+func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return txn{tx}, nil
+}
+
+func (d *driver) Dialect() sqlstore.Dialect {
+	return sqlstore.Dialect{
+		Name:          "postgres",
+		ForUpdate:     " FOR UPDATE",
+		MigrationLock: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockKey),
+		NotifyRevoked: notifyRevoked,
+	}
+}
+
+// notifyRevoked queues one notification per hash; PostgreSQL delivers
+// them when, and only if, tx commits.
+func notifyRevoked(ctx context.Context, tx sqlstore.Tx, hashes []string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, h) FROM unnest($2::text[]) AS h`, keysChannel, hashes)
+	return err
+}
+
+func (d *driver) IsUniqueViolation(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && e.Code == "23505"
+}
+
+func (d *driver) Close() error {
+	d.pool.Close()
+	return nil
+}
+
+type txn struct{ tx pgx.Tx }
+
+func (t txn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := t.tx.Exec(ctx, sql, args...)
+	return tag.RowsAffected(), err
+}
+
+func (t txn) Query(ctx context.Context, sql string, args ...any) (sqlstore.Rows, error) {
+	return t.tx.Query(ctx, sql, args...)
+}
+
+func (t txn) QueryRow(ctx context.Context, sql string, args ...any) sqlstore.Row {
+	return t.tx.QueryRow(ctx, sql, args...)
+}
+
+func (t txn) Commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
+func (t txn) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
+
+// Interface guards.
+var (
+	_ storage.Store      = (*Store)(nil)
+	_ storage.KeyWatcher = (*Store)(nil)
+)

@@ -1,0 +1,177 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/postgres"
+	"github.com/switchyardhq/switchyard/storage/sqlstore"
+	"github.com/switchyardhq/switchyard/storage/storagetest"
+)
+
+var databaseDSN = storagetest.DatabasePerTest(func(t *testing.T) string { return testenv.Postgres(t) })
+
+func open(t *testing.T, opts storage.Options) storage.Store {
+	s, err := postgres.Open(t.Context(), databaseDSN(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestContract(t *testing.T) {
+	storagetest.Run(t, open)
+}
+
+func TestKeyWatcherContract(t *testing.T) {
+	storagetest.RunKeyWatcher(t, open)
+}
+
+func TestWatchKeysReconnects(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	ctx := t.Context()
+	watched, err := postgres.Open(ctx, dsn, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watched.Close()
+	other, err := postgres.Open(ctx, dsn, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a, err := other.EnsureAccount(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sink := storagetest.NewSink()
+	storagetest.Watch(t, watched, sink)
+	sink.Expect(t, "live")
+
+	// Kill the listening connection, as a server restart or failover would.
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var killed int
+	err = admin.QueryRow(ctx, `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = $1`,
+		postgres.DefaultApplicationName+"-keywatch").Scan(&killed)
+	if err != nil || killed != 1 {
+		t.Fatalf("terminated %d listening connections (%v), want 1", killed, err)
+	}
+	sink.Expect(t, "not live")
+	sink.Expect(t, "live")
+
+	hash := "ab12"
+	k, err := other.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.RevokeKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	sink.Expect(t, "revoked "+hash)
+}
+
+func TestCloseStopsWatchKeys(t *testing.T) {
+	s, err := postgres.Open(t.Context(), testenv.Postgres(t), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := storagetest.NewSink()
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		s.WatchKeys(context.Background(), sink)
+	}()
+	sink.Expect(t, "live")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close waits for WatchKeys, so it has returned by now.
+	select {
+	case <-returned:
+	default:
+		t.Fatal("WatchKeys still running after Close returned")
+	}
+	sink.Expect(t, "not live")
+}
+
+func TestApplicationName(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+		want  string
+	}{
+		{"default", "", postgres.DefaultApplicationName},
+		{"from the DSN", "application_name=gateway-7", "gateway-7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dsn := testenv.Postgres(t)
+			if tt.query != "" {
+				dsn += "&" + tt.query
+			}
+			s, err := postgres.Open(t.Context(), dsn, storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.CountAccounts(t.Context()); err != nil { // a pool connection is open
+				t.Fatal(err)
+			}
+			admin, err := pgx.Connect(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close(t.Context())
+			var names []string
+			rows, _ := admin.Query(t.Context(), `SELECT application_name FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+			names, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(names) == 0 {
+				t.Fatal("no connections from the store")
+			}
+			for _, got := range names {
+				if got != tt.want {
+					t.Errorf("application_name = %q, want %q", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestSchemaVersion(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	for i := range 2 {
+		s, err := postgres.Open(t.Context(), dsn, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.SchemaVersion(t.Context())
+		s.Close()
+		if err != nil || v != sqlstore.LatestVersion() || v == 0 {
+			t.Errorf("open %d: SchemaVersion = %d, %v; want %d", i+1, v, err, sqlstore.LatestVersion())
+		}
+	}
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	// Port 1 on loopback refuses at once.
+	_, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", storage.Options{})
+	if err == nil {
+		t.Fatal("Open of an unreachable server succeeded")
+	}
+}

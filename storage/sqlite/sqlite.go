@@ -1,0 +1,143 @@
+// Package sqlite opens the embedded, single-node store: a SQLite file
+// (pure Go, modernc.org/sqlite) in WAL mode.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/sqlstore"
+)
+
+// busyTimeoutMillis is how long a statement waits for another connection's
+// write lock before failing with SQLITE_BUSY. Write transactions here take
+// milliseconds, so only a stuck process makes anyone wait this long.
+const busyTimeoutMillis = 10000
+
+// Open opens (creating if needed) the SQLite database at path and applies
+// pending migrations. The parent directory is created with mode 0700 and
+// the file with mode 0600: it holds key hashes and balances. Several
+// processes may open the same file; SQLite's locks serialise their writes.
+func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: creating the database directory: %w", err)
+	}
+	// Create the file ourselves so that it gets our mode; SQLite gives the
+	// -wal and -shm files the mode of the database file.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	f.Close()
+
+	db, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	s, err := sqlstore.New(ctx, &driver{db: db, querier: querier{q: db}}, opts)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: opening %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// dsn is a file: URI, so that any character in the path survives, with
+// the settings every connection needs. _txlock=immediate makes every
+// transaction BEGIN IMMEDIATE: it takes the write lock when it starts, so
+// two transactions never both read and then race to write (the store only
+// opens transactions to write).
+func dsn(path string) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeoutMillis))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL") // durable in WAL mode except on power loss
+	q.Set("_foreign_keys", "1")
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// driver adapts database/sql to sqlstore.Driver.
+type driver struct {
+	db *sql.DB
+	querier
+}
+
+func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &txn{tx: tx, querier: querier{q: tx}}, nil
+}
+
+func (d *driver) Dialect() sqlstore.Dialect { return sqlstore.Dialect{Name: "sqlite"} }
+
+func (d *driver) IsUniqueViolation(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+func (d *driver) Close() error { return d.db.Close() }
+
+type txn struct {
+	tx *sql.Tx
+	querier
+}
+
+func (t *txn) Commit(context.Context) error   { return t.tx.Commit() }
+func (t *txn) Rollback(context.Context) error { return t.tx.Rollback() }
+
+// querier runs statements on a *sql.DB or a *sql.Tx.
+type querier struct {
+	q interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	}
+}
+
+func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return q.q.QueryRowContext(ctx, query, args...)
+}
+
+// sqlRows drops the error of Close, which Err already reports.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }

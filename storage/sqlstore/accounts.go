@@ -1,0 +1,98 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// EnsureAccount returns the live account named name, creating it if there
+// is none. Concurrent calls for a new name, in any process, all return the
+// one account the unique index let in.
+func (s *Store) EnsureAccount(ctx context.Context, name string) (storage.Account, error) {
+	if name == "" {
+		return storage.Account{}, errors.New("storage: account name is empty")
+	}
+	a, err := s.AccountByName(ctx, name)
+	if !errors.Is(err, storage.ErrNotFound) {
+		return a, err
+	}
+	_, err = s.db.Exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (name) WHERE deleted_at IS NULL DO NOTHING`,
+		newID("acct_"), name, micros(s.now()))
+	if err != nil {
+		return storage.Account{}, wrap(err, "creating account")
+	}
+	return s.AccountByName(ctx, name)
+}
+
+// AccountByName returns the live account named name.
+func (s *Store) AccountByName(ctx context.Context, name string) (storage.Account, error) {
+	a := storage.Account{Name: name}
+	var created int64
+	err := s.db.QueryRow(ctx, `SELECT id, created_at FROM accounts WHERE name = $1 AND deleted_at IS NULL`, name).
+		Scan(&a.ID, &created)
+	if noRows(err) {
+		return storage.Account{}, storage.ErrNotFound
+	}
+	if err != nil {
+		return storage.Account{}, wrap(err, "reading account")
+	}
+	a.CreatedAt = fromMicros(created)
+	return a, nil
+}
+
+// DeleteAccount marks the account deleted and revokes its active keys, in
+// one transaction that also tells other processes about the keys.
+func (s *Store) DeleteAccount(ctx context.Context, id string) error {
+	err := s.inTx(ctx, func(tx Tx) error {
+		now := micros(s.now())
+		n, err := tx.Exec(ctx, `UPDATE accounts SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL`, id, now)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return storage.ErrNotFound
+		}
+		hashes, err := queryStrings(ctx, tx,
+			`UPDATE api_keys SET revoked_at = $2 WHERE account_id = $1 AND revoked_at IS NULL RETURNING hash`, id, now)
+		if err != nil {
+			return err
+		}
+		return s.notifyRevoked(ctx, tx, hashes)
+	})
+	return wrap(err, "deleting account")
+}
+
+// CountAccounts counts live accounts.
+func (s *Store) CountAccounts(ctx context.Context) (int, error) {
+	var n int64
+	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM accounts WHERE deleted_at IS NULL`).Scan(&n)
+	return int(n), wrap(err, "counting accounts")
+}
+
+func (s *Store) notifyRevoked(ctx context.Context, tx Tx, hashes []string) error {
+	if s.dialect.NotifyRevoked == nil || len(hashes) == 0 {
+		return nil
+	}
+	return s.dialect.NotifyRevoked(ctx, tx, hashes)
+}
+
+// queryStrings returns the single string column of every row.
+func queryStrings(ctx context.Context, q Querier, sql string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,69 @@
+package sqlstore
+
+import "context"
+
+// Driver is the little a Store needs from a database. The sqlite and
+// postgres packages implement it; the SQL itself lives in this package and
+// is written once, with $1-style placeholders, in the subset both speak.
+type Driver interface {
+	Querier
+	// Begin starts a read-committed (or stronger) transaction meant for
+	// writing. On SQLite it must take the write lock at once (BEGIN
+	// IMMEDIATE), so that two writers never both read before either writes.
+	Begin(ctx context.Context) (Tx, error)
+	// Dialect describes the few places where the databases differ.
+	Dialect() Dialect
+	// IsUniqueViolation reports whether err is a unique-constraint violation.
+	IsUniqueViolation(err error) bool
+	// Close releases every connection; closing again does nothing.
+	Close() error
+}
+
+// Dialect is what differs between the SQL databases a Store runs on.
+type Dialect struct {
+	// Name identifies the database, e.g. "sqlite" or "postgres".
+	Name string
+	// ForUpdate is appended to a SELECT of one row that the transaction is
+	// about to change, to lock it against other writers (" FOR UPDATE").
+	// Empty where Begin already serialises writers (SQLite).
+	ForUpdate string
+	// MigrationLock is run first in the migration transaction so that
+	// processes starting together migrate one after the other. Empty where
+	// Begin already serialises writers.
+	MigrationLock string
+	// NotifyRevoked, if not nil, tells other processes inside tx that the
+	// keys with these hashes became unusable, so that they hear of it if
+	// and only if tx commits.
+	NotifyRevoked func(ctx context.Context, tx Tx, hashes []string) error
+}
+
+// Querier runs statements. Placeholders are $1, $2, ...
+type Querier interface {
+	// Exec runs a statement and returns the number of rows it affected.
+	// Without arguments, sql may hold several statements.
+	Exec(ctx context.Context, sql string, args ...any) (int64, error)
+	Query(ctx context.Context, sql string, args ...any) (Rows, error)
+	// QueryRow's Scan returns an error wrapping database/sql.ErrNoRows
+	// when there is no row.
+	QueryRow(ctx context.Context, sql string, args ...any) Row
+}
+
+// Tx is a transaction.
+type Tx interface {
+	Querier
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+}
+
+// Rows is a result set, as database/sql and pgx both shape it.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Row is the single-row result of QueryRow.
+type Row interface {
+	Scan(dest ...any) error
+}

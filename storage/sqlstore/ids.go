@@ -1,0 +1,35 @@
+package sqlstore
+
+import "crypto/rand"
+
+const (
+	base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	// idChars random base62 characters carry about 131 bits, as much as a
+	// random UUID and then some: ids can be shown to clients without
+	// letting them guess their neighbours.
+	idChars = 22
+)
+
+// newID returns prefix followed by idChars random base62 characters.
+func newID(prefix string) string {
+	b := make([]byte, len(prefix)+idChars)
+	copy(b, prefix)
+	out := b[len(prefix):]
+	var buf [32]byte
+	for n := 0; n < idChars; {
+		rand.Read(buf[:]) // never fails (crypto/rand.Read panics instead)
+		for _, c := range buf {
+			// 248 = 4*62: rejecting the bytes above it keeps every
+			// character equally likely.
+			if c >= 248 {
+				continue
+			}
+			out[n] = base62[c%62]
+			n++
+			if n == idChars {
+				break
+			}
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,143 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+const keyColumns = `id, account_id, hint, label, created_at, COALESCE(revoked_at, 0)`
+
+// CreateKey inserts a key after checking k's limits. The account row is
+// locked first (FOR UPDATE on PostgreSQL; SQLite's write transaction locks
+// the whole database), so concurrent creators for one account, in any
+// process, count and insert one at a time.
+func (s *Store) CreateKey(ctx context.Context, k storage.NewKey) (storage.APIKey, error) {
+	if k.Hash == "" {
+		return storage.APIKey{}, errors.New("storage: key hash is empty")
+	}
+	now := s.now()
+	key := storage.APIKey{
+		ID:        newID("key_"),
+		AccountID: k.AccountID,
+		Hint:      k.Hint,
+		Label:     k.Label,
+		CreatedAt: fromMicros(micros(now)),
+	}
+	err := s.inTx(ctx, func(tx Tx) error {
+		var seq int64
+		err := tx.QueryRow(ctx, `SELECT key_seq FROM accounts WHERE id = $1 AND deleted_at IS NULL`+s.dialect.ForUpdate,
+			k.AccountID).Scan(&seq)
+		if noRows(err) {
+			return storage.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if k.MaxActive > 0 {
+			var active int64
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`,
+				k.AccountID).Scan(&active); err != nil {
+				return err
+			}
+			if active >= int64(k.MaxActive) {
+				return storage.ErrMaxKeys
+			}
+		}
+		if k.MaxPerWindow > 0 && k.Window > 0 {
+			// Revoked keys count: the limit is on creations.
+			var recent int64
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM api_keys WHERE account_id = $1 AND created_at > $2`,
+				k.AccountID, micros(now.Add(-k.Window))).Scan(&recent); err != nil {
+				return err
+			}
+			if recent >= int64(k.MaxPerWindow) {
+				return storage.ErrKeyCreationRate
+			}
+		}
+		seq++
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET key_seq = $2 WHERE id = $1`, k.AccountID, seq); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO api_keys (id, account_id, seq, hash, hint, label, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			key.ID, k.AccountID, seq, k.Hash, k.Hint, k.Label, micros(now))
+		return err
+	})
+	if err != nil {
+		return storage.APIKey{}, wrap(err, "creating key")
+	}
+	return key, nil
+}
+
+// ListKeys lists the account's keys, newest first.
+func (s *Store) ListKeys(ctx context.Context, accountID string) ([]storage.APIKey, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY seq DESC`, accountID)
+	if err != nil {
+		return nil, wrap(err, "listing keys")
+	}
+	defer rows.Close()
+	var keys []storage.APIKey
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, wrap(err, "listing keys")
+		}
+		keys = append(keys, k)
+	}
+	return keys, wrap(rows.Err(), "listing keys")
+}
+
+// RevokeKey revokes the key and, when it was active, tells other
+// processes in the same transaction.
+func (s *Store) RevokeKey(ctx context.Context, keyID string) (storage.APIKey, error) {
+	var key storage.APIKey
+	err := s.inTx(ctx, func(tx Tx) error {
+		hashes, err := queryStrings(ctx, tx,
+			`UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING hash`,
+			keyID, micros(s.now()))
+		if err != nil {
+			return err
+		}
+		if err := s.notifyRevoked(ctx, tx, hashes); err != nil {
+			return err
+		}
+		key, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, keyID))
+		if noRows(err) {
+			return storage.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return storage.APIKey{}, wrap(err, "revoking key")
+	}
+	return key, nil
+}
+
+// LookupKey is one query on the unique hash index.
+func (s *Store) LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error) {
+	o := storage.KeyOwner{KeyHash: hash}
+	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id
+		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL`, hash).
+		Scan(&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName)
+	if noRows(err) {
+		return storage.KeyOwner{}, storage.ErrNotFound
+	}
+	if err != nil {
+		return storage.KeyOwner{}, wrap(err, "looking up key")
+	}
+	return o, nil
+}
+
+func scanKey(r Row) (storage.APIKey, error) {
+	var k storage.APIKey
+	var created, revoked int64
+	if err := r.Scan(&k.ID, &k.AccountID, &k.Hint, &k.Label, &created, &revoked); err != nil {
+		return storage.APIKey{}, err
+	}
+	k.CreatedAt = fromMicros(created)
+	k.RevokedAt = fromMicros(revoked)
+	return k, nil
+}

@@ -1,0 +1,127 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+const entryColumns = `id, account_id, amount_cents, balance_after_cents, kind, reference, note, created_at`
+
+// Post appends e to the ledger and moves accounts.balance_cents to the new
+// balance_after_cents, in one transaction that starts by locking the
+// account row. With the lock held, the duplicate check and the next
+// sequence number cannot race another Post for the same account; the
+// unique index on (account_id, reference) is the last line of defence.
+//
+// Post accepts entries for deleted accounts, so that charges for requests
+// in flight when the account was deleted still settle.
+func (s *Store) Post(ctx context.Context, e storage.Entry) (storage.LedgerEntry, error) {
+	if e.Reference == "" || e.Kind == "" {
+		return storage.LedgerEntry{}, errors.New("storage: ledger entry needs a kind and a reference")
+	}
+	now := s.now()
+	posted := storage.LedgerEntry{
+		ID:          newID("le_"),
+		AccountID:   e.AccountID,
+		AmountCents: e.AmountCents,
+		Kind:        e.Kind,
+		Reference:   e.Reference,
+		Note:        e.Note,
+		CreatedAt:   fromMicros(micros(now)),
+	}
+	var existing storage.LedgerEntry
+	err := s.inTx(ctx, func(tx Tx) error {
+		var balance, seq int64
+		err := tx.QueryRow(ctx, `SELECT balance_cents, ledger_seq FROM accounts WHERE id = $1`+s.dialect.ForUpdate,
+			e.AccountID).Scan(&balance, &seq)
+		if noRows(err) {
+			return storage.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		existing, err = s.entryByReference(ctx, tx, e.AccountID, e.Reference)
+		if err == nil {
+			return storage.ErrDuplicateReference
+		}
+		if !noRows(err) {
+			return err
+		}
+		posted.BalanceAfterCents = balance + e.AmountCents
+		seq++
+		if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (`+entryColumns+`, seq)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			posted.ID, posted.AccountID, posted.AmountCents, posted.BalanceAfterCents,
+			string(posted.Kind), posted.Reference, posted.Note, micros(now), seq); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3 WHERE id = $1`,
+			e.AccountID, posted.BalanceAfterCents, seq)
+		return err
+	})
+	switch {
+	case err == nil:
+		return posted, nil
+	case errors.Is(err, storage.ErrDuplicateReference):
+		return existing, err
+	case s.db.IsUniqueViolation(err):
+		// Only reachable if the row lock did not serialise us, but if
+		// it happens the answer is still the entry that won.
+		if existing, lookupErr := s.entryByReference(ctx, s.db, e.AccountID, e.Reference); lookupErr == nil {
+			return existing, storage.ErrDuplicateReference
+		}
+	}
+	return storage.LedgerEntry{}, wrap(err, "posting ledger entry")
+}
+
+func (s *Store) entryByReference(ctx context.Context, q Querier, accountID, reference string) (storage.LedgerEntry, error) {
+	return scanEntry(q.QueryRow(ctx, `SELECT `+entryColumns+` FROM ledger_entries WHERE account_id = $1 AND reference = $2`,
+		accountID, reference))
+}
+
+// Balance reads the running total kept on the account row.
+func (s *Store) Balance(ctx context.Context, accountID string) (int64, error) {
+	var cents int64
+	err := s.db.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&cents)
+	if noRows(err) {
+		return 0, storage.ErrNotFound
+	}
+	return cents, wrap(err, "reading balance")
+}
+
+// Entries lists the account's newest entries first; limit <= 0 lists all.
+func (s *Store) Entries(ctx context.Context, accountID string, limit int) ([]storage.LedgerEntry, error) {
+	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 ORDER BY seq DESC`
+	if limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.Query(ctx, query, accountID)
+	if err != nil {
+		return nil, wrap(err, "listing ledger entries")
+	}
+	defer rows.Close()
+	var entries []storage.LedgerEntry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, wrap(err, "listing ledger entries")
+		}
+		entries = append(entries, e)
+	}
+	return entries, wrap(rows.Err(), "listing ledger entries")
+}
+
+func scanEntry(r Row) (storage.LedgerEntry, error) {
+	var e storage.LedgerEntry
+	var kind string
+	var created int64
+	if err := r.Scan(&e.ID, &e.AccountID, &e.AmountCents, &e.BalanceAfterCents, &kind, &e.Reference, &e.Note, &created); err != nil {
+		return storage.LedgerEntry{}, err
+	}
+	e.Kind = storage.EntryKind(kind)
+	e.CreatedAt = fromMicros(created)
+	return e, nil
+}

@@ -1,0 +1,136 @@
+package sqlstore
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// migrationFiles are the schema changes, applied in version order, each
+// exactly once per database. A file is named NNNN_what.sql, where NNNN is
+// its version. To change the schema, add the next file; never edit one
+// that has shipped. The SQL must run on both SQLite and PostgreSQL.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// loadMigrations reads fsys's migrations/*.sql sorted by version.
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	seen := make(map[int]string)
+	for _, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil || version <= 0 {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_description.sql", base)
+		}
+		if other, dup := seen[version]; dup {
+			return nil, fmt.Errorf("migrations %s and %s have the same version", other, base)
+		}
+		seen[version] = base
+		text, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: version, name: base, sql: string(text)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// LatestVersion is the schema version this build migrates to.
+func LatestVersion() int {
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+// migrate applies the migrations the database lacks, all in one
+// transaction that first takes the dialect's migration lock: of several
+// processes starting at once, one migrates and the others then find
+// nothing left to do. A database migrated by a newer build (versions this
+// build does not know) is used as is: migrations only add.
+func migrate(ctx context.Context, db Driver, now func() time.Time) error {
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		return err
+	}
+	err = inTx(ctx, db, func(tx Tx) error {
+		if lock := db.Dialect().MigrationLock; lock != "" {
+			if _, err := tx.Exec(ctx, lock); err != nil {
+				return fmt.Errorf("taking the migration lock: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    BIGINT PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at BIGINT NOT NULL
+		)`); err != nil {
+			return err
+		}
+		applied, err := appliedVersions(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if applied[m.version] {
+				continue
+			}
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return fmt.Errorf("applying %s: %w", m.name, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+				m.version, m.name, micros(now())); err != nil {
+				return fmt.Errorf("recording %s: %w", m.name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("applying migrations: %w", err)
+	}
+	return nil
+}
+
+func appliedVersions(ctx context.Context, q Querier) (map[int]bool, error) {
+	rows, err := q.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	applied := make(map[int]bool)
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[int(v)] = true
+	}
+	return applied, rows.Err()
+}
+
+// SchemaVersion is the highest migration version applied to the database.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int64
+	err := s.db.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return int(v), err
+}

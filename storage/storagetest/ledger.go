@@ -1,0 +1,221 @@
+package storagetest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+func (h *harness) testLedger(t *testing.T) {
+	t.Run("PostAndBalance", func(t *testing.T) {
+		c := newClock()
+		s := h.store(t, c.options())
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		if b, err := s.Balance(ctx, a.ID); err != nil || b != 0 {
+			t.Errorf("Balance of a new account = %d, %v; want 0", b, err)
+		}
+		if es, err := s.Entries(ctx, a.ID, 10); err != nil || len(es) != 0 {
+			t.Errorf("Entries of a new account = %v, %v; want none", es, err)
+		}
+
+		posts := []struct {
+			name        string
+			entry       storage.Entry
+			wantBalance int64
+		}{
+			{"top-up", storage.Entry{AmountCents: 500, Kind: storage.EntryTopUp, Reference: "topup-1", Note: "card"}, 500},
+			{"charge", storage.Entry{AmountCents: -120, Kind: storage.EntryCharge, Reference: "req-1"}, 380},
+			{"refund", storage.Entry{AmountCents: 20, Kind: storage.EntryRefund, Reference: "req-1-refund"}, 400},
+			// Post does not refuse to overdraw.
+			{"overdraw", storage.Entry{AmountCents: -1000, Kind: storage.EntryAdjustment, Reference: "adj-1", Note: "correction"}, -600},
+			{"zero", storage.Entry{AmountCents: 0, Kind: storage.EntryCharge, Reference: "req-2"}, -600},
+		}
+		var posted []storage.LedgerEntry
+		for _, p := range posts {
+			at := c.Advance(time.Second)
+			p.entry.AccountID = a.ID
+			e, err := s.Post(ctx, p.entry)
+			if err != nil {
+				t.Fatalf("%s: Post: %v", p.name, err)
+			}
+			want := storage.LedgerEntry{
+				ID: e.ID, AccountID: a.ID, AmountCents: p.entry.AmountCents, BalanceAfterCents: p.wantBalance,
+				Kind: p.entry.Kind, Reference: p.entry.Reference, Note: p.entry.Note, CreatedAt: at,
+			}
+			if !strings.HasPrefix(e.ID, "le_") || !entriesEqual(e, want) {
+				t.Errorf("%s: Post = %+v, want %+v with an le_ id", p.name, e, want)
+			}
+			if b, err := s.Balance(ctx, a.ID); err != nil || b != p.wantBalance {
+				t.Errorf("%s: Balance = %d, %v; want %d", p.name, b, err, p.wantBalance)
+			}
+			posted = append(posted, e)
+		}
+
+		all, err := s.Entries(ctx, a.ID, 0)
+		if err != nil || len(all) != len(posted) {
+			t.Fatalf("Entries(0) = %d entries, %v; want %d", len(all), err, len(posted))
+		}
+		for i, e := range all {
+			if want := posted[len(posted)-1-i]; !entriesEqual(e, want) {
+				t.Errorf("Entries[%d] = %+v, want %+v", i, e, want)
+			}
+		}
+		two, err := s.Entries(ctx, a.ID, 2)
+		if err != nil || len(two) != 2 || two[0].ID != posted[4].ID || two[1].ID != posted[3].ID {
+			t.Errorf("Entries(2) = %+v, %v; want the two newest", two, err)
+		}
+	})
+
+	t.Run("UnknownAccount", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		if _, err := s.Balance(ctx, "acct_unknown"); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("Balance(unknown): %v, want ErrNotFound", err)
+		}
+		_, err := s.Post(ctx, storage.Entry{AccountID: "acct_unknown", AmountCents: 1, Kind: storage.EntryTopUp, Reference: "r"})
+		if !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("Post(unknown): %v, want ErrNotFound", err)
+		}
+		if es, err := s.Entries(ctx, "acct_unknown", 10); err != nil || len(es) != 0 {
+			t.Errorf("Entries(unknown) = %v, %v; want none", es, err)
+		}
+	})
+
+	t.Run("InvalidEntries", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		a := mustAccount(t, s, "alice")
+		tests := []struct {
+			name  string
+			entry storage.Entry
+		}{
+			{"no reference", storage.Entry{AccountID: a.ID, AmountCents: 1, Kind: storage.EntryTopUp}},
+			{"no kind", storage.Entry{AccountID: a.ID, AmountCents: 1, Reference: "r"}},
+		}
+		for _, tt := range tests {
+			if _, err := s.Post(t.Context(), tt.entry); err == nil {
+				t.Errorf("%s: Post succeeded", tt.name)
+			}
+		}
+		if b, err := s.Balance(t.Context(), a.ID); err != nil || b != 0 {
+			t.Errorf("Balance = %d, %v; want 0", b, err)
+		}
+	})
+
+	t.Run("DuplicateReference", func(t *testing.T) {
+		c := newClock()
+		s := h.store(t, c.options())
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		b := mustAccount(t, s, "bob")
+		first, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 100, Kind: storage.EntryTopUp, Reference: "r1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Advance(time.Minute)
+		again, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 999, Kind: storage.EntryCharge, Reference: "r1"})
+		if !errors.Is(err, storage.ErrDuplicateReference) || !entriesEqual(again, first) {
+			t.Errorf("Post of a posted reference = %+v, %v; want %+v, ErrDuplicateReference", again, err, first)
+		}
+		if bal, err := s.Balance(ctx, a.ID); err != nil || bal != 100 {
+			t.Errorf("Balance = %d, %v; want 100", bal, err)
+		}
+		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 1 {
+			t.Errorf("Entries = %d, %v; want 1", len(es), err)
+		}
+		// References are unique per account only.
+		if _, err := s.Post(ctx, storage.Entry{AccountID: b.ID, AmountCents: 5, Kind: storage.EntryTopUp, Reference: "r1"}); err != nil {
+			t.Errorf("the same reference on another account: %v", err)
+		}
+	})
+
+	t.Run("ConcurrentDuplicates", func(t *testing.T) {
+		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		a := mustAccount(t, s1, "alice")
+		const callers = 12
+		entries := make([]storage.LedgerEntry, callers)
+		errs := make([]error, callers)
+		parallel(callers, func(i int) {
+			s := s1
+			if i%2 == 1 {
+				s = s2
+			}
+			entries[i], errs[i] = s.Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "once"})
+		})
+		var posted int
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				posted++
+			case !errors.Is(err, storage.ErrDuplicateReference):
+				t.Errorf("Post: %v", err)
+			}
+			if entries[i].ID == "" || entries[i].ID != entries[0].ID {
+				t.Errorf("Post %d returned entry %q, want the one entry %q", i, entries[i].ID, entries[0].ID)
+			}
+		}
+		if posted != 1 {
+			t.Errorf("%d posts succeeded, want 1", posted)
+		}
+		if es, err := s2.Entries(t.Context(), a.ID, 0); err != nil || len(es) != 1 {
+			t.Errorf("Entries = %d, %v; want 1", len(es), err)
+		}
+		if b, err := s2.Balance(t.Context(), a.ID); err != nil || b != 250 {
+			t.Errorf("Balance = %d, %v; want 250", b, err)
+		}
+	})
+
+	t.Run("ConcurrentPosts", func(t *testing.T) {
+		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		a := mustAccount(t, s1, "alice")
+		const callers = 20
+		var want int64
+		errs := make([]error, callers)
+		parallel(callers, func(i int) {
+			s := s1
+			if i%2 == 1 {
+				s = s2
+			}
+			_, errs[i] = s.Post(t.Context(), storage.Entry{
+				AccountID: a.ID, AmountCents: int64(i + 1), Kind: storage.EntryTopUp, Reference: fmt.Sprint("r", i),
+			})
+		})
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("Post %d: %v", i, err)
+			}
+			want += int64(i + 1)
+		}
+		if b, err := s1.Balance(t.Context(), a.ID); err != nil || b != want {
+			t.Errorf("Balance = %d, %v; want %d", b, err, want)
+		}
+		// Every entry's balance follows from the one before it.
+		es, err := s2.Entries(t.Context(), a.ID, 0)
+		if err != nil || len(es) != callers {
+			t.Fatalf("Entries = %d, %v; want %d", len(es), err, callers)
+		}
+		if es[0].BalanceAfterCents != want {
+			t.Errorf("newest entry's balance after = %d, want %d", es[0].BalanceAfterCents, want)
+		}
+		for i, e := range es {
+			var before int64
+			if i+1 < len(es) {
+				before = es[i+1].BalanceAfterCents
+			}
+			if e.BalanceAfterCents != before+e.AmountCents {
+				t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
+			}
+		}
+	})
+}
+
+// entriesEqual compares entries with time.Time.Equal.
+func entriesEqual(a, b storage.LedgerEntry) bool {
+	ta, tb := a.CreatedAt, b.CreatedAt
+	a.CreatedAt, b.CreatedAt = time.Time{}, time.Time{}
+	return a == b && ta.Equal(tb)
+}

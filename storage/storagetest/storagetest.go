@@ -1,0 +1,140 @@
+// Package storagetest is the contract every storage.Store passes: the
+// sqlite and postgres packages run it from their tests.
+package storagetest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// Opener opens a store for t, failing t if it cannot. Every call with the
+// same t opens the same database, the way another process would; every
+// test gets a fresh, empty database of its own. (DatabasePerTest helps
+// with the first part.) The suite closes each store it opens, once.
+//
+// The suite calls the Opener from several goroutines at once to check
+// that stores starting together migrate safely.
+type Opener func(t *testing.T, opts storage.Options) storage.Store
+
+// Run runs the contract suite against the stores open opens.
+func Run(t *testing.T, open Opener) {
+	h := &harness{open: open}
+	t.Run("Accounts", h.testAccounts)
+	t.Run("Keys", h.testKeys)
+	t.Run("Ledger", h.testLedger)
+	t.Run("Migrations", h.testMigrations)
+}
+
+// DatabasePerTest turns create, which makes a fresh database for a test
+// and returns how to reach it (a DSN or a path), into a function that
+// returns the same database for every call of one test.
+func DatabasePerTest(create func(t *testing.T) string) func(t *testing.T) string {
+	var mu sync.Mutex
+	dbs := make(map[*testing.T]string)
+	return func(t *testing.T) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if db, ok := dbs[t]; ok {
+			return db
+		}
+		db := create(t)
+		dbs[t] = db
+		t.Cleanup(func() {
+			mu.Lock()
+			delete(dbs, t)
+			mu.Unlock()
+		})
+		return db
+	}
+}
+
+type harness struct {
+	open Opener
+}
+
+// store opens a store on t's database and closes it when t ends.
+func (h *harness) store(t *testing.T, opts storage.Options) storage.Store {
+	t.Helper()
+	s := h.open(t, opts)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// clock is a storage.Options.Now that moves only when told to, in whole
+// microseconds (the stores keep microseconds).
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock {
+	return &clock{now: time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC)}
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
+func (c *clock) options() storage.Options { return storage.Options{Now: c.Now} }
+
+// newHash returns a random key hash in the form the store is given.
+func newHash() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// mustAccount ensures the account name exists.
+func mustAccount(t *testing.T, s storage.Store, name string) storage.Account {
+	t.Helper()
+	a, err := s.EnsureAccount(t.Context(), name)
+	if err != nil {
+		t.Fatalf("EnsureAccount(%q): %v", name, err)
+	}
+	return a
+}
+
+// mustKey creates a key without limits.
+func mustKey(t *testing.T, s storage.Store, accountID string) (storage.APIKey, string) {
+	t.Helper()
+	hash := newHash()
+	k, err := s.CreateKey(t.Context(), storage.NewKey{AccountID: accountID, Hash: hash, Hint: "sk-..." + hash[:4]})
+	if err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	return k, hash
+}
+
+// parallel runs n calls of fn at once and waits for them.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			fn(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
