@@ -17,6 +17,15 @@ type Principal struct {
 	KeyHint     string
 	AccountID   string
 	AccountName string
+	// BalanceCents is the account's balance as read while authenticating
+	// this request, never a cached value: the balance gate uses it.
+	BalanceCents int64
+}
+
+// KeyStore is what authentication reads from the store.
+type KeyStore interface {
+	LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error)
+	Balance(ctx context.Context, accountID string) (int64, error)
 }
 
 type principalKey struct{}
@@ -40,7 +49,7 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 // revocation notifications can stand in front of it (see KeyCache for
 // the trade-off).
 type Authenticator struct {
-	keys     storage.Keys
+	keys     KeyStore
 	hasher   KeyHasher
 	cache    *KeyCache // nil: no caching
 	cacheTTL time.Duration
@@ -48,7 +57,7 @@ type Authenticator struct {
 
 // NewAuthenticator returns an authenticator over keys. With a cache,
 // lookups are kept for at most cacheTTL.
-func NewAuthenticator(keys storage.Keys, hasher KeyHasher, cache *KeyCache, cacheTTL time.Duration) *Authenticator {
+func NewAuthenticator(keys KeyStore, hasher KeyHasher, cache *KeyCache, cacheTTL time.Duration) *Authenticator {
 	if cacheTTL <= 0 {
 		cache = nil
 	}
@@ -78,10 +87,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 		return Principal{}, apierror.InvalidAPIKey("Incorrect API key provided: " + KeyHint(key) + ".")
 	}
 	return Principal{
-		KeyID:       owner.KeyID,
-		KeyHint:     owner.KeyHint,
-		AccountID:   owner.AccountID,
-		AccountName: owner.AccountName,
+		KeyID:        owner.KeyID,
+		KeyHint:      owner.KeyHint,
+		AccountID:    owner.AccountID,
+		AccountName:  owner.AccountName,
+		BalanceCents: owner.BalanceCents,
 	}, nil
 }
 
@@ -90,7 +100,10 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (storage.KeyOwn
 		return a.keys.LookupKey(ctx, hash)
 	}
 	if owner, ok := a.cache.get(hash, a.cacheTTL); ok {
-		return owner, nil
+		// The key may come from the cache, its balance may not.
+		balance, err := a.keys.Balance(ctx, owner.AccountID)
+		owner.BalanceCents = balance
+		return owner, err
 	}
 	gen, cacheable := a.cache.generation()
 	owner, err := a.keys.LookupKey(ctx, hash)

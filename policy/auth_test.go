@@ -12,22 +12,18 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 )
 
-// memKeys is a minimal storage.Keys for exercising the authenticator.
+// memKeys is a KeyStore for exercising the authenticator.
 type memKeys struct {
 	mu      sync.Mutex
 	owners  map[string]storage.KeyOwner
 	lookups int
+	// balance is every account's balance; lookups return the balance as
+	// it was when the owner was stored, as a cache would hold it.
+	balance      int64
+	balanceReads int
 	// during runs inside LookupKey after the record is read, to let a
 	// test interleave a revocation with a lookup in flight.
 	during func()
-}
-
-func (m *memKeys) CreateKey(context.Context, storage.NewKey) (storage.APIKey, error) {
-	panic("not used")
-}
-func (m *memKeys) ListKeys(context.Context, string) ([]storage.APIKey, error) { panic("not used") }
-func (m *memKeys) RevokeKey(context.Context, string) (storage.APIKey, error) {
-	panic("not used")
 }
 
 func (m *memKeys) LookupKey(_ context.Context, hash string) (storage.KeyOwner, error) {
@@ -43,6 +39,13 @@ func (m *memKeys) LookupKey(_ context.Context, hash string) (storage.KeyOwner, e
 		return storage.KeyOwner{}, storage.ErrNotFound
 	}
 	return o, nil
+}
+
+func (m *memKeys) Balance(_ context.Context, accountID string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.balanceReads++
+	return m.balance, nil
 }
 
 func (m *memKeys) revoke(hash string) {
@@ -152,6 +155,12 @@ func TestKeyCache(t *testing.T) {
 	}
 	if keys.lookups != 3 {
 		t.Fatalf("live cache: %d lookups, want 3 (one miss, two hits)", keys.lookups)
+	}
+	// A cached key still gets its balance read fresh.
+	keys.balance = 777
+	p, err := a.Authenticate(ctx, "Bearer "+key)
+	if err != nil || p.BalanceCents != 777 || keys.lookups != 3 {
+		t.Fatalf("cached key: balance %d, %d lookups, err %v; want the fresh balance 777 without a lookup", p.BalanceCents, keys.lookups, err)
 	}
 
 	// Expiry bounds staleness.

@@ -137,6 +137,10 @@ type KeyOwner struct {
 	KeyHint     string
 	AccountID   string
 	AccountName string
+	// BalanceCents is the account's balance when the key was looked up,
+	// read in the same query so that the balance gate costs no second
+	// round trip.
+	BalanceCents int64
 }
 
 // Entry is a ledger entry to post.

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -78,7 +79,54 @@ func dsn(path string) string {
 type driver struct {
 	db *sql.DB
 	querier
+
+	// Reads outside transactions run as statements prepared once:
+	// modernc's SQLite otherwise parses the SQL again on every call, which
+	// was most of the cost of the key lookup on every request.
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
 }
+
+func (d *driver) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st, ok := d.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := d.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if d.stmts == nil {
+		d.stmts = make(map[string]*sql.Stmt)
+	}
+	d.stmts[query] = st
+	return st, nil
+}
+
+func (d *driver) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	st, err := d.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (d *driver) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	st, err := d.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -98,7 +146,15 @@ func (d *driver) IsUniqueViolation(err error) bool {
 	return e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
 
-func (d *driver) Close() error { return d.db.Close() }
+func (d *driver) Close() error {
+	d.mu.Lock()
+	for _, st := range d.stmts {
+		st.Close()
+	}
+	d.stmts = nil
+	d.mu.Unlock()
+	return d.db.Close()
+}
 
 type txn struct {
 	tx *sql.Tx

@@ -118,10 +118,10 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string) (storage.APIKey, er
 // LookupKey is one query on the unique hash index.
 func (s *Store) LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error) {
 	o := storage.KeyOwner{KeyHash: hash}
-	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name
+	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name, a.balance_cents
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL`, hash).
-		Scan(&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName)
+		Scan(&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName, &o.BalanceCents)
 	if noRows(err) {
 		return storage.KeyOwner{}, storage.ErrNotFound
 	}

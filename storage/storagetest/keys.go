@@ -33,6 +33,13 @@ func (h *harness) testKeys(t *testing.T) {
 		if _, err := s.LookupKey(ctx, newHash()); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("LookupKey(unknown) error = %v, want ErrNotFound", err)
 		}
+		// The lookup carries the balance as it is now, for the balance gate.
+		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 1234, Kind: storage.EntryTopUp, Reference: "r1"}); err != nil {
+			t.Fatal(err)
+		}
+		if o, err := s.LookupKey(ctx, hash); err != nil || o.BalanceCents != 1234 {
+			t.Errorf("LookupKey after a credit = %+v, %v; want balance 1234", o, err)
+		}
 		keys, err := s.ListKeys(ctx, a.ID)
 		if err != nil || len(keys) != 1 || !keysEqual(keys[0], want) {
 			t.Errorf("ListKeys = %+v, %v; want [%+v]", keys, err, want)
