@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
@@ -49,6 +50,14 @@ type App struct {
 	// Redis. Default: empty, in-process limits.
 	Redis string `json:"redis,omitempty"`
 
+	// Prefix of every key Switchyard writes to Redis, so that several
+	// deployments can share one Redis. Default: "switchyard:".
+	RedisPrefix string `json:"redis_prefix,omitempty"`
+
+	// Overrides of the revision's limits, and how limits are enforced.
+	// Default: the revision's limits, enforced in process or on Redis.
+	Limits *LimitsConfig `json:"limits,omitempty"`
+
 	// Secret keying the HMAC under which API keys are stored, at least
 	// 32 characters, identical on every node. Default:
 	// $SWITCHYARD_KEY_SECRET; with the embedded store and neither set, a
@@ -71,6 +80,8 @@ type App struct {
 	hasher   policy.KeyHasher
 	backend  *backend
 	redis    *redis.Client
+	limiter  limits.Limiter
+	queue    *limits.Queue // nil: no cap on generations in flight
 	logger   *zap.Logger
 }
 
@@ -98,6 +109,9 @@ func (App) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// Validate implements caddy.Validator.
+func (a *App) Validate() error { return a.Limits.validate() }
+
 // Provision resolves the settings and takes (or opens) the shared store
 // and Redis client.
 func (a *App) Provision(ctx caddy.Context) error {
@@ -120,6 +134,14 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	if s.redis != "" {
 		if a.redis, err = acquireRedis(s.redis); err != nil {
+			return err
+		}
+	}
+	if a.limiter, err = acquireLimiter(s, a.Limits, a.redis, a.logger); err != nil {
+		return err
+	}
+	if a.Limits != nil && a.Limits.Queue != nil {
+		if a.queue, err = acquireQueue(s, a.Limits.Queue, a.limiter); err != nil {
 			return err
 		}
 	}
@@ -148,6 +170,16 @@ func (a *App) Cleanup() error {
 	var errs []error
 	if a.backend != nil {
 		if _, err := backends.Delete(a.settings.storeKey()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.queue != nil {
+		if _, err := queues.Delete(queueKey(a.settings, a.Limits.Queue)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.limiter != nil {
+		if _, err := limiters.Delete(limiterKey(a.settings, a.Limits)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -180,6 +212,12 @@ func (a *App) Authenticator() *policy.Authenticator {
 	return policy.NewAuthenticator(a.backend.store, a.hasher, cache, time.Duration(a.KeyCacheTTL))
 }
 
+// Limiter enforces request rates and concurrent streams.
+func (a *App) Limiter() limits.Limiter { return a.limiter }
+
+// Queue is the admission queue in front of the upstream, or nil.
+func (a *App) Queue() *limits.Queue { return a.queue }
+
 // UpstreamURL is the configured upstream base URL, or nil.
 func (a *App) UpstreamURL() *url.URL { return a.settings.upstream }
 
@@ -210,5 +248,6 @@ func appFrom(ctx caddy.Context) (*App, error) {
 var (
 	_ caddy.App          = (*App)(nil)
 	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.Validator    = (*App)(nil)
 	_ caddy.CleanerUpper = (*App)(nil)
 )

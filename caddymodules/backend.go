@@ -103,6 +103,10 @@ func acquireRedis(rawURL string) (*redis.Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %v", err)
 		}
+		// Let every call give up at its context's deadline, so a Redis that
+		// stops answering costs a request the limiter's timeout, not the
+		// client's read timeout.
+		opts.ContextTimeoutEnabled = true
 		return redisClient{redis.NewClient(opts)}, nil
 	})
 	if err != nil {

@@ -19,8 +19,10 @@ func init() {
 //		data_dir   <path>
 //		postgres   <dsn>
 //		redis      <url>
+//		redis_prefix <prefix>
 //		key_secret <secret>
 //		key_cache_ttl <duration>
+//		limits { ... }        (see unmarshalLimits)
 //		upstream   <base_url> {
 //			api_key <key>
 //			model   <name>
@@ -70,6 +72,16 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("key_cache_ttl: %v", err)
 			}
 			a.KeyCacheTTL = caddy.Duration(ttl)
+		case "redis_prefix":
+			if err := oneArg(d, &a.RedisPrefix); err != nil {
+				return err
+			}
+		case "limits":
+			lc, err := unmarshalLimits(d)
+			if err != nil {
+				return err
+			}
+			a.Limits = lc
 		case "key_secret":
 			if err := oneArg(d, &a.KeySecret); err != nil {
 				return err

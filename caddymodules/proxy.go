@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 func init() {
@@ -36,7 +37,8 @@ type Proxy struct {
 	// Default: /v1.
 	Prefix string `json:"prefix,omitempty"`
 
-	rp *reverseproxy.Handler // nil when no upstream is configured
+	rp    *reverseproxy.Handler // nil when no upstream is configured
+	queue *limits.Queue         // nil: no cap on generations in flight
 }
 
 // CaddyModule returns the Caddy module information.
@@ -56,6 +58,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	h.queue = app.Queue()
 	u := app.UpstreamURL()
 	if u == nil {
 		ctx.Logger().Warn("no upstream configured: proxied requests will answer 502 upstream_unavailable")
@@ -103,7 +106,13 @@ func reverseProxyConfig(prefix, scheme, host, basePath, apiKey string) ([]byte, 
 		"upstreams":      []map[string]string{{"dial": dial}},
 		"transport":      transport,
 		"flush_interval": -1,
-		"headers":        map[string]any{"request": reqHeaders},
+		"headers": map[string]any{
+			"request": reqHeaders,
+			// The upstream's rate-limit headers describe the operator's
+			// account with the backend, not the caller's limits, which
+			// switchyard_limits reports under the same names.
+			"response": map[string]any{"delete": []string{"X-Ratelimit-*", "X-Request-Id"}},
+		},
 	}
 	if basePath != prefix {
 		cfg["rewrite"] = map[string]any{
@@ -118,6 +127,16 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	if h.rp == nil {
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
+	}
+	if h.queue != nil {
+		// The legacy API stays unchanged: a waiting request just waits,
+		// without queue_position chunks.
+		slot, err := h.queue.Enter(r.Context(), nil)
+		if err != nil {
+			apierror.Write(w, limits.APIError(err))
+			return nil
+		}
+		defer slot.Release()
 	}
 	return h.rp.ServeHTTP(w, r, next)
 }

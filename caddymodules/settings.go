@@ -29,8 +29,9 @@ const (
 	envUpstreamKey   = "SWITCHYARD_UPSTREAM_API_KEY"
 	envUpstreamModel = "SWITCHYARD_UPSTREAM_MODEL"
 
-	defaultDataDir = "./data"
-	keySecretFile  = "key_secret"
+	defaultDataDir     = "./data"
+	defaultRedisPrefix = "switchyard:"
+	keySecretFile      = "key_secret"
 )
 
 // settings is an App's configuration with placeholders replaced, empty
@@ -42,6 +43,7 @@ type settings struct {
 	dataDir       string
 	postgres      string
 	redis         string
+	redisPrefix   string
 	keySecret     []byte
 	upstream      *url.URL // nil when none is configured
 	upstreamKey   string
@@ -85,6 +87,7 @@ func (a *App) resolve() (settings, error) {
 		rev = r
 	}
 	s.profile = policy.ProfileFor(rev)
+	a.Limits.apply(&s.profile)
 
 	s.dataDir = value(repl, a.DataDir, envDataDir)
 	if s.dataDir == "" {
@@ -97,6 +100,10 @@ func (a *App) resolve() (settings, error) {
 	s.dataDir = abs
 	s.postgres = value(repl, a.Postgres, envPostgres)
 	s.redis = value(repl, a.Redis, envRedis)
+	s.redisPrefix = repl.ReplaceAll(a.RedisPrefix, "")
+	if s.redisPrefix == "" {
+		s.redisPrefix = defaultRedisPrefix
+	}
 
 	if raw := value(repl, a.Upstream.URL, envUpstream); raw != "" {
 		u, err := url.Parse(raw)

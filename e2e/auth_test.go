@@ -44,7 +44,7 @@ func errorBody(t *testing.T, body string) (message, typ, code string) {
 func TestV1PassThroughWithOpenAIClient(t *testing.T) {
 	up := testupstream.Start(t, testupstream.Options{})
 	e := embeddedEnv(t, up.URL()).with("SWITCHYARD_UPSTREAM_API_KEY", "upstream-secret")
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 	client := openaiClient(g, key, "/v1")
 	ctx := context.Background()
@@ -132,7 +132,7 @@ func TestBadKeyWithOpenAIClient(t *testing.T) {
 func TestAuthenticationRefusals(t *testing.T) {
 	up := testupstream.Start(t, testupstream.Options{})
 	e := embeddedEnv(t, up.URL())
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	revoked := newKey(t, e, "acme")
 	orphan := newKey(t, e, "doomed")
 	g := startGateway(t, e)
@@ -212,7 +212,7 @@ func TestAuthenticationRefusals(t *testing.T) {
 func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 	up := testupstream.Start(t, testupstream.Options{})
 	e := embeddedEnv(t, up.URL())
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 
 	tests := []struct {
@@ -242,7 +242,7 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 func TestRequestIDIsEchoed(t *testing.T) {
 	up := testupstream.Start(t, testupstream.Options{})
 	e := embeddedEnv(t, up.URL())
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 
 	_, h, _ := g.do("GET", "/v1/models", key, "", "X-Request-Id", "client-chosen-42")
@@ -260,7 +260,7 @@ func TestRequestIDIsEchoed(t *testing.T) {
 
 func TestUnreachableUpstream(t *testing.T) {
 	e := embeddedEnv(t, "http://"+freeAddr(t)+"/v1")
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 	status, _, body := g.do("POST", "/v1/chat/completions", key, `{"model":"m","messages":[]}`)
 	if status != http.StatusBadGateway {

@@ -32,7 +32,7 @@ func distributedEnv(t *testing.T, upstream string) env {
 func TestRevocationReachesEveryNode(t *testing.T) {
 	up := testupstream.Start(t, testupstream.Options{})
 	e := distributedEnv(t, up.URL())
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	g1, g2 := startGateway(t, e), startGateway(t, e)
 	warm(t, key, g1, g2)
 	revokeOnly(t, e, "acme")
@@ -48,7 +48,7 @@ func TestRevocationReachesEveryNode(t *testing.T) {
 func TestRevocationReachesCachingNodes(t *testing.T) {
 	up := testupstream.Start(t, testupstream.Options{})
 	e := distributedEnv(t, up.URL())
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	cfg := withSwitchyardOption(t, "key_cache_ttl 10m")
 	g1, g2 := startGateway(t, e, cfg), startGateway(t, e, cfg)
 	warm(t, key, g1, g2)
@@ -120,7 +120,7 @@ func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 15 * time.Millisecond})
 	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text(words), true })
 	e := distributedEnv(t, up.URL())
-	key := newKey(t, e, "acme")
+	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 
 	// Let the pool and the revocation listener settle, then count.

@@ -279,3 +279,12 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// fundedKey creates a key for account and credits the account with $10, so
+// that requests pass the balance gate.
+func fundedKey(t *testing.T, e env, account string) string {
+	t.Helper()
+	key := newKey(t, e, account)
+	mustCLI(t, e, "accounts", "topup", "--account", account, "--usd", "10", "--reference", "fund-"+account)
+	return key
+}

@@ -1,0 +1,96 @@
+package caddymodules
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/policy/limits"
+)
+
+// Limiters and queues hold counts that must outlive a config reload: a
+// stream admitted under the old config keeps its slot under the new one.
+// They are pooled like the store, keyed by everything that shapes them.
+var (
+	limiters = caddy.NewUsagePool()
+	queues   = caddy.NewUsagePool()
+)
+
+type pooled[T any] struct{ v T }
+
+func (pooled[T]) Destruct() error { return nil }
+
+// limiterKey names the limiter a config needs: one in-process limiter per
+// process, or a Redis limiter per Redis, prefix and tuning.
+func limiterKey(s settings, c *LimitsConfig) string {
+	if s.redis == "" {
+		return "local"
+	}
+	if c == nil {
+		c = new(LimitsConfig)
+	}
+	return fmt.Sprintf("redis|%s|%s|%d|%s|%s|%d|%d", s.redis, s.redisPrefix,
+		c.RedisTimeout, c.RatePolicy, c.StreamPolicy, c.LeaseTTL, c.Nodes)
+}
+
+func acquireLimiter(s settings, c *LimitsConfig, client *redis.Client, logger *zap.Logger) (limits.Limiter, error) {
+	v, _, err := limiters.LoadOrNew(limiterKey(s, c), func() (caddy.Destructor, error) {
+		if s.redis == "" {
+			return pooled[limits.Limiter]{limits.NewLocal(limits.LocalConfig{})}, nil
+		}
+		if c == nil {
+			c = new(LimitsConfig)
+		}
+		ratePolicy, _ := parsePolicy(c.RatePolicy)
+		streamPolicy, _ := parsePolicy(c.StreamPolicy)
+		r, err := limits.NewRedis(limits.RedisConfig{
+			Client:        client,
+			Prefix:        s.redisPrefix + "limits:",
+			Timeout:       time.Duration(c.RedisTimeout),
+			LeaseTTL:      time.Duration(c.LeaseTTL),
+			RatePolicy:    ratePolicy,
+			StreamPolicy:  streamPolicy,
+			FallbackNodes: c.Nodes,
+			Logger:        logger.Named("limits"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return pooled[limits.Limiter]{r}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(pooled[limits.Limiter]).v, nil
+}
+
+func queueKey(s settings, q *QueueConfig) string {
+	return fmt.Sprintf("%s|%s|%d|%d|%d", s.redis, s.redisPrefix, q.Slots, q.MaxWaiting, q.MaxWait)
+}
+
+// acquireQueue returns the admission queue; its slots are counted in Redis
+// (across nodes) when the limiter is on Redis, in process otherwise.
+func acquireQueue(s settings, q *QueueConfig, limiter limits.Limiter) (*limits.Queue, error) {
+	v, _, err := queues.LoadOrNew(queueKey(s, q), func() (caddy.Destructor, error) {
+		cfg := limits.QueueConfig{
+			Limit:      q.Slots,
+			MaxWaiting: q.MaxWaiting,
+			MaxWait:    time.Duration(q.MaxWait),
+		}
+		if r, ok := limiter.(*limits.Redis); ok {
+			cfg.Slots = r
+		}
+		queue, err := limits.NewQueue(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return pooled[*limits.Queue]{queue}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(pooled[*limits.Queue]).v, nil
+}

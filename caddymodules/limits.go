@@ -1,0 +1,164 @@
+package caddymodules
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
+)
+
+func init() {
+	caddy.RegisterModule(Limits{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_limits", parseLimits)
+	// Registered after switchyard_auth (auth.go sorts first), so both land
+	// before reverse_proxy in that order.
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_limits", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// Limits enforces, after switchyard_auth, the limits of the active revision
+// profile on every authenticated request, in this order:
+//
+//  1. the balance gate: an account whose balance cannot cover the minimum
+//     charge gets 402 insufficient_balance;
+//  2. the request rate per API key, and for a streaming request
+//     ("stream": true in its JSON body) one of the key's concurrent-stream
+//     slots, checked together: 429 rate_limit_exceeded when either is
+//     exhausted, with Retry-After.
+//
+// A request refused by one check consumes nothing of the others. Every
+// response that passed the rate check carries OpenAI's
+// x-ratelimit-limit-requests, x-ratelimit-remaining-requests and
+// x-ratelimit-reset-requests headers. A stream's slot is held until the
+// handlers after this one return, whether the stream ended, the client went
+// away, the upstream failed or a handler panicked.
+type Limits struct {
+	app    *App
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Limits) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.switchyard_limits",
+		New: func() caddy.Module { return new(Limits) },
+	}
+}
+
+// Provision implements caddy.Provisioner.
+func (h *Limits) Provision(ctx caddy.Context) error {
+	app, err := appFrom(ctx)
+	if err != nil {
+		return err
+	}
+	h.app = app
+	h.logger = ctx.Logger()
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	p, ok := policy.PrincipalFrom(r.Context())
+	if !ok {
+		h.logger.Error("switchyard_limits runs before switchyard_auth: put switchyard_auth first")
+		apierror.Write(w, apierror.Internal())
+		return nil
+	}
+	prof := h.app.Profile()
+	if p.BalanceCents < prof.MinChargeCents {
+		apierror.Write(w, apierror.InsufficientBalance(
+			"Your balance of "+billing.FormatCents(p.BalanceCents)+" does not cover a request. Top up to continue."))
+		return nil
+	}
+
+	stream, err := streamRequested(r, h.app.Limits.maxBodyBytes())
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
+	}
+	adm, err := h.app.Limiter().Admit(r.Context(), limits.AdmitRequest{
+		Key:         p.KeyID,
+		Rate:        limits.RateFor(prof),
+		StreamLimit: prof.ConcurrentStreams,
+		WantLease:   stream,
+	})
+	limits.SetHeaders(w.Header(), adm.Rate)
+	if err != nil {
+		if errors.Is(err, limits.ErrUnavailable) {
+			h.logger.Warn("limits unavailable, request refused", zap.String("key_id", p.KeyID), zap.Error(err))
+		}
+		apierror.Write(w, limits.APIError(err))
+		return nil
+	}
+	if adm.Lease != nil {
+		defer adm.Lease.Release()
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// streamRequested reads a JSON request body to learn whether it asks for a
+// stream, and puts the body back for the handlers after this one. Other
+// requests (multipart uploads, GETs) are not streams and are not read.
+// Malformed JSON counts as no stream: the handler that serves the request
+// reports the error.
+func streamRequested(r *http.Request, maxBytes int64) (bool, error) {
+	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
+		return false, nil
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		return false, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	if err != nil {
+		return false, apierror.InvalidRequest("invalid_body", "The request body could not be read.")
+	}
+	if int64(len(body)) > maxBytes {
+		return false, apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
+			"request_too_large", "The request body is larger than this endpoint accepts.")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var probe struct {
+		Stream bool `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &probe)
+	return probe.Stream, nil
+}
+
+// parseLimits sets up the handler from Caddyfile tokens. Syntax:
+//
+//	switchyard_limits
+//
+// The limits themselves are set in the switchyard global option.
+func parseLimits(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	l := new(Limits)
+	err := l.UnmarshalCaddyfile(h.Dispenser)
+	return l, err
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+func (h *Limits) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Err("switchyard_limits takes no arguments; set limits in the switchyard global option")
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Limits)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Limits)(nil)
+	_ caddyfile.Unmarshaler       = (*Limits)(nil)
+)

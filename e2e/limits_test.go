@@ -1,0 +1,410 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/internal/testupstream"
+)
+
+const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+const streamBody = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+
+// slowUpstream answers every request with a stream that lasts about
+// five seconds, long enough to hold concurrency slots.
+func slowUpstream(t *testing.T) *testupstream.Server {
+	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 50 * time.Millisecond})
+	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+		return testupstream.Text(strings.Repeat("slow ", 100)), true
+	})
+	return up
+}
+
+// openStream starts a streaming request and returns once its first event
+// has arrived, or with the refusal's status and body. close ends the
+// request from the client's side, as a disconnect would.
+func openStream(t *testing.T, g *gateway, key string) (status int, body string, close func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(streamBody))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatalf("stream: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b := new(strings.Builder)
+		_, _ = bufio.NewReader(resp.Body).WriteTo(b)
+		resp.Body.Close()
+		cancel()
+		return resp.StatusCode, b.String(), func() {}
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "data: ") {
+		t.Fatalf("first stream line %q: %v", line, err)
+	}
+	return resp.StatusCode, "", func() { cancel(); resp.Body.Close() }
+}
+
+// switchyardConfig writes Caddyfile.example with extra lines in its
+// switchyard block.
+func switchyardConfig(t *testing.T, lines ...string) string {
+	return withSwitchyardOption(t, strings.Join(lines, "\n\t\t"))
+}
+
+func TestBalanceGate(t *testing.T) {
+	backends(t, func(t *testing.T, e env) {
+		up := testupstream.Start(t, testupstream.Options{})
+		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+		key := newKey(t, e, "broke")
+		g := startGateway(t, e)
+		for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
+			status, h, body := g.do("POST", path, key, chatBody)
+			if status != http.StatusPaymentRequired {
+				t.Fatalf("%s with a zero balance: %d %s", path, status, body)
+			}
+			if _, typ, code := errorBody(t, body); code != "insufficient_balance" || typ != "insufficient_quota" {
+				t.Errorf("code %q type %q", code, typ)
+			}
+			if h.Get("X-Ratelimit-Remaining-Requests") != "" {
+				t.Error("a request refused by the balance gate reached the rate limiter")
+			}
+		}
+		if n := len(up.Requests()); n != 0 {
+			t.Fatalf("refused requests reached the upstream: %d", n)
+		}
+		mustCLI(t, e, "accounts", "topup", "--account", "broke", "--usd", "5")
+		if status, h, body := g.do("POST", "/v1/chat/completions", key, chatBody); status != http.StatusOK {
+			t.Fatalf("after a top-up: %d %s", status, body)
+		} else if h.Get("X-Ratelimit-Remaining-Requests") != "59" {
+			// The refused requests spent none of the 60.
+			t.Errorf("remaining %q after the first admitted request, want 59", h.Get("X-Ratelimit-Remaining-Requests"))
+		}
+	})
+}
+
+func TestRateLimitPerRevision(t *testing.T) {
+	for _, tc := range []struct {
+		revision string
+		limit    int
+		reset    string
+	}{
+		{"A", 150, "1m0s"},
+		{"B", 60, "1m0s"},
+	} {
+		t.Run(tc.revision, func(t *testing.T) {
+			up := testupstream.Start(t, testupstream.Options{})
+			e := embeddedEnv(t, up.URL()).with("SWITCHYARD_REVISION", tc.revision)
+			key := fundedKey(t, e, "busy")
+			other := fundedKey(t, e, "other")
+			g := startGateway(t, e)
+			for i := 1; i <= tc.limit; i++ {
+				status, h, body := g.do("GET", "/v1/models", key, "")
+				if status != http.StatusOK {
+					t.Fatalf("request %d of %d: %d %s", i, tc.limit, status, body)
+				}
+				if got, want := h.Get("X-Ratelimit-Remaining-Requests"), strconv.Itoa(tc.limit-i); got != want {
+					t.Fatalf("request %d: remaining %q, want %q", i, got, want)
+				}
+				if h.Get("X-Ratelimit-Limit-Requests") != strconv.Itoa(tc.limit) {
+					t.Fatalf("limit header %q", h.Get("X-Ratelimit-Limit-Requests"))
+				}
+			}
+			status, h, body := g.do("GET", "/v1/models", key, "")
+			if status != http.StatusTooManyRequests {
+				t.Fatalf("request %d: %d %s", tc.limit+1, status, body)
+			}
+			if _, typ, code := errorBody(t, body); code != "rate_limit_exceeded" || typ != "requests" {
+				t.Errorf("code %q type %q", code, typ)
+			}
+			if ra, err := strconv.Atoi(h.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
+				t.Errorf("Retry-After %q", h.Get("Retry-After"))
+			}
+			if h.Get("X-Ratelimit-Remaining-Requests") != "0" || h.Get("X-Ratelimit-Reset-Requests") == "" {
+				t.Errorf("headers on the refusal: %v", h)
+			}
+			// Limits are per key.
+			if status, _, body := g.do("GET", "/v1/models", other, ""); status != http.StatusOK {
+				t.Fatalf("another key: %d %s", status, body)
+			}
+		})
+	}
+}
+
+func TestConcurrentStreams(t *testing.T) {
+	up := slowUpstream(t)
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, "streamer")
+	g := startGateway(t, e)
+
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for i := 0; i < 5; i++ {
+		status, body, closeFn := openStream(t, g, key)
+		if status != http.StatusOK {
+			t.Fatalf("stream %d: %d %s", i+1, status, body)
+		}
+		closers = append(closers, closeFn)
+	}
+	status, body, _ := openStream(t, g, key)
+	if status != http.StatusTooManyRequests || !strings.Contains(body, "Concurrency limit") {
+		t.Fatalf("sixth stream: %d %s", status, body)
+	}
+	// Non-streaming requests need no slot.
+	if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody); status != http.StatusOK {
+		t.Fatalf("a plain request beside five streams: %d %s", status, body)
+	}
+
+	// A client that goes away mid-stream gives its slot back.
+	closers[0]()
+	closers = closers[1:]
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body, closeFn := openStream(t, g, key)
+		if status == http.StatusOK {
+			closers = append(closers, closeFn)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the disconnected stream's slot was not freed: %d %s", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// redisConfig is the Caddyfile for a distributed deployment: its own
+// Redis key prefix plus extra switchyard lines.
+func redisConfig(t *testing.T, lines ...string) string {
+	_, prefix := testenv.Redis(t)
+	return switchyardConfig(t, append([]string{"redis_prefix " + prefix}, lines...)...)
+}
+
+func TestLimitsAcrossNodes(t *testing.T) {
+	up := slowUpstream(t)
+	fast := testupstream.Start(t, testupstream.Options{})
+	e := distributedEnv(t, up.URL())
+	cfg := redisConfig(t)
+	key := fundedKey(t, e, "burst")
+	streamKey := fundedKey(t, e, "streams")
+	g1 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()), cfg)
+	g2 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()), cfg)
+
+	// A burst of 100 from both nodes at once: revision B admits 60.
+	var admitted, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 100; i++ {
+		g := []*gateway{g1, g2}[i%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("GET", g.base+"/v1/models", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			switch resp.StatusCode {
+			case http.StatusOK:
+				admitted.Add(1)
+			case http.StatusTooManyRequests:
+				refused.Add(1)
+			default:
+				t.Errorf("status %d", resp.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted.Load() != 60 || refused.Load() != 40 {
+		t.Fatalf("burst across two nodes: %d admitted, %d refused; want exactly 60 and 40", admitted.Load(), refused.Load())
+	}
+
+	// Streams: five open across both nodes, the sixth refused on either.
+	s1 := startGateway(t, e, cfg)
+	s2 := startGateway(t, e, cfg)
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for i := 0; i < 5; i++ {
+		status, body, closeFn := openStream(t, []*gateway{s1, s2}[i%2], streamKey)
+		if status != http.StatusOK {
+			t.Fatalf("stream %d: %d %s", i+1, status, body)
+		}
+		closers = append(closers, closeFn)
+	}
+	for i, g := range []*gateway{s1, s2} {
+		if status, body, _ := openStream(t, g, streamKey); status != http.StatusTooManyRequests {
+			t.Fatalf("sixth stream on node %d: %d %s", i+1, status, body)
+		}
+	}
+}
+
+func TestLeasesOfAKilledNodeExpire(t *testing.T) {
+	up := slowUpstream(t)
+	e := distributedEnv(t, up.URL())
+	cfg := redisConfig(t, "limits {\n\t\t\tlease_ttl 2s\n\t\t}")
+	key := fundedKey(t, e, "crashy")
+	doomed := startGateway(t, e, cfg)
+	survivor := startGateway(t, e, cfg)
+
+	for i := 0; i < 5; i++ {
+		if status, body, _ := openStream(t, doomed, key); status != http.StatusOK {
+			t.Fatalf("stream %d: %d %s", i+1, status, body)
+		}
+	}
+	doomed.kill()
+	killed := time.Now()
+	if status, body, _ := openStream(t, survivor, key); status != http.StatusTooManyRequests {
+		t.Fatalf("right after the kill the slots should still be held: %d %s", status, body)
+	}
+	// The stated bound is the lease TTL; allow scheduling slack on top.
+	for {
+		status, _, closeFn := openStream(t, survivor, key)
+		if status == http.StatusOK {
+			closeFn()
+			break
+		}
+		if time.Since(killed) > 2*time.Second+3*time.Second {
+			t.Fatalf("slots of the killed node not freed %s after the kill (lease_ttl 2s)", time.Since(killed))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// privateRedis runs a redis-server of the test's own on a free port, so
+// that the test can stop it.
+func privateRedis(t *testing.T) (url string, stop func()) {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server is not installed: run `make test`, which installs it, or apt-get install redis-server")
+	}
+	addr := freeAddr(t)
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(path, "--bind", host, "--port", port, "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
+	t.Cleanup(stop)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not start")
+		}
+	}
+	return "redis://" + addr + "/0", stop
+}
+
+func TestRedisOutage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy string
+		want   int
+	}{
+		{"fail open", "fail_open", http.StatusOK},
+		{"fail closed", "fail_closed", http.StatusServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := testupstream.Start(t, testupstream.Options{})
+			redisURL, stopRedis := privateRedis(t)
+			e := distributedEnv(t, up.URL()).with("SWITCHYARD_REDIS_URL", redisURL)
+			cfg := switchyardConfig(t, fmt.Sprintf("limits {\n\t\t\trate_policy %s\n\t\t\tstream_policy %s\n\t\t}", tc.policy, tc.policy))
+			key := fundedKey(t, e, "outage")
+			g := startGateway(t, e, cfg)
+			if status, _, body := g.do("GET", "/v1/models", key, ""); status != http.StatusOK {
+				t.Fatalf("with Redis up: %d %s", status, body)
+			}
+			stopRedis()
+			for i := 0; i < 20; i++ {
+				began := time.Now()
+				path, body := "/v1/models", ""
+				if i%2 == 1 {
+					path, body = "/v1/chat/completions", streamBody
+				}
+				status, _, respBody := g.do(map[bool]string{true: "GET", false: "POST"}[body == ""], path, key, body)
+				// A hang detector, not a performance claim: the limiter's
+				// timeout is 150ms, and the breaker skips Redis after a
+				// few failures.
+				if took := time.Since(began); took > 3*time.Second {
+					t.Fatalf("request %d took %s with Redis down", i, took)
+				}
+				if status != tc.want {
+					t.Fatalf("request %d with Redis down: %d %s", i, status, respBody)
+				}
+				if tc.want == http.StatusServiceUnavailable {
+					if _, _, code := errorBody(t, respBody); code != "service_unavailable" {
+						t.Fatalf("code %q", code)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestAdmissionQueue(t *testing.T) {
+	up := slowUpstream(t)
+	e := embeddedEnv(t, up.URL())
+	cfg := switchyardConfig(t, "limits {\n\t\t\tqueue 1 {\n\t\t\t\tmax_waiting 1\n\t\t\t\tmax_wait 300ms\n\t\t\t}\n\t\t}")
+	key := fundedKey(t, e, "queued")
+	g := startGateway(t, e, cfg)
+
+	status, body, closeFn := openStream(t, g, key)
+	if status != http.StatusOK {
+		t.Fatalf("first stream: %d %s", status, body)
+	}
+	defer closeFn()
+
+	// The only slot is taken: a second request waits, then gives up.
+	began := time.Now()
+	status, _, body = g.do("POST", "/v1/chat/completions", key, chatBody)
+	if status != http.StatusServiceUnavailable {
+		t.Fatalf("queued request: %d %s", status, body)
+	}
+	if _, _, code := errorBody(t, body); code != "server_overloaded" {
+		t.Fatalf("code %q", code)
+	}
+	if time.Since(began) < 300*time.Millisecond {
+		t.Fatalf("refused after %s, before max_wait", time.Since(began))
+	}
+
+	// Once the slot is free, requests go through again.
+	closeFn()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, _, _ = g.do("GET", "/v1/models", key, "")
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot not freed after the stream closed: %d", status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
