@@ -407,4 +407,3 @@ func TestAdmissionQueue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
