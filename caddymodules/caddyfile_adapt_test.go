@@ -59,6 +59,18 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"auth with argument", ":8080 {\n\tswitchyard_auth strict\n}\n"},
 		{"error with bad status", ":8080 {\n\tswitchyard_error teapot\n}\n"},
 		{"error with too many args", ":8080 {\n\tswitchyard_error 404 a b c\n}\n"},
+		{"limits unknown option", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tspeed 9\n\t\t}\n\t}\n}\n"},
+		{"limits bad requests", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests ten 1m\n\t\t}\n\t}\n}\n"},
+		{"limits requests without period", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests 10\n\t\t}\n\t}\n}\n"},
+		{"limits bad window kind", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests 10 1m sliding\n\t\t}\n\t}\n}\n"},
+		{"limits zero streams", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tstreams 0\n\t\t}\n\t}\n}\n"},
+		{"limits bad size", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tupload_size lots\n\t\t}\n\t}\n}\n"},
+		{"limits bad policy", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trate_policy maybe\n\t\t}\n\t}\n}\n"},
+		{"limits bad charge", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tmax_charge -1\n\t\t}\n\t}\n}\n"},
+		{"limits negative ttl", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tlease_ttl -1s\n\t\t}\n\t}\n}\n"},
+		{"queue without slots", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue\n\t\t}\n\t}\n}\n"},
+		{"queue unknown option", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue 4 {\n\t\t\t\tfair yes\n\t\t\t}\n\t\t}\n\t}\n}\n"},
+		{"limits directive with args", ":8080 {\n\tswitchyard_limits 5\n}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

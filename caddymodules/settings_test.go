@@ -143,3 +143,41 @@ func TestReverseProxyConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestProfileOverrides(t *testing.T) {
+	t.Setenv(envRevision, "")
+	zero, twoK := 0, 2000
+	cents := int64(0)
+	tests := []struct {
+		name  string
+		app   App
+		check func(p policy.Profile) bool
+	}{
+		{"revision B defaults", App{}, func(p policy.Profile) bool {
+			return p.RequestsPerPeriod == 60 && !p.Rolling && p.ConcurrentStreams == 5 && p.MaxUploadBytes == 25_000_000 &&
+				p.MaxStoredBytes == 500_000_000 && p.MaxInlineImage == 10_000_000 && p.MaxSystemChars == 2000 && p.MaxChargeCents == 500 && p.UsageAlways
+		}},
+		{"revision A defaults", App{Revision: "A"}, func(p policy.Profile) bool {
+			return p.RequestsPerPeriod == 150 && p.Rolling && p.ConcurrentStreams == 34 && p.MaxUploadBytes == 25<<20 &&
+				p.MaxStoredBytes == 500<<20 && p.MaxInlineImage == 10<<20 && p.MaxSystemChars == 0 && p.MaxChargeCents == 0 && !p.UsageAlways
+		}},
+		{"overrides on A", App{Revision: "A", Limits: &LimitsConfig{Requests: 10, Streams: 2, Rolling: ptr(false), MaxSystemChars: &twoK, MaxUploadBytes: 1}},
+			func(p policy.Profile) bool {
+				return p.RequestsPerPeriod == 10 && !p.Rolling && p.ConcurrentStreams == 2 && p.MaxSystemChars == 2000 && p.MaxUploadBytes == 1 && p.MaxStoredFiles == 100
+			}},
+		{"explicit zeros on B", App{Limits: &LimitsConfig{MaxSystemChars: &zero, MaxChargeCents: &cents}}, func(p policy.Profile) bool {
+			return p.MaxSystemChars == 0 && p.MaxChargeCents == 0 && p.RequestsPerPeriod == 60
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := tt.app.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(s.profile) {
+				t.Errorf("profile %+v", s.profile)
+			}
+		})
+	}
+}
