@@ -1,0 +1,74 @@
+package testupstream
+
+import "time"
+
+// DefaultModel is the model listed when Options.Models is empty.
+const DefaultModel = "switchyard-demo"
+
+// Options configure a Server. Each field other than Now and Ready is one
+// flag of `switchyard demo-backend`. The zero value is a backend without
+// delays or authentication that lists DefaultModel and accepts any model.
+type Options struct {
+	// Models listed by GET /v1/models, in order. When set, a chat request
+	// naming any other model is refused with 404 model_not_found, as
+	// OpenAI and vLLM do. Default: empty, which lists DefaultModel and
+	// accepts every model name (answers echo the requested name).
+	Models []string
+
+	// APIKey, when set, must arrive as "Authorization: Bearer APIKEY" on
+	// every request; anything else is answered 401 invalid_api_key.
+	// Default: empty, no authentication.
+	APIKey string
+
+	// TimeToFirstToken is how long a streamed answer waits before its first
+	// chunk (and its response headers). A JSON answer waits this long plus
+	// InterTokenDelay for every further token, as generation would.
+	// Default: 0, answer at once.
+	TimeToFirstToken time.Duration
+
+	// InterTokenDelay is the pause before each streamed token after the
+	// first, reasoning and tool-call argument pieces included.
+	// Default: 0, no pause.
+	InterTokenDelay time.Duration
+
+	// Reasoning makes the unscripted demo answer begin with a short
+	// reasoning_content part, as reasoning models served by vLLM do.
+	// Scripted replies are unaffected. Default: false.
+	Reasoning bool
+
+	// Now supplies the "created" timestamps. Not a flag. Default: time.Now.
+	Now func() time.Time
+
+	// Ready is called by ListenAndServe once the listener is bound, with
+	// the base URL clients should use ("http://127.0.0.1:9000/v1"). Not a
+	// flag. Default: nil, which prints
+	// "demo backend listening on http://ADDR/v1" to standard error.
+	Ready func(baseURL string)
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) models() []string {
+	if len(o.Models) == 0 {
+		return []string{DefaultModel}
+	}
+	return o.Models
+}
+
+// knowsModel reports whether a chat request may name model.
+func (o *Options) knowsModel(model string) bool {
+	if len(o.Models) == 0 {
+		return true
+	}
+	for _, m := range o.Models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
