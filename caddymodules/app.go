@@ -5,14 +5,17 @@
 package caddymodules
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -58,6 +61,11 @@ type App struct {
 	// Default: the revision's limits, enforced in process or on Redis.
 	Limits *LimitsConfig `json:"limits,omitempty"`
 
+	// The Files API: blob storage, malware scanning, cleanup. Default:
+	// files in data_dir/files, no scanning unless $SWITCHYARD_CLAMD_ADDR
+	// is set.
+	Files *FilesConfig `json:"files,omitempty"`
+
 	// Secret keying the HMAC under which API keys are stored, at least
 	// 32 characters, identical on every node. Default:
 	// $SWITCHYARD_KEY_SECRET; with the embedded store and neither set, a
@@ -83,6 +91,11 @@ type App struct {
 	limiter  limits.Limiter
 	queue    *limits.Queue // nil: no cap on generations in flight
 	logger   *zap.Logger
+
+	filesOnce sync.Once
+	filesSvc  *files.Service
+	filesErr  error
+	fileStore string // fileStores key, once acquired
 }
 
 // Upstream is the OpenAI-compatible backend behind the gateway.
@@ -110,7 +123,9 @@ func (App) CaddyModule() caddy.ModuleInfo {
 }
 
 // Validate implements caddy.Validator.
-func (a *App) Validate() error { return a.Limits.validate() }
+func (a *App) Validate() error {
+	return errors.Join(a.Limits.validate(), a.Files.validate())
+}
 
 // Provision resolves the settings and takes (or opens) the shared store
 // and Redis client.
@@ -173,6 +188,11 @@ func (a *App) Cleanup() error {
 			errs = append(errs, err)
 		}
 	}
+	if a.fileStore != "" {
+		if _, err := fileStores.Delete(a.fileStore); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if a.queue != nil {
 		if _, err := queues.Delete(queueKey(a.settings, a.Limits.Queue)); err != nil {
 			errs = append(errs, err)
@@ -217,6 +237,47 @@ func (a *App) Limiter() limits.Limiter { return a.limiter }
 
 // Queue is the admission queue in front of the upstream, or nil.
 func (a *App) Queue() *limits.Queue { return a.queue }
+
+// FilesService returns the Files API service, opening its blob store and starting
+// its janitor on first use.
+func (a *App) FilesService() (*files.Service, error) {
+	a.filesOnce.Do(func() { a.filesSvc, a.filesErr = a.openFiles() })
+	return a.filesSvc, a.filesErr
+}
+
+func (a *App) openFiles() (*files.Service, error) {
+	meta, ok := a.backend.store.(files.MetaStore)
+	if !ok {
+		return nil, fmt.Errorf("files: the store does not keep file metadata")
+	}
+	repl := caddy.NewReplacer()
+	location, err := a.Files.blobLocation(repl, a.settings)
+	if err != nil {
+		return nil, err
+	}
+	cfg := a.Files
+	if cfg == nil {
+		cfg = new(FilesConfig)
+	}
+	fs, err := acquireFileStore(a.settings, location, meta, time.Duration(cfg.JanitorInterval), a.logger)
+	if err != nil {
+		return nil, fmt.Errorf("files: opening blob store: %v", err)
+	}
+	a.fileStore = fileStoreKey(a.settings, location)
+
+	svcCfg := files.Config{
+		Meta:         meta,
+		Blobs:        fs.blobs,
+		Profile:      a.settings.profile,
+		ScanFailOpen: cfg.ScanPolicy == "fail_open",
+		Purposes:     cfg.Purposes,
+		Logger:       slogFor(a.logger.Named("files")),
+	}
+	if addr := value(repl, cfg.Clamd, envClamd); addr != "" {
+		svcCfg.Scanner = &files.Clamd{Addr: addr}
+	}
+	return files.NewService(svcCfg)
+}
 
 // UpstreamURL is the configured upstream base URL, or nil.
 func (a *App) UpstreamURL() *url.URL { return a.settings.upstream }

@@ -23,6 +23,7 @@ func init() {
 //		key_secret <secret>
 //		key_cache_ttl <duration>
 //		limits { ... }        (see unmarshalLimits)
+//		files { ... }         (see unmarshalFiles)
 //		upstream   <base_url> {
 //			api_key <key>
 //			model   <name>
@@ -82,6 +83,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.Limits = lc
+		case "files":
+			fc, err := unmarshalFiles(d)
+			if err != nil {
+				return err
+			}
+			a.Files = fc
 		case "key_secret":
 			if err := oneArg(d, &a.KeySecret); err != nil {
 				return err

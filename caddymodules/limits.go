@@ -31,8 +31,9 @@ func init() {
 // Limits enforces, after switchyard_auth, the limits of the active revision
 // profile on every authenticated request, in this order:
 //
-//  1. the balance gate: an account whose balance cannot cover the minimum
-//     charge gets 402 insufficient_balance;
+//  1. the balance gate: a request that can cost money (any method but GET,
+//     HEAD, DELETE and OPTIONS) from an account whose balance cannot cover
+//     the minimum charge gets 402 insufficient_balance;
 //  2. the request rate per API key, and for a streaming request
 //     ("stream": true in its JSON body) one of the key's concurrent-stream
 //     slots, checked together: 429 rate_limit_exceeded when either is
@@ -77,7 +78,7 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		return nil
 	}
 	prof := h.app.Profile()
-	if p.BalanceCents < prof.MinChargeCents {
+	if p.BalanceCents < prof.MinChargeCents && mayCost(r.Method) {
 		apierror.Write(w, apierror.InsufficientBalance(
 			"Your balance of "+billing.FormatCents(p.BalanceCents)+" does not cover a request. Top up to continue."))
 		return nil
@@ -106,6 +107,17 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		defer adm.Lease.Release()
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// mayCost reports whether a request of this method can be charged for:
+// reading, listing, downloading and deleting files are free, so an account
+// that ran dry keeps access to what it stored.
+func mayCost(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
+		return false
+	}
+	return true
 }
 
 // streamRequested reads a JSON request body to learn whether it asks for a

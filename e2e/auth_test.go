@@ -223,8 +223,8 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 		{"unknown v3 route", "GET", "/v3/nothing/here", 404, "not_found"},
 		{"unknown root route", "GET", "/index.html", 404, "not_found"},
 		{"chat not yet available", "POST", "/v3/chat/completions", 501, "not_implemented"},
-		{"files not yet available", "GET", "/v3/files", 501, "not_implemented"},
-		{"file not yet available", "GET", "/v3/files/file-abc", 501, "not_implemented"},
+
+		{"unknown file", "GET", "/v3/files/file-abc", 404, "not_found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure the PostgreSQL and Redis servers the test suites need answer.
+# Makes sure the PostgreSQL and Redis servers the test suites need answer,
+# and that clamd (ClamAV), which the malware-scan suites start themselves,
+# is installed.
 # Servers named by SWITCHYARD_TEST_POSTGRES / SWITCHYARD_TEST_REDIS are used
 # as they are. Otherwise the local ones on 127.0.0.1:5432 and :6379 are
 # used if they answer, started if installed, or installed from Debian's
@@ -85,5 +87,26 @@ MSG
 	wait_for 127.0.0.1 6379 Redis
 }
 
+ensure_clamav() {
+	if [ -n "${SWITCHYARD_TEST_CLAMD_ADDR:-}" ] || { command -v clamd >/dev/null && command -v sigtool >/dev/null; }; then
+		return 0
+	fi
+	if ! can_install; then
+		cat >&2 <<'MSG'
+clamd and sigtool (ClamAV) are not installed; the malware-scan suites start
+a private clamd. Install them (Debian: sudo apt-get install clamav-daemon),
+or point SWITCHYARD_TEST_CLAMD_ADDR at a running clamd.
+MSG
+		exit 1
+	fi
+	apt_install clamav-daemon
+	# The package starts a system clamd and freshclam that look for
+	# signatures online; the suites run their own clamd.
+	if command -v systemctl >/dev/null; then
+		systemctl stop clamav-daemon clamav-freshclam >/dev/null 2>&1 || true
+	fi
+}
+
 ensure_postgres
 ensure_redis
+ensure_clamav

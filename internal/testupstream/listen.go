@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"testing"
 	"time"
 )
 
@@ -19,7 +18,7 @@ const shutdownGrace = 5 * time.Second
 
 // Start runs a Server on a random port of 127.0.0.1 until the test ends.
 // Its URL method returns the base URL to give clients.
-func Start(t testing.TB, opts Options) *Server {
+func Start(t TB, opts Options) *Server {
 	t.Helper()
 	s := New(opts)
 	// Cancelled before Close, so that a handler waiting out a long Delay
@@ -36,6 +35,14 @@ func Start(t testing.TB, opts Options) *Server {
 	s.baseURL = ts.URL + "/v1"
 	s.mu.Unlock()
 	return s
+}
+
+// TB is the part of testing.TB that Start uses. Declaring it here keeps
+// the testing package out of the switchyard binary, which links this
+// package for its demo-backend command.
+type TB interface {
+	Helper()
+	Cleanup(func())
 }
 
 // ListenAndServe serves a Server configured by opts on addr (host:port;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -23,23 +24,9 @@ func (s *Store) Post(ctx context.Context, e storage.Entry) (storage.LedgerEntry,
 		return storage.LedgerEntry{}, errors.New("storage: ledger entry needs a kind and a reference")
 	}
 	now := s.now()
-	posted := storage.LedgerEntry{
-		ID:          newID("le_"),
-		AccountID:   e.AccountID,
-		AmountCents: e.AmountCents,
-		Kind:        e.Kind,
-		Reference:   e.Reference,
-		Note:        e.Note,
-		CreatedAt:   fromMicros(micros(now)),
-	}
-	var existing storage.LedgerEntry
+	var posted, existing storage.LedgerEntry
 	err := s.inTx(ctx, func(tx Tx) error {
-		var balance, seq int64
-		err := tx.QueryRow(ctx, `SELECT balance_cents, ledger_seq FROM accounts WHERE id = $1`+s.dialect.ForUpdate,
-			e.AccountID).Scan(&balance, &seq)
-		if noRows(err) {
-			return storage.ErrNotFound
-		}
+		head, err := s.lockLedger(ctx, tx, e.AccountID)
 		if err != nil {
 			return err
 		}
@@ -50,16 +37,7 @@ func (s *Store) Post(ctx context.Context, e storage.Entry) (storage.LedgerEntry,
 		if !noRows(err) {
 			return err
 		}
-		posted.BalanceAfterCents = balance + e.AmountCents
-		seq++
-		if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (`+entryColumns+`, seq)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			posted.ID, posted.AccountID, posted.AmountCents, posted.BalanceAfterCents,
-			string(posted.Kind), posted.Reference, posted.Note, micros(now), seq); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3 WHERE id = $1`,
-			e.AccountID, posted.BalanceAfterCents, seq)
+		posted, err = appendEntry(ctx, tx, head, e, now)
 		return err
 	})
 	switch {
@@ -75,6 +53,54 @@ func (s *Store) Post(ctx context.Context, e storage.Entry) (storage.LedgerEntry,
 		}
 	}
 	return storage.LedgerEntry{}, wrap(err, "posting ledger entry")
+}
+
+// ledgerHead is where an account's ledger stands: the running total and
+// the seq of the last entry.
+type ledgerHead struct {
+	balance, seq int64
+}
+
+// lockLedger locks the account row for the rest of tx and reads its
+// ledger head. Everything that appends to a ledger calls it first, so
+// that appends to one account, in any process, happen one at a time.
+// storage.ErrNotFound if the account never existed.
+func (s *Store) lockLedger(ctx context.Context, tx Tx, accountID string) (ledgerHead, error) {
+	var h ledgerHead
+	err := tx.QueryRow(ctx, `SELECT balance_cents, ledger_seq FROM accounts WHERE id = $1`+s.dialect.ForUpdate,
+		accountID).Scan(&h.balance, &h.seq)
+	if noRows(err) {
+		return ledgerHead{}, storage.ErrNotFound
+	}
+	return h, err
+}
+
+// appendEntry writes e as the entry after head and moves the account's
+// running total to its balance_after_cents. The caller holds the lock
+// from lockLedger and has checked that e.Reference is new.
+func appendEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, now time.Time) (storage.LedgerEntry, error) {
+	posted := storage.LedgerEntry{
+		ID:                newID("le_"),
+		AccountID:         e.AccountID,
+		AmountCents:       e.AmountCents,
+		BalanceAfterCents: head.balance + e.AmountCents,
+		Kind:              e.Kind,
+		Reference:         e.Reference,
+		Note:              e.Note,
+		CreatedAt:         fromMicros(micros(now)),
+	}
+	seq := head.seq + 1
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (`+entryColumns+`, seq)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		posted.ID, posted.AccountID, posted.AmountCents, posted.BalanceAfterCents,
+		string(posted.Kind), posted.Reference, posted.Note, micros(now), seq); err != nil {
+		return storage.LedgerEntry{}, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3 WHERE id = $1`,
+		e.AccountID, posted.BalanceAfterCents, seq); err != nil {
+		return storage.LedgerEntry{}, err
+	}
+	return posted, nil
 }
 
 func (s *Store) entryByReference(ctx context.Context, q Querier, accountID, reference string) (storage.LedgerEntry, error) {

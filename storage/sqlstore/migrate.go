@@ -26,6 +26,26 @@ type migration struct {
 	sql     string
 }
 
+// bytewiseMarker marks, in a migration, a TEXT column that must compare
+// bytewise whatever the database's locale, such as ids that order rows.
+// SQLite's default collation, BINARY, already does, and it has no
+// collation that PostgreSQL also knows; PostgreSQL's default follows the
+// database locale and needs COLLATE "C". The marker is an SQL comment, so
+// that a migration stays valid as written, and migrate replaces it with
+// the dialect's collation.
+const bytewiseMarker = "/*bytewise*/"
+
+// bytewiseCollation replaces bytewiseMarker, by Dialect.Name; dialects
+// not listed compare bytewise by default.
+var bytewiseCollation = map[string]string{
+	"postgres": `COLLATE "C"`,
+}
+
+// forDialect returns the statements of m as d runs them.
+func (m migration) forDialect(d Dialect) string {
+	return strings.ReplaceAll(m.sql, bytewiseMarker, bytewiseCollation[d.Name])
+}
+
 // loadMigrations reads fsys's migrations/*.sql sorted by version.
 func loadMigrations(fsys fs.FS) ([]migration, error) {
 	names, err := fs.Glob(fsys, "migrations/*.sql")
@@ -95,7 +115,7 @@ func migrate(ctx context.Context, db Driver, now func() time.Time) error {
 			if applied[m.version] {
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
+			if _, err := tx.Exec(ctx, m.forDialect(db.Dialect())); err != nil {
 				return fmt.Errorf("applying %s: %w", m.name, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
