@@ -1,0 +1,98 @@
+package caddymodules
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+func init() {
+	caddy.RegisterModule(Files{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_files", parseFiles)
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_files", httpcaddyfile.After, "reverse_proxy")
+}
+
+// Files serves the Files API, shaped like OpenAI's so that its SDKs work
+// unchanged: POST and GET <prefix>/files, GET and DELETE
+// <prefix>/files/{id}, GET <prefix>/files/{id}/content. Each account sees
+// only its own files; the limits, formats, scanning and retention are in
+// docs/files.md. It needs switchyard_auth in front of it.
+type Files struct {
+	// The path before /files. Default: /v3.
+	Prefix string `json:"prefix,omitempty"`
+
+	handler http.Handler
+}
+
+// CaddyModule returns the Caddy module information.
+func (Files) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.switchyard_files",
+		New: func() caddy.Module { return new(Files) },
+	}
+}
+
+// Provision implements caddy.Provisioner.
+func (h *Files) Provision(ctx caddy.Context) error {
+	if h.Prefix == "" {
+		h.Prefix = "/v3"
+	}
+	app, err := appFrom(ctx)
+	if err != nil {
+		return err
+	}
+	svc, err := app.FilesService()
+	if err != nil {
+		return err
+	}
+	h.handler = files.NewHandler(files.HandlerConfig{
+		Service: svc,
+		Prefix:  h.Prefix,
+		AccountID: func(ctx context.Context) (string, bool) {
+			p, ok := policy.PrincipalFrom(ctx)
+			return p.AccountID, ok
+		},
+	})
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Files) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	h.handler.ServeHTTP(w, r)
+	return nil
+}
+
+// parseFiles sets up the handler from Caddyfile tokens. Syntax:
+//
+//	switchyard_files [<prefix>]
+func parseFiles(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	f := new(Files)
+	err := f.UnmarshalCaddyfile(h.Dispenser)
+	return f, err
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+func (h *Files) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() {
+		h.Prefix = d.Val()
+	}
+	if d.NextArg() || d.NextBlock(0) {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Files)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Files)(nil)
+	_ caddyfile.Unmarshaler       = (*Files)(nil)
+)

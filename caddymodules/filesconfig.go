@@ -1,0 +1,183 @@
+package caddymodules
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+
+	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/storage/blob"
+)
+
+// FilesConfig configures the Files API: where bytes live, malware
+// scanning and the cleanup of expired files.
+type FilesConfig struct {
+	// Where file bytes are kept: a directory path, or an s3:// bucket URL
+	// (docs/files.md lists its parameters). Default: the files directory
+	// inside data_dir.
+	Blobs string `json:"blobs,omitempty"`
+
+	// clamd address (tcp://host:port or unix:///path) that every upload
+	// is streamed through before it is kept. Default:
+	// $SWITCHYARD_CLAMD_ADDR, else no scanning.
+	Clamd string `json:"clamd,omitempty"`
+
+	// What an upload does when clamd cannot give a verdict: "fail_closed"
+	// refuses it with 503 av_unavailable, "fail_open" keeps it, flagged
+	// and logged. Default: fail_closed.
+	ScanPolicy string `json:"scan_policy,omitempty"`
+
+	// Time between sweeps that remove expired files' bytes and rows.
+	// Several nodes may sweep at once. Default: 10m.
+	JanitorInterval caddy.Duration `json:"janitor_interval,omitempty"`
+
+	// Upload purposes accepted. Default: assistants, user_data, vision.
+	Purposes []string `json:"purposes,omitempty"`
+}
+
+const envClamd = "SWITCHYARD_CLAMD_ADDR"
+
+func (c *FilesConfig) validate() error {
+	if c == nil {
+		return nil
+	}
+	switch c.ScanPolicy {
+	case "", "fail_closed", "fail_open":
+		return nil
+	}
+	return fmt.Errorf("files: unknown scan_policy %q: want fail_closed or fail_open", c.ScanPolicy)
+}
+
+// blobLocation resolves where bytes live: an s3:// URL or an absolute
+// directory.
+func (c *FilesConfig) blobLocation(repl *caddy.Replacer, s settings) (string, error) {
+	var loc string
+	if c != nil {
+		loc = strings.TrimSpace(repl.ReplaceAll(c.Blobs, ""))
+	}
+	if loc == "" {
+		return filepath.Join(s.dataDir, "files"), nil
+	}
+	if strings.HasPrefix(loc, "s3://") {
+		return loc, nil
+	}
+	if strings.Contains(loc, "://") {
+		return "", fmt.Errorf("files: blobs %q: want a directory or an s3:// URL", loc)
+	}
+	return filepath.Abs(loc)
+}
+
+// fileStore is the blob store of one location and the janitor that sweeps
+// it, shared by every config that names the same store and location.
+type fileStore struct {
+	blobs blob.Store
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+func (f *fileStore) Destruct() error {
+	f.stop()
+	f.wg.Wait()
+	return f.blobs.Close()
+}
+
+var fileStores = caddy.NewUsagePool()
+
+func fileStoreKey(s settings, location string) string { return s.storeKey() + "|" + location }
+
+// acquireFileStore opens the blob store and starts its janitor.
+func acquireFileStore(s settings, location string, meta files.MetaStore, interval time.Duration, logger *zap.Logger) (*fileStore, error) {
+	v, _, err := fileStores.LoadOrNew(fileStoreKey(s, location), func() (caddy.Destructor, error) {
+		var (
+			blobs blob.Store
+			err   error
+		)
+		if strings.HasPrefix(location, "s3://") {
+			blobs, err = blob.OpenBucket(context.Background(), location)
+		} else {
+			blobs, err = blob.NewDir(location)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		fs := &fileStore{blobs: blobs, stop: cancel}
+		j := &files.Janitor{Meta: meta, Blobs: blobs, Interval: interval, Logger: slogFor(logger.Named("files.janitor"))}
+		fs.wg.Add(1)
+		go func() {
+			defer fs.wg.Done()
+			j.Run(ctx)
+		}()
+		return fs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*fileStore), nil
+}
+
+func slogFor(l *zap.Logger) *slog.Logger { return slog.New(zapslog.NewHandler(l.Core())) }
+
+// unmarshalFiles parses the files block of the switchyard option:
+//
+//	files {
+//		blobs            <dir>|<s3 url>
+//		clamd            <addr>
+//		scan_policy      fail_closed|fail_open
+//		janitor_interval <duration>
+//		purposes         <purpose...>
+//	}
+func unmarshalFiles(d *caddyfile.Dispenser) (*FilesConfig, error) {
+	c := new(FilesConfig)
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for d.NextBlock(1) {
+		opt := d.Val()
+		switch opt {
+		case "blobs", "clamd", "scan_policy":
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return nil, err
+			}
+			switch opt {
+			case "blobs":
+				c.Blobs = v
+			case "clamd":
+				c.Clamd = v
+			case "scan_policy":
+				c.ScanPolicy = v
+			}
+		case "janitor_interval":
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return nil, err
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return nil, d.Errf("janitor_interval: want a positive duration, not %q", v)
+			}
+			c.JanitorInterval = caddy.Duration(dur)
+		case "purposes":
+			c.Purposes = d.RemainingArgs()
+			if len(c.Purposes) == 0 {
+				return nil, d.ArgErr()
+			}
+		default:
+			return nil, d.Errf("unrecognized files option %q", opt)
+		}
+	}
+	if err := c.validate(); err != nil {
+		return nil, d.Err(err.Error())
+	}
+	return c, nil
+}
