@@ -1,0 +1,151 @@
+package files_test
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/files/filestest"
+)
+
+// memStore is an in-memory MetaStore for tests. One mutex serializes
+// everything, which makes quota checks trivially exact.
+type memStore struct {
+	mu   sync.Mutex
+	rows map[string]files.File
+}
+
+func newMemStore() *memStore { return &memStore{rows: map[string]files.File{}} }
+
+func visible(f files.File, now time.Time) bool { return !f.Pending && f.ExpiresAt.After(now) }
+
+func (m *memStore) Begin(_ context.Context, f files.File) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f.Pending = true
+	m.rows[f.ID] = f
+	return nil
+}
+
+func (m *memStore) Commit(_ context.Context, f files.File, q files.Quota, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.rows[f.ID]
+	if !ok || !p.Pending || p.AccountID != f.AccountID || !p.ExpiresAt.After(now) {
+		return files.ErrNotFound
+	}
+	u := m.usage(f.AccountID, now)
+	if q.MaxFiles > 0 && u.Files+1 > q.MaxFiles {
+		return files.ErrTooManyFiles
+	}
+	if q.MaxBytes > 0 && u.Bytes+f.Bytes > q.MaxBytes {
+		return files.ErrTooManyBytes
+	}
+	p.Filename, p.Purpose, p.Bytes, p.MIME, p.SHA256 = f.Filename, f.Purpose, f.Bytes, f.MIME, f.SHA256
+	p.Flagged, p.ExpiresAt, p.Pending = f.Flagged, f.ExpiresAt, false
+	m.rows[f.ID] = p
+	return nil
+}
+
+func (m *memStore) Get(_ context.Context, accountID, id string, now time.Time) (files.File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.rows[id]
+	if !ok || f.AccountID != accountID || !visible(f, now) {
+		return files.File{}, files.ErrNotFound
+	}
+	return f, nil
+}
+
+func (m *memStore) List(_ context.Context, accountID string, p files.ListParams, now time.Time) ([]files.File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []files.File
+	for _, f := range m.rows {
+		if f.AccountID != accountID || !visible(f, now) || p.Purpose != "" && f.Purpose != p.Purpose {
+			continue
+		}
+		if p.After != "" && (p.Order == files.OrderAsc && f.ID <= p.After || p.Order != files.OrderAsc && f.ID >= p.After) {
+			continue
+		}
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b files.File) int {
+		if p.Order == files.OrderAsc {
+			return cmp.Compare(a.ID, b.ID)
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out[:min(len(out), p.Limit)], nil
+}
+
+func (m *memStore) Usage(_ context.Context, accountID string, now time.Time) (files.Usage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.usage(accountID, now), nil
+}
+
+func (m *memStore) usage(accountID string, now time.Time) files.Usage {
+	var u files.Usage
+	for _, f := range m.rows {
+		if f.AccountID == accountID && visible(f, now) {
+			u.Files++
+			u.Bytes += f.Bytes
+		}
+	}
+	return u
+}
+
+func (m *memStore) Expire(_ context.Context, accountID, id string, now time.Time) (files.File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.rows[id]
+	if !ok || f.AccountID != accountID || !visible(f, now) {
+		return files.File{}, files.ErrNotFound
+	}
+	e := f
+	e.ExpiresAt = now
+	m.rows[id] = e
+	return f, nil
+}
+
+func (m *memStore) Expired(_ context.Context, now time.Time, limit int) ([]files.File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []files.File
+	for _, f := range m.rows {
+		if !f.ExpiresAt.After(now) {
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b files.File) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
+	return out[:min(len(out), limit)], nil
+}
+
+func (m *memStore) Remove(_ context.Context, id string, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f, ok := m.rows[id]; ok && (f.Pending || !f.ExpiresAt.After(now)) {
+		delete(m.rows, id)
+	}
+	return nil
+}
+
+// all returns every row, pending ones included.
+func (m *memStore) all() []files.File {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]files.File, 0, len(m.rows))
+	for _, f := range m.rows {
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestMemStoreContract(t *testing.T) {
+	filestest.Run(t, func(*testing.T) files.MetaStore { return newMemStore() })
+}
