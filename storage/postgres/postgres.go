@@ -132,7 +132,10 @@ func (d *driver) Dialect() sqlstore.Dialect {
 		Name:          "postgres",
 		ForUpdate:     " FOR UPDATE",
 		MigrationLock: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockKey),
-		NotifyRevoked: notifyRevoked,
+		// Database locales other than C order ids by their letters'
+		// collation, not bytewise, which would break file-list cursors.
+		BytewiseCollation: `COLLATE "C"`,
+		NotifyRevoked:     notifyRevoked,
 	}
 }
 

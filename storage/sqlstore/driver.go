@@ -31,6 +31,10 @@ type Dialect struct {
 	// processes starting together migrate one after the other. Empty where
 	// Begin already serialises writers.
 	MigrationLock string
+	// BytewiseCollation is the clause that makes a TEXT column compare
+	// bytewise, put where a migration writes /*bytewise*/. Empty where
+	// the default collation already does (SQLite's BINARY).
+	BytewiseCollation string
 	// NotifyRevoked, if not nil, tells other processes inside tx that the
 	// keys with these hashes became unusable, so that they hear of it if
 	// and only if tx commits.

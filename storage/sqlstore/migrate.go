@@ -32,18 +32,12 @@ type migration struct {
 // collation that PostgreSQL also knows; PostgreSQL's default follows the
 // database locale and needs COLLATE "C". The marker is an SQL comment, so
 // that a migration stays valid as written, and migrate replaces it with
-// the dialect's collation.
+// the dialect's BytewiseCollation.
 const bytewiseMarker = "/*bytewise*/"
-
-// bytewiseCollation replaces bytewiseMarker, by Dialect.Name; dialects
-// not listed compare bytewise by default.
-var bytewiseCollation = map[string]string{
-	"postgres": `COLLATE "C"`,
-}
 
 // forDialect returns the statements of m as d runs them.
 func (m migration) forDialect(d Dialect) string {
-	return strings.ReplaceAll(m.sql, bytewiseMarker, bytewiseCollation[d.Name])
+	return strings.ReplaceAll(m.sql, bytewiseMarker, d.BytewiseCollation)
 }
 
 // loadMigrations reads fsys's migrations/*.sql sorted by version.
