@@ -1,0 +1,191 @@
+package tools
+
+import "encoding/json"
+
+// Names of the tools offered to the upstream model. Together with the
+// schemas below they are a public contract for people who tune backends;
+// docs/tools.md documents both and a test keeps it in step with this file.
+const (
+	NameWebSearch          = "web_search"
+	NameOpenURL            = "open_url"
+	NameCreateDocument     = "create_document"
+	NameCreateSpreadsheet  = "create_spreadsheet"
+	NameCreateWordDocument = "create_word_document"
+	NameCreateChart        = "create_chart"
+	NameCreateDiagram      = "create_diagram"
+	NameUpdateObject       = "update_object"
+	NameDeleteObject       = "delete_object"
+	NameRemember           = "remember"
+)
+
+// Schemas maps each tool name to the JSON schema of its arguments. Tool
+// implementations return these from Schema, so that what the model is
+// told and what docs/tools.md says cannot drift apart.
+var Schemas = map[string]json.RawMessage{
+	NameWebSearch:          schemaWebSearch,
+	NameOpenURL:            schemaOpenURL,
+	NameCreateDocument:     schemaCreateDocument,
+	NameCreateSpreadsheet:  schemaCreateSpreadsheet,
+	NameCreateWordDocument: schemaCreateWordDocument,
+	NameCreateChart:        schemaCreateChart,
+	NameCreateDiagram:      schemaCreateDiagram,
+	NameUpdateObject:       schemaUpdateObject,
+	NameDeleteObject:       schemaDeleteObject,
+	NameRemember:           schemaRemember,
+}
+
+var schemaWebSearch = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "query": {"type": "string", "description": "What to search the web for, as a search engine query."}
+  },
+  "required": ["query"],
+  "additionalProperties": false
+}`)
+
+var schemaOpenURL = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "url": {"type": "string", "description": "Absolute http or https URL of the page to read."}
+  },
+  "required": ["url"],
+  "additionalProperties": false
+}`)
+
+var schemaCreateDocument = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "title": {"type": "string", "description": "Document title, also its file name."},
+    "markdown": {"type": "string", "description": "Body in Markdown. Embed an existing chart, diagram or image with ![caption](ID) where ID is its object id (obj<N> or el<N>)."}
+  },
+  "required": ["title", "markdown"],
+  "additionalProperties": false
+}`)
+
+var schemaCreateSpreadsheet = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "title": {"type": "string", "description": "Workbook title, also its file name."},
+    "sheets": {
+      "type": "array",
+      "minItems": 1,
+      "items": {
+        "type": "object",
+        "properties": {
+          "name": {"type": "string", "description": "Sheet name, at most 31 characters."},
+          "rows": {
+            "type": "array",
+            "description": "Rows top to bottom; the first row is the header row.",
+            "items": {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]}}
+          }
+        },
+        "required": ["name", "rows"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["title", "sheets"],
+  "additionalProperties": false
+}`)
+
+var schemaCreateWordDocument = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "title": {"type": "string", "description": "Document title, also its file name."},
+    "markdown": {"type": "string", "description": "Body in Markdown. Embed an existing chart, diagram or image with ![caption](ID) where ID is its object id."}
+  },
+  "required": ["title", "markdown"],
+  "additionalProperties": false
+}`)
+
+var schemaCreateChart = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "title": {"type": "string", "description": "Chart title."},
+    "spec": {
+      "type": "object",
+      "properties": {
+        "type": {"type": "string", "enum": ["bar", "line", "pie", "scatter"]},
+        "x_label": {"type": "string"},
+        "y_label": {"type": "string"},
+        "labels": {"type": "array", "items": {"type": "string"}, "description": "Category labels for bar, line and pie charts, one per value."},
+        "series": {
+          "type": "array",
+          "minItems": 1,
+          "items": {
+            "type": "object",
+            "properties": {
+              "name": {"type": "string"},
+              "values": {"type": "array", "items": {"type": "number"}, "description": "One value per label (bar, line, pie)."},
+              "points": {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}, "description": "[x, y] pairs (scatter)."}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+          }
+        }
+      },
+      "required": ["type", "series"],
+      "additionalProperties": false
+    }
+  },
+  "required": ["title", "spec"],
+  "additionalProperties": false
+}`)
+
+var schemaCreateDiagram = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "title": {"type": "string", "description": "Diagram title."},
+    "source": {"type": "string", "description": "Diagram source in the given language."},
+    "language": {"type": "string", "enum": ["dot"], "description": "Source language: dot is Graphviz DOT."},
+    "theme": {"type": "string", "enum": ["light", "dark"], "description": "Colour theme. Default: light."},
+    "aspect": {"type": "string", "enum": ["landscape", "portrait", "square"], "description": "Preferred shape. Default: landscape."}
+  },
+  "required": ["title", "source", "language"],
+  "additionalProperties": false
+}`)
+
+var schemaUpdateObject = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "object_id": {"type": "string", "pattern": "^(obj|el)[1-9][0-9]*$", "description": "Id of the object to change, from the objects listed in the conversation."},
+    "title": {"type": "string", "description": "New title. Default: unchanged."},
+    "markdown": {"type": "string", "description": "Whole new body of a document or docx object."},
+    "sheets": {
+      "type": "array",
+      "description": "Whole new sheets of an xlsx object, shaped as in create_spreadsheet.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "name": {"type": "string"},
+          "rows": {"type": "array", "items": {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]}}}
+        },
+        "required": ["name", "rows"],
+        "additionalProperties": false
+      }
+    },
+    "spec": {"type": "object", "description": "Whole new spec of a chart object, shaped as in create_chart."},
+    "source": {"type": "string", "description": "Whole new source of a diagram object."},
+    "language": {"type": "string", "enum": ["dot"], "description": "Language of source. Default: unchanged."}
+  },
+  "required": ["object_id"],
+  "additionalProperties": false
+}`)
+
+var schemaDeleteObject = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "object_id": {"type": "string", "pattern": "^(obj|el)[1-9][0-9]*$", "description": "Id of the object to delete. Its id is retired for good."}
+  },
+  "required": ["object_id"],
+  "additionalProperties": false
+}`)
+
+var schemaRemember = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "fact": {"type": "string", "description": "One short fact about the user worth keeping for later conversations, written in the third person."}
+  },
+  "required": ["fact"],
+  "additionalProperties": false
+}`)

@@ -1,0 +1,227 @@
+// Package tools holds what the upstream model may call during a /v3 chat
+// completion: the Tool contract, the Registry that decides which tools a
+// request is offered, and the JSON schemas that make up the public tool
+// contract (docs/tools.md). Concrete tools live in sub-packages.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Tool is one function the upstream model may call. Implementations are
+// safe for concurrent use: one Tool value serves every request.
+type Tool interface {
+	// Name is the function name offered to the model, such as "web_search".
+	Name() string
+	// Description tells the model when to call the tool.
+	Description() string
+	// Schema is the JSON schema of the arguments object.
+	Schema() json.RawMessage
+	// Execute runs one call. An error means the call failed: the client
+	// sees the activity fail. The model is told the message of a
+	// *CallError (so it can correct its arguments); any other error is
+	// logged and the model learns only that the tool failed, because
+	// such errors may carry internal details. Execute must return when
+	// ctx is done.
+	Execute(ctx context.Context, call Call) (Result, error)
+}
+
+// Labeler is implemented by tools that describe a call for the activity
+// timeline ("Searching the web for …"). Tools without it are shown by
+// name. The label is for display only; clients never parse it.
+type Labeler interface {
+	Label(args json.RawMessage) string
+}
+
+// Call is one invocation requested by the model.
+type Call struct {
+	ID        string          // tool-call id from the model
+	Name      string          // function name
+	Arguments json.RawMessage // JSON object as the model wrote it; may be invalid JSON
+	Env       *Env            // the request the call belongs to; never nil
+
+	// Progress receives phase rows of long runs. It may be nil; use
+	// ReportStep and ReportData, which check.
+	Progress ProgressSink
+}
+
+// ReportStep forwards s to the call's progress sink, if any.
+func (c Call) ReportStep(s Step) {
+	if c.Progress != nil {
+		c.Progress.Step(s)
+	}
+}
+
+// ReportData forwards d to the call's progress sink, if any.
+func (c Call) ReportData(d StepData) {
+	if c.Progress != nil {
+		c.Progress.StepData(d)
+	}
+}
+
+// ProgressSink receives live progress of a tool run. Calls may come from
+// any goroutine the tool uses.
+type ProgressSink interface {
+	Step(Step)
+	StepData(StepData)
+}
+
+// Env is what a tool knows about the request it serves.
+type Env struct {
+	AccountID string
+	// EndUserID is the caller's end user (X-User-Id or body user); empty
+	// when the caller sent none.
+	EndUserID string
+	// Objects is the request's objects map: the deliverables of earlier
+	// turns, by object id. Nil when the client sent none.
+	Objects map[string]ObjectRef
+	// SearchOff is true when the request asked for skip_search. A tool
+	// that fetches pages must then open only the URLs in Links.
+	SearchOff bool
+	// Links are the http(s) URLs found in the user's messages.
+	Links []string
+	// Images are the images the caller attached, in message order, for
+	// tools that embed them.
+	Images []Image
+	// Location is the user's time zone (X-Timezone); UTC when unknown.
+	Location *time.Location
+	// IDs hands out object ids for new deliverables; nil when the server
+	// has no allocator, in which case tools that create objects fail.
+	IDs IDAllocator
+}
+
+// ObjectRef is an entry of the request's objects map: kind, source and
+// title as the client echoes them from earlier artifact events. A deleted
+// object has Kind "tombstone" and nothing else.
+type ObjectRef struct {
+	Kind   string `json:"kind"`
+	Source string `json:"source,omitempty"`
+	Title  string `json:"title,omitempty"`
+}
+
+// Tombstone is the kind of a deleted object in the objects map.
+const Tombstone = "tombstone"
+
+// Image is an image the caller attached.
+type Image struct {
+	MIME string
+	Data []byte
+}
+
+// Result is the outcome of a successful call.
+type Result struct {
+	// Content is what the model reads as the tool's answer.
+	Content string
+	// Object is the id of the object the call produced, shown as act.obj.
+	Object string
+	// Artifacts finished by the call, sent to the client as artifact events.
+	Artifacts []Artifact
+	// Removed lists object ids deleted or superseded by the call.
+	Removed []string
+	// Renamed lists objects reclassified by the call.
+	Renamed []Rename
+	// Sources lists web pages the call read, for citations.
+	Sources []Source
+}
+
+// Artifact is a finished deliverable (spec 2.6). Fields not used by a type
+// stay empty and are omitted from JSON.
+type Artifact struct {
+	Type              string   `json:"type"` // document, xlsx, docx, diagram, chart, image
+	ObjectID          string   `json:"object_id"`
+	Title             string   `json:"title"`
+	FileID            string   `json:"file_id,omitempty"`
+	EmbedID           string   `json:"embed_id,omitempty"`
+	MIMEType          string   `json:"mime_type,omitempty"`
+	FileBase64        string   `json:"file_base64,omitempty"`
+	ImageBase64       string   `json:"image_base64,omitempty"`
+	Source            string   `json:"source,omitempty"`
+	Theme             string   `json:"theme,omitempty"`
+	Aspect            string   `json:"aspect,omitempty"`
+	ConsumedObjectIDs []string `json:"consumed_object_ids,omitempty"`
+}
+
+// WithoutInline returns a copy without inline base64, the form used by
+// non-streaming responses. Bytes are kept when there is no file id to
+// fetch them by, as the spec asks when storing the file failed.
+func (a Artifact) WithoutInline() Artifact {
+	if a.FileID != "" {
+		a.FileBase64 = ""
+		a.ImageBase64 = ""
+	}
+	return a
+}
+
+// Rename is an object reclassified under a new id.
+type Rename struct {
+	ObjectID    string `json:"object_id"`
+	NewObjectID string `json:"new_object_id"`
+}
+
+// Source is a web page the assistant read.
+type Source struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+// Step is a phase row of a long tool run (Revision B). ID is unique
+// within the call; the orchestrator makes it unique within the response.
+type Step struct {
+	ID     string
+	Label  string
+	Status string // StepActive, StepDone or StepError
+	Detail string
+}
+
+// Step statuses.
+const (
+	StepActive = "active"
+	StepDone   = "done"
+	StepError  = "error"
+)
+
+// StepData is intermediate output of a step (Revision B): text of at most
+// 20,000 characters (longer text is cut) and base64 images.
+type StepData struct {
+	ID      string
+	Label   string
+	Content string
+	Images  []string
+}
+
+// CallError is a failure whose message is meant for the model, such as
+// invalid arguments. Err, when set, is the underlying cause for logs.
+type CallError struct {
+	Message string
+	Err     error
+}
+
+func (e *CallError) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// Failf returns a *CallError with a formatted message.
+func Failf(format string, args ...any) error {
+	return &CallError{Message: fmt.Sprintf(format, args...)}
+}
+
+// ModelMessage is the text the model is told about a failed call.
+func ModelMessage(err error) string {
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return "error: " + ce.Message
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "error: the tool took too long"
+	}
+	return "error: the tool failed"
+}

@@ -1,0 +1,80 @@
+package translator
+
+import (
+	"sync"
+	"time"
+)
+
+// activities hands out the act events of one response. Only one activity
+// is open at a time: model rounds and tool calls run one after another.
+// It is safe for concurrent use because the heartbeat reads the open
+// activity from its own goroutine.
+type activities struct {
+	now   func() time.Time
+	chars bool // Revision B: model activities carry live character counters
+
+	mu   sync.Mutex
+	last int64
+	open *openActivity
+}
+
+type openActivity struct {
+	id      int64
+	kind    string
+	label   string
+	started time.Time
+	chars   Chars
+}
+
+// start opens an activity and returns its start event.
+func (a *activities) start(kind, label string) *Act {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last++
+	a.open = &openActivity{id: a.last, kind: kind, label: label, started: a.now()}
+	return &Act{ID: a.last, Op: ActStart, Kind: kind, Label: label}
+}
+
+// setChars updates the counters of the open model activity.
+func (a *activities) setChars(c Chars) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.open != nil {
+		a.open.chars = c
+	}
+}
+
+// tick returns a heartbeat for the open activity, or nil when none is open.
+func (a *activities) tick() *Act {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.open == nil {
+		return nil
+	}
+	act := a.event(ActTick)
+	return act
+}
+
+// end closes the open activity with op ActDone or ActFail.
+func (a *activities) end(op, obj string) *Act {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.open == nil {
+		return nil
+	}
+	act := a.event(op)
+	ms := a.now().Sub(a.open.started).Milliseconds()
+	act.MS = &ms
+	act.Obj = obj
+	a.open = nil
+	return act
+}
+
+func (a *activities) event(op string) *Act {
+	act := &Act{ID: a.open.id, Op: op, Kind: a.open.kind, Label: a.open.label}
+	if a.chars && a.open.kind == ActModel {
+		c := a.open.chars
+		act.Chars = &c
+	}
+	return act
+}

@@ -1,0 +1,136 @@
+package translator
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+// openFiles reads every file referenced by an input_file part, once per
+// file id.
+func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
+	var opened map[string]Attachment
+	for i, m := range t.req.Messages {
+		for _, p := range m.Parts {
+			if p.Kind != PartFile {
+				continue
+			}
+			if _, ok := opened[p.FileID]; ok {
+				continue
+			}
+			if t.o.cfg.Files == nil {
+				return nil, invalid(CodeFileNotFound, fmt.Sprintf("messages[%d]: file attachments are not available on this server.", i))
+			}
+			a, err := t.o.cfg.Files.OpenFile(ctx, t.caller.AccountID, p.FileID)
+			if err != nil {
+				var ae *apierror.Error
+				switch {
+				case errors.As(err, &ae):
+					return nil, ae
+				case errors.Is(err, storage.ErrNotFound):
+					return nil, invalid(CodeFileNotFound, fmt.Sprintf("messages[%d]: file %q was not found.", i, truncate(p.FileID, 64)))
+				}
+				return nil, fmt.Errorf("opening file %s: %w", p.FileID, err)
+			}
+			if opened == nil {
+				opened = make(map[string]Attachment)
+			}
+			opened[p.FileID] = a
+		}
+	}
+	return opened, nil
+}
+
+// upstreamMessages converts the client's conversation into the backend's
+// messages, after the service system prompt. It also collects the images
+// the caller attached, for tools that embed them.
+func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]UpstreamMessage, []tools.Image) {
+	out := []UpstreamMessage{{Role: "system", Content: system}}
+	var images []tools.Image
+	for _, m := range t.req.Messages {
+		switch m.Role {
+		case RoleSystem, RoleDeveloper:
+			continue // folded into the system prompt
+		case RoleAssistant:
+			// Backends take plain text from the assistant.
+			out = append(out, UpstreamMessage{Role: "assistant", Content: m.Text()})
+			continue
+		}
+		var parts []UpstreamPart
+		hasImage := false
+		for _, p := range m.Parts {
+			switch p.Kind {
+			case PartText:
+				parts = append(parts, UpstreamPart{Type: "text", Text: p.Text})
+			case PartImage:
+				hasImage = true
+				images = append(images, *p.Image)
+				parts = append(parts, imagePart(p.Image.MIME, p.Image.Data))
+			case PartFile:
+				a := files[p.FileID]
+				switch {
+				case a.Image != nil:
+					hasImage = true
+					mime := http.DetectContentType(a.Image)
+					images = append(images, tools.Image{MIME: mime, Data: a.Image})
+					parts = append(parts, imagePart(mime, a.Image))
+				case a.Text != "":
+					parts = append(parts, UpstreamPart{Type: "text", Text: t.fileText(a)})
+				default:
+					parts = append(parts, UpstreamPart{Type: "text",
+						Text: fmt.Sprintf("[Attached file %q (%s): its content cannot be read.]", a.Name, a.MIME)})
+				}
+			}
+		}
+		if hasImage {
+			out = append(out, UpstreamMessage{Role: "user", Content: parts})
+			continue
+		}
+		texts := make([]string, len(parts))
+		for i, p := range parts {
+			texts[i] = p.Text
+		}
+		out = append(out, UpstreamMessage{Role: "user", Content: strings.Join(texts, "\n\n")})
+	}
+	return out, images
+}
+
+// fileText frames the extracted text of an attached file, cut to the
+// configured size so that one large file cannot crowd out the rest.
+func (t *turn) fileText(a Attachment) string {
+	text := a.Text
+	note := ""
+	if max := t.o.maxAttachmentChars(); utf8.RuneCountInString(text) > max {
+		text = cutRunes(text, max)
+		note = fmt.Sprintf("\n[The file continues; only its first %d characters are shown.]", max)
+	}
+	return fmt.Sprintf("[Attached file %q]\n%s%s\n[End of file %q]", a.Name, text, note, a.Name)
+}
+
+func imagePart(mime string, data []byte) UpstreamPart {
+	return UpstreamPart{Type: "image_url", ImageURL: &UpstreamImageURL{
+		URL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data),
+	}}
+}
+
+// clientInstructions returns the text of the client's system and
+// developer messages.
+func clientInstructions(msgs []Message) []string {
+	var out []string
+	for _, m := range msgs {
+		if m.IsSystem() {
+			if s := strings.TrimSpace(m.Text()); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

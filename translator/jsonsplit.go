@@ -1,0 +1,158 @@
+package translator
+
+import "bytes"
+
+// The request body is checked once with json.Valid; after that, objects
+// and arrays are split into their members by the functions below, which
+// trust that the input is valid. They exist for speed: an inline image
+// makes one string of many megabytes, and every level of json.Unmarshal
+// into json.RawMessage would scan it twice more, while these skip a
+// string with bytes.IndexByte. They never panic on invalid input; they
+// report false instead.
+
+// splitObject returns the members of a JSON object. A repeated key keeps
+// its last value, as encoding/json does.
+func splitObject(v []byte) (map[string]rawJSON, bool) {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '{' {
+		return nil, false
+	}
+	out := make(map[string]rawJSON)
+	i = skipSpace(v, i+1)
+	if i < len(v) && v[i] == '}' {
+		return out, true
+	}
+	for i < len(v) {
+		end, ok := skipValue(v, i)
+		if !ok || v[i] != '"' {
+			return nil, false
+		}
+		key, ok := decodeString(rawJSON(v[i:end]))
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(v, end)
+		if i >= len(v) || v[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(v, i+1)
+		end, ok = skipValue(v, i)
+		if !ok {
+			return nil, false
+		}
+		out[key] = rawJSON(v[i:end])
+		i = skipSpace(v, end)
+		if i >= len(v) {
+			return nil, false
+		}
+		switch v[i] {
+		case ',':
+			i = skipSpace(v, i+1)
+		case '}':
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// splitArray returns the elements of a JSON array.
+func splitArray(v []byte) ([]rawJSON, bool) {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '[' {
+		return nil, false
+	}
+	out := []rawJSON{}
+	i = skipSpace(v, i+1)
+	if i < len(v) && v[i] == ']' {
+		return out, true
+	}
+	for i < len(v) {
+		end, ok := skipValue(v, i)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, rawJSON(v[i:end]))
+		i = skipSpace(v, end)
+		if i >= len(v) {
+			return nil, false
+		}
+		switch v[i] {
+		case ',':
+			i = skipSpace(v, i+1)
+		case ']':
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// skipValue returns the end of the value that starts at v[i].
+func skipValue(v []byte, i int) (int, bool) {
+	if i >= len(v) {
+		return 0, false
+	}
+	switch v[i] {
+	case '"':
+		return skipString(v, i)
+	case '{', '[':
+		depth := 0
+		for i < len(v) {
+			switch v[i] {
+			case '"':
+				end, ok := skipString(v, i)
+				if !ok {
+					return 0, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return 0, false
+	default: // number, true, false, null
+		start := i
+		for i < len(v) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(v[i])) {
+			i++
+		}
+		return i, i > start
+	}
+}
+
+// skipString returns the end of the string whose quote is at v[i].
+func skipString(v []byte, i int) (int, bool) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(v[j:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		j += k
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for p := j - 1; p > i && v[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1, true
+		}
+		j++
+	}
+}
+
+func skipSpace(v []byte, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n') {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,236 @@
+package translator
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+// parseMessages decodes and checks the messages array.
+func parseMessages(v rawJSON, lim Limits) ([]Message, error) {
+	if len(v) == 0 || isNull(v) {
+		return nil, invalid(CodeMissingParameter, "messages is required.")
+	}
+	raw, ok := splitArray(v)
+	if !ok {
+		return nil, typeError("messages", "an array of messages")
+	}
+	if len(raw) == 0 {
+		return nil, invalid(CodeInvalidMessages, "messages must contain at least one message.")
+	}
+	if len(raw) > lim.maxMessages() {
+		return nil, invalid(CodeInvalidMessages, fmt.Sprintf("messages holds %d messages; at most %d are accepted.", len(raw), lim.maxMessages()))
+	}
+	out := make([]Message, len(raw))
+	for i, r := range raw {
+		m, err := parseMessage(r, fmt.Sprintf("messages[%d]", i), lim)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+func parseMessage(v rawJSON, at string, lim Limits) (Message, error) {
+	fields, ok := splitObject(v)
+	if !ok {
+		return Message{}, typeError(at, "an object with role and content")
+	}
+	d := decoder{fields: fields}
+	role := d.str("role")
+	if d.err != nil {
+		return Message{}, typeError(at+".role", "a string")
+	}
+	switch role {
+	case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant:
+	case "":
+		return Message{}, invalid(CodeMissingParameter, at+".role is required.")
+	case "tool", "function":
+		return Message{}, invalid(CodeInvalidRole, fmt.Sprintf(
+			"%s.role %q is not supported: the assistant runs its own tools; send system, developer, user and assistant messages.", at, role))
+	default:
+		return Message{}, invalid(CodeInvalidRole, fmt.Sprintf(
+			"%s.role %q is unknown; use system, developer, user or assistant.", at, truncate(role, 40)))
+	}
+	m := Message{Role: role}
+	content, ok := d.raw("content")
+	if !ok {
+		if role == RoleAssistant {
+			return m, nil // an assistant turn that only called tools
+		}
+		return Message{}, invalid(CodeMissingParameter, at+".content is required.")
+	}
+	if s, ok := decodeString(content); ok {
+		m.Parts = []Part{{Kind: PartText, Text: s}}
+		return m, nil
+	}
+	parts, ok := splitArray(content)
+	if !ok {
+		return Message{}, typeError(at+".content", "a string or an array of content parts")
+	}
+	m.Parts = make([]Part, 0, len(parts))
+	for j, pr := range parts {
+		p, err := parsePart(pr, fmt.Sprintf("%s.content[%d]", at, j), lim)
+		if err != nil {
+			return Message{}, err
+		}
+		if p.Kind != PartText && m.IsSystem() {
+			return Message{}, invalid(CodeInvalidContent, at+": system and developer messages may hold only text parts.")
+		}
+		m.Parts = append(m.Parts, p)
+	}
+	return m, nil
+}
+
+func parsePart(v rawJSON, at string, lim Limits) (Part, error) {
+	fields, ok := splitObject(v)
+	if !ok {
+		return Part{}, typeError(at, "an object with a type")
+	}
+	d := decoder{fields: fields}
+	typ := d.str("type")
+	if d.err != nil {
+		return Part{}, typeError(at+".type", "a string")
+	}
+	switch typ {
+	case "text":
+		text := d.str("text")
+		if d.err != nil {
+			return Part{}, typeError(at+".text", "a string")
+		}
+		return Part{Kind: PartText, Text: text}, nil
+	case "input_file":
+		return filePart(fields, at)
+	case "file":
+		// The shape OpenAI's SDKs send: {type:"file", file:{file_id}}.
+		inner, _ := d.raw("file")
+		f, ok := splitObject(inner)
+		if !ok {
+			return Part{}, typeError(at+".file", "an object with file_id")
+		}
+		return filePart(f, at+".file")
+	case "image_url":
+		return imageURLPart(fields, at, lim)
+	case "":
+		return Part{}, invalid(CodeMissingParameter, at+".type is required.")
+	default:
+		return Part{}, invalid(CodeInvalidContent, fmt.Sprintf(
+			"%s.type %q is not supported; use text, input_file or image_url.", at, truncate(typ, 40)))
+	}
+}
+
+func filePart(fields map[string]rawJSON, at string) (Part, error) {
+	d := decoder{fields: fields}
+	if _, ok := d.raw("file_url"); ok {
+		return Part{}, invalid(CodeUnsupportedURLScheme, at+": remote file URLs are not supported; upload the file to /v3/files and send its file_id.")
+	}
+	if _, ok := d.raw("file_data"); ok {
+		return Part{}, invalid(CodeInvalidContent, at+": inline file_data is not supported; upload the file to /v3/files and send its file_id.")
+	}
+	id := d.str("file_id")
+	if d.err != nil {
+		return Part{}, typeError(at+".file_id", "a string")
+	}
+	if id == "" {
+		return Part{}, invalid(CodeMissingParameter, at+".file_id is required.")
+	}
+	return Part{Kind: PartFile, FileID: id}, nil
+}
+
+func imageURLPart(fields map[string]rawJSON, at string, lim Limits) (Part, error) {
+	inner, ok := fields["image_url"]
+	if !ok || isNull(inner) {
+		return Part{}, invalid(CodeMissingParameter, at+".image_url is required.")
+	}
+	url, ok := decodeString(inner)
+	if !ok {
+		obj, ok := splitObject(inner)
+		if !ok {
+			return Part{}, typeError(at+".image_url", "an object {url}")
+		}
+		d := decoder{fields: obj}
+		url = d.str("url")
+		if d.err != nil {
+			return Part{}, typeError(at+".image_url.url", "a string")
+		}
+	}
+	img, err := decodeDataURL(url, lim.Profile.MaxInlineImage)
+	if err != nil {
+		return Part{}, prefixMessage(err, at+".image_url: ")
+	}
+	return Part{Kind: PartImage, Image: img}, nil
+}
+
+// imageTypes are the inline image formats accepted (spec 4.2 input formats).
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "image/gif": true}
+
+// decodeDataURL decodes data:<mime>;base64,<data>. The decoded size is
+// checked from the encoded length before anything is decoded, so an
+// oversized image costs no allocation.
+func decodeDataURL(url string, maxBytes int64) (*tools.Image, error) {
+	scheme, rest, ok := strings.Cut(url, ":")
+	if !ok || scheme == "" {
+		return nil, invalid(CodeInvalidImage, "url must be a data URL (data:<mime>;base64,<data>).")
+	}
+	if !strings.EqualFold(scheme, "data") {
+		return nil, invalid(CodeUnsupportedURLScheme, fmt.Sprintf(
+			"%s URLs are not supported as attachments; send the image inline as a base64 data URL or upload it to /v3/files.", truncate(strings.ToLower(scheme), 16)))
+	}
+	meta, data, ok := strings.Cut(rest, ",")
+	if !ok {
+		return nil, invalid(CodeInvalidImage, "the data URL has no data.")
+	}
+	params := strings.Split(meta, ";")
+	if !strings.EqualFold(params[len(params)-1], "base64") {
+		return nil, invalid(CodeInvalidImage, "the data URL must be base64-encoded (data:<mime>;base64,<data>).")
+	}
+	if n := int64(base64.StdEncoding.DecodedLen(len(data))); maxBytes > 0 && n-3 > maxBytes {
+		return nil, invalid(CodeImageTooLarge, fmt.Sprintf(
+			"The inline image exceeds %d bytes; upload larger images to /v3/files.", maxBytes))
+	}
+	enc := base64.StdEncoding
+	if !strings.HasSuffix(data, "=") && len(data)%4 != 0 {
+		enc = base64.RawStdEncoding
+	}
+	b, err := enc.DecodeString(data)
+	if err != nil {
+		return nil, invalid(CodeInvalidImage, "the data URL holds invalid base64.")
+	}
+	if maxBytes > 0 && int64(len(b)) > maxBytes {
+		return nil, invalid(CodeImageTooLarge, fmt.Sprintf(
+			"The inline image exceeds %d bytes; upload larger images to /v3/files.", maxBytes))
+	}
+	// Trust the bytes, not the label: clients often say image/jpeg for a PNG.
+	mime := http.DetectContentType(b)
+	if !imageTypes[mime] {
+		return nil, invalid(CodeInvalidImage, "the inline data is not a PNG, JPEG, WebP or GIF image.")
+	}
+	return &tools.Image{MIME: mime, Data: b}, nil
+}
+
+func prefixMessage(err error, prefix string) error {
+	var ae *apierror.Error
+	if errors.As(err, &ae) {
+		c := *ae
+		c.Message = prefix + lowerFirst(c.Message)
+		return &c
+	}
+	return err
+}
+
+func lowerFirst(s string) string {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return s
+	}
+	// Keep acronyms such as "PNG" or "URL" as they are.
+	if len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z' {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
+}

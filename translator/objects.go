@@ -1,0 +1,60 @@
+package translator
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
+	if len(v) == 0 || isNull(v) {
+		return nil, nil
+	}
+	raw, ok := splitObject(v)
+	if !ok {
+		return nil, invalid(CodeInvalidObjects, "objects must be an object mapping object ids to {kind, source, title}.")
+	}
+	if len(raw) > max {
+		return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects holds %d entries; at most %d are accepted.", len(raw), max))
+	}
+	ids := make([]string, 0, len(raw))
+	for id := range raw {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make(map[string]tools.ObjectRef, len(raw))
+	for _, id := range ids {
+		if _, _, ok := tools.ParseObjectID(id); !ok {
+			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects: %q is not an object id (obj<N> or el<N>).", truncate(id, 40)))
+		}
+		var e struct {
+			Kind   *string `json:"kind"`
+			Source *string `json:"source"`
+			Title  *string `json:"title"`
+		}
+		if err := json.Unmarshal(raw[id], &e); err != nil {
+			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s must be an object {kind, source, title} of strings.", id))
+		}
+		if e.Kind == nil || !knownKinds[*e.Kind] {
+			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s.kind must be one of document, xlsx, docx, diagram, chart, image or tombstone.", id))
+		}
+		ref := tools.ObjectRef{Kind: *e.Kind}
+		if ref.Kind != tools.Tombstone {
+			ref.Source, ref.Title = deref(e.Source), deref(e.Title)
+			if utf8.RuneCountInString(ref.Source) > maxObjectSourceChars {
+				return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s.source is longer than %d characters.", id, maxObjectSourceChars))
+			}
+		}
+		out[id] = ref
+	}
+	return out, nil
+}
+
+// knownKinds are the artifact types a client may echo, and the tombstone.
+var knownKinds = map[string]bool{
+	"document": true, "xlsx": true, "docx": true, "diagram": true, "chart": true, "image": true,
+	tools.Tombstone: true,
+}

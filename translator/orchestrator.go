@@ -1,0 +1,164 @@
+package translator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/memory"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxRounds          = 8
+	DefaultHeartbeat          = 10 * time.Second
+	DefaultToolTimeout        = 2 * time.Minute
+	DefaultMaxAttachmentChars = 100_000
+	// reasoningEvery spaces reasoning_chars events (Revision B), which
+	// would otherwise follow every reasoning token.
+	reasoningEvery = 250 * time.Millisecond
+)
+
+// Config configures an Orchestrator.
+type Config struct {
+	// Upstream is the backend. Required.
+	Upstream *Upstream
+	// Profile is the active spec revision's profile. Required: the zero
+	// Profile is no revision.
+	Profile policy.Profile
+	// Tools are the tools the backend may be offered, by mode.
+	// Default: nil, no tools.
+	Tools *tools.Registry
+	// Memory supplies the end user's remembered facts to the system
+	// prompt. Default: nil, no memory.
+	Memory memory.Store
+	// Files opens uploaded files referenced by input_file parts.
+	// Default: nil, which refuses such parts with file_not_found.
+	Files FileOpener
+	// IDs hands out obj<N>/el<N> ids; tools receive it as Env.IDs.
+	// Default: nil, which leaves tools that create objects unable to.
+	IDs tools.IDAllocator
+	// Usage records and settles each completion. Default: nil, which
+	// records nothing and prices cost_cents from Profile's prices.
+	Usage UsageRecorder
+	// Instructions is operator text added to the service system prompt.
+	// Default: empty.
+	Instructions string
+	// MaxRounds bounds the backend calls of one request. The last round
+	// is offered no tools, so it must answer. Default: DefaultMaxRounds.
+	MaxRounds int
+	// Heartbeat is how long a stream may stay silent before an act tick
+	// (or, with progress off, an SSE comment) is sent.
+	// Default: DefaultHeartbeat.
+	Heartbeat time.Duration
+	// ToolTimeout bounds one tool call. Default: DefaultToolTimeout.
+	ToolTimeout time.Duration
+	// MaxAttachmentChars bounds the extracted text of one attached file
+	// given to the model. Default: DefaultMaxAttachmentChars.
+	MaxAttachmentChars int
+	// Logger receives operational logs. Default: nil, no logs.
+	Logger *slog.Logger
+
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// NewTicker makes the heartbeat's ticker: a channel and its stop
+	// function. Default: time.NewTicker.
+	NewTicker func(d time.Duration) (<-chan time.Time, func())
+	// NewID returns completion ids. Default: "chatcmpl-" and 24 random
+	// hex digits.
+	NewID func() string
+}
+
+// Orchestrator serves /v3 chat completions. It is safe for concurrent
+// use; each request gets its own turn state.
+type Orchestrator struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New checks cfg and returns an Orchestrator.
+func New(cfg Config) (*Orchestrator, error) {
+	if cfg.Upstream == nil {
+		return nil, errors.New("translator: Config.Upstream is required")
+	}
+	if cfg.Profile.Revision == "" {
+		return nil, errors.New("translator: Config.Profile is required")
+	}
+	if cfg.MaxRounds <= 0 {
+		cfg.MaxRounds = DefaultMaxRounds
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.ToolTimeout <= 0 {
+		cfg.ToolTimeout = DefaultToolTimeout
+	}
+	if cfg.MaxAttachmentChars <= 0 {
+		cfg.MaxAttachmentChars = DefaultMaxAttachmentChars
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewTicker == nil {
+		cfg.NewTicker = func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		}
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = randomID
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Orchestrator{cfg: cfg, log: log}, nil
+}
+
+func (o *Orchestrator) maxAttachmentChars() int { return o.cfg.MaxAttachmentChars }
+
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "chatcmpl-" + hex.EncodeToString(b[:])
+}
+
+// Serve answers a validated request (see ReadRequest) as a stream or as
+// one JSON object, and writes every error itself. It returns when the
+// answer is written, the client left, or the request failed; usage is
+// recorded before it returns.
+func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *Request, caller Caller) {
+	ctx := r.Context()
+	t := o.newTurn(req, caller)
+	if err := t.prepare(ctx); err != nil {
+		if ctx.Err() == nil {
+			o.logFailure(t, "preparing the conversation", err)
+			apierror.Write(w, err)
+		}
+		return
+	}
+	if req.Stream {
+		t.serveStream(ctx, w)
+	} else {
+		t.serveJSON(ctx, w)
+	}
+}
+
+func (o *Orchestrator) logFailure(t *turn, what string, err error) {
+	var ae *apierror.Error
+	if errors.As(err, &ae) && ae.Status < 500 {
+		return // the client's mistake, already told to the client
+	}
+	o.log.LogAttrs(context.Background(), slog.LevelError, what,
+		slog.String("request_id", t.caller.RequestID),
+		slog.String("account_id", t.caller.AccountID),
+		slog.Any("error", err))
+}

@@ -1,0 +1,98 @@
+package translator
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+// Request is a validated /v3/chat/completions request, with the request
+// headers that shape it already applied.
+type Request struct {
+	Model    string
+	Messages []Message
+	Stream   bool
+	// IncludeUsage is stream_options.include_usage.
+	IncludeUsage bool
+	// Files is true when modalities include "files" (the default).
+	Files bool
+	// SkipSearch turns autonomous web search off (top level or extra_body).
+	SkipSearch bool
+	// Objects is the objects map by object id; nil when not sent.
+	Objects map[string]tools.ObjectRef
+	// EndUser is X-User-Id, else the body's user; empty when neither.
+	EndUser string
+	// UserName is X-User-Name, else extra_body.user_name.
+	UserName string
+	// SessionID is X-Session-Id.
+	SessionID string
+	// Location is the X-Timezone zone; nil when the header was absent.
+	Location *time.Location
+	// Progress is false when X-Progress-Stream: 0 asked for a bare stream.
+	Progress bool
+	// IncludeCost is true with X-Include-Cost: 1.
+	IncludeCost bool
+	// Sampling holds the OpenAI sampling parameters the client set
+	// (temperature, top_p, seed, stop, presence_penalty,
+	// frequency_penalty), passed to the upstream unchanged.
+	Sampling map[string]json.RawMessage
+	// SystemShortened is true when Revision A cut the system messages to
+	// fit the system budget.
+	SystemShortened bool
+}
+
+// Message is one message of the client's conversation.
+type Message struct {
+	Role  string // RoleSystem, RoleDeveloper, RoleUser or RoleAssistant
+	Parts []Part
+}
+
+// Roles accepted in messages.
+const (
+	RoleSystem    = "system"
+	RoleDeveloper = "developer"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// IsSystem reports whether m gives instructions (system or developer).
+func (m Message) IsSystem() bool { return m.Role == RoleSystem || m.Role == RoleDeveloper }
+
+// Text joins the message's text parts.
+func (m Message) Text() string {
+	var n int
+	for _, p := range m.Parts {
+		n += len(p.Text)
+	}
+	buf := make([]byte, 0, n+len(m.Parts))
+	first := true
+	for _, p := range m.Parts {
+		if p.Kind != PartText {
+			continue
+		}
+		if !first {
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, p.Text...)
+		first = false
+	}
+	return string(buf)
+}
+
+// PartKind is the kind of a content part.
+type PartKind uint8
+
+const (
+	PartText  PartKind = iota // {type:"text", text}
+	PartFile                  // {type:"input_file", file_id}
+	PartImage                 // {type:"image_url", image_url:{url:"data:..."}}
+)
+
+// Part is one content part. A string content is one text part.
+type Part struct {
+	Kind   PartKind
+	Text   string       // PartText
+	FileID string       // PartFile
+	Image  *tools.Image // PartImage, decoded and checked
+}

@@ -1,0 +1,239 @@
+package translator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+// serveStream answers with an event stream. Headers are held back until
+// the backend produced its first event, so that a backend that fails
+// right away gets the client a plain HTTP error instead of a stream that
+// holds nothing but an error.
+func (t *turn) serveStream(ctx context.Context, w http.ResponseWriter) {
+	sw := NewStreamWriter(w, StreamOptions{
+		ID: t.id, Created: t.created, Model: t.req.Model, Progress: t.req.Progress, Now: t.o.cfg.Now,
+	})
+	out := &streamOutput{w: sw, t: t, ctx: ctx}
+	err := t.loop(ctx, out)
+	out.stopHeartbeat()
+	if err == nil && sw.Err() != nil {
+		err = errClientGone
+	}
+	cost := t.record(ctx, err)
+	switch {
+	case err == nil:
+		usage := t.usageObject(cost)
+		switch {
+		case t.req.IncludeUsage:
+			_ = sw.Finish(t.finish, usage, true)
+		case t.o.cfg.Profile.UsageAlways:
+			_ = sw.Finish(t.finish, usage, false)
+		default:
+			_ = sw.Finish(t.finish, nil, false)
+		}
+	case t.clientGone(ctx, err):
+		// Nobody is listening.
+	case !out.committed:
+		t.o.logFailure(t, "chat completion failed", err)
+		apierror.Write(w, clientError(err))
+	default:
+		t.o.logFailure(t, "chat completion stream failed", err)
+		_ = sw.Fail(streamError(err))
+	}
+}
+
+// serveJSON answers with one chat.completion object.
+func (t *turn) serveJSON(ctx context.Context, w http.ResponseWriter) {
+	out := &jsonOutput{}
+	err := t.loop(ctx, out)
+	cost := t.record(ctx, err)
+	if err != nil {
+		if !t.clientGone(ctx, err) {
+			t.o.logFailure(t, "chat completion failed", err)
+			apierror.Write(w, clientError(err))
+		}
+		return
+	}
+	artifacts := t.artifacts
+	if artifacts == nil {
+		artifacts = []tools.Artifact{}
+	}
+	body, err := json.Marshal(Completion{
+		ID: t.id, Object: "chat.completion", Created: t.created, Model: t.req.Model,
+		Choices: []CompletionChoice{{
+			Message:      CompletionMessage{Role: "assistant", Content: t.answer.String()},
+			FinishReason: t.finish,
+		}},
+		Artifacts: artifacts,
+		Usage:     *t.usageObject(cost),
+	})
+	if err != nil {
+		apierror.Write(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+func (t *turn) clientGone(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, errClientGone)
+}
+
+// usageObject is the usage shown to the client (spec 2.5).
+func (t *turn) usageObject(cost int64) *Usage {
+	u := &Usage{
+		PromptTokens:     t.usage.prompt,
+		CompletionTokens: t.usage.completion,
+		TotalTokens:      t.usage.prompt + t.usage.completion,
+	}
+	if t.o.cfg.Profile.Revision == policy.RevisionA {
+		a := t.usage.answer
+		u.AnswerTokens = &a
+	}
+	if t.req.IncludeCost {
+		u.CostCents = &cost
+	}
+	return u
+}
+
+// record hands the usage to the UsageRecorder, with a context that
+// outlives the request, since a client that left still consumed what the
+// backend generated for it. It returns the cost to show.
+func (t *turn) record(ctx context.Context, err error) int64 {
+	outcome := OutcomeCompleted
+	var ue *UpstreamError
+	switch {
+	case err == nil:
+	case t.clientGone(ctx, err):
+		outcome = OutcomeClientGone
+	case errors.As(err, &ue):
+		outcome = OutcomeUpstreamFailed
+	default:
+		outcome = OutcomeFailed
+	}
+	p := t.o.cfg.Profile
+	fallback := profileCost(p, t.usage.prompt, t.usage.completion)
+	if t.usage.estimated {
+		t.o.log.LogAttrs(ctx, slog.LevelWarn, "backend reported no usage for a round; usage estimated",
+			slog.String("request_id", t.caller.RequestID))
+	}
+	if t.rounds == 0 || t.usage.prompt+t.usage.completion == 0 {
+		return fallback // the backend did no work for this request
+	}
+	if t.o.cfg.Usage == nil {
+		return fallback
+	}
+	rec := UsageRecord{
+		AccountID: t.caller.AccountID, KeyID: t.caller.KeyID, RequestID: t.caller.RequestID,
+		EndUser: t.req.EndUser, SessionID: t.req.SessionID, Model: t.req.Model, Stream: t.req.Stream,
+		PromptTokens: t.usage.prompt, CompletionTokens: t.usage.completion, AnswerTokens: t.usage.answer,
+		Estimated: t.usage.estimated, Rounds: t.rounds, ToolCalls: t.toolCalls, Outcome: outcome,
+		Started: t.started, Finished: t.o.cfg.Now(),
+	}
+	cost, rerr := t.o.cfg.Usage.RecordUsage(context.WithoutCancel(ctx), rec)
+	if rerr != nil {
+		t.o.log.LogAttrs(ctx, slog.LevelError, "recording usage",
+			slog.String("request_id", t.caller.RequestID), slog.Any("error", rerr))
+		return fallback
+	}
+	return cost
+}
+
+// streamOutput sends deltas to the event stream. Deltas sent before
+// commit are held and sent right after the stream starts.
+type streamOutput struct {
+	w         *StreamWriter
+	t         *turn
+	ctx       context.Context
+	held      []Delta
+	committed bool
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	stopped  chan struct{}
+}
+
+func (s *streamOutput) commit() error {
+	if s.committed {
+		return nil
+	}
+	s.committed = true
+	if err := s.w.Start(); err != nil {
+		return errClientGone
+	}
+	for _, d := range s.held {
+		if err := s.w.Send(d); err != nil {
+			return errClientGone
+		}
+	}
+	s.held = nil
+	s.startHeartbeat()
+	return nil
+}
+
+func (s *streamOutput) send(d Delta) error {
+	if !s.committed {
+		s.held = append(s.held, d)
+		return nil
+	}
+	if err := s.w.Send(d); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+// startHeartbeat keeps a silent stream alive: when nothing was sent for
+// Heartbeat, it sends an act tick for the open activity, or an SSE
+// comment when progress events are off or no activity is open.
+func (s *streamOutput) startHeartbeat() {
+	cfg := s.t.o.cfg
+	ticks, stopTicker := cfg.NewTicker(cfg.Heartbeat / 2)
+	s.stop = make(chan struct{})
+	s.stopped = make(chan struct{})
+	go func() {
+		defer close(s.stopped)
+		defer stopTicker()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-s.ctx.Done():
+				return
+			case <-ticks:
+				if cfg.Now().Sub(s.w.IdleSince()) < cfg.Heartbeat {
+					continue
+				}
+				if act := s.t.acts.tick(); act != nil && s.t.req.Progress {
+					_ = s.w.Send(Delta{Act: act})
+				} else {
+					_ = s.w.Comment("keepalive")
+				}
+			}
+		}
+	}()
+}
+
+func (s *streamOutput) stopHeartbeat() {
+	s.stopOnce.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+			<-s.stopped
+		}
+	})
+}
+
+// jsonOutput collects a non-streaming answer: only the answer text and
+// artifacts matter, and the turn keeps both.
+type jsonOutput struct{}
+
+func (*jsonOutput) commit() error    { return nil }
+func (*jsonOutput) send(Delta) error { return nil }

@@ -1,0 +1,197 @@
+package translator
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+)
+
+// StreamWriter writes a chat completion as server-sent events: one
+// `data: {chunk}` frame per Delta, a finishing chunk, an optional usage
+// chunk and `data: [DONE]`. Every frame is flushed at once through
+// http.NewResponseController, which reaches the connection through
+// wrapping response writers.
+//
+// A StreamWriter is safe for concurrent use: the heartbeat writes from its
+// own goroutine. After the first failed write every later write is a
+// no-op returning that error, since the client is gone.
+type StreamWriter struct {
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	id       string
+	created  int64
+	model    string
+	progress bool
+	now      func() time.Time
+
+	mu        sync.Mutex
+	started   bool
+	done      bool
+	lastWrite time.Time
+	err       error
+	buf       []byte
+}
+
+// StreamOptions describe the stream's chunks.
+type StreamOptions struct {
+	ID      string // chunk id, "chatcmpl-..."
+	Created int64  // Unix seconds
+	Model   string // model name echoed to the client
+	// Progress false (X-Progress-Stream: 0) drops every delta key but
+	// role, content and the artifact events.
+	Progress bool
+	// Now is the clock for idle tracking. Default: time.Now.
+	Now func() time.Time
+}
+
+// NewStreamWriter returns a writer for w. Nothing is written before Start.
+func NewStreamWriter(w http.ResponseWriter, o StreamOptions) *StreamWriter {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &StreamWriter{
+		w: w, rc: http.NewResponseController(w),
+		id: o.ID, created: o.Created, model: o.Model, progress: o.Progress, now: now,
+	}
+}
+
+// Start sends the response headers and the first chunk, which carries
+// the assistant role as OpenAI's first chunk does.
+func (s *StreamWriter) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return s.err
+	}
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx in front must not buffer the stream
+	h.Del("Content-Length")
+	s.w.WriteHeader(http.StatusOK)
+	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: Delta{Role: "assistant", Content: ptr("")}}}})
+}
+
+// Started reports whether the headers were sent.
+func (s *StreamWriter) Started() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// Send writes one delta. With progress off, a delta left empty by the
+// filter is not sent at all.
+func (s *StreamWriter) Send(d Delta) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.progress {
+		d = d.bare()
+	}
+	if d.empty() {
+		return s.err
+	}
+	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: d}}})
+}
+
+// Finish writes the finishing chunk and [DONE]. A non-nil usage rides on
+// the finishing chunk, unless separate asks for OpenAI's own form: one
+// more chunk with empty choices, sent when the client asked for it with
+// stream_options.include_usage.
+func (s *StreamWriter) Finish(reason string, usage *Usage, separate bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last := Chunk{Choices: []ChunkChoice{{Delta: Delta{}, FinishReason: &reason}}}
+	if usage != nil && !separate {
+		last.Usage = usage
+	}
+	if err := s.chunkLocked(last); err != nil {
+		return err
+	}
+	if usage != nil && separate {
+		if err := s.chunkLocked(Chunk{Choices: []ChunkChoice{}, Usage: usage}); err != nil {
+			return err
+		}
+	}
+	err := s.frameLocked([]byte("data: [DONE]\n\n"))
+	s.done = true
+	return err
+}
+
+// Fail ends the stream with an error frame and [DONE] (spec 7).
+func (s *StreamWriter) Fail(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil || s.done {
+		return s.err
+	}
+	s.done = true
+	s.lastWrite = s.now()
+	if werr := apierror.WriteSSE(s.w, err); werr != nil {
+		s.err = werr
+	}
+	return s.err
+}
+
+// Comment writes an SSE comment line, which every client ignores; it
+// keeps idle proxies from closing a stream that carries no events.
+func (s *StreamWriter) Comment(text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.frameLocked([]byte(": " + text + "\n\n"))
+}
+
+// IdleSince returns the time of the last frame.
+func (s *StreamWriter) IdleSince() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastWrite
+}
+
+// Err returns the first write error.
+func (s *StreamWriter) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *StreamWriter) chunkLocked(c Chunk) error {
+	c.ID, c.Object, c.Created, c.Model = s.id, "chat.completion.chunk", s.created, s.model
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	s.buf = append(s.buf[:0], "data: "...)
+	s.buf = append(s.buf, b...)
+	s.buf = append(s.buf, "\n\n"...)
+	return s.frameLocked(s.buf)
+}
+
+var errStreamClosed = errors.New("translator: stream already finished")
+
+func (s *StreamWriter) frameLocked(b []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	if !s.started {
+		return errors.New("translator: stream written before Start")
+	}
+	if s.done {
+		return errStreamClosed
+	}
+	s.lastWrite = s.now()
+	if _, err := s.w.Write(b); err != nil {
+		s.err = err
+		return err
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.err = err
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,406 @@
+package translator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+const modelLabel = "Generating a response"
+
+// turn is the state of one request. It is created per request and used
+// by one goroutine, except for activities, which the heartbeat reads.
+type turn struct {
+	o       *Orchestrator
+	req     *Request
+	caller  Caller
+	id      string
+	created int64
+	started time.Time
+
+	env      *tools.Env
+	offered  tools.Set
+	toolDefs []ToolDefinition
+	messages []UpstreamMessage
+	acts     *activities
+
+	answer     strings.Builder
+	sepPending bool // the next answer text follows a tool round's text
+	artifacts  []tools.Artifact
+	finish     string
+
+	rounds    int // backend calls that answered
+	toolCalls int
+	usage     usageTotals
+}
+
+func (o *Orchestrator) newTurn(req *Request, caller Caller) *turn {
+	now := o.cfg.Now()
+	return &turn{
+		o: o, req: req, caller: caller,
+		id: o.cfg.NewID(), created: now.Unix(), started: now,
+		acts:   &activities{now: o.cfg.Now, chars: o.revisionB()},
+		finish: "stop",
+	}
+}
+
+func (o *Orchestrator) revisionB() bool { return o.cfg.Profile.Revision == policy.RevisionB }
+
+// prepare builds the upstream conversation. Errors are for the client.
+func (t *turn) prepare(ctx context.Context) error {
+	files, err := t.openFiles(ctx)
+	if err != nil {
+		return err
+	}
+	var facts []string
+	if t.o.cfg.Memory != nil && t.req.EndUser != "" {
+		facts, err = t.o.cfg.Memory.Facts(ctx, t.caller.AccountID, t.req.EndUser)
+		if err != nil {
+			// Answering without memory beats not answering.
+			t.o.log.LogAttrs(ctx, slog.LevelWarn, "reading end-user memory",
+				slog.String("request_id", t.caller.RequestID), slog.Any("error", err))
+			facts = nil
+		}
+	}
+	loc := t.req.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	links := userLinks(t.req.Messages)
+	t.env = &tools.Env{
+		AccountID: t.caller.AccountID,
+		EndUserID: t.req.EndUser,
+		Objects:   t.req.Objects,
+		SearchOff: t.req.SkipSearch,
+		Links:     links,
+		Location:  loc,
+		IDs:       t.o.cfg.IDs,
+	}
+	t.offered = t.o.cfg.Tools.Offer(tools.Mode{
+		Files:     t.req.Files,
+		Search:    !t.req.SkipSearch,
+		UserLinks: len(links) > 0,
+		EndUser:   t.req.EndUser != "",
+	})
+	for _, tool := range t.offered.Tools() {
+		t.toolDefs = append(t.toolDefs, ToolDefinition{Type: "function", Function: FunctionSpec{
+			Name: tool.Name(), Description: tool.Description(), Parameters: tool.Schema(),
+		}})
+	}
+	system := systemPrompt(promptInputs{
+		instructions: t.o.cfg.Instructions,
+		now:          t.started,
+		location:     t.req.Location,
+		userName:     t.req.UserName,
+		offered:      t.offered,
+		files:        t.req.Files,
+		searchOff:    t.req.SkipSearch,
+		facts:        facts,
+		objects:      t.req.Objects,
+		client:       clientInstructions(t.req.Messages),
+	})
+	t.messages, t.env.Images = t.upstreamMessages(system, files)
+	return nil
+}
+
+// output is where a turn's deltas go: the event stream, or the collector
+// of a JSON answer.
+type output interface {
+	// commit is called once the backend has produced its first event;
+	// before that, nothing has reached the client and a failure can
+	// still be an ordinary HTTP error.
+	commit() error
+	send(d Delta) error
+}
+
+// errClientGone is returned when writing to the client failed.
+var errClientGone = errors.New("client connection lost")
+
+// loop runs model rounds and tool calls until the model answers.
+func (t *turn) loop(ctx context.Context, out output) error {
+	for round := 1; round <= t.o.cfg.MaxRounds; round++ {
+		content, calls, err := t.modelRound(ctx, out, round)
+		if err != nil {
+			return err
+		}
+		if len(calls) == 0 {
+			return nil
+		}
+		t.messages = append(t.messages, UpstreamMessage{Role: "assistant", Content: content, ToolCalls: calls})
+		for _, c := range calls {
+			result, err := t.runTool(ctx, out, c)
+			if err != nil {
+				return err
+			}
+			t.messages = append(t.messages, UpstreamMessage{
+				Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result,
+			})
+		}
+	}
+	return nil // not reached: the last round is offered no tools
+}
+
+// modelRound streams one backend call, relaying answer text at once, and
+// returns the round's text and tool calls.
+func (t *turn) modelRound(ctx context.Context, out output, round int) (string, []UpstreamToolCall, error) {
+	last := round == t.o.cfg.MaxRounds
+	if err := out.send(Delta{Act: t.acts.start(ActModel, modelLabel)}); err != nil {
+		return "", nil, err
+	}
+	req := UpstreamRequest{Model: t.req.Model, Messages: t.messages, Sampling: t.req.Sampling}
+	if !last {
+		req.Tools = t.toolDefs
+	}
+	st, err := t.o.cfg.Upstream.Stream(ctx, req)
+	if err != nil {
+		_ = out.send(Delta{Act: t.acts.end(ActFail, "")})
+		return "", nil, err
+	}
+	defer st.Close()
+	t.rounds++
+
+	rc := reasoningCounter{t: t, out: out}
+	var content strings.Builder
+	for {
+		ev, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.usage.add(st)
+			_ = out.send(Delta{Act: t.acts.end(ActFail, "")})
+			return "", nil, err
+		}
+		if err := out.commit(); err != nil {
+			return "", nil, err
+		}
+		t.acts.setChars(st.Chars())
+		switch ev.Kind {
+		case EventReasoning:
+			err = rc.observe(st.Chars().Think, false)
+		case EventContent:
+			if err = rc.observe(st.Chars().Think, true); err != nil {
+				break
+			}
+			content.WriteString(ev.Text)
+			text := ev.Text
+			if t.sepPending {
+				text = "\n\n" + text
+				t.sepPending = false
+			}
+			t.answer.WriteString(text)
+			err = out.send(Delta{Content: &text})
+		case EventToolCall:
+			err = rc.observe(st.Chars().Think, true)
+		}
+		if err != nil {
+			return "", nil, err
+		}
+	}
+	if err := out.commit(); err != nil { // a round that produced nothing at all
+		return "", nil, err
+	}
+	if err := rc.observe(st.Chars().Think, true); err != nil {
+		return "", nil, err
+	}
+	t.usage.add(st)
+	t.acts.setChars(st.Chars())
+
+	calls := st.ToolCalls()
+	if last {
+		calls = nil // offered no tools: whatever it wrote, this is the answer
+	}
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = defaultCallID(round, i)
+		}
+	}
+	if len(calls) == 0 {
+		t.finish = st.FinishReason()
+		if t.finish == "tool_calls" {
+			t.finish = "stop"
+		}
+	} else if content.Len() > 0 {
+		t.sepPending = true
+	}
+	if err := out.send(Delta{Act: t.acts.end(ActDone, "")}); err != nil {
+		return "", nil, err
+	}
+	return content.String(), calls, nil
+}
+
+// reasoningCounter sends reasoning_chars (Revision B): the running count
+// of the round's reasoning, at most every reasoningEvery, and once more
+// when reasoning gives way to text or tool calls so the last count is
+// exact.
+type reasoningCounter struct {
+	t        *turn
+	out      output
+	sent     int
+	lastSent time.Time
+}
+
+func (r *reasoningCounter) observe(think int, final bool) error {
+	if !r.t.o.revisionB() || !r.t.req.Progress || think == r.sent {
+		return nil
+	}
+	now := r.t.o.cfg.Now()
+	if !final && r.sent > 0 && now.Sub(r.lastSent) < reasoningEvery {
+		return nil
+	}
+	r.sent, r.lastSent = think, now
+	n := think
+	return r.out.send(Delta{ReasoningChars: &n})
+}
+
+// runTool runs one tool call and returns what the model reads. Only a
+// lost client is an error; a failing tool is the model's to handle.
+func (t *turn) runTool(ctx context.Context, out output, c UpstreamToolCall) (string, error) {
+	name := c.Function.Name
+	args := json.RawMessage(strings.TrimSpace(c.Function.Arguments))
+	if len(args) == 0 {
+		args = json.RawMessage("{}") // some backends send nothing for a call without arguments
+	}
+	tool, offered := t.offered.Lookup(name)
+	label := "Running " + strings.ReplaceAll(name, "_", " ")
+	if offered {
+		label = tools.LabelFor(tool, name, args)
+	}
+	start := t.acts.start(ActTool, label)
+	if err := out.send(Delta{Act: start}); err != nil {
+		return "", err
+	}
+	t.toolCalls++
+	fail := func(msg string) (string, error) {
+		if err := out.send(Delta{Act: t.acts.end(ActFail, "")}); err != nil {
+			return "", err
+		}
+		return msg, nil
+	}
+	if !offered {
+		return fail(fmt.Sprintf("error: no tool named %q is available in this conversation", truncate(name, 64)))
+	}
+	if !json.Valid(args) {
+		return fail("error: the arguments are not valid JSON")
+	}
+
+	call := tools.Call{ID: c.ID, Name: name, Arguments: args, Env: t.env}
+	if t.o.revisionB() && t.req.Progress {
+		call.Progress = &stepSink{out: out, act: start.ID}
+	}
+	tctx, cancel := context.WithTimeout(ctx, t.o.cfg.ToolTimeout)
+	res, err := tool.Execute(tctx, call)
+	cancel()
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
+	}
+	if err != nil {
+		t.o.log.LogAttrs(ctx, slog.LevelWarn, "tool call failed",
+			slog.String("request_id", t.caller.RequestID), slog.String("tool", name), slog.Any("error", err))
+		return fail(tools.ModelMessage(err))
+	}
+	if err := t.emitResult(out, res); err != nil {
+		return "", err
+	}
+	if err := out.send(Delta{Act: t.acts.end(ActDone, res.Object)}); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(res.Content) == "" {
+		return "done", nil // some backends refuse an empty tool message
+	}
+	return res.Content, nil
+}
+
+// emitResult sends the events of a tool result. Artifact events are
+// dropped when file output is off: the spec promises that such a request
+// never sees one, whatever a tool returns.
+func (t *turn) emitResult(out output, res tools.Result) error {
+	if t.req.Files {
+		for i := range res.Artifacts {
+			a := res.Artifacts[i]
+			t.artifacts = append(t.artifacts, a.WithoutInline())
+			if err := out.send(Delta{Artifact: &a}); err != nil {
+				return err
+			}
+		}
+		for _, id := range res.Removed {
+			if err := out.send(Delta{ArtifactRemove: &ArtifactRemove{ObjectID: id}}); err != nil {
+				return err
+			}
+		}
+		for i := range res.Renamed {
+			if err := out.send(Delta{ArtifactRename: &res.Renamed[i]}); err != nil {
+				return err
+			}
+		}
+	}
+	if len(res.Sources) > 0 {
+		return out.send(Delta{SearchSources: res.Sources})
+	}
+	return nil
+}
+
+// stepSink turns a tool's progress into step events, with step ids made
+// unique within the response by the activity id.
+type stepSink struct {
+	out output
+	act int64
+}
+
+func (s *stepSink) sid(id string) string { return fmt.Sprintf("%d.%s", s.act, id) }
+
+func (s *stepSink) Step(st tools.Step) {
+	_ = s.out.send(Delta{Step: &Step{SID: s.sid(st.ID), Label: st.Label, Status: st.Status, Detail: st.Detail}})
+}
+
+func (s *stepSink) StepData(d tools.StepData) {
+	images := d.Images
+	if images == nil {
+		images = []string{}
+	}
+	_ = s.out.send(Delta{StepData: &StepData{SID: s.sid(d.ID), Label: d.Label, Content: clipStepData(d.Content), Images: images}})
+}
+
+// clientError is the envelope for a failure before anything was sent.
+func clientError(err error) *apierror.Error {
+	var ue *UpstreamError
+	if errors.As(err, &ue) {
+		if ue.Timeout {
+			return apierror.New(504, apierror.TypeServer, CodeUpstreamTimeout,
+				"The model backend did not answer in time. Retry the request.")
+		}
+		msg := "The model backend failed. Retry the request."
+		switch ue.Status {
+		case 400, 413, 422:
+			// Usually about the request itself (context too long), so
+			// the backend's words help the caller.
+			msg = "The model backend refused the request: " + ue.Message
+		}
+		return apierror.New(502, apierror.TypeServer, CodeUpstreamError, msg)
+	}
+	return apierror.From(err)
+}
+
+// streamError is the in-stream error frame for a failure after the
+// stream started.
+func streamError(err error) *apierror.Error {
+	var ae *apierror.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var ue *UpstreamError
+	if errors.As(err, &ue) {
+		return apierror.New(502, apierror.TypeServer, CodeStreamInterrupted,
+			"The answer broke off midway. Retry the request.")
+	}
+	return apierror.Internal()
+}

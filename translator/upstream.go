@@ -1,0 +1,329 @@
+package translator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Defaults of UpstreamConfig.
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultFirstByteTimeout = 120 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+)
+
+// UpstreamConfig configures the client of the OpenAI-compatible backend.
+type UpstreamConfig struct {
+	// BaseURL is the backend's base address including the version
+	// segment, such as "http://127.0.0.1:8000/v1"; "/chat/completions"
+	// is appended. Required.
+	BaseURL string
+	// APIKey, when set, is sent as "Authorization: Bearer APIKEY".
+	// Default: empty, no Authorization header.
+	APIKey string
+	// Model is the model name sent upstream. Default: empty, which sends
+	// the model string of the client's request unchanged.
+	Model string
+	// ConnectTimeout bounds dialing and the TLS handshake.
+	// Default: DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// FirstByteTimeout bounds the time from sending a request to the
+	// first event of its stream: queueing and prompt processing of the
+	// backend. Default: DefaultFirstByteTimeout.
+	FirstByteTimeout time.Duration
+	// IdleTimeout bounds the silence between two events of a stream.
+	// Default: DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// HTTPClient sends the requests. Its Timeout must be zero, since a
+	// stream may rightly last long; the timeouts above apply instead.
+	// Default: a client owned by the Upstream, reusing connections (up to
+	// 64 idle per host: a gateway talks to few hosts, many times over).
+	HTTPClient *http.Client
+}
+
+// Upstream is the client of one OpenAI-compatible backend. It is safe for
+// concurrent use and meant to be shared, so that connections are reused.
+type Upstream struct {
+	url        string
+	apiKey     string
+	model      string
+	firstByte  time.Duration
+	idle       time.Duration
+	client     *http.Client
+	ownsClient bool
+
+	// afterFunc arms the stream watchdog; tests replace it to fire
+	// timeouts without waiting.
+	afterFunc func(d time.Duration, f func()) watchdogTimer
+}
+
+type watchdogTimer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+// NewUpstream returns a client for the backend at cfg.BaseURL.
+func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("upstream base URL %q: want http:// or https://", cfg.BaseURL)
+	}
+	u := &Upstream{
+		url:       base + "/chat/completions",
+		apiKey:    cfg.APIKey,
+		model:     cfg.Model,
+		firstByte: orDefault(cfg.FirstByteTimeout, DefaultFirstByteTimeout),
+		idle:      orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		client:    cfg.HTTPClient,
+		afterFunc: func(d time.Duration, f func()) watchdogTimer { return time.AfterFunc(d, f) },
+	}
+	if u.client == nil {
+		connect := orDefault(cfg.ConnectTimeout, DefaultConnectTimeout)
+		u.client = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   connect,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			ForceAttemptHTTP2:     true,
+			// Compression would make the transport buffer a stream that
+			// must flow token by token.
+			DisableCompression: true,
+		}}
+		u.ownsClient = true
+	}
+	return u, nil
+}
+
+// Close releases idle connections of a client the Upstream created.
+func (u *Upstream) Close() {
+	if u.ownsClient {
+		u.client.CloseIdleConnections()
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// UpstreamRequest is one round of the conversation sent to the backend.
+type UpstreamRequest struct {
+	Model    string // used when UpstreamConfig.Model is empty
+	Messages []UpstreamMessage
+	Tools    []ToolDefinition
+	// Sampling parameters set by the client, passed through.
+	Sampling map[string]json.RawMessage
+}
+
+// UpstreamMessage is a message in OpenAI's wire form.
+type UpstreamMessage struct {
+	Role string `json:"role"`
+	// Content is a string, or []UpstreamPart when the message carries
+	// images.
+	Content    any                `json:"content"`
+	ToolCalls  []UpstreamToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string             `json:"tool_call_id,omitempty"`
+	Name       string             `json:"name,omitempty"`
+}
+
+// UpstreamPart is a content part in OpenAI's wire form.
+type UpstreamPart struct {
+	Type     string            `json:"type"` // "text" or "image_url"
+	Text     string            `json:"text,omitempty"`
+	ImageURL *UpstreamImageURL `json:"image_url,omitempty"`
+}
+
+// UpstreamImageURL holds a data URL.
+type UpstreamImageURL struct {
+	URL string `json:"url"`
+}
+
+// UpstreamToolCall is a tool call in an assistant message.
+type UpstreamToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"` // "function"
+	Function UpstreamFunction `json:"function"`
+}
+
+// UpstreamFunction is the function part of a tool call.
+type UpstreamFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolDefinition is a tool offered to the backend.
+type ToolDefinition struct {
+	Type     string       `json:"type"` // "function"
+	Function FunctionSpec `json:"function"`
+}
+
+// FunctionSpec describes a function tool.
+type FunctionSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// UpstreamError is a failure of the backend or of the way to it.
+type UpstreamError struct {
+	// Status is the backend's HTTP status; 0 when it sent none.
+	Status int
+	// Message is the backend's error text or a description of the
+	// failure, for logs and, for 4xx refusals, for the client.
+	Message string
+	// Timeout is set when a FirstByteTimeout or IdleTimeout elapsed.
+	Timeout bool
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *UpstreamError) Error() string {
+	s := "upstream: "
+	if e.Status != 0 {
+		s += fmt.Sprintf("status %d: ", e.Status)
+	}
+	s += e.Message
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *UpstreamError) Unwrap() error { return e.Err }
+
+var (
+	errFirstByteTimeout = errors.New("no answer within the first-byte timeout")
+	errIdleTimeout      = errors.New("stream idle for longer than the idle timeout")
+)
+
+// Stream sends one round and returns its stream. The request is
+// cancelled when ctx ends or the stream is closed. Errors are
+// *UpstreamError unless ctx ended first, which returns ctx's error.
+func (u *Upstream) Stream(ctx context.Context, req UpstreamRequest) (*UpstreamStream, error) {
+	body, err := u.encode(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	timer := u.afterFunc(u.firstByte, func() { cancel(errFirstByteTimeout) })
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(body))
+	if err != nil {
+		timer.Stop()
+		cancel(nil)
+		return nil, &UpstreamError{Message: "building the request", Err: err}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	if u.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+u.apiKey)
+	}
+	resp, err := u.client.Do(hreq)
+	if err != nil {
+		timer.Stop()
+		cause := context.Cause(ctx)
+		cancel(nil)
+		return nil, u.failure(ctx, cause, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		timer.Stop()
+		defer cancel(nil)
+		defer resp.Body.Close()
+		return nil, statusError(resp)
+	}
+	s := &UpstreamStream{
+		resp:           resp,
+		ctx:            ctx,
+		cancel:         cancel,
+		timer:          timer,
+		idle:           u.idle,
+		promptEstimate: estimatePrompt(req),
+		isJSON:         strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"),
+		upstream:       u,
+	}
+	if !s.isJSON {
+		s.sse = newSSEReader(resp.Body, 0)
+	}
+	return s, nil
+}
+
+// failure describes err, which happened while ctx was alive or after it
+// was cancelled with cause.
+func (u *Upstream) failure(ctx context.Context, cause, err error) error {
+	switch {
+	case errors.Is(cause, errFirstByteTimeout):
+		return &UpstreamError{Message: "timed out", Timeout: true, Err: cause}
+	case errors.Is(cause, errIdleTimeout):
+		return &UpstreamError{Message: "stream stalled", Timeout: true, Err: cause}
+	case cause != nil:
+		// The caller's context ended: the client left or the server is
+		// shutting down. Not the backend's fault.
+		return cause
+	}
+	return &UpstreamError{Message: "request failed", Err: err}
+}
+
+// encode builds the request body. It always asks for usage in the stream:
+// vLLM, llama.cpp and Ollama send none otherwise.
+func (u *Upstream) encode(req UpstreamRequest) ([]byte, error) {
+	model := u.model
+	if model == "" {
+		model = req.Model
+	}
+	body := map[string]any{
+		"model":          model,
+		"messages":       req.Messages,
+		"stream":         true,
+		"stream_options": map[string]bool{"include_usage": true},
+	}
+	if len(req.Tools) > 0 {
+		body["tools"] = req.Tools
+	}
+	for k, v := range req.Sampling {
+		body[k] = v
+	}
+	return json.Marshal(body)
+}
+
+// statusError reads the backend's error answer into an *UpstreamError.
+func statusError(resp *http.Response) *UpstreamError {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	msg := strings.TrimSpace(string(b))
+	var env struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  string          `json:"detail"`
+	}
+	if json.Unmarshal(b, &env) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var flat string
+		switch {
+		case json.Unmarshal(env.Error, &inner) == nil && inner.Message != "":
+			msg = inner.Message
+		case json.Unmarshal(env.Error, &flat) == nil && flat != "":
+			msg = flat // Ollama: {"error":"..."}
+		case env.Message != "":
+			msg = env.Message
+		case env.Detail != "":
+			msg = env.Detail
+		}
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &UpstreamError{Status: resp.StatusCode, Message: truncate(msg, 500)}
+}

@@ -1,0 +1,402 @@
+package translator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// UpstreamEventKind says what an UpstreamEvent carries.
+type UpstreamEventKind uint8
+
+const (
+	// EventContent is answer text.
+	EventContent UpstreamEventKind = iota
+	// EventReasoning is reasoning text (reasoning_content, reasoning, or
+	// a leading <think> block of content). Never shown to the client.
+	EventReasoning
+	// EventToolCall is a piece of a tool call: a new call, or more of
+	// its arguments.
+	EventToolCall
+)
+
+// UpstreamEvent is one meaningful piece of a backend's stream. Chunks
+// that carry nothing (role-only, usage-only, empty deltas) produce none.
+type UpstreamEvent struct {
+	Kind UpstreamEventKind
+	// Text of EventContent and EventReasoning.
+	Text string
+	// ToolCall is the position of the call in ToolCalls (EventToolCall).
+	ToolCall int
+	// ArgsChars is how many argument characters the event added.
+	ArgsChars int
+}
+
+// UpstreamUsage is the usage a backend reported for one round.
+type UpstreamUsage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	// ReasoningTokens is completion_tokens_details.reasoning_tokens,
+	// when the backend reports it; part of CompletionTokens.
+	ReasoningTokens int64
+}
+
+// UpstreamStream is the answer to one round. It is not safe for
+// concurrent use. Read it with Next until io.EOF, then read ToolCalls,
+// FinishReason and Usage. Always Close it.
+type UpstreamStream struct {
+	upstream       *Upstream
+	resp           *http.Response
+	ctx            context.Context
+	cancel         context.CancelCauseFunc
+	timer          watchdogTimer
+	idle           time.Duration
+	promptEstimate int64
+	sse            *sseReader
+	isJSON         bool
+
+	pending []UpstreamEvent
+	think   thinkSplitter
+	calls   toolCallAccumulator
+	finish  string
+	usage   *UpstreamUsage
+	sawDone bool // [DONE] arrived
+	ended   bool // nothing more to read
+	closed  bool
+
+	contentChars, reasoningChars, argsChars int
+}
+
+// Next returns the next event, io.EOF at the end of a complete answer,
+// an *UpstreamError when the backend failed, or the context's cause
+// when the caller's context ended.
+func (s *UpstreamStream) Next() (UpstreamEvent, error) {
+	for {
+		if len(s.pending) > 0 {
+			ev := s.pending[0]
+			s.pending = s.pending[1:]
+			return ev, nil
+		}
+		if s.ended {
+			return UpstreamEvent{}, io.EOF
+		}
+		if err := s.fill(); err != nil {
+			return UpstreamEvent{}, err
+		}
+	}
+}
+
+// fill reads until at least one event is pending or the stream ended.
+func (s *UpstreamStream) fill() error {
+	if s.isJSON {
+		return s.readJSON()
+	}
+	ev, err := s.sse.Next()
+	if err == io.EOF {
+		s.flushThink()
+		s.ended = true
+		if !s.sawDone && s.finish == "" {
+			return &UpstreamError{Message: "stream ended before the answer was complete"}
+		}
+		return nil
+	}
+	if err != nil {
+		return s.readError(err)
+	}
+	// From the first event on, the watchdog measures silence.
+	s.timer.Reset(s.idle)
+	if string(ev.Data) == "[DONE]" {
+		s.sawDone = true
+		s.flushThink()
+		s.ended = true
+		return nil
+	}
+	return s.chunk(ev.Data)
+}
+
+func (s *UpstreamStream) readError(err error) error {
+	if cause := context.Cause(s.ctx); cause != nil {
+		return s.upstream.failure(s.ctx, cause, err)
+	}
+	if errors.Is(err, errSSELineTooLong) {
+		return &UpstreamError{Message: "malformed stream", Err: err}
+	}
+	return &UpstreamError{Message: "stream broken", Err: err}
+}
+
+// wireChunk is a chat.completion.chunk as backends send it, with the
+// fields in which they differ.
+type wireChunk struct {
+	Choices []struct {
+		Index        int        `json:"index"`
+		Delta        wireDelta  `json:"delta"`
+		Message      *wireDelta `json:"message"` // a JSON answer's choice
+		FinishReason *string    `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens            int64 `json:"prompt_tokens"`
+		CompletionTokens        int64 `json:"completion_tokens"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type wireDelta struct {
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"` // vLLM, DeepSeek, llama.cpp
+	Reasoning        *string `json:"reasoning"`         // Ollama, OpenRouter, newer vLLM
+	ToolCalls        []struct {
+		Index    *int   `json:"index"` // absent in some Ollama versions
+		ID       string `json:"id"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"` // a string, or an object from some servers
+		} `json:"function"`
+	} `json:"tool_calls"`
+	FunctionCall *struct { // legacy single function call
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function_call"`
+}
+
+func (s *UpstreamStream) chunk(data []byte) error {
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return &UpstreamError{Message: "malformed stream chunk", Err: err}
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return &UpstreamError{Message: errorText(c.Error)}
+	}
+	if c.Usage != nil {
+		u := &UpstreamUsage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+		if d := c.Usage.CompletionTokensDetails; d != nil {
+			u.ReasoningTokens = d.ReasoningTokens
+		}
+		s.usage = u // the last report wins: vLLM can report on every chunk
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // we ask for one choice
+		}
+		d := ch.Delta
+		if ch.Message != nil {
+			d = *ch.Message
+		}
+		s.delta(d)
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.finish = *ch.FinishReason
+		}
+	}
+	return nil
+}
+
+func (s *UpstreamStream) delta(d wireDelta) {
+	for _, r := range []*string{d.ReasoningContent, d.Reasoning} {
+		if r != nil && *r != "" {
+			s.addReasoning(*r)
+		}
+	}
+	if d.Content != nil && *d.Content != "" {
+		content, reasoning := s.think.split(*d.Content)
+		s.addReasoning(reasoning)
+		s.addContent(content)
+	}
+	for _, tc := range d.ToolCalls {
+		s.addToolCall(tc.Index, tc.ID, tc.Function.Name, argumentText(tc.Function.Arguments))
+	}
+	if fc := d.FunctionCall; fc != nil {
+		zero := 0
+		s.addToolCall(&zero, "", fc.Name, argumentText(fc.Arguments))
+	}
+}
+
+func (s *UpstreamStream) addContent(t string) {
+	if t == "" {
+		return
+	}
+	s.contentChars += utf8.RuneCountInString(t)
+	s.pending = append(s.pending, UpstreamEvent{Kind: EventContent, Text: t})
+}
+
+func (s *UpstreamStream) addReasoning(t string) {
+	if t == "" {
+		return
+	}
+	s.reasoningChars += utf8.RuneCountInString(t)
+	s.pending = append(s.pending, UpstreamEvent{Kind: EventReasoning, Text: t})
+}
+
+func (s *UpstreamStream) addToolCall(index *int, id, name, args string) {
+	pos := s.calls.add(index, id, name, args)
+	n := utf8.RuneCountInString(args)
+	s.argsChars += n
+	s.pending = append(s.pending, UpstreamEvent{Kind: EventToolCall, ToolCall: pos, ArgsChars: n})
+}
+
+func (s *UpstreamStream) flushThink() {
+	content, reasoning := s.think.flush()
+	s.addReasoning(reasoning)
+	s.addContent(content)
+}
+
+// readJSON handles a backend that answered a streaming request with one
+// JSON chat.completion (some proxies and older servers do).
+func (s *UpstreamStream) readJSON() error {
+	b, err := io.ReadAll(io.LimitReader(s.resp.Body, 64<<20))
+	if err != nil {
+		return s.readError(err)
+	}
+	s.timer.Stop()
+	if err := s.chunk(b); err != nil {
+		return err
+	}
+	s.flushThink()
+	s.ended = true
+	if s.finish == "" {
+		s.finish = "stop"
+	}
+	return nil
+}
+
+// ToolCalls returns the tool calls of the round, in order. Calls without
+// a name are dropped: there is nothing to run.
+func (s *UpstreamStream) ToolCalls() []UpstreamToolCall {
+	var out []UpstreamToolCall
+	for _, c := range s.calls.calls {
+		if c.Function.Name != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FinishReason is the backend's finish reason, normalised: "function_call"
+// becomes "tool_calls", and a round that produced tool calls is a
+// tool-call round whatever the backend said (Ollama and some llama.cpp
+// builds say "stop"). Empty for a stream that only ended with [DONE]
+// means "stop".
+func (s *UpstreamStream) FinishReason() string {
+	if len(s.ToolCalls()) > 0 {
+		return "tool_calls"
+	}
+	switch s.finish {
+	case "", "function_call", "tool_calls", "eos", "stop_sequence":
+		return "stop"
+	}
+	return s.finish
+}
+
+// Usage returns what the backend reported, or nil if it reported nothing.
+func (s *UpstreamStream) Usage() *UpstreamUsage { return s.usage }
+
+// Chars returns the characters of reasoning, answer text and tool-call
+// arguments produced so far.
+func (s *UpstreamStream) Chars() Chars {
+	return Chars{Think: s.reasoningChars, Text: s.contentChars, Args: s.argsChars}
+}
+
+// PromptEstimate is an estimate of the round's prompt tokens, for
+// backends that report no usage.
+func (s *UpstreamStream) PromptEstimate() int64 { return s.promptEstimate }
+
+// Close ends the round and releases its connection. After a complete
+// stream the connection goes back to the pool for reuse.
+func (s *UpstreamStream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.timer.Stop()
+	if s.ended {
+		// Drain what little may follow [DONE] so the connection is reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(s.resp.Body, 4<<10))
+	}
+	err := s.resp.Body.Close()
+	s.cancel(nil)
+	return err
+}
+
+// toolCallAccumulator joins tool-call deltas into calls. Backends split a
+// call across chunks and identify the pieces by index; some omit the
+// index and send each call whole, or identify calls by id only.
+type toolCallAccumulator struct {
+	calls   []UpstreamToolCall
+	byIndex map[int]int
+}
+
+func (a *toolCallAccumulator) add(index *int, id, name, args string) int {
+	pos := -1
+	switch {
+	case index != nil:
+		if p, ok := a.byIndex[*index]; ok {
+			pos = p
+		}
+	case len(a.calls) > 0:
+		last := len(a.calls) - 1
+		// Without an index, a new id (or a new name after a finished
+		// call) starts a new call; anything else continues the last one.
+		if !(id != "" && a.calls[last].ID != "" && a.calls[last].ID != id) &&
+			!(id == "" && name != "" && a.calls[last].Function.Name != "") {
+			pos = last
+		}
+	}
+	if pos < 0 {
+		pos = len(a.calls)
+		a.calls = append(a.calls, UpstreamToolCall{Type: "function"})
+		if index != nil {
+			if a.byIndex == nil {
+				a.byIndex = make(map[int]int)
+			}
+			a.byIndex[*index] = pos
+		}
+	}
+	c := &a.calls[pos]
+	if c.ID == "" {
+		c.ID = id
+	}
+	if c.Function.Name == "" {
+		c.Function.Name = name
+	}
+	c.Function.Arguments += args
+	return pos
+}
+
+// argumentText returns tool-call arguments as text: the string most
+// backends send, or the raw JSON of an object some send instead.
+func argumentText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// errorText extracts a message from an in-stream error value.
+func errorText(raw json.RawMessage) string {
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
+		return truncate(obj.Message, 500)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil && s != "" {
+		return truncate(s, 500)
+	}
+	return "error event in stream"
+}
+
+// defaultCallID names a call the backend sent without an id.
+func defaultCallID(round, pos int) string {
+	return "call_" + strconv.Itoa(round) + "_" + strconv.Itoa(pos)
+}

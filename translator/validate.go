@@ -1,0 +1,227 @@
+package translator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+const (
+	defaultMaxBodyBytes      = 32 << 20
+	defaultMaxMessages       = 2048
+	defaultMaxObjects        = 1000
+	defaultSystemBudgetChars = 16000
+	maxObjectSourceChars     = 200_000
+	maxIDHeaderChars         = 256
+	maxUserNameChars         = 128
+	maxTimezoneChars         = 64
+	modalityText             = "text"
+	modalityFiles            = "files"
+)
+
+// Limits bound what a request may carry. Profile is required; every other
+// zero field means its default.
+type Limits struct {
+	// Profile is the active spec revision's profile: inline image size
+	// and the system message rule come from it.
+	Profile policy.Profile
+	// MaxBodyBytes caps the request body. Default: 32 MiB, room for a few
+	// inline images of the largest allowed size in base64.
+	MaxBodyBytes int64
+	// MaxMessages caps len(messages). Default: 2048.
+	MaxMessages int
+	// MaxObjects caps the entries of the objects map. Default: 1000.
+	MaxObjects int
+	// SystemBudgetChars is how many characters of system and developer
+	// messages Revision A keeps (it shortens instead of refusing; see
+	// shortenSystem). Unused when Profile.MaxSystemChars is set.
+	// Default: 16,000.
+	SystemBudgetChars int
+}
+
+func (l Limits) maxBody() int64 {
+	if l.MaxBodyBytes > 0 {
+		return l.MaxBodyBytes
+	}
+	return defaultMaxBodyBytes
+}
+
+func (l Limits) maxMessages() int {
+	if l.MaxMessages > 0 {
+		return l.MaxMessages
+	}
+	return defaultMaxMessages
+}
+
+func (l Limits) maxObjects() int {
+	if l.MaxObjects > 0 {
+		return l.MaxObjects
+	}
+	return defaultMaxObjects
+}
+
+func (l Limits) systemBudget() int {
+	if l.SystemBudgetChars > 0 {
+		return l.SystemBudgetChars
+	}
+	return defaultSystemBudgetChars
+}
+
+// ReadRequest reads and validates the body and headers of r. The body is
+// capped at lim.MaxBodyBytes with http.MaxBytesReader (a caller that
+// already wrapped the body with a smaller cap gets the same treatment);
+// a larger body is refused with 413 request_too_large. Every error is an
+// *apierror.Error.
+func ReadRequest(w http.ResponseWriter, r *http.Request, lim Limits) (*Request, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, lim.maxBody()))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
+				CodeRequestTooLarge, fmt.Sprintf("The request body exceeds %d bytes.", tooLarge.Limit))
+		}
+		return nil, invalid(CodeInvalidJSON, "The request body could not be read.")
+	}
+	return ParseRequest(body, r.Header, lim)
+}
+
+// ParseRequest validates a request body and its headers.
+func ParseRequest(body []byte, h http.Header, lim Limits) (*Request, error) {
+	hv, err := readHeaders(h)
+	if err != nil {
+		return nil, err
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
+	}
+	if !json.Valid(body) {
+		var v any
+		return nil, invalid(CodeInvalidJSON, "The request body is not valid JSON: "+jsonErrorText(json.Unmarshal(body, &v)))
+	}
+	fields, ok := splitObject(body)
+	if !ok {
+		return nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
+	}
+	req := &Request{Progress: hv.progress, IncludeCost: hv.includeCost, SessionID: hv.sessionID, Location: hv.location}
+	d := decoder{fields: fields}
+
+	req.Model = d.str("model")
+	if d.err == nil && req.Model == "" {
+		return nil, invalid(CodeMissingParameter, "model is required.")
+	}
+	req.Stream = d.boolean("stream")
+	req.IncludeUsage = d.includeUsage()
+	req.SkipSearch = d.boolean("skip_search")
+	req.EndUser = d.str("user")
+	modalities, haveModalities := d.raw("modalities")
+	req.Sampling = d.sampling()
+	d.refuseUnsupported()
+	if d.err != nil {
+		return nil, d.err
+	}
+
+	extra, err := parseExtraBody(fields["extra_body"])
+	if err != nil {
+		return nil, err
+	}
+	// A field set both at the top level and in extra_body keeps its
+	// top-level value; extra_body exists for SDKs that cannot send it
+	// there.
+	if _, ok := fields["skip_search"]; !ok || isNull(fields["skip_search"]) {
+		req.SkipSearch = extra.skipSearch
+	}
+	if !haveModalities {
+		modalities = extra.modalities
+	}
+	if req.Files, err = parseModalities(modalities); err != nil {
+		return nil, err
+	}
+	req.UserName = extra.userName
+	if hv.userName != "" {
+		req.UserName = hv.userName
+	}
+	if hv.userID != "" {
+		req.EndUser = hv.userID
+	}
+	if utf8.RuneCountInString(req.EndUser) > maxIDHeaderChars {
+		return nil, invalid(CodeInvalidParameter, fmt.Sprintf("user is longer than %d characters.", maxIDHeaderChars))
+	}
+
+	if req.Messages, err = parseMessages(fields["messages"], lim); err != nil {
+		return nil, err
+	}
+	if req.SystemShortened, err = applySystemRule(req.Messages, lim); err != nil {
+		return nil, err
+	}
+	if req.Objects, err = parseObjects(fields["objects"], lim.maxObjects()); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+type extraBody struct {
+	skipSearch bool
+	userName   string
+	modalities rawJSON
+}
+
+func parseExtraBody(v rawJSON) (extraBody, error) {
+	var e extraBody
+	if len(v) == 0 || isNull(v) {
+		return e, nil
+	}
+	fields, ok := splitObject(v)
+	if !ok {
+		return e, typeError("extra_body", "an object")
+	}
+	d := decoder{fields: fields}
+	e.skipSearch = d.boolean("skip_search")
+	e.userName = d.str("user_name")
+	e.modalities, _ = d.raw("modalities")
+	if d.err != nil {
+		var ae *apierror.Error
+		if errors.As(d.err, &ae) {
+			ae.Message = "extra_body." + ae.Message
+		}
+		return e, d.err
+	}
+	if utf8.RuneCountInString(e.userName) > maxUserNameChars {
+		return e, invalid(CodeInvalidParameter, fmt.Sprintf("extra_body.user_name is longer than %d characters.", maxUserNameChars))
+	}
+	return e, nil
+}
+
+// parseModalities reports whether files are on. Absent means the default
+// ["text","files"].
+func parseModalities(v rawJSON) (files bool, err error) {
+	if len(v) == 0 || isNull(v) {
+		return true, nil
+	}
+	var list []string
+	if json.Unmarshal(v, &list) != nil {
+		return false, invalid(CodeInvalidModalities, `modalities must be an array of strings, such as ["text"] or ["text","files"].`)
+	}
+	text := false
+	for _, m := range list {
+		switch m {
+		case modalityText:
+			text = true
+		case modalityFiles:
+			files = true
+		default:
+			return false, invalid(CodeInvalidModalities, fmt.Sprintf("modalities: unknown modality %q; use \"text\" and optionally \"files\".", m))
+		}
+	}
+	if !text {
+		return false, invalid(CodeInvalidModalities, `modalities must contain "text".`)
+	}
+	return files, nil
+}
