@@ -133,6 +133,7 @@ type harnessOptions struct {
 	memory    *fakeMemory
 	maxRounds int
 	up        testupstream.Options
+	admit     func(ctx context.Context, onPosition func(int)) (func(), error)
 }
 
 type registeredTool struct {
@@ -177,6 +178,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Files:     o.files,
 		Usage:     h.recorder,
 		MaxRounds: o.maxRounds,
+		Admit:     o.admit,
 		Now:       h.clock.Now,
 		NewTicker: func(time.Duration) (<-chan time.Time, func()) {
 			return h.ticks, func() {}

@@ -49,6 +49,14 @@ type Config struct {
 	// Usage records and settles each completion. Default: nil, which
 	// records nothing and prices cost_cents from Profile's prices.
 	Usage UsageRecorder
+	// Admit, when set, is called before the first backend call of every
+	// request and returns once the request may go to the backend, with a
+	// function that gives its place back. While a request waits, Admit
+	// calls onPosition with its place in line (1 is next) from the
+	// caller's goroutine; a streaming request relays it as queue_position
+	// chunks. An error (an *apierror.Error, such as 503 when the line is
+	// too long) is answered as it is. Default: nil, no admission control.
+	Admit func(ctx context.Context, onPosition func(position int)) (release func(), err error)
 	// Instructions is operator text added to the service system prompt.
 	// Default: empty.
 	Instructions string
@@ -147,9 +155,46 @@ func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *Reques
 	}
 	if req.Stream {
 		t.serveStream(ctx, w)
-	} else {
-		t.serveJSON(ctx, w)
+		return
 	}
+	release, err := t.admit(ctx, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			apierror.Write(w, err)
+		}
+		return
+	}
+	defer release()
+	t.serveJSON(ctx, w)
+}
+
+// queuePositionEvery is how often a waiting stream is told its place in
+// line at most.
+const queuePositionEvery = time.Second
+
+// admit waits for the admission queue, when there is one. A waiting stream
+// (out not nil) is told its place in line, at most once a second, before
+// anything else; the first report starts the stream.
+func (t *turn) admit(ctx context.Context, out *streamOutput) (release func(), err error) {
+	if t.o.cfg.Admit == nil {
+		return func() {}, nil
+	}
+	var onPosition func(int)
+	if out != nil {
+		var last time.Time
+		lastPos := 0
+		onPosition = func(pos int) {
+			now := t.o.cfg.Now()
+			if pos == lastPos || (lastPos != 0 && now.Sub(last) < queuePositionEvery) {
+				return
+			}
+			last, lastPos = now, pos
+			if out.commit() == nil {
+				_ = out.send(Delta{QueuePosition: &pos})
+			}
+		}
+	}
+	return t.o.cfg.Admit(ctx, onPosition)
 }
 
 func (o *Orchestrator) logFailure(t *turn, what string, err error) {

@@ -22,7 +22,20 @@ func (t *turn) serveStream(ctx context.Context, w http.ResponseWriter) {
 		ID: t.id, Created: t.created, Model: t.req.Model, Progress: t.req.Progress, Now: t.o.cfg.Now,
 	})
 	out := &streamOutput{w: sw, t: t, ctx: ctx}
-	err := t.loop(ctx, out)
+	release, err := t.admit(ctx, out)
+	if err != nil {
+		out.stopHeartbeat()
+		switch {
+		case t.clientGone(ctx, err):
+		case !out.committed:
+			apierror.Write(w, err)
+		default:
+			_ = sw.Fail(err)
+		}
+		return
+	}
+	defer release()
+	err = t.loop(ctx, out)
 	out.stopHeartbeat()
 	if err == nil && sw.Err() != nil {
 		err = errClientGone
