@@ -284,7 +284,7 @@ func TestProfileCost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := profileCost(tc.p, tc.prompt, tc.completion); got != tc.want {
+			if got := tc.p.Price(tc.prompt, tc.completion); got != tc.want {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
 		})

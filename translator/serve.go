@@ -134,7 +134,7 @@ func (t *turn) record(ctx context.Context, err error) int64 {
 		outcome = OutcomeFailed
 	}
 	p := t.o.cfg.Profile
-	fallback := profileCost(p, t.usage.prompt, t.usage.completion)
+	fallback := p.Price(t.usage.prompt, t.usage.completion)
 	if t.usage.estimated {
 		t.o.log.LogAttrs(ctx, slog.LevelWarn, "backend reported no usage for a round; usage estimated",
 			slog.String("request_id", t.caller.RequestID))

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -51,12 +52,39 @@ func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Sto
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	s, err := sqlstore.New(ctx, &driver{db: db, querier: querier{q: db}}, opts)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: opening %s: %w", abs, err)
+	drv := &driver{db: db, querier: querier{q: db}}
+	for attempt := 1; ; attempt++ {
+		s, err := sqlstore.New(ctx, drv, opts)
+		if err == nil {
+			return s, nil
+		}
+		// Switching a new database file to WAL needs a lock that SQLite
+		// will not wait for (its busy handler could deadlock there), so
+		// processes opening a fresh file together may be told SQLITE_BUSY
+		// at once. Once one of them has switched, the others can open.
+		if !isBusy(err) || attempt == openAttempts || !sleepCtx(ctx, time.Duration(attempt)*20*time.Millisecond) {
+			db.Close()
+			return nil, fmt.Errorf("sqlite: opening %s: %w", abs, err)
+		}
 	}
-	return s, nil
+}
+
+const openAttempts = 10
+
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // dsn is a file: URI, so that any character in the path survives, with

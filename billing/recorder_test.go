@@ -1,0 +1,80 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/sqlstore"
+	"github.com/switchyardhq/switchyard/translator"
+)
+
+// settler is a UsageStore that keeps the first record of each request.
+type settler struct {
+	got map[string]sqlstore.UsageRecord
+	err error
+}
+
+func (s *settler) SettleUsage(_ context.Context, u sqlstore.UsageRecord) (sqlstore.UsageRecord, error) {
+	if s.err != nil {
+		return sqlstore.UsageRecord{}, s.err
+	}
+	if first, ok := s.got[u.RequestID]; ok {
+		return first, nil
+	}
+	s.got[u.RequestID] = u
+	return u, nil
+}
+
+func TestRecorder(t *testing.T) {
+	started := time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC)
+	rec := translator.UsageRecord{
+		AccountID: "acct_1", KeyID: "key_1", RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
+		PromptTokens: 5000, CompletionTokens: 1000, AnswerTokens: 600, Estimated: true,
+		Rounds: 3, ToolCalls: 2, Outcome: translator.OutcomeClientGone, Started: started, Finished: started.Add(time.Second),
+	}
+	tests := []struct {
+		name    string
+		profile policy.Profile
+		want    int64
+	}{
+		{"revision B", policy.ProfileFor(policy.RevisionB), 3}, // 1.5 + 1.0 = 2.5, half up
+		{"minimum", policy.Profile{MinChargeCents: 7}, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &settler{got: make(map[string]sqlstore.UsageRecord)}
+			r := &Recorder{Store: store, Profile: tt.profile}
+			cost, err := r.RecordUsage(t.Context(), rec)
+			if err != nil || cost != tt.want {
+				t.Fatalf("RecordUsage = %d, %v; want %d", cost, err, tt.want)
+			}
+			want := sqlstore.UsageRecord{
+				AccountID: "acct_1", KeyID: "key_1", RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
+				PromptTokens: 5000, CompletionTokens: 1000, AnswerTokens: 600, Estimated: true,
+				Rounds: 3, ToolCalls: 2, Outcome: "client_gone", Started: rec.Started, Finished: rec.Finished,
+				CostCents: tt.want,
+			}
+			if got := store.got["r-1"]; got != want {
+				t.Errorf("stored %+v, want %+v", got, want)
+			}
+			// The store's answer, not the new price, is the cost.
+			again := rec
+			again.PromptTokens *= 100
+			if cost, err := r.RecordUsage(t.Context(), again); err != nil || cost != tt.want {
+				t.Errorf("RecordUsage again = %d, %v; want the first cost %d", cost, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRecorderError(t *testing.T) {
+	r := &Recorder{Store: &settler{err: storage.ErrNotFound}, Profile: policy.ProfileFor(policy.RevisionB)}
+	cost, err := r.RecordUsage(t.Context(), translator.UsageRecord{AccountID: "acct_1", RequestID: "r-1"})
+	if !errors.Is(err, storage.ErrNotFound) || cost != 0 {
+		t.Errorf("RecordUsage = %d, %v; want 0 and an error wrapping ErrNotFound", cost, err)
+	}
+}

@@ -1,0 +1,96 @@
+package policy
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPrice(t *testing.T) {
+	a, b := ProfileFor(RevisionA), ProfileFor(RevisionB)
+	// noMin shows the rounding that the 1-cent minimum hides.
+	noMin := b
+	noMin.MinChargeCents = 0
+	tests := []struct {
+		name               string
+		profile            Profile
+		prompt, completion int64
+		want               int64
+	}{
+		{name: "no tokens pay the minimum", profile: b, want: 1},
+		{name: "one token pays the minimum", profile: b, prompt: 1, want: 1},
+		{name: "no tokens without a minimum", profile: noMin, want: 0},
+		{name: "just under half a cent rounds down", profile: noMin, prompt: 1666, want: 0},       // 0.4998
+		{name: "half a cent rounds up", profile: noMin, prompt: 1000, completion: 200, want: 1},   // 0.5
+		{name: "output half a cent rounds up", profile: noMin, completion: 500, want: 1},          // 0.5
+		{name: "just under one and a half", profile: noMin, prompt: 4999, want: 1},                // 1.4997
+		{name: "one and a half rounds up", profile: noMin, prompt: 5000, want: 2},                 // 1.5
+		{name: "just under two and a half", profile: noMin, prompt: 3, completion: 2499, want: 2}, // 2.4999
+		{name: "two and a half rounds up", profile: noMin, completion: 2500, want: 3},
+		{name: "input and output add before rounding", profile: noMin, prompt: 1000, completion: 1200, want: 2}, // 0.3 + 1.2
+		{name: "one million of each", profile: a, prompt: 1_000_000, completion: 1_000_000, want: 1300},
+		{name: "typical chat", profile: b, prompt: 12_345, completion: 678, want: 4}, // 3.7035 + 0.678
+		{name: "just under the cap", profile: b, prompt: 1_663_333, want: 499},       // 498.9999
+		{name: "rounds up to the cap", profile: b, prompt: 1_665_000, want: 500},     // 499.5
+		{name: "over the cap", profile: b, prompt: 1_000_000_000, want: 500},
+		{name: "revision A has no cap", profile: a, prompt: 1_000_000_000, want: 300_000},
+		{name: "negative counts are zero", profile: noMin, prompt: -5000, completion: -1, want: 0},
+		{name: "negative prices are zero", profile: Profile{InputCentsPerMTok: -300, OutputCentsPerMTok: 1000}, prompt: 1_000_000, completion: 1_000_000, want: 1000},
+		{name: "largest exact product", profile: a, prompt: math.MaxInt64 / 1000, completion: 0, want: 2_767_011_611_056}, // 2,767,011,611,056.4325
+		{name: "products beyond int64 stay exact", profile: a, prompt: math.MaxInt64, completion: math.MaxInt64, want: 11_990_383_647_911_209},
+		{name: "overflow stays at the cap", profile: b, prompt: math.MaxInt64, completion: math.MaxInt64, want: 500},
+		{name: "beyond int64 cents saturates", profile: Profile{InputCentsPerMTok: math.MaxInt64, OutputCentsPerMTok: math.MaxInt64}, prompt: math.MaxInt64, completion: math.MaxInt64, want: math.MaxInt64},
+		{name: "minimum above the cap: the cap wins", profile: Profile{MinChargeCents: 10, MaxChargeCents: 5}, want: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.profile.Price(tt.prompt, tt.completion); got != tt.want {
+				t.Errorf("Price(%d, %d) = %d, want %d", tt.prompt, tt.completion, got, tt.want)
+			}
+			if got, want := tt.profile.Price(tt.prompt, tt.completion), refPrice(tt.profile, tt.prompt, tt.completion); got != want {
+				t.Errorf("Price(%d, %d) = %d, the big.Int reference says %d", tt.prompt, tt.completion, got, want)
+			}
+		})
+	}
+}
+
+// TestPriceMatchesReference compares Price with arbitrary-precision
+// arithmetic over counts and prices from small to the extremes of int64.
+func TestPriceMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	value := func() int64 {
+		// Spread over magnitudes, not just large values.
+		return r.Int64N(math.MaxInt64) >> r.IntN(64)
+	}
+	for range 20_000 {
+		p := Profile{
+			InputCentsPerMTok:  value(),
+			OutputCentsPerMTok: value(),
+			MinChargeCents:     r.Int64N(3),
+			MaxChargeCents:     []int64{0, 500, math.MaxInt64}[r.IntN(3)],
+		}
+		prompt, completion := value(), value()
+		if got, want := p.Price(prompt, completion), refPrice(p, prompt, completion); got != want {
+			t.Fatalf("Price(%+v, %d, %d) = %d, want %d", p, prompt, completion, got, want)
+		}
+	}
+}
+
+// refPrice is Price written the obvious way, in big.Int.
+func refPrice(p Profile, prompt, completion int64) int64 {
+	clampZero := func(n int64) *big.Int { return big.NewInt(max(n, 0)) }
+	total := new(big.Int).Mul(clampZero(prompt), clampZero(p.InputCentsPerMTok))
+	total.Add(total, new(big.Int).Mul(clampZero(completion), clampZero(p.OutputCentsPerMTok)))
+	total.Add(total, big.NewInt(500_000))
+	total.Quo(total, big.NewInt(1_000_000))
+	cents := int64(math.MaxInt64)
+	if total.IsInt64() {
+		cents = total.Int64()
+	}
+	cents = max(cents, p.MinChargeCents)
+	if p.MaxChargeCents > 0 {
+		cents = min(cents, p.MaxChargeCents)
+	}
+	return cents
+}

@@ -1,0 +1,680 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/sqlstore"
+	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/memory"
+	"github.com/switchyardhq/switchyard/translator"
+)
+
+// AssistantStore is a store that also keeps the state of the /v3
+// assistant: end users' memory, object id counters and usage records.
+type AssistantStore interface {
+	storage.Store
+	memory.Store
+	tools.IDAllocator
+	billing.UsageStore
+	UsageRecords(ctx context.Context, accountID string, limit int) ([]sqlstore.UsageRecord, error)
+}
+
+// AssistantOpener is an Opener of AssistantStores, with the same
+// contract: every call with the same t opens the same database.
+type AssistantOpener func(t *testing.T, opts storage.Options) AssistantStore
+
+// RunAssistant runs the contract suite of the assistant's state against
+// the stores open opens.
+func RunAssistant(t *testing.T, open AssistantOpener) {
+	h := &assistantHarness{open: open}
+	t.Run("Memory", h.testMemory)
+	t.Run("ObjectIDs", h.testObjectIDs)
+	t.Run("Usage", h.testUsage)
+}
+
+type assistantHarness struct {
+	open AssistantOpener
+}
+
+// store opens a store on t's database and closes it when t ends.
+func (h *assistantHarness) store(t *testing.T, opts storage.Options) AssistantStore {
+	t.Helper()
+	s := h.open(t, opts)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func (h *assistantHarness) testMemory(t *testing.T) {
+	t.Run("OrderDedupeAndBound", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		a := mustAccount(t, s, "alice")
+		tests := []struct {
+			name     string
+			max      int
+			remember []string
+			want     []string
+		}{
+			{name: "oldest first", max: 5, remember: []string{"a", "b", "c"}, want: []string{"a", "b", "c"}},
+			{name: "an equal fact becomes the newest", max: 5, remember: []string{"a", "b", "c", "a"}, want: []string{"b", "c", "a"}},
+			{name: "an equal fact at the bound drops nothing", max: 3, remember: []string{"a", "b", "c", "a"}, want: []string{"b", "c", "a"}},
+			{name: "the oldest are dropped beyond max", max: 3, remember: []string{"a", "b", "c", "d", "e"}, want: []string{"c", "d", "e"}},
+			{name: "a bound of one keeps the newest", max: 1, remember: []string{"a", "b"}, want: []string{"b"}},
+			{name: "facts compare exactly", max: 5, remember: []string{"Likes tea", "likes tea", "Likes tea "}, want: []string{"Likes tea", "likes tea", "Likes tea "}},
+		}
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				user := fmt.Sprint("user-", i)
+				for _, f := range tt.remember {
+					if err := s.Remember(t.Context(), a.ID, user, f, tt.max); err != nil {
+						t.Fatalf("Remember(%q): %v", f, err)
+					}
+				}
+				if got, err := s.Facts(t.Context(), a.ID, user); err != nil || !slices.Equal(got, tt.want) {
+					t.Errorf("Facts = %q, %v; want %q", got, err, tt.want)
+				}
+			})
+		}
+		t.Run("a smaller max trims at once", func(t *testing.T) {
+			for _, f := range []string{"a", "b", "c", "d"} {
+				if err := s.Remember(t.Context(), a.ID, "shrinking", f, 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Remember(t.Context(), a.ID, "shrinking", "e", 2); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.Facts(t.Context(), a.ID, "shrinking"); err != nil || !slices.Equal(got, []string{"d", "e"}) {
+				t.Errorf("Facts = %q, %v; want [d e]", got, err)
+			}
+		})
+	})
+
+	t.Run("Isolation", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
+		for _, r := range []struct{ account, user, fact string }{
+			{a.ID, "u1", "x"},
+			{a.ID, "u2", "y"},
+			{b.ID, "u1", "z"},
+			// The same fact for another end user is theirs alone.
+			{a.ID, "u2", "x"},
+		} {
+			if err := s.Remember(ctx, r.account, r.user, r.fact, 2); err != nil {
+				t.Fatalf("Remember(%s, %s, %q): %v", r.account, r.user, r.fact, err)
+			}
+		}
+		// Filling u1's memory to its bound leaves u2's alone.
+		for _, f := range []string{"p", "q"} {
+			if err := s.Remember(ctx, b.ID, "u1", f, 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			name          string
+			account, user string
+			want          []string
+		}{
+			{"first end user", a.ID, "u1", []string{"x"}},
+			{"second end user", a.ID, "u2", []string{"y", "x"}},
+			{"same end user id in another account", b.ID, "u1", []string{"p", "q"}},
+			{"end user known only to the other account", b.ID, "u2", []string{}},
+			{"unknown end user", a.ID, "nobody", []string{}},
+			{"unknown account", "acct_unknown", "u1", []string{}},
+		}
+		for _, tt := range tests {
+			got, err := s.Facts(ctx, tt.account, tt.user)
+			if err != nil || got == nil || !slices.Equal(got, tt.want) {
+				t.Errorf("%s: Facts = %#v, %v; want %q (not nil)", tt.name, got, err, tt.want)
+			}
+		}
+	})
+
+	t.Run("Refused", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		if err := s.Remember(ctx, "acct_unknown", "u1", "x", 5); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("Remember for an unknown account: %v, want ErrNotFound", err)
+		}
+		tests := []struct {
+			name       string
+			user, fact string
+			max        int
+		}{
+			{"no end user", "", "x", 5},
+			{"empty fact", "u1", "", 5},
+			{"zero max", "u1", "x", 0},
+			{"negative max", "u1", "x", -1},
+		}
+		for _, tt := range tests {
+			if err := s.Remember(ctx, a.ID, tt.user, tt.fact, tt.max); err == nil {
+				t.Errorf("%s: Remember succeeded", tt.name)
+			}
+		}
+		if got, err := s.Facts(ctx, a.ID, "u1"); err != nil || len(got) != 0 {
+			t.Errorf("Facts after refused Remembers = %q, %v; want none", got, err)
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		ctx := t.Context()
+		a := mustAccount(t, s1, "alice")
+		pick := func(i int) AssistantStore {
+			if i%2 == 1 {
+				return s2
+			}
+			return s1
+		}
+
+		// Every fact twice, at once: each is kept exactly once.
+		errs := make([]error, 40)
+		parallel(40, func(i int) {
+			errs[i] = pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("f", i%20), 50)
+		})
+		checkErrs(t, "Remember", errs)
+		got, err := s1.Facts(ctx, a.ID, "u1")
+		slices.Sort(got)
+		var want []string
+		for i := range 20 {
+			want = append(want, fmt.Sprint("f", i))
+		}
+		slices.Sort(want)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("after concurrent duplicates, Facts = %q, %v; want each of %q once", got, err, want)
+		}
+
+		// New facts beyond the bound, at once: the newest ten remain,
+		// all of them new.
+		parallel(40, func(i int) {
+			errs[i] = pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("g", i), 10)
+		})
+		checkErrs(t, "Remember", errs)
+		got, err = s2.Facts(ctx, a.ID, "u1")
+		if err != nil || len(got) != 10 {
+			t.Fatalf("after concurrent Remembers with max 10, Facts = %q, %v; want 10", got, err)
+		}
+		seen := make(map[string]bool)
+		for _, f := range got {
+			if f[0] != 'g' || seen[f] {
+				t.Errorf("Facts = %q: want 10 different g facts", got)
+				break
+			}
+			seen[f] = true
+		}
+
+		// End users remembering at the same time keep to their own.
+		errs = make([]error, 20)
+		parallel(20, func(i int) {
+			user := fmt.Sprint("user-", i)
+			for _, f := range []string{"one", "two", user} {
+				if err := pick(i).Remember(ctx, a.ID, user, f, 2); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+		checkErrs(t, "Remember", errs)
+		for i := range 20 {
+			user := fmt.Sprint("user-", i)
+			if got, err := s1.Facts(ctx, a.ID, user); err != nil || !slices.Equal(got, []string{"two", user}) {
+				t.Errorf("Facts of %s = %q, %v; want [two %s]", user, got, err, user)
+			}
+		}
+	})
+}
+
+func (h *assistantHarness) testObjectIDs(t *testing.T) {
+	t.Run("Sequence", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
+		steps := []struct {
+			account string
+			class   tools.ObjectClass
+			want    string
+		}{
+			{a.ID, tools.Final, "obj1"},
+			{a.ID, tools.Final, "obj2"},
+			{a.ID, tools.Element, "el1"}, // classes count separately
+			{b.ID, tools.Final, "obj1"},  // and so do accounts
+			{a.ID, tools.Final, "obj3"},
+			{a.ID, tools.Element, "el2"},
+			{b.ID, tools.Element, "el1"},
+		}
+		for i, st := range steps {
+			if got, err := s.NextObjectID(t.Context(), st.account, st.class); err != nil || got != st.want {
+				t.Errorf("step %d: NextObjectID = %q, %v; want %q", i+1, got, err, st.want)
+			}
+		}
+	})
+
+	t.Run("Refused", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		a := mustAccount(t, s, "alice")
+		if id, err := s.NextObjectID(t.Context(), "acct_unknown", tools.Final); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("NextObjectID for an unknown account = %q, %v; want ErrNotFound", id, err)
+		}
+		if id, err := s.NextObjectID(t.Context(), a.ID, tools.ObjectClass(7)); err == nil {
+			t.Errorf("NextObjectID of an unknown class = %q, want an error", id)
+		}
+		if id, err := s.NextObjectID(t.Context(), a.ID, tools.Final); err != nil || id != "obj1" {
+			t.Errorf("first NextObjectID after refusals = %q, %v; want obj1", id, err)
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		a, b := mustAccount(t, s1, "alice"), mustAccount(t, s1, "bob")
+		type want struct {
+			account string
+			class   tools.ObjectClass
+		}
+		// Each caller allocates this sequence; finals of alice twice, to
+		// see that one caller's ids increase.
+		sequence := []want{{a.ID, tools.Final}, {a.ID, tools.Element}, {a.ID, tools.Final}, {b.ID, tools.Final}}
+		const callers = 50
+		got := make([][]string, callers)
+		errs := make([]error, callers)
+		parallel(callers, func(i int) {
+			s := s1
+			if i%2 == 1 {
+				s = s2
+			}
+			for _, w := range sequence {
+				id, err := s.NextObjectID(t.Context(), w.account, w.class)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				got[i] = append(got[i], id)
+			}
+		})
+		checkErrs(t, "NextObjectID", errs)
+		if t.Failed() {
+			t.FailNow()
+		}
+		numbers := make(map[want][]int64)
+		for i, ids := range got {
+			var last int64
+			for j, id := range ids {
+				class, n, ok := tools.ParseObjectID(id)
+				if !ok || class != sequence[j].class {
+					t.Fatalf("caller %d: id %q is not of class %d", i, id, sequence[j].class)
+				}
+				if sequence[j] == sequence[0] {
+					if n <= last {
+						t.Errorf("caller %d: %v do not increase", i, ids)
+					}
+					last = n
+				}
+				numbers[sequence[j]] = append(numbers[sequence[j]], n)
+			}
+		}
+		// Every counter handed out 1..N, each number once.
+		for w, ns := range numbers {
+			slices.Sort(ns)
+			for k, n := range ns {
+				if n != int64(k+1) {
+					t.Errorf("account %s class %d handed out %v, want 1..%d each once", w.account, w.class, ns, len(ns))
+					break
+				}
+			}
+		}
+		if len(numbers[sequence[0]]) != 2*callers {
+			t.Errorf("%d finals of alice, want %d", len(numbers[sequence[0]]), 2*callers)
+		}
+	})
+
+	t.Run("NeverReused", func(t *testing.T) {
+		ctx := t.Context()
+		first := h.open(t, storage.Options{})
+		a := mustAccount(t, first, "alice")
+		for _, want := range []string{"obj1", "obj2"} {
+			if id, err := first.NextObjectID(ctx, a.ID, tools.Final); err != nil || id != want {
+				t.Fatalf("NextObjectID = %q, %v; want %q", id, err, want)
+			}
+		}
+		if err := first.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Neither reopening nor deleting the account starts over.
+		s := h.store(t, storage.Options{})
+		if err := s.DeleteAccount(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if id, err := s.NextObjectID(ctx, a.ID, tools.Final); err != nil || id != "obj3" {
+			t.Errorf("NextObjectID after reopening = %q, %v; want obj3", id, err)
+		}
+	})
+}
+
+func (h *assistantHarness) testUsage(t *testing.T) {
+	profileB := policy.ProfileFor(policy.RevisionB)
+
+	t.Run("RecordAndCharge", func(t *testing.T) {
+		c := newClock()
+		s := h.store(t, c.options())
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		k, _ := mustKey(t, s, a.ID)
+		mustPost(t, s, a.ID, 1000, "topup-1")
+		started := c.Advance(time.Second)
+		finished := c.Advance(3 * time.Second)
+		rec := translator.UsageRecord{
+			AccountID: a.ID, KeyID: k.ID, RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
+			PromptTokens: 12_345, CompletionTokens: 678, AnswerTokens: 400, Estimated: true,
+			Rounds: 2, ToolCalls: 1, Outcome: translator.OutcomeCompleted, Started: started, Finished: finished,
+		}
+		r := &billing.Recorder{Store: s, Profile: profileB}
+		cost, err := r.RecordUsage(ctx, rec)
+		const want = 4 // 3.7035 + 0.678 cents
+		if err != nil || cost != want {
+			t.Fatalf("RecordUsage = %d, %v; want %d", cost, err, want)
+		}
+
+		records, err := s.UsageRecords(ctx, a.ID, 0)
+		wantRecord := sqlstore.UsageRecord{
+			AccountID: a.ID, RequestID: "r-1", KeyID: k.ID, EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
+			PromptTokens: 12_345, CompletionTokens: 678, AnswerTokens: 400, Estimated: true,
+			Rounds: 2, ToolCalls: 1, Outcome: "completed", Started: started, Finished: finished,
+			CostCents: want, RecordedAt: finished,
+		}
+		if err != nil || len(records) != 1 || !usageEqual(records[0], wantRecord) {
+			t.Errorf("UsageRecords = %+v, %v; want [%+v]", records, err, wantRecord)
+		}
+		entries, err := s.Entries(ctx, a.ID, 0)
+		if err != nil || len(entries) != 2 {
+			t.Fatalf("Entries = %+v, %v; want the top-up and one charge", entries, err)
+		}
+		charge := entries[0]
+		if charge.Kind != storage.EntryCharge || charge.AmountCents != -want || charge.BalanceAfterCents != 1000-want ||
+			charge.Reference != "req:r-1" || !charge.CreatedAt.Equal(finished) {
+			t.Errorf("charge = %+v; want kind charge, -%d, balance after %d, reference req:r-1", charge, want, 1000-want)
+		}
+		if b, err := s.Balance(ctx, a.ID); err != nil || b != 1000-want {
+			t.Errorf("Balance = %d, %v; want %d", b, err, 1000-want)
+		}
+	})
+
+	t.Run("Rounding", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		profileA := policy.ProfileFor(policy.RevisionA)
+		tests := []struct {
+			name               string
+			profile            policy.Profile
+			prompt, completion int64
+			want               int64
+		}{
+			{"nothing pays the minimum", profileB, 0, 0, 1},
+			{"under half a cent pays the minimum", profileB, 1666, 0, 1},
+			{"just under one and a half rounds down", profileB, 4999, 0, 1},
+			{"one and a half rounds up", profileB, 5000, 0, 2},
+			{"output at one and a half rounds up", profileB, 0, 1500, 2},
+			{"input and output add before rounding", profileB, 1000, 1200, 2},
+			{"rounds up to the cap", profileB, 1_665_000, 0, 500},
+			{"revision B caps at five dollars", profileB, 1_000_000_000, 0, 500},
+			{"revision A has no cap", profileA, 1_000_000_000, 0, 300_000},
+		}
+		var balance int64
+		for i, tt := range tests {
+			r := &billing.Recorder{Store: s, Profile: tt.profile}
+			cost, err := r.RecordUsage(ctx, translator.UsageRecord{
+				AccountID: a.ID, RequestID: fmt.Sprint("round-", i), PromptTokens: tt.prompt, CompletionTokens: tt.completion,
+			})
+			if err != nil || cost != tt.want {
+				t.Errorf("%s: RecordUsage = %d, %v; want %d", tt.name, cost, err, tt.want)
+				continue
+			}
+			balance -= tt.want
+			e, err := s.Entries(ctx, a.ID, 1)
+			if err != nil || len(e) != 1 || e[0].AmountCents != -tt.want || e[0].BalanceAfterCents != balance {
+				t.Errorf("%s: newest entry %+v, %v; want %d with balance after %d", tt.name, e, err, -tt.want, balance)
+			}
+		}
+	})
+
+	t.Run("RecordedTwice", func(t *testing.T) {
+		c := newClock()
+		s := h.store(t, c.options())
+		ctx := t.Context()
+		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
+		mustPost(t, s, a.ID, 1000, "topup-1")
+		r := &billing.Recorder{Store: s, Profile: profileB}
+		rec := translator.UsageRecord{AccountID: a.ID, RequestID: "r-1", PromptTokens: 100_000, CompletionTokens: 10_000}
+		first, err := r.RecordUsage(ctx, rec)
+		if err != nil || first != 40 {
+			t.Fatalf("RecordUsage = %d, %v; want 40", first, err)
+		}
+		before, _ := s.UsageRecords(ctx, a.ID, 0)
+
+		// A retry, even with other counts, returns the first cost and
+		// changes nothing.
+		c.Advance(time.Minute)
+		rec.PromptTokens, rec.Outcome = 900_000, translator.OutcomeFailed
+		if again, err := r.RecordUsage(ctx, rec); err != nil || again != first {
+			t.Errorf("RecordUsage again = %d, %v; want %d", again, err, first)
+		}
+		after, err := s.UsageRecords(ctx, a.ID, 0)
+		if err != nil || len(after) != 1 || len(before) != 1 || !usageEqual(after[0], before[0]) {
+			t.Errorf("records after the retry = %+v, %v; want %+v", after, err, before)
+		}
+		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 2 {
+			t.Errorf("Entries = %d, %v; want 2", len(es), err)
+		}
+		if bal, err := s.Balance(ctx, a.ID); err != nil || bal != 1000-first {
+			t.Errorf("Balance = %d, %v; want %d", bal, err, 1000-first)
+		}
+
+		// Request ids are unique per account only.
+		rec.AccountID = b.ID
+		if cost, err := r.RecordUsage(ctx, rec); err != nil || cost != 280 {
+			t.Errorf("the same request id on another account: %d, %v; want 280", cost, err)
+		}
+		if bal, err := s.Balance(ctx, b.ID); err != nil || bal != -280 {
+			t.Errorf("other account's Balance = %d, %v; want -280", bal, err)
+		}
+	})
+
+	t.Run("ConcurrentDuplicates", func(t *testing.T) {
+		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		ctx := t.Context()
+		a := mustAccount(t, s1, "alice")
+		mustPost(t, s1, a.ID, 10_000, "topup-1")
+		const callers, requests = 30, 10
+		costs := make([]int64, callers)
+		errs := make([]error, callers)
+		parallel(callers, func(i int) {
+			s := s1
+			if i%2 == 1 {
+				s = s2
+			}
+			r := &billing.Recorder{Store: s, Profile: profileB}
+			// The copies of one request disagree on the counts, so that
+			// a second charge or a mixed-up answer would show.
+			costs[i], errs[i] = r.RecordUsage(ctx, translator.UsageRecord{
+				AccountID: a.ID, RequestID: fmt.Sprint("r-", i%requests), PromptTokens: int64(1+i) * 100_000,
+			})
+		})
+		checkErrs(t, "RecordUsage", errs)
+
+		records, err := s1.UsageRecords(ctx, a.ID, 0)
+		if err != nil || len(records) != requests {
+			t.Fatalf("UsageRecords = %d, %v; want %d", len(records), err, requests)
+		}
+		recorded := make(map[string]int64)
+		var total int64
+		for _, u := range records {
+			recorded[u.RequestID] = u.CostCents
+			total += u.CostCents
+		}
+		for i, cost := range costs {
+			if id := fmt.Sprint("r-", i%requests); cost != recorded[id] || cost == 0 {
+				t.Errorf("caller %d was told %d for %s, which was recorded at %d", i, cost, id, recorded[id])
+			}
+		}
+		entries, err := s2.Entries(ctx, a.ID, 0)
+		if err != nil || len(entries) != requests+1 {
+			t.Fatalf("Entries = %d, %v; want the top-up and %d charges", len(entries), err, requests)
+		}
+		for i, e := range entries {
+			var before int64
+			if i+1 < len(entries) {
+				before = entries[i+1].BalanceAfterCents
+			}
+			if e.BalanceAfterCents != before+e.AmountCents {
+				t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
+			}
+			if e.Kind == storage.EntryCharge && -e.AmountCents != recorded[e.Reference[len("req:"):]] {
+				t.Errorf("entry %s charged %d, the record says %d", e.Reference, -e.AmountCents, recorded[e.Reference[len("req:"):]])
+			}
+		}
+		if b, err := s2.Balance(ctx, a.ID); err != nil || b != 10_000-total {
+			t.Errorf("Balance = %d, %v; want %d", b, err, 10_000-total)
+		}
+	})
+
+	t.Run("AlreadyCharged", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: -7, Kind: storage.EntryCharge, Reference: "req:r-1"}); err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.SettleUsage(ctx, sqlstore.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 4})
+		if err != nil || u.CostCents != 7 {
+			t.Errorf("SettleUsage = %+v, %v; want the charge already posted, 7", u, err)
+		}
+		if b, err := s.Balance(ctx, a.ID); err != nil || b != -7 {
+			t.Errorf("Balance = %d, %v; want -7", b, err)
+		}
+	})
+
+	t.Run("Accounts", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		_, err := s.SettleUsage(ctx, sqlstore.UsageRecord{AccountID: "acct_unknown", RequestID: "r-1", CostCents: 1})
+		if !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("SettleUsage for an unknown account: %v, want ErrNotFound", err)
+		}
+		// A request in flight when its account is deleted still settles.
+		a := mustAccount(t, s, "alice")
+		if err := s.DeleteAccount(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if u, err := s.SettleUsage(ctx, sqlstore.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 3}); err != nil || u.CostCents != 3 {
+			t.Errorf("SettleUsage for a deleted account = %+v, %v", u, err)
+		}
+		if b, err := s.Balance(ctx, a.ID); err != nil || b != -3 {
+			t.Errorf("Balance = %d, %v; want -3", b, err)
+		}
+	})
+
+	t.Run("Refused", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		tests := []struct {
+			name string
+			u    sqlstore.UsageRecord
+		}{
+			{"no request id", sqlstore.UsageRecord{AccountID: a.ID, CostCents: 1}},
+			{"negative cost", sqlstore.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: -1}},
+		}
+		for _, tt := range tests {
+			if _, err := s.SettleUsage(ctx, tt.u); err == nil {
+				t.Errorf("%s: SettleUsage succeeded", tt.name)
+			}
+		}
+		if rs, err := s.UsageRecords(ctx, a.ID, 0); err != nil || len(rs) != 0 {
+			t.Errorf("UsageRecords = %+v, %v; want none", rs, err)
+		}
+		if b, err := s.Balance(ctx, a.ID); err != nil || b != 0 {
+			t.Errorf("Balance = %d, %v; want 0", b, err)
+		}
+	})
+
+	t.Run("List", func(t *testing.T) {
+		c := newClock()
+		s := h.store(t, c.options())
+		ctx := t.Context()
+		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
+		for i, account := range []string{a.ID, a.ID, b.ID, a.ID} {
+			finished := c.Advance(time.Second)
+			if _, err := s.SettleUsage(ctx, sqlstore.UsageRecord{
+				AccountID: account, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: 1,
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			name    string
+			account string
+			limit   int
+			want    []string
+		}{
+			{"all, latest first", a.ID, 0, []string{"r-3", "r-1", "r-0"}},
+			{"limited", a.ID, 2, []string{"r-3", "r-1"}},
+			{"other account", b.ID, 0, []string{"r-2"}},
+			{"unknown account", "acct_unknown", 0, nil},
+		}
+		for _, tt := range tests {
+			rs, err := s.UsageRecords(ctx, tt.account, tt.limit)
+			var got []string
+			for _, u := range rs {
+				got = append(got, u.RequestID)
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("%s: UsageRecords = %v, %v; want %v", tt.name, got, err, tt.want)
+			}
+		}
+	})
+}
+
+// mustPost credits the account.
+func mustPost(t *testing.T, s storage.Store, accountID string, cents int64, reference string) {
+	t.Helper()
+	if _, err := s.Post(t.Context(), storage.Entry{AccountID: accountID, AmountCents: cents, Kind: storage.EntryTopUp, Reference: reference}); err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+}
+
+// checkErrs reports every non-nil error of concurrent calls.
+func checkErrs(t *testing.T, what string, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("%s %d: %v", what, i, err)
+		}
+	}
+}
+
+// usageEqual compares records with time.Time.Equal.
+func usageEqual(a, b sqlstore.UsageRecord) bool {
+	times := func(u *sqlstore.UsageRecord) [3]time.Time {
+		t := [3]time.Time{u.Started, u.Finished, u.RecordedAt}
+		u.Started, u.Finished, u.RecordedAt = time.Time{}, time.Time{}, time.Time{}
+		return t
+	}
+	ta, tb := times(&a), times(&b)
+	for i := range ta {
+		if !ta[i].Equal(tb[i]) {
+			return false
+		}
+	}
+	return a == b
+}
