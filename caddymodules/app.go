@@ -92,10 +92,16 @@ type App struct {
 	queue    *limits.Queue // nil: no cap on generations in flight
 	logger   *zap.Logger
 
-	filesOnce sync.Once
-	filesSvc  *files.Service
-	filesErr  error
-	fileStore string // fileStores key, once acquired
+	files *lazyFiles // the Files API, opened on first use
+}
+
+// lazyFiles opens the Files API on first use, so that a config without
+// switchyard_files opens no blob store and runs no janitor.
+type lazyFiles struct {
+	once     sync.Once
+	svc      *files.Service
+	err      error
+	storeKey string // fileStores key, once acquired
 }
 
 // Upstream is the OpenAI-compatible backend behind the gateway.
@@ -131,6 +137,7 @@ func (a *App) Validate() error {
 // and Redis client.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
+	a.files = new(lazyFiles)
 	s, err := a.resolve()
 	if err != nil {
 		return err
@@ -188,8 +195,8 @@ func (a *App) Cleanup() error {
 			errs = append(errs, err)
 		}
 	}
-	if a.fileStore != "" {
-		if _, err := fileStores.Delete(a.fileStore); err != nil {
+	if a.files != nil && a.files.storeKey != "" {
+		if _, err := fileStores.Delete(a.files.storeKey); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -241,8 +248,8 @@ func (a *App) Queue() *limits.Queue { return a.queue }
 // FilesService returns the Files API service, opening its blob store and starting
 // its janitor on first use.
 func (a *App) FilesService() (*files.Service, error) {
-	a.filesOnce.Do(func() { a.filesSvc, a.filesErr = a.openFiles() })
-	return a.filesSvc, a.filesErr
+	a.files.once.Do(func() { a.files.svc, a.files.err = a.openFiles() })
+	return a.files.svc, a.files.err
 }
 
 func (a *App) openFiles() (*files.Service, error) {
@@ -263,7 +270,7 @@ func (a *App) openFiles() (*files.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("files: opening blob store: %v", err)
 	}
-	a.fileStore = fileStoreKey(a.settings, location)
+	a.files.storeKey = fileStoreKey(a.settings, location)
 
 	svcCfg := files.Config{
 		Meta:         meta,

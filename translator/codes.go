@@ -20,7 +20,7 @@ const (
 	CodeInvalidObjects       = "invalid_objects"         // 400
 	CodeInvalidHeaderValue   = "invalid_header_value"    // 400
 	CodeInvalidTimezone      = "invalid_timezone"        // 400
-	CodeFileNotFound         = "file_not_found"          // 400
+	CodeFileNotFound         = "file_not_found"          // 404 (400 when attachments are off)
 	CodeUpstreamError        = "upstream_error"          // 502
 	CodeUpstreamTimeout      = "upstream_timeout"        // 504
 	CodeStreamInterrupted    = "stream_interrupted"      // in-stream, spec 7

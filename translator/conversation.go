@@ -36,7 +36,10 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 				case errors.As(err, &ae):
 					return nil, ae
 				case errors.Is(err, storage.ErrNotFound):
-					return nil, invalid(CodeFileNotFound, fmt.Sprintf("messages[%d]: file %q was not found.", i, truncate(p.FileID, 64)))
+					// The Files API's answer for the same id: a file of another
+					// account is indistinguishable from a missing one.
+					return nil, apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, CodeFileNotFound,
+						fmt.Sprintf("messages[%d]: file %q was not found.", i, truncate(p.FileID, 64)))
 				}
 				return nil, fmt.Errorf("opening file %s: %w", p.FileID, err)
 			}

@@ -184,8 +184,8 @@ func TestInvalidToolArguments(t *testing.T) {
 func TestFileNotFoundBeforeUpstream(t *testing.T) {
 	h := newHarness(t, harnessOptions{files: fakeFiles{}})
 	r := h.do(userWith(`[{"type":"input_file","file_id":"file-missing"}]`), nil)
-	if r.status != 400 || !strings.Contains(r.body, CodeFileNotFound) {
-		t.Fatalf("got %d %s, want 400 %s", r.status, r.body, CodeFileNotFound)
+	if r.status != 404 || !strings.Contains(r.body, CodeFileNotFound) {
+		t.Fatalf("got %d %s, want 404 %s", r.status, r.body, CodeFileNotFound)
 	}
 	if n := len(h.up.Requests()); n != 0 {
 		t.Errorf("%d upstream requests for a refused request", n)

@@ -1,0 +1,320 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// Bounds on PDF extraction, beyond those of checkPDFStructure.
+const (
+	maxPDFPages = 2000 // pages read; the text ends there, as truncated
+	// maxPageTreeNodes bounds the walk of the page tree, which a hostile
+	// file can make cyclic; maxPageTreeDepth its nesting.
+	maxPageTreeNodes = 20_000
+	maxPageTreeDepth = 64
+	// maxContentBytes bounds one page's content streams inflated; a page
+	// beyond it is shown as unreadable.
+	maxContentBytes = 32 << 20
+	maxPageFonts    = 256
+)
+
+// pdfText extracts the text of a PDF with github.com/ledongthuc/pdf.
+//
+// That parser reports malformed input by panicking, and trusts the file's
+// numbers. So: the structures it sizes and follows blindly are checked
+// first (checkPDFStructure); the page tree and inherited resources are
+// walked here with bounds; every stream is checked and measured before
+// the parser reads it; the page content is interpreted with the parser's
+// tokenizer but this package's operators, which watch ctx and the output
+// size; any panic becomes ErrMalformed. The work runs on its own
+// goroutine, so that ctx ends the wait even inside a long parser call.
+func pdfText(ctx context.Context, r io.ReaderAt, size int64, out *output) error {
+	done := make(chan error, 1)
+	go func() {
+		// out is not touched by the caller once it has stopped waiting.
+		done <- guard(func() error { return pdfExtract(ctx, r, size, out) })
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// guard runs f and turns a panic in it into ErrMalformed.
+func guard(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if s, ok := p.(pdfStop); ok {
+				err = s.err
+				return
+			}
+			err = malformed("pdf", fmt.Errorf("parser failure: %v", p))
+		}
+	}()
+	return f()
+}
+
+// pdfStop is panicked by content operators to end the parser's
+// interpretation of a page early, with err (errFull, ctx's error) or nil
+// to keep what the page gave so far.
+type pdfStop struct{ err error }
+
+func pdfExtract(ctx context.Context, r io.ReaderAt, size int64, out *output) error {
+	if err := checkPDFStructure(ctx, r, size); err != nil {
+		return err
+	}
+	rd, err := pdf.NewReader(fixHeader(r), size)
+	if errors.Is(err, pdf.ErrInvalidPassword) {
+		return malformed("pdf", errors.New("the file is encrypted with a password"))
+	}
+	if err != nil {
+		return malformed("pdf", err)
+	}
+	pages := pageWalker{ctx: ctx, out: out, fonts: map[string]font{}}
+	err = pages.walk(rd.Trailer().Key("Root").Key("Pages"), 0)
+	if errors.Is(err, errEnough) {
+		out.markTruncated()
+		err = nil
+	}
+	return err
+}
+
+// errEnough ends the page walk at maxPDFPages.
+var errEnough = errors.New("extract: enough pages")
+
+// pageWalker visits the leaves of a page tree in order.
+type pageWalker struct {
+	ctx   context.Context
+	out   *output
+	nodes int
+	pages int
+	fonts map[string]font // by font dictionary, across pages
+}
+
+func (w *pageWalker) walk(node pdf.Value, depth int) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	w.nodes++
+	if w.nodes > maxPageTreeNodes || depth > maxPageTreeDepth {
+		return malformed("pdf", errors.New("the page tree is too large or cyclic"))
+	}
+	kids := node.Key("Kids")
+	if kids.Kind() == pdf.Array {
+		for i := range kids.Len() {
+			if err := w.walk(kids.Index(i), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if node.Kind() != pdf.Dict {
+		return nil
+	}
+	if w.pages == maxPDFPages {
+		return errEnough
+	}
+	w.pages++
+	return w.page(node)
+}
+
+// page writes the text of one page, a blank line before it.
+func (w *pageWalker) page(p pdf.Value) error {
+	contents := p.Key("Contents")
+	var streams []pdf.Value
+	switch contents.Kind() {
+	case pdf.Null:
+		return nil
+	case pdf.Stream:
+		streams = []pdf.Value{contents}
+	case pdf.Array:
+		if contents.Len() > 1024 {
+			return w.unreadable()
+		}
+		for i := range contents.Len() {
+			s := contents.Index(i)
+			if s.Kind() != pdf.Stream {
+				return w.unreadable()
+			}
+			streams = append(streams, s)
+		}
+	default:
+		return w.unreadable()
+	}
+	total := int64(0)
+	for _, s := range streams {
+		n, err := inflatedSize(s, maxContentBytes-total)
+		if err != nil {
+			return w.unreadable()
+		}
+		total += n
+	}
+	pr := pageReader{
+		ctx:   w.ctx,
+		fonts: w.pageFonts(p),
+		limit: 4*w.out.remaining() + 1024,
+	}
+	err := guard(func() error { return pr.interpret(contents) })
+	switch {
+	case errors.Is(err, ErrMalformed) && blank(pr.b.String()):
+		return w.unreadable()
+	case err != nil && !errors.Is(err, ErrMalformed):
+		return err
+	}
+	// A page the parser gave up on midway keeps the text read before.
+	if pr.cut {
+		w.out.markTruncated()
+	}
+	return w.write(pr.b.String())
+}
+
+func (w *pageWalker) write(text string) error {
+	if blank(text) {
+		return nil
+	}
+	if err := w.out.WriteString("\n\n"); err != nil {
+		return err
+	}
+	return w.out.WriteString(text)
+}
+
+func (w *pageWalker) unreadable() error {
+	return w.write(fmt.Sprintf("[Page %d could not be read.]", w.pages))
+}
+
+// pageFonts returns the text encodings of a page's fonts by resource
+// name. Fonts whose encoding data fails the checks of fontEncoding, or
+// that make the parser panic, decode as Latin-1.
+func (w *pageWalker) pageFonts(p pdf.Value) map[string]font {
+	fonts := inherited(p, "Resources").Key("Font")
+	names := fonts.Keys()
+	if len(names) > maxPageFonts {
+		names = names[:maxPageFonts]
+	}
+	out := make(map[string]font, len(names))
+	for _, name := range names {
+		v := fonts.Key(name)
+		if v.Kind() != pdf.Dict {
+			continue
+		}
+		// The dictionary's text names the objects it refers to, not
+		// their content: the same font object shared by many pages
+		// gives the same key, and is parsed once.
+		key := v.String()
+		if enc, ok := w.fonts[key]; ok {
+			out[name] = enc
+			continue
+		}
+		enc := fontEncoding(v, fonts.Key(name))
+		if len(key) <= 64<<10 {
+			w.fonts[key] = enc
+		}
+		out[name] = enc
+	}
+	return out
+}
+
+// inherited finds key in the page or its ancestors, which the parser's
+// own lookup follows without end on a cyclic /Parent chain.
+func inherited(p pdf.Value, key string) pdf.Value {
+	v := p
+	for range maxPageTreeDepth {
+		if v.IsNull() {
+			break
+		}
+		if r := v.Key(key); !r.IsNull() {
+			return r
+		}
+		v = v.Key("Parent")
+	}
+	return pdf.Value{}
+}
+
+// inflatedSize checks a stream's filters and returns its decoded size,
+// failing beyond limit. Only what the parser decodes without a panic,
+// and within bounds, passes.
+func inflatedSize(s pdf.Value, limit int64) (n int64, err error) {
+	if err := checkStreamFilters(s); err != nil {
+		return 0, err
+	}
+	err = guard(func() error {
+		rc := s.Reader()
+		defer rc.Close()
+		n, err = io.Copy(io.Discard, io.LimitReader(rc, limit+1))
+		return err
+	})
+	if err == nil && n > limit {
+		err = overLimit("pdf", "a stream inflates beyond %d bytes", limit)
+	}
+	return n, err
+}
+
+// checkStreamFilters accepts the filters the parser decodes, with
+// bounded predictor rows.
+func checkStreamFilters(s pdf.Value) error {
+	filter, params := s.Key("Filter"), s.Key("DecodeParms")
+	var names []string
+	var ps []pdf.Value
+	switch filter.Kind() {
+	case pdf.Null:
+	case pdf.Name:
+		names, ps = []string{filter.Name()}, []pdf.Value{params}
+	case pdf.Array:
+		for i := range min(filter.Len(), 8) {
+			names = append(names, filter.Index(i).Name())
+			ps = append(ps, params.Index(i))
+		}
+	default:
+		return malformed("pdf", errors.New("bad stream filter"))
+	}
+	for i, name := range names {
+		switch name {
+		case "FlateDecode":
+			pred := ps[i].Key("Predictor")
+			if pred.Kind() == pdf.Null {
+				continue
+			}
+			cols := ps[i].Key("Columns").Int64()
+			if pred.Int64() != 12 || cols < 1 || cols > maxPredictorColumns {
+				return malformed("pdf", errors.New("unsupported predictor"))
+			}
+		case "ASCII85Decode":
+		default:
+			return malformed("pdf", fmt.Errorf("unsupported filter %q", name))
+		}
+	}
+	return nil
+}
+
+// fixHeader presents a "%PDF-2.0" header, or one followed by a space,
+// as "%PDF-1.7\n": the parser refuses all but 1.x followed by a line
+// end, though nothing else it reads differs.
+func fixHeader(r io.ReaderAt) io.ReaderAt {
+	var h [9]byte
+	if _, err := r.ReadAt(h[:], 0); err != nil {
+		return r
+	}
+	if bytes.HasPrefix(h[:], []byte("%PDF-")) && h[5] >= '1' && h[5] <= '9' && h[6] == '.' &&
+		h[7] >= '0' && h[7] <= '9' && pdfSpace(h[8]) && !(h[5] == '1' && (h[8] == '\n' || h[8] == '\r')) {
+		return headerFix{r}
+	}
+	return r
+}
+
+type headerFix struct{ io.ReaderAt }
+
+func (h headerFix) ReadAt(p []byte, off int64) (int, error) {
+	n, err := h.ReaderAt.ReadAt(p, off)
+	const head = "%PDF-1.7\n"
+	for i := off; i < int64(len(head)) && i-off < int64(n); i++ {
+		p[i-off] = head[i]
+	}
+	return n, err
+}
