@@ -12,7 +12,7 @@ check-go:
 	fi
 
 build: check-go
-	$(GO) build -trimpath -o $(BIN) ./cmd/switchyard
+	$(GO) build -o $(BIN) ./cmd/switchyard
 
 run: build
 	scripts/run.sh

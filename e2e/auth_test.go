@@ -222,7 +222,9 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 	}{
 		{"unknown v3 route", "GET", "/v3/nothing/here", 404, "not_found"},
 		{"unknown root route", "GET", "/index.html", 404, "not_found"},
-		{"chat not yet available", "POST", "/v3/chat/completions", 501, "not_implemented"},
+		{"chat without a body", "POST", "/v3/chat/completions", 400, "invalid_json"},
+		{"chat with GET", "GET", "/v3/chat/completions", 405, "method_not_allowed"},
+		{"files with PUT", "PUT", "/v3/files", 405, "method_not_allowed"},
 
 		{"unknown file", "GET", "/v3/files/file-abc", 404, "not_found"},
 	}
