@@ -134,6 +134,7 @@ type harnessOptions struct {
 	maxRounds int
 	up        testupstream.Options
 	admit     func(ctx context.Context, onPosition func(int)) (func(), error)
+	ids       tools.IDAllocator
 }
 
 type registeredTool struct {
@@ -179,6 +180,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Usage:     h.recorder,
 		MaxRounds: o.maxRounds,
 		Admit:     o.admit,
+		IDs:       o.ids,
 		Now:       h.clock.Now,
 		NewTicker: func(time.Duration) (<-chan time.Time, func()) {
 			return h.ticks, func() {}

@@ -36,6 +36,7 @@ type turn struct {
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
 	artifacts  []tools.Artifact
+	echoed     []tools.Artifact // the caller's images, sent before the answer
 	finish     string
 
 	rounds    int // backend calls that answered
@@ -108,7 +109,10 @@ func (t *turn) prepare(ctx context.Context) error {
 		objects:      t.req.Objects,
 		client:       clientInstructions(t.req.Messages),
 	})
-	t.messages, t.env.Images = t.upstreamMessages(system, files)
+	if t.echoed, err = t.echoImages(ctx, files); err != nil {
+		return err
+	}
+	t.messages, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files)
 	return nil
 }
 
@@ -127,6 +131,12 @@ var errClientGone = errors.New("client connection lost")
 
 // loop runs model rounds and tool calls until the model answers.
 func (t *turn) loop(ctx context.Context, out output) error {
+	for i := range t.echoed {
+		t.artifacts = append(t.artifacts, t.echoed[i])
+		if err := out.send(Delta{Artifact: &t.echoed[i]}); err != nil {
+			return err
+		}
+	}
 	for round := 1; round <= t.o.cfg.MaxRounds; round++ {
 		content, calls, err := t.modelRound(ctx, out, round)
 		if err != nil {

@@ -1,0 +1,74 @@
+package translator
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+// echoImages registers the images of the caller's newest message as
+// elements (el<N>) and returns them as image artifacts (spec 2.6), which
+// the stream sends once, before the answer: the client learns the ids the
+// model may embed them by. Images of earlier messages were echoed by the
+// request that first carried them. With file output off, or no id
+// allocator, nothing is echoed.
+func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]tools.Artifact, error) {
+	if !t.req.Files || t.o.cfg.IDs == nil {
+		return nil, nil
+	}
+	last := -1
+	for i, m := range t.req.Messages {
+		if m.Role == RoleUser {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil, nil
+	}
+	var out []tools.Artifact
+	for _, p := range t.req.Messages[last].Parts {
+		var img tools.Image
+		title := fmt.Sprintf("Image %d", len(out)+1)
+		switch {
+		case p.Kind == PartImage:
+			img = *p.Image
+		case p.Kind == PartFile && files[p.FileID].Image != nil:
+			a := files[p.FileID]
+			img = tools.Image{MIME: http.DetectContentType(a.Image), Data: a.Image}
+			if a.Name != "" {
+				title = a.Name
+			}
+		default:
+			continue
+		}
+		id, err := t.o.cfg.IDs.NextObjectID(ctx, t.caller.AccountID, tools.Element)
+		if err != nil {
+			return nil, fmt.Errorf("registering an attached image: %w", err)
+		}
+		out = append(out, tools.Artifact{
+			Type:        "image",
+			ObjectID:    id,
+			Title:       title,
+			MIMEType:    img.MIME,
+			ImageBase64: base64.StdEncoding.EncodeToString(img.Data),
+		})
+	}
+	return out, nil
+}
+
+// echoNote tells the model the element ids of the caller's images.
+func echoNote(echoed []tools.Artifact) string {
+	if len(echoed) == 0 {
+		return ""
+	}
+	ids := make([]string, len(echoed))
+	for i, a := range echoed {
+		ids[i] = fmt.Sprintf("%s (%s)", a.ObjectID, a.Title)
+	}
+	return "\n\nThe images in the user's latest message are registered as " + strings.Join(ids, ", ") +
+		"; embed one in a document with ![caption](ID)."
+}

@@ -1,0 +1,91 @@
+package translator
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+// countingIDs hands out ids from one counter per account and class.
+type countingIDs struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingIDs) NextObjectID(_ context.Context, account string, class tools.ObjectClass) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	prefix := "obj"
+	if class == tools.Element {
+		prefix = "el"
+	}
+	c.n[account+prefix]++
+	return fmt.Sprintf("%s%d", prefix, c.n[account+prefix]), nil
+}
+
+func imageMessages(extra string) string {
+	img := jsonString(dataURL("image/png", pngBytes))
+	return `{"model":"svc-3","stream":STREAM,` + extra + `"messages":[
+		{"role":"user","content":[{"type":"text","text":"old"},{"type":"image_url","image_url":{"url":` + img + `}}]},
+		{"role":"assistant","content":"Seen."},
+		{"role":"user","content":[{"type":"text","text":"And these?"},{"type":"image_url","image_url":{"url":` + img + `}},{"type":"input_file","file_id":"file-img"}]}]}`
+}
+
+func TestCallerImagesEchoedAsElements(t *testing.T) {
+	files := fakeFiles{"acct1/file-img": {Name: "chart.png", MIME: "image/png", Image: pngBytes}}
+	h := newHarness(t, harnessOptions{files: files, ids: &countingIDs{}})
+	h.up.Enqueue(testupstream.Text("Two images."))
+	r := h.do(strings.Replace(imageMessages(""), "STREAM", "true", 1), withUser(nil))
+	checkStream(t, r.body, true, true)
+	// Only the newest message's two images, each once, before the answer.
+	if n := strings.Count(r.body, `"artifact":{"type":"image"`); n != 2 {
+		t.Fatalf("%d image artifacts, want 2:\n%s", n, r.body)
+	}
+	for _, want := range []string{`"object_id":"el1","title":"Image 1"`, `"object_id":"el2","title":"chart.png"`,
+		`"image_base64":"` + base64.StdEncoding.EncodeToString(pngBytes) + `"`} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	if strings.Index(r.body, `"artifact"`) > strings.Index(r.body, `"content":"Two`) {
+		t.Error("image artifacts after the answer")
+	}
+	if _, _, err := parseWithOpenAI(t, r.body); err != nil {
+		t.Fatalf("openai-go: %v", err)
+	}
+	if sys := h.up.ChatRequests()[0].Messages[0].Text(); !strings.Contains(sys, "el1 (Image 1), el2 (chart.png)") {
+		t.Errorf("the model was not told the element ids:\n%s", sys)
+	}
+
+	// Non-streaming: in the top-level artifacts, with the image inline,
+	// since there is no file to fetch it from.
+	h.up.Enqueue(testupstream.Text("Again."))
+	r = h.do(strings.Replace(imageMessages(""), "STREAM", "false", 1), withUser(nil))
+	var resp struct {
+		Artifacts []tools.Artifact `json:"artifacts"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &resp); err != nil || len(resp.Artifacts) != 2 ||
+		resp.Artifacts[0].ObjectID != "el3" || resp.Artifacts[0].ImageBase64 == "" {
+		t.Fatalf("JSON artifacts %+v (%v):\n%s", resp.Artifacts, err, r.body)
+	}
+}
+
+func TestCallerImagesNotEchoedWithoutFiles(t *testing.T) {
+	files := fakeFiles{"acct1/file-img": {Name: "chart.png", MIME: "image/png", Image: pngBytes}}
+	h := newHarness(t, harnessOptions{files: files, ids: &countingIDs{}})
+	h.up.Enqueue(testupstream.Text("Plain."))
+	r := h.do(strings.Replace(imageMessages(`"modalities":["text"],`), "STREAM", "true", 1), withUser(nil))
+	if strings.Contains(r.body, `"artifact"`) {
+		t.Fatalf("text-only request got an artifact:\n%s", r.body)
+	}
+}
