@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +15,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/openai/openai-go/v3"
+
+	"github.com/switchyardhq/switchyard/storage/blob/blobtest"
 )
 
 // fileBackends runs f on the embedded store with local blobs, on
@@ -32,27 +31,8 @@ func fileBackends(t *testing.T, f func(t *testing.T, e env, cfg string)) {
 		f(t, distributedEnv(t, "http://127.0.0.1:1/v1"), "")
 	})
 	t.Run("postgres+s3", func(t *testing.T) {
-		f(t, distributedEnv(t, "http://127.0.0.1:1/v1"), "files {\n\t\t\tblobs "+fakeS3(t)+"\n\t\t}")
+		f(t, distributedEnv(t, "http://127.0.0.1:1/v1"), "files {\n\t\t\tblobs "+blobtest.FakeS3(t)+"\n\t\t}")
 	})
-}
-
-// fakeS3 serves an in-memory S3 bucket and returns its s3:// URL.
-func fakeS3(t *testing.T) string {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("files"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	q := url.Values{
-		"region":         {"us-east-1"},
-		"endpoint":       {srv.URL},
-		"use_path_style": {"true"},
-		"disable_https":  {"true"},
-		"anonymous":      {"true"},
-	}
-	return "s3://files?" + q.Encode()
 }
 
 func startFilesGateway(t *testing.T, e env, cfg string, more ...string) *gateway {

@@ -4,44 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http/httptest"
-	"net/url"
 	"slices"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	gcblob "gocloud.dev/blob"
 
 	"github.com/switchyardhq/switchyard/storage/blob"
 	"github.com/switchyardhq/switchyard/storage/blob/blobtest"
 )
 
-// fakeS3 starts an in-process S3 server with one empty bucket and
-// returns the bucket's s3:// URL.
-func fakeS3(t *testing.T) string {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("files"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	q := url.Values{
-		"region":         {"us-east-1"},
-		"endpoint":       {srv.URL},
-		"use_path_style": {"true"},
-		"disable_https":  {"true"},
-		// No credentials on this machine: unsigned requests keep the SDK
-		// from probing the instance-metadata endpoint for some.
-		"anonymous": {"true"},
-	}
-	return "s3://files?" + q.Encode()
-}
-
 func TestBucketContract(t *testing.T) {
 	blobtest.Run(t, func(t *testing.T) blobtest.Fixture {
-		u := fakeS3(t)
+		u := blobtest.FakeS3(t)
 		b, err := blob.OpenBucket(context.Background(), u)
 		if err != nil {
 			t.Fatal(err)
