@@ -138,5 +138,5 @@ func overLimit(format, msg string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrLimit, format, fmt.Sprintf(msg, args...))
 }
 
-// trimSpace reports whether s is empty after removing white space.
+// blank reports whether s is empty or white space.
 func blank(s string) bool { return strings.TrimSpace(s) == "" }

@@ -101,13 +101,13 @@ func TestTextCancelled(t *testing.T) {
 
 func TestOutputSqueezesBlankLines(t *testing.T) {
 	o := newOutput(100, true)
-	for _, s := range []string{"\n\n", "a\n\n\n\n", "b\r\n", "c  \n\n\n"} {
+	for _, s := range []string{"\n\n", "a\n\n\n\n", "b\r\n", "c\rd  \n\n\n"} {
 		if err := o.WriteString(s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got, truncated := o.result()
-	if want := "a\n\nb\nc"; got != want || truncated {
+	if want := "a\n\nb\nc\nd"; got != want || truncated {
 		t.Errorf("got %q, %v; want %q, false", got, truncated, want)
 	}
 }

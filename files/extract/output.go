@@ -20,6 +20,7 @@ type output struct {
 	n         int  // runes written
 	squeeze   bool // documents: at most one blank line in a row, no leading blank lines
 	newlines  int  // newlines written since the last other rune
+	cr        bool // the last rune was a carriage return, written as a newline
 	truncated bool
 }
 
@@ -41,9 +42,18 @@ func (o *output) WriteString(s string) error {
 }
 
 func (o *output) writeRune(r rune) error {
+	if o.squeeze {
+		// Documents break lines with CR, LF or both; all become LF.
+		cr := o.cr
+		o.cr = r == '\r'
+		switch {
+		case r == '\r':
+			r = '\n'
+		case r == '\n' && cr:
+			return nil
+		}
+	}
 	switch {
-	case r == '\r' && o.squeeze:
-		return nil // CR LF and lone CR arrive as line breaks from the extractors
 	case r == '\n':
 		if o.squeeze && (o.n == 0 || o.newlines >= 2) {
 			return nil
@@ -70,20 +80,6 @@ func (o *output) writeRune(r rune) error {
 	}
 	return nil
 }
-
-// space reports whether the output is empty or ends in white space, for
-// extractors that separate words only when needed.
-func (o *output) space() bool {
-	s := o.b.String()
-	if s == "" {
-		return true
-	}
-	r, _ := utf8.DecodeLastRuneInString(s)
-	return unicode.IsSpace(r)
-}
-
-// full reports whether nothing more fits.
-func (o *output) full() bool { return o.n >= o.max }
 
 // remaining is how many more runes fit.
 func (o *output) remaining() int { return o.max - o.n }

@@ -139,6 +139,9 @@ func (w *pageWalker) page(p pdf.Value) error {
 			return w.unreadable()
 		}
 		for i := range contents.Len() {
+			if err := w.ctx.Err(); err != nil {
+				return err
+			}
 			s := contents.Index(i)
 			if s.Kind() != pdf.Stream {
 				return w.unreadable()
@@ -149,12 +152,16 @@ func (w *pageWalker) page(p pdf.Value) error {
 		return w.unreadable()
 	}
 	total := int64(0)
+	var tail hexTail
 	for _, s := range streams {
-		n, err := inflatedSize(s, maxContentBytes-total)
+		n, err := inflatedSize(s, maxContentBytes-total, &tail)
 		if err != nil {
 			return w.unreadable()
 		}
 		total += n
+	}
+	if tail.open {
+		return w.unreadable()
 	}
 	pr := pageReader{
 		ctx:   w.ctx,
@@ -200,6 +207,9 @@ func (w *pageWalker) pageFonts(p pdf.Value) map[string]font {
 	}
 	out := make(map[string]font, len(names))
 	for _, name := range names {
+		if w.ctx.Err() != nil {
+			break // the caller has stopped waiting
+		}
 		v := fonts.Key(name)
 		if v.Kind() != pdf.Dict {
 			continue
@@ -212,7 +222,7 @@ func (w *pageWalker) pageFonts(p pdf.Value) map[string]font {
 			out[name] = enc
 			continue
 		}
-		enc := fontEncoding(v, fonts.Key(name))
+		enc := fontEncoding(w.ctx, v, fonts.Key(name))
 		if len(key) <= 64<<10 {
 			w.fonts[key] = enc
 		}
@@ -238,23 +248,63 @@ func inherited(p pdf.Value, key string) pdf.Value {
 }
 
 // inflatedSize checks a stream's filters and returns its decoded size,
-// failing beyond limit. Only what the parser decodes without a panic,
-// and within bounds, passes.
-func inflatedSize(s pdf.Value, limit int64) (n int64, err error) {
+// failing beyond limit, or when the data ends inside a hexadecimal string
+// (see hexTail). Only what the parser decodes without a panic, and
+// within bounds, passes. tail carries the hexadecimal string state from
+// the streams before, for content streams that the parser reads as one.
+func inflatedSize(s pdf.Value, limit int64, tail *hexTail) (n int64, err error) {
 	if err := checkStreamFilters(s); err != nil {
 		return 0, err
 	}
 	err = guard(func() error {
 		rc := s.Reader()
 		defer rc.Close()
-		n, err = io.Copy(io.Discard, io.LimitReader(rc, limit+1))
+		n, err = io.Copy(tail, io.LimitReader(rc, limit+1))
 		return err
 	})
-	if err == nil && n > limit {
-		err = overLimit("pdf", "a stream inflates beyond %d bytes", limit)
+	switch {
+	case err != nil:
+		return n, err
+	case n > limit:
+		return n, overLimit("pdf", "a stream inflates beyond %d bytes", limit)
 	}
-	return n, err
+	return n, nil
 }
+
+// hexTail watches data for an unterminated hexadecimal string at its
+// end: the parser reads the end of a stream as white space, and a hex
+// string waits for its closing '>' past any amount of white space, so it
+// would never return. Such a string is a '<' followed only by hex digits
+// and white space up to the end; the parser gives up (panics) on any other
+// byte. The check ignores the tokenizer's state ('<' inside a literal
+// string counts too), which can only refuse a rare, broken stream.
+type hexTail struct{ open bool }
+
+func (h *hexTail) Write(p []byte) (int, error) {
+	for _, c := range p {
+		switch {
+		case c == '<':
+			h.open = true
+		case h.open && !pdfSpace(c) && unhex(c) < 0:
+			h.open = false
+		}
+	}
+	return len(p), nil
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+var errHexTail = malformed("pdf", errors.New("a stream ends inside a hexadecimal string"))
 
 // checkStreamFilters accepts the filters the parser decodes, with
 // bounded predictor rows.

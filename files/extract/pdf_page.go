@@ -33,7 +33,7 @@ type font struct {
 // v, once its encoding data passes the checks that keep the decoder
 // bounded; otherwise, or if the parser panics, Latin-1. scratch is a
 // dictionary the checks may change, a second copy of v's.
-func fontEncoding(v, scratch pdf.Value) (f font) {
+func fontEncoding(ctx context.Context, v, scratch pdf.Value) (f font) {
 	f = font{enc: latin1{}, twoByte: v.Key("Subtype").Name() == "Type0"}
 	defer func() {
 		if recover() != nil {
@@ -44,6 +44,9 @@ func fontEncoding(v, scratch pdf.Value) (f font) {
 		if w := v.Key("Widths"); w.Kind() == pdf.Array && w.Len() <= 256 {
 			f.first = int(v.Key("FirstChar").Int64())
 			for i := range w.Len() {
+				if ctx.Err() != nil {
+					return f
+				}
 				f.widths = append(f.widths, w.Index(i).Float64())
 			}
 		}
@@ -51,7 +54,10 @@ func fontEncoding(v, scratch pdf.Value) (f font) {
 	enc := v.Key("Encoding")
 	switch enc.Kind() {
 	case pdf.Dict:
-		if enc.Key("Differences").Len() > maxDifferences {
+		// The parser's decoder looks up every element of /Differences
+		// for every character; an element given by reference would be
+		// read from the file each time.
+		if d := enc.Key("Differences"); d.Len() > maxDifferences || hasReference(d) {
 			return f
 		}
 	case pdf.Name:
@@ -75,7 +81,8 @@ func fontEncoding(v, scratch pdf.Value) (f font) {
 // parser's stack effects, which need a dictionary to push where the
 // parser makes a new one; scratch is one that nothing else uses.
 func cmapBounded(tu, scratch pdf.Value) bool {
-	if _, err := inflatedSize(tu, maxCMapBytes); err != nil {
+	var tail hexTail
+	if _, err := inflatedSize(tu, maxCMapBytes, &tail); err != nil || tail.open {
 		return false
 	}
 	entries := 0
@@ -123,6 +130,18 @@ func cmapBounded(tu, scratch pdf.Value) bool {
 		return nil
 	})
 	return err == nil
+}
+
+// hasReference reports whether an array holds indirect references. The
+// parser resolves elements only when asked for them; its text form
+// shows references as "n g R".
+func hasReference(a pdf.Value) bool {
+	for _, tok := range strings.FieldsFunc(a.String(), func(r rune) bool { return r == ' ' || r == '[' || r == ']' }) {
+		if tok == "R" {
+			return true
+		}
+	}
+	return false
 }
 
 // latin1 decodes one byte per character, for fonts whose encoding is

@@ -224,6 +224,29 @@ func TestPDFHostile(t *testing.T) {
 			want: ErrMalformed,
 			why:  "parser failure",
 		},
+		{
+			name: "object stream ending inside a hex string",
+			data: func() []byte {
+				var b pdfBuilder
+				page(&b)
+				b.set(5, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> <414")
+				return b.bytesObjStm(1, []int{2, 5}, "", "")
+			}(),
+			want: ErrMalformed,
+			why:  "hexadecimal string",
+		},
+		{
+			name: "object stream stored in an object stream",
+			data: func() []byte {
+				data := objStm("", "")
+				// Object 6, the object stream, becomes entry 0 of itself.
+				at := bytes.LastIndex(data, []byte(">>\nstream\n")) + len(">>\nstream\n") + 6*7
+				copy(data[at:], []byte{2, 0, 0, 0, 6, 0, 0})
+				return data
+			}(),
+			want: ErrMalformed,
+			why:  "stored in an object stream",
+		},
 		{name: "not a PDF at all", data: []byte("%PDF-1.4\nnothing else"), want: ErrMalformed, why: "EOF"},
 	}
 	for _, tt := range tests {
@@ -235,6 +258,20 @@ func TestPDFHostile(t *testing.T) {
 				t.Errorf("error = %v, want %v saying %q", err, tt.want, tt.why)
 			}
 		})
+	}
+}
+
+func TestPDFContentEndingInHexString(t *testing.T) {
+	var b pdfBuilder
+	b.add("<< /Type /Catalog /Pages 2 0 R >>")
+	b.add("<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>")
+	b.add("<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>")
+	b.add(stream("", "BT 72 720 Td (never shown) Tj ET <4142 43"))
+	b.add("<< /Type /Page /Parent 2 0 R /Contents 6 0 R >>")
+	b.add(stream("", "BT 72 720 Td <6f6b> Tj ET"))
+	got, _ := mustExtract(t, mimePDF, b.bytes(1), 100)
+	if want := "[Page 1 could not be read.]\n\nok"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
