@@ -2,7 +2,6 @@ package files
 
 import (
 	"archive/zip"
-	"encoding/binary"
 	"encoding/xml"
 	"io"
 	"strings"
@@ -19,19 +18,13 @@ const (
 
 // Bounds on what a hostile archive can make the check read or allocate.
 // Real documents stay far below them.
-const (
-	maxZipEntries      = 20_000
-	maxCentralDirBytes = 4 << 20
-	maxContentTypes    = 1 << 20
-)
-
-const eocdLen = 22 // end of central directory record without its comment
+const maxContentTypes = 1 << 20
 
 // officeFormat returns FormatDOCX or FormatXLSX for the zip archive of
 // the given size that r holds.
 func officeFormat(r io.ReaderAt, size int64) (Format, error) {
-	if err := checkZipDirectory(r, size); err != nil {
-		return Format{}, err
+	if err := CheckZipDirectory(r, size); err != nil {
+		return Format{}, errInvalidFormat("The file is a damaged or unsupported zip archive.")
 	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
@@ -71,50 +64,6 @@ func officeFormat(r io.ReaderAt, size int64) (Format, error) {
 		return Format{}, errInvalidFormat("The zip archive is not a Word (docx) or Excel (xlsx) file.")
 	}
 	return found[0], nil
-}
-
-// checkZipDirectory refuses archives whose central directory is not a
-// plain, bounded block directly before the end record. archive/zip
-// reads directory entries until one fails to parse, whatever count the
-// end record gives, so without this a small file could make it allocate
-// an entry for every 46 bytes. Office writers never use zip64 or
-// trailing data for documents within the upload limit.
-func checkZipDirectory(r io.ReaderAt, size int64) error {
-	bad := errInvalidFormat("The file is a damaged or unsupported zip archive.")
-	if size < eocdLen {
-		return bad
-	}
-	tailLen := min(size, eocdLen+0xFFFF)
-	tail := make([]byte, tailLen)
-	if _, err := r.ReadAt(tail, size-tailLen); err != nil && err != io.EOF {
-		return bad
-	}
-	pos := -1
-	for i := len(tail) - eocdLen; i >= 0; i-- {
-		if string(tail[i:i+4]) == "PK\x05\x06" &&
-			i+eocdLen+int(binary.LittleEndian.Uint16(tail[i+20:])) == len(tail) {
-			pos = i
-			break
-		}
-	}
-	if pos < 0 {
-		return bad
-	}
-	e := tail[pos:]
-	entriesHere := binary.LittleEndian.Uint16(e[8:])
-	entries := binary.LittleEndian.Uint16(e[10:])
-	dirSize := int64(binary.LittleEndian.Uint32(e[12:]))
-	dirOffset := int64(binary.LittleEndian.Uint32(e[16:]))
-	eocdAt := size - tailLen + int64(pos)
-	switch {
-	case binary.LittleEndian.Uint16(e[4:]) != 0 || binary.LittleEndian.Uint16(e[6:]) != 0: // multi-disk
-		return bad
-	case entries == 0xFFFF || entriesHere != entries || entries > maxZipEntries:
-		return bad
-	case dirSize > maxCentralDirBytes || dirOffset+dirSize != eocdAt:
-		return bad
-	}
-	return nil
 }
 
 type contentTypes struct {

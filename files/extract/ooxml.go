@@ -2,10 +2,10 @@ package extract
 
 import (
 	"archive/zip"
-	"encoding/binary"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/switchyardhq/switchyard/files"
 	"io"
 	"path"
 	"strings"
@@ -16,8 +16,6 @@ import (
 // sizes it declares are checked before a part is opened and every part
 // is read through a limit whatever it declares.
 const (
-	maxZipEntries      = 20_000  // as the upload check allows
-	maxCentralDirBytes = 4 << 20 // likewise
 	// maxMetaPartBytes bounds the small parts read whole: content
 	// types, relationships, the workbook, styles.
 	maxMetaPartBytes = 4 << 20
@@ -53,8 +51,11 @@ type ooxmlPackage struct {
 }
 
 func openPackage(format string, r io.ReaderAt, size int64) (*ooxmlPackage, error) {
-	if err := checkZipDirectory(format, r, size); err != nil {
-		return nil, err
+	if err := files.CheckZipDirectory(r, size); err != nil {
+		if errors.Is(err, files.ErrZipLimit) {
+			return nil, overLimit(format, "%v", err)
+		}
+		return nil, malformed(format, err)
 	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
@@ -69,46 +70,6 @@ func openPackage(format string, r io.ReaderAt, size int64) (*ooxmlPackage, error
 
 func partKey(name string) string {
 	return strings.ToLower(strings.TrimPrefix(strings.ReplaceAll(name, `\`, "/"), "/"))
-}
-
-// checkZipDirectory refuses archives whose central directory is not a
-// bounded block directly before the end record: archive/zip reads
-// directory entries until one fails to parse, whatever count the end
-// record gives, so a small file could otherwise make it allocate an
-// entry for every 46 bytes.
-func checkZipDirectory(format string, r io.ReaderAt, size int64) error {
-	const eocdLen = 22
-	if size < eocdLen {
-		return malformed(format, errors.New("not a zip archive"))
-	}
-	tailLen := min(size, eocdLen+0xFFFF)
-	tail := make([]byte, tailLen)
-	if _, err := r.ReadAt(tail, size-tailLen); err != nil && err != io.EOF {
-		return err
-	}
-	pos := -1
-	for i := len(tail) - eocdLen; i >= 0; i-- {
-		if string(tail[i:i+4]) == "PK\x05\x06" &&
-			i+eocdLen+int(binary.LittleEndian.Uint16(tail[i+20:])) == len(tail) {
-			pos = i
-			break
-		}
-	}
-	if pos < 0 {
-		return malformed(format, errors.New("no zip end record"))
-	}
-	e := tail[pos:]
-	entries := binary.LittleEndian.Uint16(e[10:])
-	dirSize := int64(binary.LittleEndian.Uint32(e[12:]))
-	switch {
-	case entries == 0xFFFF || dirSize == 0xFFFFFFFF:
-		return malformed(format, errors.New("zip64 archives are not read"))
-	case entries > maxZipEntries:
-		return overLimit(format, "the archive has %d entries, over the limit of %d", entries, maxZipEntries)
-	case dirSize > maxCentralDirBytes:
-		return overLimit(format, "the archive directory has %d bytes, over the limit of %d", dirSize, maxCentralDirBytes)
-	}
-	return nil
 }
 
 // part returns the named part, or nil.
