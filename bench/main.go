@@ -1,7 +1,9 @@
 // Command bench measures what the gateway adds to a request: it runs the
-// same load against the demo backend directly (the baseline) and through
-// the gateway on its embedded defaults, in one run on one machine, and
-// prints the two side by side.
+// same load against the demo backend directly (the baseline), through a
+// plain Caddy reverse_proxy, and through the gateway on its embedded
+// defaults (authentication, limits, per-token charging on SQLite), in one
+// run on one machine, and prints them side by side. Limits are raised so
+// that every request does the full work.
 //
 //	go run ./bench [-bin bin/switchyard] [-n 3000] [-c 16]
 package main
@@ -76,7 +78,22 @@ func run(bin string, n, c int) error {
 	}
 	lines := strings.Split(strings.TrimSpace(keyOut), "\n")
 	key := lines[len(lines)-1]
-	stopGw, err := start(bin, env, "run", "--config", "Caddyfile.example", "--adapter", "caddyfile")
+	if _, err := commandEnv(env, bin, "accounts", "topup", "--account", "bench", "--usd", "1000"); err != nil {
+		return err
+	}
+	// The shipped config with limits raised out of the way: the bench
+	// measures the work per request, not the refusals.
+	example, err := os.ReadFile("Caddyfile.example")
+	if err != nil {
+		return err
+	}
+	gwCfg := filepath.Join(tmp, "Caddyfile")
+	raised := strings.Replace(string(example), "\tswitchyard {",
+		"\tswitchyard {\n\t\tlimits {\n\t\t\trequests 10000000 1m\n\t\t\tstreams 10000\n\t\t}", 1)
+	if err := os.WriteFile(gwCfg, []byte(raised), 0o600); err != nil {
+		return err
+	}
+	stopGw, err := start(bin, env, "run", "--config", gwCfg, "--adapter", "caddyfile")
 	if err != nil {
 		return err
 	}

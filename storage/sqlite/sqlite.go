@@ -52,7 +52,7 @@ func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Sto
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	drv := &driver{db: db, querier: querier{q: db}}
+	drv := &driver{db: db, querier: querier{q: db}, writer: make(chan struct{}, 1)}
 	for attempt := 1; ; attempt++ {
 		s, err := sqlstore.New(ctx, drv, opts)
 		if err == nil {
@@ -113,6 +113,8 @@ type driver struct {
 	// was most of the cost of the key lookup on every request.
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+
+	writer chan struct{} // one write transaction of this process at a time
 }
 
 func (d *driver) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -156,12 +158,24 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
+// Begin starts a write transaction. SQLite admits one writer at a time;
+// writers of this process take turns on a Go semaphore first, because
+// SQLite's own busy handler waits by sleeping in growing steps, which
+// under contention costs far more than the writes themselves. Writers in
+// other processes (the CLI) are still serialised by SQLite's lock and the
+// busy timeout.
 func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
+	select {
+	case d.writer <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
+		<-d.writer
 		return nil, err
 	}
-	return &txn{tx: tx, querier: querier{q: tx}}, nil
+	return &txn{tx: tx, d: d, querier: querier{q: tx}, done: func() { <-d.writer }}, nil
 }
 
 func (d *driver) Dialect() sqlstore.Dialect { return sqlstore.Dialect{Name: "sqlite"} }
@@ -186,11 +200,62 @@ func (d *driver) Close() error {
 
 type txn struct {
 	tx *sql.Tx
+	d  *driver
 	querier
+	once sync.Once
+	done func() // gives the writer's turn back
 }
 
-func (t *txn) Commit(context.Context) error   { return t.tx.Commit() }
-func (t *txn) Rollback(context.Context) error { return t.tx.Rollback() }
+// Statements with arguments run as the driver's prepared statements bound
+// to the transaction, which database/sql keeps prepared per connection.
+// Argument-less Exec may hold several statements (migrations) and is run
+// as it is, and so is a statement that cannot be prepared outside the
+// transaction, such as one on a table the transaction creates.
+
+func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if len(args) == 0 {
+		return t.querier.Exec(ctx, query)
+	}
+	st, err := t.d.stmt(ctx, query)
+	if err != nil {
+		return t.querier.Exec(ctx, query, args...)
+	}
+	res, err := t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t *txn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	st, err := t.d.stmt(ctx, query)
+	if err != nil {
+		return t.querier.Query(ctx, query, args...)
+	}
+	rows, err := t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (t *txn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	st, err := t.d.stmt(ctx, query)
+	if err != nil {
+		return t.querier.QueryRow(ctx, query, args...)
+	}
+	return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+}
+
+func (t *txn) Commit(context.Context) error {
+	defer t.once.Do(t.done)
+	return t.tx.Commit()
+}
+
+func (t *txn) Rollback(context.Context) error {
+	defer t.once.Do(t.done)
+	return t.tx.Rollback()
+}
 
 // querier runs statements on a *sql.DB or a *sql.Tx.
 type querier struct {
