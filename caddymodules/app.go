@@ -54,7 +54,8 @@ type App struct {
 	Redis string `json:"redis,omitempty"`
 
 	// Prefix of every key Switchyard writes to Redis, so that several
-	// deployments can share one Redis. Default: "switchyard:".
+	// deployments can share one Redis. Default: $SWITCHYARD_REDIS_PREFIX,
+	// else "switchyard:".
 	RedisPrefix string `json:"redis_prefix,omitempty"`
 
 	// Overrides of the revision's limits, and how limits are enforced.

@@ -24,6 +24,7 @@ const (
 	envDataDir       = "SWITCHYARD_DATA_DIR"
 	envPostgres      = "SWITCHYARD_POSTGRES_URL"
 	envRedis         = "SWITCHYARD_REDIS_URL"
+	envRedisPrefix   = "SWITCHYARD_REDIS_PREFIX"
 	envKeySecret     = "SWITCHYARD_KEY_SECRET"
 	envUpstream      = "SWITCHYARD_UPSTREAM"
 	envUpstreamKey   = "SWITCHYARD_UPSTREAM_API_KEY"
@@ -100,7 +101,7 @@ func (a *App) resolve() (settings, error) {
 	s.dataDir = abs
 	s.postgres = value(repl, a.Postgres, envPostgres)
 	s.redis = value(repl, a.Redis, envRedis)
-	s.redisPrefix = repl.ReplaceAll(a.RedisPrefix, "")
+	s.redisPrefix = value(repl, a.RedisPrefix, envRedisPrefix)
 	if s.redisPrefix == "" {
 		s.redisPrefix = defaultRedisPrefix
 	}

@@ -21,10 +21,11 @@ import (
 // distributedEnv is a deployment on PostgreSQL and Redis.
 func distributedEnv(t *testing.T, upstream string) env {
 	t.Helper()
-	redisURL, _ := testenv.Redis(t)
+	redisURL, prefix := testenv.Redis(t)
 	return embeddedEnv(t, upstream).with(
 		"SWITCHYARD_POSTGRES_URL", testenv.Postgres(t),
 		"SWITCHYARD_REDIS_URL", redisURL,
+		"SWITCHYARD_REDIS_PREFIX", prefix,
 		"SWITCHYARD_KEY_SECRET", strings.Repeat("s", 48),
 	)
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -189,22 +188,14 @@ func TestConcurrentStreams(t *testing.T) {
 	}
 }
 
-// redisConfig is the Caddyfile for a distributed deployment: its own
-// Redis key prefix plus extra switchyard lines.
-func redisConfig(t *testing.T, lines ...string) string {
-	_, prefix := testenv.Redis(t)
-	return switchyardConfig(t, append([]string{"redis_prefix " + prefix}, lines...)...)
-}
-
 func TestLimitsAcrossNodes(t *testing.T) {
 	up := slowUpstream(t)
 	fast := testupstream.Start(t, testupstream.Options{})
 	e := distributedEnv(t, up.URL())
-	cfg := redisConfig(t)
 	key := fundedKey(t, e, "burst")
 	streamKey := fundedKey(t, e, "streams")
-	g1 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()), cfg)
-	g2 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()), cfg)
+	g1 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()))
+	g2 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()))
 
 	// A burst of 100 from both nodes at once: revision B admits 60.
 	var admitted, refused atomic.Int32
@@ -238,8 +229,8 @@ func TestLimitsAcrossNodes(t *testing.T) {
 	}
 
 	// Streams: five open across both nodes, the sixth refused on either.
-	s1 := startGateway(t, e, cfg)
-	s2 := startGateway(t, e, cfg)
+	s1 := startGateway(t, e)
+	s2 := startGateway(t, e)
 	var closers []func()
 	defer func() {
 		for _, c := range closers {
@@ -263,7 +254,7 @@ func TestLimitsAcrossNodes(t *testing.T) {
 func TestLeasesOfAKilledNodeExpire(t *testing.T) {
 	up := slowUpstream(t)
 	e := distributedEnv(t, up.URL())
-	cfg := redisConfig(t, "limits {\n\t\t\tlease_ttl 2s\n\t\t}")
+	cfg := switchyardConfig(t, "limits {\n\t\t\tlease_ttl 2s\n\t\t}")
 	key := fundedKey(t, e, "crashy")
 	doomed := startGateway(t, e, cfg)
 	survivor := startGateway(t, e, cfg)
