@@ -17,12 +17,18 @@ build: check-go
 run: build
 	scripts/run.sh
 
+# Packages whose tests also run under the race detector: the concurrent
+# core, without the Caddy-sized packages that would double the build.
+RACE_PKGS := ./policy/... ./translator/... ./tools/... ./billing/... ./files/... \
+	./storage/sqlite ./storage/sqlstore ./storage/blob/... ./internal/...
+
 # Unit, storage-contract, limiter and end-to-end suites against real
 # PostgreSQL and Redis (started or installed by scripts/services.sh).
 test: build
 	scripts/services.sh
 	$(GO) vet ./...
 	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m ./...
+	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
 
 bench: build
 	scripts/services.sh
