@@ -16,7 +16,8 @@ const RedisEnv = "SWITCHYARD_TEST_REDIS"
 const DefaultRedis = "redis://127.0.0.1:6379/0"
 
 // Redis returns the URL of the test Redis server and a key prefix private
-// to t. Every key under the prefix is deleted when t ends. The test fails
+// to t. Every key under the prefix (and under "rate:" and the prefix, where
+// redis_rate writes) is deleted when t ends. The test fails
 // if Redis does not answer PING.
 func Redis(t testing.TB) (url, prefix string) {
 	t.Helper()
@@ -38,8 +39,12 @@ func Redis(t testing.TB) (url, prefix string) {
 		defer client.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := deletePrefix(ctx, client, prefix); err != nil {
-			t.Errorf("deleting test keys %s*: %v", prefix, err)
+		// go-redis/redis_rate puts "rate:" in front of the keys it is
+		// given, so GCRA keys live under that prefix too.
+		for _, p := range []string{prefix, "rate:" + prefix} {
+			if err := deletePrefix(ctx, client, p); err != nil {
+				t.Errorf("deleting test keys %s*: %v", p, err)
+			}
 		}
 	})
 	return url, prefix

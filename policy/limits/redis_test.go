@@ -2,13 +2,9 @@ package limits
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,51 +13,37 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
-func redisAddr() string {
-	if a := os.Getenv("SWITCHYARD_TEST_REDIS_ADDR"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
-
-// testRedisClient connects to the test Redis and fails the test when it
+// testRedisClient connects to the test Redis (internal/testenv: the one
+// make test runs, or $SWITCHYARD_TEST_REDIS) and fails the test when it
 // does not answer: these tests are never skipped.
 func testRedisClient(t *testing.T) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: redisAddr(), ContextTimeoutEnabled: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		t.Fatalf("Redis at %s did not answer PING (%v): start redis-server on 127.0.0.1:6379 or run `make test`", redisAddr(), err)
+	url, _ := testenv.Redis(t)
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
 	}
+	opts.ContextTimeoutEnabled = true
+	c := redis.NewClient(opts)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
-// testPrefix is a key prefix of the test's own; its keys are deleted
-// when the test ends.
-func testPrefix(t *testing.T, c *redis.Client) string {
-	var b [4]byte
-	rand.Read(b[:])
-	name := strings.Map(func(r rune) rune {
-		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
-			return r
-		}
-		return '-'
-	}, t.Name())
-	prefix := "switchyard-test:" + name + ":" + hex.EncodeToString(b[:]) + ":"
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for _, pattern := range []string{prefix + "*", "rate:" + prefix + "*"} {
-			iter := c.Scan(ctx, 0, pattern, 100).Iterator()
-			for iter.Next(ctx) {
-				c.Del(ctx, iter.Val())
-			}
-		}
-	})
+// redisAddr is the test Redis's host:port.
+func redisAddr(t *testing.T) string {
+	t.Helper()
+	return testRedisClient(t).Options().Addr
+}
+
+// testPrefix is a key prefix of the test's own; its keys, and redis_rate's
+// under "rate:" and the prefix, are deleted when the test ends.
+func testPrefix(t *testing.T, _ *redis.Client) string {
+	t.Helper()
+	_, prefix := testenv.Redis(t)
 	return prefix
 }
 
@@ -216,6 +198,7 @@ func TestRedisHeartbeat(t *testing.T) {
 // accepts connections and never answers.
 type faultServer struct {
 	ln       net.Listener
+	upstream string // the real Redis, host:port
 	silent   atomic.Bool
 	accepted atomic.Int64
 	mu       sync.Mutex
@@ -227,7 +210,7 @@ func newFaultServer(t *testing.T) *faultServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &faultServer{ln: ln}
+	s := &faultServer{ln: ln, upstream: redisAddr(t)}
 	s.silent.Store(true)
 	go s.serve()
 	t.Cleanup(s.close)
@@ -249,7 +232,7 @@ func (s *faultServer) serve() {
 		if s.silent.Load() {
 			continue
 		}
-		up, err := net.Dial("tcp", redisAddr())
+		up, err := net.Dial("tcp", s.upstream)
 		if err != nil {
 			conn.Close()
 			continue
