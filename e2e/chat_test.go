@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/policy"
 )
 
 // v3Stream posts a streaming /v3 request and returns the raw events.
@@ -149,6 +150,13 @@ func TestChatStreamEvents(t *testing.T) {
 	}
 	if usage == nil || usage["cost_cents"] == nil {
 		t.Fatalf("final usage %v", usage)
+	}
+	// cost_cents is what the ledger was charged, priced from the usage.
+	got := charges(t, e, "events")
+	prompt, completion := int64(usage["prompt_tokens"].(float64)), int64(usage["completion_tokens"].(float64))
+	want := policy.ProfileFor(policy.RevisionB).Price(prompt, completion)
+	if len(got) != 1 || -got[0].AmountCents != int64(usage["cost_cents"].(float64)) || -got[0].AmountCents != want {
+		t.Fatalf("ledger charges %+v; cost_cents %v; price of the usage %d", got, usage["cost_cents"], want)
 	}
 
 	// Progress off: only text (and artifacts).
