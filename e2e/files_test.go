@@ -97,6 +97,14 @@ func TestFilesWithOpenAIClient(t *testing.T) {
 		if page, err := other.Files.List(ctx, openai.FileListParams{}); err != nil || len(page.Data) != 0 {
 			t.Fatalf("another account's list: %v %+v", err, page)
 		}
+		// A cursor naming another account's file is only a position: it
+		// answers exactly as a cursor naming no file at all.
+		for _, after := range []string{up.ID, "file-" + strings.Repeat("A", 24)} {
+			page, err := other.Files.List(ctx, openai.FileListParams{After: openai.String(after)})
+			if err != nil || len(page.Data) != 0 {
+				t.Fatalf("after=%s for another account: %v %+v", after, err, page)
+			}
+		}
 
 		del, err := client.Files.Delete(ctx, up.ID)
 		if err != nil || !del.Deleted || del.ID != up.ID {
