@@ -228,7 +228,12 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		apierror.Write(w, apierror.Internal())
 		return nil
 	}
-	req, err := translator.ReadRequest(w, r, h.limits)
+	body, err := requestBody(r, h.limits.MaxBodyBytes)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
+	}
+	req, err := translator.ParseRequest(body, r.Header, h.limits)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

@@ -1,10 +1,8 @@
 package caddymodules
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 
@@ -132,15 +130,10 @@ func streamRequested(r *http.Request, maxBytes int64) (bool, error) {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		return false, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	body, err := requestBody(r, maxBytes)
 	if err != nil {
-		return false, apierror.InvalidRequest("invalid_body", "The request body could not be read.")
+		return false, err
 	}
-	if int64(len(body)) > maxBytes {
-		return false, apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
-			"request_too_large", "The request body is larger than this endpoint accepts.")
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var probe struct {
 		Stream bool `json:"stream"`
 	}

@@ -74,14 +74,9 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	if !ok || r.Method != http.MethodPost || r.Body == nil {
 		return next.ServeHTTP(w, r)
 	}
-	maxBytes := h.app.Limits.maxBodyBytes()
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	body, err := requestBody(r, h.app.Limits.maxBodyBytes())
 	if err != nil {
-		apierror.Write(w, apierror.InvalidRequest("invalid_body", "The request body could not be read."))
-		return nil
-	}
-	if int64(len(body)) > maxBytes {
-		apierror.Write(w, envelopeFor(http.StatusRequestEntityTooLarge, r))
+		apierror.Write(w, err)
 		return nil
 	}
 	sent, stream, dropUsage := billing.RequestUsage(body)

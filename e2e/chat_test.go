@@ -335,3 +335,23 @@ func TestChatQueuePosition(t *testing.T) {
 		t.Fatalf("queue_position %v, content %v:\n%s", sawQueue, sawContentFirst, body)
 	}
 }
+
+func TestChatBodyTooLarge(t *testing.T) {
+	up := testupstream.Start(t, testupstream.Options{})
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, "bulky")
+	g := startGateway(t, e)
+	big := `{"model":"svc-3","messages":[{"role":"user","content":"` + strings.Repeat("a", 50<<20) + `"}]}`
+	for _, path := range []string{"/v3/chat/completions", "/v1/chat/completions"} {
+		status, _, body := g.do("POST", path, key, big)
+		if status != http.StatusRequestEntityTooLarge {
+			t.Fatalf("%s with a 50 MB body: %d %.200s", path, status, body)
+		}
+		if _, _, code := errorBody(t, body); code != "request_too_large" {
+			t.Fatalf("%s: code %q", path, code)
+		}
+	}
+	if n := len(up.ChatRequests()); n != 0 {
+		t.Fatalf("an oversized body reached the upstream")
+	}
+}
