@@ -5,25 +5,21 @@ import (
 	"fmt"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
 )
-
-// TopUpLimits bounds a single top-up, in cents (spec section 5: $5 to
-// $1000).
-type TopUpLimits struct {
-	MinCents, MaxCents int64
-}
 
 // TopUp credits an existing account. reference makes the top-up
 // idempotent: posting the same reference again changes nothing and returns
 // the entry of the first post together with storage.ErrDuplicateReference.
-// An amount outside the limits is refused with 400 invalid_amount before
+// An amount outside the profile's bounds ($5 to $1000, spec section 5) is
+// refused with 400 invalid_amount before
 // anything is written.
-func TopUp(ctx context.Context, store storage.Store, lim TopUpLimits, accountID string, cents int64, reference, note string) (storage.LedgerEntry, error) {
-	if cents < lim.MinCents || cents > lim.MaxCents {
+func TopUp(ctx context.Context, store storage.Store, p policy.Profile, accountID string, cents int64, reference, note string) (storage.LedgerEntry, error) {
+	if cents < p.MinTopUpCents || cents > p.MaxTopUpCents {
 		return storage.LedgerEntry{}, apierror.InvalidRequest("invalid_amount",
 			fmt.Sprintf("A top-up is between %s and %s; %s is not.",
-				FormatCents(lim.MinCents), FormatCents(lim.MaxCents), FormatCents(cents)))
+				FormatCents(p.MinTopUpCents), FormatCents(p.MaxTopUpCents), FormatCents(cents)))
 	}
 	if reference == "" {
 		return storage.LedgerEntry{}, fmt.Errorf("top-up needs a reference")

@@ -134,3 +134,15 @@ func oneArg(d *caddyfile.Dispenser, dst *string) error {
 }
 
 var _ caddyfile.Unmarshaler = (*App)(nil)
+
+// optionalArg reads at most one argument into dst and refuses a block.
+func optionalArg(d *caddyfile.Dispenser, dst *string) error {
+	d.Next()
+	if d.NextArg() {
+		*dst = d.Val()
+	}
+	if d.NextArg() || d.NextBlock(0) {
+		return d.ArgErr()
+	}
+	return nil
+}

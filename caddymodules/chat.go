@@ -138,7 +138,7 @@ type assistantStore interface {
 // orchestrator returns the orchestrator, building it on first use: the
 // upstream model, when not configured, is the upstream's first model, and
 // asking for it must not hold up the server's start.
-func (h *Chat) orchestrator(ctx context.Context) (*translator.Orchestrator, error) {
+func (h *Chat) orchestrator(r *http.Request) (*translator.Orchestrator, error) {
 	b := h.built
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -147,15 +147,14 @@ func (h *Chat) orchestrator(ctx context.Context) (*translator.Orchestrator, erro
 	}
 	s := h.app.settings
 	if s.upstream == nil {
-		return nil, envelopeFor(http.StatusBadGateway, nil)
+		return nil, envelopeFor(http.StatusBadGateway, r)
 	}
 	model := s.upstreamModel
 	if model == "" {
-		m, err := firstModel(ctx, s.upstream, s.upstreamKey)
+		m, err := firstModel(r.Context(), s.upstream, s.upstreamKey)
 		if err != nil {
 			h.logger.Error("asking the upstream for its models", zap.Error(err))
-			return nil, apierror.New(http.StatusBadGateway, apierror.TypeServer, "upstream_unavailable",
-				"The model backend could not be reached. Retry with backoff.")
+			return nil, envelopeFor(http.StatusBadGateway, r)
 		}
 		model = m
 	}
@@ -238,7 +237,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		apierror.Write(w, err)
 		return nil
 	}
-	orch, err := h.orchestrator(r.Context())
+	orch, err := h.orchestrator(r)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

@@ -249,9 +249,7 @@ func accountsCommand(cmd *cobra.Command) {
 			if ref == "" {
 				ref = "topup_" + policy.RandomBase62(20)
 			}
-			p := c.settings.profile
-			e, err := billing.TopUp(ctx, c.store, billing.TopUpLimits{MinCents: p.MinTopUpCents, MaxCents: p.MaxTopUpCents},
-				acct.ID, cents, ref, "CLI top-up")
+			e, err := billing.TopUp(ctx, c.store, c.settings.profile, acct.ID, cents, ref, "CLI top-up")
 			if errors.Is(err, storage.ErrDuplicateReference) {
 				fmt.Fprintf(c.out, "Top-up %s was already applied; nothing changed. Balance of %s: %s.\n",
 					ref, acct.Name, billing.FormatCents(e.BalanceAfterCents))
@@ -342,9 +340,8 @@ func bootstrapCommand(cmd *cobra.Command) {
 		if err != nil {
 			return err
 		}
-		p := c.settings.profile
-		if _, err := billing.TopUp(ctx, c.store, billing.TopUpLimits{MinCents: p.MinTopUpCents, MaxCents: p.MaxTopUpCents},
-			rec.AccountID, cents, "bootstrap", "starting balance"); err != nil && !errors.Is(err, storage.ErrDuplicateReference) {
+		if _, err := billing.TopUp(ctx, c.store, c.settings.profile, rec.AccountID, cents, "bootstrap", "starting balance"); err != nil &&
+			!errors.Is(err, storage.ErrDuplicateReference) {
 			return err
 		}
 		fmt.Fprintf(c.out, "Created account %s with %s and key %s (%s). The key is shown only this once:\n",

@@ -80,14 +80,7 @@ func parseFiles(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Files) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() {
-		h.Prefix = d.Val()
-	}
-	if d.NextArg() || d.NextBlock(0) {
-		return d.ArgErr()
-	}
-	return nil
+	return optionalArg(d, &h.Prefix)
 }
 
 // Interface guards

@@ -160,14 +160,7 @@ func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() {
-		h.Prefix = d.Val()
-	}
-	if d.NextArg() || d.NextBlock(0) {
-		return d.ArgErr()
-	}
-	return nil
+	return optionalArg(d, &h.Prefix)
 }
 
 // Interface guards
