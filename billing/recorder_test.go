@@ -8,19 +8,17 @@ import (
 
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/storage/sqlstore"
-	"github.com/switchyardhq/switchyard/translator"
 )
 
-// settler is a UsageStore that keeps the first record of each request.
+// settler is a storage.Usage that keeps the first record of each request.
 type settler struct {
-	got map[string]sqlstore.UsageRecord
+	got map[string]storage.UsageRecord
 	err error
 }
 
-func (s *settler) SettleUsage(_ context.Context, u sqlstore.UsageRecord) (sqlstore.UsageRecord, error) {
+func (s *settler) SettleUsage(_ context.Context, u storage.UsageRecord) (storage.UsageRecord, error) {
 	if s.err != nil {
-		return sqlstore.UsageRecord{}, s.err
+		return storage.UsageRecord{}, s.err
 	}
 	if first, ok := s.got[u.RequestID]; ok {
 		return first, nil
@@ -29,12 +27,16 @@ func (s *settler) SettleUsage(_ context.Context, u sqlstore.UsageRecord) (sqlsto
 	return u, nil
 }
 
+func (s *settler) UsageRecords(context.Context, string, int) ([]storage.UsageRecord, error) {
+	return nil, errors.New("settler keeps no listing")
+}
+
 func TestRecorder(t *testing.T) {
 	started := time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC)
-	rec := translator.UsageRecord{
+	rec := storage.UsageRecord{
 		AccountID: "acct_1", KeyID: "key_1", RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
 		PromptTokens: 5000, CompletionTokens: 1000, AnswerTokens: 600, Estimated: true,
-		Rounds: 3, ToolCalls: 2, Outcome: translator.OutcomeClientGone, Started: started, Finished: started.Add(time.Second),
+		Rounds: 3, ToolCalls: 2, Outcome: storage.OutcomeClientGone, Started: started, Finished: started.Add(time.Second),
 	}
 	tests := []struct {
 		name    string
@@ -46,13 +48,13 @@ func TestRecorder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := &settler{got: make(map[string]sqlstore.UsageRecord)}
+			store := &settler{got: make(map[string]storage.UsageRecord)}
 			r := &Recorder{Store: store, Profile: tt.profile}
 			cost, err := r.RecordUsage(t.Context(), rec)
 			if err != nil || cost != tt.want {
 				t.Fatalf("RecordUsage = %d, %v; want %d", cost, err, tt.want)
 			}
-			want := sqlstore.UsageRecord{
+			want := storage.UsageRecord{
 				AccountID: "acct_1", KeyID: "key_1", RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
 				PromptTokens: 5000, CompletionTokens: 1000, AnswerTokens: 600, Estimated: true,
 				Rounds: 3, ToolCalls: 2, Outcome: "client_gone", Started: rec.Started, Finished: rec.Finished,
@@ -73,7 +75,7 @@ func TestRecorder(t *testing.T) {
 
 func TestRecorderError(t *testing.T) {
 	r := &Recorder{Store: &settler{err: storage.ErrNotFound}, Profile: policy.ProfileFor(policy.RevisionB)}
-	cost, err := r.RecordUsage(t.Context(), translator.UsageRecord{AccountID: "acct_1", RequestID: "r-1"})
+	cost, err := r.RecordUsage(t.Context(), storage.UsageRecord{AccountID: "acct_1", RequestID: "r-1"})
 	if !errors.Is(err, storage.ErrNotFound) || cost != 0 {
 		t.Errorf("RecordUsage = %d, %v; want 0 and an error wrapping ErrNotFound", cost, err)
 	}

@@ -254,10 +254,7 @@ func (a *App) FilesService() (*files.Service, error) {
 }
 
 func (a *App) openFiles() (*files.Service, error) {
-	meta, ok := a.backend.store.(files.MetaStore)
-	if !ok {
-		return nil, fmt.Errorf("files: the store does not keep file metadata")
-	}
+	meta := a.backend.store
 	repl := caddy.NewReplacer()
 	location, err := a.Files.blobLocation(repl, a.settings)
 	if err != nil {

@@ -88,10 +88,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	h.app = app
 	h.logger = ctx.Logger()
 	h.built = new(builtChat)
-	store, ok := app.Store().(assistantStore)
-	if !ok {
-		return fmt.Errorf("switchyard_chat: the store keeps no assistant state")
-	}
+	store := app.Store()
 	fileSvc, err := app.FilesService()
 	if err != nil {
 		return err
@@ -125,14 +122,6 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		}
 	}
 	return nil
-}
-
-// assistantStore is what the orchestrator keeps in the store: end users'
-// memory, object ids, and usage with its charges. Both SQL stores are one.
-type assistantStore interface {
-	memory.Store
-	tools.IDAllocator
-	billing.UsageStore
 }
 
 // orchestrator returns the orchestrator, building it on first use: the

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
@@ -95,7 +96,7 @@ var fileStores = caddy.NewUsagePool()
 func fileStoreKey(s settings, location string) string { return s.storeKey() + "|" + location }
 
 // acquireFileStore opens the blob store and starts its janitor.
-func acquireFileStore(s settings, location string, meta files.MetaStore, interval time.Duration, logger *zap.Logger) (*fileStore, error) {
+func acquireFileStore(s settings, location string, meta storage.FileMeta, interval time.Duration, logger *zap.Logger) (*fileStore, error) {
 	v, _, err := fileStores.LoadOrNew(fileStoreKey(s, location), func() (caddy.Destructor, error) {
 		var (
 			blobs blob.Store

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
-	"github.com/switchyardhq/switchyard/translator"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 func init() {
@@ -58,12 +57,8 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	store, ok := app.Store().(billing.UsageStore)
-	if !ok {
-		return fmt.Errorf("switchyard_meter: the store keeps no usage records")
-	}
 	h.app = app
-	h.recorder = &billing.Recorder{Store: store, Profile: app.Profile()}
+	h.recorder = &billing.Recorder{Store: app.Store(), Profile: app.Profile()}
 	h.logger = ctx.Logger()
 	return nil
 }
@@ -97,11 +92,11 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	if estimated && prompt == 0 {
 		prompt = billing.EstimatePromptTokens(body)
 	}
-	outcome := translator.OutcomeCompleted
+	outcome := storage.OutcomeCompleted
 	if estimated {
-		outcome = translator.OutcomeClientGone
+		outcome = storage.OutcomeClientGone
 		if r.Context().Err() == nil {
-			outcome = translator.OutcomeUpstreamFailed
+			outcome = storage.OutcomeUpstreamFailed
 		}
 	}
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
@@ -113,7 +108,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// The client may be gone; the charge is still owed.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	if _, rerr := h.recorder.RecordUsage(ctx, translator.UsageRecord{
+	if _, rerr := h.recorder.RecordUsage(ctx, storage.UsageRecord{
 		AccountID:        p.AccountID,
 		KeyID:            p.KeyID,
 		RequestID:        reqID,

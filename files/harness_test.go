@@ -17,6 +17,7 @@ import (
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
@@ -94,13 +95,13 @@ func (h *harness) wantStored(t *testing.T, n int) {
 	}
 }
 
-func (h *harness) upload(t *testing.T, account string, parts ...part) (files.File, error) {
+func (h *harness) upload(t *testing.T, account string, parts ...part) (storage.File, error) {
 	t.Helper()
 	ct, body := form(t, parts...)
 	return h.svc.Upload(context.Background(), account, ct, bytes.NewReader(body))
 }
 
-func (h *harness) mustUpload(t *testing.T, account string, parts ...part) files.File {
+func (h *harness) mustUpload(t *testing.T, account string, parts ...part) storage.File {
 	t.Helper()
 	f, err := h.upload(t, account, parts...)
 	if err != nil {

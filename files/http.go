@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // HandlerConfig configures NewHandler.
@@ -112,7 +113,7 @@ type fileObject struct {
 	Status string `json:"status"`
 }
 
-func toObject(f File) fileObject {
+func toObject(f storage.File) fileObject {
 	return fileObject{
 		ID:        f.ID,
 		Object:    "file",
@@ -174,7 +175,7 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request, accountID strin
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request, accountID string) {
 	q := r.URL.Query()
-	var p ListParams
+	var p storage.FileListParams
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > MaxListLimit {
@@ -184,7 +185,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, accountID string)
 		p.Limit = n
 	}
 	if v := q.Get("order"); v != "" {
-		p.Order = Order(v)
+		p.Order = storage.FileOrder(v)
 	}
 	p.After = q.Get("after")
 	p.Purpose = q.Get("purpose")

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
@@ -12,18 +13,18 @@ import (
 // leftovers of uploads that never committed (lease over): first the
 // blob, then the row, so that a crash between the two leaves a row that
 // the next sweep finds again. Several nodes may run janitors on the same
-// stores at once: blob deletion and MetaStore.Remove are idempotent, so
+// stores at once: blob deletion and storage.FileMeta.Remove are idempotent, so
 // the worst case is duplicated work. Expired files are already invisible
 // to clients; the janitor only reclaims space.
 type Janitor struct {
 	// Stores to clean. Required.
-	Meta  MetaStore
+	Meta  storage.FileMeta
 	Blobs blob.Store
 
 	// Clock that decides what has expired. Default: time.Now.
 	Now func() time.Time
 
-	// Rows handled per MetaStore.Expired call. Default: 100.
+	// Rows handled per storage.FileMeta.Expired call. Default: 100.
 	BatchSize int
 
 	// Time between sweeps in Run. Default: 10m.

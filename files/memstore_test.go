@@ -8,22 +8,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/files/filestest"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // memStore is an in-memory MetaStore for tests. One mutex serializes
 // everything, which makes quota checks trivially exact.
 type memStore struct {
 	mu   sync.Mutex
-	rows map[string]files.File
+	rows map[string]storage.File
 }
 
-func newMemStore() *memStore { return &memStore{rows: map[string]files.File{}} }
+func newMemStore() *memStore { return &memStore{rows: map[string]storage.File{}} }
 
-func visible(f files.File, now time.Time) bool { return !f.Pending && f.ExpiresAt.After(now) }
+func visible(f storage.File, now time.Time) bool { return !f.Pending && f.ExpiresAt.After(now) }
 
-func (m *memStore) Begin(_ context.Context, f files.File) error {
+func (m *memStore) Begin(_ context.Context, f storage.File) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f.Pending = true
@@ -31,19 +31,19 @@ func (m *memStore) Begin(_ context.Context, f files.File) error {
 	return nil
 }
 
-func (m *memStore) Commit(_ context.Context, f files.File, q files.Quota, now time.Time) error {
+func (m *memStore) Commit(_ context.Context, f storage.File, q storage.FileQuota, now time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.rows[f.ID]
 	if !ok || !p.Pending || p.AccountID != f.AccountID || !p.ExpiresAt.After(now) {
-		return files.ErrNotFound
+		return storage.ErrNotFound
 	}
 	u := m.usage(f.AccountID, now)
 	if q.MaxFiles > 0 && u.Files+1 > q.MaxFiles {
-		return files.ErrTooManyFiles
+		return storage.ErrTooManyFiles
 	}
 	if q.MaxBytes > 0 && u.Bytes+f.Bytes > q.MaxBytes {
-		return files.ErrTooManyBytes
+		return storage.ErrTooManyBytes
 	}
 	p.Filename, p.Purpose, p.Bytes, p.MIME, p.SHA256 = f.Filename, f.Purpose, f.Bytes, f.MIME, f.SHA256
 	p.Flagged, p.ExpiresAt, p.Pending = f.Flagged, f.ExpiresAt, false
@@ -51,31 +51,31 @@ func (m *memStore) Commit(_ context.Context, f files.File, q files.Quota, now ti
 	return nil
 }
 
-func (m *memStore) Get(_ context.Context, accountID, id string, now time.Time) (files.File, error) {
+func (m *memStore) Get(_ context.Context, accountID, id string, now time.Time) (storage.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f, ok := m.rows[id]
 	if !ok || f.AccountID != accountID || !visible(f, now) {
-		return files.File{}, files.ErrNotFound
+		return storage.File{}, storage.ErrNotFound
 	}
 	return f, nil
 }
 
-func (m *memStore) List(_ context.Context, accountID string, p files.ListParams, now time.Time) ([]files.File, error) {
+func (m *memStore) List(_ context.Context, accountID string, p storage.FileListParams, now time.Time) ([]storage.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []files.File
+	var out []storage.File
 	for _, f := range m.rows {
 		if f.AccountID != accountID || !visible(f, now) || p.Purpose != "" && f.Purpose != p.Purpose {
 			continue
 		}
-		if p.After != "" && (p.Order == files.OrderAsc && f.ID <= p.After || p.Order != files.OrderAsc && f.ID >= p.After) {
+		if p.After != "" && (p.Order == storage.FileOrderAsc && f.ID <= p.After || p.Order != storage.FileOrderAsc && f.ID >= p.After) {
 			continue
 		}
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b files.File) int {
-		if p.Order == files.OrderAsc {
+	slices.SortFunc(out, func(a, b storage.File) int {
+		if p.Order == storage.FileOrderAsc {
 			return cmp.Compare(a.ID, b.ID)
 		}
 		return cmp.Compare(b.ID, a.ID)
@@ -83,14 +83,14 @@ func (m *memStore) List(_ context.Context, accountID string, p files.ListParams,
 	return out[:min(len(out), p.Limit)], nil
 }
 
-func (m *memStore) Usage(_ context.Context, accountID string, now time.Time) (files.Usage, error) {
+func (m *memStore) Usage(_ context.Context, accountID string, now time.Time) (storage.FileUsage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.usage(accountID, now), nil
 }
 
-func (m *memStore) usage(accountID string, now time.Time) files.Usage {
-	var u files.Usage
+func (m *memStore) usage(accountID string, now time.Time) storage.FileUsage {
+	var u storage.FileUsage
 	for _, f := range m.rows {
 		if f.AccountID == accountID && visible(f, now) {
 			u.Files++
@@ -100,12 +100,12 @@ func (m *memStore) usage(accountID string, now time.Time) files.Usage {
 	return u
 }
 
-func (m *memStore) Expire(_ context.Context, accountID, id string, now time.Time) (files.File, error) {
+func (m *memStore) Expire(_ context.Context, accountID, id string, now time.Time) (storage.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f, ok := m.rows[id]
 	if !ok || f.AccountID != accountID || !visible(f, now) {
-		return files.File{}, files.ErrNotFound
+		return storage.File{}, storage.ErrNotFound
 	}
 	e := f
 	e.ExpiresAt = now
@@ -113,16 +113,16 @@ func (m *memStore) Expire(_ context.Context, accountID, id string, now time.Time
 	return f, nil
 }
 
-func (m *memStore) Expired(_ context.Context, now time.Time, limit int) ([]files.File, error) {
+func (m *memStore) Expired(_ context.Context, now time.Time, limit int) ([]storage.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []files.File
+	var out []storage.File
 	for _, f := range m.rows {
 		if !f.ExpiresAt.After(now) {
 			out = append(out, f)
 		}
 	}
-	slices.SortFunc(out, func(a, b files.File) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
+	slices.SortFunc(out, func(a, b storage.File) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
 	return out[:min(len(out), limit)], nil
 }
 
@@ -136,10 +136,10 @@ func (m *memStore) Remove(_ context.Context, id string, now time.Time) error {
 }
 
 // all returns every row, pending ones included.
-func (m *memStore) all() []files.File {
+func (m *memStore) all() []storage.File {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]files.File, 0, len(m.rows))
+	out := make([]storage.File, 0, len(m.rows))
 	for _, f := range m.rows {
 		out = append(out, f)
 	}
@@ -147,5 +147,5 @@ func (m *memStore) all() []files.File {
 }
 
 func TestMemStoreContract(t *testing.T) {
-	filestest.Run(t, func(*testing.T) files.MetaStore { return newMemStore() })
+	filestest.Run(t, func(*testing.T) storage.FileMeta { return newMemStore() })
 }

@@ -1,7 +1,7 @@
 // Package files is the Files API core: uploads streamed to a blob store
 // with format checks, malware scanning and per-account quotas, files the
 // orchestrator generates, listing, download, deletion and expiry. It is
-// plain Go; the Caddy module and the SQL MetaStore live elsewhere.
+// plain Go; the Caddy module and the SQL storage.FileMeta live elsewhere.
 //
 // The HTTP surface, limits, formats and error codes are documented in
 // docs/files.md.
@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
@@ -47,7 +48,7 @@ const (
 // Config configures a Service.
 type Config struct {
 	// Metadata store. Required.
-	Meta MetaStore
+	Meta storage.FileMeta
 
 	// Blob store for the bytes. Required.
 	Blobs blob.Store
@@ -63,7 +64,7 @@ type Config struct {
 
 	// What to do when the scanner cannot give a verdict. False (the
 	// default) refuses the upload with 503 av_unavailable; true stores it
-	// with File.Flagged set.
+	// with storage.File.Flagged set.
 	ScanFailOpen bool
 
 	// Purposes accepted on upload. Default: DefaultPurposes.
@@ -81,13 +82,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Service implements the Files API on a MetaStore and a blob store. It is
+// Service implements the Files API on a storage.FileMeta and a blob store. It is
 // safe for concurrent use.
 type Service struct {
-	meta          MetaStore
+	meta          storage.FileMeta
 	blobs         blob.Store
 	maxUpload     int64
-	quota         Quota
+	quota         storage.FileQuota
 	retention     time.Duration
 	scanner       Scanner
 	scanFailOpen  bool
@@ -109,7 +110,7 @@ func NewService(cfg Config) (*Service, error) {
 		meta:          cfg.Meta,
 		blobs:         cfg.Blobs,
 		maxUpload:     cfg.Profile.MaxUploadBytes,
-		quota:         Quota{MaxFiles: cfg.Profile.MaxStoredFiles, MaxBytes: cfg.Profile.MaxStoredBytes},
+		quota:         storage.FileQuota{MaxFiles: cfg.Profile.MaxStoredFiles, MaxBytes: cfg.Profile.MaxStoredBytes},
 		retention:     orDefault(cfg.Profile.FileRetention, DefaultRetention),
 		scanner:       cfg.Scanner,
 		scanFailOpen:  cfg.ScanFailOpen,
@@ -148,10 +149,10 @@ func (s *Service) Retention() time.Duration { return s.retention }
 // given Content-Type header, for accountID. See upload.go for the form.
 // Errors are *apierror.Error values ready for the client, except
 // context errors when ctx ends.
-func (s *Service) Upload(ctx context.Context, accountID, contentType string, body io.Reader) (File, error) {
+func (s *Service) Upload(ctx context.Context, accountID, contentType string, body io.Reader) (storage.File, error) {
 	now := s.now()
 	if err := s.checkRoom(ctx, accountID, now); err != nil {
-		return File{}, err
+		return storage.File{}, err
 	}
 	var scan Scan
 	flagged := false
@@ -159,35 +160,35 @@ func (s *Service) Upload(ctx context.Context, accountID, contentType string, bod
 		var err error
 		if scan, err = s.scanner.NewScan(ctx); err != nil {
 			if err := s.scanUnavailable(ctx, err); err != nil {
-				return File{}, err
+				return storage.File{}, err
 			}
 			flagged = true
 		} else {
 			defer scan.Close()
 		}
 	}
-	up, err := s.begin(ctx, accountID, SourceUpload, now)
+	up, err := s.begin(ctx, accountID, storage.FileUploaded, now)
 	if err != nil {
-		return File{}, err
+		return storage.File{}, err
 	}
 	defer up.abortUnlessDone()
 
 	form, err := s.receiveForm(up.ctx, contentType, body, up, scan)
 	if err != nil {
-		return File{}, err
+		return storage.File{}, err
 	}
 	if scan != nil {
 		v, err := scan.Verdict()
 		switch {
 		case err != nil:
 			if err := s.scanUnavailable(ctx, err); err != nil {
-				return File{}, err
+				return storage.File{}, err
 			}
 			flagged = true
 		case v.Infected:
 			s.log.InfoContext(ctx, "upload refused by malware scan",
 				"account", accountID, "signature", v.Signature, "sha256", up.sum)
-			return File{}, errAVHit()
+			return storage.File{}, errAVHit()
 		}
 	}
 	up.file.Filename = form.filename
@@ -205,25 +206,25 @@ func (s *Service) Upload(ctx context.Context, accountID, contentType string, bod
 // uploads, with purpose PurposeGenerated. filename is sanitized like an
 // uploaded one. Errors are *apierror.Error values (the orchestrator may
 // fall back to inline content on max_files_reached and the like).
-func (s *Service) StoreGenerated(ctx context.Context, accountID, filename string, r io.Reader) (File, error) {
+func (s *Service) StoreGenerated(ctx context.Context, accountID, filename string, r io.Reader) (storage.File, error) {
 	name, err := SanitizeFilename(filename)
 	if err != nil {
-		return File{}, errBadRequest("invalid_filename", "The generated file has no usable filename.")
+		return storage.File{}, errBadRequest("invalid_filename", "The generated file has no usable filename.")
 	}
 	now := s.now()
 	if err := s.checkRoom(ctx, accountID, now); err != nil {
-		return File{}, err
+		return storage.File{}, err
 	}
-	up, err := s.begin(ctx, accountID, SourceGenerated, now)
+	up, err := s.begin(ctx, accountID, storage.FileGenerated, now)
 	if err != nil {
-		return File{}, err
+		return storage.File{}, err
 	}
 	defer up.abortUnlessDone()
 	if err := up.put(r, nil); err != nil {
-		return File{}, err
+		return storage.File{}, err
 	}
 	if up.sniff.Size() == 0 {
-		return File{}, errBadRequest("empty_file", "The generated file is empty.")
+		return storage.File{}, errBadRequest("empty_file", "The generated file is empty.")
 	}
 	up.file.Filename = name
 	up.file.Purpose = PurposeGenerated
@@ -234,7 +235,7 @@ func (s *Service) StoreGenerated(ctx context.Context, accountID, filename string
 // checkRoom refuses early, before any bytes are read, when the account
 // is already at a limit. Commit makes the exact check.
 func (s *Service) checkRoom(ctx context.Context, accountID string, now time.Time) error {
-	if s.quota == (Quota{}) {
+	if s.quota == (storage.FileQuota{}) {
 		return nil
 	}
 	u, err := s.meta.Usage(ctx, accountID, now)
@@ -275,7 +276,7 @@ func (s *Service) internal(ctx context.Context, what string, err error) error {
 
 // Page is a page of a listing.
 type Page struct {
-	Files   []File
+	Files   []storage.File
 	HasMore bool
 }
 
@@ -288,8 +289,8 @@ const (
 
 // List returns a page of accountID's files. p.Limit 0 means
 // DefaultListLimit; other values must be within 1..MaxListLimit. p.Order
-// "" means OrderDesc.
-func (s *Service) List(ctx context.Context, accountID string, p ListParams) (Page, error) {
+// "" means storage.FileOrderDesc.
+func (s *Service) List(ctx context.Context, accountID string, p storage.FileListParams) (Page, error) {
 	switch {
 	case p.Limit == 0:
 		p.Limit = DefaultListLimit
@@ -298,8 +299,8 @@ func (s *Service) List(ctx context.Context, accountID string, p ListParams) (Pag
 	}
 	switch p.Order {
 	case "":
-		p.Order = OrderDesc
-	case OrderAsc, OrderDesc:
+		p.Order = storage.FileOrderDesc
+	case storage.FileOrderAsc, storage.FileOrderDesc:
 	default:
 		return Page{}, errBadRequest("invalid_order", "order must be asc or desc.")
 	}
@@ -318,7 +319,7 @@ func (s *Service) List(ctx context.Context, accountID string, p ListParams) (Pag
 	}
 	// The store already hides expired files; checking again keeps the
 	// rule in one obvious place.
-	fs = slices.DeleteFunc(fs, func(f File) bool { return !f.ExpiresAt.After(now) })
+	fs = slices.DeleteFunc(fs, func(f storage.File) bool { return !f.ExpiresAt.After(now) })
 	page := Page{Files: fs, HasMore: len(fs) > want}
 	if page.HasMore {
 		page.Files = fs[:want]
@@ -328,35 +329,35 @@ func (s *Service) List(ctx context.Context, accountID string, p ListParams) (Pag
 
 // Get returns accountID's file id. A file of another account, an expired
 // one and a missing one all give the same 404.
-func (s *Service) Get(ctx context.Context, accountID, id string) (File, error) {
+func (s *Service) Get(ctx context.Context, accountID, id string) (storage.File, error) {
 	if !ValidID(id) {
-		return File{}, errNotFound(id)
+		return storage.File{}, errNotFound(id)
 	}
 	now := s.now()
 	f, err := s.meta.Get(ctx, accountID, id, now)
-	if errors.Is(err, ErrNotFound) || err == nil && !f.ExpiresAt.After(now) {
-		return File{}, errNotFound(id)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && !f.ExpiresAt.After(now) {
+		return storage.File{}, errNotFound(id)
 	}
 	if err != nil {
-		return File{}, s.internal(ctx, "reading file metadata", err)
+		return storage.File{}, s.internal(ctx, "reading file metadata", err)
 	}
 	return f, nil
 }
 
 // Content opens accountID's file id for download, with Get's rules. The
 // caller closes the Object.
-func (s *Service) Content(ctx context.Context, accountID, id string) (File, blob.Object, error) {
+func (s *Service) Content(ctx context.Context, accountID, id string) (storage.File, blob.Object, error) {
 	f, err := s.Get(ctx, accountID, id)
 	if err != nil {
-		return File{}, nil, err
+		return storage.File{}, nil, err
 	}
 	o, err := s.blobs.Open(ctx, blobKey(f.ID))
 	if errors.Is(err, blob.ErrNotFound) {
 		// Deleted or expired between the two reads.
-		return File{}, nil, errNotFound(id)
+		return storage.File{}, nil, errNotFound(id)
 	}
 	if err != nil {
-		return File{}, nil, s.internal(ctx, "opening file content", err)
+		return storage.File{}, nil, s.internal(ctx, "opening file content", err)
 	}
 	return f, o, nil
 }
@@ -364,23 +365,23 @@ func (s *Service) Content(ctx context.Context, accountID, id string) (File, blob
 // OpenForExtraction opens accountID's file id for the orchestrator, which
 // reads an input_file part's content; the owner check is the same as for
 // Content, so one account can never read another's file by id.
-func (s *Service) OpenForExtraction(ctx context.Context, accountID, id string) (File, blob.Object, error) {
+func (s *Service) OpenForExtraction(ctx context.Context, accountID, id string) (storage.File, blob.Object, error) {
 	return s.Content(ctx, accountID, id)
 }
 
 // Delete deletes accountID's file id and returns it. Deleting it again
 // gives 404.
-func (s *Service) Delete(ctx context.Context, accountID, id string) (File, error) {
+func (s *Service) Delete(ctx context.Context, accountID, id string) (storage.File, error) {
 	if !ValidID(id) {
-		return File{}, errNotFound(id)
+		return storage.File{}, errNotFound(id)
 	}
 	now := s.now()
 	f, err := s.meta.Expire(ctx, accountID, id, now)
-	if errors.Is(err, ErrNotFound) {
-		return File{}, errNotFound(id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return storage.File{}, errNotFound(id)
 	}
 	if err != nil {
-		return File{}, s.internal(ctx, "deleting file", err)
+		return storage.File{}, s.internal(ctx, "deleting file", err)
 	}
 	// The file is gone for the client now. Removing its bytes and row
 	// can finish after the client leaves; if it fails, the janitor finds

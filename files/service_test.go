@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
@@ -43,7 +44,7 @@ func TestStoreGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Source != files.SourceGenerated || f.Purpose != files.PurposeGenerated || f.MIME != "application/pdf" ||
+	if f.Source != storage.FileGenerated || f.Purpose != files.PurposeGenerated || f.MIME != "application/pdf" ||
 		!f.ExpiresAt.Equal(h.clock.Now().Add(30*24*time.Hour)) {
 		t.Fatalf("generated file = %+v", f)
 	}
@@ -89,7 +90,7 @@ func TestIsolationAnswersLikeMissing(t *testing.T) {
 	if _, err := h.svc.Get(bg, "alice", f.ID); err != nil {
 		t.Fatalf("owner lost the file: %v", err)
 	}
-	if p, _ := h.svc.List(bg, "mallory", files.ListParams{}); len(p.Files) != 0 {
+	if p, _ := h.svc.List(bg, "mallory", storage.FileListParams{}); len(p.Files) != 0 {
 		t.Fatalf("another account lists %d files", len(p.Files))
 	}
 }
@@ -122,7 +123,7 @@ func TestExpiryIsImmediate(t *testing.T) {
 	wantAPIError(t, err, 404, "not_found")
 	_, _, err = h.svc.Content(bg, "acct", f.ID)
 	wantAPIError(t, err, 404, "not_found")
-	if p, _ := h.svc.List(bg, "acct", files.ListParams{}); len(p.Files) != 0 {
+	if p, _ := h.svc.List(bg, "acct", storage.FileListParams{}); len(p.Files) != 0 {
 		t.Fatalf("List shows %d expired files", len(p.Files))
 	}
 	h.wantStored(t, 1) // no janitor has run: the bytes are still there
@@ -147,32 +148,32 @@ func TestList(t *testing.T) {
 		asc = append(asc, f.ID)
 		h.clock.Advance(time.Second)
 	}
-	page, err := h.svc.List(bg, "acct", files.ListParams{})
+	page, err := h.svc.List(bg, "acct", storage.FileListParams{})
 	if err != nil || len(page.Files) != 5 || page.HasMore || page.Files[0].ID != asc[4] {
 		t.Fatalf("default List = %d files, has_more %v, %v; want 5 newest first", len(page.Files), page.HasMore, err)
 	}
-	page, _ = h.svc.List(bg, "acct", files.ListParams{Limit: 2, Order: files.OrderAsc})
+	page, _ = h.svc.List(bg, "acct", storage.FileListParams{Limit: 2, Order: storage.FileOrderAsc})
 	if len(page.Files) != 2 || !page.HasMore || page.Files[1].ID != asc[1] {
 		t.Fatalf("first page = %+v", page)
 	}
-	page, _ = h.svc.List(bg, "acct", files.ListParams{Limit: 3, Order: files.OrderAsc, After: asc[1]})
+	page, _ = h.svc.List(bg, "acct", storage.FileListParams{Limit: 3, Order: storage.FileOrderAsc, After: asc[1]})
 	if len(page.Files) != 3 || page.HasMore || page.Files[0].ID != asc[2] {
 		t.Fatalf("last page = %+v", page)
 	}
-	page, _ = h.svc.List(bg, "acct", files.ListParams{Purpose: "user_data"})
+	page, _ = h.svc.List(bg, "acct", storage.FileListParams{Purpose: "user_data"})
 	if len(page.Files) != 2 {
 		t.Fatalf("purpose filter returned %d files, want 2", len(page.Files))
 	}
 
 	for _, tc := range []struct {
 		name string
-		p    files.ListParams
+		p    storage.FileListParams
 		code string
 	}{
-		{"negative limit", files.ListParams{Limit: -1}, "invalid_limit"},
-		{"limit over 10000", files.ListParams{Limit: 10_001}, "invalid_limit"},
-		{"bad order", files.ListParams{Order: "sideways"}, "invalid_order"},
-		{"bad cursor", files.ListParams{After: "file-../../x"}, "invalid_after"},
+		{"negative limit", storage.FileListParams{Limit: -1}, "invalid_limit"},
+		{"limit over 10000", storage.FileListParams{Limit: 10_001}, "invalid_limit"},
+		{"bad order", storage.FileListParams{Order: "sideways"}, "invalid_order"},
+		{"bad cursor", storage.FileListParams{After: "file-../../x"}, "invalid_after"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.svc.List(bg, "acct", tc.p)
@@ -187,7 +188,7 @@ func TestJanitorCleansCrashedUploads(t *testing.T) {
 	// What a process that died mid-upload leaves: a pending row and
 	// (some of) the bytes.
 	id := files.NewID(now)
-	if err := h.meta.Begin(bg, files.File{ID: id, AccountID: "acct", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+	if err := h.meta.Begin(bg, storage.File{ID: id, AccountID: "acct", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.blobs.Put(bg, "files/"+id[len(id)-2:]+"/"+id, strings.NewReader("partial")); err != nil {

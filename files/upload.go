@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
@@ -229,7 +230,7 @@ type upload struct {
 	parent context.Context
 	ctx    context.Context // bounded by the upload timeout
 	cancel context.CancelFunc
-	file   File
+	file   storage.File
 	key    string
 	sniff  Sniffer
 	sum    string // hex SHA-256, once put
@@ -238,9 +239,9 @@ type upload struct {
 	keep bool
 }
 
-func (s *Service) begin(ctx context.Context, accountID string, src Source, now time.Time) (*upload, error) {
+func (s *Service) begin(ctx context.Context, accountID string, src storage.FileSource, now time.Time) (*upload, error) {
 	id := NewID(now)
-	f := File{
+	f := storage.File{
 		ID:        id,
 		AccountID: accountID,
 		Source:    src,
@@ -294,15 +295,15 @@ func (u *upload) put(r io.Reader, scan Scan) error {
 }
 
 // commit judges the stored content's format and makes the file visible.
-func (u *upload) commit(filename string) (File, error) {
+func (u *upload) commit(filename string) (storage.File, error) {
 	ra := &blobReaderAt{ctx: u.ctx, blobs: u.s.blobs, key: u.key}
 	format, err := u.sniff.Judge(filename, ra)
 	ra.Close()
 	if ra.err != nil {
-		return File{}, u.s.internal(u.parent, "reading back file content", ra.err)
+		return storage.File{}, u.s.internal(u.parent, "reading back file content", ra.err)
 	}
 	if err != nil {
-		return File{}, err
+		return storage.File{}, err
 	}
 	u.file.MIME = format.MIME
 	u.file.Pending = false
@@ -311,18 +312,18 @@ func (u *upload) commit(filename string) (File, error) {
 	case err == nil:
 		u.keep = true
 		return u.file, nil
-	case errors.Is(err, ErrTooManyFiles):
-		return File{}, errMaxFiles(u.s.quota.MaxFiles)
-	case errors.Is(err, ErrTooManyBytes):
-		return File{}, errMaxStorage(u.s.quota.MaxBytes)
-	case errors.Is(err, ErrNotFound):
-		return File{}, errBadRequest("upload_timeout", "The upload took longer than %s.", u.s.uploadTimeout)
+	case errors.Is(err, storage.ErrTooManyFiles):
+		return storage.File{}, errMaxFiles(u.s.quota.MaxFiles)
+	case errors.Is(err, storage.ErrTooManyBytes):
+		return storage.File{}, errMaxStorage(u.s.quota.MaxBytes)
+	case errors.Is(err, storage.ErrNotFound):
+		return storage.File{}, errBadRequest("upload_timeout", "The upload took longer than %s.", u.s.uploadTimeout)
 	}
 	// The commit may have happened even though it reported an error;
 	// leave both the blob and the row for the janitor to settle after
 	// the lease.
 	u.keep = true
-	return File{}, u.s.internal(u.parent, "committing file", err)
+	return storage.File{}, u.s.internal(u.parent, "committing file", err)
 }
 
 // abortUnlessDone removes the blob and the pending row of an upload that

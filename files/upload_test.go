@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 func TestUploadStoresFile(t *testing.T) {
@@ -35,7 +36,7 @@ func TestUploadStoresFile(t *testing.T) {
 				t.Fatalf("file = %+v", f)
 			case f.Bytes != int64(len(data)) || f.SHA256 != hex.EncodeToString(sum[:]) || f.MIME != "image/png":
 				t.Fatalf("content fields = %d %s %s", f.Bytes, f.SHA256, f.MIME)
-			case f.Source != files.SourceUpload || f.Flagged || f.Pending:
+			case f.Source != storage.FileUploaded || f.Flagged || f.Pending:
 				t.Fatalf("state = %+v", f)
 			case !f.CreatedAt.Equal(now) || !f.ExpiresAt.Equal(now.Add(30*24*time.Hour)):
 				t.Fatalf("created %v expires %v, want %v + 30 days", f.CreatedAt, f.ExpiresAt, now)

@@ -1,7 +1,12 @@
-// Package storage defines what Switchyard keeps durably: accounts, API keys
-// and the balance ledger. Implementations live in sub-packages (sqlite for
-// the embedded default, postgres for the distributed mode); both pass the
-// contract suite in storage/storagetest.
+// Package storage defines what Switchyard keeps durably, as persisted
+// record types and the interfaces of the stores that keep them: accounts,
+// API keys, the balance ledger, usage records, file metadata, object id
+// counters and end users' memory. It imports nothing of Switchyard's
+// domain packages; they all import it. The SQL implementation is
+// storage/sqlstore, opened by storage/sqlite (the embedded default) and
+// storage/postgres (the distributed mode); both pass the contract suites
+// in storage/storagetest and files/filestest. File bytes live in a blob
+// store (storage/blob).
 //
 // Money is always an integer number of cents. Balances are never a bare
 // mutable number: every change is a ledger entry that records the balance
@@ -20,6 +25,10 @@ type Store interface {
 	Accounts
 	Keys
 	Ledger
+	Usage
+	FileMeta
+	ObjectIDs
+	Memory
 	// Close releases the store's connections and stops its goroutines.
 	Close() error
 }
@@ -194,4 +203,6 @@ var (
 	ErrMaxKeys            = errors.New("storage: maximum number of active keys reached")
 	ErrKeyCreationRate    = errors.New("storage: too many keys created recently")
 	ErrDuplicateReference = errors.New("storage: ledger reference already posted")
+	ErrTooManyFiles       = errors.New("storage: stored file limit reached")
+	ErrTooManyBytes       = errors.New("storage: stored bytes limit reached")
 )

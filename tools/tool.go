@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // Tool is one function the upstream model may call. Implementations are
@@ -91,7 +93,7 @@ type Env struct {
 	Location *time.Location
 	// IDs hands out object ids for new deliverables; nil when the server
 	// has no allocator, in which case tools that create objects fail.
-	IDs IDAllocator
+	IDs storage.ObjectIDs
 }
 
 // ObjectRef is an entry of the request's objects map: kind, source and

@@ -6,6 +6,6 @@
 //
 // It does not import Caddy. A thin HTTP handler decodes the request with
 // ReadRequest and hands it to Orchestrator.Serve; storage is plugged in
-// through small interfaces (FileOpener, UsageRecorder, memory.Store,
-// tools.IDAllocator).
+// through small interfaces (FileOpener, UsageRecorder, storage.Memory,
+// storage.ObjectIDs).
 package translator

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -45,7 +46,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 		default:
 			continue
 		}
-		id, err := t.o.cfg.IDs.NextObjectID(ctx, t.caller.AccountID, tools.Element)
+		id, err := t.o.cfg.IDs.NextObjectID(ctx, t.caller.AccountID, storage.ObjectElement)
 		if err != nil {
 			return nil, fmt.Errorf("registering an attached image: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -19,14 +20,14 @@ type countingIDs struct {
 	n  map[string]int
 }
 
-func (c *countingIDs) NextObjectID(_ context.Context, account string, class tools.ObjectClass) (string, error) {
+func (c *countingIDs) NextObjectID(_ context.Context, account string, class storage.ObjectClass) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[string]int{}
 	}
 	prefix := "obj"
-	if class == tools.Element {
+	if class == storage.ObjectElement {
 		prefix = "el"
 	}
 	c.n[account+prefix]++

@@ -16,6 +16,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -227,7 +228,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			wantContent: "This answer breaks", wantError: CodeStreamInterrupted,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				recs := h.recorder.all()
-				if len(recs) != 1 || recs[0].Outcome != OutcomeUpstreamFailed || !recs[0].Estimated {
+				if len(recs) != 1 || recs[0].Outcome != storage.OutcomeUpstreamFailed || !recs[0].Estimated {
 					t.Errorf("records %+v", recs)
 				}
 			},
@@ -442,7 +443,7 @@ func TestGoldenClientDisconnect(t *testing.T) {
 	if len(recs) != 1 {
 		t.Fatalf("%d usage records, want 1 (recorded although the client left)", len(recs))
 	}
-	if recs[0].Outcome != OutcomeClientGone || recs[0].PromptTokens == 0 {
+	if recs[0].Outcome != storage.OutcomeClientGone || recs[0].PromptTokens == 0 {
 		t.Errorf("record %+v", recs[0])
 	}
 	compareGolden(t, "client_disconnect", r.body)

@@ -42,11 +42,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 // fakeRecorder keeps usage records and charges a fixed price.
 type fakeRecorder struct {
 	mu      sync.Mutex
-	records []UsageRecord
+	records []storage.UsageRecord
 	cost    int64
 }
 
-func (r *fakeRecorder) RecordUsage(ctx context.Context, rec UsageRecord) (int64, error) {
+func (r *fakeRecorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
 	if ctx.Err() != nil {
 		return 0, errors.New("record context is cancelled")
 	}
@@ -56,13 +56,13 @@ func (r *fakeRecorder) RecordUsage(ctx context.Context, rec UsageRecord) (int64,
 	return r.cost, nil
 }
 
-func (r *fakeRecorder) all() []UsageRecord {
+func (r *fakeRecorder) all() []storage.UsageRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]UsageRecord(nil), r.records...)
+	return append([]storage.UsageRecord(nil), r.records...)
 }
 
-// fakeMemory is an in-memory memory.Store.
+// fakeMemory is an in-memory storage.Memory.
 type fakeMemory struct {
 	mu    sync.Mutex
 	facts map[string][]string
@@ -134,7 +134,7 @@ type harnessOptions struct {
 	maxRounds int
 	up        testupstream.Options
 	admit     func(ctx context.Context, onPosition func(int)) (func(), error)
-	ids       tools.IDAllocator
+	ids       storage.ObjectIDs
 }
 
 type registeredTool struct {

@@ -2,7 +2,8 @@ package translator
 
 import (
 	"context"
-	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // FileOpener gives the model access to files uploaded through the Files
@@ -34,48 +35,8 @@ type UsageRecorder interface {
 	// backend, including requests whose client left or whose backend
 	// failed midway, with a context that outlives the request. It returns
 	// the amount charged in cents, which is what cost_cents shows.
-	RecordUsage(ctx context.Context, rec UsageRecord) (costCents int64, err error)
+	RecordUsage(ctx context.Context, rec storage.UsageRecord) (costCents int64, err error)
 }
-
-// UsageRecord is what one completion consumed.
-type UsageRecord struct {
-	AccountID string
-	KeyID     string
-	RequestID string
-	EndUser   string // X-User-Id or body user
-	SessionID string // X-Session-Id
-	Model     string // the model string of the request
-	Stream    bool
-
-	// PromptTokens and CompletionTokens are summed over all rounds of the
-	// tool loop: the billed totals (spec 2.5). PromptTokens includes the
-	// service's own context; CompletionTokens includes reasoning and
-	// tool-call arguments.
-	PromptTokens     int64
-	CompletionTokens int64
-	// AnswerTokens is the share of CompletionTokens that was visible answer text.
-	AnswerTokens int64
-	// Estimated is true when the backend did not report usage for some
-	// round (or the round broke off) and the counts were estimated from
-	// the text at about four characters per token.
-	Estimated bool
-
-	Rounds    int // upstream calls made
-	ToolCalls int // tool calls run
-	Outcome   Outcome
-	Started   time.Time
-	Finished  time.Time
-}
-
-// Outcome is how a completion ended.
-type Outcome string
-
-const (
-	OutcomeCompleted      Outcome = "completed"
-	OutcomeClientGone     Outcome = "client_gone"     // the client disconnected
-	OutcomeUpstreamFailed Outcome = "upstream_failed" // the backend failed or timed out
-	OutcomeFailed         Outcome = "failed"          // another server-side failure
-)
 
 // Caller identifies who sent a request, as authentication found out.
 type Caller struct {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -27,7 +28,7 @@ func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
 	sort.Strings(ids)
 	out := make(map[string]tools.ObjectRef, len(raw))
 	for _, id := range ids {
-		if _, _, ok := tools.ParseObjectID(id); !ok {
+		if _, _, ok := storage.ParseObjectID(id); !ok {
 			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects: %q is not an object id (obj<N> or el<N>).", truncate(id, 40)))
 		}
 		var e struct {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
-	"github.com/switchyardhq/switchyard/tools/memory"
 )
 
 // Defaults of Config.
@@ -39,13 +39,13 @@ type Config struct {
 	Tools *tools.Registry
 	// Memory supplies the end user's remembered facts to the system
 	// prompt. Default: nil, no memory.
-	Memory memory.Store
+	Memory storage.Memory
 	// Files opens uploaded files referenced by input_file parts.
 	// Default: nil, which refuses such parts with file_not_found.
 	Files FileOpener
 	// IDs hands out obj<N>/el<N> ids; tools receive it as Env.IDs.
 	// Default: nil, which leaves tools that create objects unable to.
-	IDs tools.IDAllocator
+	IDs storage.ObjectIDs
 	// Usage records and settles each completion. Default: nil, which
 	// records nothing and prices cost_cents from Profile's prices.
 	Usage UsageRecorder

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -141,8 +142,8 @@ func writeObjects(b *strings.Builder, objects map[string]tools.ObjectRef, files 
 
 // objectLess orders obj<N> before el<N>, each by number.
 func objectLess(a, b string) bool {
-	ca, na, _ := tools.ParseObjectID(a)
-	cb, nb, _ := tools.ParseObjectID(b)
+	ca, na, _ := storage.ParseObjectID(a)
+	cb, nb, _ := storage.ParseObjectID(b)
 	if ca != cb {
 		return ca < cb
 	}

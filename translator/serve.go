@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -122,16 +123,16 @@ func (t *turn) usageObject(cost int64) *Usage {
 // outlives the request, since a client that left still consumed what the
 // backend generated for it. It returns the cost to show.
 func (t *turn) record(ctx context.Context, err error) int64 {
-	outcome := OutcomeCompleted
+	outcome := storage.OutcomeCompleted
 	var ue *UpstreamError
 	switch {
 	case err == nil:
 	case t.clientGone(ctx, err):
-		outcome = OutcomeClientGone
+		outcome = storage.OutcomeClientGone
 	case errors.As(err, &ue):
-		outcome = OutcomeUpstreamFailed
+		outcome = storage.OutcomeUpstreamFailed
 	default:
-		outcome = OutcomeFailed
+		outcome = storage.OutcomeFailed
 	}
 	p := t.o.cfg.Profile
 	fallback := p.Price(t.usage.prompt, t.usage.completion)
@@ -145,7 +146,7 @@ func (t *turn) record(ctx context.Context, err error) int64 {
 	if t.o.cfg.Usage == nil {
 		return fallback
 	}
-	rec := UsageRecord{
+	rec := storage.UsageRecord{
 		AccountID: t.caller.AccountID, KeyID: t.caller.KeyID, RequestID: t.caller.RequestID,
 		EndUser: t.req.EndUser, SessionID: t.req.SessionID, Model: t.req.Model, Stream: t.req.Stream,
 		PromptTokens: t.usage.prompt, CompletionTokens: t.usage.completion, AnswerTokens: t.usage.answer,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -380,7 +381,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("accepted %d system characters", sys)
 		}
 		for id, o := range req.Objects {
-			if _, _, ok := tools.ParseObjectID(id); !ok || !knownKinds[o.Kind] {
+			if _, _, ok := storage.ParseObjectID(id); !ok || !knownKinds[o.Kind] {
 				t.Fatalf("accepted object %q %+v", id, o)
 			}
 		}

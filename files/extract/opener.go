@@ -101,7 +101,7 @@ func isImage(mediaType string) bool {
 	return false
 }
 
-func (o *Opener) readImage(f files.File, obj io.Reader) ([]byte, error) {
+func (o *Opener) readImage(f storage.File, obj io.Reader) ([]byte, error) {
 	limit := o.MaxImageBytes
 	if limit <= 0 {
 		limit = DefaultMaxImageBytes
@@ -119,13 +119,13 @@ func (o *Opener) readImage(f files.File, obj io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-func errImageTooLarge(f files.File, limit int64) *apierror.Error {
+func errImageTooLarge(f storage.File, limit int64) *apierror.Error {
 	return apierror.InvalidRequest(translator.CodeImageTooLarge, fmt.Sprintf(
 		"The image file %s has %d bytes; an attached image may have at most %d bytes.", f.ID, f.Bytes, limit))
 }
 
 // text extracts a document's text, cut to leave room for TruncationNote.
-func (o *Opener) text(ctx context.Context, f files.File, obj io.Reader) (string, error) {
+func (o *Opener) text(ctx context.Context, f storage.File, obj io.Reader) (string, error) {
 	maxChars := o.MaxChars
 	if maxChars <= 0 {
 		maxChars = translator.DefaultMaxAttachmentChars
@@ -170,7 +170,7 @@ func (o *Opener) logger() *slog.Logger {
 // file, or else by reading it into memory once, which is cheaper than the
 // many small ranged reads of a remote object that PDF and zip parsing
 // make. Stored files are within the upload limit.
-func readerAt(obj io.Reader, f files.File) (io.ReaderAt, int64, error) {
+func readerAt(obj io.Reader, f storage.File) (io.ReaderAt, int64, error) {
 	type sized interface{ Size() int64 }
 	size := f.Bytes
 	if s, ok := obj.(sized); ok {

@@ -68,7 +68,7 @@ func (e *filesEnv) account(name string) string {
 }
 
 // store stores data as a generated file of the named account.
-func (e *filesEnv) store(account, filename string, data []byte) files.File {
+func (e *filesEnv) store(account, filename string, data []byte) storage.File {
 	e.t.Helper()
 	f, err := e.svc.StoreGenerated(e.t.Context(), e.account(account), filename, bytes.NewReader(data))
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
@@ -21,7 +20,7 @@ type AccountMaker interface {
 // knows them by id: it creates each account on first use and translates
 // names to ids on the way in and back on the way out.
 type namedAccounts struct {
-	files.MetaStore
+	storage.FileMeta
 	accounts AccountMaker
 
 	mu    sync.Mutex
@@ -46,7 +45,7 @@ func (n *namedAccounts) id(ctx context.Context, name string) (string, error) {
 	return a.ID, nil
 }
 
-func (n *namedAccounts) named(f files.File) files.File {
+func (n *namedAccounts) named(f storage.File) storage.File {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if name, ok := n.names[f.AccountID]; ok {
@@ -55,63 +54,63 @@ func (n *namedAccounts) named(f files.File) files.File {
 	return f
 }
 
-func (n *namedAccounts) namedAll(fs []files.File) []files.File {
+func (n *namedAccounts) namedAll(fs []storage.File) []storage.File {
 	for i := range fs {
 		fs[i] = n.named(fs[i])
 	}
 	return fs
 }
 
-func (n *namedAccounts) Begin(ctx context.Context, f files.File) (err error) {
+func (n *namedAccounts) Begin(ctx context.Context, f storage.File) (err error) {
 	if f.AccountID, err = n.id(ctx, f.AccountID); err != nil {
 		return err
 	}
-	return n.MetaStore.Begin(ctx, f)
+	return n.FileMeta.Begin(ctx, f)
 }
 
-func (n *namedAccounts) Commit(ctx context.Context, f files.File, q files.Quota, now time.Time) (err error) {
+func (n *namedAccounts) Commit(ctx context.Context, f storage.File, q storage.FileQuota, now time.Time) (err error) {
 	if f.AccountID, err = n.id(ctx, f.AccountID); err != nil {
 		return err
 	}
-	return n.MetaStore.Commit(ctx, f, q, now)
+	return n.FileMeta.Commit(ctx, f, q, now)
 }
 
-func (n *namedAccounts) Get(ctx context.Context, account, id string, now time.Time) (files.File, error) {
+func (n *namedAccounts) Get(ctx context.Context, account, id string, now time.Time) (storage.File, error) {
 	accountID, err := n.id(ctx, account)
 	if err != nil {
-		return files.File{}, err
+		return storage.File{}, err
 	}
-	f, err := n.MetaStore.Get(ctx, accountID, id, now)
+	f, err := n.FileMeta.Get(ctx, accountID, id, now)
 	return n.named(f), err
 }
 
-func (n *namedAccounts) List(ctx context.Context, account string, p files.ListParams, now time.Time) ([]files.File, error) {
+func (n *namedAccounts) List(ctx context.Context, account string, p storage.FileListParams, now time.Time) ([]storage.File, error) {
 	accountID, err := n.id(ctx, account)
 	if err != nil {
 		return nil, err
 	}
-	fs, err := n.MetaStore.List(ctx, accountID, p, now)
+	fs, err := n.FileMeta.List(ctx, accountID, p, now)
 	return n.namedAll(fs), err
 }
 
-func (n *namedAccounts) Usage(ctx context.Context, account string, now time.Time) (files.Usage, error) {
+func (n *namedAccounts) Usage(ctx context.Context, account string, now time.Time) (storage.FileUsage, error) {
 	accountID, err := n.id(ctx, account)
 	if err != nil {
-		return files.Usage{}, err
+		return storage.FileUsage{}, err
 	}
-	return n.MetaStore.Usage(ctx, accountID, now)
+	return n.FileMeta.Usage(ctx, accountID, now)
 }
 
-func (n *namedAccounts) Expire(ctx context.Context, account, id string, now time.Time) (files.File, error) {
+func (n *namedAccounts) Expire(ctx context.Context, account, id string, now time.Time) (storage.File, error) {
 	accountID, err := n.id(ctx, account)
 	if err != nil {
-		return files.File{}, err
+		return storage.File{}, err
 	}
-	f, err := n.MetaStore.Expire(ctx, accountID, id, now)
+	f, err := n.FileMeta.Expire(ctx, accountID, id, now)
 	return n.named(f), err
 }
 
-func (n *namedAccounts) Expired(ctx context.Context, now time.Time, limit int) ([]files.File, error) {
-	fs, err := n.MetaStore.Expired(ctx, now, limit)
+func (n *namedAccounts) Expired(ctx context.Context, now time.Time, limit int) ([]storage.File, error) {
+	fs, err := n.FileMeta.Expired(ctx, now, limit)
 	return n.namedAll(fs), err
 }

@@ -1,4 +1,4 @@
-// Package filestest is the contract suite every files.MetaStore passes,
+// Package filestest is the contract suite every storage.FileMeta passes,
 // in-memory or SQL.
 package filestest
 
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // T0 is the suite's epoch. Times are whole seconds, which every SQL
@@ -22,10 +23,10 @@ var T0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 // registers its own cleanup with t. The suite names accounts ("acct",
 // "alice", ...); if the store is also an AccountMaker, it creates them
 // through it and uses their ids, otherwise it uses the names as ids.
-func Run(t *testing.T, open func(t *testing.T) files.MetaStore) {
+func Run(t *testing.T, open func(t *testing.T) storage.FileMeta) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s files.MetaStore)
+		fn   func(t *testing.T, s storage.FileMeta)
 	}{
 		{"pending is invisible", testPendingInvisible},
 		{"commit makes visible", testCommit},
@@ -44,7 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) files.MetaStore) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			if a, ok := s.(AccountMaker); ok {
-				s = &namedAccounts{MetaStore: s, accounts: a}
+				s = &namedAccounts{FileMeta: s, accounts: a}
 			}
 			tc.fn(t, s)
 		})
@@ -55,12 +56,12 @@ var ctx = context.Background()
 
 // newFile returns a pending file of account created at T0+offset with a
 // one-hour lease.
-func newFile(account string, offset time.Duration) files.File {
+func newFile(account string, offset time.Duration) storage.File {
 	at := T0.Add(offset)
-	return files.File{
+	return storage.File{
 		ID:        files.NewID(at),
 		AccountID: account,
-		Source:    files.SourceUpload,
+		Source:    storage.FileUploaded,
 		CreatedAt: at,
 		ExpiresAt: at.Add(time.Hour),
 		Pending:   true,
@@ -68,7 +69,7 @@ func newFile(account string, offset time.Duration) files.File {
 }
 
 // committed returns f as Commit takes it, expiring after 30 days.
-func committed(f files.File, bytes int64, purpose string) files.File {
+func committed(f storage.File, bytes int64, purpose string) storage.File {
 	f.Pending = false
 	f.Filename = "report " + f.ID[len(f.ID)-4:] + ".pdf"
 	f.Purpose = purpose
@@ -80,14 +81,14 @@ func committed(f files.File, bytes int64, purpose string) files.File {
 }
 
 // store begins and commits a file of account at T0+offset.
-func store(t *testing.T, s files.MetaStore, account string, offset time.Duration, bytes int64, purpose string) files.File {
+func store(t *testing.T, s storage.FileMeta, account string, offset time.Duration, bytes int64, purpose string) storage.File {
 	t.Helper()
 	f := newFile(account, offset)
 	if err := s.Begin(ctx, f); err != nil {
 		t.Fatalf("Begin: %v", err)
 	}
 	c := committed(f, bytes, purpose)
-	if err := s.Commit(ctx, c, files.Quota{}, f.CreatedAt); err != nil {
+	if err := s.Commit(ctx, c, storage.FileQuota{}, f.CreatedAt); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
 	return c
@@ -95,12 +96,12 @@ func store(t *testing.T, s files.MetaStore, account string, offset time.Duration
 
 func wantNotFound(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, files.ErrNotFound) {
+	if !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("%s: error = %v, want ErrNotFound", what, err)
 	}
 }
 
-func sameFile(t *testing.T, got, want files.File) {
+func sameFile(t *testing.T, got, want storage.File) {
 	t.Helper()
 	if !got.CreatedAt.Equal(want.CreatedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) {
 		t.Fatalf("times: got created %v expires %v, want %v, %v", got.CreatedAt, got.ExpiresAt, want.CreatedAt, want.ExpiresAt)
@@ -111,7 +112,7 @@ func sameFile(t *testing.T, got, want files.File) {
 	}
 }
 
-func ids(fs []files.File) []string {
+func ids(fs []storage.File) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.ID
@@ -119,24 +120,24 @@ func ids(fs []files.File) []string {
 	return out
 }
 
-func testPendingInvisible(t *testing.T, s files.MetaStore) {
+func testPendingInvisible(t *testing.T, s storage.FileMeta) {
 	f := newFile("acct", 0)
 	if err := s.Begin(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.Get(ctx, "acct", f.ID, T0)
 	wantNotFound(t, "Get(pending)", err)
-	if l, err := s.List(ctx, "acct", files.ListParams{Limit: 10}, T0); err != nil || len(l) != 0 {
+	if l, err := s.List(ctx, "acct", storage.FileListParams{Limit: 10}, T0); err != nil || len(l) != 0 {
 		t.Fatalf("List = %v, %v; want nothing", ids(l), err)
 	}
-	if u, err := s.Usage(ctx, "acct", T0); err != nil || u != (files.Usage{}) {
+	if u, err := s.Usage(ctx, "acct", T0); err != nil || u != (storage.FileUsage{}) {
 		t.Fatalf("Usage = %+v, %v; want zero", u, err)
 	}
 	_, err = s.Expire(ctx, "acct", f.ID, T0)
 	wantNotFound(t, "Expire(pending)", err)
 }
 
-func testCommit(t *testing.T, s files.MetaStore) {
+func testCommit(t *testing.T, s storage.FileMeta) {
 	f := store(t, s, "acct", 0, 1234, "assistants")
 	got, err := s.Get(ctx, "acct", f.ID, T0.Add(time.Minute))
 	if err != nil {
@@ -145,13 +146,13 @@ func testCommit(t *testing.T, s files.MetaStore) {
 	sameFile(t, got, f)
 
 	g := newFile("acct", time.Second)
-	g.Source = files.SourceGenerated
+	g.Source = storage.FileGenerated
 	if err := s.Begin(ctx, g); err != nil {
 		t.Fatal(err)
 	}
 	gc := committed(g, 10, "user_data")
 	gc.Flagged = true
-	if err := s.Commit(ctx, gc, files.Quota{}, T0.Add(time.Second)); err != nil {
+	if err := s.Commit(ctx, gc, storage.FileQuota{}, T0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	got, err = s.Get(ctx, "acct", g.ID, T0.Add(time.Minute))
@@ -159,12 +160,12 @@ func testCommit(t *testing.T, s files.MetaStore) {
 		t.Fatal(err)
 	}
 	sameFile(t, got, gc)
-	if u, err := s.Usage(ctx, "acct", T0.Add(time.Minute)); err != nil || u != (files.Usage{Files: 2, Bytes: 1244}) {
+	if u, err := s.Usage(ctx, "acct", T0.Add(time.Minute)); err != nil || u != (storage.FileUsage{Files: 2, Bytes: 1244}) {
 		t.Fatalf("Usage = %+v, %v; want 2 files, 1244 bytes", u, err)
 	}
 }
 
-func testCommitRefusals(t *testing.T, s files.MetaStore) {
+func testCommitRefusals(t *testing.T, s storage.FileMeta) {
 	f := newFile("acct", 0)
 	if err := s.Begin(ctx, f); err != nil {
 		t.Fatal(err)
@@ -173,25 +174,25 @@ func testCommitRefusals(t *testing.T, s files.MetaStore) {
 
 	other := c
 	other.AccountID = "intruder"
-	wantNotFound(t, "Commit by another account", s.Commit(ctx, other, files.Quota{}, T0))
-	wantNotFound(t, "Commit after the lease", s.Commit(ctx, c, files.Quota{}, f.ExpiresAt))
+	wantNotFound(t, "Commit by another account", s.Commit(ctx, other, storage.FileQuota{}, T0))
+	wantNotFound(t, "Commit after the lease", s.Commit(ctx, c, storage.FileQuota{}, f.ExpiresAt))
 	missing := committed(newFile("acct", time.Second), 1, "assistants")
-	wantNotFound(t, "Commit without Begin", s.Commit(ctx, missing, files.Quota{}, T0))
+	wantNotFound(t, "Commit without Begin", s.Commit(ctx, missing, storage.FileQuota{}, T0))
 
-	if err := s.Commit(ctx, c, files.Quota{}, T0); err != nil {
+	if err := s.Commit(ctx, c, storage.FileQuota{}, T0); err != nil {
 		t.Fatalf("Commit within the lease: %v", err)
 	}
-	wantNotFound(t, "second Commit", s.Commit(ctx, c, files.Quota{}, T0))
+	wantNotFound(t, "second Commit", s.Commit(ctx, c, storage.FileQuota{}, T0))
 }
 
-func testIsolation(t *testing.T, s files.MetaStore) {
+func testIsolation(t *testing.T, s storage.FileMeta) {
 	a := store(t, s, "alice", 0, 5, "assistants")
 	store(t, s, "bob", time.Second, 7, "assistants")
 	_, err := s.Get(ctx, "bob", a.ID, T0)
 	wantNotFound(t, "Get of another account's file", err)
 	_, err = s.Expire(ctx, "bob", a.ID, T0)
 	wantNotFound(t, "Expire of another account's file", err)
-	l, err := s.List(ctx, "bob", files.ListParams{Limit: 10}, T0)
+	l, err := s.List(ctx, "bob", storage.FileListParams{Limit: 10}, T0)
 	if err != nil || len(l) != 1 || l[0].AccountID != "bob" {
 		t.Fatalf("List(bob) = %v, %v; want bob's one file", ids(l), err)
 	}
@@ -200,7 +201,7 @@ func testIsolation(t *testing.T, s files.MetaStore) {
 	}
 }
 
-func testExpiry(t *testing.T, s files.MetaStore) {
+func testExpiry(t *testing.T, s storage.FileMeta) {
 	f := store(t, s, "acct", 0, 5, "assistants")
 	before := f.ExpiresAt.Add(-time.Second)
 	if _, err := s.Get(ctx, "acct", f.ID, before); err != nil {
@@ -208,18 +209,18 @@ func testExpiry(t *testing.T, s files.MetaStore) {
 	}
 	_, err := s.Get(ctx, "acct", f.ID, f.ExpiresAt)
 	wantNotFound(t, "Get at expiry", err)
-	if l, _ := s.List(ctx, "acct", files.ListParams{Limit: 10}, f.ExpiresAt); len(l) != 0 {
+	if l, _ := s.List(ctx, "acct", storage.FileListParams{Limit: 10}, f.ExpiresAt); len(l) != 0 {
 		t.Fatalf("List at expiry = %v, want nothing", ids(l))
 	}
-	if u, _ := s.Usage(ctx, "acct", f.ExpiresAt); u != (files.Usage{}) {
+	if u, _ := s.Usage(ctx, "acct", f.ExpiresAt); u != (storage.FileUsage{}) {
 		t.Fatalf("Usage at expiry = %+v, want zero", u)
 	}
 	_, err = s.Expire(ctx, "acct", f.ID, f.ExpiresAt)
 	wantNotFound(t, "Expire at expiry", err)
 }
 
-func testQuotaFiles(t *testing.T, s files.MetaStore) {
-	q := files.Quota{MaxFiles: 2}
+func testQuotaFiles(t *testing.T, s storage.FileMeta) {
+	q := storage.FileQuota{MaxFiles: 2}
 	for i := range 2 {
 		f := newFile("acct", time.Duration(i)*time.Second)
 		s.Begin(ctx, f)
@@ -229,11 +230,11 @@ func testQuotaFiles(t *testing.T, s files.MetaStore) {
 	}
 	f := newFile("acct", 2*time.Second)
 	s.Begin(ctx, f)
-	if err := s.Commit(ctx, committed(f, 1, "assistants"), q, T0.Add(time.Minute)); !errors.Is(err, files.ErrTooManyFiles) {
+	if err := s.Commit(ctx, committed(f, 1, "assistants"), q, T0.Add(time.Minute)); !errors.Is(err, storage.ErrTooManyFiles) {
 		t.Fatalf("third Commit: error = %v, want ErrTooManyFiles", err)
 	}
 	// A refused commit leaves the row pending, still committable.
-	if err := s.Commit(ctx, committed(f, 1, "assistants"), files.Quota{}, T0.Add(time.Minute)); err != nil {
+	if err := s.Commit(ctx, committed(f, 1, "assistants"), storage.FileQuota{}, T0.Add(time.Minute)); err != nil {
 		t.Fatalf("Commit without quota after a refusal: %v", err)
 	}
 	// Another account has its own room.
@@ -251,8 +252,8 @@ func testQuotaFiles(t *testing.T, s files.MetaStore) {
 	}
 }
 
-func testQuotaBytes(t *testing.T, s files.MetaStore) {
-	q := files.Quota{MaxBytes: 100}
+func testQuotaBytes(t *testing.T, s storage.FileMeta) {
+	q := storage.FileQuota{MaxBytes: 100}
 	f := newFile("acct", 0)
 	s.Begin(ctx, f)
 	if err := s.Commit(ctx, committed(f, 60, "assistants"), q, T0); err != nil {
@@ -260,7 +261,7 @@ func testQuotaBytes(t *testing.T, s files.MetaStore) {
 	}
 	g := newFile("acct", time.Second)
 	s.Begin(ctx, g)
-	if err := s.Commit(ctx, committed(g, 41, "assistants"), q, T0); !errors.Is(err, files.ErrTooManyBytes) {
+	if err := s.Commit(ctx, committed(g, 41, "assistants"), q, T0); !errors.Is(err, storage.ErrTooManyBytes) {
 		t.Fatalf("Commit over the byte quota: error = %v, want ErrTooManyBytes", err)
 	}
 	if err := s.Commit(ctx, committed(g, 40, "assistants"), q, T0); err != nil {
@@ -268,10 +269,10 @@ func testQuotaBytes(t *testing.T, s files.MetaStore) {
 	}
 }
 
-func testQuotaConcurrent(t *testing.T, s files.MetaStore) {
+func testQuotaConcurrent(t *testing.T, s storage.FileMeta) {
 	const workers, room = 24, 5
-	q := files.Quota{MaxFiles: room, MaxBytes: 1 << 40}
-	pending := make([]files.File, workers)
+	q := storage.FileQuota{MaxFiles: room, MaxBytes: 1 << 40}
+	pending := make([]storage.File, workers)
 	for i := range pending {
 		pending[i] = newFile("acct", time.Duration(i)*time.Millisecond)
 		if err := s.Begin(ctx, pending[i]); err != nil {
@@ -294,7 +295,7 @@ func testQuotaConcurrent(t *testing.T, s files.MetaStore) {
 			switch {
 			case err == nil:
 				ok++
-			case errors.Is(err, files.ErrTooManyFiles):
+			case errors.Is(err, storage.ErrTooManyFiles):
 				full++
 			default:
 				other = append(other, err)
@@ -314,7 +315,7 @@ func testQuotaConcurrent(t *testing.T, s files.MetaStore) {
 	}
 
 	// The same with bytes: room for 3 files of 30 bytes in 100.
-	qb := files.Quota{MaxBytes: 100}
+	qb := storage.FileQuota{MaxBytes: 100}
 	var okb int
 	var errs []error
 	for i := range 10 {
@@ -326,7 +327,7 @@ func testQuotaConcurrent(t *testing.T, s files.MetaStore) {
 			defer mu.Unlock()
 			if err == nil {
 				okb++
-			} else if !errors.Is(err, files.ErrTooManyBytes) {
+			} else if !errors.Is(err, storage.ErrTooManyBytes) {
 				errs = append(errs, err)
 			}
 		})
@@ -337,8 +338,8 @@ func testQuotaConcurrent(t *testing.T, s files.MetaStore) {
 	}
 }
 
-func testList(t *testing.T, s files.MetaStore) {
-	var all []files.File
+func testList(t *testing.T, s storage.FileMeta) {
+	var all []storage.File
 	for i := range 5 {
 		all = append(all, store(t, s, "acct", time.Duration(i)*time.Second, 1, "assistants"))
 	}
@@ -348,16 +349,16 @@ func testList(t *testing.T, s files.MetaStore) {
 	slices.Reverse(desc)
 	tests := []struct {
 		name string
-		p    files.ListParams
+		p    storage.FileListParams
 		want []string
 	}{
-		{"asc", files.ListParams{Limit: 10, Order: files.OrderAsc}, asc},
-		{"desc", files.ListParams{Limit: 10, Order: files.OrderDesc}, desc},
-		{"default order is desc", files.ListParams{Limit: 10}, desc},
-		{"limit", files.ListParams{Limit: 2, Order: files.OrderAsc}, asc[:2]},
-		{"after asc", files.ListParams{Limit: 10, Order: files.OrderAsc, After: asc[1]}, asc[2:]},
-		{"after desc", files.ListParams{Limit: 2, Order: files.OrderDesc, After: desc[1]}, desc[2:4]},
-		{"after last", files.ListParams{Limit: 10, Order: files.OrderAsc, After: asc[4]}, []string{}},
+		{"asc", storage.FileListParams{Limit: 10, Order: storage.FileOrderAsc}, asc},
+		{"desc", storage.FileListParams{Limit: 10, Order: storage.FileOrderDesc}, desc},
+		{"default order is desc", storage.FileListParams{Limit: 10}, desc},
+		{"limit", storage.FileListParams{Limit: 2, Order: storage.FileOrderAsc}, asc[:2]},
+		{"after asc", storage.FileListParams{Limit: 10, Order: storage.FileOrderAsc, After: asc[1]}, asc[2:]},
+		{"after desc", storage.FileListParams{Limit: 2, Order: storage.FileOrderDesc, After: desc[1]}, desc[2:4]},
+		{"after last", storage.FileListParams{Limit: 10, Order: storage.FileOrderAsc, After: asc[4]}, []string{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,23 +375,23 @@ func testList(t *testing.T, s files.MetaStore) {
 	if _, err := s.Expire(ctx, "acct", asc[2], now); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.List(ctx, "acct", files.ListParams{Limit: 10, Order: files.OrderAsc, After: asc[2]}, now)
+	got, err := s.List(ctx, "acct", storage.FileListParams{Limit: 10, Order: storage.FileOrderAsc, After: asc[2]}, now)
 	if err != nil || !slices.Equal(ids(got), asc[3:]) {
 		t.Fatalf("List after a deleted cursor = %v, %v; want %v", ids(got), err, asc[3:])
 	}
 }
 
-func testListPurpose(t *testing.T, s files.MetaStore) {
+func testListPurpose(t *testing.T, s storage.FileMeta) {
 	a := store(t, s, "acct", 0, 1, "assistants")
 	store(t, s, "acct", time.Second, 1, "user_data")
 	c := store(t, s, "acct", 2*time.Second, 1, "assistants")
-	got, err := s.List(ctx, "acct", files.ListParams{Limit: 10, Order: files.OrderAsc, Purpose: "assistants"}, T0.Add(time.Minute))
+	got, err := s.List(ctx, "acct", storage.FileListParams{Limit: 10, Order: storage.FileOrderAsc, Purpose: "assistants"}, T0.Add(time.Minute))
 	if err != nil || !slices.Equal(ids(got), []string{a.ID, c.ID}) {
 		t.Fatalf("List(purpose=assistants) = %v, %v; want %v", ids(got), err, []string{a.ID, c.ID})
 	}
 }
 
-func testExpire(t *testing.T, s files.MetaStore) {
+func testExpire(t *testing.T, s storage.FileMeta) {
 	f := store(t, s, "acct", 0, 9, "assistants")
 	now := T0.Add(time.Hour)
 	got, err := s.Expire(ctx, "acct", f.ID, now)
@@ -408,7 +409,7 @@ func testExpire(t *testing.T, s files.MetaStore) {
 	}
 }
 
-func testExpiredRemove(t *testing.T, s files.MetaStore) {
+func testExpiredRemove(t *testing.T, s storage.FileMeta) {
 	live := store(t, s, "acct", 0, 1, "assistants")      // expires T0+30d
 	old := store(t, s, "acct", -29*24*time.Hour, 1, "x") // expires T0+1d
 	crashed := newFile("acct", 0)                        // lease ends T0+1h
@@ -447,5 +448,5 @@ func testExpiredRemove(t *testing.T, s files.MetaStore) {
 	if err := s.Remove(ctx, inFlight.ID, now); err != nil {
 		t.Fatal(err)
 	}
-	wantNotFound(t, "Commit after Remove", s.Commit(ctx, committed(inFlight, 1, "assistants"), files.Quota{}, now))
+	wantNotFound(t, "Commit after Remove", s.Commit(ctx, committed(inFlight, 1, "assistants"), storage.FileQuota{}, now))
 }

@@ -5,17 +5,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/files/filestest"
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/postgres"
 )
 
-var _ files.MetaStore = (*postgres.Store)(nil)
+var _ storage.FileMeta = (*postgres.Store)(nil)
 
 func TestFilesContract(t *testing.T) {
-	filestest.Run(t, func(t *testing.T) files.MetaStore {
+	filestest.Run(t, func(t *testing.T) storage.FileMeta {
 		s, err := postgres.Open(t.Context(), testenv.Postgres(t), storage.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -3,25 +3,22 @@ package sqlite_test
 import (
 	"testing"
 
-	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/sqlite"
 	"github.com/switchyardhq/switchyard/storage/sqlstore"
 	"github.com/switchyardhq/switchyard/storage/storagetest"
-	"github.com/switchyardhq/switchyard/tools"
-	"github.com/switchyardhq/switchyard/tools/memory"
 )
 
 // The store serves the orchestrator's contracts without sqlstore
 // importing the orchestrator, so they are checked here.
 var (
-	_ memory.Store       = (*sqlstore.Store)(nil)
-	_ tools.IDAllocator  = (*sqlstore.Store)(nil)
-	_ billing.UsageStore = (*sqlstore.Store)(nil)
+	_ storage.Memory    = (*sqlstore.Store)(nil)
+	_ storage.ObjectIDs = (*sqlstore.Store)(nil)
+	_ storage.Usage     = (*sqlstore.Store)(nil)
 )
 
 func TestAssistantContract(t *testing.T) {
-	storagetest.RunAssistant(t, func(t *testing.T, opts storage.Options) storagetest.AssistantStore {
+	storagetest.RunAssistant(t, func(t *testing.T, opts storage.Options) storage.Store {
 		s, err := sqlite.Open(t.Context(), databasePath(t), opts)
 		if err != nil {
 			t.Fatal(err)

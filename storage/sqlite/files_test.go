@@ -4,14 +4,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/files/filestest"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/sqlite"
 )
 
 func TestFilesContract(t *testing.T) {
-	filestest.Run(t, func(t *testing.T) files.MetaStore {
+	filestest.Run(t, func(t *testing.T) storage.FileMeta {
 		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "switchyard.db"), storage.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
-// The Store is the files.MetaStore of the Files API, so that file rows
+// The Store is the storage.FileMeta of the Files API, so that file rows
 // live next to the accounts they belong to and share their backups. This
 // package imports files, not the other way round: files depends only on
 // the storage contracts, and the MetaStore's record types stay with the
@@ -26,7 +26,7 @@ func visibleFile(n int) string {
 }
 
 // Begin inserts f as a pending row.
-func (s *Store) Begin(ctx context.Context, f files.File) error {
+func (s *Store) Begin(ctx context.Context, f storage.File) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO files (id, account_id, filename, purpose, bytes, mime, sha256, source, flagged,
 			created_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -40,13 +40,13 @@ func (s *Store) Begin(ctx context.Context, f files.File) error {
 // SQLite every write transaction holds the database's write lock), so
 // commits for one account, in any process, count and commit one at a
 // time, and the count always includes every commit that went before.
-func (s *Store) Commit(ctx context.Context, f files.File, q files.Quota, now time.Time) error {
+func (s *Store) Commit(ctx context.Context, f storage.File, q storage.FileQuota, now time.Time) error {
 	at := micros(now)
 	err := s.inTx(ctx, func(tx Tx) error {
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1`+s.dialect.ForUpdate, f.AccountID).Scan(&one)
 		if noRows(err) {
-			return files.ErrNotFound
+			return storage.ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -55,7 +55,7 @@ func (s *Store) Commit(ctx context.Context, f files.File, q files.Quota, now tim
 			WHERE id = $1 AND account_id = $2 AND committed_at IS NULL AND expires_at > $3`,
 			f.ID, f.AccountID, at).Scan(&one)
 		if noRows(err) {
-			return files.ErrNotFound
+			return storage.ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -66,10 +66,10 @@ func (s *Store) Commit(ctx context.Context, f files.File, q files.Quota, now tim
 				return err
 			}
 			if q.MaxFiles > 0 && u.Files+1 > q.MaxFiles {
-				return files.ErrTooManyFiles
+				return storage.ErrTooManyFiles
 			}
 			if q.MaxBytes > 0 && u.Bytes+f.Bytes > q.MaxBytes {
-				return files.ErrTooManyBytes
+				return storage.ErrTooManyBytes
 			}
 		}
 		// Remove does not lock the account, so the row may have gone
@@ -84,32 +84,32 @@ func (s *Store) Commit(ctx context.Context, f files.File, q files.Quota, now tim
 			return err
 		}
 		if n == 0 {
-			return files.ErrNotFound
+			return storage.ErrNotFound
 		}
 		return nil
 	})
-	if errors.Is(err, files.ErrTooManyFiles) || errors.Is(err, files.ErrTooManyBytes) {
+	if errors.Is(err, storage.ErrTooManyFiles) || errors.Is(err, storage.ErrTooManyBytes) {
 		return err
 	}
 	return wrap(err, "committing file")
 }
 
 // Get returns a visible file of the account.
-func (s *Store) Get(ctx context.Context, accountID, id string, now time.Time) (files.File, error) {
+func (s *Store) Get(ctx context.Context, accountID, id string, now time.Time) (storage.File, error) {
 	f, err := scanFile(s.db.QueryRow(ctx, `SELECT `+fileColumns+` FROM files
 		WHERE id = $1 AND account_id = $2 AND `+visibleFile(3), id, accountID, micros(now)))
 	if noRows(err) {
-		return files.File{}, files.ErrNotFound
+		return storage.File{}, storage.ErrNotFound
 	}
 	if err != nil {
-		return files.File{}, wrap(err, "reading file")
+		return storage.File{}, wrap(err, "reading file")
 	}
 	return f, nil
 }
 
 // List pages through the account's visible files by id, which the
 // files_account_id and files_account_purpose_id indexes hold in order.
-func (s *Store) List(ctx context.Context, accountID string, p files.ListParams, now time.Time) ([]files.File, error) {
+func (s *Store) List(ctx context.Context, accountID string, p storage.FileListParams, now time.Time) ([]storage.File, error) {
 	if p.Limit <= 0 {
 		return nil, nil
 	}
@@ -121,7 +121,7 @@ func (s *Store) List(ctx context.Context, accountID string, p files.ListParams, 
 		fmt.Fprintf(&query, " AND purpose = $%d", len(args))
 	}
 	beyond, order := "<", "DESC"
-	if p.Order == files.OrderAsc {
+	if p.Order == storage.FileOrderAsc {
 		beyond, order = ">", "ASC"
 	}
 	if p.After != "" {
@@ -134,32 +134,32 @@ func (s *Store) List(ctx context.Context, accountID string, p files.ListParams, 
 }
 
 // Usage counts the account's visible files and sums their sizes.
-func (s *Store) Usage(ctx context.Context, accountID string, now time.Time) (files.Usage, error) {
+func (s *Store) Usage(ctx context.Context, accountID string, now time.Time) (storage.FileUsage, error) {
 	u, err := fileUsage(ctx, s.db, accountID, micros(now))
 	return u, wrap(err, "reading file usage")
 }
 
-func fileUsage(ctx context.Context, q Querier, accountID string, at int64) (files.Usage, error) {
+func fileUsage(ctx context.Context, q Querier, accountID string, at int64) (storage.FileUsage, error) {
 	// SUM of a BIGINT is a NUMERIC on PostgreSQL; the cast keeps it an
 	// integer for every driver.
 	var n, bytes int64
 	err := q.QueryRow(ctx, `SELECT COUNT(*), CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM files
 		WHERE account_id = $1 AND `+visibleFile(2), accountID, at).Scan(&n, &bytes)
-	return files.Usage{Files: int(n), Bytes: bytes}, err
+	return storage.FileUsage{Files: int(n), Bytes: bytes}, err
 }
 
 // Expire ends a visible file's service now and returns it as it was. The
 // row is locked while read, so of concurrent Expires of one file exactly
 // one finds it visible.
-func (s *Store) Expire(ctx context.Context, accountID, id string, now time.Time) (files.File, error) {
+func (s *Store) Expire(ctx context.Context, accountID, id string, now time.Time) (storage.File, error) {
 	at := micros(now)
-	var f files.File
+	var f storage.File
 	err := s.inTx(ctx, func(tx Tx) error {
 		var err error
 		f, err = scanFile(tx.QueryRow(ctx, `SELECT `+fileColumns+` FROM files
 			WHERE id = $1 AND account_id = $2 AND `+visibleFile(3)+s.dialect.ForUpdate, id, accountID, at))
 		if noRows(err) {
-			return files.ErrNotFound
+			return storage.ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -168,14 +168,14 @@ func (s *Store) Expire(ctx context.Context, accountID, id string, now time.Time)
 		return err
 	})
 	if err != nil {
-		return files.File{}, wrap(err, "expiring file")
+		return storage.File{}, wrap(err, "expiring file")
 	}
 	return f, nil
 }
 
 // Expired returns rows whose time is up, in the order of the files_expires
 // index.
-func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]files.File, error) {
+func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]storage.File, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -192,13 +192,13 @@ func (s *Store) Remove(ctx context.Context, id string, now time.Time) error {
 	return wrap(err, "removing file")
 }
 
-func (s *Store) queryFiles(ctx context.Context, doing, query string, args ...any) ([]files.File, error) {
+func (s *Store) queryFiles(ctx context.Context, doing, query string, args ...any) ([]storage.File, error) {
 	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(err, doing)
 	}
 	defer rows.Close()
-	var out []files.File
+	var out []storage.File
 	for rows.Next() {
 		f, err := scanFile(rows)
 		if err != nil {
@@ -209,20 +209,20 @@ func (s *Store) queryFiles(ctx context.Context, doing, query string, args ...any
 	return out, wrap(rows.Err(), doing)
 }
 
-func scanFile(r Row) (files.File, error) {
-	var f files.File
+func scanFile(r Row) (storage.File, error) {
+	var f storage.File
 	var source string
 	var created, expires int64
 	err := r.Scan(&f.ID, &f.AccountID, &f.Filename, &f.Purpose, &f.Bytes, &f.MIME, &f.SHA256, &source, &f.Flagged,
 		&created, &expires, &f.Pending)
 	if err != nil {
-		return files.File{}, err
+		return storage.File{}, err
 	}
-	f.Source = files.Source(source)
+	f.Source = storage.FileSource(source)
 	f.CreatedAt = fromMicros(created)
 	f.ExpiresAt = fromMicros(expires)
 	return f, nil
 }
 
 // Interface guard.
-var _ files.MetaStore = (*Store)(nil)
+var _ storage.FileMeta = (*Store)(nil)

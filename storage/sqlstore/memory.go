@@ -7,7 +7,7 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 )
 
-// The Store is the memory.Store of the remember tool (tools/memory). Its
+// The Store is the storage.Memory of the remember tool (tools/memory). Its
 // methods use only strings, so this package does not import the tool's;
 // the storage tests check that the interface is met.
 

@@ -5,18 +5,17 @@ import (
 	"fmt"
 
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/tools"
 )
 
-// The Store is the tools.IDAllocator of the /v3 orchestrator. Its method
-// takes a tools.ObjectClass, so this package imports tools: a leaf
+// The Store is the storage.ObjectIDs of the /v3 orchestrator. Its method
+// takes a storage.ObjectClass, so this package imports tools: a leaf
 // package that imports nothing of ours, which keeps the import acyclic.
 
 // objectCounterClass is the object_counters.class of each class of id.
 // Finals and elements count separately: obj1 and el1 are different ids.
-var objectCounterClass = map[tools.ObjectClass]string{
-	tools.Final:   "obj",
-	tools.Element: "el",
+var objectCounterClass = map[storage.ObjectClass]string{
+	storage.ObjectFinal:   "obj",
+	storage.ObjectElement: "el",
 }
 
 // NextObjectID bumps the account's counter of class c and returns the id
@@ -25,7 +24,7 @@ var objectCounterClass = map[tools.ObjectClass]string{
 // any process each get a different number, and as counters only count up,
 // no number is ever handed out twice. Deleted accounts still count, like
 // their ledgers. storage.ErrNotFound if the account never existed.
-func (s *Store) NextObjectID(ctx context.Context, accountID string, c tools.ObjectClass) (string, error) {
+func (s *Store) NextObjectID(ctx context.Context, accountID string, c storage.ObjectClass) (string, error) {
 	class, ok := objectCounterClass[c]
 	if !ok {
 		return "", fmt.Errorf("storage: unknown object class %d", c)
@@ -43,5 +42,5 @@ func (s *Store) NextObjectID(ctx context.Context, accountID string, c tools.Obje
 	if err != nil {
 		return "", wrap(err, "allocating an object id")
 	}
-	return tools.ObjectID(c, n), nil
+	return storage.ObjectID(c, n), nil
 }

@@ -4,49 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
 )
-
-// Usage records are written here and priced elsewhere: billing.Recorder
-// computes the charge from the revision's prices and hands it to
-// SettleUsage, and it, not the Store, is the orchestrator's
-// translator.UsageRecorder. UsageRecord is therefore declared here rather
-// than borrowed from the translator, which keeps storage free of
-// orchestrator imports.
-
-// ChargeReferencePrefix starts the ledger reference of a request's
-// charge; the request id follows.
-const ChargeReferencePrefix = "req:"
-
-// UsageRecord is what one request consumed and was charged.
-type UsageRecord struct {
-	AccountID string
-	RequestID string // unique per account; the idempotency key
-	KeyID     string
-	EndUser   string // "" when the request named none
-	SessionID string // "" when the request named none
-	Model     string
-	Stream    bool
-
-	PromptTokens     int64
-	CompletionTokens int64
-	AnswerTokens     int64
-	Estimated        bool // some round's counts were estimated
-
-	Rounds    int
-	ToolCalls int
-	Outcome   string
-	Started   time.Time
-	Finished  time.Time
-
-	// CostCents is the charge for the request, computed by the caller
-	// from its prices. It must not be negative.
-	CostCents int64
-	// RecordedAt is when the record was written. SettleUsage sets it.
-	RecordedAt time.Time
-}
 
 const usageColumns = `account_id, request_id, key_id, end_user, session_id, model, stream,
 	prompt_tokens, completion_tokens, answer_tokens, estimated, rounds, tool_calls, outcome,
@@ -67,16 +27,16 @@ const usageColumns = `account_id, request_id, key_id, end_user, session_id, mode
 // Like Post, SettleUsage accepts deleted accounts, so that requests in
 // flight when the account was deleted still settle, and does not refuse
 // to overdraw. storage.ErrNotFound if the account never existed.
-func (s *Store) SettleUsage(ctx context.Context, u UsageRecord) (UsageRecord, error) {
+func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage.UsageRecord, error) {
 	switch {
 	case u.RequestID == "":
-		return UsageRecord{}, errors.New("storage: usage record needs a request id")
+		return storage.UsageRecord{}, errors.New("storage: usage record needs a request id")
 	case u.CostCents < 0:
-		return UsageRecord{}, fmt.Errorf("storage: usage record of request %s has a negative cost", u.RequestID)
+		return storage.UsageRecord{}, fmt.Errorf("storage: usage record of request %s has a negative cost", u.RequestID)
 	}
 	now := s.now()
 	u.RecordedAt = fromMicros(micros(now))
-	var stored UsageRecord
+	var stored storage.UsageRecord
 	err := s.inTx(ctx, func(tx Tx) error {
 		head, err := s.lockLedger(ctx, tx, u.AccountID)
 		if err != nil {
@@ -90,7 +50,7 @@ func (s *Store) SettleUsage(ctx context.Context, u UsageRecord) (UsageRecord, er
 			return err
 		}
 		stored = u
-		ref := ChargeReferencePrefix + u.RequestID
+		ref := storage.ChargeReferencePrefix + u.RequestID
 		charged, err := s.entryByReference(ctx, tx, u.AccountID, ref)
 		switch {
 		case err == nil:
@@ -125,14 +85,14 @@ func (s *Store) SettleUsage(ctx context.Context, u UsageRecord) (UsageRecord, er
 		}
 	}
 	if err != nil {
-		return UsageRecord{}, wrap(err, "recording usage")
+		return storage.UsageRecord{}, wrap(err, "recording usage")
 	}
 	return stored, nil
 }
 
 // UsageRecords lists up to limit usage records of an account, the latest
 // finished first; all of them if limit <= 0. An unknown account has none.
-func (s *Store) UsageRecords(ctx context.Context, accountID string, limit int) ([]UsageRecord, error) {
+func (s *Store) UsageRecords(ctx context.Context, accountID string, limit int) ([]storage.UsageRecord, error) {
 	query := `SELECT ` + usageColumns + ` FROM usage_records WHERE account_id = $1
 		ORDER BY finished_at DESC, request_id DESC`
 	if limit > 0 {
@@ -143,7 +103,7 @@ func (s *Store) UsageRecords(ctx context.Context, accountID string, limit int) (
 		return nil, wrap(err, "listing usage records")
 	}
 	defer rows.Close()
-	var records []UsageRecord
+	var records []storage.UsageRecord
 	for rows.Next() {
 		u, err := scanUsage(rows)
 		if err != nil {
@@ -154,19 +114,19 @@ func (s *Store) UsageRecords(ctx context.Context, accountID string, limit int) (
 	return records, wrap(rows.Err(), "listing usage records")
 }
 
-func usageByRequest(ctx context.Context, q Querier, accountID, requestID string) (UsageRecord, error) {
+func usageByRequest(ctx context.Context, q Querier, accountID, requestID string) (storage.UsageRecord, error) {
 	return scanUsage(q.QueryRow(ctx, `SELECT `+usageColumns+` FROM usage_records
 		WHERE account_id = $1 AND request_id = $2`, accountID, requestID))
 }
 
-func scanUsage(r Row) (UsageRecord, error) {
-	var u UsageRecord
+func scanUsage(r Row) (storage.UsageRecord, error) {
+	var u storage.UsageRecord
 	var rounds, toolCalls, started, finished, recorded int64
 	err := r.Scan(&u.AccountID, &u.RequestID, &u.KeyID, &u.EndUser, &u.SessionID, &u.Model, &u.Stream,
 		&u.PromptTokens, &u.CompletionTokens, &u.AnswerTokens, &u.Estimated, &rounds, &toolCalls, &u.Outcome,
 		&u.CostCents, &started, &finished, &recorded)
 	if err != nil {
-		return UsageRecord{}, err
+		return storage.UsageRecord{}, err
 	}
 	u.Rounds, u.ToolCalls = int(rounds), int(toolCalls)
 	u.Started, u.Finished, u.RecordedAt = fromMicros(started), fromMicros(finished), fromMicros(recorded)

@@ -8,32 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/storage/sqlstore"
-	"github.com/switchyardhq/switchyard/tools"
-	"github.com/switchyardhq/switchyard/tools/memory"
-	"github.com/switchyardhq/switchyard/translator"
 )
-
-// AssistantStore is a store that also keeps the state of the /v3
-// assistant: end users' memory, object id counters and usage records.
-type AssistantStore interface {
-	storage.Store
-	memory.Store
-	tools.IDAllocator
-	billing.UsageStore
-	UsageRecords(ctx context.Context, accountID string, limit int) ([]sqlstore.UsageRecord, error)
-}
-
-// AssistantOpener is an Opener of AssistantStores, with the same
-// contract: every call with the same t opens the same database.
-type AssistantOpener func(t *testing.T, opts storage.Options) AssistantStore
 
 // RunAssistant runs the contract suite of the assistant's state against
 // the stores open opens.
-func RunAssistant(t *testing.T, open AssistantOpener) {
+func RunAssistant(t *testing.T, open Opener) {
 	h := &assistantHarness{open: open}
 	t.Run("Memory", h.testMemory)
 	t.Run("ObjectIDs", h.testObjectIDs)
@@ -41,11 +21,11 @@ func RunAssistant(t *testing.T, open AssistantOpener) {
 }
 
 type assistantHarness struct {
-	open AssistantOpener
+	open Opener
 }
 
 // store opens a store on t's database and closes it when t ends.
-func (h *assistantHarness) store(t *testing.T, opts storage.Options) AssistantStore {
+func (h *assistantHarness) store(t *testing.T, opts storage.Options) storage.Store {
 	t.Helper()
 	s := h.open(t, opts)
 	t.Cleanup(func() {
@@ -173,7 +153,7 @@ func (h *assistantHarness) testMemory(t *testing.T) {
 		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
 		ctx := t.Context()
 		a := mustAccount(t, s1, "alice")
-		pick := func(i int) AssistantStore {
+		pick := func(i int) storage.Store {
 			if i%2 == 1 {
 				return s2
 			}
@@ -243,16 +223,16 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		steps := []struct {
 			account string
-			class   tools.ObjectClass
+			class   storage.ObjectClass
 			want    string
 		}{
-			{a.ID, tools.Final, "obj1"},
-			{a.ID, tools.Final, "obj2"},
-			{a.ID, tools.Element, "el1"}, // classes count separately
-			{b.ID, tools.Final, "obj1"},  // and so do accounts
-			{a.ID, tools.Final, "obj3"},
-			{a.ID, tools.Element, "el2"},
-			{b.ID, tools.Element, "el1"},
+			{a.ID, storage.ObjectFinal, "obj1"},
+			{a.ID, storage.ObjectFinal, "obj2"},
+			{a.ID, storage.ObjectElement, "el1"}, // classes count separately
+			{b.ID, storage.ObjectFinal, "obj1"},  // and so do accounts
+			{a.ID, storage.ObjectFinal, "obj3"},
+			{a.ID, storage.ObjectElement, "el2"},
+			{b.ID, storage.ObjectElement, "el1"},
 		}
 		for i, st := range steps {
 			if got, err := s.NextObjectID(t.Context(), st.account, st.class); err != nil || got != st.want {
@@ -264,13 +244,13 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 	t.Run("Refused", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		a := mustAccount(t, s, "alice")
-		if id, err := s.NextObjectID(t.Context(), "acct_unknown", tools.Final); !errors.Is(err, storage.ErrNotFound) {
+		if id, err := s.NextObjectID(t.Context(), "acct_unknown", storage.ObjectFinal); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("NextObjectID for an unknown account = %q, %v; want ErrNotFound", id, err)
 		}
-		if id, err := s.NextObjectID(t.Context(), a.ID, tools.ObjectClass(7)); err == nil {
+		if id, err := s.NextObjectID(t.Context(), a.ID, storage.ObjectClass(7)); err == nil {
 			t.Errorf("NextObjectID of an unknown class = %q, want an error", id)
 		}
-		if id, err := s.NextObjectID(t.Context(), a.ID, tools.Final); err != nil || id != "obj1" {
+		if id, err := s.NextObjectID(t.Context(), a.ID, storage.ObjectFinal); err != nil || id != "obj1" {
 			t.Errorf("first NextObjectID after refusals = %q, %v; want obj1", id, err)
 		}
 	})
@@ -280,11 +260,11 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 		a, b := mustAccount(t, s1, "alice"), mustAccount(t, s1, "bob")
 		type want struct {
 			account string
-			class   tools.ObjectClass
+			class   storage.ObjectClass
 		}
 		// Each caller allocates this sequence; finals of alice twice, to
 		// see that one caller's ids increase.
-		sequence := []want{{a.ID, tools.Final}, {a.ID, tools.Element}, {a.ID, tools.Final}, {b.ID, tools.Final}}
+		sequence := []want{{a.ID, storage.ObjectFinal}, {a.ID, storage.ObjectElement}, {a.ID, storage.ObjectFinal}, {b.ID, storage.ObjectFinal}}
 		const callers = 50
 		got := make([][]string, callers)
 		errs := make([]error, callers)
@@ -310,7 +290,7 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 		for i, ids := range got {
 			var last int64
 			for j, id := range ids {
-				class, n, ok := tools.ParseObjectID(id)
+				class, n, ok := storage.ParseObjectID(id)
 				if !ok || class != sequence[j].class {
 					t.Fatalf("caller %d: id %q is not of class %d", i, id, sequence[j].class)
 				}
@@ -343,7 +323,7 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 		first := h.open(t, storage.Options{})
 		a := mustAccount(t, first, "alice")
 		for _, want := range []string{"obj1", "obj2"} {
-			if id, err := first.NextObjectID(ctx, a.ID, tools.Final); err != nil || id != want {
+			if id, err := first.NextObjectID(ctx, a.ID, storage.ObjectFinal); err != nil || id != want {
 				t.Fatalf("NextObjectID = %q, %v; want %q", id, err, want)
 			}
 		}
@@ -355,14 +335,19 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 		if err := s.DeleteAccount(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}
-		if id, err := s.NextObjectID(ctx, a.ID, tools.Final); err != nil || id != "obj3" {
+		if id, err := s.NextObjectID(ctx, a.ID, storage.ObjectFinal); err != nil || id != "obj3" {
 			t.Errorf("NextObjectID after reopening = %q, %v; want obj3", id, err)
 		}
 	})
 }
 
+// settle records u and returns the cost the store charged for it.
+func settle(ctx context.Context, s storage.Usage, u storage.UsageRecord) (int64, error) {
+	stored, err := s.SettleUsage(ctx, u)
+	return stored.CostCents, err
+}
+
 func (h *assistantHarness) testUsage(t *testing.T) {
-	profileB := policy.ProfileFor(policy.RevisionB)
 
 	t.Run("RecordAndCharge", func(t *testing.T) {
 		c := newClock()
@@ -373,20 +358,20 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		mustPost(t, s, a.ID, 1000, "topup-1")
 		started := c.Advance(time.Second)
 		finished := c.Advance(3 * time.Second)
-		rec := translator.UsageRecord{
+		rec := storage.UsageRecord{
 			AccountID: a.ID, KeyID: k.ID, RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
 			PromptTokens: 12_345, CompletionTokens: 678, AnswerTokens: 400, Estimated: true,
-			Rounds: 2, ToolCalls: 1, Outcome: translator.OutcomeCompleted, Started: started, Finished: finished,
+			Rounds: 2, ToolCalls: 1, Outcome: storage.OutcomeCompleted, Started: started, Finished: finished,
+			CostCents: 4,
 		}
-		r := &billing.Recorder{Store: s, Profile: profileB}
-		cost, err := r.RecordUsage(ctx, rec)
-		const want = 4 // 3.7035 + 0.678 cents
+		const want = 4
+		cost, err := settle(ctx, s, rec)
 		if err != nil || cost != want {
-			t.Fatalf("RecordUsage = %d, %v; want %d", cost, err, want)
+			t.Fatalf("SettleUsage cost = %d, %v; want %d", cost, err, want)
 		}
 
 		records, err := s.UsageRecords(ctx, a.ID, 0)
-		wantRecord := sqlstore.UsageRecord{
+		wantRecord := storage.UsageRecord{
 			AccountID: a.ID, RequestID: "r-1", KeyID: k.ID, EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
 			PromptTokens: 12_345, CompletionTokens: 678, AnswerTokens: 400, Estimated: true,
 			Rounds: 2, ToolCalls: 1, Outcome: "completed", Started: started, Finished: finished,
@@ -409,41 +394,21 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		}
 	})
 
-	t.Run("Rounding", func(t *testing.T) {
+	t.Run("ChargesChain", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		ctx := t.Context()
 		a := mustAccount(t, s, "alice")
-		profileA := policy.ProfileFor(policy.RevisionA)
-		tests := []struct {
-			name               string
-			profile            policy.Profile
-			prompt, completion int64
-			want               int64
-		}{
-			{"nothing pays the minimum", profileB, 0, 0, 1},
-			{"under half a cent pays the minimum", profileB, 1666, 0, 1},
-			{"just under one and a half rounds down", profileB, 4999, 0, 1},
-			{"one and a half rounds up", profileB, 5000, 0, 2},
-			{"output at one and a half rounds up", profileB, 0, 1500, 2},
-			{"input and output add before rounding", profileB, 1000, 1200, 2},
-			{"rounds up to the cap", profileB, 1_665_000, 0, 500},
-			{"revision B caps at five dollars", profileB, 1_000_000_000, 0, 500},
-			{"revision A has no cap", profileA, 1_000_000_000, 0, 300_000},
-		}
 		var balance int64
-		for i, tt := range tests {
-			r := &billing.Recorder{Store: s, Profile: tt.profile}
-			cost, err := r.RecordUsage(ctx, translator.UsageRecord{
-				AccountID: a.ID, RequestID: fmt.Sprint("round-", i), PromptTokens: tt.prompt, CompletionTokens: tt.completion,
-			})
-			if err != nil || cost != tt.want {
-				t.Errorf("%s: RecordUsage = %d, %v; want %d", tt.name, cost, err, tt.want)
+		for i, cost := range []int64{1, 2, 500, 0, 300_000} {
+			got, err := settle(ctx, s, storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: cost})
+			if err != nil || got != cost {
+				t.Errorf("request %d: SettleUsage cost = %d, %v; want %d", i, got, err, cost)
 				continue
 			}
-			balance -= tt.want
+			balance -= cost
 			e, err := s.Entries(ctx, a.ID, 1)
-			if err != nil || len(e) != 1 || e[0].AmountCents != -tt.want || e[0].BalanceAfterCents != balance {
-				t.Errorf("%s: newest entry %+v, %v; want %d with balance after %d", tt.name, e, err, -tt.want, balance)
+			if err != nil || len(e) != 1 || e[0].AmountCents != -cost || e[0].BalanceAfterCents != balance {
+				t.Errorf("request %d: newest entry %+v, %v; want %d with balance after %d", i, e, err, -cost, balance)
 			}
 		}
 	})
@@ -454,20 +419,19 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		ctx := t.Context()
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		mustPost(t, s, a.ID, 1000, "topup-1")
-		r := &billing.Recorder{Store: s, Profile: profileB}
-		rec := translator.UsageRecord{AccountID: a.ID, RequestID: "r-1", PromptTokens: 100_000, CompletionTokens: 10_000}
-		first, err := r.RecordUsage(ctx, rec)
+		rec := storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", PromptTokens: 100_000, CompletionTokens: 10_000, CostCents: 40}
+		first, err := settle(ctx, s, rec)
 		if err != nil || first != 40 {
-			t.Fatalf("RecordUsage = %d, %v; want 40", first, err)
+			t.Fatalf("SettleUsage cost = %d, %v; want 40", first, err)
 		}
 		before, _ := s.UsageRecords(ctx, a.ID, 0)
 
 		// A retry, even with other counts, returns the first cost and
 		// changes nothing.
 		c.Advance(time.Minute)
-		rec.PromptTokens, rec.Outcome = 900_000, translator.OutcomeFailed
-		if again, err := r.RecordUsage(ctx, rec); err != nil || again != first {
-			t.Errorf("RecordUsage again = %d, %v; want %d", again, err, first)
+		rec.PromptTokens, rec.Outcome, rec.CostCents = 900_000, storage.OutcomeFailed, 280
+		if again, err := settle(ctx, s, rec); err != nil || again != first {
+			t.Errorf("SettleUsage again = %d, %v; want %d", again, err, first)
 		}
 		after, err := s.UsageRecords(ctx, a.ID, 0)
 		if err != nil || len(after) != 1 || len(before) != 1 || !usageEqual(after[0], before[0]) {
@@ -482,7 +446,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 
 		// Request ids are unique per account only.
 		rec.AccountID = b.ID
-		if cost, err := r.RecordUsage(ctx, rec); err != nil || cost != 280 {
+		if cost, err := settle(ctx, s, rec); err != nil || cost != 280 {
 			t.Errorf("the same request id on another account: %d, %v; want 280", cost, err)
 		}
 		if bal, err := s.Balance(ctx, b.ID); err != nil || bal != -280 {
@@ -503,14 +467,13 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 			if i%2 == 1 {
 				s = s2
 			}
-			r := &billing.Recorder{Store: s, Profile: profileB}
-			// The copies of one request disagree on the counts, so that
+			// The copies of one request disagree on the cost, so that
 			// a second charge or a mixed-up answer would show.
-			costs[i], errs[i] = r.RecordUsage(ctx, translator.UsageRecord{
-				AccountID: a.ID, RequestID: fmt.Sprint("r-", i%requests), PromptTokens: int64(1+i) * 100_000,
+			costs[i], errs[i] = settle(ctx, s, storage.UsageRecord{
+				AccountID: a.ID, RequestID: fmt.Sprint("r-", i%requests), CostCents: int64(1+i) * 30,
 			})
 		})
-		checkErrs(t, "RecordUsage", errs)
+		checkErrs(t, "SettleUsage", errs)
 
 		records, err := s1.UsageRecords(ctx, a.ID, 0)
 		if err != nil || len(records) != requests {
@@ -555,7 +518,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: -7, Kind: storage.EntryCharge, Reference: "req:r-1"}); err != nil {
 			t.Fatal(err)
 		}
-		u, err := s.SettleUsage(ctx, sqlstore.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 4})
+		u, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 4})
 		if err != nil || u.CostCents != 7 {
 			t.Errorf("SettleUsage = %+v, %v; want the charge already posted, 7", u, err)
 		}
@@ -567,7 +530,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 	t.Run("Accounts", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		ctx := t.Context()
-		_, err := s.SettleUsage(ctx, sqlstore.UsageRecord{AccountID: "acct_unknown", RequestID: "r-1", CostCents: 1})
+		_, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: "acct_unknown", RequestID: "r-1", CostCents: 1})
 		if !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("SettleUsage for an unknown account: %v, want ErrNotFound", err)
 		}
@@ -576,7 +539,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		if err := s.DeleteAccount(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}
-		if u, err := s.SettleUsage(ctx, sqlstore.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 3}); err != nil || u.CostCents != 3 {
+		if u, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 3}); err != nil || u.CostCents != 3 {
 			t.Errorf("SettleUsage for a deleted account = %+v, %v", u, err)
 		}
 		if b, err := s.Balance(ctx, a.ID); err != nil || b != -3 {
@@ -590,10 +553,10 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		a := mustAccount(t, s, "alice")
 		tests := []struct {
 			name string
-			u    sqlstore.UsageRecord
+			u    storage.UsageRecord
 		}{
-			{"no request id", sqlstore.UsageRecord{AccountID: a.ID, CostCents: 1}},
-			{"negative cost", sqlstore.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: -1}},
+			{"no request id", storage.UsageRecord{AccountID: a.ID, CostCents: 1}},
+			{"negative cost", storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: -1}},
 		}
 		for _, tt := range tests {
 			if _, err := s.SettleUsage(ctx, tt.u); err == nil {
@@ -615,7 +578,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		for i, account := range []string{a.ID, a.ID, b.ID, a.ID} {
 			finished := c.Advance(time.Second)
-			if _, err := s.SettleUsage(ctx, sqlstore.UsageRecord{
+			if _, err := s.SettleUsage(ctx, storage.UsageRecord{
 				AccountID: account, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: 1,
 			}); err != nil {
 				t.Fatal(err)
@@ -664,8 +627,8 @@ func checkErrs(t *testing.T, what string, errs []error) {
 }
 
 // usageEqual compares records with time.Time.Equal.
-func usageEqual(a, b sqlstore.UsageRecord) bool {
-	times := func(u *sqlstore.UsageRecord) [3]time.Time {
+func usageEqual(a, b storage.UsageRecord) bool {
+	times := func(u *storage.UsageRecord) [3]time.Time {
 		t := [3]time.Time{u.Started, u.Finished, u.RecordedAt}
 		u.Started, u.Finished, u.RecordedAt = time.Time{}, time.Time{}, time.Time{}
 		return t

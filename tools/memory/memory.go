@@ -1,6 +1,6 @@
 // Package memory is the per-end-user memory of the assistant: the
-// remember(fact) tool and the Store contract it writes to. The
-// orchestrator reads the same Store to put the facts into the service
+// remember(fact) tool, which writes to a storage.Memory. The
+// orchestrator reads the same storage.Memory to put the facts into the service
 // system prompt of later conversations.
 package memory
 
@@ -11,20 +11,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
-
-// Store keeps facts per account and end user. Implementations are safe
-// for concurrent use.
-type Store interface {
-	// Facts returns the facts kept for the end user of the account,
-	// oldest first. No facts is an empty list, not an error.
-	Facts(ctx context.Context, accountID, endUserID string) ([]string, error)
-	// Remember appends a fact and then, in the same atomic step, drops
-	// the oldest facts so that at most max remain. A fact equal to one
-	// already kept becomes the newest instead of being kept twice.
-	Remember(ctx context.Context, accountID, endUserID, fact string, max int) error
-}
 
 // Defaults of Tool.
 const (
@@ -37,7 +26,7 @@ const (
 // nobody to remember the fact for.
 type Tool struct {
 	// Store receives the facts. Required.
-	Store Store
+	Store storage.Memory
 	// MaxFacts bounds the facts kept per end user; the oldest are dropped
 	// first. Default: DefaultMaxFacts.
 	MaxFacts int

@@ -1,23 +1,24 @@
-package files
+package storage
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/switchyardhq/switchyard/storage"
 )
+
+// File metadata of the Files API. The bytes live in a blob store
+// (storage/blob); the rows here say which blobs exist, whose they are and
+// until when they are served.
 
 // File is a stored file's metadata.
 type File struct {
-	ID        string // "file-" + 24 base62 characters; see NewID
+	ID        string // "file-" + 24 base62 characters; see files.NewID
 	AccountID string
 	Filename  string // sanitized; metadata only, never a path
 	Purpose   string
 	Bytes     int64
 	MIME      string // media type judged from the content
 	SHA256    string // lower-case hex digest of the content
-	Source    Source
+	Source    FileSource
 	CreatedAt time.Time
 	// ExpiresAt is when the file stops being served. For a pending file
 	// it is the end of its upload lease.
@@ -29,59 +30,50 @@ type File struct {
 	Pending bool
 }
 
-// Source says where a file came from.
-type Source string
+// FileSource says where a file came from.
+type FileSource string
 
 const (
-	SourceUpload    Source = "upload"    // POST /files
-	SourceGenerated Source = "generated" // produced by the orchestrator's tools
+	FileUploaded  FileSource = "upload"    // POST /files
+	FileGenerated FileSource = "generated" // produced by the orchestrator's tools
 )
 
-// Quota bounds an account's stored files. Zero fields are unlimited.
-type Quota struct {
+// FileQuota bounds an account's stored files. Zero fields are unlimited.
+type FileQuota struct {
 	MaxFiles int
 	MaxBytes int64
 }
 
-// Usage is what an account stores.
-type Usage struct {
+// FileUsage is what an account stores.
+type FileUsage struct {
 	Files int
 	Bytes int64
 }
 
-// Order is a listing order by creation time.
-type Order string
+// FileOrder is a listing order by creation time.
+type FileOrder string
 
 const (
-	OrderAsc  Order = "asc"
-	OrderDesc Order = "desc"
+	FileOrderAsc  FileOrder = "asc"
+	FileOrderDesc FileOrder = "desc"
 )
 
-// ListParams selects a page of an account's files.
-type ListParams struct {
+// FileListParams selects a page of an account's files.
+type FileListParams struct {
 	// Most files returned. The service passes its page size plus one to
 	// learn whether more follow; it is always positive.
 	Limit int
 	// After is a file id; only files beyond it in Order are returned. It
 	// need not name an existing file. Empty: from the start.
 	After string
-	// Order of the files by id, which is creation order (see NewID).
-	// Default: OrderDesc.
-	Order Order
+	// Order of the files by id, which is creation order (see files.NewID).
+	// Default: FileOrderDesc.
+	Order FileOrder
 	// Purpose, when not empty, returns only files with this purpose.
 	Purpose string
 }
 
-// Errors a MetaStore returns.
-var (
-	// ErrNotFound is storage.ErrNotFound, so that SQL stores return the
-	// error they return everywhere else.
-	ErrNotFound     = storage.ErrNotFound
-	ErrTooManyFiles = errors.New("files: stored file limit reached")
-	ErrTooManyBytes = errors.New("files: stored bytes limit reached")
-)
-
-// MetaStore keeps file metadata: one row per file, in two states.
+// FileMeta keeps file metadata: one row per file, in two states.
 //
 // A pending row is written before an upload's bytes are, so that a crash
 // at any point leaves a row naming the blob to clean up: its ExpiresAt is
@@ -99,7 +91,7 @@ var (
 // many processes sharing one database. The contract suite in
 // files/filestest checks these semantics; SQL implementations order ids
 // bytewise (COLLATE "C" in PostgreSQL, the default BINARY in SQLite).
-type MetaStore interface {
+type FileMeta interface {
 	// Begin inserts f as a pending row (f.Pending is ignored). f.ID is
 	// fresh; f.ExpiresAt is the lease end.
 	Begin(ctx context.Context, f File) error
@@ -120,17 +112,17 @@ type MetaStore interface {
 	//
 	// ErrNotFound if there is no pending row f.ID for f.AccountID, or its
 	// lease ended at or before now (the janitor may be removing it).
-	Commit(ctx context.Context, f File, q Quota, now time.Time) error
+	Commit(ctx context.Context, f File, q FileQuota, now time.Time) error
 
 	// Get returns the visible file id of accountID, or ErrNotFound.
 	Get(ctx context.Context, accountID, id string, now time.Time) (File, error)
 
 	// List returns up to p.Limit visible files of accountID in p.Order
 	// of id, after p.After, with p.Purpose if set.
-	List(ctx context.Context, accountID string, p ListParams, now time.Time) ([]File, error)
+	List(ctx context.Context, accountID string, p FileListParams, now time.Time) ([]File, error)
 
 	// Usage counts accountID's visible files and sums their bytes.
-	Usage(ctx context.Context, accountID string, now time.Time) (Usage, error)
+	Usage(ctx context.Context, accountID string, now time.Time) (FileUsage, error)
 
 	// Expire makes the visible file id of accountID invisible at once by
 	// setting its ExpiresAt to now, and returns it as it was. ErrNotFound

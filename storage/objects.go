@@ -1,4 +1,4 @@
-package tools
+package storage
 
 import (
 	"context"
@@ -6,17 +6,19 @@ import (
 	"strings"
 )
 
+// Object ids of the /v3 deliverables (spec 2.4).
+
 // ObjectClass is the class of an object id: a final deliverable (obj<N>)
 // or an element inside one (el<N>).
 type ObjectClass uint8
 
 const (
-	Final   ObjectClass = iota // obj<N>
-	Element                    // el<N>
+	ObjectFinal   ObjectClass = iota // obj<N>
+	ObjectElement                    // el<N>
 )
 
 func (c ObjectClass) prefix() string {
-	if c == Element {
+	if c == ObjectElement {
 		return "el"
 	}
 	return "obj"
@@ -35,9 +37,9 @@ func ParseObjectID(id string) (ObjectClass, int64, bool) {
 	var digits string
 	switch {
 	case strings.HasPrefix(id, "obj"):
-		c, digits = Final, id[len("obj"):]
+		c, digits = ObjectFinal, id[len("obj"):]
 	case strings.HasPrefix(id, "el"):
-		c, digits = Element, id[len("el"):]
+		c, digits = ObjectElement, id[len("el"):]
 	default:
 		return 0, 0, false
 	}
@@ -56,10 +58,12 @@ func ParseObjectID(id string) (ObjectClass, int64, bool) {
 	return c, n, true
 }
 
-// IDAllocator hands out object ids. Ids come from a per-account counter
+// ObjectIDs hands out object ids. Ids come from a per-account counter
 // kept by the store, so that an id is never handed out twice, even to a
 // client that sends no objects map and so cannot tell which ids it saw.
-type IDAllocator interface {
-	// NextObjectID returns a new id of class c for the account.
+type ObjectIDs interface {
+	// NextObjectID returns a new id of class c for the account:
+	// obj1, obj2, ... for finals, el1, el2, ... for elements. Deleted
+	// accounts still count. ErrNotFound if the account never existed.
 	NextObjectID(ctx context.Context, accountID string, c ObjectClass) (string, error)
 }

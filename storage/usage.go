@@ -1,0 +1,79 @@
+package storage
+
+import (
+	"context"
+	"time"
+)
+
+// ChargeReferencePrefix starts the ledger reference of a request's
+// charge; the request id follows.
+const ChargeReferencePrefix = "req:"
+
+// Usage keeps usage records and charges them to the ledger, once per
+// request id.
+type Usage interface {
+	// SettleUsage writes the usage record u and debits u.CostCents from
+	// the account's ledger, as a charge with reference
+	// ChargeReferencePrefix + u.RequestID, in one transaction. It returns
+	// the record as stored.
+	//
+	// Recording a request id again changes nothing and returns the
+	// record already stored, with its cost, so that a retried record
+	// never charges twice. Like Post, SettleUsage accepts deleted
+	// accounts, so that requests in flight when the account was deleted
+	// still settle, and does not refuse to overdraw. ErrNotFound if the
+	// account never existed.
+	SettleUsage(ctx context.Context, u UsageRecord) (UsageRecord, error)
+	// UsageRecords lists up to limit usage records of an account, the
+	// latest finished first; all of them if limit <= 0. An unknown
+	// account has none.
+	UsageRecords(ctx context.Context, accountID string, limit int) ([]UsageRecord, error)
+}
+
+// UsageRecord is what one request consumed and was charged.
+type UsageRecord struct {
+	AccountID string
+	KeyID     string
+	// RequestID is unique per account and the record's idempotency key.
+	RequestID string
+	EndUser   string // X-User-Id or body user; "" when the request named none
+	SessionID string // X-Session-Id; "" when the request named none
+	Model     string // the model string of the request
+	Stream    bool
+
+	// PromptTokens and CompletionTokens are the billed totals (spec 2.5),
+	// summed over all rounds of a /v3 tool loop. PromptTokens includes
+	// the service's own context; CompletionTokens includes reasoning and
+	// tool-call arguments.
+	PromptTokens     int64
+	CompletionTokens int64
+	// AnswerTokens is the share of CompletionTokens that was visible
+	// answer text.
+	AnswerTokens int64
+	// Estimated is true when the backend did not report usage for some
+	// round (or the round broke off) and the counts were estimated from
+	// the text.
+	Estimated bool
+
+	Rounds    int // upstream calls made
+	ToolCalls int // tool calls run
+	Outcome   Outcome
+	Started   time.Time
+	Finished  time.Time
+
+	// CostCents is the charge for the request, computed by the caller
+	// from its prices. It must not be negative.
+	CostCents int64
+	// RecordedAt is when the record was written. SettleUsage sets it.
+	RecordedAt time.Time
+}
+
+// Outcome is how a request ended.
+type Outcome string
+
+const (
+	OutcomeCompleted      Outcome = "completed"
+	OutcomeClientGone     Outcome = "client_gone"     // the client disconnected
+	OutcomeUpstreamFailed Outcome = "upstream_failed" // the backend failed or timed out
+	OutcomeFailed         Outcome = "failed"          // another server-side failure
+)
