@@ -2,11 +2,8 @@ package caddymodules
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -23,6 +20,8 @@ import (
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/memory"
 	"github.com/switchyardhq/switchyard/translator"
+	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
 func init() {
@@ -57,18 +56,9 @@ type Chat struct {
 
 	app    *App
 	logger *zap.Logger
-	limits translator.Limits
-	cfg    translator.Config // everything but Upstream, filled in Provision
-
-	built *builtChat
-}
-
-// builtChat is the orchestrator, built on first use once the upstream
-// model is known.
-type builtChat struct {
-	mu   sync.Mutex
-	orch *translator.Orchestrator
-	up   *translator.Upstream
+	limits request.Limits
+	orch   *translator.Orchestrator // nil when no upstream is configured
+	up     *upstream.Client
 }
 
 // CaddyModule returns the Caddy module information.
@@ -87,7 +77,6 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	}
 	h.app = app
 	h.logger = ctx.Logger()
-	h.built = new(builtChat)
 	store := app.Store()
 	fileSvc, err := app.FilesService()
 	if err != nil {
@@ -99,8 +88,8 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	if err := reg.Register(tools.EndUserMemory, &memory.Tool{Store: store}); err != nil {
 		return err
 	}
-	h.limits = translator.Limits{Profile: prof, MaxBodyBytes: app.Limits.maxBodyBytes()}
-	h.cfg = translator.Config{
+	h.limits = request.Limits{Profile: prof}
+	cfg := translator.Config{
 		Profile:      prof,
 		Tools:        reg,
 		Memory:       store,
@@ -113,7 +102,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		Logger:       slogFor(h.logger),
 	}
 	if q := app.Queue(); q != nil {
-		h.cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {
+		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {
 			slot, err := q.Enter(ctx, onPosition)
 			if err != nil {
 				return nil, limits.APIError(err)
@@ -121,86 +110,31 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 			return slot.Release, nil
 		}
 	}
-	return nil
-}
-
-// orchestrator returns the orchestrator, building it on first use: the
-// upstream model, when not configured, is the upstream's first model, and
-// asking for it must not hold up the server's start.
-func (h *Chat) orchestrator(r *http.Request) (*translator.Orchestrator, error) {
-	b := h.built
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.orch != nil {
-		return b.orch, nil
-	}
-	s := h.app.settings
+	s := app.settings
 	if s.upstream == nil {
-		return nil, envelopeFor(http.StatusBadGateway, r)
+		return nil
 	}
-	model := s.upstreamModel
-	if model == "" {
-		m, err := firstModel(r.Context(), s.upstream, s.upstreamKey)
-		if err != nil {
-			h.logger.Error("asking the upstream for its models", zap.Error(err))
-			return nil, envelopeFor(http.StatusBadGateway, r)
-		}
-		model = m
-	}
-	up, err := translator.NewUpstream(translator.UpstreamConfig{
+	// Without a configured model the backend's own first model is used,
+	// discovered on first use so that a backend starting up after the
+	// gateway does not fail its start.
+	h.up, err = upstream.New(upstream.Config{
 		BaseURL:          s.upstream.String(),
 		APIKey:           s.upstreamKey,
-		Model:            model,
+		Model:            s.upstreamModel,
+		DiscoverModel:    true,
 		FirstByteTimeout: time.Duration(h.FirstByteTimeout),
 		IdleTimeout:      time.Duration(h.IdleTimeout),
 	})
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("switchyard_chat: %v", err)
 	}
-	cfg := h.cfg
-	cfg.Upstream = up
-	orch, err := translator.New(cfg)
+	cfg.Upstream = h.up
+	h.orch, err = translator.New(cfg)
 	if err != nil {
-		up.Close()
-		return nil, err
+		h.up.Close()
+		return fmt.Errorf("switchyard_chat: %v", err)
 	}
-	b.orch, b.up = orch, up
-	h.logger.Info("chat orchestrator ready", zap.String("upstream_model", model))
-	return orch, nil
-}
-
-// firstModel asks an OpenAI-compatible backend for its models and returns
-// the first.
-func firstModel(ctx context.Context, base *url.URL, apiKey string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.String()+"/models", nil)
-	if err != nil {
-		return "", err
-	}
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET /models: %s", resp.Status)
-	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return "", fmt.Errorf("GET /models: %v", err)
-	}
-	if len(list.Data) == 0 || list.Data[0].ID == "" {
-		return "", fmt.Errorf("GET /models: the backend lists no model; set SWITCHYARD_UPSTREAM_MODEL")
-	}
-	return list.Data[0].ID, nil
+	return nil
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -216,36 +150,30 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		apierror.Write(w, apierror.Internal())
 		return nil
 	}
-	body, err := requestBody(r, h.limits.MaxBodyBytes)
+	body, err := requestBody(r, h.app.Limits.maxBodyBytes())
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	req, err := translator.ParseRequest(body, r.Header, h.limits)
+	req, err := request.Parse(body, r.Header, h.limits)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	orch, err := h.orchestrator(r)
-	if err != nil {
-		apierror.Write(w, err)
+	if h.orch == nil {
+		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
 	}
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	reqID, _ := repl.GetString("switchyard.request_id")
-	orch.Serve(w, r, req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID})
+	h.orch.Serve(w, r, req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID})
 	return nil
 }
 
 // Cleanup implements caddy.CleanerUpper.
 func (h *Chat) Cleanup() error {
-	if h.built == nil {
-		return nil
-	}
-	h.built.mu.Lock()
-	defer h.built.mu.Unlock()
-	if h.built.up != nil {
-		h.built.up.Close()
+	if h.up != nil {
+		h.up.Close()
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package translator
 import (
 	"sync"
 	"time"
+
+	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
 // activities hands out the act events of one response. Only one activity
@@ -23,7 +25,7 @@ type openActivity struct {
 	kind    string
 	label   string
 	started time.Time
-	chars   Chars
+	chars   upstream.Chars
 }
 
 // start opens an activity and returns its start event.
@@ -36,7 +38,7 @@ func (a *activities) start(kind, label string) *Act {
 }
 
 // setChars updates the counters of the open model activity.
-func (a *activities) setChars(c Chars) {
+func (a *activities) setChars(c upstream.Chars) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.open != nil {

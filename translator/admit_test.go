@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/translator/request"
 )
 
 // queueAt returns an Admit that reports the given places in line, moving
@@ -68,7 +69,7 @@ func TestQueuePositionHiddenWithProgressOff(t *testing.T) {
 	var h *harness
 	h = newHarness(t, harnessOptions{admit: queueAt(&h, 2*time.Second, 2, 1)})
 	h.up.Enqueue(testupstream.Text("Done."))
-	r := h.do(chatBody(true, "Hello", ""), withUser(map[string]string{HeaderProgressStream: "0"}))
+	r := h.do(chatBody(true, "Hello", ""), withUser(map[string]string{request.HeaderProgressStream: "0"}))
 	f := checkStream(t, r.body, true, false)
 	if strings.Contains(r.body, "queue_position") || f.content != "Done." {
 		t.Fatalf("progress off:\n%s", r.body)

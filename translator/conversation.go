@@ -9,6 +9,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/upstream"
+
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
@@ -20,14 +24,14 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 	var opened map[string]Attachment
 	for i, m := range t.req.Messages {
 		for _, p := range m.Parts {
-			if p.Kind != PartFile {
+			if p.Kind != request.PartFile {
 				continue
 			}
 			if _, ok := opened[p.FileID]; ok {
 				continue
 			}
 			if t.o.cfg.Files == nil {
-				return nil, invalid(CodeFileNotFound, fmt.Sprintf("messages[%d]: file attachments are not available on this server.", i))
+				return nil, apierror.InvalidRequest(CodeFileNotFound, fmt.Sprintf("messages[%d]: file attachments are not available on this server.", i))
 			}
 			a, err := t.o.cfg.Files.OpenFile(ctx, t.caller.AccountID, p.FileID)
 			if err != nil {
@@ -39,7 +43,7 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 					// The Files API's answer for the same id: a file of another
 					// account is indistinguishable from a missing one.
 					return nil, apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, CodeFileNotFound,
-						fmt.Sprintf("messages[%d]: file %q was not found.", i, truncate(p.FileID, 64)))
+						fmt.Sprintf("messages[%d]: file %q was not found.", i, clip.Ellipsis(p.FileID, 64)))
 				}
 				return nil, fmt.Errorf("opening file %s: %w", p.FileID, err)
 			}
@@ -55,29 +59,29 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 // upstreamMessages converts the client's conversation into the backend's
 // messages, after the service system prompt. It also collects the images
 // the caller attached, for tools that embed them.
-func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]UpstreamMessage, []tools.Image) {
-	out := []UpstreamMessage{{Role: "system", Content: system}}
+func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]upstream.Message, []tools.Image) {
+	out := []upstream.Message{{Role: "system", Content: system}}
 	var images []tools.Image
 	for _, m := range t.req.Messages {
 		switch m.Role {
-		case RoleSystem, RoleDeveloper:
+		case request.RoleSystem, request.RoleDeveloper:
 			continue // folded into the system prompt
-		case RoleAssistant:
+		case request.RoleAssistant:
 			// Backends take plain text from the assistant.
-			out = append(out, UpstreamMessage{Role: "assistant", Content: m.Text()})
+			out = append(out, upstream.Message{Role: "assistant", Content: m.Text()})
 			continue
 		}
-		var parts []UpstreamPart
+		var parts []upstream.Part
 		hasImage := false
 		for _, p := range m.Parts {
 			switch p.Kind {
-			case PartText:
-				parts = append(parts, UpstreamPart{Type: "text", Text: p.Text})
-			case PartImage:
+			case request.PartText:
+				parts = append(parts, upstream.Part{Type: "text", Text: p.Text})
+			case request.PartImage:
 				hasImage = true
 				images = append(images, *p.Image)
 				parts = append(parts, imagePart(p.Image.MIME, p.Image.Data))
-			case PartFile:
+			case request.PartFile:
 				a := files[p.FileID]
 				switch {
 				case a.Image != nil:
@@ -86,22 +90,22 @@ func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]U
 					images = append(images, tools.Image{MIME: mime, Data: a.Image})
 					parts = append(parts, imagePart(mime, a.Image))
 				case a.Text != "":
-					parts = append(parts, UpstreamPart{Type: "text", Text: t.fileText(a)})
+					parts = append(parts, upstream.Part{Type: "text", Text: t.fileText(a)})
 				default:
-					parts = append(parts, UpstreamPart{Type: "text",
+					parts = append(parts, upstream.Part{Type: "text",
 						Text: fmt.Sprintf("[Attached file %q (%s): its content cannot be read.]", a.Name, a.MIME)})
 				}
 			}
 		}
 		if hasImage {
-			out = append(out, UpstreamMessage{Role: "user", Content: parts})
+			out = append(out, upstream.Message{Role: "user", Content: parts})
 			continue
 		}
 		texts := make([]string, len(parts))
 		for i, p := range parts {
 			texts[i] = p.Text
 		}
-		out = append(out, UpstreamMessage{Role: "user", Content: strings.Join(texts, "\n\n")})
+		out = append(out, upstream.Message{Role: "user", Content: strings.Join(texts, "\n\n")})
 	}
 	return out, images
 }
@@ -112,21 +116,21 @@ func (t *turn) fileText(a Attachment) string {
 	text := a.Text
 	note := ""
 	if max := t.o.maxAttachmentChars(); utf8.RuneCountInString(text) > max {
-		text = cutRunes(text, max)
+		text = clip.Runes(text, max)
 		note = fmt.Sprintf("\n[The file continues; only its first %d characters are shown.]", max)
 	}
 	return fmt.Sprintf("[Attached file %q]\n%s%s\n[End of file %q]", a.Name, text, note, a.Name)
 }
 
-func imagePart(mime string, data []byte) UpstreamPart {
-	return UpstreamPart{Type: "image_url", ImageURL: &UpstreamImageURL{
+func imagePart(mime string, data []byte) upstream.Part {
+	return upstream.Part{Type: "image_url", ImageURL: &upstream.ImageURL{
 		URL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data),
 	}}
 }
 
 // clientInstructions returns the text of the client's system and
 // developer messages.
-func clientInstructions(msgs []Message) []string {
+func clientInstructions(msgs []request.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		if m.IsSystem() {

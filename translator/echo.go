@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/translator/request"
+
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
@@ -23,7 +25,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 	}
 	last := -1
 	for i, m := range t.req.Messages {
-		if m.Role == RoleUser {
+		if m.Role == request.RoleUser {
 			last = i
 		}
 	}
@@ -35,9 +37,9 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 		var img tools.Image
 		title := fmt.Sprintf("Image %d", len(out)+1)
 		switch {
-		case p.Kind == PartImage:
+		case p.Kind == request.PartImage:
 			img = *p.Image
-		case p.Kind == PartFile && files[p.FileID].Image != nil:
+		case p.Kind == request.PartFile && files[p.FileID].Image != nil:
 			a := files[p.FileID]
 			img = tools.Image{MIME: http.DetectContentType(a.Image), Data: a.Image}
 			if a.Name != "" {

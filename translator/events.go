@@ -3,6 +3,9 @@ package translator
 import (
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/translator/upstream"
+
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -71,7 +74,7 @@ type Act struct {
 	// Obj is the object the activity produced.
 	Obj string `json:"obj,omitempty"`
 	// Chars are live counters of a model activity (Revision B).
-	Chars *Chars `json:"chars,omitempty"`
+	Chars *upstream.Chars `json:"chars,omitempty"`
 }
 
 // Activity ops and kinds.
@@ -83,14 +86,6 @@ const (
 	ActModel = "model"
 	ActTool  = "tool"
 )
-
-// Chars counts what a model activity produced, in characters: reasoning,
-// answer text and tool-call arguments.
-type Chars struct {
-	Think int `json:"think"`
-	Text  int `json:"text"`
-	Args  int `json:"args"`
-}
 
 // Step is a phase row of a long tool run (Revision B).
 type Step struct {
@@ -115,7 +110,7 @@ func clipStepData(s string) string {
 	if utf8.RuneCountInString(s) <= maxStepDataChars {
 		return s
 	}
-	return cutRunes(s, maxStepDataChars)
+	return clip.Runes(s, maxStepDataChars)
 }
 
 // ArtifactRemove is the artifact_remove event.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/translator/request"
+
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -101,7 +103,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		{
 			name: "plain_answer_b_include_usage_cost", stream: true,
 			extra:       `"stream_options":{"include_usage":true}`,
-			headers:     map[string]string{HeaderIncludeCost: "1"},
+			headers:     map[string]string{request.HeaderIncludeCost: "1"},
 			replies:     []testupstream.Reply{testupstream.Text("Hello there.")},
 			wantContent: "Hello there.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
@@ -244,7 +246,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "progress_off", stream: true,
-			headers:     map[string]string{HeaderProgressStream: "0"},
+			headers:     map[string]string{request.HeaderProgressStream: "0"},
 			tools:       []registeredTool{searchTool(), documentTool()},
 			replies:     []testupstream.Reply{{Reasoning: "Plan.", ToolCalls: []testupstream.ToolCall{searchCall}}, testupstream.ToolCalls(documentCall), testupstream.Text("Done.")},
 			wantContent: "Done.", wantUsage: true,
@@ -272,7 +274,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "document_json", stream: false,
-			headers: map[string]string{HeaderIncludeCost: "1"},
+			headers: map[string]string{request.HeaderIncludeCost: "1"},
 			tools:   []registeredTool{documentTool()},
 			replies: []testupstream.Reply{testupstream.ToolCalls(documentCall), testupstream.Text("Your report is ready.")},
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
@@ -301,7 +303,7 @@ func TestGoldenTranscripts(t *testing.T) {
 }
 
 func withUser(h map[string]string) map[string]string {
-	out := map[string]string{HeaderUserID: "user-42"}
+	out := map[string]string{request.HeaderUserID: "user-42"}
 	for k, v := range h {
 		out[k] = v
 	}
@@ -328,7 +330,7 @@ func checkGoldenResult(t *testing.T, h *harness, tc goldenCase, r result) {
 			t.Errorf("error body %s, want code %s", r.body, tc.wantError)
 		}
 	case tc.stream:
-		f = checkStream(t, r.body, h.profile.Revision == policy.RevisionB, tc.headers[HeaderProgressStream] != "0")
+		f = checkStream(t, r.body, h.profile.Revision == policy.RevisionB, tc.headers[request.HeaderProgressStream] != "0")
 		if f.content != tc.wantContent {
 			t.Errorf("content %q, want %q", f.content, tc.wantContent)
 		}
@@ -494,7 +496,7 @@ func TestHeartbeatCommentWhenProgressOff(t *testing.T) {
 		h.ticks <- testNow
 		close(release)
 	}()
-	r := h.do(chatBody(true, "Search something.", ""), withUser(map[string]string{HeaderProgressStream: "0"}))
+	r := h.do(chatBody(true, "Search something.", ""), withUser(map[string]string{request.HeaderProgressStream: "0"}))
 	f := checkStream(t, r.body, true, false)
 	if f.comments != 1 || strings.Contains(r.body, `"act"`) {
 		t.Errorf("want one keepalive comment and no act:\n%s", r.body)

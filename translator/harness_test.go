@@ -1,7 +1,9 @@
 package translator
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/upstream"
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -160,7 +165,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	}
 	o.up.Now = h.clock.Now
 	h.up = testupstream.Start(t, o.up)
-	up, err := NewUpstream(UpstreamConfig{BaseURL: h.up.URL(), Model: "backend-model"})
+	up, err := upstream.New(upstream.Config{BaseURL: h.up.URL(), Model: "backend-model"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +205,7 @@ type result struct {
 	body   string
 }
 
-// do sends body with headers through ReadRequest and Serve.
+// do sends body with headers through request.Parse and Serve.
 func (h *harness) do(body string, headers map[string]string) result {
 	return h.doWith(context.Background(), nil, body, headers)
 }
@@ -217,9 +222,9 @@ func (h *harness) doWith(ctx context.Context, wrap func(http.ResponseWriter) htt
 	if wrap != nil {
 		w = wrap(rec)
 	}
-	req, err := ReadRequest(w, r, Limits{Profile: h.profile})
+	req, err := request.Parse([]byte(body), r.Header, request.Limits{Profile: h.profile})
 	if err != nil {
-		h.t.Fatalf("ReadRequest: %v", err)
+		h.t.Fatalf("request.Parse: %v", err)
 	}
 	h.orch.Serve(w, r, req, Caller{AccountID: "acct1", KeyID: "key1", RequestID: "req1"})
 	return result{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
@@ -244,4 +249,16 @@ func boolText(b bool) string {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// pngBytes is a valid PNG signature followed by padding; enough for
+// content sniffing.
+var pngBytes = append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0}, 32)...)
+
+func dataURL(mime string, b []byte) string {
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b)
+}
+
+func userWith(content string) string {
+	return `{"model":"svc-3","messages":[{"role":"user","content":` + content + `}]}`
 }

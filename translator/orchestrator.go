@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/upstream"
+
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -30,7 +33,7 @@ const (
 // Config configures an Orchestrator.
 type Config struct {
 	// Upstream is the backend. Required.
-	Upstream *Upstream
+	Upstream *upstream.Client
 	// Profile is the active spec revision's profile. Required: the zero
 	// Profile is no revision.
 	Profile policy.Profile
@@ -143,7 +146,7 @@ func randomID() string {
 // one JSON object, and writes every error itself. It returns when the
 // answer is written, the client left, or the request failed; usage is
 // recorded before it returns.
-func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *Request, caller Caller) {
+func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *request.Request, caller Caller) {
 	ctx := r.Context()
 	t := o.newTurn(req, caller)
 	if err := t.prepare(ctx); err != nil {

@@ -3,11 +3,16 @@ package translator
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/upstream"
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -42,7 +47,7 @@ func TestConversationSentUpstream(t *testing.T) {
 			{"type":"image_url","image_url":{"url":` + jsonString(dataURL("image/png", pngBytes)) + `}}
 		]}],
 		"objects":{"obj1":{"kind":"chart","source":"{\"type\":\"bar\"}","title":"Sales"},"obj2":{"kind":"tombstone"}}}`
-	r := h.do(body, map[string]string{HeaderUserID: "user-42", HeaderUserName: "Ada", HeaderTimezone: "Asia/Tokyo"})
+	r := h.do(body, map[string]string{request.HeaderUserID: "user-42", request.HeaderUserName: "Ada", request.HeaderTimezone: "Asia/Tokyo"})
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
@@ -115,7 +120,7 @@ func TestToolsOfferedByMode(t *testing.T) {
 			}
 			headers := map[string]string{}
 			if tc.user != "" {
-				headers[HeaderUserID] = tc.user
+				headers[request.HeaderUserID] = tc.user
 			}
 			if r := h.do(chatBody(false, msg, tc.extra), headers); r.status != 200 {
 				t.Fatalf("status %d: %s", r.status, r.body)
@@ -138,7 +143,7 @@ func TestRememberEndToEnd(t *testing.T) {
 		return testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameRemember, Arguments: `{"fact":` + jsonString(fact) + `}`})
 	}
 	h.up.Enqueue(remember("Lives in Lisbon."), remember("Has a cat."), remember("Likes tea."), testupstream.Text("Noted."))
-	if r := h.do(chatBody(false, "Remember things.", ""), map[string]string{HeaderUserID: "u1"}); r.status != 200 {
+	if r := h.do(chatBody(false, "Remember things.", ""), map[string]string{request.HeaderUserID: "u1"}); r.status != 200 {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
 	facts, _ := mem.Facts(context.Background(), "acct1", "u1")
@@ -146,7 +151,7 @@ func TestRememberEndToEnd(t *testing.T) {
 		t.Fatalf("facts %v: want the two newest", facts)
 	}
 	h.up.Enqueue(testupstream.Text("Hi"))
-	h.do(chatBody(false, "Hello again.", ""), map[string]string{HeaderUserID: "u1"})
+	h.do(chatBody(false, "Hello again.", ""), map[string]string{request.HeaderUserID: "u1"})
 	reqs := h.up.ChatRequests()
 	if system := reqs[len(reqs)-1].Messages[0].Text(); !strings.Contains(system, "- Likes tea.") || strings.Contains(system, "Lisbon") {
 		t.Errorf("memory in the next conversation's prompt:\n%s", system)
@@ -209,15 +214,23 @@ func TestArtifactsDroppedWhenFilesOff(t *testing.T) {
 // TestUsageEstimatedWithoutUpstreamUsage uses a backend that never sends
 // usage, as some llama.cpp builds do.
 func TestUsageEstimatedWithoutUpstreamUsage(t *testing.T) {
-	u, _ := rawUpstream(t, "text/event-stream", sse(
-		`{"choices":[{"index":0,"delta":{"content":"Four chars each"}}]}`,
-		`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Four chars each\"}}]}\n\n"+
+			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	u, err := upstream.New(upstream.Config{BaseURL: srv.URL + "/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(u.Close)
 	rec := &fakeRecorder{}
 	o, err := New(Config{Upstream: u, Profile: policy.ProfileFor(policy.RevisionA), Usage: rec, Now: (&fakeClock{now: testNow}).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := ParseRequest([]byte(chatBody(false, "hi", "")), http.Header{}, Limits{Profile: policy.ProfileFor(policy.RevisionA)})
+	req, err := request.Parse([]byte(chatBody(false, "hi", "")), http.Header{}, request.Limits{Profile: policy.ProfileFor(policy.RevisionA)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,18 +250,26 @@ func TestUsageEstimatedWithoutUpstreamUsage(t *testing.T) {
 }
 
 func TestUpstreamTimeoutBeforeStream(t *testing.T) {
-	u, received, _ := stallingUpstream(t, "")
-	m := withManualTimer(u)
+	// The backend accepts the request and never answers.
+	stall := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stall) })
+	u, err := upstream.New(upstream.Config{BaseURL: srv.URL + "/v1", Model: "m", FirstByteTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(u.Close)
 	o, err := New(Config{Upstream: u, Profile: policy.ProfileFor(policy.RevisionB)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := ParseRequest([]byte(chatBody(true, "hi", "")), http.Header{}, Limits{Profile: policy.ProfileFor(policy.RevisionB)})
-	go func() {
-		<-m.armed
-		<-received
-		m.fire()
-	}()
+	req, _ := request.Parse([]byte(chatBody(true, "hi", "")), http.Header{}, request.Limits{Profile: policy.ProfileFor(policy.RevisionB)})
 	w := httptest.NewRecorder()
 	o.Serve(w, httptest.NewRequest("POST", "/", nil), req, Caller{})
 	if w.Code != 504 || !strings.Contains(w.Body.String(), CodeUpstreamTimeout) {
@@ -260,7 +281,7 @@ func TestNewChecksConfig(t *testing.T) {
 	if _, err := New(Config{Profile: policy.ProfileFor(policy.RevisionB)}); err == nil {
 		t.Error("accepted a config without upstream")
 	}
-	u, _ := NewUpstream(UpstreamConfig{BaseURL: "http://127.0.0.1:1"})
+	u, _ := upstream.New(upstream.Config{BaseURL: "http://127.0.0.1:1"})
 	if _, err := New(Config{Upstream: u}); err == nil {
 		t.Error("accepted a config without profile")
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyardhq/switchyard/translator/request"
+
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
@@ -153,11 +155,11 @@ func objectLess(a, b string) bool {
 var linkPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'\x60\[\]{}|\\^]+`)
 
 // userLinks returns the distinct http(s) links in the user's messages.
-func userLinks(msgs []Message) []string {
+func userLinks(msgs []request.Message) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range msgs {
-		if m.Role != RoleUser {
+		if m.Role != request.RoleUser {
 			continue
 		}
 		for _, l := range linkPattern.FindAllString(m.Text(), -1) {

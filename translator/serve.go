@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/switchyardhq/switchyard/translator/upstream"
+
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -124,7 +126,7 @@ func (t *turn) usageObject(cost int64) *Usage {
 // backend generated for it. It returns the cost to show.
 func (t *turn) record(ctx context.Context, err error) int64 {
 	outcome := storage.OutcomeCompleted
-	var ue *UpstreamError
+	var ue *upstream.Error
 	switch {
 	case err == nil:
 	case t.clientGone(ctx, err):

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/upstream"
+
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/tools"
@@ -21,7 +25,7 @@ const modelLabel = "Generating a response"
 // by one goroutine, except for activities, which the heartbeat reads.
 type turn struct {
 	o       *Orchestrator
-	req     *Request
+	req     *request.Request
 	caller  Caller
 	id      string
 	created int64
@@ -29,8 +33,8 @@ type turn struct {
 
 	env      *tools.Env
 	offered  tools.Set
-	toolDefs []ToolDefinition
-	messages []UpstreamMessage
+	toolDefs []upstream.ToolDefinition
+	messages []upstream.Message
 	acts     *activities
 
 	answer     strings.Builder
@@ -44,7 +48,7 @@ type turn struct {
 	usage     usageTotals
 }
 
-func (o *Orchestrator) newTurn(req *Request, caller Caller) *turn {
+func (o *Orchestrator) newTurn(req *request.Request, caller Caller) *turn {
 	now := o.cfg.Now()
 	return &turn{
 		o: o, req: req, caller: caller,
@@ -93,7 +97,7 @@ func (t *turn) prepare(ctx context.Context) error {
 		EndUser:   t.req.EndUser != "",
 	})
 	for _, tool := range t.offered.Tools() {
-		t.toolDefs = append(t.toolDefs, ToolDefinition{Type: "function", Function: FunctionSpec{
+		t.toolDefs = append(t.toolDefs, upstream.ToolDefinition{Type: "function", Function: upstream.FunctionSpec{
 			Name: tool.Name(), Description: tool.Description(), Parameters: tool.Schema(),
 		}})
 	}
@@ -145,13 +149,13 @@ func (t *turn) loop(ctx context.Context, out output) error {
 		if len(calls) == 0 {
 			return nil
 		}
-		t.messages = append(t.messages, UpstreamMessage{Role: "assistant", Content: content, ToolCalls: calls})
+		t.messages = append(t.messages, upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
 		for _, c := range calls {
 			result, err := t.runTool(ctx, out, c)
 			if err != nil {
 				return err
 			}
-			t.messages = append(t.messages, UpstreamMessage{
+			t.messages = append(t.messages, upstream.Message{
 				Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result,
 			})
 		}
@@ -161,12 +165,12 @@ func (t *turn) loop(ctx context.Context, out output) error {
 
 // modelRound streams one backend call, relaying answer text at once, and
 // returns the round's text and tool calls.
-func (t *turn) modelRound(ctx context.Context, out output, round int) (string, []UpstreamToolCall, error) {
+func (t *turn) modelRound(ctx context.Context, out output, round int) (string, []upstream.ToolCall, error) {
 	last := round == t.o.cfg.MaxRounds
 	if err := out.send(Delta{Act: t.acts.start(ActModel, modelLabel)}); err != nil {
 		return "", nil, err
 	}
-	req := UpstreamRequest{Model: t.req.Model, Messages: t.messages, Sampling: t.req.Sampling}
+	req := upstream.Request{Model: t.req.Model, Messages: t.messages, Sampling: t.req.Sampling}
 	if !last {
 		req.Tools = t.toolDefs
 	}
@@ -195,9 +199,9 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 		}
 		t.acts.setChars(st.Chars())
 		switch ev.Kind {
-		case EventReasoning:
+		case upstream.EventReasoning:
 			err = rc.observe(st.Chars().Think, false)
-		case EventContent:
+		case upstream.EventContent:
 			if err = rc.observe(st.Chars().Think, true); err != nil {
 				break
 			}
@@ -209,7 +213,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 			}
 			t.answer.WriteString(text)
 			err = out.send(Delta{Content: &text})
-		case EventToolCall:
+		case upstream.EventToolCall:
 			err = rc.observe(st.Chars().Think, true)
 		}
 		if err != nil {
@@ -231,7 +235,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 	}
 	for i := range calls {
 		if calls[i].ID == "" {
-			calls[i].ID = defaultCallID(round, i)
+			calls[i].ID = upstream.DefaultCallID(round, i)
 		}
 	}
 	if len(calls) == 0 {
@@ -274,7 +278,7 @@ func (r *reasoningCounter) observe(think int, final bool) error {
 
 // runTool runs one tool call and returns what the model reads. Only a
 // lost client is an error; a failing tool is the model's to handle.
-func (t *turn) runTool(ctx context.Context, out output, c UpstreamToolCall) (string, error) {
+func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (string, error) {
 	name := c.Function.Name
 	args := json.RawMessage(strings.TrimSpace(c.Function.Arguments))
 	if len(args) == 0 {
@@ -297,7 +301,7 @@ func (t *turn) runTool(ctx context.Context, out output, c UpstreamToolCall) (str
 		return msg, nil
 	}
 	if !offered {
-		return fail(fmt.Sprintf("error: no tool named %q is available in this conversation", truncate(name, 64)))
+		return fail(fmt.Sprintf("error: no tool named %q is available in this conversation", clip.Ellipsis(name, 64)))
 	}
 	if !json.Valid(args) {
 		return fail("error: the arguments are not valid JSON")
@@ -382,7 +386,7 @@ func (s *stepSink) StepData(d tools.StepData) {
 
 // clientError is the envelope for a failure before anything was sent.
 func clientError(err error) *apierror.Error {
-	var ue *UpstreamError
+	var ue *upstream.Error
 	if errors.As(err, &ue) {
 		if ue.Timeout {
 			return apierror.New(504, apierror.TypeServer, CodeUpstreamTimeout,
@@ -407,7 +411,7 @@ func streamError(err error) *apierror.Error {
 	if errors.As(err, &ae) {
 		return ae
 	}
-	var ue *UpstreamError
+	var ue *upstream.Error
 	if errors.As(err, &ue) {
 		return apierror.New(502, apierror.TypeServer, CodeStreamInterrupted,
 			"The answer broke off midway. Retry the request.")

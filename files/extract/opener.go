@@ -16,6 +16,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/translator"
+	"github.com/switchyardhq/switchyard/translator/request"
 )
 
 // Defaults of Opener.
@@ -120,7 +121,7 @@ func (o *Opener) readImage(f storage.File, obj io.Reader) ([]byte, error) {
 }
 
 func errImageTooLarge(f storage.File, limit int64) *apierror.Error {
-	return apierror.InvalidRequest(translator.CodeImageTooLarge, fmt.Sprintf(
+	return apierror.InvalidRequest(request.CodeImageTooLarge, fmt.Sprintf(
 		"The image file %s has %d bytes; an attached image may have at most %d bytes.", f.ID, f.Bytes, limit))
 }
 

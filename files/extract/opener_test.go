@@ -22,7 +22,7 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 	"github.com/switchyardhq/switchyard/storage/sqlite"
-	"github.com/switchyardhq/switchyard/translator"
+	"github.com/switchyardhq/switchyard/translator/request"
 )
 
 // filesEnv is a Files API on a fresh SQLite database and a blob
@@ -174,8 +174,8 @@ func TestOpenerImageTooLarge(t *testing.T) {
 	o := &Opener{Files: env.svc, MaxImageBytes: int64(len(img)) - 1}
 	_, err := o.OpenFile(t.Context(), env.account("acct"), f.ID)
 	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || ae.Code != translator.CodeImageTooLarge {
-		t.Fatalf("error = %v, want 400 %s", err, translator.CodeImageTooLarge)
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || ae.Code != request.CodeImageTooLarge {
+		t.Fatalf("error = %v, want 400 %s", err, request.CodeImageTooLarge)
 	}
 	o.MaxImageBytes = int64(len(img))
 	if a, err := o.OpenFile(t.Context(), env.account("acct"), f.ID); err != nil || len(a.Image) != len(img) {

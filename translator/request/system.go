@@ -1,8 +1,10 @@
-package translator
+package request
 
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // applySystemRule applies the revision's system message rule to the
@@ -45,7 +47,7 @@ func shortenSystem(msgs []Message, budget int) {
 		text := msgs[i].Text()
 		n := utf8.RuneCountInString(text)
 		if n > left {
-			text = cutRunes(text, left)
+			text = clip.Runes(text, left)
 			n = left
 		}
 		left -= n

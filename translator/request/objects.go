@@ -1,10 +1,12 @@
-package translator
+package request
 
 import (
 	"encoding/json"
 	"fmt"
 	"sort"
 	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
@@ -29,7 +31,7 @@ func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
 	out := make(map[string]tools.ObjectRef, len(raw))
 	for _, id := range ids {
 		if _, _, ok := storage.ParseObjectID(id); !ok {
-			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects: %q is not an object id (obj<N> or el<N>).", truncate(id, 40)))
+			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects: %q is not an object id (obj<N> or el<N>).", clip.Ellipsis(id, 40)))
 		}
 		var e struct {
 			Kind   *string `json:"kind"`

@@ -1,4 +1,4 @@
-package translator
+package request
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // rawJSON is one JSON value of the request body, as splitObject and
 // splitArray cut it out: a slice of the body, not a copy, because inline
 // images make bodies of many megabytes. The body stays unchanged while it
-// is parsed, and nothing that outlives ParseRequest keeps a rawJSON.
+// is parsed, and nothing that outlives Parse keeps a rawJSON.
 type rawJSON []byte
 
 // decoder reads top-level fields, keeping the first error.
@@ -170,24 +170,6 @@ func (d *decoder) refuseUnsupported() {
 			d.err = invalid(CodeUnsupportedParameter, "n must be 1: one answer is generated per request.")
 		}
 	}
-}
-
-func cutRunes(s string, n int) string {
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return cutRunes(s, n) + "…"
 }
 
 func deref(p *string) string {

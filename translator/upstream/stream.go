@@ -1,4 +1,4 @@
-package translator
+package upstream
 
 import (
 	"context"
@@ -9,14 +9,17 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/internal/sse"
 )
 
-// UpstreamEventKind says what an UpstreamEvent carries.
-type UpstreamEventKind uint8
+// EventKind says what an Event carries.
+type EventKind uint8
 
 const (
 	// EventContent is answer text.
-	EventContent UpstreamEventKind = iota
+	EventContent EventKind = iota
 	// EventReasoning is reasoning text (reasoning_content, reasoning, or
 	// a leading <think> block of content). Never shown to the client.
 	EventReasoning
@@ -25,10 +28,10 @@ const (
 	EventToolCall
 )
 
-// UpstreamEvent is one meaningful piece of a backend's stream. Chunks
+// Event is one meaningful piece of a backend's stream. Chunks
 // that carry nothing (role-only, usage-only, empty deltas) produce none.
-type UpstreamEvent struct {
-	Kind UpstreamEventKind
+type Event struct {
+	Kind EventKind
 	// Text of EventContent and EventReasoning.
 	Text string
 	// ToolCall is the position of the call in ToolCalls (EventToolCall).
@@ -37,8 +40,8 @@ type UpstreamEvent struct {
 	ArgsChars int
 }
 
-// UpstreamUsage is the usage a backend reported for one round.
-type UpstreamUsage struct {
+// Usage is the usage a backend reported for one round.
+type Usage struct {
 	PromptTokens     int64
 	CompletionTokens int64
 	// ReasoningTokens is completion_tokens_details.reasoning_tokens,
@@ -46,25 +49,25 @@ type UpstreamUsage struct {
 	ReasoningTokens int64
 }
 
-// UpstreamStream is the answer to one round. It is not safe for
+// Stream is the answer to one round. It is not safe for
 // concurrent use. Read it with Next until io.EOF, then read ToolCalls,
 // FinishReason and Usage. Always Close it.
-type UpstreamStream struct {
-	upstream       *Upstream
+type Stream struct {
+	upstream       *Client
 	resp           *http.Response
 	ctx            context.Context
 	cancel         context.CancelCauseFunc
 	timer          watchdogTimer
 	idle           time.Duration
 	promptEstimate int64
-	sse            *sseReader
+	sse            *sse.Reader
 	isJSON         bool
 
-	pending []UpstreamEvent
+	pending []Event
 	think   thinkSplitter
 	calls   toolCallAccumulator
 	finish  string
-	usage   *UpstreamUsage
+	usage   *Usage
 	sawDone bool // [DONE] arrived
 	ended   bool // nothing more to read
 	closed  bool
@@ -73,9 +76,9 @@ type UpstreamStream struct {
 }
 
 // Next returns the next event, io.EOF at the end of a complete answer,
-// an *UpstreamError when the backend failed, or the context's cause
+// an *Error when the backend failed, or the context's cause
 // when the caller's context ended.
-func (s *UpstreamStream) Next() (UpstreamEvent, error) {
+func (s *Stream) Next() (Event, error) {
 	for {
 		if len(s.pending) > 0 {
 			ev := s.pending[0]
@@ -83,16 +86,16 @@ func (s *UpstreamStream) Next() (UpstreamEvent, error) {
 			return ev, nil
 		}
 		if s.ended {
-			return UpstreamEvent{}, io.EOF
+			return Event{}, io.EOF
 		}
 		if err := s.fill(); err != nil {
-			return UpstreamEvent{}, err
+			return Event{}, err
 		}
 	}
 }
 
 // fill reads until at least one event is pending or the stream ended.
-func (s *UpstreamStream) fill() error {
+func (s *Stream) fill() error {
 	if s.isJSON {
 		return s.readJSON()
 	}
@@ -101,7 +104,7 @@ func (s *UpstreamStream) fill() error {
 		s.flushThink()
 		s.ended = true
 		if !s.sawDone && s.finish == "" {
-			return &UpstreamError{Message: "stream ended before the answer was complete"}
+			return &Error{Message: "stream ended before the answer was complete"}
 		}
 		return nil
 	}
@@ -119,14 +122,14 @@ func (s *UpstreamStream) fill() error {
 	return s.chunk(ev.Data)
 }
 
-func (s *UpstreamStream) readError(err error) error {
+func (s *Stream) readError(err error) error {
 	if cause := context.Cause(s.ctx); cause != nil {
 		return s.upstream.failure(s.ctx, cause, err)
 	}
-	if errors.Is(err, errSSELineTooLong) {
-		return &UpstreamError{Message: "malformed stream", Err: err}
+	if errors.Is(err, sse.ErrLineTooLong) {
+		return &Error{Message: "malformed stream", Err: err}
 	}
-	return &UpstreamError{Message: "stream broken", Err: err}
+	return &Error{Message: "stream broken", Err: err}
 }
 
 // wireChunk is a chat.completion.chunk as backends send it, with the
@@ -166,16 +169,16 @@ type wireDelta struct {
 	} `json:"function_call"`
 }
 
-func (s *UpstreamStream) chunk(data []byte) error {
+func (s *Stream) chunk(data []byte) error {
 	var c wireChunk
 	if err := json.Unmarshal(data, &c); err != nil {
-		return &UpstreamError{Message: "malformed stream chunk", Err: err}
+		return &Error{Message: "malformed stream chunk", Err: err}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
-		return &UpstreamError{Message: errorText(c.Error)}
+		return &Error{Message: errorText(c.Error)}
 	}
 	if c.Usage != nil {
-		u := &UpstreamUsage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+		u := &Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
 		if d := c.Usage.CompletionTokensDetails; d != nil {
 			u.ReasoningTokens = d.ReasoningTokens
 		}
@@ -197,7 +200,7 @@ func (s *UpstreamStream) chunk(data []byte) error {
 	return nil
 }
 
-func (s *UpstreamStream) delta(d wireDelta) {
+func (s *Stream) delta(d wireDelta) {
 	for _, r := range []*string{d.ReasoningContent, d.Reasoning} {
 		if r != nil && *r != "" {
 			s.addReasoning(*r)
@@ -217,30 +220,30 @@ func (s *UpstreamStream) delta(d wireDelta) {
 	}
 }
 
-func (s *UpstreamStream) addContent(t string) {
+func (s *Stream) addContent(t string) {
 	if t == "" {
 		return
 	}
 	s.contentChars += utf8.RuneCountInString(t)
-	s.pending = append(s.pending, UpstreamEvent{Kind: EventContent, Text: t})
+	s.pending = append(s.pending, Event{Kind: EventContent, Text: t})
 }
 
-func (s *UpstreamStream) addReasoning(t string) {
+func (s *Stream) addReasoning(t string) {
 	if t == "" {
 		return
 	}
 	s.reasoningChars += utf8.RuneCountInString(t)
-	s.pending = append(s.pending, UpstreamEvent{Kind: EventReasoning, Text: t})
+	s.pending = append(s.pending, Event{Kind: EventReasoning, Text: t})
 }
 
-func (s *UpstreamStream) addToolCall(index *int, id, name, args string) {
+func (s *Stream) addToolCall(index *int, id, name, args string) {
 	pos := s.calls.add(index, id, name, args)
 	n := utf8.RuneCountInString(args)
 	s.argsChars += n
-	s.pending = append(s.pending, UpstreamEvent{Kind: EventToolCall, ToolCall: pos, ArgsChars: n})
+	s.pending = append(s.pending, Event{Kind: EventToolCall, ToolCall: pos, ArgsChars: n})
 }
 
-func (s *UpstreamStream) flushThink() {
+func (s *Stream) flushThink() {
 	content, reasoning := s.think.flush()
 	s.addReasoning(reasoning)
 	s.addContent(content)
@@ -248,7 +251,7 @@ func (s *UpstreamStream) flushThink() {
 
 // readJSON handles a backend that answered a streaming request with one
 // JSON chat.completion (some proxies and older servers do).
-func (s *UpstreamStream) readJSON() error {
+func (s *Stream) readJSON() error {
 	b, err := io.ReadAll(io.LimitReader(s.resp.Body, 64<<20))
 	if err != nil {
 		return s.readError(err)
@@ -267,8 +270,8 @@ func (s *UpstreamStream) readJSON() error {
 
 // ToolCalls returns the tool calls of the round, in order. Calls without
 // a name are dropped: there is nothing to run.
-func (s *UpstreamStream) ToolCalls() []UpstreamToolCall {
-	var out []UpstreamToolCall
+func (s *Stream) ToolCalls() []ToolCall {
+	var out []ToolCall
 	for _, c := range s.calls.calls {
 		if c.Function.Name != "" {
 			out = append(out, c)
@@ -282,7 +285,7 @@ func (s *UpstreamStream) ToolCalls() []UpstreamToolCall {
 // tool-call round whatever the backend said (Ollama and some llama.cpp
 // builds say "stop"). Empty for a stream that only ended with [DONE]
 // means "stop".
-func (s *UpstreamStream) FinishReason() string {
+func (s *Stream) FinishReason() string {
 	if len(s.ToolCalls()) > 0 {
 		return "tool_calls"
 	}
@@ -294,21 +297,21 @@ func (s *UpstreamStream) FinishReason() string {
 }
 
 // Usage returns what the backend reported, or nil if it reported nothing.
-func (s *UpstreamStream) Usage() *UpstreamUsage { return s.usage }
+func (s *Stream) Usage() *Usage { return s.usage }
 
 // Chars returns the characters of reasoning, answer text and tool-call
 // arguments produced so far.
-func (s *UpstreamStream) Chars() Chars {
+func (s *Stream) Chars() Chars {
 	return Chars{Think: s.reasoningChars, Text: s.contentChars, Args: s.argsChars}
 }
 
 // PromptEstimate is an estimate of the round's prompt tokens, for
 // backends that report no usage.
-func (s *UpstreamStream) PromptEstimate() int64 { return s.promptEstimate }
+func (s *Stream) PromptEstimate() int64 { return s.promptEstimate }
 
 // Close ends the round and releases its connection. After a complete
 // stream the connection goes back to the pool for reuse.
-func (s *UpstreamStream) Close() error {
+func (s *Stream) Close() error {
 	if s.closed {
 		return nil
 	}
@@ -327,7 +330,7 @@ func (s *UpstreamStream) Close() error {
 // call across chunks and identify the pieces by index; some omit the
 // index and send each call whole, or identify calls by id only.
 type toolCallAccumulator struct {
-	calls   []UpstreamToolCall
+	calls   []ToolCall
 	byIndex map[int]int
 }
 
@@ -349,7 +352,7 @@ func (a *toolCallAccumulator) add(index *int, id, name, args string) int {
 	}
 	if pos < 0 {
 		pos = len(a.calls)
-		a.calls = append(a.calls, UpstreamToolCall{Type: "function"})
+		a.calls = append(a.calls, ToolCall{Type: "function"})
 		if index != nil {
 			if a.byIndex == nil {
 				a.byIndex = make(map[int]int)
@@ -387,16 +390,24 @@ func errorText(raw json.RawMessage) string {
 		Message string `json:"message"`
 	}
 	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
-		return truncate(obj.Message, 500)
+		return clip.Ellipsis(obj.Message, 500)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil && s != "" {
-		return truncate(s, 500)
+		return clip.Ellipsis(s, 500)
 	}
 	return "error event in stream"
 }
 
-// defaultCallID names a call the backend sent without an id.
-func defaultCallID(round, pos int) string {
+// DefaultCallID names a call the backend sent without an id.
+func DefaultCallID(round, pos int) string {
 	return "call_" + strconv.Itoa(round) + "_" + strconv.Itoa(pos)
+}
+
+// Chars counts what a model activity produced, in characters: reasoning,
+// answer text and tool-call arguments.
+type Chars struct {
+	Think int `json:"think"`
+	Text  int `json:"text"`
+	Args  int `json:"args"`
 }

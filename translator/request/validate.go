@@ -1,11 +1,10 @@
-package translator
+package request
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"unicode/utf8"
 
@@ -14,7 +13,6 @@ import (
 )
 
 const (
-	defaultMaxBodyBytes      = 32 << 20
 	defaultMaxMessages       = 2048
 	defaultMaxObjects        = 1000
 	defaultSystemBudgetChars = 16000
@@ -32,9 +30,6 @@ type Limits struct {
 	// Profile is the active spec revision's profile: inline image size
 	// and the system message rule come from it.
 	Profile policy.Profile
-	// MaxBodyBytes caps the request body. Default: 32 MiB, room for a few
-	// inline images of the largest allowed size in base64.
-	MaxBodyBytes int64
 	// MaxMessages caps len(messages). Default: 2048.
 	MaxMessages int
 	// MaxObjects caps the entries of the objects map. Default: 1000.
@@ -44,13 +39,6 @@ type Limits struct {
 	// shortenSystem). Unused when Profile.MaxSystemChars is set.
 	// Default: 16,000.
 	SystemBudgetChars int
-}
-
-func (l Limits) maxBody() int64 {
-	if l.MaxBodyBytes > 0 {
-		return l.MaxBodyBytes
-	}
-	return defaultMaxBodyBytes
 }
 
 func (l Limits) maxMessages() int {
@@ -74,26 +62,8 @@ func (l Limits) systemBudget() int {
 	return defaultSystemBudgetChars
 }
 
-// ReadRequest reads and validates the body and headers of r. The body is
-// capped at lim.MaxBodyBytes with http.MaxBytesReader (a caller that
-// already wrapped the body with a smaller cap gets the same treatment);
-// a larger body is refused with 413 request_too_large. Every error is an
-// *apierror.Error.
-func ReadRequest(w http.ResponseWriter, r *http.Request, lim Limits) (*Request, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, lim.maxBody()))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
-				CodeRequestTooLarge, fmt.Sprintf("The request body exceeds %d bytes.", tooLarge.Limit))
-		}
-		return nil, invalid(CodeInvalidJSON, "The request body could not be read.")
-	}
-	return ParseRequest(body, r.Header, lim)
-}
-
-// ParseRequest validates a request body and its headers.
-func ParseRequest(body []byte, h http.Header, lim Limits) (*Request, error) {
+// Parse validates a request body and its headers.
+func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 	hv, err := readHeaders(h)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package translator
+package sse
 
 import (
 	"bufio"
@@ -8,25 +8,25 @@ import (
 	"io"
 )
 
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
+// Event is one dispatched server-sent event.
+type Event struct {
 	Event string // "event:" field; empty for the default "message"
 	Data  []byte // "data:" lines joined with "\n"
 }
 
-// defaultMaxSSELine bounds one line of an upstream stream. Generous: a
+// DefaultMaxLine bounds one line of an upstream stream. Generous: a
 // backend may put a whole tool call's arguments into one chunk.
-const defaultMaxSSELine = 8 << 20
+const DefaultMaxLine = 8 << 20
 
-var errSSELineTooLong = errors.New("event stream line too long")
+var ErrLineTooLong = errors.New("event stream line too long")
 
-// sseReader parses a text/event-stream as the WHATWG HTML standard
+// Reader parses a text/event-stream as the WHATWG HTML standard
 // describes it (section 9.2.6), leniently where backends differ: lines
 // may end in "\n", "\r\n" or a lone "\r"; comments and unknown fields are
 // skipped; several data lines make one event; a final event that is not
 // followed by a blank line is still dispatched, because some servers end
 // the stream right after "data: [DONE]".
-type sseReader struct {
+type Reader struct {
 	r         *bufio.Reader
 	maxLine   int
 	line      []byte
@@ -35,17 +35,17 @@ type sseReader struct {
 	eof       bool
 }
 
-func newSSEReader(r io.Reader, maxLine int) *sseReader {
+func NewReader(r io.Reader, maxLine int) *Reader {
 	if maxLine <= 0 {
-		maxLine = defaultMaxSSELine
+		maxLine = DefaultMaxLine
 	}
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10), maxLine: maxLine}
+	return &Reader{r: bufio.NewReaderSize(r, 32<<10), maxLine: maxLine}
 }
 
 // Next returns the next event, or io.EOF after the last one. Other
 // errors come from the underlying reader or a line over the limit.
-func (s *sseReader) Next() (sseEvent, error) {
-	var ev sseEvent
+func (s *Reader) Next() (Event, error) {
+	var ev Event
 	var data []byte
 	haveData := false
 	for {
@@ -55,10 +55,10 @@ func (s *sseReader) Next() (sseEvent, error) {
 				ev.Data = data
 				return ev, nil
 			}
-			return sseEvent{}, io.EOF
+			return Event{}, io.EOF
 		}
 		if err != nil {
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if haveData {
@@ -90,7 +90,7 @@ func (s *sseReader) Next() (sseEvent, error) {
 
 // readLine returns the next line without its terminator. The slice is
 // valid until the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	if s.eof {
 		return nil, io.EOF
 	}
@@ -127,7 +127,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 			s.line = append(s.line, buf...)
 			_, _ = s.r.Discard(len(buf))
 			if len(s.line) > s.maxLine {
-				return nil, fmt.Errorf("%w (over %d bytes)", errSSELineTooLong, s.maxLine)
+				return nil, fmt.Errorf("%w (over %d bytes)", ErrLineTooLong, s.maxLine)
 			}
 			continue
 		}
@@ -135,7 +135,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 		s.pendingCR = buf[i] == '\r'
 		_, _ = s.r.Discard(i + 1)
 		if len(s.line) > s.maxLine {
-			return nil, fmt.Errorf("%w (over %d bytes)", errSSELineTooLong, s.maxLine)
+			return nil, fmt.Errorf("%w (over %d bytes)", ErrLineTooLong, s.maxLine)
 		}
 		return s.line, nil
 	}

@@ -1,4 +1,4 @@
-package translator
+package sse
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"testing/iotest"
 )
 
-func readAllEvents(t testing.TB, r io.Reader, maxLine int) ([]sseEvent, error) {
-	s := newSSEReader(r, maxLine)
-	var out []sseEvent
+func readAllEvents(t testing.TB, r io.Reader, maxLine int) ([]Event, error) {
+	s := NewReader(r, maxLine)
+	var out []Event
 	for {
 		ev, err := s.Next()
 		if err == io.EOF {
@@ -80,8 +80,8 @@ func TestSSEReader(t *testing.T) {
 
 func TestSSEReaderLineLimit(t *testing.T) {
 	_, err := readAllEvents(t, strings.NewReader("data: "+strings.Repeat("x", 100)+"\n\n"), 50)
-	if !errors.Is(err, errSSELineTooLong) {
-		t.Fatalf("got %v, want errSSELineTooLong", err)
+	if !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("got %v, want ErrLineTooLong", err)
 	}
 }
 

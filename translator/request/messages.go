@@ -1,4 +1,4 @@
-package translator
+package request
 
 import (
 	"encoding/base64"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/tools"
@@ -56,7 +58,7 @@ func parseMessage(v rawJSON, at string, lim Limits) (Message, error) {
 			"%s.role %q is not supported: the assistant runs its own tools; send system, developer, user and assistant messages.", at, role))
 	default:
 		return Message{}, invalid(CodeInvalidRole, fmt.Sprintf(
-			"%s.role %q is unknown; use system, developer, user or assistant.", at, truncate(role, 40)))
+			"%s.role %q is unknown; use system, developer, user or assistant.", at, clip.Ellipsis(role, 40)))
 	}
 	m := Message{Role: role}
 	content, ok := d.raw("content")
@@ -121,7 +123,7 @@ func parsePart(v rawJSON, at string, lim Limits) (Part, error) {
 		return Part{}, invalid(CodeMissingParameter, at+".type is required.")
 	default:
 		return Part{}, invalid(CodeInvalidContent, fmt.Sprintf(
-			"%s.type %q is not supported; use text, input_file or image_url.", at, truncate(typ, 40)))
+			"%s.type %q is not supported; use text, input_file or image_url.", at, clip.Ellipsis(typ, 40)))
 	}
 }
 
@@ -180,7 +182,7 @@ func decodeDataURL(url string, maxBytes int64) (*tools.Image, error) {
 	}
 	if !strings.EqualFold(scheme, "data") {
 		return nil, invalid(CodeUnsupportedURLScheme, fmt.Sprintf(
-			"%s URLs are not supported as attachments; send the image inline as a base64 data URL or upload it to /v3/files.", truncate(strings.ToLower(scheme), 16)))
+			"%s URLs are not supported as attachments; send the image inline as a base64 data URL or upload it to /v3/files.", clip.Ellipsis(strings.ToLower(scheme), 16)))
 	}
 	meta, data, ok := strings.Cut(rest, ",")
 	if !ok {

@@ -1,11 +1,11 @@
-package translator
+package request
 
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -18,6 +18,11 @@ import (
 // pngBytes is a valid PNG signature followed by padding; enough for
 // content sniffing.
 var pngBytes = append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0}, 32)...)
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
 
 func dataURL(mime string, b []byte) string {
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b)
@@ -271,7 +276,7 @@ func TestParseRequestRules(t *testing.T) {
 			for k, v := range tc.headers {
 				h.Set(k, v)
 			}
-			req, err := ParseRequest([]byte(tc.body), h, lim)
+			req, err := Parse([]byte(tc.body), h, lim)
 			if tc.wantCode == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -295,32 +300,15 @@ func TestParseRequestRules(t *testing.T) {
 	}
 }
 
-func TestReadRequestBodyLimit(t *testing.T) {
-	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
-	r := httptest.NewRequest(http.MethodPost, "/v3/chat/completions", strings.NewReader(body))
-	w := httptest.NewRecorder()
-	_, err := ReadRequest(w, r, Limits{Profile: policy.ProfileFor(policy.RevisionB), MaxBodyBytes: 1000})
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Status != http.StatusRequestEntityTooLarge || ae.Code != CodeRequestTooLarge {
-		t.Fatalf("got %v, want 413 %s", err, CodeRequestTooLarge)
-	}
-
-	// A body within the limit passes.
-	r = httptest.NewRequest(http.MethodPost, "/v3/chat/completions", strings.NewReader(body))
-	if _, err := ReadRequest(httptest.NewRecorder(), r, Limits{Profile: policy.ProfileFor(policy.RevisionB), MaxBodyBytes: 4000}); err != nil {
-		t.Fatalf("body within the limit: %v", err)
-	}
-}
-
 func TestImageLimitsDifferByRevision(t *testing.T) {
 	// 10 MB < size <= 10 MiB: accepted in A, refused in B.
 	img := make([]byte, 10_200_000)
 	copy(img, pngBytes)
 	body := []byte(imageMessage(dataURL("image/png", img)))
-	if _, err := ParseRequest(body, http.Header{}, Limits{Profile: policy.ProfileFor(policy.RevisionA)}); err != nil {
+	if _, err := Parse(body, http.Header{}, Limits{Profile: policy.ProfileFor(policy.RevisionA)}); err != nil {
 		t.Errorf("revision A refused a 10.2 MB image: %v", err)
 	}
-	_, err := ParseRequest(body, http.Header{}, Limits{Profile: policy.ProfileFor(policy.RevisionB)})
+	_, err := Parse(body, http.Header{}, Limits{Profile: policy.ProfileFor(policy.RevisionB)})
 	var ae *apierror.Error
 	if !errors.As(err, &ae) || ae.Code != CodeImageTooLarge {
 		t.Errorf("revision B: got %v, want %s", err, CodeImageTooLarge)
@@ -346,7 +334,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		h := http.Header{}
 		h.Set(HeaderTimezone, tz)
 		h.Set(HeaderUserName, name)
-		req, err := ParseRequest(body, h, lim)
+		req, err := Parse(body, h, lim)
 		if err != nil {
 			var ae *apierror.Error
 			if !errors.As(err, &ae) {

@@ -1,4 +1,4 @@
-package translator
+package upstream
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // rawUpstream serves body with the given content type to every request
 // and keeps the last request body.
-func rawUpstream(t *testing.T, contentType, body string) (*Upstream, *[]byte) {
+func rawUpstream(t *testing.T, contentType, body string) (*Client, *[]byte) {
 	t.Helper()
 	var mu sync.Mutex
 	var last []byte
@@ -29,7 +29,7 @@ func rawUpstream(t *testing.T, contentType, body string) (*Upstream, *[]byte) {
 		_, _ = io.WriteString(w, body)
 	}))
 	t.Cleanup(srv.Close)
-	u, err := NewUpstream(UpstreamConfig{BaseURL: srv.URL + "/v1", APIKey: "up-key", Model: "served-model"})
+	u, err := New(Config{BaseURL: srv.URL + "/v1", APIKey: "up-key", Model: "served-model"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,16 +39,16 @@ func rawUpstream(t *testing.T, contentType, body string) (*Upstream, *[]byte) {
 
 type roundResult struct {
 	content, reasoning string
-	calls              []UpstreamToolCall
+	calls              []ToolCall
 	finish             string
-	usage              *UpstreamUsage
+	usage              *Usage
 	chars              Chars
 	err                error
 }
 
-func drain(t *testing.T, u *Upstream) roundResult {
+func drain(t *testing.T, u *Client) roundResult {
 	t.Helper()
-	st, err := u.Stream(context.Background(), UpstreamRequest{Model: "svc-3", Messages: []UpstreamMessage{{Role: "user", Content: "hi"}}})
+	st, err := u.Stream(context.Background(), Request{Model: "svc-3", Messages: []Message{{Role: "user", Content: "hi"}}})
 	if err != nil {
 		return roundResult{err: err}
 	}
@@ -74,7 +74,7 @@ func drain(t *testing.T, u *Upstream) roundResult {
 	return r
 }
 
-func sse(frames ...string) string {
+func eventStream(frames ...string) string {
 	var b strings.Builder
 	for _, f := range frames {
 		b.WriteString("data: " + f + "\n\n")
@@ -93,7 +93,7 @@ func TestUpstreamDialects(t *testing.T) {
 	}{
 		{
 			name: "OpenAI and vLLM: split arguments by index, usage chunk after finish",
-			body: sse(
+			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"web_search","arguments":""}}]},"finish_reason":null}]}`,
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"query\":"}}]},"finish_reason":null}]}`,
@@ -101,74 +101,74 @@ func TestUpstreamDialects(t *testing.T) {
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 				usage, "[DONE]"),
 			want: roundResult{
-				calls:  []UpstreamToolCall{{ID: "call_a", Type: "function", Function: UpstreamFunction{Name: "web_search", Arguments: `{"query":"go"}`}}},
-				finish: "tool_calls", usage: &UpstreamUsage{PromptTokens: 11, CompletionTokens: 7}, chars: Chars{Args: 14},
+				calls:  []ToolCall{{ID: "call_a", Type: "function", Function: Function{Name: "web_search", Arguments: `{"query":"go"}`}}},
+				finish: "tool_calls", usage: &Usage{PromptTokens: 11, CompletionTokens: 7}, chars: Chars{Args: 14},
 			},
 		},
 		{
 			name: "two calls interleaved by index",
-			body: sse(
+			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{"}},{"index":1,"id":"b","function":{"name":"g","arguments":"["}}]}}]}`,
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"]"}}]}}]}`,
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"}"}}]}}]}`,
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, "[DONE]"),
 			want: roundResult{
-				calls: []UpstreamToolCall{
-					{ID: "a", Type: "function", Function: UpstreamFunction{Name: "f", Arguments: "{}"}},
-					{ID: "b", Type: "function", Function: UpstreamFunction{Name: "g", Arguments: "[]"}},
+				calls: []ToolCall{
+					{ID: "a", Type: "function", Function: Function{Name: "f", Arguments: "{}"}},
+					{ID: "b", Type: "function", Function: Function{Name: "g", Arguments: "[]"}},
 				},
 				finish: "tool_calls", chars: Chars{Args: 4},
 			},
 		},
 		{
 			name: "Ollama: whole calls without index, reasoning field, finish stop, no usage",
-			body: sse(
+			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"think"}}]}`,
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_1","function":{"name":"f","arguments":"{\"a\":1}"}}]}}]}`,
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_2","function":{"name":"g","arguments":"{}"}}]}}]}`,
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"),
 			want: roundResult{
 				reasoning: "think",
-				calls: []UpstreamToolCall{
-					{ID: "call_1", Type: "function", Function: UpstreamFunction{Name: "f", Arguments: `{"a":1}`}},
-					{ID: "call_2", Type: "function", Function: UpstreamFunction{Name: "g", Arguments: "{}"}},
+				calls: []ToolCall{
+					{ID: "call_1", Type: "function", Function: Function{Name: "f", Arguments: `{"a":1}`}},
+					{ID: "call_2", Type: "function", Function: Function{Name: "g", Arguments: "{}"}},
 				},
 				finish: "tool_calls", chars: Chars{Think: 5, Args: 9},
 			},
 		},
 		{
 			name: "arguments sent as an object",
-			body: sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}]}`, "[DONE]"),
+			body: eventStream(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}]}`, "[DONE]"),
 			want: roundResult{
-				calls:  []UpstreamToolCall{{ID: "x", Type: "function", Function: UpstreamFunction{Name: "f", Arguments: `{"a":1}`}}},
+				calls:  []ToolCall{{ID: "x", Type: "function", Function: Function{Name: "f", Arguments: `{"a":1}`}}},
 				finish: "tool_calls", chars: Chars{Args: 7},
 			},
 		},
 		{
 			name: "legacy function_call",
-			body: sse(
+			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"function_call":{"name":"f","arguments":"{\"a\""}}}]}`,
 				`{"choices":[{"index":0,"delta":{"function_call":{"arguments":":2}"}}}]}`,
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"function_call"}]}`, "[DONE]"),
 			want: roundResult{
-				calls:  []UpstreamToolCall{{Type: "function", Function: UpstreamFunction{Name: "f", Arguments: `{"a":2}`}}},
+				calls:  []ToolCall{{Type: "function", Function: Function{Name: "f", Arguments: `{"a":2}`}}},
 				finish: "tool_calls", chars: Chars{Args: 7},
 			},
 		},
 		{
 			name: "llama.cpp: CRLF, comments, reasoning_content, null finish then usage-only chunk",
-			body: strings.ReplaceAll(": ping\n\n"+sse(
+			body: strings.ReplaceAll(": ping\n\n"+eventStream(
 				`{"choices":[{"index":0,"delta":{"reasoning_content":"hmm"},"finish_reason":null}]}`,
 				`{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 				`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2}}}`,
 				"[DONE]"), "\n", "\r\n"),
 			want: roundResult{content: "Hi", reasoning: "hmm", finish: "stop",
-				usage: &UpstreamUsage{PromptTokens: 5, CompletionTokens: 3, ReasoningTokens: 2}, chars: Chars{Think: 3, Text: 2}},
+				usage: &Usage{PromptTokens: 5, CompletionTokens: 3, ReasoningTokens: 2}, chars: Chars{Think: 3, Text: 2}},
 		},
 		{
 			name: "think block in content",
-			body: sse(
+			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"content":"<thi"}}]}`,
 				`{"choices":[{"index":0,"delta":{"content":"nk>secret</th"}}]}`,
 				`{"choices":[{"index":0,"delta":{"content":"ink>\n\nAnswer"}}]}`,
@@ -177,19 +177,19 @@ func TestUpstreamDialects(t *testing.T) {
 		},
 		{
 			name: "length finish kept",
-			body: sse(`{"choices":[{"index":0,"delta":{"content":"abc"},"finish_reason":"length"}]}`, "[DONE]"),
+			body: eventStream(`{"choices":[{"index":0,"delta":{"content":"abc"},"finish_reason":"length"}]}`, "[DONE]"),
 			want: roundResult{content: "abc", finish: "length", chars: Chars{Text: 3}},
 		},
 		{
 			name: "usage on every chunk: the last wins",
-			body: sse(
+			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`,
 				`{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`, "[DONE]"),
-			want: roundResult{content: "ab", finish: "stop", usage: &UpstreamUsage{PromptTokens: 5, CompletionTokens: 2}, chars: Chars{Text: 2}},
+			want: roundResult{content: "ab", finish: "stop", usage: &Usage{PromptTokens: 5, CompletionTokens: 2}, chars: Chars{Text: 2}},
 		},
 		{
 			name: "stream ends after finish without [DONE]",
-			body: sse(`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`),
+			body: eventStream(`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`),
 			want: roundResult{content: "ok", finish: "stop", chars: Chars{Text: 2}},
 		},
 		{
@@ -197,12 +197,12 @@ func TestUpstreamDialects(t *testing.T) {
 			contentType: "application/json",
 			body:        `{"choices":[{"index":0,"message":{"role":"assistant","content":"Whole","reasoning_content":"r","tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
 			want: roundResult{content: "Whole", reasoning: "r", finish: "tool_calls",
-				calls: []UpstreamToolCall{{ID: "t", Type: "function", Function: UpstreamFunction{Name: "f", Arguments: "{}"}}},
-				usage: &UpstreamUsage{PromptTokens: 3, CompletionTokens: 4}, chars: Chars{Think: 1, Text: 5, Args: 2}},
+				calls: []ToolCall{{ID: "t", Type: "function", Function: Function{Name: "f", Arguments: "{}"}}},
+				usage: &Usage{PromptTokens: 3, CompletionTokens: 4}, chars: Chars{Think: 1, Text: 5, Args: 2}},
 		},
-		{name: "error frame", body: sse(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `{"error":{"message":"engine died","code":500}}`, "[DONE]"), wantErr: true},
-		{name: "broken stream", body: sse(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`), wantErr: true},
-		{name: "malformed chunk", body: sse(`{"choices":[`), wantErr: true},
+		{name: "error frame", body: eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `{"error":{"message":"engine died","code":500}}`, "[DONE]"), wantErr: true},
+		{name: "broken stream", body: eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`), wantErr: true},
+		{name: "malformed chunk", body: eventStream(`{"choices":[`), wantErr: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,9 +213,9 @@ func TestUpstreamDialects(t *testing.T) {
 			u, _ := rawUpstream(t, ct, tc.body)
 			got := drain(t, u)
 			if tc.wantErr {
-				var ue *UpstreamError
+				var ue *Error
 				if !errors.As(got.err, &ue) {
-					t.Fatalf("got %v, want an *UpstreamError", got.err)
+					t.Fatalf("got %v, want an *Error", got.err)
 				}
 				return
 			}
@@ -238,10 +238,10 @@ func TestUpstreamDialects(t *testing.T) {
 }
 
 func TestUpstreamRequestBody(t *testing.T) {
-	u, last := rawUpstream(t, "text/event-stream", sse(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
-	st, err := u.Stream(context.Background(), UpstreamRequest{
+	u, last := rawUpstream(t, "text/event-stream", eventStream(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
+	st, err := u.Stream(context.Background(), Request{
 		Model:    "svc-3",
-		Messages: []UpstreamMessage{{Role: "user", Content: "hi"}},
+		Messages: []Message{{Role: "user", Content: "hi"}},
 		Tools:    []ToolDefinition{{Type: "function", Function: FunctionSpec{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}},
 		Sampling: map[string]json.RawMessage{"temperature": json.RawMessage("0.5")},
 	})
@@ -291,10 +291,10 @@ func TestUpstreamStatusErrors(t *testing.T) {
 				_, _ = io.WriteString(w, tc.body)
 			}))
 			defer srv.Close()
-			u, _ := NewUpstream(UpstreamConfig{BaseURL: srv.URL})
+			u, _ := New(Config{BaseURL: srv.URL})
 			defer u.Close()
-			_, err := u.Stream(context.Background(), UpstreamRequest{Model: "m"})
-			var ue *UpstreamError
+			_, err := u.Stream(context.Background(), Request{Model: "m"})
+			var ue *Error
 			if !errors.As(err, &ue) || ue.Status != tc.status || ue.Message != tc.wantMessage {
 				t.Fatalf("got %#v, want status %d message %q", err, tc.status, tc.wantMessage)
 			}
@@ -318,7 +318,7 @@ func (m *manualTimer) Reset(time.Duration) bool {
 	return true
 }
 
-func withManualTimer(u *Upstream) *manualTimer {
+func withManualTimer(u *Client) *manualTimer {
 	m := &manualTimer{armed: make(chan struct{}, 1)}
 	u.afterFunc = func(d time.Duration, f func()) watchdogTimer {
 		m.mu.Lock()
@@ -340,7 +340,7 @@ func (m *manualTimer) fire() {
 // stallingUpstream sends the given frames, then waits for the request to
 // end. It reports that it received the request and that the request
 // ended.
-func stallingUpstream(t *testing.T, frames string) (u *Upstream, received, ended <-chan struct{}) {
+func stallingUpstream(t *testing.T, frames string) (u *Client, received, ended <-chan struct{}) {
 	t.Helper()
 	recv := make(chan struct{})
 	end := make(chan struct{})
@@ -358,7 +358,7 @@ func stallingUpstream(t *testing.T, frames string) (u *Upstream, received, ended
 		close(end)
 	}))
 	t.Cleanup(srv.Close)
-	up, err := NewUpstream(UpstreamConfig{BaseURL: srv.URL})
+	up, err := New(Config{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,24 +371,24 @@ func TestUpstreamFirstByteTimeout(t *testing.T) {
 	m := withManualTimer(u)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := u.Stream(context.Background(), UpstreamRequest{Model: "m"})
+		_, err := u.Stream(context.Background(), Request{Model: "m"})
 		errc <- err
 	}()
 	<-m.armed
 	<-received
 	m.fire()
 	err := <-errc
-	var ue *UpstreamError
+	var ue *Error
 	if !errors.As(err, &ue) || !ue.Timeout {
-		t.Fatalf("got %v, want a timeout *UpstreamError", err)
+		t.Fatalf("got %v, want a timeout *Error", err)
 	}
 	<-ended // the backend saw the request cancelled
 }
 
 func TestUpstreamIdleTimeout(t *testing.T) {
-	u, _, ended := stallingUpstream(t, sse(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`))
+	u, _, ended := stallingUpstream(t, eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`))
 	m := withManualTimer(u)
-	st, err := u.Stream(context.Background(), UpstreamRequest{Model: "m"})
+	st, err := u.Stream(context.Background(), Request{Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,17 +405,17 @@ func TestUpstreamIdleTimeout(t *testing.T) {
 	}
 	m.fire()
 	_, err = st.Next()
-	var ue *UpstreamError
+	var ue *Error
 	if !errors.As(err, &ue) || !ue.Timeout {
-		t.Fatalf("got %v, want a timeout *UpstreamError", err)
+		t.Fatalf("got %v, want a timeout *Error", err)
 	}
 	<-ended
 }
 
 func TestUpstreamCancelledByCaller(t *testing.T) {
-	u, _, ended := stallingUpstream(t, sse(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`))
+	u, _, ended := stallingUpstream(t, eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`))
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := u.Stream(ctx, UpstreamRequest{Model: "m"})
+	st, err := u.Stream(ctx, Request{Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,13 +431,13 @@ func TestUpstreamCancelledByCaller(t *testing.T) {
 }
 
 func TestUpstreamReusesConnections(t *testing.T) {
-	u, _ := rawUpstream(t, "text/event-stream", sse(`{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}`, "[DONE]"))
+	u, _ := rawUpstream(t, "text/event-stream", eventStream(`{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}`, "[DONE]"))
 	var reused []bool
 	for i := 0; i < 3; i++ {
 		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 			GotConn: func(info httptrace.GotConnInfo) { reused = append(reused, info.Reused) },
 		})
-		st, err := u.Stream(ctx, UpstreamRequest{Model: "m"})
+		st, err := u.Stream(ctx, Request{Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +454,7 @@ func TestUpstreamReusesConnections(t *testing.T) {
 }
 
 func TestNewUpstreamRejectsBadURL(t *testing.T) {
-	if _, err := NewUpstream(UpstreamConfig{BaseURL: "localhost:8000"}); err == nil {
+	if _, err := New(Config{BaseURL: "localhost:8000"}); err == nil {
 		t.Fatal("accepted a base URL without scheme")
 	}
 }

@@ -1,4 +1,4 @@
-package translator
+package upstream
 
 import (
 	"bytes"
@@ -11,17 +11,20 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/internal/sse"
 )
 
-// Defaults of UpstreamConfig.
+// Defaults of Config.
 const (
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultFirstByteTimeout = 120 * time.Second
 	DefaultIdleTimeout      = 60 * time.Second
 )
 
-// UpstreamConfig configures the client of the OpenAI-compatible backend.
-type UpstreamConfig struct {
+// Config configures the client of the OpenAI-compatible backend.
+type Config struct {
 	// BaseURL is the backend's base address including the version
 	// segment, such as "http://127.0.0.1:8000/v1"; "/chat/completions"
 	// is appended. Required.
@@ -30,8 +33,16 @@ type UpstreamConfig struct {
 	// Default: empty, no Authorization header.
 	APIKey string
 	// Model is the model name sent upstream. Default: empty, which sends
-	// the model string of the client's request unchanged.
+	// the model string of the client's request unchanged, or the
+	// discovered one with DiscoverModel.
 	Model string
+	// DiscoverModel, when Model is empty, sends the first model the
+	// backend lists at GET {BaseURL}/models, asked on first use (not at
+	// start) and then kept. Default: false.
+	DiscoverModel bool
+	// DiscoveryTimeout bounds one GET /models. Default:
+	// DefaultDiscoveryTimeout.
+	DiscoveryTimeout time.Duration
 	// ConnectTimeout bounds dialing and the TLS handshake.
 	// Default: DefaultConnectTimeout.
 	ConnectTimeout time.Duration
@@ -44,14 +55,14 @@ type UpstreamConfig struct {
 	IdleTimeout time.Duration
 	// HTTPClient sends the requests. Its Timeout must be zero, since a
 	// stream may rightly last long; the timeouts above apply instead.
-	// Default: a client owned by the Upstream, reusing connections (up to
+	// Default: a client owned by the Client, reusing connections (up to
 	// 64 idle per host: a gateway talks to few hosts, many times over).
 	HTTPClient *http.Client
 }
 
-// Upstream is the client of one OpenAI-compatible backend. It is safe for
+// Client is the client of one OpenAI-compatible backend. It is safe for
 // concurrent use and meant to be shared, so that connections are reused.
-type Upstream struct {
+type Client struct {
 	url        string
 	apiKey     string
 	model      string
@@ -59,6 +70,7 @@ type Upstream struct {
 	idle       time.Duration
 	client     *http.Client
 	ownsClient bool
+	discovery  *discovery // nil unless the model is discovered
 
 	// afterFunc arms the stream watchdog; tests replace it to fire
 	// timeouts without waiting.
@@ -70,13 +82,13 @@ type watchdogTimer interface {
 	Reset(d time.Duration) bool
 }
 
-// NewUpstream returns a client for the backend at cfg.BaseURL.
-func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
+// New returns a client for the backend at cfg.BaseURL.
+func New(cfg Config) (*Client, error) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("upstream base URL %q: want http:// or https://", cfg.BaseURL)
 	}
-	u := &Upstream{
+	u := &Client{
 		url:       base + "/chat/completions",
 		apiKey:    cfg.APIKey,
 		model:     cfg.Model,
@@ -84,6 +96,9 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 		idle:      orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
 		client:    cfg.HTTPClient,
 		afterFunc: func(d time.Duration, f func()) watchdogTimer { return time.AfterFunc(d, f) },
+	}
+	if cfg.Model == "" && cfg.DiscoverModel {
+		u.discovery = &discovery{url: base + "/models", timeout: orDefault(cfg.DiscoveryTimeout, DefaultDiscoveryTimeout)}
 	}
 	if u.client == nil {
 		connect := orDefault(cfg.ConnectTimeout, DefaultConnectTimeout)
@@ -105,8 +120,8 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 	return u, nil
 }
 
-// Close releases idle connections of a client the Upstream created.
-func (u *Upstream) Close() {
+// Close releases idle connections of a client the Client created.
+func (u *Client) Close() {
 	if u.ownsClient {
 		u.client.CloseIdleConnections()
 	}
@@ -119,47 +134,47 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-// UpstreamRequest is one round of the conversation sent to the backend.
-type UpstreamRequest struct {
-	Model    string // used when UpstreamConfig.Model is empty
-	Messages []UpstreamMessage
+// Request is one round of the conversation sent to the backend.
+type Request struct {
+	Model    string // used when Config.Model is empty
+	Messages []Message
 	Tools    []ToolDefinition
 	// Sampling parameters set by the client, passed through.
 	Sampling map[string]json.RawMessage
 }
 
-// UpstreamMessage is a message in OpenAI's wire form.
-type UpstreamMessage struct {
+// Message is a message in OpenAI's wire form.
+type Message struct {
 	Role string `json:"role"`
-	// Content is a string, or []UpstreamPart when the message carries
+	// Content is a string, or []Part when the message carries
 	// images.
-	Content    any                `json:"content"`
-	ToolCalls  []UpstreamToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string             `json:"tool_call_id,omitempty"`
-	Name       string             `json:"name,omitempty"`
+	Content    any        `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
 }
 
-// UpstreamPart is a content part in OpenAI's wire form.
-type UpstreamPart struct {
-	Type     string            `json:"type"` // "text" or "image_url"
-	Text     string            `json:"text,omitempty"`
-	ImageURL *UpstreamImageURL `json:"image_url,omitempty"`
+// Part is a content part in OpenAI's wire form.
+type Part struct {
+	Type     string    `json:"type"` // "text" or "image_url"
+	Text     string    `json:"text,omitempty"`
+	ImageURL *ImageURL `json:"image_url,omitempty"`
 }
 
-// UpstreamImageURL holds a data URL.
-type UpstreamImageURL struct {
+// ImageURL holds a data URL.
+type ImageURL struct {
 	URL string `json:"url"`
 }
 
-// UpstreamToolCall is a tool call in an assistant message.
-type UpstreamToolCall struct {
-	ID       string           `json:"id"`
-	Type     string           `json:"type"` // "function"
-	Function UpstreamFunction `json:"function"`
+// ToolCall is a tool call in an assistant message.
+type ToolCall struct {
+	ID       string   `json:"id"`
+	Type     string   `json:"type"` // "function"
+	Function Function `json:"function"`
 }
 
-// UpstreamFunction is the function part of a tool call.
-type UpstreamFunction struct {
+// Function is the function part of a tool call.
+type Function struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
@@ -177,8 +192,8 @@ type FunctionSpec struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// UpstreamError is a failure of the backend or of the way to it.
-type UpstreamError struct {
+// Error is a failure of the backend or of the way to it.
+type Error struct {
 	// Status is the backend's HTTP status; 0 when it sent none.
 	Status int
 	// Message is the backend's error text or a description of the
@@ -190,7 +205,7 @@ type UpstreamError struct {
 	Err error
 }
 
-func (e *UpstreamError) Error() string {
+func (e *Error) Error() string {
 	s := "upstream: "
 	if e.Status != 0 {
 		s += fmt.Sprintf("status %d: ", e.Status)
@@ -202,7 +217,7 @@ func (e *UpstreamError) Error() string {
 	return s
 }
 
-func (e *UpstreamError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 var (
 	errFirstByteTimeout = errors.New("no answer within the first-byte timeout")
@@ -211,9 +226,19 @@ var (
 
 // Stream sends one round and returns its stream. The request is
 // cancelled when ctx ends or the stream is closed. Errors are
-// *UpstreamError unless ctx ended first, which returns ctx's error.
-func (u *Upstream) Stream(ctx context.Context, req UpstreamRequest) (*UpstreamStream, error) {
-	body, err := u.encode(req)
+// *Error unless ctx ended first, which returns ctx's error.
+func (u *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
+	model := u.model
+	if u.discovery != nil {
+		var err error
+		if model, err = u.discovery.resolve(ctx, u); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, err
+		}
+	}
+	body, err := u.encode(req, model)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +248,7 @@ func (u *Upstream) Stream(ctx context.Context, req UpstreamRequest) (*UpstreamSt
 	if err != nil {
 		timer.Stop()
 		cancel(nil)
-		return nil, &UpstreamError{Message: "building the request", Err: err}
+		return nil, &Error{Message: "building the request", Err: err}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
@@ -243,7 +268,7 @@ func (u *Upstream) Stream(ctx context.Context, req UpstreamRequest) (*UpstreamSt
 		defer resp.Body.Close()
 		return nil, statusError(resp)
 	}
-	s := &UpstreamStream{
+	s := &Stream{
 		resp:           resp,
 		ctx:            ctx,
 		cancel:         cancel,
@@ -254,31 +279,30 @@ func (u *Upstream) Stream(ctx context.Context, req UpstreamRequest) (*UpstreamSt
 		upstream:       u,
 	}
 	if !s.isJSON {
-		s.sse = newSSEReader(resp.Body, 0)
+		s.sse = sse.NewReader(resp.Body, 0)
 	}
 	return s, nil
 }
 
 // failure describes err, which happened while ctx was alive or after it
 // was cancelled with cause.
-func (u *Upstream) failure(ctx context.Context, cause, err error) error {
+func (u *Client) failure(ctx context.Context, cause, err error) error {
 	switch {
 	case errors.Is(cause, errFirstByteTimeout):
-		return &UpstreamError{Message: "timed out", Timeout: true, Err: cause}
+		return &Error{Message: "timed out", Timeout: true, Err: cause}
 	case errors.Is(cause, errIdleTimeout):
-		return &UpstreamError{Message: "stream stalled", Timeout: true, Err: cause}
+		return &Error{Message: "stream stalled", Timeout: true, Err: cause}
 	case cause != nil:
 		// The caller's context ended: the client left or the server is
 		// shutting down. Not the backend's fault.
 		return cause
 	}
-	return &UpstreamError{Message: "request failed", Err: err}
+	return &Error{Message: "request failed", Err: err}
 }
 
 // encode builds the request body. It always asks for usage in the stream:
 // vLLM, llama.cpp and Ollama send none otherwise.
-func (u *Upstream) encode(req UpstreamRequest) ([]byte, error) {
-	model := u.model
+func (u *Client) encode(req Request, model string) ([]byte, error) {
 	if model == "" {
 		model = req.Model
 	}
@@ -297,8 +321,8 @@ func (u *Upstream) encode(req UpstreamRequest) ([]byte, error) {
 	return json.Marshal(body)
 }
 
-// statusError reads the backend's error answer into an *UpstreamError.
-func statusError(resp *http.Response) *UpstreamError {
+// statusError reads the backend's error answer into an *Error.
+func statusError(resp *http.Response) *Error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	msg := strings.TrimSpace(string(b))
 	var env struct {
@@ -325,5 +349,5 @@ func statusError(resp *http.Response) *UpstreamError {
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}
-	return &UpstreamError{Status: resp.StatusCode, Message: truncate(msg, 500)}
+	return &Error{Status: resp.StatusCode, Message: clip.Ellipsis(msg, 500)}
 }
