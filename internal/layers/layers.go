@@ -1,0 +1,71 @@
+// Package layers holds the import order of Switchyard's packages and the
+// check that keeps the code to it: a package may import only packages of
+// a lower layer. docs/architecture.md explains the order.
+package layers
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Order lists the layers from the top down. An entry is a package path
+// relative to the module, or a path ending in "/..." for a directory and
+// everything below it; the first entry that matches a package places it.
+// Packages of one layer do not import each other.
+var Order = [][]string{
+	{"cmd/...", "e2e", "bench"},
+	{"caddymodules"},
+	{"translator"},
+	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
+	{"tools"},
+	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
+	{"tools/render/markdown"},
+	{"tools/render"},
+	{"files/filestest"},
+	{"billing", "files"},
+	{"files/extract"},
+	{"policy/limits"},
+	{"policy"},
+	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
+	{"storage/sqlstore", "storage/blob/blobtest"},
+	{"storage", "internal/testupstream", "internal/testenv"},
+	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/layers"},
+}
+
+// Layer returns the layer of a package path relative to the module, 0
+// being the top, and whether Order places it at all.
+func Layer(pkg string) (int, bool) {
+	for i, layer := range Order {
+		if slices.ContainsFunc(layer, func(entry string) bool { return matches(entry, pkg) }) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func matches(entry, pkg string) bool {
+	dir, tree := strings.CutSuffix(entry, "/...")
+	return pkg == dir || tree && strings.HasPrefix(pkg, dir+"/")
+}
+
+// Check returns a line for every import that does not point down in
+// imports, which maps packages to the packages they import (paths
+// relative to the module), and for every package Order does not place.
+func Check(imports map[string][]string) []string {
+	var problems []string
+	for pkg, deps := range imports {
+		from, ok := Layer(pkg)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s has no layer: add it to layers.Order and docs/architecture.md", pkg))
+			continue
+		}
+		for _, dep := range deps {
+			if to, ok := Layer(dep); ok && to <= from {
+				problems = append(problems, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports must point down", pkg, from, dep, to))
+			}
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
