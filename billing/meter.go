@@ -3,98 +3,181 @@ package billing
 import (
 	"bytes"
 	"encoding/json"
+	"mime"
+	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/sse"
 )
 
-// Meter reads the usage an OpenAI-compatible backend reports in a
-// /v1 response as it passes through: the "usage" object of a JSON answer,
-// or of the final chunk of an event stream. It is created per response
-// and is not safe for concurrent use.
+// Meter reads the usage an OpenAI-compatible backend reports in a /v1
+// response as it passes through: the "usage" object of a JSON answer, or
+// of the final chunk of an event stream (chat and legacy completions'
+// prompt_tokens / completion_tokens, or the Responses API's input_tokens
+// / output_tokens). It is created per response and is not safe for
+// concurrent use.
 //
-// A stream whose client did not ask for usage was asked for it upstream
-// on the client's behalf (see RequestUsage); the meter then drops the
-// usage-only chunk, so the client sees the stream it asked for.
+// Whether the answer is a stream is decided by its Content-Type, not by
+// what the request asked: every text/event-stream answer is metered as
+// one. A stream whose client did not ask for usage was asked for it on
+// the client's behalf (V1Request.DropUsage); the meter then leaves the
+// usage-only chunk out, so the client sees the stream it asked for.
+//
+// Memory is bounded whatever the backend sends: a JSON answer is kept
+// whole up to MaxMeteredJSON and beyond that only its tail, where the
+// usage object stands; a stream is parsed event by event.
 type Meter struct {
-	stream    bool
 	dropUsage bool
+	stream    bool
+	parser    sse.Parser
+	broken    bool // the stream broke the parser's limits: pass the rest through unmetered
 
-	line      []byte // an incomplete line carried over between writes
-	skipBlank bool   // the line after a dropped chunk ends its event
-	json      bytes.Buffer
-	usage     usageCounts
+	json    []byte // a JSON answer, or its tail once it outgrew MaxMeteredJSON
+	bytes   int64  // bytes of the answer seen
+	clipped bool   // json holds only the tail
 
-	// contentChars counts the answer characters streamed, for an
-	// estimate when the stream breaks off before its usage chunk.
-	contentChars int64
+	usage        Usage
+	found        bool
+	fed, emitted int64 // stream bytes given to the parser, and in events it emitted
+	contentChars int64 // answer characters streamed, for an estimate
 }
 
-type usageCounts struct {
-	Prompt     int64 `json:"prompt_tokens"`
-	Completion int64 `json:"completion_tokens"`
-	found      bool
+// Usage is what a response consumed, in tokens.
+type Usage struct {
+	Prompt     int64
+	Completion int64
+	// Estimated is true when the backend reported no usage and the
+	// counts were estimated.
+	Estimated bool
 }
 
-// maxMeteredJSON bounds how much of a JSON answer is kept to read its
-// usage; answers are far smaller.
-const maxMeteredJSON = 8 << 20
+// MaxMeteredJSON bounds how much of a JSON answer is kept to read its
+// usage; a larger answer keeps its last MaxMeteredJSON bytes.
+const MaxMeteredJSON = 1 << 20
 
-// NewMeter returns a meter for an event stream or a JSON answer.
-// dropUsage removes the usage-only chunk of a stream.
-func NewMeter(stream, dropUsage bool) *Meter {
-	return &Meter{stream: stream, dropUsage: stream && dropUsage}
+// NewMeter returns a meter for a response to a request that dropUsage
+// describes (V1Request.DropUsage).
+func NewMeter(dropUsage bool) *Meter {
+	m := &Meter{dropUsage: dropUsage}
+	m.parser.KeepRaw = dropUsage
+	return m
 }
 
-// Write takes the next bytes of the response and returns what to send
-// to the client: p itself, or for a stream whose usage chunk is dropped,
-// the complete lines of p without that chunk.
+// Streamed reports whether the answer is an event stream.
+func (m *Meter) Streamed() bool { return m.stream }
+
+// Start is called with the final response's Content-Type before Write.
+func (m *Meter) Start(contentType string) {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	m.stream = mt == "text/event-stream"
+}
+
+// Write takes the next bytes of the response and returns what to send to
+// the client now: p itself, or for a stream whose usage chunk is left
+// out, the complete events of p and before it, without that chunk.
 func (m *Meter) Write(p []byte) []byte {
+	m.bytes += int64(len(p))
 	if !m.stream {
-		if m.json.Len()+len(p) <= maxMeteredJSON {
-			m.json.Write(p)
-		}
+		m.keepJSON(p)
+		return p
+	}
+	if m.broken {
 		return p
 	}
 	var out []byte
-	if m.dropUsage {
-		out = make([]byte, 0, len(p))
-	}
-	data := append(m.line, p...)
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break
+	m.fed += int64(len(p))
+	err := m.parser.Feed(p, func(ev sse.Event) error {
+		m.emitted += int64(len(ev.Raw))
+		if m.readEvent(ev.Data) && m.dropUsage {
+			return nil
 		}
-		line := data[:i+1]
-		data = data[i+1:]
-		usageOnly := m.readLine(line)
-		if !m.dropUsage {
-			continue
-		}
-		switch {
-		case usageOnly:
-			m.skipBlank = true // drop the chunk and the blank line ending it
-		case m.skipBlank && len(bytes.TrimRight(line, "\r\n")) == 0:
-			m.skipBlank = false
-		default:
-			m.skipBlank = false
-			out = append(out, line...)
+		out = append(out, ev.Raw...)
+		return nil
+	})
+	if err != nil {
+		// A line or event beyond the parser's bounds: stop metering and
+		// relay the rest untouched: what the parser held, then what it
+		// had not read of p.
+		m.broken = true
+		if m.dropUsage {
+			unread := m.fed - m.parser.Consumed(m.emitted)
+			out = append(out, m.parser.Held()...)
+			return append(out, p[int64(len(p))-unread:]...)
 		}
 	}
-	m.line = append(m.line[:0:0], data...)
 	if !m.dropUsage {
 		return p
 	}
 	return out
 }
 
-// readLine notes what one SSE line says, and reports whether it is a
-// usage-only chunk (no choices).
-func (m *Meter) readLine(line []byte) (usageOnly bool) {
-	payload, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:"))
-	if !ok {
-		return false
+// Close ends the response and returns what is still to be sent: the end
+// of a stream that came without a final line ending or blank line.
+func (m *Meter) Close() []byte {
+	if !m.stream || m.broken {
+		return nil
 	}
-	payload = bytes.TrimSpace(payload)
-	if len(payload) == 0 || payload[0] != '{' {
+	var out []byte
+	rest, _ := m.parser.Close(func(ev sse.Event) error {
+		if m.readEvent(ev.Data) && m.dropUsage {
+			return nil
+		}
+		out = append(out, ev.Raw...)
+		return nil
+	})
+	if !m.dropUsage {
+		return nil
+	}
+	return append(out, rest...)
+}
+
+func (m *Meter) keepJSON(p []byte) {
+	if len(m.json)+len(p) <= MaxMeteredJSON {
+		m.json = append(m.json, p...)
+		return
+	}
+	m.clipped = true
+	if len(p) >= MaxMeteredJSON {
+		m.json = append(m.json[:0], p[len(p)-MaxMeteredJSON:]...)
+		return
+	}
+	drop := len(m.json) + len(p) - MaxMeteredJSON
+	m.json = append(m.json[:copy(m.json, m.json[drop:])], p...)
+}
+
+// wireUsage is the usage object of every answer shape of the routes the
+// meter serves.
+type wireUsage struct {
+	PromptTokens     *int64 `json:"prompt_tokens"`
+	CompletionTokens *int64 `json:"completion_tokens"`
+	InputTokens      *int64 `json:"input_tokens"`
+	OutputTokens     *int64 `json:"output_tokens"`
+}
+
+func (w *wireUsage) counts() (Usage, bool) {
+	switch {
+	case w == nil:
+		return Usage{}, false
+	case w.PromptTokens != nil || w.CompletionTokens != nil:
+		return Usage{Prompt: deref(w.PromptTokens), Completion: deref(w.CompletionTokens)}, true
+	case w.InputTokens != nil || w.OutputTokens != nil:
+		return Usage{Prompt: deref(w.InputTokens), Completion: deref(w.OutputTokens)}, true
+	}
+	return Usage{}, false
+}
+
+func deref(p *int64) int64 {
+	if p == nil || *p < 0 {
+		return 0
+	}
+	return *p
+}
+
+// readEvent notes what one stream event says and reports whether it is
+// a usage-only chunk (usage and no choices), the one the client may not
+// have asked for.
+func (m *Meter) readEvent(data []byte) (usageOnly bool) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
 		return false
 	}
 	var chunk struct {
@@ -102,76 +185,94 @@ func (m *Meter) readLine(line []byte) (usageOnly bool) {
 			Delta struct {
 				Content string `json:"content"`
 			} `json:"delta"`
+			Text string `json:"text"`
 		} `json:"choices"`
-		Usage *usageCounts `json:"usage"`
+		Usage *wireUsage `json:"usage"`
+		// Responses API events carry the usage in the final response.
+		Response *struct {
+			Usage *wireUsage `json:"usage"`
+		} `json:"response"`
+		Delta string `json:"delta"`
 	}
-	if json.Unmarshal(payload, &chunk) != nil {
+	if json.Unmarshal(data, &chunk) != nil {
 		return false
 	}
 	for _, c := range chunk.Choices {
-		m.contentChars += int64(len([]rune(c.Delta.Content)))
+		m.contentChars += int64(utf8.RuneCountInString(c.Delta.Content) + utf8.RuneCountInString(c.Text))
 	}
-	if chunk.Usage != nil {
-		m.usage = *chunk.Usage
-		m.usage.found = true
+	m.contentChars += int64(utf8.RuneCountInString(chunk.Delta))
+	if u, ok := chunk.Usage.counts(); ok {
+		m.usage, m.found = u, true
 		return len(chunk.Choices) == 0
+	}
+	if chunk.Response != nil {
+		if u, ok := chunk.Response.Usage.counts(); ok {
+			m.usage, m.found = u, true
+		}
 	}
 	return false
 }
 
 // Usage returns the token counts the backend reported, or, when it
-// reported none (a stream that broke off), an estimate of the completion
-// at about four characters per token and estimated true.
-func (m *Meter) Usage() (prompt, completion int64, estimated bool) {
-	if !m.stream {
-		var body struct {
-			Usage *usageCounts `json:"usage"`
+// reported none, an estimate with Estimated set: for a stream that broke
+// off, the answer streamed so far; for a JSON answer without a readable
+// usage object, its size. The prompt of an estimate is 0: the caller
+// estimates it from the request (EstimatePromptTokens).
+func (m *Meter) Usage() Usage {
+	if m.stream {
+		if m.found {
+			return m.usage
 		}
-		if json.Unmarshal(m.json.Bytes(), &body) == nil && body.Usage != nil {
-			return body.Usage.Prompt, body.Usage.Completion, false
-		}
-		return 0, 0, true
+		return Usage{Completion: EstimateTokens(m.contentChars), Estimated: true}
 	}
-	if m.usage.found {
-		return m.usage.Prompt, m.usage.Completion, false
+	if u, ok := jsonUsage(m.json, m.clipped); ok {
+		return u
 	}
-	return 0, (m.contentChars + 3) / 4, true
+	return Usage{Completion: EstimateTokens(m.bytes), Estimated: true}
 }
 
-// RequestUsage prepares a /v1 request body for metering. It reports
-// whether the request streams, and for a stream that did not ask for usage
-// returns the body asking for it (stream_options.include_usage), with
-// dropUsage true so that the Meter removes the extra chunk again. Bodies
-// that are not JSON objects are returned unchanged.
-func RequestUsage(body []byte) (out []byte, stream, dropUsage bool) {
-	var req map[string]json.RawMessage
-	if json.Unmarshal(body, &req) != nil {
-		return body, false, false
+// jsonUsage reads the usage of a JSON answer, whole or only its tail.
+func jsonUsage(body []byte, tail bool) (Usage, bool) {
+	if !tail {
+		var answer struct {
+			Usage *wireUsage `json:"usage"`
+		}
+		if json.Unmarshal(body, &answer) != nil {
+			return Usage{}, false
+		}
+		return answer.Usage.counts()
 	}
-	if s, ok := req["stream"]; !ok || string(bytes.TrimSpace(s)) != "true" {
-		return body, false, false
+	// In the tail, the last "usage" key outside a string is the answer's:
+	// inside strings the quotes are escaped.
+	key := []byte(`"usage"`)
+	for end := len(body); end > 0; {
+		i := bytes.LastIndex(body[:end], key)
+		if i < 0 {
+			break
+		}
+		end = i
+		if i > 0 && body[i-1] == '\\' {
+			continue
+		}
+		rest := bytes.TrimLeft(body[i+len(key):], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		var u wireUsage
+		if json.NewDecoder(bytes.NewReader(rest[1:])).Decode(&u) != nil {
+			continue
+		}
+		if c, ok := u.counts(); ok {
+			return c, true
+		}
 	}
-	var opts map[string]json.RawMessage
-	if raw, ok := req["stream_options"]; ok && json.Unmarshal(raw, &opts) != nil {
-		return body, true, false // malformed; the backend will say so
-	}
-	if v, ok := opts["include_usage"]; ok && string(bytes.TrimSpace(v)) == "true" {
-		return body, true, false
-	}
-	if opts == nil {
-		opts = map[string]json.RawMessage{}
-	}
-	opts["include_usage"] = json.RawMessage("true")
-	raw, _ := json.Marshal(opts)
-	req["stream_options"] = raw
-	rewritten, err := json.Marshal(req)
-	if err != nil {
-		return body, true, false
-	}
-	return rewritten, true, true
+	return Usage{}, false
 }
 
-// EstimatePromptTokens estimates a request's prompt tokens from its body
-// at about four bytes per token, for streams that broke off before the
-// backend reported usage.
-func EstimatePromptTokens(body []byte) int64 { return int64(len(body)+3) / 4 }
+// EstimateTokens estimates tokens from characters (or bytes) at about
+// four per token, the usual figure for English text with BPE vocabularies.
+func EstimateTokens(chars int64) int64 { return (chars + 3) / 4 }
+
+// EstimatePromptTokens estimates a request's prompt tokens from its body,
+// for answers that reported no usage.
+func EstimatePromptTokens(body []byte) int64 { return EstimateTokens(int64(len(body))) }

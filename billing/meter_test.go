@@ -1,9 +1,13 @@
 package billing
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
 )
 
 const usageStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}],\"usage\":null}\n\n" +
@@ -11,25 +15,28 @@ const usageStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"H
 	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":2,\"total_tokens\":14}}\n\n" +
 	"data: [DONE]\n\n"
 
-// feed writes s to m in pieces of n bytes and returns what m passed on.
-func feed(m *Meter, s string, n int) string {
+// feed writes s to a meter of a response of contentType in pieces of n
+// bytes and returns what the meter passed on, the end included.
+func feed(m *Meter, contentType, s string, n int) string {
+	m.Start(contentType)
 	var out strings.Builder
 	for len(s) > 0 {
 		k := min(n, len(s))
 		out.Write(m.Write([]byte(s[:k])))
 		s = s[k:]
 	}
+	out.Write(m.Close())
 	return out.String()
 }
 
 func TestMeterStream(t *testing.T) {
 	for _, n := range []int{1, 7, 64, len(usageStream)} {
-		m := NewMeter(true, false)
-		if out := feed(m, usageStream, n); out != usageStream {
+		m := NewMeter(false)
+		if out := feed(m, "text/event-stream; charset=utf-8", usageStream, n); out != usageStream {
 			t.Fatalf("chunks of %d: stream changed:\n%s", n, out)
 		}
-		if p, c, est := m.Usage(); p != 12 || c != 2 || est {
-			t.Fatalf("chunks of %d: usage %d %d %v", n, p, c, est)
+		if u := m.Usage(); u != (Usage{Prompt: 12, Completion: 2}) {
+			t.Fatalf("chunks of %d: usage %+v", n, u)
 		}
 	}
 }
@@ -38,74 +45,198 @@ func TestMeterDropsTheUsageChunkItAskedFor(t *testing.T) {
 	want := strings.Replace(usageStream,
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":2,\"total_tokens\":14}}\n\n", "", 1)
 	for _, n := range []int{1, 5, 33, len(usageStream)} {
-		m := NewMeter(true, true)
-		if out := feed(m, usageStream, n); out != want {
+		m := NewMeter(true)
+		if out := feed(m, "text/event-stream", usageStream, n); out != want {
 			t.Fatalf("chunks of %d:\n%q\nwant\n%q", n, out, want)
 		}
-		if p, c, est := m.Usage(); p != 12 || c != 2 || est {
-			t.Fatalf("usage %d %d %v", p, c, est)
+		if u := m.Usage(); u != (Usage{Prompt: 12, Completion: 2}) {
+			t.Fatalf("usage %+v", u)
 		}
+	}
+}
+
+func TestMeterReadsLoneCRAndMultiLineData(t *testing.T) {
+	stream := "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\r\r" +
+		"data: {\"choices\":[],\r" + "data: \"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}\r\r"
+	m := NewMeter(false)
+	feed(m, "text/event-stream", stream, 3)
+	if u := m.Usage(); u != (Usage{Prompt: 5, Completion: 1}) {
+		t.Fatalf("usage %+v, want 5 and 1 from a multi-line event with lone CR endings", u)
+	}
+}
+
+// A stream is a stream because the answer says so, whatever the request
+// asked: a backend that streams a request the meter took for JSON is
+// still metered.
+func TestMeterDecidesByContentType(t *testing.T) {
+	m := NewMeter(false)
+	feed(m, "text/event-stream", usageStream, 10)
+	if u := m.Usage(); u.Estimated || u.Prompt != 12 {
+		t.Fatalf("usage %+v", u)
+	}
+}
+
+func TestMeterFlushesAFinalPartialLine(t *testing.T) {
+	stream := "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]"
+	m := NewMeter(true)
+	if out := feed(m, "text/event-stream", stream, 4); out != stream {
+		t.Fatalf("got %q, want the whole stream including its unterminated last line", out)
+	}
+}
+
+// One long line used to be copied again on every write; now the work is
+// linear. 16 MiB in 4 KiB writes must finish and relay every byte.
+func TestMeterLongLineIsRelayedWhole(t *testing.T) {
+	long := "data: " + strings.Repeat("x", 16<<20) + "\n\n"
+	m := NewMeter(true)
+	out := feed(m, "text/event-stream", long, 4096)
+	if len(out) != len(long) {
+		t.Fatalf("relayed %d of %d bytes", len(out), len(long))
+	}
+	if u := m.Usage(); !u.Estimated {
+		t.Fatalf("usage %+v, want an estimate", u)
 	}
 }
 
 func TestMeterEstimatesABrokenStream(t *testing.T) {
-	m := NewMeter(true, false)
-	feed(m, "data: {\"choices\":[{\"delta\":{\"content\":\"12345678\"}}]}\n\n", 3)
-	if p, c, est := m.Usage(); p != 0 || c != 2 || !est {
-		t.Fatalf("usage %d %d %v, want an estimate of 2 completion tokens", p, c, est)
+	m := NewMeter(false)
+	feed(m, "text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"12345678\"}}]}\n\n", 3)
+	if u := m.Usage(); u != (Usage{Completion: 2, Estimated: true}) {
+		t.Fatalf("usage %+v, want an estimate of 2 completion tokens", u)
 	}
 }
 
 func TestMeterJSON(t *testing.T) {
-	body := `{"id":"x","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`
-	m := NewMeter(false, true)
-	if out := feed(m, body, 10); out != body {
-		t.Fatalf("JSON changed: %s", out)
-	}
-	if p, c, est := m.Usage(); p != 9 || c != 3 || est {
-		t.Fatalf("usage %d %d %v", p, c, est)
-	}
-	m = NewMeter(false, false)
-	feed(m, `{"object":"list","data":[]}`, 4)
-	if _, _, est := m.Usage(); !est {
-		t.Fatal("an answer without usage reported usage")
-	}
-}
-
-func TestRequestUsage(t *testing.T) {
 	tests := []struct {
-		name            string
-		body            string
-		stream, dropped bool
-		includeUsage    bool
+		name string
+		body string
+		want Usage
 	}{
-		{"json", `{"model":"m","messages":[]}`, false, false, false},
-		{"stream without options", `{"model":"m","stream":true}`, true, true, true},
-		{"stream with other options", `{"stream":true,"stream_options":{"x":1}}`, true, true, true},
-		{"stream asking for usage", `{"stream":true,"stream_options":{"include_usage":true}}`, true, false, true},
-		{"stream false", `{"stream":false}`, false, false, false},
-		{"not json", `stream=true`, false, false, false},
-		{"malformed options", `{"stream":true,"stream_options":"yes"}`, true, false, false},
+		{name: "chat", body: `{"id":"x","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`, want: Usage{Prompt: 9, Completion: 3}},
+		{name: "embeddings", body: `{"object":"list","data":[],"usage":{"prompt_tokens":7,"total_tokens":7}}`, want: Usage{Prompt: 7}},
+		{name: "responses", body: `{"object":"response","output":[],"usage":{"input_tokens":40,"output_tokens":6,"total_tokens":46}}`, want: Usage{Prompt: 40, Completion: 6}},
+		{name: "no usage is estimated from size", body: `{"object":"list","data":[]}`, want: Usage{Completion: 7, Estimated: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, stream, dropped := RequestUsage([]byte(tt.body))
-			if stream != tt.stream || dropped != tt.dropped {
-				t.Fatalf("stream %v dropped %v", stream, dropped)
+			m := NewMeter(false)
+			if out := feed(m, "application/json", tt.body, 10); out != tt.body {
+				t.Fatalf("JSON changed: %s", out)
 			}
-			var req struct {
-				StreamOptions map[string]any `json:"stream_options"`
-			}
-			_ = json.Unmarshal(out, &req)
-			if got := req.StreamOptions["include_usage"] == true; got != tt.includeUsage {
-				t.Fatalf("body %s: include_usage %v, want %v", out, got, tt.includeUsage)
-			}
-			if !dropped && string(out) != tt.body {
-				t.Fatalf("body changed without need: %s", out)
-			}
-			if strings.Contains(tt.body, `"x":1`) && !strings.Contains(string(out), `"x":1`) {
-				t.Fatalf("other stream options lost: %s", out)
+			if u := m.Usage(); u != tt.want {
+				t.Fatalf("usage %+v, want %+v", u, tt.want)
 			}
 		})
 	}
+}
+
+// An answer far over the kept size still has its usage read, from its
+// tail, and a "usage" inside the answer's text does not fool it.
+func TestMeterLargeJSONReadsTheTail(t *testing.T) {
+	content, _ := json.Marshal(strings.Repeat(`say "usage": {"prompt_tokens": 1} `, 400_000))
+	body := `{"choices":[{"message":{"content":` + string(content) + `}}],"usage":{"prompt_tokens":1234,"completion_tokens":4321}}`
+	if len(body) < 8<<20 {
+		t.Fatalf("body of %d bytes is not large", len(body))
+	}
+	m := NewMeter(false)
+	if out := feed(m, "application/json", body, 32<<10); len(out) != len(body) {
+		t.Fatalf("relayed %d of %d bytes", len(out), len(body))
+	}
+	if u := m.Usage(); u != (Usage{Prompt: 1234, Completion: 4321}) {
+		t.Fatalf("usage %+v", u)
+	}
+}
+
+func TestParseV1(t *testing.T) {
+	tests := []struct {
+		name      string
+		body      string
+		stream    bool
+		dropUsage bool
+		maxTokens int64
+		wantCode  string
+	}{
+		{name: "json", body: `{"model":"m","messages":[]}`},
+		{name: "stream without options", body: `{"model":"m","stream":true}`, stream: true, dropUsage: true},
+		{name: "stream with other options", body: `{"stream":true,"stream_options":{"x":1}}`, stream: true, dropUsage: true},
+		{name: "stream asking for usage", body: `{"stream":true,"stream_options":{"include_usage":true}}`, stream: true},
+		{name: "stream false", body: `{"stream":false}`},
+		{name: "stream null", body: `{"stream":null}`},
+		{name: "max tokens", body: `{"max_tokens":300}`, maxTokens: 300},
+		{name: "max completion tokens first", body: `{"max_completion_tokens":20,"max_tokens":300}`, maxTokens: 20},
+		{name: "not json", body: `stream=true`, wantCode: "invalid_json"},
+		{name: "a byte-order mark", body: "\xEF\xBB\xBF{\"stream\":true}", wantCode: "invalid_json"},
+		{name: "NaN", body: `{"stream":true,"temperature":NaN}`, wantCode: "invalid_json"},
+		{name: "stream as a number", body: `{"stream":1}`, wantCode: "invalid_parameter"},
+		{name: "stream as a string", body: `{"stream":"true"}`, wantCode: "invalid_parameter"},
+		{name: "a key in two cases", body: `{"stream":true,"Stream":false}`, wantCode: "invalid_json"},
+		{name: "a key twice", body: `{"stream":false,"stream":true}`, wantCode: "invalid_json"},
+		{name: "trailing data", body: `{"stream":false} {"stream":true}`, wantCode: "invalid_json"},
+		{name: "an array", body: `[{"stream":true}]`, wantCode: "invalid_json"},
+		{name: "malformed options", body: `{"stream":true,"stream_options":"yes"}`, wantCode: "invalid_parameter"},
+		{name: "a long model", body: `{"model":"` + strings.Repeat("m", MaxModelChars+1) + `"}`, wantCode: "invalid_parameter"},
+		{name: "negative max tokens", body: `{"max_tokens":-1}`, wantCode: "invalid_parameter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := ParseV1([]byte(tt.body))
+			if tt.wantCode != "" {
+				var ae *apierror.Error
+				if !errors.As(err, &ae) || ae.Status != 400 || ae.Code != tt.wantCode {
+					t.Fatalf("error %v, want 400 %s", err, tt.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Stream != tt.stream || req.DropUsage != tt.dropUsage || req.MaxTokens != tt.maxTokens {
+				t.Fatalf("got %+v", req)
+			}
+			var sent struct {
+				StreamOptions map[string]any `json:"stream_options"`
+			}
+			if err := json.Unmarshal(req.Body, &sent); err != nil {
+				t.Fatalf("body sent upstream is not JSON: %s", req.Body)
+			}
+			if tt.dropUsage && sent.StreamOptions["include_usage"] != true {
+				t.Fatalf("usage not asked for: %s", req.Body)
+			}
+			if !tt.dropUsage && !bytes.Equal(req.Body, []byte(tt.body)) {
+				t.Fatalf("body changed without need: %s", req.Body)
+			}
+			if strings.Contains(tt.body, `"x":1`) && !strings.Contains(string(req.Body), `"x":1`) {
+				t.Fatalf("other stream options lost: %s", req.Body)
+			}
+		})
+	}
+}
+
+// FuzzMeterUsage feeds arbitrary answers through the meter in pieces. It
+// must not panic, must relay every byte when nothing is dropped, and
+// must report the same usage however the answer was cut.
+func FuzzMeterUsage(f *testing.F) {
+	f.Add([]byte(usageStream), uint16(7), true)
+	f.Add([]byte(`{"usage":{"prompt_tokens":9,"completion_tokens":3}}`), uint16(5), false)
+	f.Add([]byte("data: {\"response\":{\"usage\":{\"input_tokens\":3}}}\r\r"), uint16(2), true)
+	f.Fuzz(func(t *testing.T, answer []byte, step uint16, stream bool) {
+		ct := "application/json"
+		if stream {
+			ct = "text/event-stream"
+		}
+		whole := NewMeter(false)
+		feed(whole, ct, string(answer), len(answer)+1)
+		pieces := NewMeter(false)
+		out := feed(pieces, ct, string(answer), int(step%64)+1)
+		if out != string(answer) {
+			t.Fatalf("relayed %q, want %q", out, answer)
+		}
+		if whole.Usage() != pieces.Usage() {
+			t.Fatalf("usage %+v whole, %+v in pieces", whole.Usage(), pieces.Usage())
+		}
+		dropped := NewMeter(true)
+		if out := feed(dropped, ct, string(answer), int(step%64)+1); len(out) > len(answer) {
+			t.Fatalf("relayed more than was sent")
+		}
+	})
 }

@@ -26,13 +26,16 @@ func init() {
 // through without its Authorization header, so the caller's key can never
 // be forwarded upstream.
 //
-// It also gives every request an id: X-Request-Id from the caller when it
-// is a plain token of at most 128 characters, a new UUID otherwise, echoed
-// in the response.
+// It also gives every request two ids. The request id, for correlation,
+// is X-Request-Id from the caller when it is a plain token of at most 128
+// characters, a new UUID otherwise, echoed in the response. The charge
+// id is always the server's own UUID of the request: usage records and
+// charges are keyed by it, so a caller who repeats an X-Request-Id is
+// charged for every request it makes.
 //
 // Placeholders set for later handlers and access logs:
-// {switchyard.request_id}, {switchyard.account_id}, {switchyard.account},
-// {switchyard.key_id} and {switchyard.key_hint}.
+// {switchyard.request_id}, {switchyard.charge_id}, {switchyard.account_id},
+// {switchyard.account}, {switchyard.key_id} and {switchyard.key_hint}.
 type Auth struct {
 	authn  *policy.Authenticator
 	logger *zap.Logger
@@ -70,6 +73,7 @@ func (h *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	}
 	w.Header().Set("X-Request-Id", reqID)
 	repl.Set("switchyard.request_id", reqID)
+	repl.Set("switchyard.charge_id", newRequestID(repl))
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
@@ -87,6 +91,13 @@ func (h *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	repl.Set("switchyard.key_id", p.KeyID)
 	repl.Set("switchyard.key_hint", p.KeyHint)
 	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
+}
+
+// chargeID returns the server's own id of r, set by switchyard_auth.
+func chargeID(r *http.Request) string {
+	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	id, _ := repl.GetString("switchyard.charge_id")
+	return id
 }
 
 // newRequestID reuses Caddy's per-request UUID so that Caddy's own logs

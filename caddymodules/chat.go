@@ -166,7 +166,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	}
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	reqID, _ := repl.GetString("switchyard.request_id")
-	h.orch.Serve(w, r, req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID})
+	h.orch.Serve(w, r, req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID, ChargeID: chargeID(r)})
 	return nil
 }
 

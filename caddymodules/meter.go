@@ -3,10 +3,11 @@ package caddymodules
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -18,7 +19,6 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
-	"github.com/switchyardhq/switchyard/storage"
 )
 
 func init() {
@@ -29,14 +29,14 @@ func init() {
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_meter", httpcaddyfile.Before, "reverse_proxy")
 }
 
-// Meter charges the legacy /v1 API per token, like /v3: it reads the
-// usage the backend reports in each successful POST answer (the "usage"
-// of a JSON answer or of a stream's final chunk) and records and charges
-// it once per request id. A stream whose client did not ask for usage is
-// asked for it upstream, and the extra usage chunk is removed again, so
-// the client sees the stream it asked for. A stream that breaks off before
-// its usage is charged by estimate. Requests the backend refuses are not
-// charged. It needs switchyard_auth in front of it.
+// Meter charges the legacy /v1 API per token, like /v3, with the rules of
+// billing.ParseV1, billing.Meter and billing.V1Record: a JSON body is
+// read strictly (what the meter cannot read is refused with 400, so no
+// backend reads it differently), the usage the backend reports is read
+// as the answer passes, and the request is charged once, under the
+// server's own id for it. A client that leaves mid-answer is charged
+// for what was generated. Multipart bodies pass through unread. It needs
+// switchyard_auth in front of it.
 type Meter struct {
 	app      *App
 	recorder *billing.Recorder
@@ -64,92 +64,95 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
-func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
 	p, ok := policy.PrincipalFrom(r.Context())
-	if !ok || r.Method != http.MethodPost || r.Body == nil {
+	if !ok || r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		return next.ServeHTTP(w, r)
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
+		return next.ServeHTTP(w, r) // uploads stream through; they are not completions
 	}
 	body, err := requestBody(r, h.app.Limits.maxBodyBytes())
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	sent, stream, dropUsage := billing.RequestUsage(body)
-	r.Body = io.NopCloser(bytes.NewReader(sent))
-	r.ContentLength = int64(len(sent))
-	r.Header.Set("Content-Length", strconv.Itoa(len(sent)))
+	req, err := billing.ParseV1(body)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(req.Body))
+	r.ContentLength = int64(len(req.Body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
+	// The body is already read: a 100 Continue must not be asked of, or
+	// answered by, the backend.
+	r.Header.Del("Expect")
 
-	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(stream, dropUsage)}
-	started := time.Now()
-	err = next.ServeHTTP(mw, r)
-	if mw.status < 200 || mw.status > 299 {
-		return err
-	}
-	prompt, completion, estimated := mw.meter.Usage()
-	if estimated && !stream {
-		return err // an answer without usage is not a completion
-	}
-	if estimated && prompt == 0 {
-		prompt = billing.EstimatePromptTokens(body)
-	}
-	outcome := storage.OutcomeCompleted
-	if estimated {
-		outcome = storage.OutcomeClientGone
-		if r.Context().Err() == nil {
-			outcome = storage.OutcomeUpstreamFailed
+	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(req.DropUsage)}
+	x := billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
+	// Charged in a defer: reverse_proxy ends a stream the client cut off
+	// with panic(http.ErrAbortHandler), and that request is owed too.
+	defer func() {
+		rec := recover()
+		mw.flushRest()
+		x.Status, x.Streamed, x.Usage = mw.status, mw.meter.Streamed(), mw.meter.Usage()
+		x.ClientGone = r.Context().Err() != nil || rec != nil
+		x.Finished = time.Now()
+		h.charge(r.Context(), x)
+		if rec != nil {
+			panic(rec)
 		}
+	}()
+	return next.ServeHTTP(mw, r)
+}
+
+// charge records and charges x, with a context that outlives the client.
+func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
+	rec, ok := billing.V1Record(x)
+	if !ok {
+		return
 	}
-	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	reqID, _ := repl.GetString("switchyard.request_id")
-	var model struct {
-		Model string `json:"model"`
-	}
-	_ = json.Unmarshal(body, &model)
-	// The client may be gone; the charge is still owed.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, rerr := h.recorder.RecordUsage(ctx, storage.UsageRecord{
-		AccountID:        p.AccountID,
-		KeyID:            p.KeyID,
-		RequestID:        reqID,
-		Model:            model.Model,
-		Stream:           stream,
-		PromptTokens:     prompt,
-		CompletionTokens: completion,
-		Estimated:        estimated,
-		Rounds:           1,
-		Outcome:          outcome,
-		Started:          started,
-		Finished:         time.Now(),
-	}); rerr != nil {
-		h.logger.Error("recording /v1 usage", zap.String("request_id", reqID), zap.Error(rerr))
+	if _, err := h.recorder.RecordUsage(ctx, rec); err != nil {
+		h.logger.Error("recording /v1 usage", zap.String("charge_id", x.ChargeID), zap.Error(err))
 	}
-	return err
 }
 
 // meterWriter passes a response through a billing.Meter.
 type meterWriter struct {
 	http.ResponseWriter
 	meter  *billing.Meter
-	status int
+	status int // the final status; informational 1xx ones do not count
 }
 
 func (w *meterWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
+	if code < 200 {
+		// 103 Early Hints and the like go to the client; the answer is
+		// still to come.
+		w.ResponseWriter.WriteHeader(code)
+		return
 	}
-	if w.status >= 200 && w.status <= 299 && code >= 200 {
+	if w.status != 0 {
+		return
+	}
+	w.status = code
+	if w.metered() {
+		w.meter.Start(w.Header().Get("Content-Type"))
 		// The usage chunk may be removed: the length is no longer known.
 		w.Header().Del("Content-Length")
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
+func (w *meterWriter) metered() bool { return w.status >= 200 && w.status <= 299 }
+
 func (w *meterWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.status < 200 || w.status > 299 {
+	if !w.metered() {
 		return w.ResponseWriter.Write(p)
 	}
 	if out := w.meter.Write(p); len(out) > 0 {
@@ -158,6 +161,16 @@ func (w *meterWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// flushRest sends what the meter still holds when the answer ends.
+func (w *meterWriter) flushRest() {
+	if !w.metered() {
+		return
+	}
+	if rest := w.meter.Close(); len(rest) > 0 {
+		_, _ = w.ResponseWriter.Write(rest)
+	}
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer, so

@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -16,6 +18,7 @@ import (
 func charges(t *testing.T, e env, account string) []storage.LedgerEntry {
 	t.Helper()
 	st := openStore(t, e)
+	defer st.Close() // callers poll; keep no connections open between calls
 	ctx := context.Background()
 	acct, err := st.AccountByName(ctx, account)
 	if err != nil {
@@ -34,72 +37,209 @@ func charges(t *testing.T, e env, account string) []storage.LedgerEntry {
 	return out
 }
 
+// chargedSince returns the charges of an account beyond the first n.
+func chargedSince(t *testing.T, e env, account string, n int) []storage.LedgerEntry {
+	t.Helper()
+	got := charges(t, e, account)
+	if len(got) < n {
+		t.Fatalf("%d charges, fewer than the %d before", len(got), n)
+	}
+	return got[:len(got)-n]
+}
+
 func TestV1IsCharged(t *testing.T) {
 	backends(t, func(t *testing.T, e env) {
 		up := testupstream.Start(t, testupstream.Options{})
 		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
 		key := fundedKey(t, e, "legacy")
+		mustCLI(t, e, "accounts", "topup", "--account", "legacy", "--usd", "1000", "--reference", "fund-more")
 		g := startGateway(t, e)
 		price := policy.ProfileFor(policy.RevisionB).Price
+		big := &testupstream.Usage{PromptTokens: 200_000, CompletionTokens: 100_000, TotalTokens: 300_000}
 
-		// A JSON answer: charged what its usage says.
-		up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: &testupstream.Usage{PromptTokens: 200_000, CompletionTokens: 100_000, TotalTokens: 300_000}})
-		status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "json-1")
-		if status != http.StatusOK || !strings.Contains(body, `"prompt_tokens":200000`) {
-			t.Fatalf("JSON: %d %s", status, body)
-		}
-		got := charges(t, e, "legacy")
-		if len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) || got[0].Reference != "req:json-1" {
-			t.Fatalf("charges after a JSON answer: %+v (want %d cents)", got, price(200_000, 100_000))
-		}
+		t.Run("a JSON answer is charged its usage under the server's id", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
+			status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "json-1")
+			if status != http.StatusOK || !strings.Contains(body, `"prompt_tokens":200000`) {
+				t.Fatalf("JSON: %d %s", status, body)
+			}
+			got := chargedSince(t, e, "legacy", before)
+			if len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) {
+				t.Fatalf("charges after a JSON answer: %+v (want %d cents)", got, price(200_000, 100_000))
+			}
+			if ref := got[0].Reference; !strings.HasPrefix(ref, "req:") || ref == "req:json-1" {
+				t.Errorf("charge reference %q: want the server's own id, not the caller's", ref)
+			}
+		})
 
-		// The same request id again is not charged twice.
-		up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: &testupstream.Usage{PromptTokens: 200_000, CompletionTokens: 100_000, TotalTokens: 300_000}})
-		g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "json-1")
-		if n := len(charges(t, e, "legacy")); n != 1 {
-			t.Fatalf("a retried request id was charged again: %d charges", n)
-		}
+		t.Run("a repeated X-Request-Id is charged every time", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			for range 3 {
+				up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
+				if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "same-id"); status != 200 {
+					t.Fatalf("%d %s", status, body)
+				}
+			}
+			if got := chargedSince(t, e, "legacy", before); len(got) != 3 {
+				t.Fatalf("3 requests with one X-Request-Id made %d charges", len(got))
+			}
+		})
 
-		// A stream that did not ask for usage: asked upstream, charged,
-		// and the client's stream has no usage chunk.
-		up.Enqueue(testupstream.Reply{Content: "Streamed.", Usage: &testupstream.Usage{PromptTokens: 50_000, CompletionTokens: 50_000, TotalTokens: 100_000}})
-		status, _, body = g.do("POST", "/v1/chat/completions", key, streamBody, "X-Request-Id", "stream-1")
-		if status != http.StatusOK || !strings.HasSuffix(body, "data: [DONE]\n\n") {
-			t.Fatalf("stream: %d %s", status, body)
-		}
-		if strings.Contains(body, `"choices":[]`) || strings.Contains(body, `"prompt_tokens"`) {
-			t.Fatalf("the client got a usage chunk it did not ask for:\n%s", body)
-		}
-		last := up.ChatRequests()[len(up.ChatRequests())-1]
-		if opts, _ := json.Marshal(last.StreamOptions); !strings.Contains(string(opts), `"include_usage":true`) {
-			t.Fatalf("usage was not asked for upstream: %s", opts)
-		}
-		got = charges(t, e, "legacy")
-		if len(got) != 2 || got[0].AmountCents != -price(50_000, 50_000) {
-			t.Fatalf("charges after a stream: %+v", got)
-		}
+		t.Run("a stream without usage asked is charged and shown none", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			up.Enqueue(testupstream.Reply{Content: "Streamed.", Usage: &testupstream.Usage{PromptTokens: 50_000, CompletionTokens: 50_000, TotalTokens: 100_000}})
+			status, _, body := g.do("POST", "/v1/chat/completions", key, streamBody)
+			if status != http.StatusOK || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+				t.Fatalf("stream: %d %s", status, body)
+			}
+			if strings.Contains(body, `"choices":[]`) || strings.Contains(body, `"prompt_tokens"`) {
+				t.Fatalf("the client got a usage chunk it did not ask for:\n%s", body)
+			}
+			last := up.ChatRequests()[len(up.ChatRequests())-1]
+			if opts, _ := json.Marshal(last.StreamOptions); !strings.Contains(string(opts), `"include_usage":true`) {
+				t.Fatalf("usage was not asked for upstream: %s", opts)
+			}
+			if got := chargedSince(t, e, "legacy", before); len(got) != 1 || got[0].AmountCents != -price(50_000, 50_000) {
+				t.Fatalf("charges after a stream: %+v", got)
+			}
+		})
 
-		// A stream that asked for usage gets it, unchanged.
-		up.Enqueue(testupstream.Text("With usage."))
-		_, _, body = g.do("POST", "/v1/chat/completions", key,
-			`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
-		if !strings.Contains(body, `"choices":[]`) || !strings.Contains(body, `"prompt_tokens"`) {
-			t.Fatalf("the usage chunk the client asked for is missing:\n%s", body)
-		}
+		t.Run("a stream that asked for usage gets it unchanged", func(t *testing.T) {
+			up.Enqueue(testupstream.Text("With usage."))
+			_, _, body := g.do("POST", "/v1/chat/completions", key,
+				`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+			if !strings.Contains(body, `"choices":[]`) || !strings.Contains(body, `"prompt_tokens"`) {
+				t.Fatalf("the usage chunk the client asked for is missing:\n%s", body)
+			}
+		})
 
-		// Refused upstream: not charged.
-		before := len(charges(t, e, "legacy"))
-		up.Enqueue(testupstream.Error(500, ""))
-		if status, _, _ := g.do("POST", "/v1/chat/completions", key, chatBody); status != 500 {
-			t.Fatalf("scripted failure answered %d", status)
-		}
-		if n := len(charges(t, e, "legacy")); n != before {
-			t.Fatalf("a failed request was charged")
-		}
-		// Reads are free.
-		g.do("GET", "/v1/models", key, "")
-		if n := len(charges(t, e, "legacy")); n != before {
-			t.Fatalf("GET /v1/models was charged")
-		}
+		t.Run("Expect 100-continue is charged", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
+			req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Expect", "100-continue")
+			client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 5 * time.Second}}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			if got := chargedSince(t, e, "legacy", before); len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) {
+				t.Fatalf("charges after Expect: 100-continue: %+v", got)
+			}
+			if all := up.Requests(); all[len(all)-1].Header.Get("Expect") != "" {
+				t.Errorf("Expect reached the backend: %q", all[len(all)-1].Header.Get("Expect"))
+			}
+		})
+
+		t.Run("103 Early Hints then 200 is charged", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big, EarlyHints: true})
+			if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody); status != 200 {
+				t.Fatalf("%d %s", status, body)
+			}
+			if got := chargedSince(t, e, "legacy", before); len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) {
+				t.Fatalf("charges after 103 then 200: %+v", got)
+			}
+		})
+
+		t.Run("bodies the meter cannot read are refused", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			calls := len(up.ChatRequests())
+			for _, body := range []string{
+				`{"model":"m","stream":1,"messages":[{"role":"user","content":"hi"}]}`,
+				`{"model":"m","stream":true,"temperature":NaN,"messages":[{"role":"user","content":"hi"}]}`,
+				"\xEF\xBB\xBF" + streamBody,
+				`{"model":"m","stream":true,"Stream":false,"messages":[{"role":"user","content":"hi"}]}`,
+			} {
+				status, _, out := g.do("POST", "/v1/chat/completions", key, body)
+				if status != 400 || !strings.Contains(out, `"invalid_`) {
+					t.Errorf("%q: %d %s, want 400 in the envelope", body, status, out)
+				}
+			}
+			if n := len(up.ChatRequests()); n != calls {
+				t.Errorf("%d refused bodies reached the backend", n-calls)
+			}
+			if got := chargedSince(t, e, "legacy", before); len(got) != 0 {
+				t.Errorf("refused bodies were charged: %+v", got)
+			}
+		})
+
+		t.Run("a stream sent as text/plain is still metered", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			up.Enqueue(testupstream.Reply{Content: "Plain.", Usage: big})
+			status, _, body := g.do("POST", "/v1/chat/completions", key, streamBody, "Content-Type", "text/plain")
+			if status != 200 || !strings.Contains(body, "data: [DONE]") {
+				t.Fatalf("%d %s", status, body)
+			}
+			if got := chargedSince(t, e, "legacy", before); len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) {
+				t.Fatalf("charges: %+v", got)
+			}
+		})
+
+		t.Run("an answer over 8 MiB is charged its usage", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			up.Enqueue(testupstream.Reply{Content: strings.Repeat("long answer ", 800_000), Usage: big})
+			status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody)
+			if status != 200 || len(body) < 8<<20 {
+				t.Fatalf("%d, %d bytes", status, len(body))
+			}
+			got := chargedSince(t, e, "legacy", before)
+			if len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) {
+				t.Fatalf("charges after a large answer: %+v", got)
+			}
+		})
+
+		t.Run("a stream the client cuts off is charged", func(t *testing.T) {
+			// A backend that takes its time, so that the client leaves
+			// long before the end.
+			slow := testupstream.Start(t, testupstream.Options{InterTokenDelay: 20 * time.Millisecond})
+			slow.Enqueue(testupstream.Reply{Content: strings.Repeat("token ", 400), Usage: big})
+			g := startGateway(t, e.with("SWITCHYARD_UPSTREAM", slow.URL()))
+			before := len(charges(t, e, "legacy"))
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(streamBody))
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 256)
+			if _, err := io.ReadAtLeast(resp.Body, buf, 1); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			resp.Body.Close()
+			deadline := time.Now().Add(10 * time.Second)
+			for len(charges(t, e, "legacy")) == before && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			got := chargedSince(t, e, "legacy", before)
+			if len(got) != 1 || got[0].AmountCents >= 0 {
+				t.Fatalf("charges after a cut-off stream: %+v", got)
+			}
+			if got[0].AmountCents == -price(200_000, 100_000) {
+				t.Errorf("charged the full usage of a stream that was cut off: %+v", got[0])
+			}
+		})
+
+		t.Run("refused upstream and reads are free", func(t *testing.T) {
+			before := len(charges(t, e, "legacy"))
+			up.Enqueue(testupstream.Error(500, ""))
+			if status, _, _ := g.do("POST", "/v1/chat/completions", key, chatBody); status != 500 {
+				t.Fatalf("scripted failure answered %d", status)
+			}
+			g.do("GET", "/v1/models", key, "")
+			if got := chargedSince(t, e, "legacy", before); len(got) != 0 {
+				t.Fatalf("a failed request or a read was charged: %+v", got)
+			}
+		})
 	})
 }

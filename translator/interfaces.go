@@ -42,6 +42,10 @@ type UsageRecorder interface {
 type Caller struct {
 	AccountID string
 	KeyID     string
-	// RequestID is the X-Request-Id of the request, for logs and records.
+	// RequestID is the X-Request-Id of the request, for logs.
 	RequestID string
+	// ChargeID is the server's own id of the request, the key of its
+	// usage record and charge. It must never come from the client, who
+	// could repeat it.
+	ChargeID string
 }

@@ -148,8 +148,12 @@ func (t *turn) record(ctx context.Context, err error) int64 {
 	if t.o.cfg.Usage == nil {
 		return fallback
 	}
+	chargeID := t.caller.ChargeID
+	if chargeID == "" {
+		chargeID = randomID() // a fresh id can never match an earlier charge
+	}
 	rec := storage.UsageRecord{
-		AccountID: t.caller.AccountID, KeyID: t.caller.KeyID, RequestID: t.caller.RequestID,
+		AccountID: t.caller.AccountID, KeyID: t.caller.KeyID, RequestID: chargeID,
 		EndUser: t.req.EndUser, SessionID: t.req.SessionID, Model: t.req.Model, Stream: t.req.Stream,
 		PromptTokens: t.usage.prompt, CompletionTokens: t.usage.completion, AnswerTokens: t.usage.answer,
 		Estimated: t.usage.estimated, Rounds: t.rounds, ToolCalls: t.toolCalls, Outcome: outcome,

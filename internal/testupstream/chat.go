@@ -28,6 +28,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, rec *Request,
 	if reply.Disconnect {
 		abort()
 	}
+	if reply.EarlyHints {
+		w.Header().Set("Link", "</v1/models>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		writeErrorReply(w, reply)
 		return

@@ -56,6 +56,10 @@ type Reply struct {
 	// Disconnect closes the connection without sending a response.
 	Disconnect bool
 
+	// EarlyHints sends a 103 Early Hints response with a Link header
+	// before the answer, as some proxies in front of backends do.
+	EarlyHints bool
+
 	// BreakAfter, when positive, cuts a stream after that many data
 	// frames (the role chunk counts; [DONE] does not) by closing the
 	// connection, so the client sees an unexpected EOF. A value past the

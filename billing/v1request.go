@@ -1,0 +1,181 @@
+package billing
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
+)
+
+// MaxModelChars bounds the model string of a metered request. Model names
+// are short; a longer one is refused rather than stored and echoed.
+const MaxModelChars = 256
+
+// V1Request is a /v1 JSON request body as the meter read it. Body is what
+// is sent upstream: the client's bytes, or, for a stream that did not ask
+// for usage, the same object with stream_options.include_usage added, so
+// that what is billed is what the backend was asked.
+type V1Request struct {
+	Body   []byte
+	Model  string
+	Stream bool
+	// DropUsage is set when usage was asked for on the client's behalf:
+	// the Meter removes the usage-only chunk again.
+	DropUsage bool
+	// MaxTokens is the request's max_completion_tokens (or max_tokens),
+	// 0 when it sets none.
+	MaxTokens int64
+}
+
+// ParseV1 reads a /v1 request body strictly, as Go parses JSON: a body
+// that is not exactly one JSON object (a byte-order mark, NaN, trailing
+// data), a top-level key given twice in any letter case, a "stream" that
+// is not a boolean, or a "model" that is not a short string is refused
+// with 400, so that no backend can read a request differently from the
+// meter. Errors are *apierror.Error.
+func ParseV1(body []byte) (V1Request, error) {
+	fields, err := topLevel(body)
+	if err != nil {
+		return V1Request{}, err
+	}
+	req := V1Request{Body: body}
+	if v, ok := fields.get("model"); ok {
+		if json.Unmarshal(v, &req.Model) != nil {
+			return V1Request{}, invalidParam("model must be a string.")
+		}
+		if len(req.Model) > MaxModelChars {
+			return V1Request{}, invalidParam(fmt.Sprintf("model must be at most %d characters.", MaxModelChars))
+		}
+	}
+	if v, ok := fields.get("stream"); ok && !isNull(v) {
+		if json.Unmarshal(v, &req.Stream) != nil {
+			return V1Request{}, invalidParam("stream must be a boolean.")
+		}
+	}
+	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
+		if v, ok := fields.get(name); ok && !isNull(v) {
+			if json.Unmarshal(v, &req.MaxTokens) != nil || req.MaxTokens < 0 {
+				return V1Request{}, invalidParam(name + " must be a non-negative integer.")
+			}
+			break
+		}
+	}
+	if !req.Stream {
+		return req, nil
+	}
+	var opts fieldList
+	if v, ok := fields.get("stream_options"); ok && !isNull(v) {
+		if opts, err = topLevel(v); err != nil {
+			return V1Request{}, invalidParam("stream_options must be an object.")
+		}
+		if u, ok := opts.get("include_usage"); ok && !isNull(u) {
+			var include bool
+			if json.Unmarshal(u, &include) != nil {
+				return V1Request{}, invalidParam("stream_options.include_usage must be a boolean.")
+			}
+			if include {
+				return req, nil
+			}
+		}
+	}
+	req.Body = fields.set("stream_options", fieldList(opts).set("include_usage", json.RawMessage("true")))
+	req.DropUsage = true
+	return req, nil
+}
+
+type field struct {
+	name  string
+	value json.RawMessage
+}
+
+type fieldList []field
+
+func (l fieldList) get(name string) (json.RawMessage, bool) {
+	for _, f := range l {
+		if f.name == name {
+			return f.value, true
+		}
+	}
+	return nil, false
+}
+
+// set returns the object with name set to value, in place when present,
+// else added at the end, every other member byte for byte as it was.
+func (l fieldList) set(name string, value json.RawMessage) []byte {
+	out := make(fieldList, 0, len(l)+1)
+	found := false
+	for _, f := range l {
+		if f.name == name {
+			f.value, found = value, true
+		}
+		out = append(out, f)
+	}
+	if !found {
+		out = append(out, field{name, value})
+	}
+	return encodeObject(out)
+}
+
+func encodeObject(fs fieldList) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(f.name)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(f.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// topLevel splits a JSON object into its members in order, refusing what
+// is not one valid object and keys repeated in any letter case (some
+// backends match keys case-insensitively, and which copy wins differs).
+func topLevel(body []byte) (fieldList, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, invalidJSON("The request body must be a JSON object.")
+	}
+	var fields fieldList
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, invalidJSON("The request body is not valid JSON.")
+		}
+		name := tok.(string)
+		if fold := strings.ToLower(name); seen[fold] {
+			return nil, invalidJSON(fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(name, 40)))
+		} else {
+			seen[fold] = true
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalidJSON("The request body is not valid JSON.")
+		}
+		fields = append(fields, field{name, v})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, invalidJSON("The request body is not valid JSON.")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, invalidJSON("The request body has data after its JSON object.")
+	}
+	return fields, nil
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+func invalidJSON(msg string) error { return apierror.InvalidRequest("invalid_json", msg) }
+
+func invalidParam(msg string) error { return apierror.InvalidRequest("invalid_parameter", msg) }
