@@ -85,6 +85,14 @@ type App struct {
 	// The OpenAI-compatible backend.
 	Upstream Upstream `json:"upstream,omitempty"`
 
+	// Providers of the web_search tool. Default: from the environment
+	// ($SWITCHYARD_SEARCH_URL and friends); none means no web search.
+	Search *SearchConfig `json:"search,omitempty"`
+
+	// Addresses the open_url tool may reach besides public ones.
+	// Default: $SWITCHYARD_OPEN_URL_ALLOW.
+	OpenURL *OpenURLConfig `json:"open_url,omitempty"`
+
 	settings settings
 	hasher   policy.KeyHasher
 	backend  *backend

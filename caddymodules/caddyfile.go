@@ -93,6 +93,18 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := oneArg(d, &a.KeySecret); err != nil {
 				return err
 			}
+		case "search":
+			sc, err := unmarshalSearch(d)
+			if err != nil {
+				return err
+			}
+			a.Search = sc
+		case "open_url":
+			oc, err := unmarshalOpenURL(d)
+			if err != nil {
+				return err
+			}
+			a.OpenURL = oc
 		case "upstream":
 			if d.NextArg() {
 				a.Upstream.URL = d.Val()

@@ -17,8 +17,8 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
-	"github.com/switchyardhq/switchyard/tools"
-	"github.com/switchyardhq/switchyard/tools/memory"
+	"github.com/switchyardhq/switchyard/tools/openurl"
+	"github.com/switchyardhq/switchyard/tools/toolset"
 	"github.com/switchyardhq/switchyard/translator"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
@@ -84,9 +84,13 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	}
 	prof := app.Profile()
 
-	reg := new(tools.Registry)
-	if err := reg.Register(tools.EndUserMemory, &memory.Tool{Store: store}); err != nil {
-		return err
+	reg, err := toolset.New(toolset.Config{
+		Memory:  store,
+		Search:  app.settings.search,
+		OpenURL: openurl.Options{Allow: app.settings.openURLAllow},
+	})
+	if err != nil {
+		return fmt.Errorf("switchyard_chat: %v", err)
 	}
 	h.limits = request.Limits{Profile: prof}
 	cfg := translator.Config{

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/tools/openurl"
+	"github.com/switchyardhq/switchyard/tools/search"
 )
 
 // The operator contract: environment variables read when the Caddyfile or
@@ -49,6 +52,9 @@ type settings struct {
 	upstream      *url.URL // nil when none is configured
 	upstreamKey   string
 	upstreamModel string
+
+	search       search.Config
+	openURLAllow []netip.Prefix
 }
 
 // embedded reports whether state lives in the data dir (SQLite) rather
@@ -119,6 +125,10 @@ func (a *App) resolve() (settings, error) {
 
 	if secret := value(repl, a.KeySecret, envKeySecret); secret != "" {
 		s.keySecret = []byte(secret)
+	}
+	s.search.SearxNGURL, s.search.BraveKey, s.search.TavilyKey = a.Search.resolve(repl)
+	if s.openURLAllow, err = openurl.ParseAllow(a.OpenURL.resolve(repl)); err != nil {
+		return s, fmt.Errorf("open_url allow: %v", err)
 	}
 	return s, nil
 }

@@ -17,6 +17,7 @@ var Order = [][]string{
 	{"cmd/...", "e2e", "bench"},
 	{"caddymodules"},
 	{"translator"},
+	{"tools/toolset"},
 	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
@@ -30,7 +31,7 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest"},
 	{"storage", "internal/testupstream", "internal/testenv"},
-	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/layers"},
+	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/layers", "files/internal/zipdir"},
 }
 
 // Layer returns the layer of a package path relative to the module, 0
