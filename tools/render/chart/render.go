@@ -1,0 +1,94 @@
+package chart
+
+import (
+	"context"
+	"image"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// The picture is drawn at 2× density: lengths below are in points of a
+// 96 dpi layout (600×375 pt for landscape) and land on a 192 dpi bitmap,
+// so 1600×1000 pixels with text as crisp as on a high-density screen.
+const dpi = 192
+
+// Sizes of the layout, in points.
+const (
+	margin        = 18
+	titleSize     = 14
+	axisTitleSize = 9.5
+	tickSize      = 8.5
+	legendSize    = 9
+)
+
+// pixels returns the picture's size for an aspect.
+func pixels(aspect string) (w, h int) {
+	switch aspect {
+	case AspectPortrait:
+		return 1000, 1500
+	case AspectSquare:
+		return 1200, 1200
+	}
+	return 1600, 1000
+}
+
+// Render draws the chart s, titled title, and returns it as a PNG. It
+// checks s as Parse does (the error is then a *render.SourceError) and
+// stops early with ctx's error when ctx ends.
+func Render(ctx context.Context, title string, s Spec) ([]byte, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	th := themeFor(s.Theme)
+	wpx, hpx := pixels(s.Aspect)
+	img := vgimg.NewWith(
+		vgimg.UseWH(vg.Length(wpx)*vg.Inch/dpi, vg.Length(hpx)*vg.Inch/dpi),
+		vgimg.UseDPI(dpi),
+		vgimg.UseBackgroundColor(th.background),
+	)
+	c := draw.New(img)
+	area := c.Rectangle
+	area.Min.X += margin
+	area.Max.X -= margin
+	area.Min.Y += margin
+	area.Max.Y -= margin
+
+	area = drawTitle(c, th, clean(title), area)
+	var err error
+	if s.Type == TypePie {
+		err = drawPie(ctx, c, th, &s, area)
+	} else {
+		if showLegend(&s) {
+			area = drawLegend(c, th, legendEntries(&s, th), area)
+		}
+		err = drawCartesian(ctx, c, th, &s, area)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The canvas is an *image.RGBA over an opaque background.
+	return encodePNG(img.Image().(*image.RGBA))
+}
+
+// drawTitle draws the title at the top left of area and returns what is
+// left below it.
+func drawTitle(c draw.Canvas, th *theme, title string, area vg.Rectangle) vg.Rectangle {
+	if title == "" {
+		return area
+	}
+	sty := textStyle(titleSize, true, th.title)
+	title = fit(title, sty, area.Max.X-area.Min.X)
+	sty.YAlign = draw.YTop
+	c.FillText(sty, vg.Point{X: area.Min.X, Y: area.Max.Y}, title)
+	area.Max.Y -= sty.Height(title) + 8
+	return area
+}

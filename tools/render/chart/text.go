@@ -1,0 +1,135 @@
+package chart
+
+import (
+	"image/color"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+
+	stdfont "golang.org/x/image/font"
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/text/unicode/norm"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/font/liberation"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+)
+
+// Liberation Sans is metric-compatible with Arial and Helvetica, the
+// faces business charts are usually set in, and ships inside gonum/plot.
+var (
+	regularFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	boldFont    = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: stdfont.WeightBold}
+)
+
+// fonts returns the text handler shared by all renders. Font faces are
+// read-only once parsed, so one handler serves concurrent renders.
+var fonts = sync.OnceValue(func() text.Plain {
+	var coll font.Collection
+	for _, f := range liberation.Collection() {
+		if f.Font.Variant == "Sans" && f.Font.Style == stdfont.StyleNormal {
+			coll = append(coll, f)
+		}
+	}
+	return text.Plain{Fonts: font.NewCache(coll)}
+})
+
+// textStyle returns a left-aligned, baseline-bottom style.
+func textStyle(size vg.Length, bold bool, c color.Color) text.Style {
+	f := regularFont
+	if bold {
+		f = boldFont
+	}
+	f.Size = size
+	return text.Style{Color: c, Font: f, Handler: fonts(), YAlign: text.YBottom}
+}
+
+// hasGlyph reports whether the chart font has a glyph for r.
+func hasGlyph(r rune) bool {
+	if r < 0 || r >= 0x10000 {
+		return lookupGlyph(r)
+	}
+	// Runes of the Basic Multilingual Plane are looked up 64 at a time and
+	// remembered, one bit each: labels repeat the same few blocks, and a
+	// lookup per rune of every label costs more than drawing them.
+	b := r / 64
+	if !glyphBlockKnown[b].Load() {
+		var bits uint64
+		for i := rune(0); i < 64; i++ {
+			if lookupGlyph(b*64 + i) {
+				bits |= 1 << i
+			}
+		}
+		glyphBlocks[b].Store(bits)
+		glyphBlockKnown[b].Store(true) // a racing render stores the same bits
+	}
+	return glyphBlocks[b].Load()&(1<<(r%64)) != 0
+}
+
+var (
+	glyphBlocks     [0x10000 / 64]atomic.Uint64
+	glyphBlockKnown [0x10000 / 64]atomic.Bool
+)
+
+func lookupGlyph(r rune) bool {
+	face := fonts().Fonts.Lookup(regularFont, 10)
+	var buf sfnt.Buffer
+	i, err := face.Face.GlyphIndex(&buf, r)
+	return err == nil && i != 0
+}
+
+// clean makes s drawable on one line with the chart font: line breaks and
+// tabs become spaces, runs of spaces collapse, and characters the font
+// lacks are dropped when they are decoration (emoji, joiners, variation
+// selectors) or shown as "?" when they carry meaning (letters of scripts
+// the font does not cover), so that no glyph is drawn as an empty box.
+func clean(s string) string {
+	s = norm.NFC.String(s)
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if unicode.Is(unicode.Cf, r) {
+			continue // invisible format characters: joiners, marks, soft hyphens
+		}
+		if !hasGlyph(r) {
+			if unicode.In(r, unicode.So, unicode.Sk, unicode.Mn, unicode.Me, unicode.Cf, unicode.Co, unicode.Cs) {
+				continue
+			}
+			r = '?'
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// fit returns s, shortened with an ellipsis if needed so that it is at
+// most width wide in style sty.
+func fit(s string, sty text.Style, width vg.Length) string {
+	if sty.Width(s) <= width {
+		return s
+	}
+	rs := []rune(s)
+	// Binary search on the rune count: widths grow with the prefix.
+	lo, hi := 0, len(rs)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if sty.Width(strings.TrimRight(string(rs[:mid]), " ")+"…") <= width {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo == 0 {
+		return ""
+	}
+	return strings.TrimRight(string(rs[:lo]), " ") + "…"
+}
