@@ -17,6 +17,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/toolset"
 	"github.com/switchyardhq/switchyard/translator"
@@ -83,11 +84,11 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		return err
 	}
 	prof := app.Profile()
-
 	reg, err := toolset.New(toolset.Config{
-		Memory:  store,
-		Search:  app.settings.search,
-		OpenURL: openurl.Options{Allow: app.settings.openURLAllow},
+		Memory:    store,
+		Search:    app.settings.search,
+		OpenURL:   openurl.Options{Allow: app.settings.openURLAllow},
+		Artifacts: artifacts.Config{Files: fileSvc},
 	})
 	if err != nil {
 		return fmt.Errorf("switchyard_chat: %v", err)

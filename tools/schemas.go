@@ -105,10 +105,16 @@ var schemaCreateChart = json.RawMessage(`{
     "spec": {
       "type": "object",
       "properties": {
-        "type": {"type": "string", "enum": ["bar", "line", "pie", "scatter"]},
+        "type": {"type": "string", "enum": ["bar", "line", "area", "pie", "scatter"]},
+        "stacked": {"type": "boolean", "description": "Bar and area charts: stack the series instead of placing them side by side. Default: false."},
         "x_label": {"type": "string"},
         "y_label": {"type": "string"},
-        "labels": {"type": "array", "items": {"type": "string"}, "description": "Category labels for bar, line and pie charts, one per value."},
+        "y_format": {"type": "string", "enum": ["number", "percent", "currency"], "description": "How values are written. percent: values are percentages (12.5 is 12.5%). Default: number, or currency when currency is set."},
+        "x_format": {"type": "string", "enum": ["number", "percent", "currency"], "description": "Scatter charts only: how x values are written. Default: number."},
+        "currency": {"type": "string", "pattern": "^[A-Z]{3}$", "description": "ISO 4217 code for currency values. Default: USD."},
+        "theme": {"type": "string", "enum": ["light", "dark"], "description": "Colour theme. Default: light."},
+        "aspect": {"type": "string", "enum": ["landscape", "portrait", "square"], "description": "Picture shape. Default: landscape."},
+        "labels": {"type": "array", "items": {"type": "string"}, "description": "Category labels for bar, line, area and pie charts, one per value."},
         "series": {
           "type": "array",
           "minItems": 1,
@@ -116,7 +122,7 @@ var schemaCreateChart = json.RawMessage(`{
             "type": "object",
             "properties": {
               "name": {"type": "string"},
-              "values": {"type": "array", "items": {"type": "number"}, "description": "One value per label (bar, line, pie)."},
+              "values": {"type": "array", "items": {"type": "number"}, "description": "One value per label (bar, line, area, pie)."},
               "points": {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}, "description": "[x, y] pairs (scatter)."}
             },
             "required": ["name"],

@@ -79,7 +79,9 @@ type Env struct {
 	// when the caller sent none.
 	EndUserID string
 	// Objects is the request's objects map: the deliverables of earlier
-	// turns, by object id. Nil when the client sent none.
+	// turns, by object id. Nil when the client sent none. Tools that
+	// create, change or delete objects update it, so that later calls of
+	// the same request see them; calls of a request run one at a time.
 	Objects map[string]ObjectRef
 	// SearchOff is true when the request asked for skip_search. A tool
 	// that fetches pages must then open only the URLs in Links.
@@ -89,6 +91,9 @@ type Env struct {
 	// Images are the images the caller attached, in message order, for
 	// tools that embed them.
 	Images []Image
+	// Elements are the caller's images of this request by the element id
+	// they were registered as (el<N>), for documents that embed them.
+	Elements map[string]Image
 	// Location is the user's time zone (X-Timezone); UTC when unknown.
 	Location *time.Location
 	// IDs hands out object ids for new deliverables; nil when the server

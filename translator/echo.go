@@ -52,6 +52,10 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 		if err != nil {
 			return nil, fmt.Errorf("registering an attached image: %w", err)
 		}
+		if t.env.Elements == nil {
+			t.env.Elements = make(map[string]tools.Image)
+		}
+		t.env.Elements[id] = img
 		out = append(out, tools.Artifact{
 			Type:        "image",
 			ObjectID:    id,

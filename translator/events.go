@@ -137,7 +137,11 @@ type Completion struct {
 	Model     string             `json:"model"`
 	Choices   []CompletionChoice `json:"choices"`
 	Artifacts []tools.Artifact   `json:"artifacts"`
-	Usage     Usage              `json:"usage"`
+	// SearchSources lists the web pages the assistant read, when it
+	// searched or opened pages: the stream's search_sources events,
+	// gathered, each URL once.
+	SearchSources []tools.Source `json:"search_sources,omitempty"`
+	Usage         Usage          `json:"usage"`
 }
 
 // CompletionChoice is choices[0] of a Completion.

@@ -88,8 +88,9 @@ func (t *turn) serveJSON(ctx context.Context, w http.ResponseWriter) {
 			Message:      CompletionMessage{Role: "assistant", Content: t.answer.String()},
 			FinishReason: t.finish,
 		}},
-		Artifacts: artifacts,
-		Usage:     *t.usageObject(cost),
+		Artifacts:     artifacts,
+		SearchSources: t.sources,
+		Usage:         *t.usageObject(cost),
 	})
 	if err != nil {
 		apierror.Write(w, err)

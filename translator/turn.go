@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ type turn struct {
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
 	artifacts  []tools.Artifact
+	sources    []tools.Source   // web pages read, for a JSON answer's search_sources
 	echoed     []tools.Artifact // the caller's images, sent before the answer
 	finish     string
 
@@ -358,9 +360,20 @@ func (t *turn) emitResult(out output, res tools.Result) error {
 		}
 	}
 	if len(res.Sources) > 0 {
+		t.sources = appendSources(t.sources, res.Sources)
 		return out.send(Delta{SearchSources: res.Sources})
 	}
 	return nil
+}
+
+// appendSources adds the sources not yet listed, by URL.
+func appendSources(list, more []tools.Source) []tools.Source {
+	for _, s := range more {
+		if !slices.ContainsFunc(list, func(o tools.Source) bool { return o.URL == s.URL }) {
+			list = append(list, s)
+		}
+	}
+	return list
 }
 
 // stepSink turns a tool's progress into step events, with step ids made

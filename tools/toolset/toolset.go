@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/tools/memory"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/search"
@@ -24,6 +25,10 @@ type Config struct {
 	// OpenURL configures open_url, which is always offered (the mode
 	// decides to whom).
 	OpenURL openurl.Options
+	// Artifacts configures the deliverable tools (create_*,
+	// update_object, delete_object). Without a file store they are not
+	// offered.
+	Artifacts artifacts.Config
 }
 
 // New returns the registry of every tool cfg allows.
@@ -52,6 +57,17 @@ func New(cfg Config) (*tools.Registry, error) {
 	}
 	if err := add(tools.OpenURL, openurl.New(cfg.OpenURL)); err != nil {
 		return nil, err
+	}
+	if cfg.Artifacts.Files != nil {
+		made, err := artifacts.New(cfg.Artifacts)
+		if err != nil {
+			return nil, fmt.Errorf("toolset: %v", err)
+		}
+		for _, t := range made {
+			if err := add(tools.FileOutput, t); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return reg, nil
 }

@@ -1,0 +1,182 @@
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/tools"
+)
+
+// fakeFiles keeps generated files in memory, or refuses with err.
+type fakeFiles struct {
+	mu    sync.Mutex
+	files map[string][]byte
+	names []string
+	err   error
+}
+
+func (f *fakeFiles) StoreGenerated(_ context.Context, account, name string, r io.Reader) (storage.File, error) {
+	if f.err != nil {
+		return storage.File{}, f.err
+	}
+	b, _ := io.ReadAll(r)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.files == nil {
+		f.files = map[string][]byte{}
+	}
+	id := fmt.Sprintf("file-%d", len(f.files)+1)
+	f.files[id] = b
+	f.names = append(f.names, name)
+	return storage.File{ID: id, Filename: name, Bytes: int64(len(b))}, nil
+}
+
+// counter hands out ids like the store's per-account counters.
+type counter struct{ obj, el int64 }
+
+func (c *counter) NextObjectID(_ context.Context, _ string, class storage.ObjectClass) (string, error) {
+	if class == storage.ObjectElement {
+		c.el++
+		return storage.ObjectID(class, c.el), nil
+	}
+	c.obj++
+	return storage.ObjectID(class, c.obj), nil
+}
+
+type harness struct {
+	files *fakeFiles
+	tools map[string]tools.Tool
+	env   *tools.Env
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{files: &fakeFiles{}, tools: map[string]tools.Tool{}}
+	all, err := New(Config{Files: h.files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range all {
+		h.tools[tl.Name()] = tl
+	}
+	h.env = &tools.Env{AccountID: "acct", IDs: &counter{}}
+	return h
+}
+
+func (h *harness) call(name, args string) (tools.Result, error) {
+	return h.tools[name].Execute(context.Background(), tools.Call{Name: name, Arguments: []byte(args), Env: h.env})
+}
+
+const barArgs = `{"title":"Revenue","spec":{"type":"bar","labels":["Q1","Q2"],"series":[{"name":"2026","values":[3,5]}]}}`
+
+func TestCreateChart(t *testing.T) {
+	h := newHarness(t)
+	res, err := h.call(tools.NameCreateChart, barArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Object != "obj1" || len(res.Artifacts) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	a := res.Artifacts[0]
+	if a.Type != "chart" || a.ObjectID != "obj1" || a.FileID != "file-1" || a.Title != "Revenue" || a.MIMEType != "image/png" {
+		t.Errorf("artifact %+v", a)
+	}
+	png, err := base64.StdEncoding.DecodeString(a.ImageBase64)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) || !bytes.Equal(png, h.files.files["file-1"]) {
+		t.Errorf("inline image is not the stored PNG")
+	}
+	if !strings.Contains(a.Source, `"type":"bar"`) || strings.Contains(a.Source, "\n") {
+		t.Errorf("source %q: want the compact spec", a.Source)
+	}
+	if h.files.names[0] != "Revenue.png" {
+		t.Errorf("file name %q", h.files.names[0])
+	}
+	if ref := h.env.Objects["obj1"]; ref.Kind != "chart" || ref.Source != a.Source {
+		t.Errorf("objects map after create: %+v", h.env.Objects)
+	}
+}
+
+func TestUpdateKeepsTheIDAndDeleteRetiresIt(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.call(tools.NameCreateChart, barArgs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.call(tools.NameUpdateObject, `{"object_id":"obj1","title":"Revenue by quarter","spec":{"type":"line","labels":["Q1","Q2"],"series":[{"name":"2026","values":[3,8]}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Artifacts[0]; a.ObjectID != "obj1" || a.Title != "Revenue by quarter" || !strings.Contains(a.Source, `"line"`) || a.FileID != "file-2" {
+		t.Errorf("updated artifact %+v", a)
+	}
+	res, err = h.call(tools.NameDeleteObject, `{"object_id":"obj1"}`)
+	if err != nil || len(res.Removed) != 1 || res.Removed[0] != "obj1" {
+		t.Fatalf("delete: %+v, %v", res, err)
+	}
+	for _, name := range []string{tools.NameUpdateObject, tools.NameDeleteObject} {
+		_, err := h.call(name, `{"object_id":"obj1"}`)
+		var ce *tools.CallError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Message, "retired") {
+			t.Errorf("%s of a deleted object: %v", name, err)
+		}
+	}
+	// A new object never takes the retired id.
+	if res, err := h.call(tools.NameCreateChart, barArgs); err != nil || res.Object != "obj2" {
+		t.Errorf("next create: %+v, %v", res.Object, err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	tests := []struct {
+		name, tool, args, want string
+	}{
+		{name: "invalid spec", tool: tools.NameCreateChart, args: `{"title":"x","spec":{"type":"donut","series":[{"name":"a","values":[1]}]}}`, want: "type"},
+		{name: "no title", tool: tools.NameCreateChart, args: `{"title":" ","spec":{"type":"bar","labels":["a"],"series":[{"name":"a","values":[1]}]}}`, want: "title"},
+		{name: "unknown argument", tool: tools.NameCreateChart, args: `{"title":"x","colour":"red","spec":{}}`, want: "invalid arguments"},
+		{name: "unknown object", tool: tools.NameUpdateObject, args: `{"object_id":"obj9"}`, want: "no object obj9"},
+		{name: "not an id", tool: tools.NameDeleteObject, args: `{"object_id":"file-1"}`, want: "not an object id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			_, err := h.call(tt.tool, tt.args)
+			var ce *tools.CallError
+			if !errors.As(err, &ce) || !strings.Contains(ce.Message, tt.want) {
+				t.Fatalf("error %v, want a message for the model about %q", err, tt.want)
+			}
+			if len(h.files.files) != 0 {
+				t.Errorf("a refused call stored a file")
+			}
+		})
+	}
+}
+
+func TestQuotaIsAToolFailure(t *testing.T) {
+	h := newHarness(t)
+	h.files.err = fmt.Errorf("commit: %w", storage.ErrTooManyBytes)
+	_, err := h.call(tools.NameCreateChart, barArgs)
+	var ce *tools.CallError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "storage is full") {
+		t.Fatalf("error %v, want the model told that storage is full", err)
+	}
+}
+
+func TestStoreFailureStillDeliversInline(t *testing.T) {
+	h := newHarness(t)
+	h.files.err = errors.New("disk on fire")
+	res, err := h.call(tools.NameCreateChart, barArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Artifacts[0]; a.FileID != "" || a.ImageBase64 == "" || a.WithoutInline().ImageBase64 == "" {
+		t.Errorf("artifact %+v: want inline bytes and no file id, kept in the JSON form", a)
+	}
+}

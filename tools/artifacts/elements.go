@@ -1,0 +1,61 @@
+package artifacts
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/render/chart"
+)
+
+// renderer gives a document renderer the pictures it embeds.
+type renderer struct {
+	s    *shared
+	env  *tools.Env
+	call tools.Call
+}
+
+// element returns the PNG of the object id for embedding: a chart or
+// diagram is drawn again from its source, a caller's image is taken as
+// it came.
+func (r *renderer) element(ctx context.Context, id string) ([]byte, string, error) {
+	if img, ok := r.env.Elements[id]; ok {
+		return img.Data, "", nil
+	}
+	ref, ok := r.env.Objects[id]
+	if !ok || ref.Kind == tools.Tombstone {
+		return nil, "", tools.Failf("the document embeds %s, which is not an object of this conversation; embeddable objects: %s",
+			id, strings.Join(r.embeddable(), ", "))
+	}
+	switch ref.Kind {
+	case "chart":
+		spec, err := chart.Parse([]byte(ref.Source))
+		if err != nil {
+			return nil, "", sourceError(err)
+		}
+		png, err := chart.Render(ctx, ref.Title, spec)
+		return png, ref.Title, err
+	}
+	return nil, "", tools.Failf("%s is a %s, which cannot be embedded in a document; embed charts, diagrams and images", id, ref.Kind)
+}
+
+// embeddable lists the ids a document may embed.
+func (r *renderer) embeddable() []string {
+	var ids []string
+	for id, ref := range r.env.Objects {
+		if ref.Kind == "chart" || ref.Kind == "diagram" || ref.Kind == "image" {
+			ids = append(ids, id)
+		}
+	}
+	for id := range r.env.Elements {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) == 0 {
+		return []string{"none"}
+	}
+	return ids
+}

@@ -1,0 +1,78 @@
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/render/chart"
+)
+
+// kinds lists the deliverables, in the order their tools are offered.
+var kinds = []*kind{chartKind}
+
+func kindOf(typ string) *kind {
+	for _, k := range kinds {
+		if k.typ == typ {
+			return k
+		}
+	}
+	return nil
+}
+
+var chartKind = &kind{
+	tool: tools.NameCreateChart, typ: "chart", ext: "png", mime: "image/png", image: true,
+	description: "Draw a chart (bar, stacked bar, line, area, scatter or pie) as a PNG image from a JSON spec. " +
+		"Use it for numbers the user wants to see; it can then be embedded in a document by its id.",
+	source: func(args json.RawMessage) (string, source, error) {
+		var a struct {
+			Title string          `json:"title"`
+			Spec  json.RawMessage `json:"spec"`
+		}
+		if err := decodeArgs(args, &a); err != nil {
+			return "", source{}, err
+		}
+		title, err := requireTitle(a.Title)
+		if err != nil {
+			return "", source{}, err
+		}
+		spec, err := chartSource(a.Spec)
+		return title, spec, err
+	},
+	update: func(old source, args json.RawMessage) (source, error) {
+		var a struct {
+			Spec json.RawMessage `json:"spec"`
+		}
+		_ = json.Unmarshal(args, &a)
+		if len(a.Spec) == 0 {
+			return old, nil
+		}
+		return chartSource(a.Spec)
+	},
+	render: func(ctx context.Context, _ *renderer, title string, src source) (rendered, error) {
+		spec, err := chart.Parse([]byte(src.Text))
+		if err != nil {
+			return rendered{}, err
+		}
+		png, err := chart.Render(ctx, title, spec)
+		return rendered{data: png}, err
+	},
+}
+
+// chartSource checks a chart spec and returns it as compact JSON text,
+// the artifact's source.
+func chartSource(raw json.RawMessage) (source, error) {
+	if len(raw) == 0 {
+		return source{}, tools.Failf("spec is required")
+	}
+	if _, err := chart.Parse(raw); err != nil {
+		return source{}, sourceError(err)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return source{}, errors.Join(tools.Failf("spec is not valid JSON"), err)
+	}
+	return source{Text: b.String()}, nil
+}
