@@ -22,7 +22,9 @@ const quoteRunes = 60
 // message's text. After a tool result the answer acknowledges the result
 // instead; in JSON mode (response_format json_object or json_schema) the
 // same facts come as a JSON object. With reasoning, a one-sentence
-// reasoning_content precedes the answer.
+// reasoning_content precedes the answer. A user message that asks for a
+// deliverable, a search or the reading of a link gets a call of the
+// matching tool instead, when the request offers it (see demoTool).
 func DemoReply(req *ChatRequest, reasoning bool) Reply {
 	var r Reply
 	last := req.Messages[len(req.Messages)-1]
@@ -33,6 +35,12 @@ func DemoReply(req *ChatRequest, reasoning bool) Reply {
 	digest := sha256.Sum256([]byte(text))
 	sum := hex.EncodeToString(digest[:4])
 	tokens := CountTokens(text)
+	if last.Role == "user" {
+		if call, ok := demoTool(req); ok {
+			r.ToolCalls = []ToolCall{call}
+			return r
+		}
+	}
 
 	if req.jsonMode() {
 		b, _ := json.Marshal(struct {
