@@ -180,3 +180,23 @@ func TestStoreFailureStillDeliversInline(t *testing.T) {
 		t.Errorf("artifact %+v: want inline bytes and no file id, kept in the JSON form", a)
 	}
 }
+
+func TestCreateSpreadsheet(t *testing.T) {
+	h := newHarness(t)
+	res, err := h.call(tools.NameCreateSpreadsheet, `{"title":"Sales","sheets":[{"name":"Q1","rows":[["Region","Revenue"],["North",142000],["Total","=SUM(B2:B2)"]]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Artifacts[0]
+	if a.Type != "xlsx" || a.FileBase64 == "" || a.ImageBase64 != "" || !strings.Contains(a.Source, `"=SUM(B2:B2)"`) {
+		t.Fatalf("artifact %+v", a)
+	}
+	if data := h.files.files[a.FileID]; !bytes.HasPrefix(data, []byte("PK")) {
+		t.Errorf("stored file is not a zip package")
+	}
+	// Editing sheets keeps the id and the title.
+	res, err = h.call(tools.NameUpdateObject, `{"object_id":"`+a.ObjectID+`","sheets":[{"name":"Q2","rows":[["Region","Revenue"],["South",98000]]}]}`)
+	if err != nil || res.Artifacts[0].ObjectID != a.ObjectID || res.Artifacts[0].Title != "Sales" || !strings.Contains(res.Artifacts[0].Source, "South") {
+		t.Fatalf("update: %+v, %v", res, err)
+	}
+}

@@ -8,10 +8,11 @@ import (
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render/chart"
+	"github.com/switchyardhq/switchyard/tools/render/xlsx"
 )
 
 // kinds lists the deliverables, in the order their tools are offered.
-var kinds = []*kind{chartKind}
+var kinds = []*kind{chartKind, spreadsheetKind}
 
 func kindOf(typ string) *kind {
 	for _, k := range kinds {
@@ -75,4 +76,57 @@ func chartSource(raw json.RawMessage) (source, error) {
 		return source{}, errors.Join(tools.Failf("spec is not valid JSON"), err)
 	}
 	return source{Text: b.String()}, nil
+}
+
+var spreadsheetKind = &kind{
+	tool: tools.NameCreateSpreadsheet, typ: "xlsx", ext: "xlsx",
+	mime: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	description: "Make an Excel workbook (xlsx). Each sheet is a table whose first row is its header; " +
+		"cells are numbers, booleans, text, ISO dates, percentages like \"12%\", amounts like \"$1,200\" or formulas starting with \"=\".",
+	source: func(args json.RawMessage) (string, source, error) {
+		wb, err := xlsx.Parse(args)
+		if err != nil {
+			return "", source{}, sourceError(err)
+		}
+		title, err := requireTitle(wb.Title)
+		if err != nil {
+			return "", source{}, err
+		}
+		return title, sheetsSource(wb), nil
+	},
+	update: func(old source, args json.RawMessage) (source, error) {
+		var a struct {
+			Sheets json.RawMessage `json:"sheets"`
+		}
+		_ = json.Unmarshal(args, &a)
+		if len(a.Sheets) == 0 {
+			return old, nil
+		}
+		wb, err := xlsx.Parse([]byte(`{"title":"x","sheets":` + string(a.Sheets) + `}`))
+		if err != nil {
+			return source{}, sourceError(err)
+		}
+		return sheetsSource(wb), nil
+	},
+	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
+		wb, err := xlsx.Parse([]byte(`{"title":` + mustQuote(title) + `,"sheets":` + src.Text + `}`))
+		if err != nil {
+			return rendered{}, err
+		}
+		wb.Time = r.s.cfg.Now().UTC()
+		data, err := xlsx.Render(ctx, wb)
+		return rendered{data: data}, err
+	},
+}
+
+// sheetsSource is a workbook's sheets as compact JSON, the artifact's
+// source.
+func sheetsSource(wb xlsx.Workbook) source {
+	b, _ := json.Marshal(wb.Sheets)
+	return source{Text: string(b)}
+}
+
+func mustQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
