@@ -1,0 +1,57 @@
+// Package pdf renders a Markdown document to PDF: the file behind the
+// create_document tool. It is a plain library: a Document in, PDF bytes
+// out, the same bytes for the same Document.
+//
+// The Markdown is read by the shared package
+// [github.com/switchyardhq/switchyard/tools/render/markdown], so a source
+// reads the same here as in the docx renderer: CommonMark with GitHub's
+// tables and strikethrough, and bare URLs turned into links. Raw HTML is
+// skipped (a <br> is read as a line break).
+//
+// # Layout
+//
+// Pages are A4 (or US Letter) with 22 mm side margins. The first page opens
+// with a title block (the title, and the date when Document.Created is
+// set); every page carries the title and "page / pages" in its footer. Body
+// text is 10.5 pt with a line height of 1.4; headings step 20/16/13/11.5 pt
+// and are kept together with the start of what follows them, so none is
+// stranded at the foot of a page. Headings of levels 1 to 3 also become the
+// PDF's outline (bookmarks). Code is set in Go Mono on a light grey panel,
+// long lines wrapped. Tables span the text width, their header row bold on
+// a light tint and repeated on every page the table continues on; numeric
+// cells are right-aligned unless the Markdown sets an alignment. Links with
+// an http, https or mailto destination are clickable; others are shown as
+// plain text.
+//
+// # Images
+//
+// ![caption](obj3) embeds the object Document.Elements holds under "obj3",
+// scaled to the text width (never beyond its own size at 96 dpi, never
+// taller than a page) with its caption centred under it. An id the map
+// lacks is a *render.SourceError naming the ids that exist. Images are
+// never fetched: any other destination (a URL, a path) is shown as a grey
+// note "[image not included: alt text]" where it stood, and so is an
+// embed inside a heading or a table cell, where no figure fits. Each
+// element is stored once however often it is shown; PNGs without
+// transparency or interlacing go into the file as they are, other images
+// are flattened onto white first.
+//
+// # Text the fonts lack
+//
+// The text faces are the Go fonts (golang.org/x/image/font/gofont),
+// embedded as subsets, which cover Latin, Greek and Cyrillic. Emoji, their
+// modifiers and joiners are dropped. Every other run of characters the
+// fonts lack (CJK, Hebrew, Arabic, most symbols) is replaced by a single
+// U+FFFD replacement character, so missing text is visible but never shown
+// as boxes. Text is NFC-normalised first, so decomposed accents render.
+// The title metadata and the outline are shown by the viewer in its own
+// fonts, so they keep every language (emoji are dropped there too).
+// Right-to-left text is not reordered; with the Go fonts it is replaced
+// anyway.
+//
+// # Limits
+//
+// Markdown is at most MaxMarkdownBytes, a document at most MaxPages pages,
+// and an image at most MaxImagePixels pixels; beyond these Render returns a
+// *render.SourceError. The context is checked between blocks.
+package pdf

@@ -1,0 +1,300 @@
+package pdf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/draw"
+	_ "image/gif" // accepted for embedded elements
+	_ "image/jpeg"
+	"image/png"
+	"slices"
+	"strings"
+
+	"codeberg.org/go-pdf/fpdf"
+	"github.com/yuin/goldmark/ast"
+
+	"github.com/switchyardhq/switchyard/tools/render"
+)
+
+// placedImage is an element registered with the PDF, once however often
+// the document shows it.
+type placedImage struct {
+	w, h int // pixels
+}
+
+// Figure layout, in points.
+const (
+	figureGap     = 10 // space around a figure
+	captionGap    = 6  // between the picture and its caption
+	captionSize   = smallSize
+	captionLH     = captionSize * 1.35
+	screenDPI     = 96 // an image is never drawn larger than at this density
+	captionWidthF = 0.86
+)
+
+// element returns the registered image for id, registering it on first
+// use. An unknown id or an unreadable image is a *render.SourceError.
+func (r *renderer) element(id string) (*placedImage, error) {
+	if pi, ok := r.images[id]; ok {
+		return pi, nil
+	}
+	el, ok := r.doc.Elements[id]
+	if !ok {
+		return nil, r.unknownID(id)
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(el.PNG))
+	if err != nil {
+		return nil, render.Errorf("%s is not a PNG, JPEG or GIF image, so it cannot be embedded", id)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > MaxImagePixels {
+		return nil, render.Errorf("%s is %d×%d pixels; images of up to %d pixels can be embedded", id, cfg.Width, cfg.Height, MaxImagePixels)
+	}
+	data, kind := el.PNG, format
+	switch {
+	case format == "png" && pngPassesThrough(data):
+	case format == "jpeg" && jpegPassesThrough(cfg):
+		kind = "jpg"
+	default:
+		// fpdf cannot take it as it is (alpha, interlacing, GIF): flatten
+		// it onto the white page and store it as an opaque PNG.
+		if data, err = flatten(el.PNG); err != nil {
+			return nil, render.Errorf("%s could not be decoded as an image: %v", id, err)
+		}
+		kind = "png"
+	}
+	if err := r.register(id, kind, data); err != nil {
+		return nil, err
+	}
+	pi := &placedImage{w: cfg.Width, h: cfg.Height}
+	r.images[id] = pi
+	return pi, nil
+}
+
+// register hands an image to fpdf, turning a panic of its parsers into an
+// error, as the bytes come from outside.
+func (r *renderer) register(name, kind string, data []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = render.Errorf("%s could not be embedded: the image data is damaged", name)
+		}
+	}()
+	info := r.pdf.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: kind}, bytes.NewReader(data))
+	if e := r.pdf.Error(); e != nil {
+		return fmt.Errorf("embedding %s: %w", name, e)
+	}
+	return orderImage(info, len(r.images))
+}
+
+// orderImage makes the place of an image in the file deterministic. fpdf
+// writes image objects sorted by pixel width alone, so images of equal
+// width (charts usually are) would come out in map order, different on
+// every run. Adding a millionth of a pixel per registration breaks the
+// tie in order of first use; fpdf writes the width as an integer, so the
+// file shows nothing of it. The image is rewritten through its public
+// GobEncode and GobDecode, the only way fpdf offers to change one.
+func orderImage(info *fpdf.ImageInfoType, n int) error {
+	if n == 0 {
+		return nil
+	}
+	enc, err := info.GobEncode()
+	if err != nil {
+		return fmt.Errorf("ordering image: %w", err)
+	}
+	var (
+		data, smask, pal []byte
+		nn, bpc          int
+		w, h             float64
+		cs, f, dp        string
+		trns             []int
+		scale, dpi       float64
+	)
+	dec := gob.NewDecoder(bytes.NewReader(enc))
+	for _, v := range []any{&data, &smask, &nn, &w, &h, &cs, &pal, &bpc, &f, &dp, &trns, &scale, &dpi} {
+		if err := dec.Decode(v); err != nil {
+			return fmt.Errorf("ordering image: %w", err)
+		}
+	}
+	w += float64(n) * 1e-6
+	var out bytes.Buffer
+	ge := gob.NewEncoder(&out)
+	for _, v := range []any{data, smask, nn, w, h, cs, pal, bpc, f, dp, trns, scale, dpi} {
+		if err := ge.Encode(v); err != nil {
+			return fmt.Errorf("ordering image: %w", err)
+		}
+	}
+	return info.GobDecode(out.Bytes())
+}
+
+func (r *renderer) unknownID(id string) error {
+	ids := make([]string, 0, len(r.doc.Elements))
+	for k := range r.doc.Elements {
+		ids = append(ids, k)
+	}
+	slices.Sort(ids)
+	if len(ids) == 0 {
+		return render.Errorf("the Markdown embeds %s, but there is no chart, diagram or image to embed: create one first or remove ![...](%s)", id, id)
+	}
+	return render.Errorf("the Markdown embeds %s, which is not an object of this conversation; the objects it can embed are: %s", id, strings.Join(ids, ", "))
+}
+
+// pngPassesThrough reports whether fpdf can copy data's compressed pixels
+// straight into the PDF: well-formed chunks with intact checksums, no
+// interlacing, no transparency (which fpdf would have to unpack), and no
+// empty chunk before the pixels (fpdf's reader stops at one).
+func pngPassesThrough(data []byte) bool {
+	const sig = "\x89PNG\r\n\x1a\n"
+	if len(data) < len(sig)+25 || string(data[:len(sig)]) != sig {
+		return false
+	}
+	rest := data[len(sig):]
+	sawIDAT, sawPLTE := false, false
+	var colorType byte
+	for first := true; ; first = false {
+		if len(rest) < 12 {
+			return false
+		}
+		n := binary.BigEndian.Uint32(rest)
+		if uint64(n)+12 > uint64(len(rest)) {
+			return false
+		}
+		kind := string(rest[4:8])
+		body := rest[8 : 8+n]
+		if crc32.ChecksumIEEE(rest[4:8+n]) != binary.BigEndian.Uint32(rest[8+n:]) {
+			return false
+		}
+		switch {
+		case first:
+			if kind != "IHDR" || n != 13 || body[12] != 0 { // interlace method
+				return false
+			}
+			colorType = body[9]
+			if colorType == 4 || colorType == 6 || body[8] > 8 {
+				return false
+			}
+		case kind == "IEND":
+			return sawIDAT && (colorType != 3 || sawPLTE)
+		case n == 0:
+			return false
+		case kind == "tRNS":
+			return false
+		case kind == "PLTE":
+			sawPLTE = true
+		case kind == "IDAT":
+			sawIDAT = true
+		}
+		rest = rest[12+n:]
+	}
+}
+
+// jpegPassesThrough reports whether fpdf embeds a JPEG of this colour
+// model as it is.
+func jpegPassesThrough(cfg image.Config) bool {
+	switch cfg.ColorModel {
+	case color.GrayModel, color.YCbCrModel, color.CMYKModel:
+		return true
+	}
+	return false
+}
+
+// flatten decodes an image, paints it over white and encodes it as an
+// opaque PNG.
+func flatten(data []byte) ([]byte, error) {
+	src, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	b := src.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
+	draw.Draw(dst, dst.Bounds(), src, b.Min, draw.Over)
+	var out bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&out, dst); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// figureLayout is where a figure's picture and caption go.
+type figureLayout struct {
+	w, h    float64
+	caption []line
+}
+
+func (r *renderer) layoutFigure(n *ast.Image, id string) (figureLayout, error) {
+	pi, err := r.element(id)
+	if err != nil {
+		return figureLayout{}, err
+	}
+	avail := r.x1 - r.x0
+	w := min(avail, float64(pi.w)*72/screenDPI)
+	h := w * float64(pi.h) / float64(pi.w)
+	caption := r.caption(n, id)
+	var ls []line
+	if caption != "" {
+		st := style{face: italic, size: captionSize, color: mutedColor}
+		ls = r.m.breakLines([]span{{caption, st}}, avail*captionWidthF)
+	}
+	capH := float64(len(ls)) * captionLH
+	if maxH := r.bottom - r.top - capH - captionGap - 2; h > maxH {
+		h = maxH
+		w = h * float64(pi.w) / float64(pi.h)
+	}
+	return figureLayout{w: w, h: h, caption: ls}, nil
+}
+
+func (fl figureLayout) height() float64 {
+	h := fl.h
+	if len(fl.caption) > 0 {
+		h += captionGap + float64(len(fl.caption))*captionLH
+	}
+	return h
+}
+
+// figureHeight is the height figure n will take.
+func (r *renderer) figureHeight(n *ast.Image, id string) (float64, error) {
+	fl, err := r.layoutFigure(n, id)
+	return fl.height(), err
+}
+
+// caption is the text under a figure: the Markdown's alt text, else the
+// element's own caption.
+func (r *renderer) caption(n *ast.Image, id string) string {
+	c := strings.TrimSpace(r.m.clean(plainText(n, r.src), false))
+	if c == "" {
+		c = strings.TrimSpace(r.m.clean(r.doc.Elements[id].Caption, false))
+	}
+	return c
+}
+
+// figure places an embedded image, centred at the text width with its
+// caption under it.
+func (r *renderer) figure(n *ast.Image, id string) error {
+	fl, err := r.layoutFigure(n, id)
+	if err != nil {
+		return err
+	}
+	r.space(figureGap)
+	if err := r.begin(fl.height()); err != nil {
+		return err
+	}
+	x := r.x0 + (r.x1-r.x0-fl.w)/2
+	r.pdf.ImageOptions(id, x, r.y, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
+	r.y += fl.h
+	if len(fl.caption) > 0 {
+		r.y += captionGap
+		if err := r.lines(fl.caption, captionLH, 'C'); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(r.embedded, id) {
+		r.embedded = append(r.embedded, id)
+	}
+	r.space(figureGap)
+	return r.pdf.Error()
+}

@@ -1,0 +1,215 @@
+package pdf
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// rgb is a colour.
+type rgb struct{ r, g, b int }
+
+// style is how a stretch of inline text is set.
+type style struct {
+	face   face
+	size   float64 // points
+	color  rgb
+	strike bool
+	code   bool   // inline code: drawn on a light panel
+	link   string // clickable destination, if any
+}
+
+// span is inline text in one style. A "\n" in text is a forced line break.
+type span struct {
+	text string
+	st   style
+}
+
+// frag is part of a laid-out line in one style, spaces included, so that
+// each is one text operation and text extraction keeps its spaces.
+type frag struct {
+	text string
+	st   style
+	x, w float64 // offset from the line's start, width
+}
+
+// line is one laid-out line of text.
+type line struct {
+	frags []frag
+	w     float64
+}
+
+// item is a word piece or a space while lines are broken.
+type item struct {
+	text  string
+	st    style
+	w     float64
+	space bool
+	brk   bool // forced line break
+}
+
+// breakLines lays spans out in lines no wider than width, breaking at
+// spaces, and inside words only when a word alone is wider than a line
+// (long URLs, identifiers), preferring a break after a slash, hyphen or
+// similar. Leading and trailing spaces of a line are dropped.
+func (m *metrics) breakLines(spans []span, width float64) []line {
+	items := m.tokenize(spans)
+	var (
+		lines []line
+		cur   []item
+		curW  float64
+	)
+	flush := func() {
+		for len(cur) > 0 && cur[len(cur)-1].space {
+			curW -= cur[len(cur)-1].w
+			cur = cur[:len(cur)-1]
+		}
+		lines = append(lines, merge(cur))
+		cur, curW = nil, 0
+	}
+	for i := 0; i < len(items); {
+		it := items[i]
+		if it.brk {
+			flush()
+			i++
+			continue
+		}
+		if it.space {
+			if len(cur) > 0 {
+				cur = append(cur, it)
+				curW += it.w
+			}
+			i++
+			continue
+		}
+		// A word: the items up to the next space or break.
+		j, wordW := i, 0.0
+		for j < len(items) && !items[j].space && !items[j].brk {
+			wordW += items[j].w
+			j++
+		}
+		switch {
+		case curW+wordW <= width+0.01:
+			cur = append(cur, items[i:j]...)
+			curW += wordW
+		case wordW <= width+0.01:
+			flush()
+			cur = append(cur, items[i:j]...)
+			curW = wordW
+		default:
+			// Too wide for any line: fill the current line, then
+			// continue on the next ones.
+			for _, piece := range items[i:j] {
+				rest := piece
+				for rest.text != "" {
+					head, tail := m.splitToFit(rest, width-curW, curW == 0)
+					if head.text != "" {
+						cur = append(cur, head)
+						curW += head.w
+					}
+					if tail.text == "" {
+						break
+					}
+					flush()
+					rest = tail
+				}
+			}
+		}
+		i = j
+	}
+	if len(cur) > 0 || len(lines) == 0 {
+		flush()
+	}
+	return lines
+}
+
+// splitToFit cuts it so that the head is at most avail wide. When force is
+// set (an empty line) the head takes at least one character, so that the
+// layout always advances.
+func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail item) {
+	w, cut, soft := 0.0, 0, 0
+	for i, r := range it.text {
+		rw := m.runeWidth(it.st.face, it.st.size, r)
+		if w+rw > avail+0.01 {
+			break
+		}
+		w += rw
+		cut = i + utf8.RuneLen(r)
+		if strings.ContainsRune("/-_.?&=,;:", r) {
+			soft = cut
+		}
+	}
+	if cut < len(it.text) && soft > cut/2 {
+		cut = soft
+	}
+	if cut == 0 && force {
+		_, n := utf8.DecodeRuneInString(it.text)
+		cut = n
+	}
+	head, tail = it, it
+	head.text, tail.text = it.text[:cut], it.text[cut:]
+	head.w = m.width(it.st.face, it.st.size, head.text)
+	tail.w = max(0, it.w-head.w) // not measured again: tails can be long
+	return head, tail
+}
+
+// tokenize splits spans into words and spaces, collapsing runs of spaces.
+func (m *metrics) tokenize(spans []span) []item {
+	var items []item
+	lastSpace := true
+	for _, sp := range spans {
+		text := sp.text
+		for text != "" {
+			if text[0] == '\n' {
+				items = append(items, item{brk: true})
+				text = text[1:]
+				lastSpace = true
+				continue
+			}
+			if text[0] == ' ' {
+				n := 1
+				for n < len(text) && text[n] == ' ' {
+					n++
+				}
+				if !lastSpace {
+					items = append(items, item{text: " ", st: sp.st, w: m.width(sp.st.face, sp.st.size, " "), space: true})
+				}
+				lastSpace = true
+				text = text[n:]
+				continue
+			}
+			n := strings.IndexAny(text, " \n")
+			if n < 0 {
+				n = len(text)
+			}
+			word := text[:n]
+			items = append(items, item{text: word, st: sp.st, w: m.width(sp.st.face, sp.st.size, word)})
+			lastSpace = false
+			text = text[n:]
+		}
+	}
+	return items
+}
+
+// merge joins neighbouring items of one style into frags.
+func merge(items []item) line {
+	var l line
+	for i := 0; i < len(items); {
+		j, w := i, 0.0
+		for j < len(items) && items[j].st == items[i].st {
+			w += items[j].w
+			j++
+		}
+		text := items[i].text
+		if j > i+1 {
+			var b strings.Builder
+			for _, it := range items[i:j] {
+				b.WriteString(it.text)
+			}
+			text = b.String()
+		}
+		l.frags = append(l.frags, frag{text: text, st: items[i].st, x: l.w, w: w})
+		l.w += w
+		i = j
+	}
+	return l
+}
