@@ -200,3 +200,38 @@ func TestCreateSpreadsheet(t *testing.T) {
 		t.Fatalf("update: %+v, %v", res, err)
 	}
 }
+
+// A document that embeds a standalone chart folds it in: the chart is
+// renamed to an element and listed in consumed_object_ids.
+func TestDocumentFoldsInAChart(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.call(tools.NameCreateChart, barArgs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.call(tools.NameCreateDocument, `{"title":"Q1 report","markdown":"# Results\n\nRevenue rose.\n\n![Revenue by quarter](obj1)\n"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Artifacts[0]
+	if a.Type != "document" || a.ObjectID != "obj2" || a.MIMEType != "application/pdf" || a.FileID == "" {
+		t.Fatalf("artifact %+v", a)
+	}
+	if len(res.Renamed) != 1 || res.Renamed[0] != (tools.Rename{ObjectID: "obj1", NewObjectID: "el1"}) {
+		t.Fatalf("renamed %+v, want obj1 to el1", res.Renamed)
+	}
+	if len(a.ConsumedObjectIDs) != 1 || a.ConsumedObjectIDs[0] != "el1" {
+		t.Errorf("consumed %v, want [el1]", a.ConsumedObjectIDs)
+	}
+	if pdfBytes := h.files.files[a.FileID]; !bytes.HasPrefix(pdfBytes, []byte("%PDF-")) {
+		t.Errorf("stored file is not a PDF")
+	}
+	if h.env.Objects["obj1"].Kind != tools.Tombstone || h.env.Objects["el1"].Kind != "chart" {
+		t.Errorf("objects after the fold: %+v", h.env.Objects)
+	}
+	// Embedding something that does not exist is the model's to fix.
+	_, err = h.call(tools.NameCreateDocument, `{"title":"x","markdown":"![](obj7)"}`)
+	var ce *tools.CallError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "obj7") || !strings.Contains(ce.Message, "el1") {
+		t.Errorf("unknown embed: %v", err)
+	}
+}

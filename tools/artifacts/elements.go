@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -58,4 +59,31 @@ func (r *renderer) embeddable() []string {
 		return []string{"none"}
 	}
 	return ids
+}
+
+// element is a picture a document embeds.
+type element struct {
+	png     []byte
+	caption string
+}
+
+// embedPattern finds ![caption](ID) embeds of object ids; the renderers
+// parse the Markdown properly, this only collects what they will ask for.
+var embedPattern = regexp.MustCompile(`!\[[^\]]*\]\(\s*((?:obj|el)[1-9][0-9]*)\s*\)`)
+
+// elements draws every object the Markdown embeds.
+func (r *renderer) elements(ctx context.Context, markdown string) (map[string]element, error) {
+	out := make(map[string]element)
+	for _, m := range embedPattern.FindAllStringSubmatch(markdown, -1) {
+		id := m[1]
+		if _, done := out[id]; done {
+			continue
+		}
+		png, caption, err := r.element(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = element{png: png, caption: caption}
+	}
+	return out, nil
 }

@@ -5,14 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render/chart"
+	"github.com/switchyardhq/switchyard/tools/render/pdf"
 	"github.com/switchyardhq/switchyard/tools/render/xlsx"
 )
 
 // kinds lists the deliverables, in the order their tools are offered.
-var kinds = []*kind{chartKind, spreadsheetKind}
+var kinds = []*kind{documentKind, spreadsheetKind, chartKind}
 
 func kindOf(typ string) *kind {
 	for _, k := range kinds {
@@ -129,4 +131,59 @@ func sheetsSource(wb xlsx.Workbook) source {
 func mustQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+var documentKind = &kind{
+	tool: tools.NameCreateDocument, typ: "document", ext: "pdf", mime: "application/pdf",
+	description: "Write a PDF document (report, memo, summary) from Markdown: headings, lists, tables, code, links. " +
+		"Embed a chart, diagram or image made earlier with ![caption](ID) using its object id.",
+	source: markdownSource,
+	update: markdownUpdate,
+	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
+		elements, err := r.elements(ctx, src.Text)
+		if err != nil {
+			return rendered{}, err
+		}
+		doc := pdf.Document{Title: title, Markdown: src.Text, Created: r.s.cfg.Now(), PageSize: pdf.A4}
+		if strings.EqualFold(r.s.cfg.Paper, "letter") {
+			doc.PageSize = pdf.Letter
+		}
+		doc.Elements = make(map[string]pdf.Image, len(elements))
+		for id, e := range elements {
+			doc.Elements[id] = pdf.Image{PNG: e.png, Caption: e.caption}
+		}
+		out, err := pdf.Render(ctx, doc)
+		return rendered{data: out.PDF, embedded: out.Embedded}, err
+	},
+}
+
+// markdownSource reads {title, markdown}, the arguments of the document
+// tools.
+func markdownSource(args json.RawMessage) (string, source, error) {
+	var a struct {
+		Title    string `json:"title"`
+		Markdown string `json:"markdown"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return "", source{}, err
+	}
+	title, err := requireTitle(a.Title)
+	if err != nil {
+		return "", source{}, err
+	}
+	if strings.TrimSpace(a.Markdown) == "" {
+		return "", source{}, tools.Failf("markdown is required")
+	}
+	return title, source{Text: a.Markdown}, nil
+}
+
+func markdownUpdate(old source, args json.RawMessage) (source, error) {
+	var a struct {
+		Markdown string `json:"markdown"`
+	}
+	_ = json.Unmarshal(args, &a)
+	if strings.TrimSpace(a.Markdown) == "" {
+		return old, nil
+	}
+	return source{Text: a.Markdown}, nil
 }
