@@ -50,33 +50,39 @@ func TestCaddyfileAdapt(t *testing.T) {
 }
 
 func TestCaddyfileErrors(t *testing.T) {
-	tests := []struct{ name, input string }{
-		{"unknown option", "{\n\tswitchyard {\n\t\tcolour blue\n\t}\n}\n"},
-		{"option without value", "{\n\tswitchyard {\n\t\trevision\n\t}\n}\n"},
-		{"option with two values", "{\n\tswitchyard {\n\t\tpostgres a b\n\t}\n}\n"},
-		{"bad cache ttl", "{\n\tswitchyard {\n\t\tkey_cache_ttl soon\n\t}\n}\n"},
-		{"unknown upstream option", "{\n\tswitchyard {\n\t\tupstream http://x/v1 {\n\t\t\ttimeout 1s\n\t\t}\n\t}\n}\n"},
-		{"auth with argument", ":8080 {\n\tswitchyard_auth strict\n}\n"},
-		{"error with bad status", ":8080 {\n\tswitchyard_error teapot\n}\n"},
-		{"error with too many args", ":8080 {\n\tswitchyard_error 404 a b c\n}\n"},
-		{"limits unknown option", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tspeed 9\n\t\t}\n\t}\n}\n"},
-		{"limits bad requests", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests ten 1m\n\t\t}\n\t}\n}\n"},
-		{"limits requests without period", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests 10\n\t\t}\n\t}\n}\n"},
-		{"limits bad window kind", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests 10 1m sliding\n\t\t}\n\t}\n}\n"},
-		{"limits zero streams", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tstreams 0\n\t\t}\n\t}\n}\n"},
-		{"limits bad size", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tupload_size lots\n\t\t}\n\t}\n}\n"},
-		{"limits bad policy", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trate_policy maybe\n\t\t}\n\t}\n}\n"},
-		{"limits bad charge", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tmax_charge -1\n\t\t}\n\t}\n}\n"},
-		{"limits negative ttl", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tlease_ttl -1s\n\t\t}\n\t}\n}\n"},
-		{"queue without slots", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue\n\t\t}\n\t}\n}\n"},
-		{"queue unknown option", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue 4 {\n\t\t\t\tfair yes\n\t\t\t}\n\t\t}\n\t}\n}\n"},
-		{"limits directive with args", ":8080 {\n\tswitchyard_limits 5\n}\n"},
+	tests := []struct{ name, input, want string }{
+		{"unknown option", "{\n\tswitchyard {\n\t\tcolour blue\n\t}\n}\n", `unrecognized switchyard option "colour", at Caddyfile:3`},
+		{"option without value", "{\n\tswitchyard {\n\t\trevision\n\t}\n}\n", "wrong argument count or unexpected line ending after 'revision'"},
+		{"option with two values", "{\n\tswitchyard {\n\t\tpostgres a b\n\t}\n}\n", "wrong argument count or unexpected line ending after 'b'"},
+		{"bad cache ttl", "{\n\tswitchyard {\n\t\tkey_cache_ttl soon\n\t}\n}\n", `key_cache_ttl: time: invalid duration "soon"`},
+		{"unknown upstream option", "{\n\tswitchyard {\n\t\tupstream http://x/v1 {\n\t\t\ttimeout 1s\n\t\t}\n\t}\n}\n", `unrecognized upstream option "timeout", at Caddyfile:4`},
+		{"unknown search option", "{\n\tswitchyard {\n\t\tsearch {\n\t\t\tengine bing\n\t\t}\n\t}\n}\n", `unrecognized search option "engine"`},
+		{"open_url allow without prefixes", "{\n\tswitchyard {\n\t\topen_url {\n\t\t\tallow\n\t\t}\n\t}\n}\n", "wrong argument count"},
+		{"auth with argument", ":8080 {\n\tswitchyard_auth strict\n}\n", "switchyard_auth takes no arguments"},
+		{"error with bad status", ":8080 {\n\tswitchyard_error teapot\n}\n", `bad status "teapot"`},
+		{"error with too many args", ":8080 {\n\tswitchyard_error 404 a b c\n}\n", "wrong argument count or unexpected line ending after 'c'"},
+		{"limits unknown option", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tspeed 9\n\t\t}\n\t}\n}\n", `unrecognized limits option "speed"`},
+		{"limits bad requests", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests ten 1m\n\t\t}\n\t}\n}\n", `requests: want a positive whole number, not "ten"`},
+		{"limits requests without period", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests 10\n\t\t}\n\t}\n}\n", "unexpected line ending after '10'"},
+		{"limits bad window kind", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trequests 10 1m sliding\n\t\t}\n\t}\n}\n", `requests: want rolling or rate, not "sliding"`},
+		{"limits zero streams", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tstreams 0\n\t\t}\n\t}\n}\n", `streams: want a positive whole number, not "0"`},
+		{"limits bad size", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tupload_size lots\n\t\t}\n\t}\n}\n", `upload_size: want a size such as 25MiB or 500MB, not "lots"`},
+		{"limits bad policy", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trate_policy maybe\n\t\t}\n\t}\n}\n", `want fail_open or fail_closed`},
+		{"limits bad charge", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tmax_charge -1\n\t\t}\n\t}\n}\n", "max_charge: not a dollar amount"},
+		{"limits negative ttl", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tlease_ttl -1s\n\t\t}\n\t}\n}\n", "lease_ttl: must be positive"},
+		{"queue without slots", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue\n\t\t}\n\t}\n}\n", "unexpected line ending after 'queue'"},
+		{"queue unknown option", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue 4 {\n\t\t\t\tfair yes\n\t\t\t}\n\t\t}\n\t}\n}\n", `unrecognized queue option "fair", at Caddyfile:5`},
+		{"limits directive with args", ":8080 {\n\tswitchyard_limits 5\n}\n", "switchyard_limits takes no arguments; set limits in the switchyard global option"},
+		{"chat unknown option", ":8080 {\n\tswitchyard_chat {\n\t\tcolour blue\n\t}\n}\n", `unrecognized switchyard_chat option "colour"`},
+		{"chat bad rounds", ":8080 {\n\tswitchyard_chat {\n\t\tmax_rounds many\n\t}\n}\n", "max_rounds:"},
+		{"meter with argument", ":8080 {\n\tswitchyard_meter on\n}\n", "switchyard_meter takes no arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			adapter := caddyconfig.GetAdapter("caddyfile")
-			if _, _, err := adapter.Adapt([]byte(tt.input), nil); err == nil {
-				t.Fatalf("adapted without error:\n%s", tt.input)
+			_, _, err := adapter.Adapt([]byte(tt.input), nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
 			}
 		})
 	}

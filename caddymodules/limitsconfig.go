@@ -241,7 +241,9 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 				return nil, d.ArgErr()
 			}
 			var size uint64
-			if size, err = humanize.ParseBytes(args[0]); err == nil && size == 0 {
+			if size, err = humanize.ParseBytes(args[0]); err != nil {
+				err = fmt.Errorf("want a size such as 25MiB or 500MB, not %q", args[0])
+			} else if size == 0 {
 				err = fmt.Errorf("must be positive")
 			}
 			switch opt {
