@@ -235,3 +235,21 @@ func TestDocumentFoldsInAChart(t *testing.T) {
 		t.Errorf("unknown embed: %v", err)
 	}
 }
+
+func TestCreateWordDocument(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.call(tools.NameCreateChart, barArgs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.call(tools.NameCreateWordDocument, `{"title":"Brief","markdown":"# Brief\n\n- one\n- two\n\n![Revenue](obj1)"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Artifacts[0]
+	if a.Type != "docx" || a.FileBase64 == "" || len(a.ConsumedObjectIDs) != 1 || !bytes.HasPrefix(h.files.files[a.FileID], []byte("PK")) {
+		t.Fatalf("artifact %+v", a)
+	}
+	if h.files.names[len(h.files.names)-1] != "Brief.docx" {
+		t.Errorf("file name %q", h.files.names[len(h.files.names)-1])
+	}
+}

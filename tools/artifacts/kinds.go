@@ -9,12 +9,13 @@ import (
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render/chart"
+	"github.com/switchyardhq/switchyard/tools/render/docx"
 	"github.com/switchyardhq/switchyard/tools/render/pdf"
 	"github.com/switchyardhq/switchyard/tools/render/xlsx"
 )
 
 // kinds lists the deliverables, in the order their tools are offered.
-var kinds = []*kind{documentKind, spreadsheetKind, chartKind}
+var kinds = []*kind{documentKind, wordKind, spreadsheetKind, chartKind}
 
 func kindOf(typ string) *kind {
 	for _, k := range kinds {
@@ -186,4 +187,26 @@ func markdownUpdate(old source, args json.RawMessage) (source, error) {
 		return old, nil
 	}
 	return source{Text: a.Markdown}, nil
+}
+
+var wordKind = &kind{
+	tool: tools.NameCreateWordDocument, typ: "docx", ext: "docx",
+	mime: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	description: "Write a Word document (docx) from Markdown, for text the user will edit further. " +
+		"Embed a chart, diagram or image made earlier with ![caption](ID) using its object id.",
+	source: markdownSource,
+	update: markdownUpdate,
+	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
+		elements, err := r.elements(ctx, src.Text)
+		if err != nil {
+			return rendered{}, err
+		}
+		doc := docx.Document{Title: title, Markdown: src.Text, Created: r.s.cfg.Now(),
+			Elements: make(map[string]docx.Image, len(elements))}
+		for id, e := range elements {
+			doc.Elements[id] = docx.Image{PNG: e.png, Caption: e.caption}
+		}
+		out, err := docx.Render(ctx, doc)
+		return rendered{data: out.DOCX, embedded: out.Embedded}, err
+	},
 }
