@@ -1,10 +1,10 @@
 package caddymodules
 
 import (
-	"encoding/json"
 	"errors"
 	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -118,28 +118,37 @@ func mayCost(method string) bool {
 	return true
 }
 
-// streamRequested reads a JSON request body to learn whether it asks for a
-// stream, and puts the body back for the handlers after this one. Other
-// requests (multipart uploads, GETs) are not streams and are not read.
-// Malformed JSON counts as no stream: the handler that serves the request
-// reports the error.
+// streamRequested reads a POST body to learn whether it asks for a
+// stream, with the strict parse of billing.ParseV1, whatever its
+// Content-Type: a body that parses one way here and another way further
+// on could hold a stream without a slot. What that parse refuses (a key
+// given twice in two letter cases, "stream" not a boolean) is refused
+// here with 400. Multipart uploads are not streams and are not read. The
+// parsed request is kept for the /v1 meter, so the body is decoded once.
 func streamRequested(r *http.Request, maxBytes int64) (bool, error) {
 	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
 		return false, nil
 	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
 		return false, nil
 	}
 	body, err := requestBody(r, maxBytes)
 	if err != nil {
 		return false, err
 	}
-	var probe struct {
-		Stream bool `json:"stream"`
+	if len(body) == 0 {
+		return false, nil
 	}
-	_ = json.Unmarshal(body, &probe)
-	return probe.Stream, nil
+	req, err := billing.ParseV1(body)
+	if err != nil {
+		return false, err
+	}
+	caddyhttp.SetVar(r.Context(), v1RequestVar, req)
+	return req.Stream, nil
 }
+
+// v1RequestVar holds the billing.V1Request that streamRequested parsed.
+const v1RequestVar = "switchyard.v1_request"
 
 // parseLimits sets up the handler from Caddyfile tokens. Syntax:
 //

@@ -72,15 +72,17 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
 		return next.ServeHTTP(w, r) // uploads stream through; they are not completions
 	}
-	body, err := requestBody(r, h.app.Limits.maxBodyBytes())
-	if err != nil {
-		apierror.Write(w, err)
-		return nil
-	}
-	req, err := billing.ParseV1(body)
-	if err != nil {
-		apierror.Write(w, err)
-		return nil
+	req, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request)
+	if !ok {
+		body, err := requestBody(r, h.app.Limits.maxBodyBytes())
+		if err != nil {
+			apierror.Write(w, err)
+			return nil
+		}
+		if req, err = billing.ParseV1(body); err != nil {
+			apierror.Write(w, err)
+			return nil
+		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(req.Body))
 	r.ContentLength = int64(len(req.Body))

@@ -398,3 +398,61 @@ func TestAdmissionQueue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestStreamLimitCannotBeDodged sends streams the probe used to miss: no
+// Content-Type, text/plain, a case-variant duplicate key. None may hold a
+// stream beyond the limit of five.
+func TestStreamLimitCannotBeDodged(t *testing.T) {
+	up := slowUpstream(t)
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, "dodger")
+	g := startGateway(t, e)
+
+	type attempt struct{ contentType, body string }
+	attempts := []attempt{
+		{"", streamBody},
+		{"text/plain", streamBody},
+		{"application/json", `{"model":"m","stream":true,"Stream":false,"messages":[{"role":"user","content":"hi"}]}`},
+		{"application/x-www-form-urlencoded", streamBody},
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	statuses := map[int]int{}
+	var cancels []context.CancelFunc
+	for i := 0; i < 8; i++ {
+		a := attempts[i%len(attempts)]
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(a.body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			if a.contentType != "" {
+				req.Header.Set("Content-Type", a.contentType)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				// Hold the stream until the first event is in.
+				_, _ = bufio.NewReader(resp.Body).ReadString('\n')
+			}
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	if statuses[http.StatusOK] > 5 {
+		t.Fatalf("statuses %v: more than five streams at once", statuses)
+	}
+	if statuses[http.StatusBadRequest] == 0 {
+		t.Errorf("statuses %v: the case-variant duplicate was not refused", statuses)
+	}
+}
