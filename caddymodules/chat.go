@@ -246,3 +246,17 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*Chat)(nil)
 	_ caddyfile.Unmarshaler       = (*Chat)(nil)
 )
+
+// Validate implements caddy.Validator: a JSON config with a bad value is
+// refused at load rather than replaced by a default.
+func (h *Chat) Validate() error {
+	switch {
+	case h.MaxRounds < 0:
+		return fmt.Errorf("switchyard_chat: max_rounds %d is negative", h.MaxRounds)
+	case h.ToolTimeout < 0, h.FirstByteTimeout < 0, h.IdleTimeout < 0:
+		return fmt.Errorf("switchyard_chat: timeouts must not be negative")
+	}
+	return nil
+}
+
+var _ caddy.Validator = (*Chat)(nil)

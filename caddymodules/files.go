@@ -2,7 +2,9 @@ package caddymodules
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -89,3 +91,13 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*Files)(nil)
 	_ caddyfile.Unmarshaler       = (*Files)(nil)
 )
+
+// Validate implements caddy.Validator.
+func (h *Files) Validate() error {
+	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
+		return fmt.Errorf("switchyard_files: prefix %q must start with / and not end with one", h.Prefix)
+	}
+	return nil
+}
+
+var _ caddy.Validator = (*Files)(nil)

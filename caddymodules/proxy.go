@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -170,3 +171,13 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*Proxy)(nil)
 	_ caddyfile.Unmarshaler       = (*Proxy)(nil)
 )
+
+// Validate implements caddy.Validator.
+func (h *Proxy) Validate() error {
+	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
+		return fmt.Errorf("switchyard_proxy: prefix %q must start with / and not end with one", h.Prefix)
+	}
+	return nil
+}
+
+var _ caddy.Validator = (*Proxy)(nil)

@@ -181,3 +181,25 @@ func TestProfileOverrides(t *testing.T) {
 		})
 	}
 }
+
+func TestHandlersValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		v    interface{ Validate() error }
+		ok   bool
+	}{
+		{name: "chat defaults", v: &Chat{}, ok: true},
+		{name: "chat negative rounds", v: &Chat{MaxRounds: -1}},
+		{name: "chat negative timeout", v: &Chat{IdleTimeout: -1}},
+		{name: "files prefix", v: &Files{Prefix: "/v3"}, ok: true},
+		{name: "files prefix without slash", v: &Files{Prefix: "v3"}},
+		{name: "proxy prefix with trailing slash", v: &Proxy{Prefix: "/v1/"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.v.Validate(); (err == nil) != tt.ok {
+				t.Errorf("Validate() = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}

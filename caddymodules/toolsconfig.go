@@ -7,10 +7,10 @@ import (
 
 // Environment variables of the tools. Part of the operator contract.
 const (
-	envSearchURL     = "SWITCHYARD_SEARCH_URL"
-	envBraveKey      = "SWITCHYARD_BRAVE_API_KEY"
-	envTavilyKey     = "SWITCHYARD_TAVILY_API_KEY"
-	envOpenURLAllow  = "SWITCHYARD_OPEN_URL_ALLOW"
+	envSearchURL    = "SWITCHYARD_SEARCH_URL"
+	envBraveKey     = "SWITCHYARD_BRAVE_API_KEY"
+	envTavilyKey    = "SWITCHYARD_TAVILY_API_KEY"
+	envOpenURLAllow = "SWITCHYARD_OPEN_URL_ALLOW"
 )
 
 // SearchConfig chooses the providers of the web_search tool. With none
