@@ -1,51 +1,95 @@
 package files
 
 import (
+	"errors"
 	"fmt"
-	"net/http"
+	"time"
 
-	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
-// Client-visible errors of the Files API. docs/files.md lists every code.
-// Codes the spec names (invalid_file_format, av_hit) keep its spelling and
-// status; the others are Switchyard's.
+// Kinds of the Service's errors. Every error the Service returns wraps
+// one of them, or is the context's error when the caller has gone; test
+// with errors.Is. Only the HTTP handler (http.go) turns them into the
+// client-visible codes of docs/files.md.
+var (
+	// ErrNotFound: no such file for this account (never stored,
+	// another account's, deleted or expired).
+	ErrNotFound = storage.ErrNotFound
+	// ErrInvalidRequest: the request or its form is unusable; Error.Code
+	// says which check failed.
+	ErrInvalidRequest = errors.New("files: invalid request")
+	// ErrInvalidFormat: the content is not an accepted format, or does
+	// not match its filename's extension.
+	ErrInvalidFormat = errors.New("files: invalid file format")
+	// ErrTooLarge: the file is over the per-file limit (Error.Limit).
+	ErrTooLarge = errors.New("files: file too large")
+	// ErrAVHit: the malware scanner found something; nothing was stored.
+	ErrAVHit = errors.New("files: refused by the malware scan")
+	// ErrScannerUnavailable: the malware scanner gave no verdict and the
+	// service fails closed.
+	ErrScannerUnavailable = errors.New("files: malware scanner unavailable")
+	// ErrTooManyFiles and ErrTooManyBytes: the account's quota is full
+	// (Error.Limit is the quota).
+	ErrTooManyFiles = storage.ErrTooManyFiles
+	ErrTooManyBytes = storage.ErrTooManyBytes
+	// ErrUploadTimeout: the upload took longer than Config.UploadTimeout.
+	ErrUploadTimeout = errors.New("files: upload timed out")
+	// ErrInternal: a store failed. The cause has been logged; the error
+	// does not carry it.
+	ErrInternal = errors.New("files: internal error")
+)
 
-func errInvalidFormat(msg string) *apierror.Error {
-	return apierror.InvalidRequest("invalid_file_format", msg)
+// Error is an error of the Service with the details a client message
+// needs. Kind is one of the Err values above; the zero value of every
+// other field means "not applicable".
+type Error struct {
+	Kind error
+	// Code is the check that failed, for ErrInvalidRequest, as
+	// docs/files.md names it ("invalid_purpose", "missing_file", ...).
+	Code string
+	// Detail is a sentence that may be shown to the client
+	// (ErrInvalidRequest, ErrInvalidFormat, ErrUploadTimeout).
+	Detail string
+	// FileID is the id asked for (ErrNotFound).
+	FileID string
+	// Limit is the limit that was reached: bytes for ErrTooLarge and
+	// ErrTooManyBytes, files for ErrTooManyFiles.
+	Limit int64
 }
 
-func errBadRequest(code, format string, args ...any) *apierror.Error {
-	return apierror.InvalidRequest(code, fmt.Sprintf(format, args...))
+func (e *Error) Error() string {
+	msg := e.Kind.Error()
+	switch {
+	case e.Detail != "":
+		msg += ": " + e.Detail
+	case e.FileID != "":
+		msg += ": " + e.FileID
+	case e.Limit > 0:
+		msg += fmt.Sprintf(" (limit %d)", e.Limit)
+	}
+	return msg
 }
 
-func errTooLarge(limit int64) *apierror.Error {
-	return apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest, "file_too_large",
-		fmt.Sprintf("The file exceeds the maximum upload size of %d bytes.", limit))
+// Unwrap returns Kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+func errBadRequest(code, format string, args ...any) *Error {
+	return &Error{Kind: ErrInvalidRequest, Code: code, Detail: fmt.Sprintf(format, args...)}
 }
 
-func errAVHit() *apierror.Error {
-	return apierror.New(http.StatusUnprocessableEntity, apierror.TypeInvalidRequest, "av_hit",
-		"The file failed the malware scan and was not stored.")
+func errInvalidFormat(detail string) *Error {
+	return &Error{Kind: ErrInvalidFormat, Detail: detail}
 }
 
-func errAVUnavailable() *apierror.Error {
-	e := apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "av_unavailable",
-		"The malware scanner is unavailable, so the file could not be accepted. Retry later.")
-	e.RetryAfter = 30
-	return e
-}
+func errNotFound(id string) *Error { return &Error{Kind: ErrNotFound, FileID: id} }
 
-func errMaxFiles(limit int) *apierror.Error {
-	return apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "max_files_reached",
-		fmt.Sprintf("The account already stores the maximum of %d files. Delete files before uploading more.", limit))
-}
+func errTooLarge(limit int64) *Error { return &Error{Kind: ErrTooLarge, Limit: limit} }
 
-func errMaxStorage(limit int64) *apierror.Error {
-	return apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "max_storage_reached",
-		fmt.Sprintf("The file would take the account's stored bytes over the limit of %d bytes. Delete files before uploading more.", limit))
-}
+func errMaxFiles(limit int) *Error { return &Error{Kind: ErrTooManyFiles, Limit: int64(limit)} }
 
-func errNotFound(id string) *apierror.Error {
-	return apierror.NotFound(fmt.Sprintf("No such File object: %s", id))
+func errMaxStorage(limit int64) *Error { return &Error{Kind: ErrTooManyBytes, Limit: limit} }
+
+func errUploadTimeout(d time.Duration) *Error {
+	return &Error{Kind: ErrUploadTimeout, Detail: fmt.Sprintf("The upload took longer than %s.", d)}
 }

@@ -8,8 +8,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"github.com/switchyardhq/switchyard/internal/apierror"
 )
 
 // Format is a file format the Files API accepts (spec 4.2).
@@ -77,8 +75,8 @@ func (s *Sniffer) Write(p []byte) (int, error) {
 func (s *Sniffer) Size() int64 { return s.size }
 
 // Judge returns the format of the content written so far, which ra must
-// hold in full, given the filename it was uploaded under. The error is
-// an invalid_file_format *apierror.Error.
+// hold in full, given the filename it was uploaded under. A refusal
+// wraps ErrInvalidFormat.
 func (s *Sniffer) Judge(filename string, ra io.ReaderAt) (Format, error) {
 	if s.size == 0 {
 		return Format{}, errInvalidFormat("The file is empty.")
@@ -109,7 +107,7 @@ func (s *Sniffer) Judge(filename string, ra io.ReaderAt) (Format, error) {
 	return f, nil
 }
 
-func unsupported(ext string) *apierror.Error {
+func unsupported(ext string) *Error {
 	names := make([]string, len(Formats))
 	for i, f := range Formats {
 		names[i] = f.Name

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/files"
-	"github.com/switchyardhq/switchyard/internal/apierror"
 )
 
 // FuzzDetectFormat feeds the sniffer arbitrary content under arbitrary
@@ -28,8 +27,8 @@ func FuzzDetectFormat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, name string, chunk uint8) {
 		got, err := files.DetectFormat(name, bytes.NewReader(data), int64(len(data)))
 		if err != nil {
-			var ae *apierror.Error
-			if !errors.As(err, &ae) || ae.Code != "invalid_file_format" {
+			ae := files.Envelope(err)
+			if !errors.Is(err, files.ErrInvalidFormat) || ae.Code != "invalid_file_format" {
 				t.Fatalf("refused with %v, want invalid_file_format", err)
 			}
 		} else {

@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"io"
 	"strings"
+
+	"github.com/switchyardhq/switchyard/files/internal/zipdir"
 )
 
 // Office Open XML files are zip archives. The format is decided by the
@@ -23,7 +25,7 @@ const maxContentTypes = 1 << 20
 // officeFormat returns FormatDOCX or FormatXLSX for the zip archive of
 // the given size that r holds.
 func officeFormat(r io.ReaderAt, size int64) (Format, error) {
-	if err := CheckZipDirectory(r, size); err != nil {
+	if err := zipdir.Check(r, size); err != nil {
 		return Format{}, errInvalidFormat("The file is a damaged or unsupported zip archive.")
 	}
 	zr, err := zip.NewReader(r, size)

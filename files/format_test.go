@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/files"
-	"github.com/switchyardhq/switchyard/internal/apierror"
 )
 
 func TestDetectFormat(t *testing.T) {
@@ -77,8 +76,8 @@ func TestDetectFormat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := files.DetectFormat(tc.filename, bytes.NewReader(tc.data), int64(len(tc.data)))
 			if tc.want.Name == "" {
-				var ae *apierror.Error
-				if !errors.As(err, &ae) || ae.Code != "invalid_file_format" || ae.Status != 400 {
+				ae := files.Envelope(err)
+				if !errors.Is(err, files.ErrInvalidFormat) || ae.Code != "invalid_file_format" || ae.Status != 400 {
 					t.Fatalf("DetectFormat = %v, %v; want a 400 invalid_file_format", got.Name, err)
 				}
 				return

@@ -3,7 +3,6 @@ package files_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -151,14 +150,14 @@ func form(t *testing.T, parts ...part) (contentType string, body []byte) {
 	return w.FormDataContentType(), b.Bytes()
 }
 
-// wantAPIError fails unless err is an *apierror.Error with this status
-// and code.
+// wantAPIError fails unless err answers the client with this status and
+// code.
 func wantAPIError(t *testing.T, err error, status int, code string) *apierror.Error {
 	t.Helper()
-	var ae *apierror.Error
-	if !errors.As(err, &ae) {
-		t.Fatalf("error = %v, want %d %s", err, status, code)
+	if err == nil {
+		t.Fatalf("error = nil, want %d %s", status, code)
 	}
+	ae := files.Envelope(err)
 	if ae.Status != status || ae.Code != code {
 		t.Fatalf("error = %d %s (%s), want %d %s", ae.Status, ae.Code, ae.Message, status, code)
 	}

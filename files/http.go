@@ -3,6 +3,8 @@ package files
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -157,17 +159,17 @@ func writeJSON(w http.ResponseWriter, v any) {
 func (h *handler) upload(w http.ResponseWriter, r *http.Request, accountID string) {
 	// A declared length that cannot fit is refused before reading a byte.
 	if r.ContentLength > h.svc.MaxRequestBytes() {
-		apierror.Write(w, errTooLarge(h.svc.MaxUploadBytes()))
+		apierror.Write(w, envelope(errTooLarge(h.svc.MaxUploadBytes())))
 		return
 	}
 	f, err := h.svc.Upload(r.Context(), accountID, r.Header.Get("Content-Type"), r.Body)
 	if err != nil {
-		if e := apierror.From(err); e.Status == http.StatusConflict {
+		if errors.Is(err, ErrTooManyFiles) || errors.Is(err, ErrTooManyBytes) {
 			// OpenAI's SDKs retry 409s unless told not to; a full quota
 			// stays full.
 			w.Header().Set("X-Should-Retry", "false")
 		}
-		apierror.Write(w, err)
+		apierror.Write(w, envelope(err))
 		return
 	}
 	writeJSON(w, toObject(f))
@@ -179,7 +181,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, accountID string)
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > MaxListLimit {
-			apierror.Write(w, errBadRequest("invalid_limit", "limit must be an integer between 1 and %d.", MaxListLimit))
+			apierror.Write(w, envelope(errBadRequest("invalid_limit", "limit must be an integer between 1 and %d.", MaxListLimit)))
 			return
 		}
 		p.Limit = n
@@ -191,7 +193,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, accountID string)
 	p.Purpose = q.Get("purpose")
 	page, err := h.svc.List(r.Context(), accountID, p)
 	if err != nil {
-		apierror.Write(w, err)
+		apierror.Write(w, envelope(err))
 		return
 	}
 	out := listObject{Object: "list", Data: make([]fileObject, len(page.Files)), HasMore: page.HasMore}
@@ -207,7 +209,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, accountID string)
 func (h *handler) get(w http.ResponseWriter, r *http.Request, accountID, id string) {
 	f, err := h.svc.Get(r.Context(), accountID, id)
 	if err != nil {
-		apierror.Write(w, err)
+		apierror.Write(w, envelope(err))
 		return
 	}
 	writeJSON(w, toObject(f))
@@ -216,7 +218,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, accountID, id stri
 func (h *handler) delete(w http.ResponseWriter, r *http.Request, accountID, id string) {
 	f, err := h.svc.Delete(r.Context(), accountID, id)
 	if err != nil {
-		apierror.Write(w, err)
+		apierror.Write(w, envelope(err))
 		return
 	}
 	writeJSON(w, deletedObject{ID: f.ID, Object: "file", Deleted: true})
@@ -225,7 +227,7 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request, accountID, id s
 func (h *handler) content(w http.ResponseWriter, r *http.Request, accountID, id string) {
 	f, obj, err := h.svc.Content(r.Context(), accountID, id)
 	if err != nil {
-		apierror.Write(w, err)
+		apierror.Write(w, envelope(err))
 		return
 	}
 	defer obj.Close()
@@ -243,6 +245,61 @@ func (h *handler) content(w http.ResponseWriter, r *http.Request, accountID, id 
 		hd.Set("ETag", `"`+f.SHA256+`"`)
 	}
 	http.ServeContent(w, r, "", f.CreatedAt, obj)
+}
+
+// envelope is the client-visible error for an error of the Service, as
+// docs/files.md lists them:
+//
+//	ErrNotFound            404 invalid_request_error  not_found
+//	ErrInvalidRequest      400 invalid_request_error  Error.Code
+//	ErrInvalidFormat       400 invalid_request_error  invalid_file_format
+//	ErrUploadTimeout       400 invalid_request_error  upload_timeout
+//	ErrTooLarge            413 invalid_request_error  file_too_large
+//	ErrAVHit               422 invalid_request_error  av_hit
+//	ErrTooManyFiles        409 invalid_request_error  max_files_reached
+//	ErrTooManyBytes        409 invalid_request_error  max_storage_reached
+//	ErrScannerUnavailable  503 server_error           av_unavailable (Retry-After: 30)
+//	anything else          500 server_error           internal_error
+//
+// Codes the spec names (invalid_file_format, av_hit) keep its spelling
+// and status; the others are Switchyard's.
+func envelope(err error) *apierror.Error {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Kind: err}
+	}
+	switch {
+	case errors.Is(err, ErrInternal):
+		// Before the others: nothing below may turn a logged store
+		// failure into a client error.
+		return apierror.Internal()
+	case errors.Is(err, ErrNotFound):
+		return apierror.NotFound(fmt.Sprintf("No such File object: %s", e.FileID))
+	case errors.Is(err, ErrInvalidRequest):
+		return apierror.InvalidRequest(e.Code, e.Detail)
+	case errors.Is(err, ErrInvalidFormat):
+		return apierror.InvalidRequest("invalid_file_format", e.Detail)
+	case errors.Is(err, ErrUploadTimeout):
+		return apierror.InvalidRequest("upload_timeout", e.Detail)
+	case errors.Is(err, ErrTooLarge):
+		return apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest, "file_too_large",
+			fmt.Sprintf("The file exceeds the maximum upload size of %d bytes.", e.Limit))
+	case errors.Is(err, ErrAVHit):
+		return apierror.New(http.StatusUnprocessableEntity, apierror.TypeInvalidRequest, "av_hit",
+			"The file failed the malware scan and was not stored.")
+	case errors.Is(err, ErrTooManyFiles):
+		return apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "max_files_reached",
+			fmt.Sprintf("The account already stores the maximum of %d files. Delete files before uploading more.", e.Limit))
+	case errors.Is(err, ErrTooManyBytes):
+		return apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "max_storage_reached",
+			fmt.Sprintf("The file would take the account's stored bytes over the limit of %d bytes. Delete files before uploading more.", e.Limit))
+	case errors.Is(err, ErrScannerUnavailable):
+		ae := apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "av_unavailable",
+			"The malware scanner is unavailable, so the file could not be accepted. Retry later.")
+		ae.RetryAfter = 30
+		return ae
+	}
+	return apierror.Internal()
 }
 
 // contentDisposition offers the file as a download under its stored name,

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
@@ -147,8 +146,8 @@ func (s *Service) Retention() time.Duration { return s.retention }
 
 // Upload stores the file of a multipart/form-data request body with the
 // given Content-Type header, for accountID. See upload.go for the form.
-// Errors are *apierror.Error values ready for the client, except
-// context errors when ctx ends.
+// Errors wrap the kinds in errors.go, except context errors when ctx
+// ends.
 func (s *Service) Upload(ctx context.Context, accountID, contentType string, body io.Reader) (storage.File, error) {
 	now := s.now()
 	if err := s.checkRoom(ctx, accountID, now); err != nil {
@@ -188,7 +187,7 @@ func (s *Service) Upload(ctx context.Context, accountID, contentType string, bod
 		case v.Infected:
 			s.log.InfoContext(ctx, "upload refused by malware scan",
 				"account", accountID, "signature", v.Signature, "sha256", up.sum)
-			return storage.File{}, errAVHit()
+			return storage.File{}, ErrAVHit
 		}
 	}
 	up.file.Filename = form.filename
@@ -204,8 +203,9 @@ func (s *Service) Upload(ctx context.Context, accountID, contentType string, bod
 // StoreGenerated stores a file the orchestrator produced for accountID,
 // under the same per-file limit, quotas, format checks and retention as
 // uploads, with purpose PurposeGenerated. filename is sanitized like an
-// uploaded one. Errors are *apierror.Error values (the orchestrator may
-// fall back to inline content on max_files_reached and the like).
+// uploaded one. Errors are Upload's: a full quota wraps ErrTooManyFiles
+// or ErrTooManyBytes, so that the orchestrator can fall back to inline
+// content, and a store failure is ErrInternal.
 func (s *Service) StoreGenerated(ctx context.Context, accountID, filename string, r io.Reader) (storage.File, error) {
 	name, err := SanitizeFilename(filename)
 	if err != nil {
@@ -261,17 +261,19 @@ func (s *Service) scanUnavailable(ctx context.Context, err error) error {
 	if s.scanFailOpen {
 		return nil
 	}
-	return errAVUnavailable()
+	return ErrScannerUnavailable
 }
 
-// internal logs err and returns the opaque internal_error, or the
-// context's error when the caller has gone.
+// internal logs err and returns ErrInternal, which does not carry err
+// (its text may hold details the client must not see, and its kind must
+// not be mistaken for one of the Service's), or the context's error when
+// the caller has gone.
 func (s *Service) internal(ctx context.Context, what string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
 	s.log.ErrorContext(ctx, "files: "+what, "error", err)
-	return apierror.Internal()
+	return fmt.Errorf("%w: %s", ErrInternal, what)
 }
 
 // Page is a page of a listing.
@@ -328,7 +330,7 @@ func (s *Service) List(ctx context.Context, accountID string, p storage.FileList
 }
 
 // Get returns accountID's file id. A file of another account, an expired
-// one and a missing one all give the same 404.
+// one and a missing one all give the same ErrNotFound.
 func (s *Service) Get(ctx context.Context, accountID, id string) (storage.File, error) {
 	if !ValidID(id) {
 		return storage.File{}, errNotFound(id)
@@ -344,8 +346,10 @@ func (s *Service) Get(ctx context.Context, accountID, id string) (storage.File, 
 	return f, nil
 }
 
-// Content opens accountID's file id for download, with Get's rules. The
-// caller closes the Object.
+// Content opens accountID's file id for reading, with Get's rules: a
+// download, or the orchestrator reading an input_file part, so that one
+// account can never read another's file by id. The caller closes the
+// Object.
 func (s *Service) Content(ctx context.Context, accountID, id string) (storage.File, blob.Object, error) {
 	f, err := s.Get(ctx, accountID, id)
 	if err != nil {
@@ -362,15 +366,8 @@ func (s *Service) Content(ctx context.Context, accountID, id string) (storage.Fi
 	return f, o, nil
 }
 
-// OpenForExtraction opens accountID's file id for the orchestrator, which
-// reads an input_file part's content; the owner check is the same as for
-// Content, so one account can never read another's file by id.
-func (s *Service) OpenForExtraction(ctx context.Context, accountID, id string) (storage.File, blob.Object, error) {
-	return s.Content(ctx, accountID, id)
-}
-
 // Delete deletes accountID's file id and returns it. Deleting it again
-// gives 404.
+// gives ErrNotFound.
 func (s *Service) Delete(ctx context.Context, accountID, id string) (storage.File, error) {
 	if !ValidID(id) {
 		return storage.File{}, errNotFound(id)

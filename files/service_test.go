@@ -56,6 +56,12 @@ func TestStoreGenerated(t *testing.T) {
 	wantAPIError(t, err, 409, "max_files_reached")
 	_, err = h.svc.StoreGenerated(bg, "acct", "more.pdf", bytes.NewReader(pdfBytes()))
 	wantAPIError(t, err, 409, "max_files_reached")
+	// The orchestrator tells a full quota from a failure by the error's
+	// kind.
+	var fe *files.Error
+	if !errors.Is(err, storage.ErrTooManyFiles) || !errors.As(err, &fe) || fe.Limit != 2 {
+		t.Fatalf("StoreGenerated over the quota: %v, want storage.ErrTooManyFiles with limit 2", err)
+	}
 	// And pass the same format check.
 	h2 := newHarness(t)
 	_, err = h2.svc.StoreGenerated(bg, "acct", "chart.png", bytes.NewReader(pdfBytes()))
@@ -75,7 +81,6 @@ func TestIsolationAnswersLikeMissing(t *testing.T) {
 	}{
 		{"Get", func(a, id string) error { _, err := h.svc.Get(bg, a, id); return err }},
 		{"Content", func(a, id string) error { _, _, err := h.svc.Content(bg, a, id); return err }},
-		{"OpenForExtraction", func(a, id string) error { _, _, err := h.svc.OpenForExtraction(bg, a, id); return err }},
 		{"Delete", func(a, id string) error { _, err := h.svc.Delete(bg, a, id); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

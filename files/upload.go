@@ -280,7 +280,7 @@ func (u *upload) put(r io.Reader, scan Scan) error {
 	case src.over:
 		return errTooLarge(u.s.maxUpload)
 	case err != nil && u.ctx.Err() != nil && u.parent.Err() == nil:
-		return errBadRequest("upload_timeout", "The upload took longer than %s.", u.s.uploadTimeout)
+		return errUploadTimeout(u.s.uploadTimeout)
 	case err != nil && src.err != nil:
 		return sourceError{src.err}
 	case err != nil:
@@ -317,7 +317,7 @@ func (u *upload) commit(filename string) (storage.File, error) {
 	case errors.Is(err, storage.ErrTooManyBytes):
 		return storage.File{}, errMaxStorage(u.s.quota.MaxBytes)
 	case errors.Is(err, storage.ErrNotFound):
-		return storage.File{}, errBadRequest("upload_timeout", "The upload took longer than %s.", u.s.uploadTimeout)
+		return storage.File{}, errUploadTimeout(u.s.uploadTimeout)
 	}
 	// The commit may have happened even though it reported an error;
 	// leave both the blob and the row for the janitor to settle after

@@ -120,7 +120,7 @@ func TestDOCXRefused(t *testing.T) {
 			data: func(t *testing.T) []byte {
 				var buf bytes.Buffer
 				zw := zip.NewWriter(&buf)
-				for range 20_001 { // one over the limit of files.CheckZipDirectory
+				for range 20_001 { // one over the limit of zipdir.Check
 					if _, err := zw.CreateHeader(&zip.FileHeader{Name: "x", Method: zip.Store}); err != nil {
 						t.Fatal(err)
 					}

@@ -1,7 +1,9 @@
 // Package extract turns files uploaded through the Files API into what a
 // model can read: the text of documents (pdf, docx, xlsx, csv, txt, md)
-// and the bytes of images. Opener hands them to the /v3 orchestrator as
-// translator.Attachment values.
+// and the bytes of images. Text is a library of its own, on an
+// io.ReaderAt; Opener (opener.go) adapts it to the /v3 orchestrator's
+// translator.FileOpener on a files.Service, and is the only part of the
+// package that imports the rest of Switchyard.
 //
 // Every extractor treats its input as hostile. Work and memory are bounded
 // by the output size, by fixed limits on what is decompressed and parsed,
@@ -93,9 +95,10 @@ func HasText(mediaType string) bool { return kindOf(mediaType) != kindNone }
 //
 // Control characters other than newline and tab are dropped; in documents
 // runs of blank lines are squeezed to one. An unknown or textless media
-// type is ErrUnsupported. When ctx ends, Text returns its error; the PDF
-// parser may then still be reading r for a moment, so r must tolerate
-// reads (failing ones, say) after Text returns.
+// type is ErrUnsupported. When ctx ends, Text returns its error at once;
+// the PDF parser, which runs on its own goroutine, makes no read of r
+// after that but may still be inside one, so r must tolerate a read that
+// ends after Text has returned.
 func Text(ctx context.Context, mediaType string, r io.ReaderAt, size int64, maxChars int) (text string, truncated bool, err error) {
 	if maxChars <= 0 {
 		maxChars = DefaultMaxChars

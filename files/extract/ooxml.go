@@ -5,10 +5,11 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/switchyardhq/switchyard/files"
 	"io"
 	"path"
 	"strings"
+
+	"github.com/switchyardhq/switchyard/files/internal/zipdir"
 )
 
 // Bounds on the zip packages of docx and xlsx files. A hostile archive
@@ -51,8 +52,8 @@ type ooxmlPackage struct {
 }
 
 func openPackage(format string, r io.ReaderAt, size int64) (*ooxmlPackage, error) {
-	if err := files.CheckZipDirectory(r, size); err != nil {
-		if errors.Is(err, files.ErrZipLimit) {
+	if err := zipdir.Check(r, size); err != nil {
+		if errors.Is(err, zipdir.ErrLimit) {
 			return nil, overLimit(format, "%v", err)
 		}
 		return nil, malformed(format, err)

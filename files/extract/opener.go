@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net/http"
 	"time"
 	"unicode/utf8"
 
@@ -69,16 +68,12 @@ func (o *Opener) OpenFile(ctx context.Context, accountID, fileID string) (transl
 	if o.Files == nil {
 		return translator.Attachment{}, errors.New("extract: Opener has no Files service")
 	}
-	f, obj, err := o.Files.OpenForExtraction(ctx, accountID, fileID)
+	f, obj, err := o.Files.Content(ctx, accountID, fileID)
 	if err != nil {
-		var ae *apierror.Error
-		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-			// The Files API's own 404 is for its endpoints; the
-			// orchestrator answers a missing attachment with its own
-			// code, which it gives to storage.ErrNotFound.
-			return translator.Attachment{}, fmt.Errorf("extract: file %s: %w", fileID, storage.ErrNotFound)
-		}
-		return translator.Attachment{}, err
+		// files.ErrNotFound is storage.ErrNotFound, which the
+		// orchestrator answers with its own code for a missing
+		// attachment.
+		return translator.Attachment{}, fmt.Errorf("extract: file %s: %w", fileID, err)
 	}
 	defer obj.Close()
 	a := translator.Attachment{Name: f.Filename, MIME: f.MIME}

@@ -10,6 +10,39 @@ import (
 	"github.com/ledongthuc/pdf"
 )
 
+// PDF text is read with github.com/ledongthuc/pdf, which parses objects,
+// inflates streams, decodes fonts and tokenizes content well, but was
+// written for trusted files: it trusts the numbers a file gives (it sizes
+// tables by them, loops as many times as they say, follows their chains
+// without noticing loops), reports malformed input by panicking, takes no
+// context and cannot be interrupted. What this package adds is only what
+// that leaves open, each in one place:
+//
+//   - pdf_check.go, with its own small bounded lexer (pdf_lex.go), reads
+//     the structures the parser reads before any page (the cross-reference
+//     sections and the object streams they point into) and refuses files
+//     whose numbers would make it allocate gigabytes (a fatal error, not a
+//     panic), recurse until the stack overflows, or loop where it reads
+//     nothing. The parser's own lexer is unexported and panics, so it
+//     cannot do this check for itself.
+//   - Its work is bounded through its input: every read it makes goes
+//     through ctxReaderAt, which fails once ctx is done, so that a parser
+//     call inflating or tokenizing a hostile stream stops at its next read
+//     (at most a few MiB of inflation away), and the structure check caps
+//     the cross-reference entries and object stream bytes it will inflate.
+//   - The page tree is walked here (the parser's Page follows /Kids and
+//     /Parent without bound), every stream is measured before the parser
+//     reads it, inflated bytes are capped per page and per document, and
+//     the page content is interpreted with the parser's tokenizer but this
+//     package's text operators (pdf_page.go), which watch ctx and the
+//     output size; the parser's own text functions have neither.
+//   - Any panic becomes ErrMalformed (guard), and a PDF 2.0 header, which
+//     the parser refuses though nothing else it reads differs, is shown
+//     to it as 1.7 (fixHeader).
+//
+// The work runs on its own goroutine so that Text returns as soon as ctx
+// is done even if r itself blocks; the goroutine ends at its next read.
+
 // Bounds on PDF extraction, beyond those of checkPDFStructure.
 const (
 	maxPDFPages = 2000 // pages read; the text ends there, as truncated
@@ -18,33 +51,44 @@ const (
 	maxPageTreeNodes = 20_000
 	maxPageTreeDepth = 64
 	// maxContentBytes bounds one page's content streams inflated; a page
-	// beyond it is shown as unreadable.
+	// beyond it is shown as unreadable. maxPDFInflated bounds the content
+	// streams and font maps of all pages together; the text ends there,
+	// as truncated.
 	maxContentBytes = 32 << 20
+	maxPDFInflated  = 256 << 20
 	maxPageFonts    = 256
 )
 
-// pdfText extracts the text of a PDF with github.com/ledongthuc/pdf.
-//
-// That parser reports malformed input by panicking, and trusts the file's
-// numbers. So: the structures it sizes and follows blindly are checked
-// first (checkPDFStructure); the page tree and inherited resources are
-// walked here with bounds; every stream is checked and measured before
-// the parser reads it; the page content is interpreted with the parser's
-// tokenizer but this package's operators, which watch ctx and the output
-// size; any panic becomes ErrMalformed. The work runs on its own
-// goroutine, so that ctx ends the wait even inside a long parser call.
 func pdfText(ctx context.Context, r io.ReaderAt, size int64, out *output) error {
 	done := make(chan error, 1)
 	go func() {
 		// out is not touched by the caller once it has stopped waiting.
-		done <- guard(func() error { return pdfExtract(ctx, r, size, out) })
+		done <- guard(func() error { return pdfExtract(ctx, ctxReaderAt{ctx, r}, size, out) })
 	}()
 	select {
 	case err := <-done:
+		if cerr := ctx.Err(); cerr != nil {
+			// A parser stopped by ctxReaderAt reports a failed read.
+			return cerr
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ctxReaderAt fails every read once ctx is done: the parser inflates and
+// tokenizes from reads of the file, so this is where it stops.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.ReadAt(p, off)
 }
 
 // guard runs f and turns a panic in it into ErrMalformed.
@@ -77,7 +121,7 @@ func pdfExtract(ctx context.Context, r io.ReaderAt, size int64, out *output) err
 	if err != nil {
 		return malformed("pdf", err)
 	}
-	pages := pageWalker{ctx: ctx, out: out, fonts: map[string]font{}}
+	pages := pageWalker{ctx: ctx, out: out, fonts: map[string]font{}, budget: maxPDFInflated}
 	err = pages.walk(rd.Trailer().Key("Root").Key("Pages"), 0)
 	if errors.Is(err, errEnough) {
 		out.markTruncated()
@@ -86,16 +130,17 @@ func pdfExtract(ctx context.Context, r io.ReaderAt, size int64, out *output) err
 	return err
 }
 
-// errEnough ends the page walk at maxPDFPages.
+// errEnough ends the page walk at maxPDFPages or maxPDFInflated.
 var errEnough = errors.New("extract: enough pages")
 
 // pageWalker visits the leaves of a page tree in order.
 type pageWalker struct {
-	ctx   context.Context
-	out   *output
-	nodes int
-	pages int
-	fonts map[string]font // by font dictionary, across pages
+	ctx    context.Context
+	out    *output
+	budget int64 // bytes the rest of the document may inflate
+	nodes  int
+	pages  int
+	fonts  map[string]font // by font dictionary, across pages
 }
 
 func (w *pageWalker) walk(node pdf.Value, depth int) error {
@@ -154,11 +199,19 @@ func (w *pageWalker) page(p pdf.Value) error {
 	total := int64(0)
 	var tail hexTail
 	for _, s := range streams {
-		n, err := inflatedSize(s, maxContentBytes-total, &tail)
-		if err != nil {
+		n, err := inflatedSize(s, min(maxContentBytes-total, w.budget), &tail)
+		w.budget -= n
+		switch {
+		case w.budget < 0:
+			return errEnough
+		case err != nil:
 			return w.unreadable()
 		}
 		total += n
+	}
+	// The parser inflates the content again to interpret it.
+	if w.budget -= total; w.budget < 0 {
+		return errEnough
 	}
 	if tail.open {
 		return w.unreadable()
@@ -222,7 +275,7 @@ func (w *pageWalker) pageFonts(p pdf.Value) map[string]font {
 			out[name] = enc
 			continue
 		}
-		enc := fontEncoding(w.ctx, v, fonts.Key(name))
+		enc := fontEncoding(w.ctx, v, fonts.Key(name), &w.budget)
 		if len(key) <= 64<<10 {
 			w.fonts[key] = enc
 		}

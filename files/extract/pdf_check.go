@@ -9,14 +9,8 @@ import (
 	"io"
 )
 
-// The PDF parser trusts the numbers a file gives for the structures it
-// reads before any page: it sizes tables by them, loops as many times as
-// they say and follows their chains without noticing loops. A few bytes
-// could make it allocate gigabytes (a fatal error, not a panic) or spin
-// for ever where no context can stop it. checkPDFStructure reads those
-// structures first, with its own bounded reader, and refuses files whose
-// numbers no real document has: the cross-reference sections and the
-// object streams they point into.
+// Bounds of checkPDFStructure, which reads the structures the parser
+// reads before any page (see the comment at the top of pdf.go).
 const (
 	// pdfMaxObjects caps object numbers: the PDF specification's own
 	// implementation limit. maxPDFObjects lowers it for small files.
@@ -29,22 +23,27 @@ const (
 	maxPredictorColumns = 1 << 16
 	// maxObjStmBytes bounds an object stream inflated: the parser reads
 	// one from its start for every object it takes from it.
+	// maxObjStmTotal bounds all of them together.
 	maxObjStmBytes = 16 << 20
+	maxObjStmTotal = 64 << 20
 )
 
 // maxPDFObjects is the highest object number a file of the given size
 // may use: one object for every 16 bytes, plus slack, where real files
-// take hundreds.
+// take hundreds. The cross-reference sections together may list each
+// object twice (a linearized file lists its first page's objects in
+// both of its sections, an update lists again the objects it changes).
 func maxPDFObjects(size int64) int64 { return min(pdfMaxObjects, size/16+4096) }
 
 // xrefInfo is what the checks learn from cross-reference streams: for
 // each object, the first entry read for it, sections being read newest
 // first, as the parser does.
 type xrefInfo struct {
-	maxObj int64
-	typ    []byte  // 0 free or not seen, 1 in the file, 2 in an object stream
-	field  []int64 // 1: offset in the file; 2: the object stream's number
-	seen   []bool
+	maxObj  int64
+	entries int64   // listed by the sections read so far
+	typ     []byte  // 0 free or not seen, 1 in the file, 2 in an object stream
+	field   []int64 // 1: offset in the file; 2: the object stream's number
+	seen    []bool
 }
 
 // checkPDFStructure checks the cross-reference chain and the object
@@ -76,10 +75,10 @@ func checkPDFStructure(ctx context.Context, r io.ReaderAt, size int64) error {
 		}
 		var trailer map[string]any
 		if t.v == pdfKeyword("xref") {
-			trailer, err = checkXrefTable(lx, x.maxObj)
+			trailer, err = x.checkXrefTable(lx)
 		} else {
 			lx.unread(t)
-			trailer, err = x.checkXrefStream(r, size, lx)
+			trailer, err = x.checkXrefStream(ctx, r, size, lx)
 		}
 		if err != nil {
 			return err
@@ -110,7 +109,19 @@ func findStartxref(r io.ReaderAt, size int64) (int64, bool) {
 	return off, err == nil && ok
 }
 
-func checkXrefTable(lx *pdfLexer, maxObj int64) (map[string]any, error) {
+// count adds n entries to those the cross-reference sections list,
+// refusing more than twice the objects the file may have: the parser
+// reads every entry a section names, whatever data backs it.
+func (x *xrefInfo) count(n int64) error {
+	x.entries += n
+	if x.entries > 2*x.maxObj {
+		return overLimit("pdf", "the cross-reference sections list more than %d cross-reference entries", 2*x.maxObj)
+	}
+	return nil
+}
+
+func (x *xrefInfo) checkXrefTable(lx *pdfLexer) (map[string]any, error) {
+	maxObj := x.maxObj
 	bad := func(msg string) error { return malformed("pdf", errors.New(msg)) }
 	for {
 		t, err := lx.next()
@@ -129,6 +140,9 @@ func checkXrefTable(lx *pdfLexer, maxObj int64) (map[string]any, error) {
 		if start+count > maxObj {
 			return nil, overLimit("pdf", "the cross-reference table names object %d, over the limit of %d", start+count, maxObj)
 		}
+		if err := x.count(count); err != nil {
+			return nil, err
+		}
 		for range 3 * count {
 			if t, err := lx.next(); err != nil || t.kind != tokValue {
 				return nil, bad("bad cross-reference entry")
@@ -146,7 +160,7 @@ func checkXrefTable(lx *pdfLexer, maxObj int64) (map[string]any, error) {
 	return d, nil
 }
 
-func (x *xrefInfo) checkXrefStream(r io.ReaderAt, size int64, lx *pdfLexer) (map[string]any, error) {
+func (x *xrefInfo) checkXrefStream(ctx context.Context, r io.ReaderAt, size int64, lx *pdfLexer) (map[string]any, error) {
 	bad := func(msg string) error { return malformed("pdf", errors.New(msg)) }
 	if _, err := lx.objectHeader(); err != nil {
 		return nil, bad("no cross-reference table or stream")
@@ -165,7 +179,7 @@ func (x *xrefInfo) checkXrefStream(r io.ReaderAt, size int64, lx *pdfLexer) (map
 	}
 	var w [3]int
 	ws, ok := d["W"].([]any)
-	if !ok || len(ws) < 3 {
+	if !ok || len(ws) != 3 {
 		return nil, bad("bad cross-reference stream W")
 	}
 	total := 0
@@ -194,6 +208,9 @@ func (x *xrefInfo) checkXrefStream(r io.ReaderAt, size int64, lx *pdfLexer) (map
 		if !ok1 || !ok2 || start < 0 || count < 0 || start+count > x.maxObj {
 			return nil, overLimit("pdf", "cross-reference stream Index is not within 0..%d", x.maxObj)
 		}
+		if err := x.count(count); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkFilterParams(d); err != nil {
 		return nil, err
@@ -206,6 +223,11 @@ func (x *xrefInfo) checkXrefStream(r io.ReaderAt, size int64, lx *pdfLexer) (map
 	for i := 0; i+1 < len(index); i += 2 {
 		start, count := index[i].(int64), index[i+1].(int64)
 		for obj := start; obj < start+count; obj++ {
+			if obj%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			if _, err := io.ReadFull(data, entry); err != nil {
 				return d, nil // the parser reports short data itself
 			}
@@ -351,6 +373,7 @@ func (x *xrefInfo) checkObjectStreams(ctx context.Context, r io.ReaderAt, size i
 	}
 	extends := map[int64]int64{}
 	done := map[int64]bool{}
+	var inflated int64
 	for len(todo) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -371,9 +394,12 @@ func (x *xrefInfo) checkObjectStreams(ctx context.Context, r io.ReaderAt, size i
 		if off <= 0 || off >= size {
 			continue
 		}
-		next, err := checkObjectStream(r, size, off, x.maxObj)
+		next, got, err := checkObjectStream(r, size, off, x.maxObj)
 		if err != nil {
 			return err
+		}
+		if inflated += got; inflated > maxObjStmTotal {
+			return overLimit("pdf", "the object streams inflate beyond %d bytes in all", maxObjStmTotal)
 		}
 		if next >= 0 {
 			extends[n] = next
@@ -397,48 +423,48 @@ func (x *xrefInfo) checkObjectStreams(ctx context.Context, r io.ReaderAt, size i
 }
 
 // checkObjectStream checks the object stream at off and returns the
-// object it extends, or -1.
-func checkObjectStream(r io.ReaderAt, size, off, maxObj int64) (extends int64, err error) {
+// object it extends, or -1, and its inflated size.
+func checkObjectStream(r io.ReaderAt, size, off, maxObj int64) (extends, inflated int64, err error) {
 	bad := func(msg string) error { return malformed("pdf", errors.New(msg)) }
 	lx := newPDFLexer(r, off, size)
 	if _, err := lx.objectHeader(); err != nil {
-		return -1, nil // the parser fails on it
+		return -1, inflated, nil // the parser fails on it
 	}
 	v, err := lx.object(0)
 	d, ok := v.(map[string]any)
 	if err != nil || !ok {
-		return -1, nil
+		return -1, inflated, nil
 	}
 	if t, err := lx.next(); err != nil || t.v != pdfKeyword("stream") {
-		return -1, nil
+		return -1, inflated, nil
 	}
 	n, ok := d["N"].(int64)
 	if !ok {
-		return -1, bad("an object stream's count is not a number")
+		return -1, inflated, bad("an object stream's count is not a number")
 	}
 	if n < 0 || n > maxObj {
-		return -1, overLimit("pdf", "an object stream of %d objects, over the limit of %d", n, maxObj)
+		return -1, inflated, overLimit("pdf", "an object stream of %d objects, over the limit of %d", n, maxObj)
 	}
 	if err := checkFilterParams(d); err != nil {
-		return -1, err
+		return -1, inflated, err
 	}
 	// An encrypted stream does not inflate here; the parser decrypts it,
 	// unchecked.
 	if data := streamData(r, size, lx.pos, d); data != nil {
 		var tail hexTail
-		got, _ := io.Copy(&tail, io.LimitReader(data, maxObjStmBytes+1))
-		if got > maxObjStmBytes {
-			return -1, overLimit("pdf", "an object stream inflates beyond %d bytes", maxObjStmBytes)
+		inflated, _ = io.Copy(&tail, io.LimitReader(data, maxObjStmBytes+1))
+		if inflated > maxObjStmBytes {
+			return -1, inflated, overLimit("pdf", "an object stream inflates beyond %d bytes", maxObjStmBytes)
 		}
 		if tail.open {
-			return -1, errHexTail
+			return -1, inflated, errHexTail
 		}
 	}
 	switch e := d["Extends"].(type) {
 	case nil:
-		return -1, nil
+		return -1, inflated, nil
 	case pdfRef:
-		return e.num, nil
+		return e.num, inflated, nil
 	}
-	return -1, bad("an object stream's /Extends is not a reference")
+	return -1, inflated, bad("an object stream's /Extends is not a reference")
 }

@@ -7,9 +7,10 @@ import (
 	"strconv"
 )
 
-// A small PDF object reader for the structure checks in pdf_check.go. It
-// reads only what those checks need (numbers, names, strings, arrays,
-// dictionaries, references, keywords), each token and object bounded.
+// A small PDF object reader for the structure checks in pdf_check.go,
+// which run before the parser may read the file. It reads only what those
+// checks need (numbers, names, strings, arrays, dictionaries, references,
+// keywords), each token and object bounded.
 
 var errPDFSyntax = errors.New("PDF syntax error")
 

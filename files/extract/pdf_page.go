@@ -32,8 +32,9 @@ type font struct {
 // fontEncoding returns the decoder the parser makes for font dictionary
 // v, once its encoding data passes the checks that keep the decoder
 // bounded; otherwise, or if the parser panics, Latin-1. scratch is a
-// dictionary the checks may change, a second copy of v's.
-func fontEncoding(ctx context.Context, v, scratch pdf.Value) (f font) {
+// dictionary the checks may change, a second copy of v's. A ToUnicode
+// CMap is charged to budget, the bytes the document may still inflate.
+func fontEncoding(ctx context.Context, v, scratch pdf.Value, budget *int64) (f font) {
 	f = font{enc: latin1{}, twoByte: v.Key("Subtype").Name() == "Type0"}
 	defer func() {
 		if recover() != nil {
@@ -66,7 +67,7 @@ func fontEncoding(ctx context.Context, v, scratch pdf.Value) (f font) {
 		}
 		fallthrough
 	case pdf.Null:
-		if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream && !cmapBounded(tu, scratch) {
+		if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream && !cmapBounded(tu, scratch, budget) {
 			return f
 		}
 	}
@@ -80,9 +81,12 @@ func fontEncoding(ctx context.Context, v, scratch pdf.Value) (f font) {
 // as a block's count says, at every end of a block. It replays the
 // parser's stack effects, which need a dictionary to push where the
 // parser makes a new one; scratch is one that nothing else uses.
-func cmapBounded(tu, scratch pdf.Value) bool {
+func cmapBounded(tu, scratch pdf.Value, budget *int64) bool {
 	var tail hexTail
-	if _, err := inflatedSize(tu, maxCMapBytes, &tail); err != nil || tail.open {
+	n, err := inflatedSize(tu, min(maxCMapBytes, *budget), &tail)
+	// Measured here, replayed below, decoded by the parser: three times.
+	*budget -= 3 * n
+	if err != nil || tail.open || *budget < 0 {
 		return false
 	}
 	entries := 0
@@ -91,7 +95,7 @@ func cmapBounded(tu, scratch pdf.Value) bool {
 			stk.Pop()
 		}
 	}
-	err := guard(func() error {
+	err = guard(func() error {
 		n := -1
 		pdf.Interpret(tu, func(stk *pdf.Stack, op string) {
 			switch op {

@@ -1,4 +1,7 @@
-package files
+// Package zipdir checks the central directory of a zip archive before
+// archive/zip reads it. The upload format check (package files) and the
+// text extraction of docx and xlsx files (package extract) both use it.
+package zipdir
 
 import (
 	"encoding/binary"
@@ -16,18 +19,18 @@ const (
 
 const eocdLen = 22 // end of central directory record without its comment
 
-// ErrZipLimit is wrapped by CheckZipDirectory's errors for archives over
-// its bounds, as opposed to damaged ones.
-var ErrZipLimit = errors.New("zip archive over the limits")
+// ErrLimit is wrapped by Check's errors for archives over its bounds,
+// as opposed to damaged ones.
+var ErrLimit = errors.New("zip archive over the limits")
 
-// CheckZipDirectory refuses archives whose central directory is not a
+// Check refuses archives whose central directory is not a
 // plain, bounded block directly before the end record: archive/zip reads
 // directory entries until one fails to parse, whatever count the end
 // record gives, so without this check a small file could make it allocate
 // an entry for every 46 bytes. Multi-disk, zip64 and trailing data are
 // refused too; office writers never use them for documents within the
 // upload limit.
-func CheckZipDirectory(r io.ReaderAt, size int64) error {
+func Check(r io.ReaderAt, size int64) error {
 	if size < eocdLen {
 		return errors.New("not a zip archive")
 	}
@@ -61,9 +64,9 @@ func CheckZipDirectory(r io.ReaderAt, size int64) error {
 	case entriesHere != entries:
 		return errors.New("the zip end record contradicts itself")
 	case entries > maxZipEntries:
-		return fmt.Errorf("%w: %d entries, over %d", ErrZipLimit, entries, maxZipEntries)
+		return fmt.Errorf("%w: %d entries, over %d", ErrLimit, entries, maxZipEntries)
 	case dirSize > maxCentralDirBytes:
-		return fmt.Errorf("%w: a directory of %d bytes, over %d", ErrZipLimit, dirSize, maxCentralDirBytes)
+		return fmt.Errorf("%w: a directory of %d bytes, over %d", ErrLimit, dirSize, maxCentralDirBytes)
 	case dirOffset+dirSize != eocdAt:
 		return errors.New("the zip directory is not where the end record says")
 	}
