@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/files/extract"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
@@ -98,7 +97,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		Profile:      prof,
 		Tools:        reg,
 		Memory:       store,
-		Files:        &extract.Opener{Files: fileSvc, MaxImageBytes: prof.MaxInlineImage},
+		Files:        &translator.Opener{Files: fileSvc, MaxImageBytes: prof.MaxInlineImage},
 		IDs:          store,
 		Usage:        &billing.Recorder{Store: store, Profile: prof},
 		Instructions: h.Instructions,

@@ -1,9 +1,7 @@
-// Package extract turns files uploaded through the Files API into what a
-// model can read: the text of documents (pdf, docx, xlsx, csv, txt, md)
-// and the bytes of images. Text is a library of its own, on an
-// io.ReaderAt; Opener (opener.go) adapts it to the /v3 orchestrator's
-// translator.FileOpener on a files.Service, and is the only part of the
-// package that imports the rest of Switchyard.
+// Package extract reads the text of documents (pdf, docx, xlsx, csv, txt,
+// md) from an io.ReaderAt, for the model to read. It is a plain library:
+// it knows nothing of accounts, stores or requests; the orchestrator's
+// translator.Opener feeds it files from the Files API.
 //
 // Every extractor treats its input as hostile. Work and memory are bounded
 // by the output size, by fixed limits on what is decompressed and parsed,

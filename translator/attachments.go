@@ -1,4 +1,4 @@
-package extract
+package translator
 
 import (
 	"bytes"
@@ -11,10 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/files/extract"
+
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/translator"
 	"github.com/switchyardhq/switchyard/translator/request"
 )
 
@@ -28,7 +29,7 @@ const (
 // a line of its own, so that the model knows it sees only the start.
 const TruncationNote = "[Truncated: the file has more text than fits; only its beginning is shown.]"
 
-// Opener implements translator.FileOpener on a files.Service: documents
+// Opener implements FileOpener on a files.Service: documents
 // become their extracted text, images their bytes, and everything else
 // (video) an Attachment with only a name and a media type, which the
 // orchestrator describes to the model as a file it cannot read. It is
@@ -40,7 +41,7 @@ type Opener struct {
 	// MaxChars bounds the text of one document in characters, the
 	// truncation note included. Keep it at or below the orchestrator's
 	// MaxAttachmentChars, which would otherwise cut the text again and
-	// the note with it. Default: translator.DefaultMaxAttachmentChars.
+	// the note with it. Default: DefaultMaxAttachmentChars.
 	MaxChars int
 
 	// MaxImageBytes bounds an image given to the model; a larger one
@@ -59,29 +60,29 @@ type Opener struct {
 	Logger *slog.Logger
 }
 
-// OpenFile implements translator.FileOpener. A file accountID does not
+// OpenFile implements FileOpener. A file accountID does not
 // have, deleted or expired is storage.ErrNotFound; a document whose text
 // cannot be extracted (damaged, encrypted, over a limit, too slow) is an
 // Attachment without text rather than an error, so that the model can
 // tell the user.
-func (o *Opener) OpenFile(ctx context.Context, accountID, fileID string) (translator.Attachment, error) {
+func (o *Opener) OpenFile(ctx context.Context, accountID, fileID string) (Attachment, error) {
 	if o.Files == nil {
-		return translator.Attachment{}, errors.New("extract: Opener has no Files service")
+		return Attachment{}, errors.New("extract: Opener has no Files service")
 	}
 	f, obj, err := o.Files.Content(ctx, accountID, fileID)
 	if err != nil {
 		// files.ErrNotFound is storage.ErrNotFound, which the
 		// orchestrator answers with its own code for a missing
 		// attachment.
-		return translator.Attachment{}, fmt.Errorf("extract: file %s: %w", fileID, err)
+		return Attachment{}, fmt.Errorf("extract: file %s: %w", fileID, err)
 	}
 	defer obj.Close()
-	a := translator.Attachment{Name: f.Filename, MIME: f.MIME}
+	a := Attachment{Name: f.Filename, MIME: f.MIME}
 	switch {
 	case isImage(f.MIME):
 		a.Image, err = o.readImage(f, obj)
 		return a, err
-	case HasText(f.MIME):
+	case extract.HasText(f.MIME):
 		a.Text, err = o.text(ctx, f, obj)
 		return a, err
 	}
@@ -124,7 +125,7 @@ func errImageTooLarge(f storage.File, limit int64) *apierror.Error {
 func (o *Opener) text(ctx context.Context, f storage.File, obj io.Reader) (string, error) {
 	maxChars := o.MaxChars
 	if maxChars <= 0 {
-		maxChars = translator.DefaultMaxAttachmentChars
+		maxChars = DefaultMaxAttachmentChars
 	}
 	room := maxChars - utf8.RuneCountInString(TruncationNote) - 1
 	if room < 1 {
@@ -140,7 +141,7 @@ func (o *Opener) text(ctx context.Context, f storage.File, obj io.Reader) (strin
 	}
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	text, truncated, err := Text(ectx, f.MIME, ra, size, room)
+	text, truncated, err := extract.Text(ectx, f.MIME, ra, size, room)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return "", cerr
@@ -185,4 +186,4 @@ func readerAt(obj io.Reader, f storage.File) (io.ReaderAt, int64, error) {
 	return bytes.NewReader(b), size, nil
 }
 
-var _ translator.FileOpener = (*Opener)(nil)
+var _ FileOpener = (*Opener)(nil)
