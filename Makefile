@@ -18,9 +18,11 @@ run: build
 	scripts/run.sh
 
 # Packages whose tests also run under the race detector: the limiter, the
-# orchestrator and the tools. Packages that pull in Caddy or the S3 SDK
-# would double a cold build; run `make race` for everything.
-RACE_PKGS := ./policy/... ./translator/... ./tools/...
+# orchestrator, the tools and the stream parser. The renderers are
+# single-threaded and slow under the detector, and packages that pull in
+# Caddy or the S3 SDK would double a cold build; `make race` runs
+# everything.
+RACE_PKGS := ./policy/... ./translator/... ./internal/sse ./tools ./tools/toolset ./tools/artifacts ./tools/memory ./tools/search ./tools/openurl
 
 # Unit, storage-contract, limiter and end-to-end suites against real
 # PostgreSQL and Redis (started or installed by scripts/services.sh).

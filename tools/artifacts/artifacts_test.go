@@ -253,3 +253,24 @@ func TestCreateWordDocument(t *testing.T) {
 		t.Errorf("file name %q", h.files.names[len(h.files.names)-1])
 	}
 }
+
+func TestCreateDiagramAndEmbedIt(t *testing.T) {
+	h := newHarness(t)
+	res, err := h.call(tools.NameCreateDiagram, `{"title":"Flow","language":"dot","source":"digraph { a -> b }","theme":"dark","aspect":"portrait"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Artifacts[0]
+	if a.Type != "diagram" || a.Theme != "dark" || a.Aspect != "portrait" || a.Source != "digraph { a -> b }" || a.ImageBase64 == "" {
+		t.Fatalf("artifact %+v", a)
+	}
+	if _, err := h.call(tools.NameCreateDiagram, `{"title":"Bad","language":"dot","source":"digraph { a -> }"}`); err == nil {
+		t.Error("a DOT syntax error was accepted")
+	} else if ce := new(tools.CallError); !errors.As(err, &ce) {
+		t.Errorf("a DOT syntax error is not for the model: %v", err)
+	}
+	res, err = h.call(tools.NameCreateDocument, `{"title":"Doc","markdown":"![Flow](obj1)"}`)
+	if err != nil || len(res.Renamed) != 1 || res.Renamed[0].ObjectID != "obj1" {
+		t.Fatalf("embedding the diagram: %+v, %v", res.Renamed, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render/chart"
+	"github.com/switchyardhq/switchyard/tools/render/diagram"
 )
 
 // renderer gives a document renderer the pictures it embeds.
@@ -37,6 +38,13 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 		}
 		png, err := chart.Render(ctx, ref.Title, spec)
 		return png, ref.Title, err
+	case "diagram":
+		png, err := diagram.Render(ctx, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
+			Theme: diagram.ThemeLight, Aspect: diagram.AspectLandscape})
+		if err != nil {
+			return nil, "", sourceError(err)
+		}
+		return png, ref.Title, nil
 	}
 	return nil, "", tools.Failf("%s is a %s, which cannot be embedded in a document; embed charts, diagrams and images", id, ref.Kind)
 }

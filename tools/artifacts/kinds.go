@@ -9,13 +9,14 @@ import (
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render/chart"
+	"github.com/switchyardhq/switchyard/tools/render/diagram"
 	"github.com/switchyardhq/switchyard/tools/render/docx"
 	"github.com/switchyardhq/switchyard/tools/render/pdf"
 	"github.com/switchyardhq/switchyard/tools/render/xlsx"
 )
 
 // kinds lists the deliverables, in the order their tools are offered.
-var kinds = []*kind{documentKind, wordKind, spreadsheetKind, chartKind}
+var kinds = []*kind{documentKind, wordKind, spreadsheetKind, chartKind, diagramKind}
 
 func kindOf(typ string) *kind {
 	for _, k := range kinds {
@@ -209,4 +210,56 @@ var wordKind = &kind{
 		out, err := docx.Render(ctx, doc)
 		return rendered{data: out.DOCX, embedded: out.Embedded}, err
 	},
+}
+
+var diagramKind = &kind{
+	tool: tools.NameCreateDiagram, typ: "diagram", ext: "png", mime: "image/png", image: true,
+	description: "Draw a diagram (flowchart, architecture, process, org chart) from Graphviz DOT, laid out by Graphviz. " +
+		"It can then be embedded in a document by its id.",
+	source: func(args json.RawMessage) (string, source, error) {
+		var a struct {
+			Title    string `json:"title"`
+			Source   string `json:"source"`
+			Language string `json:"language"`
+			Theme    string `json:"theme"`
+			Aspect   string `json:"aspect"`
+		}
+		if err := decodeArgs(args, &a); err != nil {
+			return "", source{}, err
+		}
+		title, err := requireTitle(a.Title)
+		if err != nil {
+			return "", source{}, err
+		}
+		if a.Language != "" && a.Language != diagram.LanguageDOT {
+			return "", source{}, tools.Failf("language %q is not supported; use dot", a.Language)
+		}
+		if strings.TrimSpace(a.Source) == "" {
+			return "", source{}, tools.Failf("source is required")
+		}
+		return title, source{Text: a.Source, Theme: orDefault(a.Theme, diagram.ThemeLight), Aspect: orDefault(a.Aspect, diagram.AspectLandscape)}, nil
+	},
+	update: func(old source, args json.RawMessage) (source, error) {
+		var a struct {
+			Source string `json:"source"`
+		}
+		_ = json.Unmarshal(args, &a)
+		if strings.TrimSpace(a.Source) != "" {
+			old.Text = a.Source
+		}
+		old.Theme = orDefault(old.Theme, diagram.ThemeLight)
+		old.Aspect = orDefault(old.Aspect, diagram.AspectLandscape)
+		return old, nil
+	},
+	render: func(ctx context.Context, _ *renderer, _ string, src source) (rendered, error) {
+		png, err := diagram.Render(ctx, diagram.Diagram{Source: src.Text, Language: diagram.LanguageDOT, Theme: src.Theme, Aspect: src.Aspect})
+		return rendered{data: png}, err
+	},
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

@@ -1,0 +1,257 @@
+package diagram
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/goccy/go-graphviz"
+	"github.com/goccy/go-graphviz/cgraph"
+)
+
+// Graphviz runs as one WebAssembly module per process, shared by every
+// caller and not safe for concurrent use. slot is the lock around it: a
+// channel rather than a mutex so that a caller waiting for its turn can
+// give up when its context ends.
+var (
+	slot = make(chan struct{}, 1)
+
+	gvOnce sync.Once
+	gv     *graphviz.Graphviz
+	gvErr  error
+)
+
+// noFiles is the file system Graphviz sees. DOT can name files (image,
+// shapefile, fontpath); a diagram from a model must not read the server's
+// disk, nor block on a FIFO.
+type noFiles struct{}
+
+func (noFiles) Open(name string) (fs.File, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+// instance returns the shared Graphviz context, creating it on first use.
+// The WebAssembly module itself is compiled when go-graphviz is loaded;
+// the context (plugins, the layout engines) is the part made here.
+func instance() (*graphviz.Graphviz, error) {
+	gvOnce.Do(func() {
+		graphviz.SetFileSystem(noFiles{})
+		gv, gvErr = graphviz.New(context.Background())
+	})
+	return gv, gvErr
+}
+
+// layout lays src out with Graphviz's dot engine and returns the scene
+// to paint. src must hold exactly one graph (see scanGraph).
+//
+// Graphviz cannot be interrupted, so the work runs in its own goroutine
+// holding the slot: a caller whose context ends stops waiting at once,
+// and the layout it started finishes in the background before the next
+// one begins. At most one layout runs at a time and none piles up behind
+// an abandoned one, because a waiter that has given up never starts.
+func layout(ctx context.Context, src string, t *theme, aspect string) (*scene, error) {
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	type result struct {
+		sc  *scene
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() { <-slot }()
+		sc, err := layoutLocked(src, t, aspect)
+		done <- result{sc, err}
+	}()
+	select {
+	case r := <-done:
+		return r.sc, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// direction is how an aspect is reached: the rank direction tried first,
+// the width-to-height ratio aimed at, and the range of ratios accepted
+// without trying the other direction.
+type direction struct {
+	first, second string
+	ratio         float64
+	low, high     float64
+}
+
+var directions = map[string]direction{
+	AspectLandscape: {first: "LR", second: "TB", ratio: 1.6, low: 1.1, high: 3.2},
+	AspectPortrait:  {first: "TB", second: "LR", ratio: 0.7, low: 0.3, high: 0.95},
+	AspectSquare:    {first: "TB", second: "LR", ratio: 1, low: 0.75, high: 1.35},
+}
+
+// maxRetryNodes is the largest graph laid out a second time in the other
+// direction; larger ones keep the first layout, to bound the time.
+const maxRetryNodes = 200
+
+// layoutLocked does the work of layout; the caller holds the slot. When
+// the source sets no rankdir it may lay the graph out twice, once per
+// direction, and keep the one closer to the aspect.
+func layoutLocked(src string, t *theme, aspect string) (*scene, error) {
+	dir := directions[aspect]
+	sc, chosen, err := layoutOnce(src, t, dir.first, true)
+	if err != nil || !chosen {
+		return sc, err
+	}
+	r := sc.bounds.width() / max(sc.bounds.height(), 1)
+	if (r >= dir.low && r <= dir.high) || sc.nodeCount > maxRetryNodes {
+		return sc, nil
+	}
+	other, _, err := layoutOnce(src, t, dir.second, false)
+	if err != nil {
+		return sc, nil
+	}
+	r2 := other.bounds.width() / max(other.bounds.height(), 1)
+	// The other direction must at least give the asked orientation: a
+	// long chain stays a wide strip in landscape rather than turning
+	// into a tall one.
+	oriented := aspect == AspectSquare || (r2 >= 1) == (dir.ratio >= 1)
+	if oriented && math.Abs(math.Log(r2/dir.ratio)) < math.Abs(math.Log(r/dir.ratio)) {
+		return other, nil
+	}
+	return sc, nil
+}
+
+// layoutOnce parses and lays out src. rankdir applies unless the source
+// sets its own; chosen reports whether it applied. check asks for the
+// complexity checks, which a second layout of the same source skips.
+func layoutOnce(src string, t *theme, rankdir string, check bool) (sc *scene, chosen bool, err error) {
+	g, err := instance()
+	if err != nil {
+		return nil, false, fmt.Errorf("starting graphviz: %w", err)
+	}
+	graph, err := graphviz.ParseBytes([]byte(src))
+	if err != nil {
+		return nil, false, graphvizError(err)
+	}
+	if graph == nil {
+		return nil, false, sourceErrorf("no graph found")
+	}
+	defer graph.Close()
+
+	nodes, err := graph.NodeNum()
+	if err != nil {
+		return nil, false, fmt.Errorf("counting nodes: %w", err)
+	}
+	edges, err := graph.EdgeNum()
+	if err != nil {
+		return nil, false, fmt.Errorf("counting edges: %w", err)
+	}
+	if nodes > MaxNodes || edges > MaxEdges {
+		return nil, false, sourceErrorf("the graph has %d nodes and %d edges; at most %d nodes and %d edges are allowed", nodes, edges, MaxNodes, MaxEdges)
+	}
+	// Each edge skips at most nodes-2 ranks; most graphs are too small
+	// to need the (many-call) estimate at all.
+	if check && edges*max(nodes-2, 0) > maxVirtualNodes {
+		n, err := virtualNodes(graph)
+		if err != nil {
+			return nil, false, err
+		}
+		if n > maxVirtualNodes {
+			return nil, false, sourceErrorf("the graph is too complex to lay out: its edges skip about %d ranks in all, at most %d are allowed; shorten long edges (or give them constraint=false) or split the diagram", n, maxVirtualNodes)
+		}
+	}
+	if graph.GetStr("rankdir") == "" {
+		if err := graph.SafeSet("rankdir", rankdir, ""); err != nil {
+			return nil, false, fmt.Errorf("setting rankdir: %w", err)
+		}
+		chosen = true
+	}
+	if err := adjustGraph(graph, t); err != nil {
+		return nil, false, err
+	}
+
+	var buf bytes.Buffer
+	if err := g.Render(context.Background(), graph, "json", &buf); err != nil {
+		return nil, false, graphvizError(err)
+	}
+	sc, err = parseLayout(buf.Bytes())
+	return sc, chosen, err
+}
+
+// adjustGraph fixes what defaults cannot express before the layout runs.
+func adjustGraph(g *cgraph.Graph, t *theme) error {
+	// Work bounds: mclimit multiplies the crossing-minimisation passes.
+	if v, err := strconv.ParseFloat(g.GetStr("mclimit"), 64); err == nil && v > 1 {
+		if err := g.Set("mclimit", "1"); err != nil {
+			return fmt.Errorf("setting mclimit: %w", err)
+		}
+	}
+	// Text-only shapes keep no box, which the default fill would draw,
+	// and pointed shapes keep their points (see roundedShapes).
+	for n, err := g.FirstNode(); n != nil; n, err = g.NextNode(n) {
+		if err != nil {
+			return fmt.Errorf("walking nodes: %w", err)
+		}
+		if n.GetStr("style") != defaultNodeStyle {
+			continue
+		}
+		style := defaultNodeStyle
+		switch shape := strings.ToLower(n.GetStr("shape")); {
+		case shape == "plaintext" || shape == "plain" || shape == "none" || shape == "underline":
+			style = ""
+		case !roundedShapes[shape]:
+			style = "filled"
+		}
+		if style != defaultNodeStyle {
+			if err := n.Set("style", style); err != nil {
+				return fmt.Errorf("setting node style: %w", err)
+			}
+		}
+	}
+	return tintNested(g, t, 0)
+}
+
+// tintNested gives clusters inside clusters a deeper tint, so that
+// nesting shows, unless the source chose their colour.
+func tintNested(g *cgraph.Graph, t *theme, depth int) error {
+	sub, err := g.FirstSubGraph()
+	for ; sub != nil; sub, err = sub.NextSubGraph() {
+		if err != nil {
+			return fmt.Errorf("walking subgraphs: %w", err)
+		}
+		name, err := sub.Name()
+		if err != nil {
+			return fmt.Errorf("reading a subgraph name: %w", err)
+		}
+		d := depth
+		if strings.HasPrefix(strings.ToLower(name), "cluster") {
+			if depth%2 == 1 && sub.GetStr("fillcolor") == t.clusterFill {
+				if err := sub.Set("fillcolor", t.clusterInner); err != nil {
+					return fmt.Errorf("setting cluster fill: %w", err)
+				}
+			}
+			d++
+		}
+		if err := tintNested(sub, t, d); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// graphvizError sorts what Graphviz returned: its own messages describe
+// the source (a syntax error, a bad HTML label) and go to the model;
+// failures of the WebAssembly runtime are internal.
+func graphvizError(err error) error {
+	msg := strings.TrimSpace(err.Error())
+	if msg == "" || strings.Contains(msg, "wasm error") || strings.Contains(msg, "module closed") {
+		return fmt.Errorf("graphviz: %w", err)
+	}
+	msg = strings.TrimPrefix(msg, "Error: ")
+	msg = strings.Join(strings.Fields(msg), " ")
+	return sourceErrorf("%s", msg)
+}

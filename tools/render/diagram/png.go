@@ -1,0 +1,142 @@
+package diagram
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"math"
+)
+
+// encodePNG encodes img as an 8-bit RGB PNG (RGBA when any pixel is not
+// opaque) and records its density (scale pixels per point) in a pHYs
+// chunk, so that word processors and PDF tools that honour it place the
+// image at its intended size rather than at twice it.
+//
+// image/png tries all five row filters on every row, which costs more
+// than the drawing on a large diagram. Diagrams are mostly flat colour,
+// where the Sub and Up filters do nearly all the work: this encoder picks
+// the better of those two per row, for files of about the same size in a
+// fraction of the time.
+func encodePNG(img *image.RGBA, scale float64) ([]byte, error) {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	opaque := img.Opaque()
+	bpp := 4
+	colorType := byte(6) // RGBA
+	if opaque {
+		bpp, colorType = 3, 2 // RGB
+	}
+
+	var out bytes.Buffer
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8] = 8 // bit depth
+	ihdr[9] = colorType
+	writeChunk(&out, "IHDR", ihdr[:])
+	ppm := uint32(math.Round(scale * 72 / 0.0254))
+	var phys [9]byte
+	binary.BigEndian.PutUint32(phys[0:], ppm)
+	binary.BigEndian.PutUint32(phys[4:], ppm)
+	phys[8] = 1 // unit: metre
+	writeChunk(&out, "pHYs", phys[:])
+
+	var idat bytes.Buffer
+	zw, err := zlib.NewWriterLevel(&idat, zlib.BestSpeed)
+	if err != nil {
+		return nil, fmt.Errorf("encoding png: %w", err)
+	}
+	n := w * bpp
+	prev := make([]byte, n) // the row above the first is zero
+	cur := make([]byte, n)
+	sub := make([]byte, n+1)
+	up := make([]byte, n+1)
+	sub[0], up[0] = 1, 2 // filter types
+	for y := 0; y < h; y++ {
+		row := img.Pix[(y)*img.Stride : (y)*img.Stride+w*4]
+		if opaque {
+			for x, j := 0, 0; x < len(row); x, j = x+4, j+3 {
+				cur[j], cur[j+1], cur[j+2] = row[x], row[x+1], row[x+2]
+			}
+		} else {
+			unpremultiply(cur, row)
+		}
+		sumSub, sumUp := filterRow(sub[1:], up[1:], cur, prev, bpp)
+		line := sub
+		if sumUp < sumSub {
+			line = up
+		}
+		if _, err := zw.Write(line); err != nil {
+			return nil, fmt.Errorf("encoding png: %w", err)
+		}
+		prev, cur = cur, prev
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("encoding png: %w", err)
+	}
+	writeChunk(&out, "IDAT", idat.Bytes())
+	writeChunk(&out, "IEND", nil)
+	return out.Bytes(), nil
+}
+
+// filterRow writes the Sub and Up filterings of cur (prev is the row
+// above) and returns how large each came out.
+func filterRow(sub, up, cur, prev []byte, bpp int) (sumSub, sumUp int) {
+	for i := 0; i < bpp; i++ {
+		sub[i], up[i] = cur[i], cur[i]-prev[i]
+		sumSub += absByte(sub[i])
+		sumUp += absByte(up[i])
+	}
+	for i := bpp; i < len(cur); i++ {
+		s, u := cur[i]-cur[i-bpp], cur[i]-prev[i]
+		sub[i], up[i] = s, u
+		sumSub += absByte(s)
+		sumUp += absByte(u)
+	}
+	return sumSub, sumUp
+}
+
+// absByte is the magnitude of a filtered byte read as a signed value, the
+// usual measure of how well a row filter did.
+func absByte(b byte) int {
+	v := int(int8(b))
+	m := v >> 31
+	return (v ^ m) - m
+}
+
+// unpremultiply converts a row of premultiplied RGBA pixels to the
+// straight alpha PNG stores.
+func unpremultiply(dst, src []byte) {
+	for i := 0; i < len(src); i += 4 {
+		a := src[i+3]
+		switch a {
+		case 0:
+			dst[i], dst[i+1], dst[i+2], dst[i+3] = 0, 0, 0, 0
+		case 0xFF:
+			copy(dst[i:i+4], src[i:i+4])
+		default:
+			for k := 0; k < 3; k++ {
+				dst[i+k] = uint8(min(255, (int(src[i+k])*255+int(a)/2)/int(a)))
+			}
+			dst[i+3] = a
+		}
+	}
+}
+
+func writeChunk(out *bytes.Buffer, typ string, data []byte) {
+	var head [8]byte
+	binary.BigEndian.PutUint32(head[0:], uint32(len(data)))
+	copy(head[4:], typ)
+	out.Write(head[:])
+	out.Write(data)
+	crc := crc32.NewIEEE()
+	crc.Write(head[4:])
+	crc.Write(data)
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
+	out.Write(sum[:])
+}
