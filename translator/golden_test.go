@@ -505,3 +505,21 @@ func TestHeartbeatCommentWhenProgressOff(t *testing.T) {
 		t.Errorf("openai-go: %v", err)
 	}
 }
+
+// TestWriteFailureStillCountsTheRound: a write to the client fails while
+// the request's context is still live (the connection broke before the
+// server noticed). The round the backend was generating is still billed.
+func TestWriteFailureStillCountsTheRound(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	h.up.Enqueue(testupstream.Text("One two three four five six seven eight nine ten."))
+	r := h.doWith(context.Background(), func(w http.ResponseWriter) http.ResponseWriter {
+		return &cancelAfter{ResponseWriter: w, marker: `"content":"One"`, cancel: func() {}}
+	}, chatBody(true, "Count to ten.", ""), withUser(nil))
+	if strings.Contains(r.body, "[DONE]") {
+		t.Errorf("stream to a broken client went on: %s", r.body)
+	}
+	recs := h.recorder.all()
+	if len(recs) != 1 || recs[0].PromptTokens == 0 || recs[0].CompletionTokens == 0 {
+		t.Fatalf("records %+v: want the round's prompt and completion counted", recs)
+	}
+}

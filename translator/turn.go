@@ -183,6 +183,9 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 	}
 	defer st.Close()
 	t.rounds++
+	// Whatever ends the round, also a client that is gone, its usage
+	// counts: the backend did the work.
+	defer t.usage.add(st)
 
 	rc := reasoningCounter{t: t, out: out}
 	var content strings.Builder
@@ -192,7 +195,6 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 			break
 		}
 		if err != nil {
-			t.usage.add(st)
 			_ = out.send(Delta{Act: t.acts.end(ActFail, "")})
 			return "", nil, err
 		}
@@ -228,7 +230,6 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 	if err := rc.observe(st.Chars().Think, true); err != nil {
 		return "", nil, err
 	}
-	t.usage.add(st)
 	t.acts.setChars(st.Chars())
 
 	calls := st.ToolCalls()

@@ -43,8 +43,20 @@ type Parser struct {
 	event     Event
 	haveData  bool
 	raw       []byte
+	skipped   int // bytes of a byte-order mark, read but in no event
 	err       error
 }
+
+// Consumed reports how many input bytes the parser has taken in: those
+// of the events it emitted, of a byte-order mark, and Held.
+// After an error it tells how much of the last Feed was read.
+func (p *Parser) Consumed(emitted int64) int64 {
+	return emitted + int64(p.skipped+len(p.raw))
+}
+
+// Held returns the raw bytes of the event in progress (KeepRaw): read,
+// but not yet part of an emitted event. The slice is the parser's own.
+func (p *Parser) Held() []byte { return p.raw }
 
 // Feed parses p and calls emit for every event it completes, in order.
 // It stops at the first error of emit, which it returns, or at a limit,
@@ -63,6 +75,9 @@ func (p *Parser) Feed(b []byte, emit func(Event) error) error {
 			return nil
 		}
 		p.started = true
+		if len(p.bom) == 3 {
+			p.skipped = 3
+		}
 		if len(p.bom) < 3 && len(p.bom) > 0 {
 			// Not a mark after all: those bytes are content.
 			pending := p.bom
