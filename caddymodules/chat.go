@@ -99,6 +99,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		Memory:       store,
 		Files:        &translator.Opener{Files: fileSvc, MaxImageBytes: prof.MaxInlineImage},
 		IDs:          store,
+		Outputs:      fileSvc,
 		Usage:        &billing.Recorder{Store: store, Profile: prof},
 		Instructions: h.Instructions,
 		MaxRounds:    h.MaxRounds,

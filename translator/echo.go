@@ -1,9 +1,12 @@
 package translator
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -56,13 +59,17 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 			t.env.Elements = make(map[string]tools.Image)
 		}
 		t.env.Elements[id] = img
-		out = append(out, tools.Artifact{
+		a := tools.Artifact{
 			Type:        "image",
 			ObjectID:    id,
 			Title:       title,
 			MIMEType:    img.MIME,
 			ImageBase64: base64.StdEncoding.EncodeToString(img.Data),
-		})
+		}
+		if !t.req.Stream {
+			a.FileID = t.storeImage(ctx, id, img)
+		}
+		out = append(out, a)
 	}
 	return out, nil
 }
@@ -78,4 +85,24 @@ func echoNote(echoed []tools.Artifact) string {
 	}
 	return "\n\nThe images in the user's latest message are registered as " + strings.Join(ids, ", ") +
 		"; embed one in a document with ![caption](ID)."
+}
+
+// storeImage stores an echoed image for a non-streaming answer and
+// returns its file id, or "" when it could not be stored: the artifact
+// then keeps its bytes, as the spec asks when storing failed.
+func (t *turn) storeImage(ctx context.Context, id string, img tools.Image) string {
+	if t.o.cfg.Outputs == nil {
+		return ""
+	}
+	ext := "png"
+	if exts, _ := mime.ExtensionsByType(img.MIME); len(exts) > 0 {
+		ext = strings.TrimPrefix(exts[0], ".")
+	}
+	f, err := t.o.cfg.Outputs.StoreGenerated(ctx, t.caller.AccountID, id+"."+ext, bytes.NewReader(img.Data))
+	if err != nil {
+		t.o.log.LogAttrs(ctx, slog.LevelWarn, "storing an echoed image; sent inline",
+			slog.String("request_id", t.caller.RequestID), slog.Any("error", err))
+		return ""
+	}
+	return f.ID
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -88,5 +89,38 @@ func TestCallerImagesNotEchoedWithoutFiles(t *testing.T) {
 	r := h.do(strings.Replace(imageMessages(`"modalities":["text"],`), "STREAM", "true", 1), withUser(nil))
 	if strings.Contains(r.body, `"artifact"`) {
 		t.Fatalf("text-only request got an artifact:\n%s", r.body)
+	}
+}
+
+// storedFiles is an artifacts.FileStore that keeps what it is given.
+type storedFiles struct{ names []string }
+
+func (s *storedFiles) StoreGenerated(_ context.Context, _, name string, r io.Reader) (storage.File, error) {
+	_, _ = io.ReadAll(r)
+	s.names = append(s.names, name)
+	return storage.File{ID: fmt.Sprintf("file-%d", len(s.names)), Filename: name}, nil
+}
+
+// In a non-streaming answer the caller's images are stored and listed
+// by file_id, without base64 (spec 2.2).
+func TestCallerImagesStoredForJSONAnswers(t *testing.T) {
+	files := fakeFiles{"acct1/file-img": {Name: "chart.png", MIME: "image/png", Image: pngBytes}}
+	store := &storedFiles{}
+	h := newHarness(t, harnessOptions{files: files, ids: &countingIDs{}, outputs: store})
+	h.up.Enqueue(testupstream.Text("Seen."))
+	r := h.do(strings.Replace(imageMessages(""), "STREAM", "false", 1), withUser(nil))
+	var resp struct {
+		Artifacts []tools.Artifact `json:"artifacts"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &resp); err != nil || len(resp.Artifacts) != 2 {
+		t.Fatalf("artifacts %+v (%v):\n%s", resp.Artifacts, err, r.body)
+	}
+	for _, a := range resp.Artifacts {
+		if a.FileID == "" || a.ImageBase64 != "" {
+			t.Errorf("artifact %s: file_id %q, %d base64 bytes; want a file id and no base64", a.ObjectID, a.FileID, len(a.ImageBase64))
+		}
+	}
+	if len(store.names) != 2 || !strings.HasSuffix(store.names[0], ".png") {
+		t.Errorf("stored %v", store.names)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 
@@ -140,6 +141,7 @@ type harnessOptions struct {
 	up        testupstream.Options
 	admit     func(ctx context.Context, onPosition func(int)) (func(), error)
 	ids       storage.ObjectIDs
+	outputs   artifacts.FileStore
 }
 
 type registeredTool struct {
@@ -182,6 +184,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Tools:     reg,
 		Memory:    h.memory,
 		Files:     o.files,
+		Outputs:   o.outputs,
 		Usage:     h.recorder,
 		MaxRounds: o.maxRounds,
 		Admit:     o.admit,

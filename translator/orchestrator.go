@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 
@@ -49,6 +50,10 @@ type Config struct {
 	// IDs hands out obj<N>/el<N> ids; tools receive it as Env.IDs.
 	// Default: nil, which leaves tools that create objects unable to.
 	IDs storage.ObjectIDs
+	// Outputs stores the caller's images echoed in a non-streaming
+	// answer, so that they carry a file_id instead of base64 (spec 2.2).
+	// Default: nil, which echoes them inline.
+	Outputs artifacts.FileStore
 	// Usage records and settles each completion. Default: nil, which
 	// records nothing and prices cost_cents from Profile's prices.
 	Usage UsageRecorder

@@ -138,7 +138,7 @@ var errClientGone = errors.New("client connection lost")
 // loop runs model rounds and tool calls until the model answers.
 func (t *turn) loop(ctx context.Context, out output) error {
 	for i := range t.echoed {
-		t.artifacts = append(t.artifacts, t.echoed[i])
+		t.artifacts = append(t.artifacts, t.echoed[i].WithoutInline())
 		if err := out.send(Delta{Artifact: &t.echoed[i]}); err != nil {
 			return err
 		}
