@@ -30,13 +30,23 @@ func init() {
 // for https, the Host header, and the path prefix (a request for
 // /v1/chat/completions goes to <upstream base>/chat/completions).
 //
-// The caller's Authorization header never reaches the upstream: it is
-// replaced by the configured upstream key, or removed when there is none.
-// Responses are flushed as they arrive, so streams stay streams.
+// Only the allowed routes pass (Routes), with an allow-list of request
+// headers: the caller's Authorization is replaced by the configured
+// upstream key, or removed when there is none, and no other credential
+// header or cookie reaches the upstream. Of the upstream's response
+// headers the client sees only an allow-list too. Responses are flushed
+// as they arrive, so streams stay streams.
 type Proxy struct {
 	// The path prefix that stands for the upstream base URL in requests.
 	// Default: /v1.
 	Prefix string `json:"prefix,omitempty"`
+
+	// The routes passed upstream, as "METHOD /path" below the prefix; a
+	// path ending in "/*" matches anything below it. Others are answered
+	// 404 route_not_found without reaching the upstream. Default:
+	// DefaultV1Routes (chat completions, completions, embeddings,
+	// models).
+	Routes []string `json:"routes,omitempty"`
 
 	rp    *reverseproxy.Handler // nil when no upstream is configured
 	queue *limits.Queue         // nil: no cap on generations in flight
@@ -54,6 +64,9 @@ func (Proxy) CaddyModule() caddy.ModuleInfo {
 func (h *Proxy) Provision(ctx caddy.Context) error {
 	if h.Prefix == "" {
 		h.Prefix = "/v1"
+	}
+	if len(h.Routes) == 0 {
+		h.Routes = DefaultV1Routes
 	}
 	app, err := appFrom(ctx)
 	if err != nil {
@@ -125,6 +138,12 @@ func reverseProxyConfig(prefix, scheme, host, basePath, apiKey string) ([]byte, 
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if err := admitRoute(r, h.Prefix, h.Routes); err != nil {
+		apierror.Write(w, err)
+		return nil
+	}
+	filterRequestHeaders(r.Header)
+	w = newHeaderFilter(w)
 	if h.rp == nil {
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
@@ -152,7 +171,7 @@ func (h *Proxy) Cleanup() error {
 
 // parseProxy sets up the handler from Caddyfile tokens. Syntax:
 //
-//	switchyard_proxy [<prefix>]
+//	switchyard_proxy [<prefix>] [{ routes ... }]
 func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	p := new(Proxy)
 	err := p.UnmarshalCaddyfile(h.Dispenser)
@@ -160,8 +179,33 @@ func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+//
+//	switchyard_proxy [<prefix>] {
+//		routes <METHOD /path>...
+//	}
 func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	return optionalArg(d, &h.Prefix)
+	d.Next()
+	if d.NextArg() {
+		h.Prefix = d.Val()
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "routes":
+			args := d.RemainingArgs()
+			if len(args) == 0 || len(args)%2 != 0 {
+				return d.Err("routes: want pairs of METHOD /path")
+			}
+			for i := 0; i < len(args); i += 2 {
+				h.Routes = append(h.Routes, strings.ToUpper(args[i])+" "+args[i+1])
+			}
+		default:
+			return d.Errf("unrecognized switchyard_proxy option %q", d.Val())
+		}
+	}
+	return nil
 }
 
 // Interface guards
@@ -176,6 +220,12 @@ var (
 func (h *Proxy) Validate() error {
 	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
 		return fmt.Errorf("switchyard_proxy: prefix %q must start with / and not end with one", h.Prefix)
+	}
+	for _, r := range h.Routes {
+		m, p, ok := strings.Cut(r, " ")
+		if !ok || m == "" || m != strings.ToUpper(m) || !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("switchyard_proxy: route %q: want METHOD /path", r)
+		}
 	}
 	return nil
 }

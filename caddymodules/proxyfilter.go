@@ -1,0 +1,145 @@
+package caddymodules
+
+import (
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+)
+
+// DefaultV1Routes are the /v1 routes passed upstream when a Proxy names
+// none: what a chat client needs, and nothing that would share the
+// operator's upstream account between tenants (files, batches, stored
+// responses, fine-tunes).
+var DefaultV1Routes = []string{
+	"POST /chat/completions",
+	"POST /completions",
+	"POST /embeddings",
+	"GET /models",
+	"GET /models/*",
+}
+
+// forwardedRequestHeaders are the only request headers sent upstream;
+// every other one (cookies, other credential headers, tracing of the
+// caller's own systems) stays at the gateway. reverse_proxy sets Host,
+// the hop-by-hop headers and X-Forwarded-* itself, and Authorization is
+// set to the operator's key.
+var forwardedRequestHeaders = map[string]bool{
+	"Accept":          true,
+	"Accept-Encoding": true,
+	"Content-Type":    true,
+	"Content-Length":  true,
+	"User-Agent":      true,
+	"X-Request-Id":    true,
+	"Openai-Beta":     true,
+	"Authorization":   true, // replaced by the upstream key or removed by the proxy config
+}
+
+// returnedResponseHeaders are the only upstream response headers the
+// client sees; cookies, the upstream account's organisation and limits,
+// and server banners stay behind. Headers the gateway set itself before
+// proxying (X-Request-Id, x-ratelimit-*) are kept.
+var returnedResponseHeaders = map[string]bool{
+	"Content-Type":     true,
+	"Content-Length":   true,
+	"Content-Encoding": true,
+	"Cache-Control":    true,
+	"Retry-After":      true,
+	"Date":             true,
+	"Vary":             true,
+}
+
+// route matches a method and a path below the prefix against the
+// allowed routes ("METHOD /path", a trailing "/*" matching one more
+// segment or more).
+func routeAllowed(routes []string, method, rest string) bool {
+	for _, r := range routes {
+		m, p, ok := strings.Cut(r, " ")
+		if !ok || m != method {
+			continue
+		}
+		if prefix, wild := strings.CutSuffix(p, "/*"); wild {
+			if strings.HasPrefix(rest, prefix+"/") && len(rest) > len(prefix)+1 {
+				return true
+			}
+			continue
+		}
+		if rest == p {
+			return true
+		}
+	}
+	return false
+}
+
+// admitRoute normalises r's path below prefix and checks it against the
+// allowed routes. The prefix is matched without regard to case, as
+// Caddy's path matcher does, and written back in its configured case so
+// that the upstream rewrite always applies: a request can never leave
+// the upstream's base path. Dot segments and encoded slashes are
+// refused rather than interpreted.
+func admitRoute(r *http.Request, prefix string, routes []string) error {
+	p := r.URL.Path
+	notFound := apierror.NotFound("This gateway does not serve " + r.Method + " " + clipPath(p) + ".")
+	notFound.Code = "route_not_found"
+	if len(p) < len(prefix) || !strings.EqualFold(p[:len(prefix)], prefix) {
+		return notFound
+	}
+	rest := p[len(prefix):]
+	if rest == "" || rest[0] != '/' || path.Clean(rest) != rest || strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
+		return notFound
+	}
+	if !routeAllowed(routes, r.Method, rest) {
+		return notFound
+	}
+	r.URL.Path = prefix + rest
+	r.URL.RawPath = ""
+	return nil
+}
+
+func clipPath(p string) string {
+	if len(p) > 80 {
+		return p[:80] + "…"
+	}
+	return p
+}
+
+// filterRequestHeaders drops every request header not on the list.
+func filterRequestHeaders(h http.Header) {
+	for name := range h {
+		if !forwardedRequestHeaders[http.CanonicalHeaderKey(name)] {
+			delete(h, name)
+		}
+	}
+}
+
+// headerFilter lets through, of the headers the upstream adds to the
+// response, only those on the list; those the gateway set before
+// proxying stay.
+type headerFilter struct {
+	http.ResponseWriter
+	own map[string]bool
+}
+
+func newHeaderFilter(w http.ResponseWriter) *headerFilter {
+	own := make(map[string]bool, len(w.Header()))
+	for name := range w.Header() {
+		own[name] = true
+	}
+	return &headerFilter{ResponseWriter: w, own: own}
+}
+
+func (f *headerFilter) WriteHeader(code int) {
+	for name := range f.Header() {
+		if !f.own[name] && !returnedResponseHeaders[name] {
+			delete(f.Header(), name)
+		}
+	}
+	f.ResponseWriter.WriteHeader(code)
+}
+
+func (f *headerFilter) Write(b []byte) (int, error) { return f.ResponseWriter.Write(b) }
+
+// Unwrap lets http.ResponseController reach the writer below, so that
+// streams still flush event by event.
+func (f *headerFilter) Unwrap() http.ResponseWriter { return f.ResponseWriter }

@@ -1,0 +1,70 @@
+package caddymodules
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestAdmitRoute(t *testing.T) {
+	tests := []struct {
+		name, method, target string
+		ok                   bool
+		path                 string
+	}{
+		{name: "chat", method: "POST", target: "/v1/chat/completions", ok: true, path: "/v1/chat/completions"},
+		{name: "prefix in another case is written back", method: "POST", target: "/V1/chat/completions", ok: true, path: "/v1/chat/completions"},
+		{name: "models", method: "GET", target: "/v1/models", ok: true, path: "/v1/models"},
+		{name: "one model", method: "GET", target: "/v1/models/gpt-x", ok: true, path: "/v1/models/gpt-x"},
+		{name: "files are another tenant's business", method: "POST", target: "/v1/files"},
+		{name: "batches", method: "GET", target: "/v1/batches"},
+		{name: "wrong method", method: "GET", target: "/v1/chat/completions"},
+		{name: "dot segments", method: "POST", target: "/v1/models/../files"},
+		{name: "encoded slash", method: "GET", target: "/v1/models/a%2F..%2Ffiles"},
+		{name: "nothing below the prefix", method: "GET", target: "/v1"},
+		{name: "other prefix", method: "POST", target: "/v2/chat/completions"},
+		{name: "a longer word is not the prefix", method: "POST", target: "/v1x/chat/completions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(tt.method, tt.target, nil)
+			err := admitRoute(r, "/v1", DefaultV1Routes)
+			if (err == nil) != tt.ok {
+				t.Fatalf("admitRoute = %v, want ok %v", err, tt.ok)
+			}
+			if tt.ok && r.URL.Path != tt.path {
+				t.Errorf("path %q, want %q", r.URL.Path, tt.path)
+			}
+		})
+	}
+}
+
+func TestHeaderFilters(t *testing.T) {
+	h := http.Header{}
+	for _, k := range []string{"Authorization", "X-Api-Key", "Api-Key", "Cookie", "Proxy-Authorization", "Content-Type", "X-Request-Id", "Openai-Organization"} {
+		h.Set(k, "sk-secret")
+	}
+	filterRequestHeaders(h)
+	for _, k := range []string{"X-Api-Key", "Api-Key", "Cookie", "Proxy-Authorization", "Openai-Organization"} {
+		if h.Get(k) != "" {
+			t.Errorf("%s would reach the upstream", k)
+		}
+	}
+	if h.Get("Content-Type") == "" || h.Get("X-Request-Id") == "" {
+		t.Errorf("needed headers dropped: %v", h)
+	}
+
+	rec := httptest.NewRecorder()
+	rec.Header().Set("X-Ratelimit-Limit-Requests", "60") // the gateway's own
+	f := newHeaderFilter(rec)
+	f.Header().Set("Set-Cookie", "session=upstream")
+	f.Header().Set("Openai-Organization", "operator-org")
+	f.Header().Set("Content-Type", "text/event-stream")
+	f.WriteHeader(200)
+	if rec.Header().Get("Set-Cookie") != "" || rec.Header().Get("Openai-Organization") != "" {
+		t.Errorf("upstream headers reached the client: %v", rec.Header())
+	}
+	if rec.Header().Get("Content-Type") == "" || rec.Header().Get("X-Ratelimit-Limit-Requests") == "" {
+		t.Errorf("headers lost: %v", rec.Header())
+	}
+}
