@@ -78,8 +78,8 @@ var demoTools = []struct {
 		tool:  "create_spreadsheet",
 		match: func(l string) bool { return containsAny(l, "spreadsheet", "excel", "xlsx") },
 		args: func(string) string {
-			return `{"title":"Sales by region","sheets":[{"name":"Sales","rows":[["Region","Quarter","Revenue","Growth"],` +
-				`["North","2026-03-31",142000,0.12],["South","2026-03-31",98000,0.07],["East","2026-03-31",121000,-0.02],` +
+			return `{"title":"Sales by region","sheets":[{"name":"Sales","rows":[["Region","Quarter end","Revenue","Growth"],` +
+				`["North","2026-03-31","$142,000.00","12%"],["South","2026-03-31","$98,000.00","7%"],["East","2026-03-31","$121,000.00","-2%"],` +
 				`["Total","","=SUM(C2:C4)",null]]}]}`
 		},
 	},
