@@ -9,40 +9,22 @@ import (
 	"mime/multipart"
 	"net/textproto"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
-// clock is a settable clock for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type harness struct {
 	svc   *files.Service
 	meta  *memStore
 	blobs *blob.Dir
-	clock *clock
+	clock *fakeclock.Clock
 	cfg   files.Config
 }
 
@@ -54,7 +36,7 @@ func newHarness(t *testing.T, edit ...func(*files.Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{meta: newMemStore(), blobs: d, clock: &clock{t: time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)}}
+	h := &harness{meta: newMemStore(), blobs: d, clock: fakeclock.New(time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC))}
 	h.cfg = files.Config{
 		Meta:    h.meta,
 		Blobs:   d,

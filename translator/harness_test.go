@@ -18,6 +18,7 @@ import (
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 
+	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -26,24 +27,6 @@ import (
 
 // testNow is the fixed clock of orchestrator tests.
 var testNow = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // fakeRecorder keeps usage records and charges a fixed price.
 type fakeRecorder struct {
@@ -125,7 +108,7 @@ type harness struct {
 	t        *testing.T
 	up       *testupstream.Server
 	orch     *Orchestrator
-	clock    *fakeClock
+	clock    *fakeclock.Clock
 	recorder *fakeRecorder
 	memory   *fakeMemory
 	ticks    chan time.Time
@@ -156,7 +139,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	}
 	h := &harness{
 		t:        t,
-		clock:    &fakeClock{now: testNow},
+		clock:    fakeclock.New(testNow),
 		recorder: &fakeRecorder{cost: 7},
 		memory:   o.memory,
 		ticks:    make(chan time.Time),

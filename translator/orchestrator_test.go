@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 
+	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/tools"
@@ -226,7 +227,7 @@ func TestUsageEstimatedWithoutUpstreamUsage(t *testing.T) {
 	}
 	t.Cleanup(u.Close)
 	rec := &fakeRecorder{}
-	o, err := New(Config{Upstream: u, Profile: policy.ProfileFor(policy.RevisionA), Usage: rec, Now: (&fakeClock{now: testNow}).Now})
+	o, err := New(Config{Upstream: u, Profile: policy.ProfileFor(policy.RevisionA), Usage: rec, Now: (fakeclock.New(testNow)).Now})
 	if err != nil {
 		t.Fatal(err)
 	}

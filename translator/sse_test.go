@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
 func newTestWriter(progress bool) (*StreamWriter, *httptest.ResponseRecorder) {
 	rec := httptest.NewRecorder()
-	return NewStreamWriter(rec, StreamOptions{ID: "chatcmpl-1", Created: 1700000000, Model: "svc-3", Progress: progress, Now: (&fakeClock{now: testNow}).Now}), rec
+	return NewStreamWriter(rec, StreamOptions{ID: "chatcmpl-1", Created: 1700000000, Model: "svc-3", Progress: progress, Now: (fakeclock.New(testNow)).Now}), rec
 }
 
 func TestStreamWriterFrames(t *testing.T) {

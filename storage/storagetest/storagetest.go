@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
@@ -69,31 +70,16 @@ func (h *harness) store(t *testing.T, opts storage.Options) storage.Store {
 	return s
 }
 
-// clock is a storage.Options.Now that moves only when told to, in whole
-// microseconds (the stores keep microseconds).
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
+// clock is a storage.Options.Now that moves only when told to. It starts
+// on a whole microsecond and the suite moves it by whole ones, because the
+// stores keep microseconds.
+type clock struct{ *fakeclock.Clock }
+
+func newClock() clock {
+	return clock{fakeclock.New(time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC))}
 }
 
-func newClock() *clock {
-	return &clock{now: time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC)}
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return c.now
-}
-
-func (c *clock) options() storage.Options { return storage.Options{Now: c.Now} }
+func (c clock) options() storage.Options { return storage.Options{Now: c.Now} }
 
 // newHash returns a random key hash in the form the store is given.
 func newHash() string {
