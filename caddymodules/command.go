@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
@@ -36,6 +40,13 @@ func init() {
 		Short:     "Tops up and shows accounts",
 		Long:      accountsHelp,
 		CobraFunc: accountsCommand,
+	})
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:      "usage",
+		Usage:     "--account <name> [--since <date>] [--until <date>] [--by day|key|user] [--json] [--config <path> [--adapter <name>]]",
+		Short:     "Summarises an account's usage by day, key or end user",
+		Long:      usageHelp,
+		CobraFunc: usageCommand,
 	})
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:      "bootstrap",
@@ -64,7 +75,18 @@ const accountsHelp = `
       Credits the account with $5 to $1000 (for example --usd 25 or 12.50).
       With --reference, repeating the same top-up changes nothing.
   accounts show --account NAME
-      Balance, keys and recent ledger entries.
+      Balance, keys, recent ledger entries and the last 10 charges.
+`
+
+const usageHelp = `
+Totals an account's usage records per day (UTC, by the time each request
+finished), per API key or per end user: requests, prompt and completion
+tokens, the amount charged, and the share of requests whose token counts
+were estimated. Dates are YYYY-MM-DD in UTC and both ends are included;
+--since defaults to 30 days before today, --until to today.
+
+With --json the rows are printed as a JSON array (see docs/billing.md,
+"Reports"); otherwise as a table with a total line.
 `
 
 const bootstrapHelp = `
@@ -308,6 +330,20 @@ func accountsCommand(cmd *cobra.Command) {
 				}
 				_ = tw.Flush()
 			}
+			// Scripts parse the lines above; new lines go below them.
+			charges, err := c.store.Charges(ctx, acct.ID, 10)
+			if err != nil {
+				return err
+			}
+			if len(charges) > 0 {
+				fmt.Fprintln(c.out, "\nLast charges:")
+				tw := tabwriter.NewWriter(c.out, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "WHEN\tAMOUNT\tREFERENCE")
+				for _, e := range charges {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", e.CreatedAt.UTC().Format(time.RFC3339), billing.FormatCents(e.AmountCents), e.Reference)
+				}
+				_ = tw.Flush()
+			}
 			return nil
 		}),
 	}
@@ -372,4 +408,214 @@ func printKeys(w io.Writer, keys []storage.APIKey) {
 			k.CreatedAt.UTC().Format(time.RFC3339), status)
 	}
 	_ = tw.Flush()
+}
+
+func usageCommand(cmd *cobra.Command) {
+	addConfigFlags(cmd)
+	cmd.Flags().String("account", "", "Account name")
+	cmd.Flags().String("since", "", "First day included, YYYY-MM-DD in UTC (default: 30 days before today)")
+	cmd.Flags().String("until", "", "Last day included, YYYY-MM-DD in UTC (default: today)")
+	cmd.Flags().String("by", "day", "Grouping: day, key or user")
+	cmd.Flags().Bool("json", false, "Print the rows as a JSON array")
+	_ = cmd.MarkFlagRequired("account")
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+		p, err := usagePeriodFlags(cmd, time.Now())
+		if err != nil {
+			return err
+		}
+		by, _ := cmd.Flags().GetString("by")
+		q := storage.UsageQuery{Since: p.first, Until: p.last.AddDate(0, 0, 1), By: storage.UsageGrouping(by)}
+		switch q.By {
+		case storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser:
+		default:
+			return fmt.Errorf("--by %q: want day, key or user", by)
+		}
+		acct, err := accountFlag(ctx, c, cmd)
+		if err != nil {
+			return err
+		}
+		rows, err := c.store.UsageSummary(ctx, acct.ID, q)
+		if err != nil {
+			return err
+		}
+		if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+			return writeUsageJSON(c.out, q.By, rows)
+		}
+		fmt.Fprintf(c.out, "Usage of %s (%s) from %s to %s (UTC), by %s:\n\n", acct.Name, acct.ID,
+			p.first.Format(time.DateOnly), p.last.Format(time.DateOnly), q.By)
+		writeUsageTable(c.out, q.By, rows)
+		return nil
+	})
+}
+
+// usagePeriod is the span of whole UTC days a report covers, both ends
+// included.
+type usagePeriod struct {
+	first, last time.Time
+}
+
+// usagePeriodFlags reads --since and --until; today is the day now falls
+// on in UTC.
+func usagePeriodFlags(cmd *cobra.Command, now time.Time) (usagePeriod, error) {
+	today := now.UTC().Truncate(24 * time.Hour)
+	p := usagePeriod{first: today.AddDate(0, 0, -30), last: today}
+	for _, f := range []struct {
+		name string
+		day  *time.Time
+	}{{"since", &p.first}, {"until", &p.last}} {
+		v, _ := cmd.Flags().GetString(f.name)
+		if v == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			return usagePeriod{}, fmt.Errorf("--%s %q: want a date such as 2026-01-31", f.name, v)
+		}
+		*f.day = d
+	}
+	if p.last.Before(p.first) {
+		return usagePeriod{}, fmt.Errorf("--until %s is before --since %s", p.last.Format(time.DateOnly), p.first.Format(time.DateOnly))
+	}
+	return p, nil
+}
+
+// usageJSONRow is one element of `usage --json`, documented in
+// docs/billing.md. Exactly one of the group fields is set (key_id comes
+// with key_hint), chosen by --by; a set field appears even when empty.
+type usageJSONRow struct {
+	Day               *string `json:"day,omitempty"`
+	KeyID             *string `json:"key_id,omitempty"`
+	KeyHint           *string `json:"key_hint,omitempty"`
+	EndUser           *string `json:"end_user,omitempty"`
+	Requests          int64   `json:"requests"`
+	PromptTokens      int64   `json:"prompt_tokens"`
+	CompletionTokens  int64   `json:"completion_tokens"`
+	CostCents         int64   `json:"cost_cents"`
+	EstimatedRequests int64   `json:"estimated_requests"`
+	// EstimatedShare is rounded to four decimals, so that the output
+	// does not depend on how floats print.
+	EstimatedShare float64 `json:"estimated_share"`
+}
+
+func writeUsageJSON(w io.Writer, by storage.UsageGrouping, rows []storage.UsageRow) error {
+	out := make([]usageJSONRow, 0, len(rows))
+	for _, r := range rows {
+		j := usageJSONRow{
+			Requests: r.Requests, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
+			CostCents: r.CostCents, EstimatedRequests: r.EstimatedRequests,
+			EstimatedShare: math.Round(r.EstimatedShare()*10_000) / 10_000,
+		}
+		switch by {
+		case storage.UsageByDay:
+			j.Day = &r.Group
+		case storage.UsageByKey:
+			j.KeyID, j.KeyHint = &r.Group, &r.KeyHint
+		case storage.UsageByEndUser:
+			j.EndUser = &r.Group
+		}
+		out = append(out, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// writeUsageTable prints rows under a header, the group columns left
+// and the numbers right aligned, and a total line.
+func writeUsageTable(w io.Writer, by storage.UsageGrouping, rows []storage.UsageRow) {
+	var head []string
+	switch by {
+	case storage.UsageByDay:
+		head = []string{"DAY"}
+	case storage.UsageByKey:
+		head = []string{"KEY", "HINT"}
+	default:
+		head = []string{"END USER"}
+	}
+	groups := len(head)
+	head = append(head, "REQUESTS", "PROMPT TOKENS", "COMPLETION TOKENS", "CHARGED", "ESTIMATED")
+	numbers := func(r storage.UsageRow) []string {
+		return []string{
+			thousands(r.Requests), thousands(r.PromptTokens),
+			thousands(r.CompletionTokens), billing.FormatCents(r.CostCents),
+			fmt.Sprintf("%.1f%%", 100*r.EstimatedShare()),
+		}
+	}
+	lines := [][]string{head}
+	var total storage.UsageRow
+	for _, r := range rows {
+		var cells []string
+		switch by {
+		case storage.UsageByKey:
+			cells = []string{r.Group, orDash(r.KeyHint)}
+		case storage.UsageByEndUser:
+			cells = []string{orDash(r.Group)}
+		default:
+			cells = []string{r.Group}
+		}
+		lines = append(lines, append(cells, numbers(r)...))
+		total.Requests += r.Requests
+		total.PromptTokens += r.PromptTokens
+		total.CompletionTokens += r.CompletionTokens
+		total.CostCents += r.CostCents
+		total.EstimatedRequests += r.EstimatedRequests
+	}
+	totalLine := make([]string, groups)
+	totalLine[0] = "TOTAL"
+	lines = append(lines, append(totalLine, numbers(total)...))
+
+	widths := make([]int, len(head))
+	for _, l := range lines {
+		for i, cell := range l {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for _, l := range lines {
+		var b strings.Builder
+		for i, cell := range l {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			if i < groups {
+				b.WriteString(cell + pad)
+			} else {
+				b.WriteString(pad + cell)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// thousands formats n with commas between groups of three digits.
+func thousands(n int64) string {
+	digits := strconv.FormatInt(n, 10)
+	sign := ""
+	if n < 0 {
+		sign, digits = "-", digits[1:]
+	}
+	var b strings.Builder
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return sign + b.String()
+}
+
+// orDash shows an empty cell as "-" and control characters (end user
+// ids come from request headers) as spaces, so that columns stay
+// readable.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

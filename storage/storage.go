@@ -26,6 +26,7 @@ type Store interface {
 	Keys
 	Ledger
 	Usage
+	UsageReports
 	FileMeta
 	ObjectIDs
 	Memory

@@ -77,3 +77,74 @@ const (
 	OutcomeUpstreamFailed Outcome = "upstream_failed" // the backend failed or timed out
 	OutcomeFailed         Outcome = "failed"          // another server-side failure
 )
+
+// UsageReports summarises what an account consumed and paid, for
+// reports. *sqlstore.Store implements it, and so every Store this
+// module opens.
+type UsageReports interface {
+	// UsageSummary totals an account's usage records that finished in
+	// [q.Since, q.Until), one row per group of q.By, in the order
+	// UsageGrouping documents. An unknown account, or one without records
+	// in the period, has no rows and no error.
+	UsageSummary(ctx context.Context, accountID string, q UsageQuery) ([]UsageRow, error)
+	// Charges lists up to limit ledger entries of kind EntryCharge of an
+	// account, newest first; all of them if limit <= 0. An unknown
+	// account has none.
+	Charges(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error)
+}
+
+// UsageQuery selects and groups the usage records UsageSummary totals.
+type UsageQuery struct {
+	// Since is the earliest finish time included; the zero time sets no
+	// lower bound.
+	Since time.Time
+	// Until is the first finish time no longer included; the zero time
+	// sets no upper bound.
+	Until time.Time
+	// By is the grouping. Required.
+	By UsageGrouping
+}
+
+// UsageGrouping is how UsageSummary groups records.
+type UsageGrouping string
+
+const (
+	// UsageByDay groups by the UTC calendar day of the record's finish
+	// time; the rows come oldest day first.
+	UsageByDay UsageGrouping = "day"
+	// UsageByKey groups by the API key that made the request; the rows
+	// come most charged first, ties by key id.
+	UsageByKey UsageGrouping = "key"
+	// UsageByEndUser groups by the end user the request named ("" for
+	// requests that named none); the rows come most charged first, ties
+	// by end user.
+	UsageByEndUser UsageGrouping = "user"
+)
+
+// UsageRow is the total of one group of usage records.
+type UsageRow struct {
+	// Group is what the row totals: the day as YYYY-MM-DD for
+	// UsageByDay, the key id for UsageByKey, the end user for
+	// UsageByEndUser.
+	Group string
+	// KeyHint is the display form of the key ("sk-...a1B2") for
+	// UsageByKey, "" otherwise and for keys the store no longer knows.
+	KeyHint string
+
+	Requests         int64
+	PromptTokens     int64
+	CompletionTokens int64
+	CostCents        int64
+	// EstimatedRequests counts the requests whose token counts were
+	// estimated (UsageRecord.Estimated).
+	EstimatedRequests int64
+}
+
+// EstimatedShare is the fraction of the row's requests whose counts
+// were estimated, from 0 to 1; 0 for a row without requests.
+func (r UsageRow) EstimatedShare() float64 {
+	if r.Requests <= 0 {
+		return 0
+	}
+	return float64(r.EstimatedRequests) / float64(r.Requests)
+}

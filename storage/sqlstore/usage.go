@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -131,4 +133,98 @@ func scanUsage(r Row) (storage.UsageRecord, error) {
 	u.Rounds, u.ToolCalls = int(rounds), int(toolCalls)
 	u.Started, u.Finished, u.RecordedAt = fromMicros(started), fromMicros(finished), fromMicros(recorded)
 	return u, nil
+}
+
+var _ storage.UsageReports = (*Store)(nil)
+
+// usageDay is the UTC day number (days since 1970-01-01) of finished_at.
+// Both databases truncate integer division towards zero, so times before
+// the epoch (the zero time.Time among them) are rounded down by hand.
+const usageDay = `CASE WHEN u.finished_at >= 0 THEN u.finished_at / 86400000000
+	ELSE (u.finished_at + 1) / 86400000000 - 1 END`
+
+// usageTotals are the aggregates of a summary row, in UsageRow order. The
+// casts keep PostgreSQL from widening the sums to NUMERIC.
+const usageTotals = `COUNT(*),
+	CAST(SUM(u.prompt_tokens) AS BIGINT),
+	CAST(SUM(u.completion_tokens) AS BIGINT),
+	CAST(SUM(u.cost_cents) AS BIGINT),
+	CAST(SUM(CASE WHEN u.estimated THEN 1 ELSE 0 END) AS BIGINT)`
+
+// UsageSummary totals the account's usage records that finished in
+// [q.Since, q.Until) with one GROUP BY query, grouped as q.By says.
+func (s *Store) UsageSummary(ctx context.Context, accountID string, q storage.UsageQuery) ([]storage.UsageRow, error) {
+	var query string
+	switch q.By {
+	case storage.UsageByDay:
+		query = `SELECT ` + usageDay + `, '', ` + usageTotals + `
+			FROM usage_records u WHERE ` + usageWindow + `
+			GROUP BY ` + usageDay + ` ORDER BY ` + usageDay
+	case storage.UsageByKey:
+		query = `SELECT u.key_id, COALESCE(k.hint, ''), ` + usageTotals + `
+			FROM usage_records u LEFT JOIN api_keys k ON k.id = u.key_id WHERE ` + usageWindow + `
+			GROUP BY u.key_id, k.hint ORDER BY SUM(u.cost_cents) DESC, u.key_id`
+	case storage.UsageByEndUser:
+		query = `SELECT u.end_user, '', ` + usageTotals + `
+			FROM usage_records u WHERE ` + usageWindow + `
+			GROUP BY u.end_user ORDER BY SUM(u.cost_cents) DESC, u.end_user`
+	default:
+		return nil, fmt.Errorf("storage: unknown usage grouping %q", q.By)
+	}
+	since, until := int64(math.MinInt64), int64(math.MaxInt64)
+	if !q.Since.IsZero() {
+		since = micros(q.Since)
+	}
+	if !q.Until.IsZero() {
+		until = micros(q.Until)
+	}
+	rows, err := s.db.Query(ctx, query, accountID, since, until)
+	if err != nil {
+		return nil, wrap(err, "summarising usage")
+	}
+	defer rows.Close()
+	var out []storage.UsageRow
+	for rows.Next() {
+		var r storage.UsageRow
+		var day int64
+		group := any(&r.Group)
+		if q.By == storage.UsageByDay {
+			group = &day
+		}
+		if err := rows.Scan(group, &r.KeyHint, &r.Requests, &r.PromptTokens, &r.CompletionTokens,
+			&r.CostCents, &r.EstimatedRequests); err != nil {
+			return nil, wrap(err, "summarising usage")
+		}
+		if q.By == storage.UsageByDay {
+			r.Group = time.Unix(day*24*60*60, 0).UTC().Format(time.DateOnly)
+		}
+		out = append(out, r)
+	}
+	return out, wrap(rows.Err(), "summarising usage")
+}
+
+// usageWindow selects the account's records ($1) that finished in
+// [$2, $3), which the (account_id, finished_at) index serves.
+const usageWindow = `u.account_id = $1 AND u.finished_at >= $2 AND u.finished_at < $3`
+
+// Charges lists the account's newest charges first; limit <= 0 lists all.
+func (s *Store) Charges(ctx context.Context, accountID string, limit int) ([]storage.LedgerEntry, error) {
+	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 AND kind = $2 ORDER BY seq DESC`
+	if limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.Query(ctx, query, accountID, string(storage.EntryCharge))
+	if err != nil {
+		return nil, wrap(err, "listing charges")
+	}
+	defer rows.Close()
+	var entries []storage.LedgerEntry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, wrap(err, "listing charges")
+		}
+		entries = append(entries, e)
+	}
+	return entries, wrap(rows.Err(), "listing charges")
 }

@@ -18,6 +18,7 @@ func RunAssistant(t *testing.T, open Opener) {
 	t.Run("Memory", h.testMemory)
 	t.Run("ObjectIDs", h.testObjectIDs)
 	t.Run("Usage", h.testUsage)
+	t.Run("UsageReports", h.testUsageReports)
 }
 
 type assistantHarness struct {
@@ -640,4 +641,262 @@ func usageEqual(a, b storage.UsageRecord) bool {
 		}
 	}
 	return a == b
+}
+
+// reports returns the store's UsageReports, failing t if it has none.
+func reports(t *testing.T, s storage.Store) storage.UsageReports {
+	t.Helper()
+	r, ok := s.(storage.UsageReports)
+	if !ok {
+		t.Fatalf("%T does not implement storage.UsageReports", s)
+	}
+	return r
+}
+
+func (h *assistantHarness) testUsageReports(t *testing.T) {
+	// A day in UTC, and the same instants seen from UTC+2 and UTC-5, so
+	// that grouping by local day would show.
+	midnight := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	east := time.FixedZone("UTC+2", 2*60*60)
+	west := time.FixedZone("UTC-5", -5*60*60)
+
+	t.Run("Empty", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		r := reports(t, s)
+		a := mustAccount(t, s, "alice")
+		other := mustAccount(t, s, "bob")
+		if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
+			AccountID: other.ID, RequestID: "r-1", Finished: midnight, PromptTokens: 10, CostCents: 1,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, account := range []string{a.ID, "acct_unknown"} {
+			for _, by := range []storage.UsageGrouping{storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser} {
+				rows, err := r.UsageSummary(t.Context(), account, storage.UsageQuery{By: by})
+				if err != nil || len(rows) != 0 {
+					t.Errorf("UsageSummary(%s, by %s) = %+v, %v; want no rows", account, by, rows, err)
+				}
+			}
+			if cs, err := r.Charges(t.Context(), account, 0); err != nil || len(cs) != 0 {
+				t.Errorf("Charges(%s) = %+v, %v; want none", account, cs, err)
+			}
+		}
+		if _, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: "model"}); err == nil {
+			t.Error("UsageSummary by an unknown grouping succeeded")
+		}
+	})
+
+	t.Run("ByDay", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		r := reports(t, s)
+		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
+		records := []storage.UsageRecord{
+			// The last microsecond of 13 March in UTC, though already
+			// 14 March at UTC+2.
+			{AccountID: a.ID, RequestID: "r-1", Finished: midnight.Add(-time.Microsecond).In(east), PromptTokens: 100, CompletionTokens: 10, CostCents: 3},
+			// The first instant of 14 March in UTC, still 13 March at UTC-5.
+			{AccountID: a.ID, RequestID: "r-2", Finished: midnight.In(west), PromptTokens: 200, CompletionTokens: 20, CostCents: 5, Estimated: true},
+			{AccountID: a.ID, RequestID: "r-3", Finished: midnight.Add(24*time.Hour - time.Microsecond), PromptTokens: 300, CompletionTokens: 30, CostCents: 7},
+			{AccountID: a.ID, RequestID: "r-4", Finished: midnight.Add(24 * time.Hour), PromptTokens: 400, CompletionTokens: 40, CostCents: 11, Estimated: true},
+			// Another account's record on the same day counts for it only.
+			{AccountID: b.ID, RequestID: "r-5", Finished: midnight.Add(time.Hour), PromptTokens: 1000, CompletionTokens: 100, CostCents: 13},
+		}
+		for _, u := range records {
+			if _, err := s.SettleUsage(t.Context(), u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			name string
+			q    storage.UsageQuery
+			want []storage.UsageRow
+		}{
+			{
+				name: "all days, oldest first, split at UTC midnight",
+				q:    storage.UsageQuery{By: storage.UsageByDay},
+				want: []storage.UsageRow{
+					{Group: "2026-03-13", Requests: 1, PromptTokens: 100, CompletionTokens: 10, CostCents: 3},
+					{Group: "2026-03-14", Requests: 2, PromptTokens: 500, CompletionTokens: 50, CostCents: 12, EstimatedRequests: 1},
+					{Group: "2026-03-15", Requests: 1, PromptTokens: 400, CompletionTokens: 40, CostCents: 11, EstimatedRequests: 1},
+				},
+			},
+			{
+				name: "since is included, until is not",
+				q:    storage.UsageQuery{By: storage.UsageByDay, Since: midnight, Until: midnight.Add(24 * time.Hour)},
+				want: []storage.UsageRow{
+					{Group: "2026-03-14", Requests: 2, PromptTokens: 500, CompletionTokens: 50, CostCents: 12, EstimatedRequests: 1},
+				},
+			},
+			{
+				name: "bounds in another zone are the same instants",
+				q:    storage.UsageQuery{By: storage.UsageByDay, Since: midnight.Add(time.Microsecond).In(east)},
+				want: []storage.UsageRow{
+					{Group: "2026-03-14", Requests: 1, PromptTokens: 300, CompletionTokens: 30, CostCents: 7},
+					{Group: "2026-03-15", Requests: 1, PromptTokens: 400, CompletionTokens: 40, CostCents: 11, EstimatedRequests: 1},
+				},
+			},
+			{
+				name: "an empty period",
+				q:    storage.UsageQuery{By: storage.UsageByDay, Since: midnight.Add(48 * time.Hour)},
+				want: nil,
+			},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rows, err := r.UsageSummary(t.Context(), a.ID, tt.q)
+				if err != nil || !slices.Equal(rows, tt.want) {
+					t.Errorf("UsageSummary = %+v, %v; want %+v", rows, err, tt.want)
+				}
+			})
+		}
+		rows, err := r.UsageSummary(t.Context(), b.ID, storage.UsageQuery{By: storage.UsageByDay})
+		want := []storage.UsageRow{{Group: "2026-03-14", Requests: 1, PromptTokens: 1000, CompletionTokens: 100, CostCents: 13}}
+		if err != nil || !slices.Equal(rows, want) {
+			t.Errorf("other account: UsageSummary = %+v, %v; want %+v", rows, err, want)
+		}
+	})
+
+	t.Run("BeforeTheEpoch", func(t *testing.T) {
+		// Integer division truncates towards zero in SQL; days before
+		// 1970 (the zero time.Time among them) must still round down.
+		s := h.store(t, storage.Options{})
+		r := reports(t, s)
+		a := mustAccount(t, s, "alice")
+		epoch := time.Unix(0, 0).UTC()
+		for i, finished := range []time.Time{epoch.Add(-time.Microsecond), epoch.Add(-24*time.Hour - time.Microsecond), epoch, {}} {
+			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
+				AccountID: a.ID, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: int64(i + 1),
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: storage.UsageByDay})
+		want := []storage.UsageRow{
+			{Group: "0001-01-01", Requests: 1, CostCents: 4},
+			{Group: "1969-12-30", Requests: 1, CostCents: 2},
+			{Group: "1969-12-31", Requests: 1, CostCents: 1},
+			{Group: "1970-01-01", Requests: 1, CostCents: 3},
+		}
+		if err != nil || !slices.Equal(rows, want) {
+			t.Errorf("UsageSummary = %+v, %v; want %+v", rows, err, want)
+		}
+	})
+
+	t.Run("ByKeyAndEndUser", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		r := reports(t, s)
+		a := mustAccount(t, s, "alice")
+		k1, _ := mustKey(t, s, a.ID)
+		k2, _ := mustKey(t, s, a.ID)
+		records := []storage.UsageRecord{
+			{KeyID: k1.ID, EndUser: "ann", PromptTokens: 100, CompletionTokens: 1, CostCents: 2},
+			{KeyID: k1.ID, EndUser: "ann", PromptTokens: 200, CompletionTokens: 2, CostCents: 3, Estimated: true},
+			{KeyID: k1.ID, EndUser: "", PromptTokens: 300, CompletionTokens: 3, CostCents: 4},
+			{KeyID: k2.ID, EndUser: "ben", PromptTokens: 400, CompletionTokens: 4, CostCents: 20},
+			{KeyID: "key_gone", EndUser: "ann", PromptTokens: 500, CompletionTokens: 5, CostCents: 1, Estimated: true},
+			// Before the period: counted by no row below.
+			{KeyID: k2.ID, EndUser: "ann", PromptTokens: 9000, CompletionTokens: 9, CostCents: 90, Finished: midnight.Add(-time.Hour)},
+		}
+		for i, u := range records {
+			u.AccountID, u.RequestID = a.ID, fmt.Sprint("r-", i)
+			if u.Finished.IsZero() {
+				u.Finished = midnight.Add(time.Duration(i) * time.Minute)
+			}
+			if _, err := s.SettleUsage(t.Context(), u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			name string
+			by   storage.UsageGrouping
+			want []storage.UsageRow
+		}{
+			{
+				name: "by key, most charged first, with the hint",
+				by:   storage.UsageByKey,
+				want: []storage.UsageRow{
+					{Group: k2.ID, KeyHint: k2.Hint, Requests: 1, PromptTokens: 400, CompletionTokens: 4, CostCents: 20},
+					{Group: k1.ID, KeyHint: k1.Hint, Requests: 3, PromptTokens: 600, CompletionTokens: 6, CostCents: 9, EstimatedRequests: 1},
+					{Group: "key_gone", Requests: 1, PromptTokens: 500, CompletionTokens: 5, CostCents: 1, EstimatedRequests: 1},
+				},
+			},
+			{
+				name: "by end user, requests without one together",
+				by:   storage.UsageByEndUser,
+				want: []storage.UsageRow{
+					{Group: "ben", Requests: 1, PromptTokens: 400, CompletionTokens: 4, CostCents: 20},
+					{Group: "ann", Requests: 3, PromptTokens: 800, CompletionTokens: 8, CostCents: 6, EstimatedRequests: 2},
+					{Group: "", Requests: 1, PromptTokens: 300, CompletionTokens: 3, CostCents: 4},
+				},
+			},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rows, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: tt.by, Since: midnight})
+				if err != nil || !slices.Equal(rows, tt.want) {
+					t.Errorf("UsageSummary = %+v, %v; want %+v", rows, err, tt.want)
+				}
+			})
+		}
+		t.Run("every grouping has the same total", func(t *testing.T) {
+			var totals []storage.UsageRow
+			for _, by := range []storage.UsageGrouping{storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser} {
+				rows, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: by})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sum storage.UsageRow
+				for _, row := range rows {
+					sum.Requests += row.Requests
+					sum.PromptTokens += row.PromptTokens
+					sum.CompletionTokens += row.CompletionTokens
+					sum.CostCents += row.CostCents
+					sum.EstimatedRequests += row.EstimatedRequests
+				}
+				totals = append(totals, sum)
+			}
+			want := storage.UsageRow{Requests: 6, PromptTokens: 10_500, CompletionTokens: 24, CostCents: 120, EstimatedRequests: 2}
+			for i, got := range totals {
+				if got != want {
+					t.Errorf("grouping %d totals %+v; want %+v", i, got, want)
+				}
+			}
+		})
+	})
+
+	t.Run("Charges", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		r := reports(t, s)
+		a := mustAccount(t, s, "alice")
+		mustPost(t, s, a.ID, 1000, "topup-1")
+		for i := range 4 {
+			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: int64(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 2, Kind: storage.EntryRefund, Reference: "refund-1"}); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name  string
+			limit int
+			want  []string
+		}{
+			{"all, newest first, charges only", 0, []string{"req:r-3", "req:r-2", "req:r-1", "req:r-0"}},
+			{"limited", 2, []string{"req:r-3", "req:r-2"}},
+		}
+		for _, tt := range tests {
+			cs, err := r.Charges(t.Context(), a.ID, tt.limit)
+			var got []string
+			for _, e := range cs {
+				if e.Kind != storage.EntryCharge || e.AmountCents >= 0 {
+					t.Errorf("%s: entry %+v is not a charge", tt.name, e)
+				}
+				got = append(got, e.Reference)
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("%s: Charges = %v, %v; want %v", tt.name, got, err, tt.want)
+			}
+		}
+	})
 }
