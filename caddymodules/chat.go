@@ -16,6 +16,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/toolset"
@@ -100,7 +101,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		Files:        &translator.Opener{Files: fileSvc, MaxImageBytes: prof.MaxInlineImage},
 		IDs:          store,
 		Outputs:      fileSvc,
-		Usage:        &billing.Recorder{Store: store, Profile: prof},
+		Usage:        settlingRecorder{&billing.Recorder{Store: store, Profile: prof}},
 		Instructions: h.Instructions,
 		MaxRounds:    h.MaxRounds,
 		ToolTimeout:  time.Duration(h.ToolTimeout),
@@ -171,8 +172,31 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	}
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	reqID, _ := repl.GetString("switchyard.request_id")
+	// The charge settles the hold (settlingRecorder); a request that was
+	// never charged, failed or panicked gives it back here.
+	if hold, ok := caddyhttp.GetVar(r.Context(), holdVar).(*limits.Hold); ok {
+		defer hold.Release()
+	}
 	h.orch.Serve(w, r, req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID, ChargeID: chargeID(r)})
 	return nil
+}
+
+// settlingRecorder records a /v3 charge and settles the request's hold
+// with it, so that the account's next admission sees the balance the
+// charge left without reading the ledger.
+type settlingRecorder struct{ *billing.Recorder }
+
+func (s settlingRecorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
+	cost, err := s.Recorder.RecordUsage(ctx, rec)
+	charged := cost
+	if err != nil {
+		// Written or not, the mirror errs on the low side.
+		charged = s.Profile.Price(rec.PromptTokens, rec.CompletionTokens)
+	}
+	if hold, ok := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold); ok {
+		hold.Settle(charged)
+	}
+	return cost, err
 }
 
 // Cleanup implements caddy.CleanerUpper.

@@ -30,14 +30,18 @@ func init() {
 // profile on every authenticated request, in this order:
 //
 //  1. the balance gate: a request that can cost money (any method but GET,
-//     HEAD, DELETE and OPTIONS) from an account whose balance cannot cover
-//     the minimum charge gets 402 insufficient_balance;
+//     HEAD, DELETE and OPTIONS) reserves an estimate of its cost
+//     (billing.HoldEstimate) against its account's balance less what the
+//     account's requests in flight hold; an account that cannot cover
+//     even the minimum charge gets 402 insufficient_balance;
 //  2. the request rate per API key, and for a streaming request
 //     ("stream": true in its JSON body) one of the key's concurrent-stream
-//     slots, checked together: 429 rate_limit_exceeded when either is
-//     exhausted, with Retry-After.
+//     slots: 429 rate_limit_exceeded when either is exhausted, with
+//     Retry-After.
 //
-// A request refused by one check consumes nothing of the others. Every
+// All of it is one limits.Admit: a request refused by one check consumes
+// nothing of the others. The hold is settled by whoever records the
+// request's charge and released when the handlers after this one return. Every
 // response that passed the rate check carries OpenAI's
 // x-ratelimit-limit-requests, x-ratelimit-remaining-requests and
 // x-ratelimit-reset-requests headers. A stream's slot is held until the
@@ -76,25 +80,33 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		return nil
 	}
 	prof := h.app.Profile()
-	if p.BalanceCents < prof.MinChargeCents && mayCost(r.Method) {
-		apierror.Write(w, apierror.InsufficientBalance(
-			"Your balance of "+billing.FormatCents(p.BalanceCents)+" does not cover a request. Top up to continue."))
-		return nil
-	}
-
-	stream, err := streamRequested(r, h.app.Limits.maxBodyBytes())
+	parsed, err := parseRequest(r, h.app.Limits.maxBodyBytes())
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	adm, err := h.app.Limiter().Admit(r.Context(), limits.AdmitRequest{
+	req := limits.AdmitRequest{
 		Key:         p.KeyID,
 		Rate:        limits.RateFor(prof),
 		StreamLimit: prof.ConcurrentStreams,
-		WantLease:   stream,
-	})
+		WantLease:   parsed.Stream,
+	}
+	if mayCost(r.Method) {
+		req.Reserve = limits.Reservation{
+			Account: p.AccountID,
+			Balance: p.BalanceCents,
+			Want:    holdFor(prof, parsed),
+			Min:     prof.MinChargeCents,
+		}
+	}
+	adm, err := h.app.Limiter().Admit(r.Context(), req)
 	limits.SetHeaders(w.Header(), adm.Rate)
 	if err != nil {
+		if be, ok := errors.AsType[*limits.BalanceError](err); ok {
+			apierror.Write(w, apierror.InsufficientBalance(
+				"Your balance of "+billing.FormatCents(be.Available)+" does not cover a request. Top up to continue."))
+			return nil
+		}
 		if errors.Is(err, limits.ErrUnavailable) {
 			h.logger.Warn("limits unavailable, request refused", zap.String("key_id", p.KeyID), zap.Error(err))
 		}
@@ -104,7 +116,35 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	if adm.Lease != nil {
 		defer adm.Lease.Release()
 	}
+	if adm.Hold != nil {
+		// The charge settles the hold first (the meter, the chat
+		// handler); this frees it whatever happened, a panic included.
+		defer adm.Hold.Release()
+		caddyhttp.SetVar(r.Context(), holdVar, adm.Hold)
+	}
 	return next.ServeHTTP(w, r)
+}
+
+// holdFor is the amount to reserve for a request: its estimate from the
+// body and max_tokens when it has a JSON body, else (uploads, empty
+// bodies) the minimum charge, which is all the balance gate asks of them.
+func holdFor(prof policy.Profile, parsed billing.V1Request) int64 {
+	if parsed.Body == nil {
+		return prof.MinChargeCents
+	}
+	return billing.HoldEstimate(prof, int64(len(parsed.Body)), parsed.MaxTokens, billing.DefaultHoldTokens)
+}
+
+// holdVar holds the request's *limits.Hold, for whoever records its charge
+// to settle.
+const holdVar = "switchyard.hold"
+
+// settleHold settles the request's hold, if it has one, with the amount
+// charged.
+func settleHold(r *http.Request, charged int64) {
+	if h, ok := caddyhttp.GetVar(r.Context(), holdVar).(*limits.Hold); ok {
+		h.Settle(charged)
+	}
 }
 
 // mayCost reports whether a request of this method can be charged for:
@@ -118,33 +158,34 @@ func mayCost(method string) bool {
 	return true
 }
 
-// streamRequested reads a POST body to learn whether it asks for a
-// stream, with the strict parse of billing.ParseV1, whatever its
-// Content-Type: a body that parses one way here and another way further
-// on could hold a stream without a slot. What that parse refuses (a key
-// given twice in two letter cases, "stream" not a boolean) is refused
-// here with 400. Multipart uploads are not streams and are not read. The
+// parseRequest reads a POST body to learn whether it asks for a stream
+// and how much it may cost, with the strict parse of billing.ParseV1,
+// whatever its Content-Type: a body that parses one way here and another
+// way further on could hold a stream without a slot. What that parse
+// refuses (a key given twice in two letter cases, "stream" not a boolean)
+// is refused here with 400. Multipart uploads are not streams and are not
+// read; they, and requests without a body, give the zero V1Request. The
 // parsed request is kept for the /v1 meter, so the body is decoded once.
-func streamRequested(r *http.Request, maxBytes int64) (bool, error) {
+func parseRequest(r *http.Request, maxBytes int64) (billing.V1Request, error) {
 	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
-		return false, nil
+		return billing.V1Request{}, nil
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
-		return false, nil
+		return billing.V1Request{}, nil
 	}
 	body, err := requestBody(r, maxBytes)
 	if err != nil {
-		return false, err
+		return billing.V1Request{}, err
 	}
 	if len(body) == 0 {
-		return false, nil
+		return billing.V1Request{}, nil
 	}
 	req, err := billing.ParseV1(body)
 	if err != nil {
-		return false, err
+		return billing.V1Request{}, err
 	}
 	caddyhttp.SetVar(r.Context(), v1RequestVar, req)
-	return req.Stream, nil
+	return req, nil
 }
 
 // v1RequestVar holds the billing.V1Request that streamRequested parsed.

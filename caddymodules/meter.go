@@ -101,7 +101,9 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		x.Status, x.Streamed, x.Usage = mw.status, mw.meter.Streamed(), mw.meter.Usage()
 		x.ClientGone = r.Context().Err() != nil || rec != nil
 		x.Finished = time.Now()
-		h.charge(r.Context(), x)
+		// The hold comes free with the charge known, so that the next
+		// admission of the account sees the balance the charge left.
+		settleHold(r, h.charge(r.Context(), x))
 		if rec != nil {
 			panic(rec)
 		}
@@ -109,17 +111,23 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	return next.ServeHTTP(mw, r)
 }
 
-// charge records and charges x, with a context that outlives the client.
-func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
+// charge records and charges x, with a context that outlives the client,
+// and returns the amount charged. When the store failed, the charge may
+// or may not have been written; the price is returned then, so that the
+// balance the limiter mirrors errs on the low side.
+func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) int64 {
 	rec, ok := billing.V1Record(x)
 	if !ok {
-		return
+		return 0
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, err := h.recorder.RecordUsage(ctx, rec); err != nil {
+	cost, err := h.recorder.RecordUsage(ctx, rec)
+	if err != nil {
 		h.logger.Error("recording /v1 usage", zap.String("charge_id", x.ChargeID), zap.Error(err))
+		return h.recorder.Profile.Price(rec.PromptTokens, rec.CompletionTokens)
 	}
+	return cost
 }
 
 // meterWriter passes a response through a billing.Meter.

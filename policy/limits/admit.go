@@ -15,6 +15,11 @@ type AdmitRequest struct {
 	// WantLease asks for a concurrency lease, held until it is released or
 	// the context passed to Admit is done.
 	WantLease bool
+	// Reserve holds money against an account's balance for the request,
+	// checked before the rate and the lease: an account that cannot cover
+	// Reserve.Min gets a *BalanceError and spends neither. The zero
+	// Reservation holds nothing.
+	Reserve Reservation
 }
 
 func (r AdmitRequest) wantsLease() bool { return r.WantLease && r.StreamLimit > 0 }
@@ -28,6 +33,11 @@ type Admission struct {
 	// Lease is the concurrency slot when one was asked for and the request
 	// was admitted; nil otherwise.
 	Lease *Lease
+	// Hold is the money held for the request when a reservation was asked
+	// for and the request was admitted; nil otherwise. It is not tied to
+	// the context: the holder settles it when the request's charge is
+	// known, and releases it in a defer in any case.
+	Hold *Hold
 	// Fallback is true when Redis could not answer and the in-process
 	// fallback decided instead.
 	Fallback bool
@@ -37,9 +47,13 @@ type Admission struct {
 type Admitter interface {
 	// Admit checks the rate and, when the rate admits the request and a
 	// lease is wanted, takes a lease, as one atomic step: a request refused
-	// by either limit consumes nothing of the other. A refusal is a
-	// *LimitError, returned together with the Admission so that the caller
-	// can still send the rate headers. A *UnavailableError means the limits
+	// by either limit consumes nothing of the other. With a reservation it
+	// first checks the account's available balance (its mirrored balance
+	// minus the holds of its requests in flight) and, when the request is
+	// admitted, holds up to req.Reserve.Want of it, in the same step. A
+	// refusal is a *LimitError, returned together with the Admission so
+	// that the caller can still send the rate headers, or a *BalanceError,
+	// which checked no rate. A *UnavailableError means the limits
 	// could not be checked and the policy is to refuse.
 	Admit(ctx context.Context, req AdmitRequest) (Admission, error)
 }

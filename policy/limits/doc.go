@@ -66,6 +66,15 @@
 // refused by the rate takes no lease, and one refused for lack of a slot
 // spends no rate budget.
 //
+// # Reservations
+//
+// An AdmitRequest with a Reservation also holds money against an account's
+// balance, checked first and in the same step: the account's mirrored
+// balance less the holds of its requests in flight must cover
+// Reservation.Min, else Admit returns a *BalanceError and consumes no rate
+// or slot. The Hold is settled with the request's charge, which frees it
+// and lowers the mirror; it expires when its holder stops renewing it.
+//
 // docs/limits.md describes the Redis keys and scripts, the failure
 // policies, the circuit breaker and the bounds that hold across nodes.
 package limits

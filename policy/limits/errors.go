@@ -113,7 +113,8 @@ func (e *QueueError) APIError() *apierror.Error {
 
 // APIError maps any error from this package to its client-visible form:
 // *LimitError to 429 rate_limit_exceeded, *UnavailableError to 503
-// service_unavailable, *QueueError to 503 server_overloaded. Anything
+// service_unavailable, *QueueError to 503 server_overloaded,
+// *BalanceError to 402 insufficient_balance. Anything
 // else, including a context error, goes through apierror.From.
 func APIError(err error) *apierror.Error {
 	var le *LimitError
@@ -128,6 +129,10 @@ func APIError(err error) *apierror.Error {
 	if errors.As(err, &qe) {
 		return qe.APIError()
 	}
+	var be *BalanceError
+	if errors.As(err, &be) {
+		return be.APIError()
+	}
 	return apierror.From(err)
 }
 
@@ -135,4 +140,34 @@ func APIError(err error) *apierror.Error {
 // least 1 so that a client never retries at once.
 func retrySeconds(d time.Duration) int {
 	return max(int((d+time.Second-1)/time.Second), 1)
+}
+
+// BalanceError is a request refused because its account's available
+// balance, its balance minus what its requests in flight hold, does not
+// cover the minimum charge. The handler answers it with 402
+// insufficient_balance (see APIError).
+type BalanceError struct {
+	// Available is the balance minus the holds, in cents; it may be
+	// negative.
+	Available int64
+	// Min is what the request needed available.
+	Min int64
+}
+
+func (e *BalanceError) Error() string {
+	return fmt.Sprintf("insufficient balance: %d cents available, %d needed", e.Available, e.Min)
+}
+
+// APIError is 402 insufficient_balance.
+func (e *BalanceError) APIError() *apierror.Error {
+	return apierror.InsufficientBalance(fmt.Sprintf(
+		"Your available balance of %s does not cover a request. Top up to continue.", formatCents(e.Available)))
+}
+
+func formatCents(c int64) string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	return fmt.Sprintf("%s$%d.%02d", sign, c/100, c%100)
 }

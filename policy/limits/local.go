@@ -23,6 +23,13 @@ type LocalConfig struct {
 	// Memory is bounded by the keys active within about one Period plus
 	// SweepEvery. Default (0): one minute.
 	SweepEvery time.Duration
+	// HoldTTL is how long a reservation's Hold outlives its last renewal;
+	// holders renew every HoldTTL/3. Default (0): 30s.
+	HoldTTL time.Duration
+	// BalanceTTL is how long an account's mirrored balance is trusted
+	// before it is seeded again from the ledger balance of the next
+	// request. Default (0): one minute.
+	BalanceTTL time.Duration
 }
 
 // Local is the in-process Limiter: the default for one node, and the
@@ -36,6 +43,10 @@ type Local struct {
 	seed       maphash.Seed
 	leaseSeq   atomic.Uint64
 	shards     [localShards]localShard
+
+	holdTTL       int64
+	balanceTTL    int64
+	accountShards [localShards]localAccountShard
 }
 
 type localShard struct {
@@ -57,9 +68,19 @@ func NewLocal(cfg LocalConfig) *Local {
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = time.Minute
 	}
-	l := &Local{now: cfg.Now, base: cfg.Now(), sweepEvery: int64(cfg.SweepEvery), seed: maphash.MakeSeed()}
+	if cfg.HoldTTL <= 0 {
+		cfg.HoldTTL = 30 * time.Second
+	}
+	if cfg.BalanceTTL <= 0 {
+		cfg.BalanceTTL = time.Minute
+	}
+	l := &Local{
+		now: cfg.Now, base: cfg.Now(), sweepEvery: int64(cfg.SweepEvery), seed: maphash.MakeSeed(),
+		holdTTL: int64(cfg.HoldTTL), balanceTTL: int64(cfg.BalanceTTL),
+	}
 	for i := range l.shards {
 		l.shards[i].entries = make(map[string]*localEntry)
+		l.accountShards[i].accounts = make(map[string]*localAccount)
 	}
 	return l
 }
@@ -126,12 +147,26 @@ func (l *Local) Acquire(ctx context.Context, key string, limit int) (*Lease, err
 	return a.Lease, err
 }
 
-// Admit implements Admitter under the key's shard lock.
+// Admit implements Admitter under the key's shard lock and, with a
+// reservation, the account's shard lock, taken first.
 func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) {
 	if err := ctx.Err(); err != nil {
 		return Admission{}, err
 	}
 	now := l.nanos()
+	var acct *localAccount
+	var hold int64
+	if req.Reserve.wanted() {
+		ash := l.accountShard(req.Reserve.Account)
+		ash.mu.Lock()
+		defer ash.mu.Unlock()
+		acct = l.account(ash, req.Reserve.Account, now)
+		avail := acct.available(now, l.balanceTTL, req.Reserve)
+		if avail < req.Reserve.min() {
+			return Admission{}, &BalanceError{Available: avail, Min: req.Reserve.min()}
+		}
+		hold = min(req.Reserve.want(), avail)
+	}
 	sh := l.shard(req.Key)
 	sh.mu.Lock()
 	e := l.entry(sh, req.Key, now)
@@ -146,17 +181,27 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		return Admission{Rate: res}, newStreamError(req.StreamLimit)
 	}
 	e.rate.commit(now, req.Rate, d)
-	if !req.wantsLease() {
-		sh.mu.Unlock()
-		return Admission{Rate: d.res}, nil
+	if req.wantsLease() {
+		e.leases++
 	}
-	e.leases++
 	sh.mu.Unlock()
 
-	id := "local-" + strconv.FormatUint(l.leaseSeq.Add(1), 10)
-	lease := newLease(req.Key, id, func() { l.release(req.Key) })
-	lease.tie(ctx)
-	return Admission{Rate: d.res, Lease: lease}, nil
+	adm := Admission{Rate: d.res}
+	if req.wantsLease() || acct != nil {
+		seq := strconv.FormatUint(l.leaseSeq.Add(1), 10)
+		if req.wantsLease() {
+			adm.Lease = newLease(req.Key, "local-"+seq, func() { l.release(req.Key) })
+			adm.Lease.tie(ctx)
+		}
+		if acct != nil {
+			id, account := "hold-"+seq, req.Reserve.Account
+			acct.holds[id] = localHold{cents: hold, expiry: now + l.holdTTL}
+			acct.held += hold
+			adm.Hold = newHold(account, id, hold, func(charge int64) { l.settle(account, id, charge) })
+			go adm.Hold.heartbeat(time.Duration(l.holdTTL), func() bool { return l.renewHold(account, id) })
+		}
+	}
+	return adm, nil
 }
 
 func (l *Local) release(key string) {

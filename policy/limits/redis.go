@@ -46,6 +46,11 @@ type RedisConfig struct {
 	// (SIGKILL, lost network) frees its slots within LeaseTTL. Default
 	// (0): 30s.
 	LeaseTTL time.Duration
+	// BalanceTTL is how long an account's mirrored balance lives in Redis
+	// after it was seeded from a ledger balance; then the next request of
+	// the account seeds it again. Holds of reservations live LeaseTTL
+	// after their last renewal, like leases. Default (0): one minute.
+	BalanceTTL time.Duration
 	// RatePolicy is what rate checks do when Redis fails. Default (0):
 	// FailOpen.
 	RatePolicy FailurePolicy
@@ -81,6 +86,7 @@ type Redis struct {
 	prefix       string
 	timeout      time.Duration
 	leaseTTL     time.Duration
+	balanceTTL   time.Duration
 	ratePolicy   FailurePolicy
 	streamPolicy FailurePolicy
 	fallback     *Local
@@ -113,11 +119,14 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 30 * time.Second
 	}
+	if cfg.BalanceTTL <= 0 {
+		cfg.BalanceTTL = time.Minute
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Fallback == nil {
-		cfg.Fallback = NewLocal(LocalConfig{Now: cfg.Now})
+		cfg.Fallback = NewLocal(LocalConfig{Now: cfg.Now, HoldTTL: cfg.LeaseTTL, BalanceTTL: cfg.BalanceTTL})
 	}
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -129,6 +138,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		prefix:       cfg.Prefix,
 		timeout:      cfg.Timeout,
 		leaseTTL:     cfg.LeaseTTL,
+		balanceTTL:   cfg.BalanceTTL,
 		ratePolicy:   cfg.RatePolicy,
 		streamPolicy: cfg.StreamPolicy,
 		fallback:     cfg.Fallback,
@@ -169,6 +179,11 @@ func (r *Redis) tagged(key string) string    { return r.prefix + "{" + key + "}"
 func (r *Redis) gcraKey(key string) string   { return "rate:" + r.tagged(key) } // as redis_rate writes it
 func (r *Redis) windowKey(key string) string { return r.tagged(key) + ":window" }
 func (r *Redis) leaseKey(key string) string  { return r.tagged(key) + ":streams" }
+
+// An account's reservation state carries the account's own hash tag.
+func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:" + account + "}" }
+func (r *Redis) balanceKey(account string) string    { return r.accountTagged(account) + ":balance" }
+func (r *Redis) holdsKey(account string) string      { return r.accountTagged(account) + ":holds" }
 
 func (r *Redis) newID() string {
 	return r.idPrefix + strconv.FormatUint(r.idSeq.Add(1), 36)
@@ -317,12 +332,17 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	}
 	id := r.newID()
 	keys := []string{rateKey, r.leaseKey(req.Key)}
+	args := []any{r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
+		leaseLimit, id, seconds(r.leaseTTL)}
+	res := req.Reserve
+	if res.wanted() {
+		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account))
+		args = append(args, res.want(), res.min(), res.Balance, seconds(r.balanceTTL))
+	}
 	var reply []any
 	err := r.call(ctx, "admit", func(ctx context.Context) error {
 		var err error
-		reply, err = admitScript.Run(ctx, r.client, keys,
-			r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
-			leaseLimit, id, seconds(r.leaseTTL)).Slice()
+		reply, err = admitScript.Run(ctx, r.client, keys, args...).Slice()
 		return err
 	})
 	if err == nil {
@@ -335,12 +355,23 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		// The script may have run and only its answer been lost.
 		go r.removeLease(r.leaseKey(req.Key), id)
 	}
+	if res.wanted() && !errors.Is(err, errBreakerOpen) {
+		go r.removeHold(r.holdsKey(res.Account), id)
+	}
 	return r.fail(ctx, req, err)
 }
 
 func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, reply []any) (Admission, error) {
-	if len(reply) != 5 {
+	if len(reply) != 5 && len(reply) != 7 {
 		return Admission{}, fmt.Errorf("limits: admit script returned %d values", len(reply))
+	}
+	var hold, available int64
+	if len(reply) == 7 {
+		hold, _ = reply[5].(int64)
+		available, _ = reply[6].(int64)
+	}
+	if hold < 0 {
+		return Admission{}, &BalanceError{Available: available, Min: req.Reserve.min()}
 	}
 	allowed, _ := reply[0].(int64)
 	lease, _ := reply[1].(int64)
@@ -370,10 +401,15 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, repl
 		return Admission{Rate: res}, newStreamError(req.StreamLimit)
 	case allowed != 1:
 		return Admission{Rate: res}, newRateError(req.Rate, res)
-	case lease == 1:
-		return Admission{Rate: res, Lease: r.startLease(ctx, req.Key, id)}, nil
 	}
-	return Admission{Rate: res}, nil
+	adm := Admission{Rate: res}
+	if lease == 1 {
+		adm.Lease = r.startLease(ctx, req.Key, id)
+	}
+	if req.Reserve.wanted() {
+		adm.Hold = r.startHold(req.Reserve.Account, id, hold)
+	}
+	return adm, nil
 }
 
 // fail applies the failure policies to a request Redis could not check.
@@ -419,6 +455,17 @@ func (r *Redis) removeLease(leaseKey, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	_ = r.client.ZRem(ctx, leaseKey, id).Err()
+}
+
+// removeHold deletes the hold of an admission whose answer was lost. Like
+// removeLease it is best effort: the hold expires anyway.
+func (r *Redis) removeHold(holdsKey, id string) {
+	if r.breaker.isOpen() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	_ = dropHoldScript.Run(ctx, r.client, []string{holdsKey}, id).Err()
 }
 
 // Interface guards.

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -79,4 +80,40 @@ func (r *Redis) releaseLease(leaseKey, id string) {
 	_ = r.call(context.Background(), "release", func(ctx context.Context) error {
 		return r.client.ZRem(ctx, leaseKey, id).Err()
 	})
+}
+
+// startHold returns the handle of a hold the admit script has added and
+// starts its heartbeat, which renews it every LeaseTTL/3 until it is
+// settled.
+func (r *Redis) startHold(account, id string, cents int64) *Hold {
+	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
+	member := id + "|" + strconv.FormatInt(cents, 10)
+	h := newHold(account, id, cents, func(charge int64) {
+		r.settleHold(balanceKey, holdsKey, member, charge)
+	})
+	go h.heartbeat(r.leaseTTL, func() bool {
+		kept, err := r.renew(holdsKey, member)
+		if err == nil && !kept {
+			r.log.Warn("redis limiter lost a hold that expired while renewals failed",
+				zap.String("account", account), zap.String("hold", id))
+		}
+		if r.onRenew != nil {
+			r.onRenew(kept)
+		}
+		return err != nil || kept
+	})
+	return h
+}
+
+// settleHold frees the hold and lowers the mirrored balance by charge.
+// When Redis does not answer, the hold expires within LeaseTTL and the
+// mirror, which then lacks the charge, within BalanceTTL.
+func (r *Redis) settleHold(balanceKey, holdsKey, member string, charge int64) {
+	err := r.call(context.Background(), "settle", func(ctx context.Context) error {
+		return settleScript.Run(ctx, r.client, []string{balanceKey, holdsKey}, member, charge).Err()
+	})
+	if err != nil && charge > 0 {
+		r.log.Warn("redis limiter could not lower a mirrored balance by a charge",
+			zap.String("hold", member), zap.Error(err))
+	}
 }

@@ -8,18 +8,29 @@ import "github.com/redis/go-redis/v9"
 // is empty in production, and the scripts read the server's clock (TIME):
 // one clock for every node, whatever their own clocks say.
 
-// admitScript checks a rate and takes a lease in one round trip.
+// admitScript reserves money against an account's balance, checks a rate
+// and takes a lease in one round trip.
 //
 // KEYS[1]: the rate key (GCRA string or rolling-window sorted set)
 // KEYS[2]: the lease sorted set (member: lease id, score: expiry)
+// KEYS[3]: with a reservation only, the account's mirrored balance (hash:
+// bal, the balance less the charges settled since; base, the ledger
+// balance last taken in)
+// KEYS[4]: with a reservation only, the account's holds (sorted set:
+// member "<id>|<cents>", score: expiry)
 // ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
-// (seconds), burst, lease limit (0: no lease), id (lease id and rolling
-// member), lease TTL (seconds)
+// (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
+// rolling member), lease and hold TTL (seconds), then for a reservation:
+// cents wanted, cents needed at least, ledger balance, balance TTL
+// (seconds)
 //
-// Returns {allowed, lease, remaining, retry_after, reset_after}: allowed
-// 1 when admitted; lease 0 none asked, 1 taken, 2 refused; the durations
-// as strings of seconds. Nothing is written unless the request is
-// admitted by both limits.
+// Returns {allowed, lease, remaining, retry_after, reset_after, hold,
+// available}: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
+// refused; the durations as strings of seconds; hold the cents held (0
+// none asked, -1 refused for lack of balance, with available the balance
+// less the holds). Nothing is consumed unless the request is admitted by
+// every check; keeping the mirror up to date and dropping expired holds
+// happen either way.
 var admitScript = redis.NewScript(`
 local now
 if ARGV[1] == "" then
@@ -38,6 +49,39 @@ local ttl = tonumber(ARGV[8])
 -- Times near 3e8 seconds carry about 1e-7 of rounding: compare with a
 -- microsecond of slack, the resolution of TIME.
 local eps = 0.000001
+
+-- The balance first: an account that cannot pay is refused before its
+-- rate is looked at, and spends none of it.
+local hold, hold_member = 0, nil
+if #KEYS >= 4 then
+  local want = tonumber(ARGV[9])
+  local need = tonumber(ARGV[10])
+  local ledger = tonumber(ARGV[11])
+  local balance_ttl = tonumber(ARGV[12])
+  redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", now + eps)
+  local held = 0
+  for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
+    held = held + tonumber(string.match(m, "|(%-?%d+)$"))
+  end
+  local mirror = redis.call("HMGET", KEYS[3], "bal", "base")
+  local bal, base = tonumber(mirror[1]), tonumber(mirror[2])
+  if not bal or not base then
+    bal, base = ledger, ledger
+    redis.call("HSET", KEYS[3], "bal", string.format("%d", bal), "base", string.format("%d", base))
+    redis.call("PEXPIRE", KEYS[3], math.ceil(balance_ttl * 1000))
+  elseif ledger > base then
+    -- Charges only lower the ledger: a rise is a credit since.
+    bal = bal + (ledger - base)
+    base = ledger
+    redis.call("HSET", KEYS[3], "bal", string.format("%d", bal), "base", string.format("%d", base))
+  end
+  local available = bal - held
+  if available < need then
+    return {0, 0, 0, "0", "0", -1, available}
+  end
+  hold = math.min(want, available)
+  hold_member = id .. "|" .. string.format("%d", hold)
+end
 
 local remaining, reset_after = 0, 0
 local tat, new_tat, held
@@ -88,13 +132,48 @@ if lease_limit > 0 then
   lease = 1
 end
 
+if hold_member then
+  redis.call("ZADD", KEYS[4], now + ttl, hold_member)
+  local longest = redis.call("ZRANGE", KEYS[4], -1, -1, "WITHSCORES")
+  redis.call("PEXPIRE", KEYS[4], math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+end
+
 if mode == "1" then
   redis.call("SET", KEYS[1], new_tat, "EX", math.ceil(reset_after))
 elseif mode == "2" then
   redis.call("ZADD", KEYS[1], now, id)
   redis.call("PEXPIRE", KEYS[1], math.ceil(period * 1000))
 end
-return {1, lease, remaining, "0", tostring(reset_after)}
+return {1, lease, remaining, "0", tostring(reset_after), hold, 0}
+`)
+
+// settleScript frees a hold and lowers the mirrored balance by the
+// request's charge. A mirror that expired is left alone: the next
+// admission seeds it from a ledger balance that has the charge.
+//
+// KEYS[1]: the account's mirrored balance; KEYS[2]: its holds
+// ARGV: hold member, charge in cents
+var settleScript = redis.NewScript(`
+redis.call("ZREM", KEYS[2], ARGV[1])
+local charge = tonumber(ARGV[2])
+if charge > 0 and redis.call("EXISTS", KEYS[1]) == 1 then
+  redis.call("HINCRBY", KEYS[1], "bal", -charge)
+end
+return 1
+`)
+
+// dropHoldScript removes the hold of an admission whose answer was lost,
+// whatever amount it held.
+//
+// KEYS[1]: the account's holds; ARGV: hold id
+var dropHoldScript = redis.NewScript(`
+local prefix = ARGV[1] .. "|"
+for _, m in ipairs(redis.call("ZRANGE", KEYS[1], 0, -1)) do
+  if string.sub(m, 1, #prefix) == prefix then
+    redis.call("ZREM", KEYS[1], m)
+  end
+end
+return 1
 `)
 
 // renewScript extends a lease that is still held.

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/internal/fakeclock"
 )
 
 // The shared suite: every Limiter implementation runs it (local_test.go,
@@ -15,7 +17,7 @@ import (
 
 // harness gives the suite a limiter implementation on a fake clock.
 type harness struct {
-	clock *fakeClock
+	clock *fakeclock.Clock
 	// node returns a limiter sharing state with every other node of the
 	// same harness, as gateway nodes in front of one store do.
 	node func(t *testing.T) Limiter
@@ -40,6 +42,15 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"AdmitStreamRefusalSpendsNoRate", testAdmitStreamRefusalSpendsNoRate},
 		{"NodesShareLimits", testNodesShareLimits},
 		{"CanceledContext", testCanceledContext},
+		{"ReserveHoldsAndRefuses", testReserveHoldsAndRefuses},
+		{"ReserveRefusalConsumesNothing", testReserveRefusalConsumesNothing},
+		{"ReserveRateRefusalHoldsNothing", testReserveRateRefusalHoldsNothing},
+		{"ReserveSettle", testReserveSettle},
+		{"ReserveRelease", testReserveRelease},
+		{"ReserveTopUp", testReserveTopUp},
+		{"ReserveHoldExpires", testReserveHoldExpires},
+		{"ReserveMirrorExpires", testReserveMirrorExpires},
+		{"ReserveConcurrent", testReserveConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newHarness(t)) })

@@ -1,0 +1,115 @@
+package limits
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+// localAccounts keeps the per-account reservation state of a Local: the
+// mirrored balance and the holds in flight. Its shards are separate from
+// the key shards and are always locked before them.
+type localAccountShard struct {
+	mu        sync.Mutex
+	accounts  map[string]*localAccount
+	lastSweep int64
+}
+
+type localAccount struct {
+	mirrored     bool
+	balance      int64 // ledger balance, less the charges settled since
+	base         int64 // the ledger balance the mirror last took in
+	mirrorExpiry int64
+	held         int64
+	holds        map[string]localHold
+}
+
+type localHold struct {
+	cents, expiry int64
+}
+
+func (l *Local) accountShard(account string) *localAccountShard {
+	return &l.accountShards[maphash.String(l.seed, account)%localShards]
+}
+
+// account returns the account's state, creating it. The shard is locked.
+func (l *Local) account(sh *localAccountShard, id string, now int64) *localAccount {
+	if now-sh.lastSweep >= l.sweepEvery {
+		sh.lastSweep = now
+		for k, a := range sh.accounts {
+			a.expire(now)
+			if len(a.holds) == 0 && now >= a.mirrorExpiry {
+				delete(sh.accounts, k)
+			}
+		}
+	}
+	a := sh.accounts[id]
+	if a == nil {
+		a = &localAccount{holds: make(map[string]localHold)}
+		sh.accounts[id] = a
+	}
+	return a
+}
+
+// expire drops holds whose holder stopped renewing them.
+func (a *localAccount) expire(now int64) {
+	for id, h := range a.holds {
+		if h.expiry <= now {
+			a.held -= h.cents
+			delete(a.holds, id)
+		}
+	}
+}
+
+// available brings the mirror up to date with the ledger balance r
+// carries and returns the balance minus the holds. It seeds the mirror
+// when there is none or it is older than ttl, and adds what the ledger
+// gained since the mirror last took it in: charges only lower the ledger,
+// so a rise is a credit.
+func (a *localAccount) available(now, ttl int64, r Reservation) int64 {
+	a.expire(now)
+	switch {
+	case !a.mirrored || now >= a.mirrorExpiry:
+		a.mirrored, a.balance, a.base, a.mirrorExpiry = true, r.Balance, r.Balance, now+ttl
+	case r.Balance > a.base:
+		a.balance += r.Balance - a.base
+		a.base = r.Balance
+	}
+	return a.balance - a.held
+}
+
+// settle frees a hold and lowers the mirror by the charge.
+func (l *Local) settle(account, id string, charge int64) {
+	sh := l.accountShard(account)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	a := sh.accounts[account]
+	if a == nil {
+		return // swept: its holds had expired and its mirror too
+	}
+	if h, ok := a.holds[id]; ok {
+		a.held -= h.cents
+		delete(a.holds, id)
+	}
+	if a.mirrored && l.nanos() < a.mirrorExpiry {
+		a.balance -= charge
+	}
+}
+
+// renewHold extends a hold; false when it is gone.
+func (l *Local) renewHold(account, id string) bool {
+	sh := l.accountShard(account)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	a := sh.accounts[account]
+	if a == nil {
+		return false
+	}
+	h, ok := a.holds[id]
+	now := l.nanos()
+	if !ok || h.expiry <= now {
+		return false
+	}
+	h.expiry = now + l.holdTTL
+	a.holds[id] = h
+	return true
+}

@@ -1,0 +1,118 @@
+package limits
+
+import (
+	"sync"
+	"time"
+)
+
+// Reservation asks Admit to hold money against an account's balance for
+// the request, so that concurrent requests of one account cannot together
+// spend more than it has. The zero Reservation holds nothing.
+//
+// The limiter keeps, per account, a mirror of the ledger balance and the
+// holds of the requests in flight. The mirror is seeded from Balance when
+// it is missing or older than the limiter's BalanceTTL, raised when
+// Balance shows a credit (a top-up) since it was seeded, and lowered by
+// each request's charge when its Hold is settled. The ledger stays the
+// record: the mirror only decides admissions.
+type Reservation struct {
+	// Account is whose balance is held against. Empty: no reservation.
+	Account string
+	// Balance is the account's ledger balance in cents, as read with the
+	// key lookup that authenticated the request.
+	Balance int64
+	// Want is the amount to hold in cents: an estimate of what the
+	// request may cost. The hold is Want, or what is available when that
+	// is less.
+	Want int64
+	// Min is the least that must be available for the request to be
+	// admitted: the minimum charge. Less is a *BalanceError. Zero or
+	// negative: 1 cent.
+	Min int64
+}
+
+func (r Reservation) wanted() bool { return r.Account != "" }
+
+func (r Reservation) min() int64 { return max(r.Min, 1) }
+
+// want is what to hold at most: never less than the minimum.
+func (r Reservation) want() int64 { return max(r.Want, r.min()) }
+
+// Hold is money held back from an account's balance for one admitted
+// request until it is settled. A nil *Hold is valid and holds nothing, so
+// callers may defer Release unconditionally.
+//
+// The holder renews the hold every TTL/3 while it is held; a hold whose
+// holder died (a crashed node) expires TTL after its last renewal.
+type Hold struct {
+	account, id string
+	cents       int64
+	settle      func(charge int64) // frees the hold, lowers the mirror; called once
+	once        sync.Once
+	stop        chan struct{} // ends the heartbeat
+	abandoned   bool          // tests: stop renewing without settling, as a crash would
+}
+
+func newHold(account, id string, cents int64, settle func(int64)) *Hold {
+	return &Hold{account: account, id: id, cents: cents, settle: settle, stop: make(chan struct{})}
+}
+
+// Account is the account held against.
+func (h *Hold) Account() string {
+	if h == nil {
+		return ""
+	}
+	return h.account
+}
+
+// Cents is the amount held.
+func (h *Hold) Cents() int64 {
+	if h == nil {
+		return 0
+	}
+	return h.cents
+}
+
+// Settle frees the hold and lowers the account's mirrored balance by
+// charge, the amount the ledger was charged for the request (0 when it
+// was not charged). Only the first Settle or Release has an effect; it is
+// safe to call from any goroutine.
+func (h *Hold) Settle(charge int64) {
+	if h == nil {
+		return
+	}
+	h.once.Do(func() {
+		close(h.stop)
+		if !h.abandoned {
+			h.settle(max(charge, 0))
+		}
+	})
+}
+
+// Release frees the hold without a charge: Settle(0). After a Settle it
+// does nothing, so it is what a deferred call makes sure of.
+func (h *Hold) Release() { h.Settle(0) }
+
+// abandon stops the heartbeat and leaves the hold in place, as a crash
+// would, for tests of expiry.
+func (h *Hold) abandon() {
+	h.abandoned = true
+	h.Settle(0)
+}
+
+// heartbeat calls renew every ttl/3 until the hold is settled, and stops
+// early when renew reports the hold gone.
+func (h *Hold) heartbeat(ttl time.Duration, renew func() (kept bool)) {
+	t := time.NewTicker(max(ttl/3, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+			if !renew() {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package limits
+
+import (
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestRedisHoldHeartbeat: the heartbeat keeps a hold past its TTL on the
+// server clock, and settling it frees it and lowers the mirror.
+func TestRedisHoldHeartbeat(t *testing.T) {
+	c := testRedisClient(t)
+	prefix := testPrefix(t, c)
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: prefix, LeaseTTL: 300 * time.Millisecond})
+	renewed := make(chan bool, 100)
+	l.onRenew = func(kept bool) { renewed <- kept }
+	hold := mustHold(t, l, 10, 10, 10)
+	for i := range 5 { // five renewals every 100ms outlast the 300ms TTL
+		select {
+		case kept := <-renewed:
+			if !kept {
+				t.Fatalf("renewal %d lost the hold", i+1)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("renewal %d did not happen", i+1)
+		}
+	}
+	_, err := reserve(l, "k", 10, 1)
+	wantBalanceRefusal(t, err, 0)
+	hold.Settle(4)
+	mustHold(t, l, 10, 100, 6).Release()
+}
+
+// TestRedisReserveFallsBack: with Redis gone and the default FailOpen,
+// the in-process fallback holds against the ledger balance instead.
+func TestRedisReserveFallsBack(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: closedPort(t), ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { client.Close() })
+	l := newTestRedis(t, RedisConfig{Client: client, Timeout: 50 * time.Millisecond})
+	a, err := reserve(l, "k", 5, 4)
+	if err != nil || !a.Fallback || a.Hold.Cents() != 4 {
+		t.Fatalf("first reservation: %+v, %v; want 4 cents held by the fallback", a, err)
+	}
+	mustHold(t, l, 5, 4, 1)
+	_, err = reserve(l, "k", 5, 4)
+	wantBalanceRefusal(t, err, 0)
+	a.Hold.Settle(2)
+	mustHold(t, l, 5, 4, 2)
+}

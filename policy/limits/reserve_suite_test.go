@@ -1,0 +1,191 @@
+package limits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Reservations in the shared suite (runSuite), against Local and Redis.
+
+func reserve(l Admitter, key string, ledger, want int64) (Admission, error) {
+	return l.Admit(context.Background(), AdmitRequest{
+		Key:     key,
+		Rate:    Rate{Limit: 100, Period: time.Minute},
+		Reserve: Reservation{Account: "acct", Balance: ledger, Want: want, Min: 1},
+	})
+}
+
+func mustHold(t *testing.T, l Admitter, ledger, want, wantHeld int64) *Hold {
+	t.Helper()
+	a, err := reserve(l, "k", ledger, want)
+	if err != nil {
+		t.Fatalf("reserve %d of a %d balance: %v", want, ledger, err)
+	}
+	if a.Hold.Cents() != wantHeld || a.Hold.Account() != "acct" {
+		t.Fatalf("reserve %d of a %d balance: held %d for %q, want %d", want, ledger, a.Hold.Cents(), a.Hold.Account(), wantHeld)
+	}
+	return a.Hold
+}
+
+func wantBalanceRefusal(t *testing.T, err error, available int64) {
+	t.Helper()
+	var be *BalanceError
+	if !errors.As(err, &be) || be.Available != available || be.Min != 1 {
+		t.Fatalf("got %v, want a balance refusal with %d cents available", err, available)
+	}
+	if ae := APIError(err); ae.Status != 402 || ae.Code != "insufficient_balance" {
+		t.Fatalf("API error %d %s, want 402 insufficient_balance", ae.Status, ae.Code)
+	}
+}
+
+func testReserveHoldsAndRefuses(t *testing.T, h harness) {
+	l := h.node(t)
+	mustHold(t, l, 10, 4, 4)
+	mustHold(t, l, 10, 4, 4)
+	mustHold(t, l, 10, 4, 2) // what is left, when it covers the minimum
+	_, err := reserve(l, "k", 10, 4)
+	wantBalanceRefusal(t, err, 0)
+}
+
+func testReserveRefusalConsumesNothing(t *testing.T, h harness) {
+	l := h.node(t)
+	req := AdmitRequest{
+		Key: "k", Rate: Rate{Limit: 10, Period: time.Minute}, StreamLimit: 1, WantLease: true,
+		Reserve: Reservation{Account: "acct", Balance: 0, Want: 5, Min: 1},
+	}
+	a, err := l.Admit(context.Background(), req)
+	wantBalanceRefusal(t, err, 0)
+	if a.Lease != nil || a.Hold != nil || a.Rate.Limit != 0 {
+		t.Fatalf("a balance refusal returned %+v", a)
+	}
+	req.Reserve.Balance = 5 // topped up
+	a, err = l.Admit(context.Background(), req)
+	if err != nil {
+		t.Fatalf("after a top-up: %v", err)
+	}
+	defer a.Lease.Release()
+	defer a.Hold.Release()
+	if a.Lease == nil || a.Hold.Cents() != 5 || a.Rate.Remaining != 9 {
+		t.Fatalf("after a top-up: lease %v, held %d, %d requests remaining; want a lease, 5, 9",
+			a.Lease, a.Hold.Cents(), a.Rate.Remaining)
+	}
+}
+
+func testReserveRateRefusalHoldsNothing(t *testing.T, h harness) {
+	l := h.node(t)
+	req := AdmitRequest{Key: "limited", Rate: Rate{Limit: 1, Period: time.Minute},
+		Reserve: Reservation{Account: "acct", Balance: 10, Want: 3}}
+	first, err := l.Admit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Hold.Release()
+	if _, err := l.Admit(context.Background(), req); !errors.As(err, new(*LimitError)) {
+		t.Fatalf("second request: %v, want a rate refusal", err)
+	}
+	// Another key of the account sees only the first hold.
+	mustHold(t, l, 10, 100, 7)
+}
+
+func testReserveSettle(t *testing.T, h harness) {
+	l := h.node(t)
+	hold := mustHold(t, l, 10, 6, 6)
+	hold.Settle(3)
+	hold.Settle(5) // only the first settlement counts
+	hold.Release()
+	// The ledger balance of a lookup made before the charge still says
+	// 10; the mirror knows better.
+	mustHold(t, l, 10, 100, 7)
+}
+
+func testReserveRelease(t *testing.T, h harness) {
+	l := h.node(t)
+	hold := mustHold(t, l, 10, 6, 6)
+	hold.Release()
+	hold.Settle(4) // too late: released without a charge
+	var none *Hold
+	none.Release()
+	mustHold(t, l, 10, 100, 10)
+}
+
+func testReserveTopUp(t *testing.T, h harness) {
+	l := h.node(t)
+	hold := mustHold(t, l, 5, 5, 5)
+	hold.Settle(5)
+	_, err := reserve(l, "k", 5, 1) // a stale lookup: the mirror says 0
+	wantBalanceRefusal(t, err, 0)
+	// A top-up of 500 after the mirror took in 5: the ledger now says 500
+	// and the mirror rises by what it gained.
+	mustHold(t, l, 500, 1000, 495)
+}
+
+func testReserveHoldExpires(t *testing.T, h harness) {
+	crashed, survivor := h.node(t), h.node(t)
+	a, err := reserve(crashed, "k", 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Hold.abandon() // no more renewals, nothing freed, as after a crash
+	_, err = reserve(survivor, "k", 10, 1)
+	wantBalanceRefusal(t, err, 0)
+	h.clock.Advance(29 * time.Second)
+	_, err = reserve(survivor, "k", 10, 1)
+	wantBalanceRefusal(t, err, 0)
+	h.clock.Advance(time.Second)
+	mustHold(t, survivor, 10, 100, 10)
+}
+
+func testReserveMirrorExpires(t *testing.T, h harness) {
+	l := h.node(t)
+	mustHold(t, l, 10, 2, 2).Settle(2)
+	mustHold(t, l, 10, 100, 8).Release()
+	h.clock.Advance(time.Minute)
+	// Seeded again from the ledger, which by now has the charge.
+	mustHold(t, l, 8, 100, 8).Release()
+}
+
+// testReserveConcurrent: however admissions interleave, on one node or
+// several, what is held never exceeds the balance.
+func testReserveConcurrent(t *testing.T, h harness) {
+	nodes := []Limiter{h.node(t), h.node(t)}
+	const balance, want, n = 20, 3, 50
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		held     int64
+		holds    []*Hold
+		refusals int
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := reserve(nodes[i%len(nodes)], fmt.Sprint("k", i), balance, want)
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.As(err, new(*BalanceError)) {
+				refusals++
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			held += a.Hold.Cents()
+			holds = append(holds, a.Hold)
+		}()
+	}
+	wg.Wait()
+	// Six holds of 3 and one of the 2 left.
+	if held != balance || len(holds) != 7 || refusals != n-7 {
+		t.Fatalf("%d admitted holding %d, %d refused; want 7 holding %d, %d refused", len(holds), held, refusals, balance, n-7)
+	}
+	for _, hold := range holds {
+		hold.Settle(1)
+	}
+	mustHold(t, nodes[0], balance, 100, balance-7)
+}
