@@ -3,7 +3,7 @@
 GO := $(shell command -v go 2>/dev/null || ls /usr/local/go/bin/go 2>/dev/null)
 BIN := bin/switchyard
 
-.PHONY: build run test race bench vet fmt check-go clean
+.PHONY: build run test race bench bench-render fuzz vet fmt check-go clean
 
 check-go:
 	@if [ -z "$(GO)" ]; then \
@@ -36,9 +36,17 @@ race: build
 	scripts/services.sh
 	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
 
-bench: build
+bench: build bench-render
 	scripts/services.sh
 	$(GO) run ./bench
+
+# Render times of every deliverable (Go benchmarks with allocations).
+bench-render: check-go
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 10x ./tools/render/...
+
+# Every fuzz target for FUZZTIME each (default 30s).
+fuzz: check-go
+	scripts/fuzz.sh
 
 vet: check-go
 	$(GO) vet ./...
