@@ -142,6 +142,13 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 	}
 	call.ReportStep(tools.Step{ID: "render", Label: "Rendering " + k.typ, Status: tools.StepDone,
 		Detail: fmt.Sprintf("%d bytes", len(out.data))})
+	// The source rendered, and the picture for charts and diagrams, as
+	// the step's data (Revision B); the sink cuts long text.
+	data := tools.StepData{ID: "render", Label: title, Content: src.Text}
+	if k.image {
+		data.Images = []string{base64.StdEncoding.EncodeToString(out.data)}
+	}
+	call.ReportData(data)
 	if id == "" {
 		if call.Env.IDs == nil {
 			return tools.Result{}, errors.New("artifacts: no object id allocator")

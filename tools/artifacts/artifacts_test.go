@@ -274,3 +274,32 @@ func TestCreateDiagramAndEmbedIt(t *testing.T) {
 		t.Fatalf("embedding the diagram: %+v, %v", res.Renamed, err)
 	}
 }
+
+// progress records what a call reports.
+type progress struct {
+	steps []tools.Step
+	data  []tools.StepData
+}
+
+func (p *progress) Step(s tools.Step)         { p.steps = append(p.steps, s) }
+func (p *progress) StepData(d tools.StepData) { p.data = append(p.data, d) }
+
+func TestRenderReportsItsPhases(t *testing.T) {
+	h := newHarness(t)
+	p := &progress{}
+	_, err := h.tools[tools.NameCreateChart].Execute(context.Background(), tools.Call{
+		Name: tools.NameCreateChart, Arguments: []byte(barArgs), Env: h.env, Progress: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	for _, s := range p.steps {
+		phases = append(phases, s.ID+":"+s.Status)
+	}
+	if got := strings.Join(phases, " "); got != "render:active render:done store:active store:done" {
+		t.Errorf("steps %q", got)
+	}
+	if len(p.data) != 1 || !strings.Contains(p.data[0].Content, `"bar"`) || len(p.data[0].Images) != 1 {
+		t.Errorf("step data %+v", p.data)
+	}
+}
