@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"mime"
-	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/sse"
 )
@@ -37,8 +36,9 @@ type Meter struct {
 
 	usage        Usage
 	found        bool
-	fed, emitted int64 // stream bytes given to the parser, and in events it emitted
-	contentChars int64 // answer characters streamed, for an estimate
+	fed, emitted int64  // stream bytes given to the parser, and in events it emitted
+	content      []byte // the first DefaultCountBudget bytes of answer text streamed, for an estimate
+	contentBytes int64  // bytes of answer text streamed
 }
 
 // Usage is what a response consumed, in tokens.
@@ -198,9 +198,10 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 		return false
 	}
 	for _, c := range chunk.Choices {
-		m.contentChars += int64(utf8.RuneCountInString(c.Delta.Content) + utf8.RuneCountInString(c.Text))
+		m.keepContent(c.Delta.Content)
+		m.keepContent(c.Text)
 	}
-	m.contentChars += int64(utf8.RuneCountInString(chunk.Delta))
+	m.keepContent(chunk.Delta)
 	if u, ok := chunk.Usage.counts(); ok {
 		m.usage, m.found = u, true
 		return len(chunk.Choices) == 0
@@ -223,12 +224,29 @@ func (m *Meter) Usage() Usage {
 		if m.found {
 			return m.usage
 		}
-		return Usage{Completion: EstimateTokens(m.contentChars), Estimated: true}
+		var c TokenCounter
+		c.addText(m.content)
+		c.AddBytes(m.contentBytes - int64(len(m.content)))
+		return Usage{Completion: c.Tokens(), Estimated: true}
 	}
 	if u, ok := jsonUsage(m.json, m.clipped); ok {
 		return u
 	}
-	return Usage{Completion: EstimateTokens(m.bytes), Estimated: true}
+	// The whole answer, framing included, as the tokens it would take.
+	var c TokenCounter
+	c.addText(m.json)
+	c.AddBytes(m.bytes - int64(len(m.json)))
+	return Usage{Completion: c.Tokens(), Estimated: true}
+}
+
+// keepContent notes answer text streamed. Its tokens are counted only if
+// the backend reports no usage, so only what an estimate tokenizes is
+// kept: the rest is counted by its length.
+func (m *Meter) keepContent(text string) {
+	m.contentBytes += int64(len(text))
+	if n := DefaultCountBudget - len(m.content); n > 0 {
+		m.content = append(m.content, cutUTF8(text, n)...)
+	}
 }
 
 // jsonUsage reads the usage of a JSON answer, whole or only its tail.
@@ -271,8 +289,15 @@ func jsonUsage(body []byte, tail bool) (Usage, bool) {
 
 // EstimateTokens estimates tokens from characters (or bytes) at about
 // four per token, the usual figure for English text with BPE vocabularies.
+// It is the rule for text that is not at hand (the size of a request
+// body when its hold is sized) and the fallback of CountTokens.
 func EstimateTokens(chars int64) int64 { return (chars + 3) / 4 }
 
 // EstimatePromptTokens estimates a request's prompt tokens from its body,
-// for answers that reported no usage.
-func EstimatePromptTokens(body []byte) int64 { return EstimateTokens(int64(len(body))) }
+// for answers that reported no usage: the body's tokens, JSON framing
+// included, counted by a TokenCounter.
+func EstimatePromptTokens(body []byte) int64 {
+	var c TokenCounter
+	c.addText(body)
+	return c.Tokens()
+}

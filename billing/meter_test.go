@@ -101,8 +101,28 @@ func TestMeterLongLineIsRelayedWhole(t *testing.T) {
 func TestMeterEstimatesABrokenStream(t *testing.T) {
 	m := NewMeter(false)
 	feed(m, "text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"12345678\"}}]}\n\n", 3)
-	if u := m.Usage(); u != (Usage{Completion: 2, Estimated: true}) {
-		t.Fatalf("usage %+v, want an estimate of 2 completion tokens", u)
+	// o200k_base splits digits in runs of three: 123 456 78.
+	if u := m.Usage(); u != (Usage{Completion: 3, Estimated: true}) {
+		t.Fatalf("usage %+v, want an estimate of 3 completion tokens", u)
+	}
+}
+
+// A long answer without usage is estimated from the tokens of its first
+// DefaultCountBudget bytes, and only those are kept.
+func TestMeterEstimatesALongStreamByItsStart(t *testing.T) {
+	const words = 20_000 // " hello" is one token
+	var stream strings.Builder
+	for range words / 100 {
+		stream.WriteString(`data: {"choices":[{"delta":{"content":"` + strings.Repeat(" hello", 100) + `"}}]}` + "\n\n")
+	}
+	m := NewMeter(false)
+	feed(m, "text/event-stream", stream.String(), 4096)
+	if len(m.content) > DefaultCountBudget {
+		t.Fatalf("kept %d bytes of answer text, more than %d", len(m.content), DefaultCountBudget)
+	}
+	u := m.Usage()
+	if !u.Estimated || u.Completion < words || u.Completion > words*101/100 {
+		t.Fatalf("usage %+v, want about %d estimated completion tokens", u, words)
 	}
 }
 
@@ -115,7 +135,7 @@ func TestMeterJSON(t *testing.T) {
 		{name: "chat", body: `{"id":"x","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`, want: Usage{Prompt: 9, Completion: 3}},
 		{name: "embeddings", body: `{"object":"list","data":[],"usage":{"prompt_tokens":7,"total_tokens":7}}`, want: Usage{Prompt: 7}},
 		{name: "responses", body: `{"object":"response","output":[],"usage":{"input_tokens":40,"output_tokens":6,"total_tokens":46}}`, want: Usage{Prompt: 40, Completion: 6}},
-		{name: "no usage is estimated from size", body: `{"object":"list","data":[]}`, want: Usage{Completion: 7, Estimated: true}},
+		{name: "no usage is estimated from the answer's tokens", body: `{"object":"list","data":[]}`, want: Usage{Completion: 8, Estimated: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,17 +15,19 @@ import (
 type Recorder struct {
 	// Store records usage and keeps the ledger. Required.
 	Store storage.Usage
-	// Profile holds the prices, minimum charge and cap of the active
-	// revision. The zero Profile prices everything at 0 cents.
+	// Profile holds the prices (per model, see policy.Profile.ForModel),
+	// minimum charge and cap of the active revision. The zero Profile
+	// prices everything at 0 cents.
 	Profile policy.Profile
 }
 
 // RecordUsage charges rec's account for the request and returns the amount
-// charged in cents. rec.CostCents is ignored: the price is the Profile's.
+// charged in cents. rec.CostCents is ignored: the price is the Profile's
+// for rec.Model (policy.Profile.ForModel).
 // Recording a request id again charges nothing more and returns what the
 // first record was charged.
 func (r *Recorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
-	rec.CostCents = r.Profile.Price(rec.PromptTokens, rec.CompletionTokens)
+	rec.CostCents = r.Profile.ForModel(rec.Model).Price(rec.PromptTokens, rec.CompletionTokens)
 	stored, err := r.Store.SettleUsage(ctx, rec)
 	if err != nil {
 		return 0, fmt.Errorf("billing: recording usage of request %s: %w", rec.RequestID, err)

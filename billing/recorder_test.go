@@ -45,6 +45,10 @@ func TestRecorder(t *testing.T) {
 	}{
 		{"revision B", policy.ProfileFor(policy.RevisionB), 3}, // 1.5 + 1.0 = 2.5, half up
 		{"minimum", policy.Profile{MinChargeCents: 7}, 7},
+		{"the record's model has its own prices", pricedModels(map[string]policy.ModelPrice{
+			"svc-3": {InputCentsPerMTok: 1000, OutputCentsPerMTok: 4000}}), 9}, // 5 + 4
+		{"other models' prices do not apply", pricedModels(map[string]policy.ModelPrice{
+			"svc-4": {InputCentsPerMTok: 1000, OutputCentsPerMTok: 4000}}), 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,4 +83,11 @@ func TestRecorderError(t *testing.T) {
 	if !errors.Is(err, storage.ErrNotFound) || cost != 0 {
 		t.Errorf("RecordUsage = %d, %v; want 0 and an error wrapping ErrNotFound", cost, err)
 	}
+}
+
+// pricedModels is the revision B profile with prices for some models.
+func pricedModels(prices map[string]policy.ModelPrice) policy.Profile {
+	p := policy.ProfileFor(policy.RevisionB)
+	p.ModelPrices = prices
+	return p
 }

@@ -100,6 +100,7 @@ type App struct {
 	limiter  limits.Limiter
 	queue    *limits.Queue // nil: no cap on generations in flight
 	logger   *zap.Logger
+	metrics  *metrics // registered on this config's registry
 
 	files *lazyFiles // the Files API, opened on first use
 }
@@ -147,6 +148,14 @@ func (a *App) Validate() error {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.files = new(lazyFiles)
+	a.metrics = processMetrics
+	if reg := ctx.GetMetricsRegistry(); reg != nil {
+		m, err := processMetrics.register(reg)
+		if err != nil {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
+		a.metrics = m
+	}
 	s, err := a.resolve()
 	if err != nil {
 		return err

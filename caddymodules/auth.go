@@ -36,9 +36,13 @@ func init() {
 // Placeholders set for later handlers and access logs:
 // {switchyard.request_id}, {switchyard.charge_id}, {switchyard.account_id},
 // {switchyard.account}, {switchyard.key_id} and {switchyard.key_hint}.
+//
+// Every request it sees, refused or not, is counted in
+// switchyard_requests_total when it finishes (docs/operations.md).
 type Auth struct {
-	authn  *policy.Authenticator
-	logger *zap.Logger
+	authn   *policy.Authenticator
+	metrics *metrics
+	logger  *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -56,6 +60,7 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.authn = app.Authenticator()
+	h.metrics = app.metrics
 	h.logger = ctx.Logger()
 	return nil
 }
@@ -63,7 +68,18 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
-func (h *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
+	// Counted in a defer: reverse_proxy ends a cut stream with
+	// panic(http.ErrAbortHandler), and that request happened too.
+	w := &statusWriter{ResponseWriter: rw}
+	panicked := true
+	defer func() { h.metrics.countRequest(r, w, err, panicked) }()
+	err = h.serve(w, r, next)
+	panicked = false
+	return err
+}
+
+func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
 	reqID := r.Header.Get("X-Request-Id")

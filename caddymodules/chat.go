@@ -94,6 +94,11 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
 	h.limits = request.Limits{Profile: prof}
+	usage := countingRecorder{
+		UsageRecorder: settlingRecorder{&billing.Recorder{Store: store, Profile: prof}},
+		metrics:       app.metrics,
+		route:         routeV3Chat,
+	}
 	cfg := translator.Config{
 		Profile:      prof,
 		Tools:        reg,
@@ -101,7 +106,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		Files:        &translator.Opener{Files: fileSvc, MaxImageBytes: prof.MaxInlineImage},
 		IDs:          store,
 		Outputs:      fileSvc,
-		Usage:        settlingRecorder{&billing.Recorder{Store: store, Profile: prof}},
+		Usage:        usage,
 		Instructions: h.Instructions,
 		MaxRounds:    h.MaxRounds,
 		ToolTimeout:  time.Duration(h.ToolTimeout),
@@ -191,7 +196,7 @@ func (s settlingRecorder) RecordUsage(ctx context.Context, rec storage.UsageReco
 	charged := cost
 	if err != nil {
 		// Written or not, the mirror errs on the low side.
-		charged = s.Profile.Price(rec.PromptTokens, rec.CompletionTokens)
+		charged = s.Profile.ForModel(rec.Model).Price(rec.PromptTokens, rec.CompletionTokens)
 	}
 	if hold, ok := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold); ok {
 		hold.Settle(charged)

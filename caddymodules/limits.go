@@ -30,7 +30,7 @@ func init() {
 // profile on every authenticated request, in this order:
 //
 //  1. the balance gate: a request that can cost money (any method but GET,
-//     HEAD, DELETE and OPTIONS) reserves an estimate of its cost
+//     HEAD, DELETE and OPTIONS, except file uploads) reserves an estimate of its cost
 //     (billing.HoldEstimate) against its account's balance less what the
 //     account's requests in flight hold; an account that cannot cover
 //     even the minimum charge gets 402 insufficient_balance;
@@ -91,7 +91,7 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		StreamLimit: prof.ConcurrentStreams,
 		WantLease:   parsed.Stream,
 	}
-	if mayCost(r.Method) {
+	if mayCost(r) {
 		req.Reserve = limits.Reservation{
 			Account: p.AccountID,
 			Balance: p.BalanceCents,
@@ -100,6 +100,7 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		}
 	}
 	adm, err := h.app.Limiter().Admit(r.Context(), req)
+	h.app.metrics.countAdmission(adm, err)
 	limits.SetHeaders(w.Header(), adm.Rate)
 	if err != nil {
 		if be, ok := errors.AsType[*limits.BalanceError](err); ok {
@@ -126,13 +127,14 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 }
 
 // holdFor is the amount to reserve for a request: its estimate from the
-// body and max_tokens when it has a JSON body, else (uploads, empty
-// bodies) the minimum charge, which is all the balance gate asks of them.
+// body and max_tokens at the prices of its model when it has a JSON body,
+// else (empty bodies) the minimum charge, which is all the balance gate
+// asks of them.
 func holdFor(prof policy.Profile, parsed billing.V1Request) int64 {
 	if parsed.Body == nil {
 		return prof.MinChargeCents
 	}
-	return billing.HoldEstimate(prof, int64(len(parsed.Body)), parsed.MaxTokens, billing.DefaultHoldTokens)
+	return billing.HoldEstimate(prof.ForModel(parsed.Model), int64(len(parsed.Body)), parsed.MaxTokens, billing.DefaultHoldTokens)
 }
 
 // holdVar holds the request's *limits.Hold, for whoever records its charge
@@ -147,15 +149,31 @@ func settleHold(r *http.Request, charged int64) {
 	}
 }
 
-// mayCost reports whether a request of this method can be charged for:
-// reading, listing, downloading and deleting files are free, so an account
-// that ran dry keeps access to what it stored.
-func mayCost(method string) bool {
-	switch method {
+// mayCost reports whether a request can be charged for. Storage has no
+// fee (spec section 8): reading, listing, downloading and deleting files
+// are free, and so is uploading one (a multipart POST to /v3/files), so
+// an account that ran dry keeps access to what it stored and can still
+// store more. Uploads still count against the request rate.
+func mayCost(r *http.Request) bool {
+	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
 		return false
 	}
-	return true
+	return !isUpload(r)
+}
+
+// uploadPath is the spec's upload route. Only it is free: a multipart
+// POST elsewhere (a /v1 upload the backend answers) may be metered.
+const uploadPath = "/v3/files"
+
+// isUpload reports whether r is a file upload: a multipart POST to
+// uploadPath.
+func isUpload(r *http.Request) bool {
+	if r.Method != http.MethodPost || strings.TrimSuffix(r.URL.Path, "/") != uploadPath {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return strings.HasPrefix(mt, "multipart/")
 }
 
 // parseRequest reads a POST body to learn whether it asks for a stream

@@ -2,6 +2,7 @@ package caddymodules
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -44,6 +45,10 @@ type LimitsConfig struct {
 	// Most a single request may cost, in cents; 0 is no cap. Default: A
 	// none, B 500.
 	MaxChargeCents *int64 `json:"max_charge_cents,omitempty"`
+	// Prices of the models named, by the model name a request gives, in
+	// cents per million tokens. Default: none, every model costs the
+	// spec's prices ($3 input, $10 output per million tokens).
+	Prices map[string]policy.ModelPrice `json:"prices,omitempty"`
 
 	// Largest JSON request body read to learn whether a request streams;
 	// a larger one is refused with 413 request_too_large. Default: 32 MiB.
@@ -121,6 +126,9 @@ func (c *LimitsConfig) apply(p *policy.Profile) {
 	if c.MaxChargeCents != nil {
 		p.MaxChargeCents = *c.MaxChargeCents
 	}
+	if len(c.Prices) > 0 {
+		p.ModelPrices = maps.Clone(c.Prices)
+	}
 }
 
 func (c *LimitsConfig) maxBodyBytes() int64 {
@@ -154,6 +162,11 @@ func (c *LimitsConfig) validate() error {
 	if c.Queue != nil && c.Queue.Slots <= 0 {
 		return fmt.Errorf("queue: slots must be positive")
 	}
+	for model, mp := range c.Prices {
+		if model == "" || mp.InputCentsPerMTok < 0 || mp.OutputCentsPerMTok < 0 {
+			return fmt.Errorf("prices: %q needs a model name and prices that are not negative", model)
+		}
+	}
 	return nil
 }
 
@@ -168,6 +181,7 @@ func (c *LimitsConfig) validate() error {
 //		inline_image  <size>
 //		system_chars  <n>
 //		max_charge    <usd>|none
+//		price         <model> <input usd per 1M tokens> <output usd per 1M tokens>
 //		max_body      <size>
 //		redis_timeout <duration>
 //		rate_policy   fail_open|fail_closed
@@ -180,7 +194,8 @@ func (c *LimitsConfig) validate() error {
 //		}
 //	}
 //
-// Sizes take units (25MB, 25MiB).
+// Sizes take units (25MB, 25MiB). price may be given once per model;
+// models without one cost the spec's prices.
 func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 	c := new(LimitsConfig)
 	if d.NextArg() {
@@ -265,6 +280,24 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 				cents, err = billing.ParseUSD(args[0])
 			}
 			c.MaxChargeCents = &cents
+		case "price":
+			if len(args) != 3 {
+				return nil, d.ArgErr()
+			}
+			if _, dup := c.Prices[args[0]]; dup {
+				return nil, d.Errf("price: model %q priced twice", args[0])
+			}
+			var mp policy.ModelPrice
+			if mp.InputCentsPerMTok, err = billing.ParseUSD(args[1]); err != nil {
+				break
+			}
+			if mp.OutputCentsPerMTok, err = billing.ParseUSD(args[2]); err != nil {
+				break
+			}
+			if c.Prices == nil {
+				c.Prices = make(map[string]policy.ModelPrice)
+			}
+			c.Prices[args[0]] = mp
 		case "redis_timeout", "lease_ttl":
 			if len(args) != 1 {
 				return nil, d.ArgErr()

@@ -91,8 +91,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// answered by, the backend.
 	r.Header.Del("Expect")
 
-	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(req.DropUsage)}
 	x := billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
+	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(req.DropUsage), metrics: h.app.metrics, started: x.Started}
 	// Charged in a defer: reverse_proxy ends a stream the client cut off
 	// with panic(http.ErrAbortHandler), and that request is owed too.
 	defer func() {
@@ -123,9 +123,10 @@ func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) int64 {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	cost, err := h.recorder.RecordUsage(ctx, rec)
+	h.app.metrics.countCharge(routeV1, rec, cost, err)
 	if err != nil {
 		h.logger.Error("recording /v1 usage", zap.String("charge_id", x.ChargeID), zap.Error(err))
-		return h.recorder.Profile.Price(rec.PromptTokens, rec.CompletionTokens)
+		return h.recorder.Profile.ForModel(rec.Model).Price(rec.PromptTokens, rec.CompletionTokens)
 	}
 	return cost
 }
@@ -135,6 +136,9 @@ type meterWriter struct {
 	http.ResponseWriter
 	meter  *billing.Meter
 	status int // the final status; informational 1xx ones do not count
+
+	metrics *metrics
+	started time.Time // when the request reached the meter
 }
 
 func (w *meterWriter) WriteHeader(code int) {
@@ -149,6 +153,7 @@ func (w *meterWriter) WriteHeader(code int) {
 	}
 	w.status = code
 	if w.metered() {
+		w.metrics.observeFirstByte(w.started)
 		w.meter.Start(w.Header().Get("Content-Type"))
 		// The usage chunk may be removed: the length is no longer known.
 		w.Header().Del("Content-Length")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -35,7 +36,9 @@ func init() {
 // upstream key, or removed when there is none, and no other credential
 // header or cookie reaches the upstream. Of the upstream's response
 // headers the client sees only an allow-list too. Responses are flushed
-// as they arrive, so streams stay streams.
+// as they arrive, so streams stay streams. An upstream that does not
+// accept a connection within DialTimeout, or send its response headers
+// within ResponseHeaderTimeout, gets the client 502 upstream_unavailable.
 type Proxy struct {
 	// The path prefix that stands for the upstream base URL in requests.
 	// Default: /v1.
@@ -47,6 +50,15 @@ type Proxy struct {
 	// DefaultV1Routes (chat completions, completions, embeddings,
 	// models).
 	Routes []string `json:"routes,omitempty"`
+
+	// Longest wait for a connection to the upstream. Default: 10s.
+	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`
+
+	// Longest wait, once the request is sent, for the upstream's response
+	// headers: queueing and prompt processing on the backend. A stream's
+	// body is not bounded, as long answers are long. When it passes the
+	// client gets 502 upstream_unavailable. Default: 120s.
+	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
 
 	rp    *reverseproxy.Handler // nil when no upstream is configured
 	queue *limits.Queue         // nil: no cap on generations in flight
@@ -78,7 +90,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 		ctx.Logger().Warn("no upstream configured: proxied requests will answer 502 upstream_unavailable")
 		return nil
 	}
-	cfg, err := reverseProxyConfig(h.Prefix, u.Scheme, u.Host, u.Path, app.settings.upstreamKey)
+	cfg, err := reverseProxyConfigWith(h.Prefix, u.Scheme, u.Host, u.Path, app.settings.upstreamKey, h.timeouts())
 	if err != nil {
 		return err
 	}
@@ -92,10 +104,37 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// reverseProxyConfig is the reverse_proxy JSON for one upstream base URL.
-// It is built as JSON, as an operator would write it, so that it goes
-// through reverse_proxy's own decoding and validation.
+// Defaults of the Proxy's timeouts.
+const (
+	DefaultDialTimeout           = 10 * time.Second
+	DefaultResponseHeaderTimeout = 120 * time.Second
+)
+
+// upstreamTimeouts bound the transport's waits for the upstream.
+type upstreamTimeouts struct{ dial, responseHeader time.Duration }
+
+// timeouts are h's timeouts, defaults applied.
+func (h *Proxy) timeouts() upstreamTimeouts {
+	t := upstreamTimeouts{dial: time.Duration(h.DialTimeout), responseHeader: time.Duration(h.ResponseHeaderTimeout)}
+	if t.dial <= 0 {
+		t.dial = DefaultDialTimeout
+	}
+	if t.responseHeader <= 0 {
+		t.responseHeader = DefaultResponseHeaderTimeout
+	}
+	return t
+}
+
+// reverseProxyConfig is the reverse_proxy JSON for one upstream base URL,
+// with the default timeouts.
 func reverseProxyConfig(prefix, scheme, host, basePath, apiKey string) ([]byte, error) {
+	return reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey, new(Proxy).timeouts())
+}
+
+// reverseProxyConfigWith is the reverse_proxy JSON for one upstream base
+// URL. It is built as JSON, as an operator would write it, so that it goes
+// through reverse_proxy's own decoding and validation.
+func reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey string, t upstreamTimeouts) ([]byte, error) {
 	dial := host
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		port := "80"
@@ -106,7 +145,11 @@ func reverseProxyConfig(prefix, scheme, host, basePath, apiKey string) ([]byte, 
 	}
 	hostname, _, _ := net.SplitHostPort(dial)
 
-	transport := map[string]any{"protocol": "http"}
+	transport := map[string]any{
+		"protocol":                "http",
+		"dial_timeout":            t.dial.String(),
+		"response_header_timeout": t.responseHeader.String(),
+	}
 	if scheme == "https" {
 		transport["tls"] = map[string]any{"server_name": hostname}
 	}
@@ -171,7 +214,7 @@ func (h *Proxy) Cleanup() error {
 
 // parseProxy sets up the handler from Caddyfile tokens. Syntax:
 //
-//	switchyard_proxy [<prefix>] [{ routes ... }]
+//	switchyard_proxy [<prefix>] [{ routes ...; dial_timeout ...; response_header_timeout ... }]
 func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	p := new(Proxy)
 	err := p.UnmarshalCaddyfile(h.Dispenser)
@@ -181,7 +224,9 @@ func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 //
 //	switchyard_proxy [<prefix>] {
-//		routes <METHOD /path>...
+//		routes                  <METHOD /path>...
+//		dial_timeout            <duration>
+//		response_header_timeout <duration>
 //	}
 func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
@@ -200,6 +245,21 @@ func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			for i := 0; i < len(args); i += 2 {
 				h.Routes = append(h.Routes, strings.ToUpper(args[i])+" "+args[i+1])
+			}
+		case "dial_timeout", "response_header_timeout":
+			opt := d.Val()
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return err
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return d.Errf("%s: want a positive duration, not %q", opt, v)
+			}
+			if opt == "dial_timeout" {
+				h.DialTimeout = caddy.Duration(dur)
+			} else {
+				h.ResponseHeaderTimeout = caddy.Duration(dur)
 			}
 		default:
 			return d.Errf("unrecognized switchyard_proxy option %q", d.Val())
@@ -220,6 +280,9 @@ var (
 func (h *Proxy) Validate() error {
 	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
 		return fmt.Errorf("switchyard_proxy: prefix %q must start with / and not end with one", h.Prefix)
+	}
+	if h.DialTimeout < 0 || h.ResponseHeaderTimeout < 0 {
+		return fmt.Errorf("switchyard_proxy: timeouts must not be negative")
 	}
 	for _, r := range h.Routes {
 		m, p, ok := strings.Cut(r, " ")

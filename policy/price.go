@@ -5,6 +5,24 @@ import (
 	"math/bits"
 )
 
+// ModelPrice is what a million tokens of one model cost, in cents.
+// Negative prices count as zero.
+type ModelPrice struct {
+	InputCentsPerMTok  int64 `json:"input_cents_per_mtok"`
+	OutputCentsPerMTok int64 `json:"output_cents_per_mtok"`
+}
+
+// ForModel is the profile with the prices of model: its entry in
+// p.ModelPrices, or p's own prices for a model without one. Everything
+// else, the minimum charge and the cap included, stays as it is. Charges
+// are priced with p.ForModel(model).Price(...).
+func (p Profile) ForModel(model string) Profile {
+	if mp, ok := p.ModelPrices[model]; ok {
+		p.InputCentsPerMTok, p.OutputCentsPerMTok = mp.InputCentsPerMTok, mp.OutputCentsPerMTok
+	}
+	return p
+}
+
 // microsPerCent is how many millionths of a cent make a cent. Prices are
 // in cents per million tokens, so tokens times price is in millionths of
 // a cent: exact, with nothing to round until the end.
@@ -12,7 +30,7 @@ const microsPerCent = 1_000_000
 
 // Price is the charge in cents of a request that used promptTokens input
 // and completionTokens output tokens, at the prices of the profile (spec
-// section 8):
+// section 8; for a model of p.ModelPrices, call it on p.ForModel(model)):
 //
 //	cents = round_half_up((promptTokens*InputCentsPerMTok + completionTokens*OutputCentsPerMTok) / 1e6)
 //

@@ -94,3 +94,34 @@ func refPrice(p Profile, prompt, completion int64) int64 {
 	}
 	return cents
 }
+
+func TestForModel(t *testing.T) {
+	b := ProfileFor(RevisionB)
+	b.ModelPrices = map[string]ModelPrice{
+		"small": {InputCentsPerMTok: 15, OutputCentsPerMTok: 60},
+		"large": {InputCentsPerMTok: 1500, OutputCentsPerMTok: 7500},
+	}
+	tests := []struct {
+		name               string
+		model              string
+		prompt, completion int64
+		want               int64
+	}{
+		{name: "a priced model", model: "small", prompt: 1_000_000, completion: 1_000_000, want: 75},
+		{name: "another priced model", model: "large", prompt: 10_000, completion: 10_000, want: 90},
+		{name: "an unpriced model costs the profile's prices", model: "other", prompt: 1_000_000, completion: 1_000_000, want: 500},
+		{name: "the cap still applies", model: "large", prompt: 1_000_000, completion: 0, want: 500},
+		{name: "the minimum still applies", model: "small", prompt: 10, want: 1},
+		{name: "names are exact", model: "Small", prompt: 1_000_000, want: 300},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := b.ForModel(tt.model).Price(tt.prompt, tt.completion); got != tt.want {
+				t.Errorf("ForModel(%q).Price(%d, %d) = %d, want %d", tt.model, tt.prompt, tt.completion, got, tt.want)
+			}
+		})
+	}
+	if b.InputCentsPerMTok != 300 {
+		t.Errorf("ForModel changed the profile it was called on")
+	}
+}

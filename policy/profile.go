@@ -65,6 +65,13 @@ type Profile struct {
 	FileRetention      time.Duration //
 	InputCentsPerMTok  int64         // price of 1M input tokens
 	OutputCentsPerMTok int64         // price of 1M output tokens
+
+	// ModelPrices are the prices of the models named, by the model name
+	// a request gives; every other model costs InputCentsPerMTok and
+	// OutputCentsPerMTok (see ForModel). Default: nil, one price for all.
+	// It is shared by copies of the Profile and must not be changed once
+	// the Profile is in use.
+	ModelPrices map[string]ModelPrice
 }
 
 // ProfileFor returns the defaults of a revision.

@@ -137,8 +137,7 @@ func (t *turn) record(ctx context.Context, err error) int64 {
 	default:
 		outcome = storage.OutcomeFailed
 	}
-	p := t.o.cfg.Profile
-	fallback := p.Price(t.usage.prompt, t.usage.completion)
+	fallback := t.cost()
 	if t.usage.estimated {
 		t.o.log.LogAttrs(ctx, slog.LevelWarn, "backend reported no usage for a round; usage estimated",
 			slog.String("request_id", t.caller.RequestID))

@@ -144,6 +144,14 @@ func (t *turn) loop(ctx context.Context, out output) error {
 		}
 	}
 	for round := 1; round <= t.o.cfg.MaxRounds; round++ {
+		if round > 1 && t.capReached() {
+			// Another round could only be charged nothing more, so the
+			// backend's work would be given away: the answer ends with
+			// what the rounds so far produced, cut short like an answer
+			// that ran out of tokens.
+			t.finish = "length"
+			return nil
+		}
 		content, calls, err := t.modelRound(ctx, out, round)
 		if err != nil {
 			return err
@@ -163,6 +171,20 @@ func (t *turn) loop(ctx context.Context, out output) error {
 		}
 	}
 	return nil // not reached: the last round is offered no tools
+}
+
+// capReached reports whether the rounds so far already cost the
+// per-request cap (Profile.MaxChargeCents; revision B). Without a cap it
+// is always false.
+func (t *turn) capReached() bool {
+	p := t.o.cfg.Profile
+	return p.MaxChargeCents > 0 && t.cost() >= p.MaxChargeCents
+}
+
+// cost is the price of the usage of the rounds so far, at the prices
+// of the request's model.
+func (t *turn) cost() int64 {
+	return t.o.cfg.Profile.ForModel(t.req.Model).Price(t.usage.prompt, t.usage.completion)
 }
 
 // modelRound streams one backend call, relaying answer text at once, and

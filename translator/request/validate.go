@@ -18,6 +18,7 @@ const (
 	defaultSystemBudgetChars = 16000
 	maxObjectSourceChars     = 200_000
 	maxIDHeaderChars         = 256
+	maxModelChars            = 256 // as billing.MaxModelChars bounds /v1: it is stored and echoed
 	maxUserNameChars         = 128
 	maxTimezoneChars         = 64
 	modalityText             = "text"
@@ -86,6 +87,9 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 	req.Model = d.str("model")
 	if d.err == nil && req.Model == "" {
 		return nil, invalid(CodeMissingParameter, "model is required.")
+	}
+	if utf8.RuneCountInString(req.Model) > maxModelChars {
+		return nil, invalid(CodeInvalidParameter, fmt.Sprintf("model must be at most %d characters.", maxModelChars))
 	}
 	req.Stream = d.boolean("stream")
 	req.IncludeUsage = d.includeUsage()

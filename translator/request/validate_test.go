@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
@@ -67,6 +68,13 @@ func TestParseRequestRules(t *testing.T) {
 		{name: "model missing", body: `{"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeMissingParameter},
 		{name: "model not a string", body: `{"model":3,"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidType},
 		{name: "any model string accepted", body: `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`},
+		{name: "model of 256 characters accepted", body: `{"model":"` + strings.Repeat("é", 256) + `","messages":[{"role":"user","content":"hi"}]}`,
+			check: func(t *testing.T, r *Request) {
+				if utf8.RuneCountInString(r.Model) != 256 {
+					t.Errorf("model of %d characters", utf8.RuneCountInString(r.Model))
+				}
+			}},
+		{name: "model over 256 characters refused", body: `{"model":"` + strings.Repeat("m", 257) + `","messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidParameter},
 		{name: "stream not a boolean", body: `{"model":"m","stream":"yes","messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidType},
 		{name: "stream_options not an object", body: `{"model":"m","stream_options":true,"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidType},
 		{name: "include_usage not a boolean", body: `{"model":"m","stream_options":{"include_usage":1},"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidType},

@@ -269,14 +269,14 @@ func (u *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 		return nil, statusError(resp)
 	}
 	s := &Stream{
-		resp:           resp,
-		ctx:            ctx,
-		cancel:         cancel,
-		timer:          timer,
-		idle:           u.idle,
-		promptEstimate: estimatePrompt(req),
-		isJSON:         strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"),
-		upstream:       u,
+		resp:     resp,
+		ctx:      ctx,
+		cancel:   cancel,
+		timer:    timer,
+		idle:     u.idle,
+		request:  req,
+		isJSON:   strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"),
+		upstream: u,
 	}
 	if !s.isJSON {
 		s.sse = sse.NewReader(resp.Body, 0)

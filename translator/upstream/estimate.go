@@ -1,11 +1,14 @@
 package upstream
 
-import "unicode/utf8"
+import "github.com/switchyardhq/switchyard/billing"
 
-// EstimateTokens assumes about four characters (or JSON bytes) per token,
-// the usual figure for English text with BPE vocabularies.
+// EstimateTokens estimates the tokens of chars characters (or JSON bytes)
+// at about four a token, the usual figure for English text with BPE
+// vocabularies. It is for text that is no longer at hand, such as a
+// round's answer, of which a Stream keeps only the length; text at hand
+// is counted with the tokenizer (billing.CountTokens).
 func EstimateTokens(chars int) int64 {
-	return int64((chars + 3) / 4)
+	return billing.EstimateTokens(int64(chars))
 }
 
 // Prompt estimate constants, after OpenAI's published accounting.
@@ -14,32 +17,39 @@ const (
 	tokensPerImage   = 85 // a low-detail image
 )
 
-// estimatePrompt estimates the prompt tokens of a round from its text:
-// message text, tool-call arguments and tool definitions at four
-// characters per token, plus fixed costs per message and image. Image
-// bytes are not text and are not counted as such.
+// estimatePrompt estimates the prompt tokens of a round: the tokens of
+// its message text, tool-call arguments and tool definitions, plus fixed
+// costs per message and image. Image bytes are not text and are not
+// counted as such. It runs for every round, before the backend says
+// whether it reports usage, so the tokenizer sees only the first
+// billing.DefaultCountBudget bytes and the rest is counted at the ratio
+// found there (billing.TokenCounter).
 func estimatePrompt(req Request) int64 {
+	var text billing.TokenCounter
 	n := int64(0)
 	for _, m := range req.Messages {
 		n += tokensPerMessage
 		switch c := m.Content.(type) {
 		case string:
-			n += EstimateTokens(utf8.RuneCountInString(c))
+			text.Add(c)
 		case []Part:
 			for _, p := range c {
 				if p.Type == "image_url" {
 					n += tokensPerImage
 				} else {
-					n += EstimateTokens(utf8.RuneCountInString(p.Text))
+					text.Add(p.Text)
 				}
 			}
 		}
 		for _, tc := range m.ToolCalls {
-			n += EstimateTokens(len(tc.Function.Name) + utf8.RuneCountInString(tc.Function.Arguments))
+			text.Add(tc.Function.Name)
+			text.Add(tc.Function.Arguments)
 		}
 	}
 	for _, t := range req.Tools {
-		n += EstimateTokens(len(t.Function.Name) + len(t.Function.Description) + len(t.Function.Parameters))
+		text.Add(t.Function.Name)
+		text.Add(t.Function.Description)
+		text.Add(string(t.Function.Parameters))
 	}
-	return n
+	return n + text.Tokens()
 }

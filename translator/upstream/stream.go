@@ -53,15 +53,15 @@ type Usage struct {
 // concurrent use. Read it with Next until io.EOF, then read ToolCalls,
 // FinishReason and Usage. Always Close it.
 type Stream struct {
-	upstream       *Client
-	resp           *http.Response
-	ctx            context.Context
-	cancel         context.CancelCauseFunc
-	timer          watchdogTimer
-	idle           time.Duration
-	promptEstimate int64
-	sse            *sse.Reader
-	isJSON         bool
+	upstream *Client
+	resp     *http.Response
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	timer    watchdogTimer
+	idle     time.Duration
+	request  Request // kept for PromptEstimate, counted only when asked
+	sse      *sse.Reader
+	isJSON   bool
 
 	pending []Event
 	think   thinkSplitter
@@ -307,7 +307,9 @@ func (s *Stream) Chars() Chars {
 
 // PromptEstimate is an estimate of the round's prompt tokens, for
 // backends that report no usage.
-func (s *Stream) PromptEstimate() int64 { return s.promptEstimate }
+// Tokenizing a long conversation takes milliseconds, so it is done only
+// for a round that needs it, not for every round.
+func (s *Stream) PromptEstimate() int64 { return estimatePrompt(s.request) }
 
 // Close ends the round and releases its connection. After a complete
 // stream the connection goes back to the pool for reuse.

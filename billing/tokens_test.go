@@ -1,0 +1,170 @@
+package billing
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestCountTokens(t *testing.T) {
+	cases := []struct {
+		name string
+		text string
+		want int64
+	}{
+		{name: "empty", text: "", want: 0},
+		{name: "one word", text: "hello", want: 1},
+		{name: "sentence", text: "Hello, world!", want: 4},
+		{name: "special token text is ordinary text", text: "<|endoftext|>", want: 7},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CountTokens(tc.text); got != tc.want {
+				t.Errorf("CountTokens(%q) = %d, want %d", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+// Counting from many goroutines at once, the first call included, gives
+// every one the count of a single call.
+func TestCountTokensConcurrent(t *testing.T) {
+	text := strings.Repeat("Prices are in integer cents; rounding happens once. ", 20)
+	want := CountTokens(text)
+	if want <= 20 || want >= int64(len(text)) {
+		t.Fatalf("CountTokens = %d for %d bytes of English", want, len(text))
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if got := CountTokens(text); got != want {
+				t.Errorf("concurrent CountTokens = %d, want %d", got, want)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// The tokenizer counts what the four-characters rule only guesses: code
+// and digits take more tokens than their length suggests, repeated
+// letters far fewer.
+func TestCountTokensDiffersFromCharacterRule(t *testing.T) {
+	long := strings.Repeat("a", 400)
+	if got := CountTokens(long); got >= EstimateTokens(int64(len(long))) {
+		t.Errorf("CountTokens(400 × a) = %d, not below the %d of the character rule", got, EstimateTokens(400))
+	}
+	digits := "3.14159 2.71828 1.41421 1.73205 0.57721 1.61803"
+	if got := CountTokens(digits); got <= EstimateTokens(int64(len(digits))) {
+		t.Errorf("CountTokens(%q) = %d, not above the %d of the character rule", digits, got, EstimateTokens(int64(len(digits))))
+	}
+}
+
+func BenchmarkCountTokens(b *testing.B) {
+	WarmTokenizer()
+	for _, bc := range []struct {
+		name string
+		text string
+	}{
+		{name: "delta", text: " world"},
+		{name: "paragraph", text: strings.Repeat("The usage of the final chunk is charged. ", 12)},
+		{name: "64KiB", text: strings.Repeat("Money is never a float: prices are int64 cents. ", 1365)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.text)))
+			for b.Loop() {
+				CountTokens(bc.text)
+			}
+		})
+	}
+}
+
+func TestTokenCounter(t *testing.T) {
+	hello := strings.Repeat(" hello", 1000) // one token a word
+	cases := []struct {
+		name     string
+		budget   int
+		texts    []string
+		bytes    int64
+		min, max int64
+	}{
+		{name: "within the budget it is exact", texts: []string{"Hello, world!", " hello"}, min: 5, max: 5},
+		{name: "past the budget it scales", budget: 600, texts: []string{hello}, min: 1000, max: 1003},
+		{name: "later texts scale too", budget: 600, texts: []string{hello, hello}, min: 2000, max: 2006},
+		{name: "bytes not at hand scale", texts: []string{hello}, bytes: 6000, min: 2000, max: 2000},
+		{name: "no budget counts four bytes a token", budget: -1, texts: []string{hello}, min: 1500, max: 1500},
+		{name: "nothing", min: 0, max: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := TokenCounter{Budget: tc.budget}
+			for _, s := range tc.texts {
+				c.Add(s)
+			}
+			c.AddBytes(tc.bytes)
+			if got := c.Tokens(); got < tc.min || got > tc.max {
+				t.Errorf("Tokens() = %d, want %d to %d", got, tc.min, tc.max)
+			}
+		})
+	}
+}
+
+func TestCutUTF8(t *testing.T) {
+	cases := []struct {
+		name string
+		s    string
+		n    int
+		want string
+	}{
+		{name: "between runes", s: "héllo", n: 3, want: "hé"},
+		{name: "inside a rune", s: "héllo", n: 2, want: "h"},
+		{name: "past the end", s: "héllo", n: 99, want: "héllo"},
+		{name: "zero", s: "héllo", n: 0, want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cutUTF8(tc.s, tc.n); got != tc.want {
+				t.Errorf("cutUTF8(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+			}
+		})
+	}
+}
+
+// A /v1 prompt is estimated by its tokens: a body of digits takes about
+// twice the tokens of a body of words of the same length.
+func TestEstimatePromptTokens(t *testing.T) {
+	body := func(text string) []byte {
+		return []byte(`{"model":"m","messages":[{"role":"user","content":"` + text + `"}]}`)
+	}
+	digits := EstimatePromptTokens(body(strings.Repeat("1234567890", 600)))
+	words := EstimatePromptTokens(body(strings.Repeat(" hello", 1000)))
+	if diff := digits - words; diff < 950 || diff > 1050 {
+		t.Errorf("estimates %d (digits) and %d (words) differ by %d, want about 1000", digits, words, diff)
+	}
+}
+
+// The estimate of a large body costs no more than its first
+// DefaultCountBudget bytes.
+func BenchmarkEstimatePromptTokens(b *testing.B) {
+	WarmTokenizer()
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("Money is never a float. ", 40_000) + `"}]}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		EstimatePromptTokens(body)
+	}
+}
+
+// addText converts only what it tokenizes, and counts like Add.
+func TestTokenCounterAddText(t *testing.T) {
+	text := strings.Repeat("Grüße aus Köln, 12345! ", 2000) // past the budget, with runes across its edge
+	for _, budget := range []int{0, 7, 100, -1} {
+		var byString, byBytes TokenCounter
+		byString.Budget, byBytes.Budget = budget, budget
+		byString.Add(text)
+		byBytes.addText([]byte(text))
+		if a, b := byString.Tokens(), byBytes.Tokens(); a != b || a == 0 {
+			t.Errorf("budget %d: Add counts %d, addText %d", budget, a, b)
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package caddymodules
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/translator"
+)
+
+// metrics are Switchyard's Prometheus collectors (docs/operations.md lists
+// every series). A nil *metrics counts nothing. One set exists per process and is registered on each
+// config's registry, as Caddy does with its own admin metrics: a reload
+// gets a fresh registry, and registering the same collectors on it keeps
+// every count instead of starting them over.
+type metrics struct {
+	requests      *prometheus.CounterVec // route, status, code
+	admissions    *prometheus.CounterVec // decision
+	fallbacks     prometheus.Counter
+	tokens        *prometheus.CounterVec // route, kind
+	cents         *prometheus.CounterVec // route
+	chargeErrors  *prometheus.CounterVec // route
+	upstreamFirst prometheus.Histogram
+}
+
+// Values of the route label.
+const (
+	routeV1      = "v1"
+	routeV3Chat  = "v3_chat"
+	routeV3Files = "v3_files"
+	routeOther   = "other"
+)
+
+// Values of the decision label of switchyard_limiter_decisions_total.
+const (
+	decisionAdmitted      = "admitted"
+	decisionRateLimited   = "rate_limited"
+	decisionStreamLimited = "stream_limited"
+	decisionBalance       = "insufficient_balance"
+	decisionUnavailable   = "unavailable"
+)
+
+// codeNone labels responses that carry no envelope of the gateway's own:
+// successes, and errors the /v1 upstream answered itself.
+const codeNone = "none"
+
+var processMetrics = newMetrics()
+
+func newMetrics() *metrics {
+	const ns = "switchyard"
+	return &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "requests_total",
+			Help: "Requests seen by switchyard_auth, by route, final status and error envelope code.",
+		}, []string{"route", "status", "code"}),
+		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "limiter_decisions_total",
+			Help: "Decisions of switchyard_limits' admission step.",
+		}, []string{"decision"}),
+		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "limiter_redis_fallbacks_total",
+			Help: "Admissions decided in process because Redis did not answer (fail_open).",
+		}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "tokens_total",
+			Help: "Tokens of recorded usage, by route and kind (prompt, completion).",
+		}, []string{"route", "kind"}),
+		cents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "charged_cents_total",
+			Help: "Cents charged to accounts, by route.",
+		}, []string{"route"}),
+		chargeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "charge_errors_total",
+			Help: "Charges the store failed to record, by route.",
+		}, []string{"route"}),
+		upstreamFirst: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: ns, Name: "upstream_first_byte_seconds",
+			Help:    "Time from a metered /v1 request to the upstream's successful response headers.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+		}),
+	}
+}
+
+// register registers m on reg. A collector reg already holds is reused
+// rather than refused, so provisioning twice on one registry neither
+// panics nor splits a series in two.
+func (m *metrics) register(reg prometheus.Registerer) (*metrics, error) {
+	out := *m
+	var errs []error
+	reuse(reg, &out.requests, &errs)
+	reuse(reg, &out.admissions, &errs)
+	reuse(reg, &out.fallbacks, &errs)
+	reuse(reg, &out.tokens, &errs)
+	reuse(reg, &out.cents, &errs)
+	reuse(reg, &out.chargeErrors, &errs)
+	reuse(reg, &out.upstreamFirst, &errs)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func reuse[C prometheus.Collector](reg prometheus.Registerer, c *C, errs *[]error) {
+	err := reg.Register(*c)
+	if err == nil {
+		return
+	}
+	if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			*c = existing
+			return
+		}
+	}
+	*errs = append(*errs, err)
+}
+
+// routeOf names the API a request path belongs to, in any letter case,
+// as Caddy's path matchers see it.
+func routeOf(path string) string {
+	p := strings.ToLower(path)
+	switch {
+	case p == "/v1" || strings.HasPrefix(p, "/v1/"):
+		return routeV1
+	case p == "/v3/chat/completions":
+		return routeV3Chat
+	case p == "/v3/files" || strings.HasPrefix(p, "/v3/files/"):
+		return routeV3Files
+	}
+	return routeOther
+}
+
+// countRequest counts one finished request. err is what the handlers
+// returned: when they wrote nothing, handle_errors answers it with the
+// envelope of switchyard_error, which envelopeFor predicts.
+func (m *metrics) countRequest(r *http.Request, w *statusWriter, err error, panicked bool) {
+	if m == nil {
+		return
+	}
+	status, code := w.status, w.code
+	if status == 0 {
+		switch {
+		case err != nil:
+			status = http.StatusInternalServerError
+			if he, ok := errors.AsType[caddyhttp.HandlerError](err); ok && he.StatusCode != 0 {
+				status = he.StatusCode
+			}
+			e := envelopeFor(status, r)
+			status, code = e.Status, e.Code
+		case panicked:
+			status = http.StatusInternalServerError
+		default:
+			status = http.StatusOK // net/http's answer to a handler that wrote nothing
+		}
+	}
+	if code == "" {
+		code = codeNone
+	}
+	m.requests.WithLabelValues(routeOf(r.URL.Path), strconv.Itoa(status), code).Inc()
+}
+
+// countAdmission counts the outcome of one limits.Admit.
+func (m *metrics) countAdmission(adm limits.Admission, err error) {
+	if m == nil {
+		return
+	}
+	if adm.Fallback {
+		m.fallbacks.Inc()
+	}
+	m.admissions.WithLabelValues(decisionOf(err)).Inc()
+}
+
+func decisionOf(err error) string {
+	if err == nil {
+		return decisionAdmitted
+	}
+	if _, ok := errors.AsType[*limits.BalanceError](err); ok {
+		return decisionBalance
+	}
+	if le, ok := errors.AsType[*limits.LimitError](err); ok {
+		if le.Limit == limits.LimitStreams {
+			return decisionStreamLimited
+		}
+		return decisionRateLimited
+	}
+	// Redis down under fail_closed, or anything else that kept the limits
+	// from deciding.
+	return decisionUnavailable
+}
+
+// countCharge counts one usage record and what it charged; a charge the
+// store failed to record counts its tokens and an error, not its cents.
+func (m *metrics) countCharge(route string, rec storage.UsageRecord, cents int64, err error) {
+	if m == nil {
+		return
+	}
+	m.tokens.WithLabelValues(route, "prompt").Add(float64(rec.PromptTokens))
+	m.tokens.WithLabelValues(route, "completion").Add(float64(rec.CompletionTokens))
+	if err != nil {
+		m.chargeErrors.WithLabelValues(route).Inc()
+		return
+	}
+	m.cents.WithLabelValues(route).Add(float64(cents))
+}
+
+// observeFirstByte records how long the upstream took to answer a /v1
+// request that started at start.
+func (m *metrics) observeFirstByte(start time.Time) {
+	if m == nil {
+		return
+	}
+	m.upstreamFirst.Observe(time.Since(start).Seconds())
+}
+
+// countingRecorder counts the charges of a translator.UsageRecorder.
+type countingRecorder struct {
+	translator.UsageRecorder
+	metrics *metrics
+	route   string
+}
+
+func (c countingRecorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
+	cost, err := c.UsageRecorder.RecordUsage(ctx, rec)
+	c.metrics.countCharge(c.route, rec, cost, err)
+	return cost, err
+}
+
+// statusWriter remembers the final status of a response and, when the
+// gateway answered with its own error envelope, the envelope's code.
+// Informational 1xx statuses pass through uncounted: the answer is still
+// to come.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	code   string
+	own    bool // the response is an envelope of internal/apierror
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if status >= 200 && w.status == 0 {
+		w.status = status
+		// apierror.Write marks its envelopes so, and switchyard_proxy
+		// removes the header from what the upstream answers.
+		h := w.Header()
+		w.own = status >= 400 && h.Get("X-Content-Type-Options") == "nosniff" &&
+			strings.HasPrefix(h.Get("Content-Type"), "application/json")
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.own && w.code == "" {
+		w.code = envelopeCode(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer, for
+// flushing streams.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// codePattern bounds the code label to what an envelope code looks like,
+// so that no response can mint series at will.
+var codePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// envelopeCode reads the code of an error envelope written in one piece,
+// as apierror.Write does. It is read only for error responses, which are
+// small.
+func envelopeCode(p []byte) string {
+	if len(p) > 8<<10 {
+		return "other"
+	}
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(p, &env) != nil || !codePattern.MatchString(env.Error.Code) {
+		return "other"
+	}
+	return env.Error.Code
+}

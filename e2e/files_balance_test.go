@@ -1,0 +1,36 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/switchyardhq/switchyard/internal/testupstream"
+)
+
+// Storage has no fee (spec section 8): an account without balance can
+// still upload a file, while a chat request, which costs money, is
+// refused at the balance gate.
+func TestZeroBalanceUploadsFiles(t *testing.T) {
+	backends(t, func(t *testing.T, e env) {
+		up := testupstream.Start(t, testupstream.Options{})
+		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+		key := newKey(t, e, "penniless")
+		g := startGateway(t, e)
+
+		status, _, body := g.do("POST", "/v3/files", key, multipartBody("B", "notes.txt", "Storage is free."),
+			"Content-Type", "multipart/form-data; boundary=B")
+		if status != http.StatusOK {
+			t.Fatalf("upload with a zero balance: %d %s", status, body)
+		}
+		status, _, body = g.do("POST", "/v3/chat/completions", key, chatBody)
+		if status != http.StatusPaymentRequired {
+			t.Fatalf("chat with a zero balance: %d %s", status, body)
+		}
+		if _, _, code := errorBody(t, body); code != "insufficient_balance" {
+			t.Errorf("chat refused with code %q, want insufficient_balance", code)
+		}
+		if n := len(up.Requests()); n != 0 {
+			t.Errorf("%d requests reached the upstream", n)
+		}
+	})
+}

@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/internal/testupstream"
+)
+
+// TestV1UpstreamSilentBeforeHeaders: an upstream that accepts a /v1
+// request and sends nothing is given up on after switchyard_proxy's
+// response_header_timeout, and the client gets the envelope, not a hung
+// connection or an empty page.
+func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
+	up := testupstream.Start(t, testupstream.Options{})
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, "acme")
+
+	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := strings.Replace(string(b), "response_header_timeout 120s", "response_header_timeout 500ms", 1)
+	if short == string(b) {
+		t.Fatal("Caddyfile.example sets no response_header_timeout 120s for switchyard_proxy")
+	}
+	config := filepath.Join(t.TempDir(), "Caddyfile")
+	if err := os.WriteFile(config, []byte(short), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, e, config)
+
+	// The upstream would answer after a minute; a client that gives up
+	// first shows the gateway waited for it.
+	up.Enqueue(testupstream.Reply{Content: "Too late.", Delay: time.Minute})
+	req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	client := &http.Client{Timeout: 20 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("the gateway did not answer for a silent upstream: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var env struct {
+		Error struct{ Code, Type string }
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatalf("%d %q: not an error envelope: %v", resp.StatusCode, body, err)
+	}
+	if (resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusGatewayTimeout) ||
+		env.Error.Code != "upstream_unavailable" || env.Error.Type != "server_error" {
+		t.Fatalf("%d %s, want 502 upstream_unavailable", resp.StatusCode, body)
+	}
+
+	// Errors handle_errors answers are counted with the envelope they got.
+	series := `switchyard_requests_total{code="upstream_unavailable",route="v1",status="502"}`
+	if got := scrape(t, g)[series]; got != 1 {
+		t.Errorf("%s = %v, want 1", series, got)
+	}
+}
