@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/policy"
@@ -102,7 +103,8 @@ type App struct {
 	logger   *zap.Logger
 	metrics  *metrics // registered on this config's registry
 
-	files *lazyFiles // the Files API, opened on first use
+	files  *lazyFiles          // the Files API, opened on first use
+	bodies *semaphore.Weighted // memory budget of request bodies held in memory
 }
 
 // lazyFiles opens the Files API on first use, so that a config without
@@ -148,6 +150,7 @@ func (a *App) Validate() error {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.files = new(lazyFiles)
+	a.bodies = semaphore.NewWeighted(a.Limits.bodyMemory())
 	a.metrics = processMetrics
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
 		m, err := processMetrics.register(reg)

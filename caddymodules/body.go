@@ -2,10 +2,13 @@ package caddymodules
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 )
@@ -14,25 +17,91 @@ import (
 // it (limits, meter, chat), so that it is read from the client once.
 const bodyVar = "switchyard.body"
 
+// bodyChunk is the step in which a body read into memory takes its share
+// of the memory budget, so that a body of unknown length takes only what
+// it uses.
+const bodyChunk = 256 << 10
+
 // requestBody reads the request body, at most maxBytes of it, once per
 // request: later calls return the same bytes. The body is put back for
 // handlers that read r.Body themselves, such as reverse_proxy.
-func requestBody(r *http.Request, maxBytes int64) ([]byte, error) {
+//
+// Every body held in memory takes its size from budget until its request
+// ends, so that many large bodies at once cannot exhaust the process's
+// memory: when the budget is spent, the request is refused with 503
+// server_overloaded and Retry-After, before more of it is read.
+func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([]byte, error) {
 	if b, ok := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); ok {
 		return b, nil
 	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
-	if err != nil {
-		return nil, apierror.InvalidRequest("invalid_body", "The request body could not be read.")
+	var held int64
+	release := func() {
+		if held > 0 {
+			budget.Release(held)
+			held = 0
+		}
 	}
+	take := func(n int64) bool {
+		if budget == nil {
+			return true
+		}
+		if !budget.TryAcquire(n) {
+			return false
+		}
+		held += n
+		return true
+	}
+	size := int64(bodyChunk)
+	if r.ContentLength > 0 {
+		size = min(r.ContentLength, maxBytes+1)
+	}
+	if !take(size) {
+		return nil, errBodyBudget()
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(size))
+	lr := io.LimitReader(r.Body, maxBytes+1)
+	for {
+		if int64(buf.Len()) >= held && budget != nil && !take(bodyChunk) {
+			release()
+			return nil, errBodyBudget()
+		}
+		_, err := io.CopyN(&buf, lr, bodyChunk)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			release()
+			return nil, apierror.InvalidRequest("invalid_body", "The request body could not be read.")
+		}
+	}
+	body := buf.Bytes()
 	if int64(len(body)) > maxBytes {
+		release()
 		return nil, apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
 			"request_too_large", "The request body is larger than this endpoint accepts.")
+	}
+	if budget != nil {
+		// Hand back what was taken but not used, and the rest when the
+		// request ends: the body stays in memory until then.
+		if unused := held - int64(len(body)); unused > 0 {
+			budget.Release(unused)
+			held -= unused
+		}
+		n := held
+		context.AfterFunc(r.Context(), func() { budget.Release(n) })
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	caddyhttp.SetVar(r.Context(), bodyVar, body)
 	return body, nil
+}
+
+func errBodyBudget() *apierror.Error {
+	e := apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "server_overloaded",
+		"The gateway is holding as many large request bodies as it may. Retry shortly.")
+	e.RetryAfter = 1
+	return e
 }

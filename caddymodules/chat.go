@@ -161,7 +161,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		apierror.Write(w, apierror.Internal())
 		return nil
 	}
-	body, err := requestBody(r, h.app.Limits.maxBodyBytes())
+	body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -80,7 +81,7 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		return nil
 	}
 	prof := h.app.Profile()
-	parsed, err := parseRequest(r, h.app.Limits.maxBodyBytes())
+	parsed, err := parseRequest(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
@@ -184,14 +185,14 @@ func isUpload(r *http.Request) bool {
 // is refused here with 400. Multipart uploads are not streams and are not
 // read; they, and requests without a body, give the zero V1Request. The
 // parsed request is kept for the /v1 meter, so the body is decoded once.
-func parseRequest(r *http.Request, maxBytes int64) (billing.V1Request, error) {
+func parseRequest(r *http.Request, maxBytes int64, budget *semaphore.Weighted) (billing.V1Request, error) {
 	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
 		return billing.V1Request{}, nil
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
 		return billing.V1Request{}, nil
 	}
-	body, err := requestBody(r, maxBytes)
+	body, err := requestBody(r, maxBytes, budget)
 	if err != nil {
 		return billing.V1Request{}, err
 	}

@@ -54,6 +54,11 @@ type LimitsConfig struct {
 	// a larger one is refused with 413 request_too_large. Default: 32 MiB.
 	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
 
+	// Memory that request bodies read into memory may take together, on
+	// this node; past it, requests are refused with 503
+	// server_overloaded until bodies in flight finish. Default: 256 MiB.
+	BodyMemory int64 `json:"body_memory,omitempty"`
+
 	// Bound on every Redis call of the limiter. Default: 150ms.
 	RedisTimeout caddy.Duration `json:"redis_timeout,omitempty"`
 	// What the request-rate check does when Redis fails: "fail_open"
@@ -89,7 +94,10 @@ type QueueConfig struct {
 	MaxWait caddy.Duration `json:"max_wait,omitempty"`
 }
 
-const defaultMaxBodyBytes = 32 << 20
+const (
+	defaultMaxBodyBytes = 32 << 20
+	defaultBodyMemory   = 256 << 20
+)
 
 // apply overrides the profile's limits with the configured ones.
 func (c *LimitsConfig) apply(p *policy.Profile) {
@@ -129,6 +137,13 @@ func (c *LimitsConfig) apply(p *policy.Profile) {
 	if len(c.Prices) > 0 {
 		p.ModelPrices = maps.Clone(c.Prices)
 	}
+}
+
+func (c *LimitsConfig) bodyMemory() int64 {
+	if c == nil || c.BodyMemory <= 0 {
+		return defaultBodyMemory
+	}
+	return c.BodyMemory
 }
 
 func (c *LimitsConfig) maxBodyBytes() int64 {
@@ -251,7 +266,7 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 			case "system_chars":
 				c.MaxSystemChars = &n
 			}
-		case "upload_size", "stored_bytes", "inline_image", "max_body":
+		case "upload_size", "stored_bytes", "inline_image", "max_body", "body_memory":
 			if len(args) != 1 {
 				return nil, d.ArgErr()
 			}
@@ -270,6 +285,8 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 				c.MaxInlineImageBytes = int64(size)
 			case "max_body":
 				c.MaxBodyBytes = int64(size)
+			case "body_memory":
+				c.BodyMemory = int64(size)
 			}
 		case "max_charge":
 			if len(args) != 1 {

@@ -74,7 +74,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	}
 	req, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request)
 	if !ok {
-		body, err := requestBody(r, h.app.Limits.maxBodyBytes())
+		body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
 		if err != nil {
 			apierror.Write(w, err)
 			return nil
