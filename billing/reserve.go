@@ -1,6 +1,12 @@
 package billing
 
-import "github.com/switchyardhq/switchyard/policy"
+import (
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/switchyardhq/switchyard/policy"
+)
 
 // DefaultHoldTokens is the completion tokens a request that sets no
 // max_tokens (or max_completion_tokens) is assumed to generate when its
@@ -27,4 +33,35 @@ func HoldEstimate(p policy.Profile, bodyBytes int64, maxTokens, defaultTokens in
 		maxTokens = defaultTokens
 	}
 	return p.Price(EstimateTokens(max(bodyBytes, 0)), maxTokens)
+}
+
+// HoldFor is the amount to reserve for a request: its estimate from the
+// body and max_tokens at the prices of its model when it has a JSON
+// body, else (empty bodies) the minimum charge.
+func HoldFor(prof policy.Profile, req V1Request) int64 {
+	if req.Body == nil {
+		return prof.MinChargeCents
+	}
+	return HoldEstimate(prof.ForModel(req.Model), int64(len(req.Body)), req.MaxTokens, DefaultHoldTokens)
+}
+
+// UploadPath is the spec's upload route. Only it is free: a multipart
+// POST elsewhere (a /v1 upload the backend answers) may be metered.
+const UploadPath = "/v3/files"
+
+// Chargeable reports whether a request can be charged for, and so must
+// pass the balance gate. Storage has no fee (spec section 8): reading,
+// listing, downloading and deleting files are free, and so is uploading
+// one (a multipart POST to UploadPath), so an account that ran dry keeps
+// access to what it stored and can still store more.
+func Chargeable(method, path, contentType string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
+		return false
+	}
+	if method == http.MethodPost && strings.TrimSuffix(path, "/") == UploadPath {
+		mt, _, _ := mime.ParseMediaType(contentType)
+		return !strings.HasPrefix(mt, "multipart/")
+	}
+	return true
 }

@@ -92,11 +92,11 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		StreamLimit: prof.ConcurrentStreams,
 		WantLease:   parsed.Stream,
 	}
-	if mayCost(r) {
+	if billing.Chargeable(r.Method, r.URL.Path, r.Header.Get("Content-Type")) {
 		req.Reserve = limits.Reservation{
 			Account: p.AccountID,
 			Balance: p.BalanceCents,
-			Want:    holdFor(prof, parsed),
+			Want:    billing.HoldFor(prof, parsed),
 			Min:     prof.MinChargeCents,
 		}
 	}
@@ -127,17 +127,6 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	return next.ServeHTTP(w, r)
 }
 
-// holdFor is the amount to reserve for a request: its estimate from the
-// body and max_tokens at the prices of its model when it has a JSON body,
-// else (empty bodies) the minimum charge, which is all the balance gate
-// asks of them.
-func holdFor(prof policy.Profile, parsed billing.V1Request) int64 {
-	if parsed.Body == nil {
-		return prof.MinChargeCents
-	}
-	return billing.HoldEstimate(prof.ForModel(parsed.Model), int64(len(parsed.Body)), parsed.MaxTokens, billing.DefaultHoldTokens)
-}
-
 // holdVar holds the request's *limits.Hold, for whoever records its charge
 // to settle.
 const holdVar = "switchyard.hold"
@@ -148,33 +137,6 @@ func settleHold(r *http.Request, charged int64) {
 	if h, ok := caddyhttp.GetVar(r.Context(), holdVar).(*limits.Hold); ok {
 		h.Settle(charged)
 	}
-}
-
-// mayCost reports whether a request can be charged for. Storage has no
-// fee (spec section 8): reading, listing, downloading and deleting files
-// are free, and so is uploading one (a multipart POST to /v3/files), so
-// an account that ran dry keeps access to what it stored and can still
-// store more. Uploads still count against the request rate.
-func mayCost(r *http.Request) bool {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
-		return false
-	}
-	return !isUpload(r)
-}
-
-// uploadPath is the spec's upload route. Only it is free: a multipart
-// POST elsewhere (a /v1 upload the backend answers) may be metered.
-const uploadPath = "/v3/files"
-
-// isUpload reports whether r is a file upload: a multipart POST to
-// uploadPath.
-func isUpload(r *http.Request) bool {
-	if r.Method != http.MethodPost || strings.TrimSuffix(r.URL.Path, "/") != uploadPath {
-		return false
-	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return strings.HasPrefix(mt, "multipart/")
 }
 
 // parseRequest reads a POST body to learn whether it asks for a stream
