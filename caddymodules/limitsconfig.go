@@ -25,7 +25,7 @@ type LimitsConfig struct {
 	RequestsPeriod caddy.Duration `json:"requests_period,omitempty"`
 	// Whether the request limit is a rolling window (no more than
 	// Requests in any RequestsPeriod) rather than a rate with bursts up to
-	// Requests. Default: the revision's (A rolling, B not).
+	// Requests. Default: rolling in both revisions.
 	Rolling *bool `json:"rolling,omitempty"`
 
 	// Concurrent streams per API key. Default: A 34, B 5.

@@ -154,7 +154,7 @@ func TestProfileOverrides(t *testing.T) {
 		check func(p policy.Profile) bool
 	}{
 		{"revision B defaults", App{}, func(p policy.Profile) bool {
-			return p.RequestsPerPeriod == 60 && !p.Rolling && p.ConcurrentStreams == 5 && p.MaxUploadBytes == 25_000_000 &&
+			return p.RequestsPerPeriod == 60 && p.Rolling && p.ConcurrentStreams == 5 && p.MaxUploadBytes == 25_000_000 &&
 				p.MaxStoredBytes == 500_000_000 && p.MaxInlineImage == 10_000_000 && p.MaxSystemChars == 2000 && p.MaxChargeCents == 500 && p.UsageAlways
 		}},
 		{"revision A defaults", App{Revision: "A"}, func(p policy.Profile) bool {

@@ -95,42 +95,76 @@ func TestBalanceGate(t *testing.T) {
 	})
 }
 
+// TestRateLimitPerRevision: both revisions' defaults are rolling windows,
+// so the request after the limit waits until the first of the window
+// leaves (close to a minute), while revision B's limit chosen as a rate
+// ("requests 60 1m rate") refuses for one second, until the bucket
+// refills.
 func TestRateLimitPerRevision(t *testing.T) {
 	for _, tc := range []struct {
+		name     string
 		revision string
+		config   string // extra lines of the limits block
 		limit    int
-		reset    string
+		rolling  bool
+		reset    string // x-ratelimit-reset-requests of the first request
 	}{
-		{"A", 150, "1m0s"},
-		{"B", 60, "1m0s"},
+		{name: "A", revision: "A", limit: 150, rolling: true, reset: "1m0s"},
+		{name: "B", revision: "B", limit: 60, rolling: true, reset: "1m0s"},
+		{name: "B as a rate", revision: "B", config: "requests 60 1m rate", limit: 60, reset: "1s"},
 	} {
-		t.Run(tc.revision, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			up := testupstream.Start(t, testupstream.Options{})
 			e := embeddedEnv(t, up.URL()).with("SWITCHYARD_REVISION", tc.revision)
 			key := fundedKey(t, e, "busy")
 			other := fundedKey(t, e, "other")
-			g := startGateway(t, e)
-			for i := 1; i <= tc.limit; i++ {
-				status, h, body := g.do("GET", "/v1/models", key, "")
+			var g *gateway
+			if tc.config != "" {
+				g = startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\t"+tc.config+"\n\t\t}"))
+			} else {
+				g = startGateway(t, e)
+			}
+			start := time.Now()
+			admitted := 0
+			var status int
+			var h http.Header
+			var body string
+			for i := 1; i <= 2*tc.limit+10; i++ {
+				status, h, body = g.do("GET", "/v1/models", key, "")
 				if status != http.StatusOK {
-					t.Fatalf("request %d of %d: %d %s", i, tc.limit, status, body)
+					break
 				}
-				if got, want := h.Get("X-Ratelimit-Remaining-Requests"), strconv.Itoa(tc.limit-i); got != want {
-					t.Fatalf("request %d: remaining %q, want %q", i, got, want)
-				}
+				admitted++
 				if h.Get("X-Ratelimit-Limit-Requests") != strconv.Itoa(tc.limit) {
 					t.Fatalf("limit header %q", h.Get("X-Ratelimit-Limit-Requests"))
 				}
+				if i == 1 && h.Get("X-Ratelimit-Reset-Requests") != tc.reset {
+					t.Errorf("first request: reset %q, want %q", h.Get("X-Ratelimit-Reset-Requests"), tc.reset)
+				}
+				// A rate refills while the requests go on; a window does not.
+				if got, want := h.Get("X-Ratelimit-Remaining-Requests"), strconv.Itoa(tc.limit-i); tc.rolling && got != want {
+					t.Fatalf("request %d: remaining %q, want %q", i, got, want)
+				}
 			}
-			status, h, body := g.do("GET", "/v1/models", key, "")
+			elapsed := time.Since(start)
 			if status != http.StatusTooManyRequests {
-				t.Fatalf("request %d: %d %s", tc.limit+1, status, body)
+				t.Fatalf("request %d: %d %s", admitted+1, status, body)
+			}
+			if tc.rolling && admitted != tc.limit || admitted < tc.limit {
+				t.Fatalf("admitted %d before the first 429, want %d", admitted, tc.limit)
 			}
 			if _, typ, code := errorBody(t, body); code != "rate_limit_exceeded" || typ != "requests" {
 				t.Errorf("code %q type %q", code, typ)
 			}
-			if ra, err := strconv.Atoi(h.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
-				t.Errorf("Retry-After %q", h.Get("Retry-After"))
+			ra, err := strconv.Atoi(h.Get("Retry-After"))
+			if tc.rolling {
+				// The first admission leaves the window a minute after it
+				// was made, at least a minute less the time spent so far.
+				if least := int(time.Minute.Seconds() - elapsed.Seconds()); err != nil || ra < least || ra > 60 {
+					t.Errorf("Retry-After %q after %s, want %d to 60", h.Get("Retry-After"), elapsed, least)
+				}
+			} else if err != nil || ra != 1 {
+				t.Errorf("Retry-After %q, want 1 (one emission interval)", h.Get("Retry-After"))
 			}
 			if h.Get("X-Ratelimit-Remaining-Requests") != "0" || h.Get("X-Ratelimit-Reset-Requests") == "" {
 				t.Errorf("headers on the refusal: %v", h)

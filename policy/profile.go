@@ -43,8 +43,10 @@ type Profile struct {
 	// Requests admitted per API key: RequestsPerPeriod within Period.
 	RequestsPerPeriod int
 	Period            time.Duration
-	// Rolling is true when the period is a rolling window (A) rather than
-	// a per-minute rate (B).
+	// Rolling is true when no more than RequestsPerPeriod are admitted in
+	// any window of length Period (both revisions), false when the limit is
+	// a rate that admits bursts of up to RequestsPerPeriod on top of the
+	// sustained pace (up to twice as many in one window).
 	Rolling bool
 
 	ConcurrentStreams int // per API key
@@ -101,6 +103,7 @@ func ProfileFor(r Revision) Profile {
 	default:
 		p.Revision = RevisionB
 		p.RequestsPerPeriod = 60
+		p.Rolling = true
 		p.ConcurrentStreams = 5
 		p.MaxUploadBytes = 25 * mb
 		p.MaxStoredBytes = 500 * mb

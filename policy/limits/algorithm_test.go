@@ -30,9 +30,9 @@ func maxInWindow(r Rate, step, total, window time.Duration) int {
 }
 
 // TestRevisionRates pins the mapping of the spec's request limits and
-// why revision A needs the rolling window: under GCRA with burst equal to
-// the limit, a client that bursts and then keeps pace gets almost twice
-// the limit into one window.
+// why both revisions need the rolling window: under GCRA with burst equal
+// to the limit, a client that bursts and then keeps pace gets almost
+// twice the limit into one window.
 func TestRevisionRates(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -41,7 +41,8 @@ func TestRevisionRates(t *testing.T) {
 	}{
 		{name: "A", rate: RateFor(policy.ProfileFor(policy.RevisionA)), wantMostIn: 150},
 		{name: "A as plain GCRA", rate: Rate{Limit: 150, Period: time.Minute, Burst: 150}, wantMostIn: 299},
-		{name: "B", rate: RateFor(policy.ProfileFor(policy.RevisionB)), wantMostIn: 119},
+		{name: "B", rate: RateFor(policy.ProfileFor(policy.RevisionB)), wantMostIn: 60},
+		{name: "B as a rate", rate: RateFor(rateProfile(policy.RevisionB)), wantMostIn: 119},
 		{name: "GCRA without burst", rate: Rate{Limit: 150, Period: time.Minute, Burst: 1}, wantMostIn: 150},
 	}
 	for _, tt := range tests {
@@ -55,7 +56,18 @@ func TestRevisionRates(t *testing.T) {
 	if a := RateFor(policy.ProfileFor(policy.RevisionA)); !a.Rolling || a.Limit != 150 || a.Period != time.Minute {
 		t.Fatalf("revision A rate %+v", a)
 	}
-	if b := RateFor(policy.ProfileFor(policy.RevisionB)); b.Rolling || b.Limit != 60 || b.Burst != 60 || b.Period != time.Minute {
+	if b := RateFor(policy.ProfileFor(policy.RevisionB)); !b.Rolling || b.Limit != 60 || b.Period != time.Minute {
 		t.Fatalf("revision B rate %+v", b)
 	}
+	if b := RateFor(rateProfile(policy.RevisionB)); b.Rolling || b.Limit != 60 || b.Burst != 60 || b.Period != time.Minute {
+		t.Fatalf("revision B rate with Rolling off %+v", b)
+	}
+}
+
+// rateProfile is a revision's profile with its request limit enforced as
+// a rate (GCRA), as the Caddyfile's "requests <n> <period> rate" sets it.
+func rateProfile(r policy.Revision) policy.Profile {
+	p := policy.ProfileFor(r)
+	p.Rolling = false
+	return p
 }

@@ -37,7 +37,8 @@
 //
 // # The spec's limits
 //
-// RateFor maps a policy.Profile:
+// RateFor maps a policy.Profile. Both revisions promise a count per
+// minute, so both get the rolling window by default:
 //
 //   - Revision A, "150 per rolling 60 seconds": Rolling, Limit 150, Period
 //     1m. GCRA with B = 150 and T = 400ms would let 299 requests into one
@@ -45,10 +46,11 @@
 //     promise; GCRA with B = 1 would keep it but refuse any two requests
 //     sent within 400ms of each other. The sliding log keeps the promise
 //     and allows all 150 at once.
-//   - Revision B, "60 per minute": GCRA, Limit 60, Period 1m, Burst 60. A
-//     sustained 60 per minute, refilling one request a second, with bursts
-//     of up to 60 after a quiet minute; up to 119 may fall within one
-//     60-second window. This is how OpenAI enforces requests per minute.
+//   - Revision B, "60 per minute": Rolling, Limit 60, Period 1m. Never
+//     more than 60 in any 60-second window; all 60 may come at once. GCRA
+//     with B = 60 and T = 1s, which a profile still selects with Rolling
+//     false ("rate" in the Caddyfile), would admit 119 in one window: 60
+//     at once, then one a second as the bucket refills.
 //
 // # Headers
 //

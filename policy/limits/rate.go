@@ -27,7 +27,9 @@ type Rate struct {
 	// Rolling selects the exact sliding window instead of GCRA. Its state
 	// is one timestamp per admitted request still inside the window, so it
 	// costs O(Limit) memory per active key (8 bytes each in process, about
-	// 60 bytes each in Redis). Default: false (GCRA).
+	// 50 bytes each in Redis up to 128 entries, about 130 above). Default:
+	// false (GCRA); RateFor sets it from the profile, true for both
+	// revisions.
 	Rolling bool
 }
 
@@ -46,12 +48,14 @@ func (r Rate) interval() time.Duration { return r.Period / time.Duration(r.Limit
 
 // RateFor returns the per-API-key request rate of a revision profile.
 //
-// Revision A's "150 per rolling 60 seconds" becomes the exact sliding
-// window (Rolling), because GCRA with Burst equal to Limit lets up to
-// 2*Limit-1 requests through in some 60-second windows. Revision B's "60
-// per minute" becomes GCRA with Burst equal to Limit: a sustained 60 per
-// minute with bursts of up to 60, the way OpenAI enforces its per-minute
-// limits. The package documentation has the arithmetic.
+// Both revisions' limits are exact sliding windows by default (Rolling):
+// revision A's "150 per rolling 60 seconds" and revision B's "60 per
+// minute" each promise a count per minute, and GCRA with Burst equal to
+// Limit lets up to 2*Limit-1 requests through in some 60-second windows.
+// A profile with Rolling false gets GCRA with Burst equal to Limit: a
+// sustained Limit per Period with bursts of up to Limit, the way OpenAI
+// enforces its per-minute limits. The package documentation has the
+// arithmetic.
 func RateFor(p policy.Profile) Rate {
 	return Rate{
 		Limit:   p.RequestsPerPeriod,

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -211,7 +212,10 @@ func parseSeconds(v any) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return max(time.Duration(f*float64(time.Second)), 0), nil
+	// The scripts' times are whole microseconds; rounding to one undoes
+	// the float error, so that a retry of exactly 1s is not 1.0000001s
+	// and sent as Retry-After: 2.
+	return max(time.Duration(math.Round(f*1e6))*time.Microsecond, 0), nil
 }
 
 var errBreakerOpen = errors.New("redis circuit breaker open")

@@ -97,7 +97,11 @@ if mode == "1" then
   remaining = math.max(math.floor(diff / interval + eps), 0)
   reset_after = new_tat - now
 elseif mode == "2" then
-  redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period + eps)
+  -- The window is (now - period, now]. Times are whole microseconds
+  -- (TIME, or ARGV now with six decimals), so half a microsecond of slack
+  -- absorbs the rounding without letting an admission one microsecond
+  -- inside the window fall out of it.
+  redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period + eps / 2)
   held = redis.call("ZCARD", KEYS[1])
   if held >= limit then
     local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")

@@ -20,7 +20,7 @@ import (
 // testRedisClient connects to the test Redis (internal/testenv: the one
 // make test runs, or $SWITCHYARD_TEST_REDIS) and fails the test when it
 // does not answer: these tests are never skipped.
-func testRedisClient(t *testing.T) *redis.Client {
+func testRedisClient(t testing.TB) *redis.Client {
 	t.Helper()
 	url, _ := testenv.Redis(t)
 	opts, err := redis.ParseURL(url)
@@ -41,7 +41,7 @@ func redisAddr(t *testing.T) string {
 
 // testPrefix is a key prefix of the test's own; its keys, and redis_rate's
 // under "rate:" and the prefix, are deleted when the test ends.
-func testPrefix(t *testing.T, _ *redis.Client) string {
+func testPrefix(t testing.TB, _ *redis.Client) string {
 	t.Helper()
 	_, prefix := testenv.Redis(t)
 	return prefix

@@ -34,6 +34,8 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"RefusalConsumesNothing", testRefusalConsumesNothing},
 		{"RollingWindow", testRollingWindow},
 		{"RollingNeverExceedsWindow", testRollingNeverExceedsWindow},
+		{"RollingPromise", testRollingPromise},
+		{"RateOptionAdmitsMore", testRateOptionAdmitsMore},
 		{"NoRate", testNoRate},
 		{"Leases", testLeases},
 		{"LeaseReleaseIdempotent", testLeaseReleaseIdempotent},
