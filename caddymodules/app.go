@@ -187,6 +187,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 		if a.queue, err = acquireQueue(s, a.Limits.Queue, a.limiter); err != nil {
 			return err
 		}
+		if reg := ctx.GetMetricsRegistry(); reg != nil {
+			if err := registerQueueGauge(reg, a.queue); err != nil {
+				return fmt.Errorf("registering metrics: %v", err)
+			}
+		}
 	}
 	if a.KeyCacheTTL > 0 && a.backend.cache() == nil {
 		a.logger.Warn("key_cache_ttl ignored: the embedded store cannot tell other processes about revocations")

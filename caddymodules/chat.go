@@ -44,7 +44,7 @@ type Chat struct {
 	// tools, so it must answer. Default: 8.
 	MaxRounds int `json:"max_rounds,omitempty"`
 
-	// Longest a tool call may take. Default: 60s.
+	// Longest a tool call may take. Default: 2m.
 	ToolTimeout caddy.Duration `json:"tool_timeout,omitempty"`
 
 	// Bound on the time from sending a request upstream to its first
@@ -111,6 +111,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		MaxRounds:    h.MaxRounds,
 		ToolTimeout:  time.Duration(h.ToolTimeout),
 		Logger:       slogFor(h.logger),
+		ToolObserver: app.metrics.observeTool,
 	}
 	if q := app.Queue(); q != nil {
 		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {

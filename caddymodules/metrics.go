@@ -31,6 +31,8 @@ type metrics struct {
 	cents         *prometheus.CounterVec // route
 	chargeErrors  *prometheus.CounterVec // route
 	upstreamFirst prometheus.Histogram
+	toolRuns      *prometheus.CounterVec   // tool, outcome
+	toolDuration  *prometheus.HistogramVec // tool
 }
 
 // Values of the route label.
@@ -88,6 +90,17 @@ func newMetrics() *metrics {
 			Help:    "Time from a metered /v1 request to the upstream's successful response headers.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
 		}),
+		toolRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "tool_runs_total",
+			Help: "Tool calls of /v3 chat completions, by tool and outcome (done, failed, timeout).",
+		}, []string{"tool", "outcome"}),
+		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "tool_duration_seconds",
+			Help: "Time a tool call took, whatever its outcome, by tool.",
+			// Up to the longest tool_timeout one would set: a search is
+			// seconds, a rendered document can take minutes.
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"tool"}),
 	}
 }
 
@@ -104,6 +117,8 @@ func (m *metrics) register(reg prometheus.Registerer) (*metrics, error) {
 	reuse(reg, &out.cents, &errs)
 	reuse(reg, &out.chargeErrors, &errs)
 	reuse(reg, &out.upstreamFirst, &errs)
+	reuse(reg, &out.toolRuns, &errs)
+	reuse(reg, &out.toolDuration, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -219,6 +234,32 @@ func (m *metrics) observeFirstByte(start time.Time) {
 		return
 	}
 	m.upstreamFirst.Observe(time.Since(start).Seconds())
+}
+
+// observeTool counts one finished tool call; it is the orchestrator's
+// translator.Config.ToolObserver, which passes only registered tool
+// names and translator.ToolUnknown, so the tool label stays bounded.
+func (m *metrics) observeTool(tool, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.toolRuns.WithLabelValues(tool, outcome).Inc()
+	m.toolDuration.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// registerQueueGauge registers switchyard_queue_waiting, which reads q
+// when scraped. Unlike the counters it is made per config: it holds no
+// count to keep across a reload, and each config reads its own queue. A
+// gauge reg already holds is kept, so provisioning twice on one
+// registry does not fail.
+func registerQueueGauge(reg prometheus.Registerer, q *limits.Queue) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "switchyard", Name: "queue_waiting",
+		Help: "Requests waiting in this process for an admission queue slot.",
+	}, func() float64 { return float64(q.Waiting()) })
+	var errs []error
+	reuse(reg, &g, &errs)
+	return errors.Join(errs...)
 }
 
 // countingRecorder counts the charges of a translator.UsageRecorder.

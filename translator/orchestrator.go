@@ -31,6 +31,18 @@ const (
 	reasoningEvery = 250 * time.Millisecond
 )
 
+// Outcomes of a tool call, as reported to Config.ToolObserver.
+const (
+	ToolOutcomeDone    = "done"    // the tool returned a result
+	ToolOutcomeFailed  = "failed"  // the tool returned an error, or the call was malformed
+	ToolOutcomeTimeout = "timeout" // the call ran past Config.ToolTimeout
+)
+
+// ToolUnknown is the tool name reported to Config.ToolObserver for a
+// call to a tool the request was not offered; the name the backend
+// wrote is the backend's to choose and could be anything.
+const ToolUnknown = "unknown"
+
 // Config configures an Orchestrator.
 type Config struct {
 	// Upstream is the backend. Required.
@@ -82,6 +94,15 @@ type Config struct {
 	MaxAttachmentChars int
 	// Logger receives operational logs. Default: nil, no logs.
 	Logger *slog.Logger
+	// ToolObserver, when set, is told of every tool call the backend
+	// makes once it has run or failed: the tool's name, one of the
+	// ToolOutcome values and how long the call took. A call to a tool
+	// the request was not offered reports the name ToolUnknown, so that
+	// only registered names reach it. A call cut short because the
+	// request itself ended is not reported: its outcome says nothing of
+	// the tool. It is called from the request's goroutine and must not
+	// block. Default: nil, nothing is reported.
+	ToolObserver func(tool, outcome string, d time.Duration)
 
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time

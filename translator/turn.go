@@ -319,6 +319,7 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 		return "", err
 	}
 	t.toolCalls++
+	began := t.o.cfg.Now()
 	fail := func(msg string) (string, error) {
 		if err := out.send(Delta{Act: t.acts.end(ActFail, "")}); err != nil {
 			return "", err
@@ -326,9 +327,11 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 		return msg, nil
 	}
 	if !offered {
+		t.observeTool(ToolUnknown, ToolOutcomeFailed, began)
 		return fail(fmt.Sprintf("error: no tool named %q is available in this conversation", clip.Ellipsis(name, 64)))
 	}
 	if !json.Valid(args) {
+		t.observeTool(tool.Name(), ToolOutcomeFailed, began)
 		return fail("error: the arguments are not valid JSON")
 	}
 
@@ -338,9 +341,18 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 	}
 	tctx, cancel := context.WithTimeout(ctx, t.o.cfg.ToolTimeout)
 	res, err := tool.Execute(tctx, call)
+	timedOut := errors.Is(tctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if ctx.Err() != nil {
 		return "", context.Cause(ctx)
+	}
+	switch {
+	case err == nil:
+		t.observeTool(tool.Name(), ToolOutcomeDone, began)
+	case timedOut:
+		t.observeTool(tool.Name(), ToolOutcomeTimeout, began)
+	default:
+		t.observeTool(tool.Name(), ToolOutcomeFailed, began)
 	}
 	if err != nil {
 		t.o.log.LogAttrs(ctx, slog.LevelWarn, "tool call failed",
@@ -357,6 +369,13 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 		return "done", nil // some backends refuse an empty tool message
 	}
 	return res.Content, nil
+}
+
+// observeTool reports a finished tool call to Config.ToolObserver.
+func (t *turn) observeTool(tool, outcome string, began time.Time) {
+	if obs := t.o.cfg.ToolObserver; obs != nil {
+		obs(tool, outcome, t.o.cfg.Now().Sub(began))
+	}
 }
 
 // emitResult sends the events of a tool result. Artifact events are
