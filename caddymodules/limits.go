@@ -105,8 +105,13 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	limits.SetHeaders(w.Header(), adm.Rate)
 	if err != nil {
 		if be, ok := errors.AsType[*limits.BalanceError](err); ok {
-			apierror.Write(w, apierror.InsufficientBalance(
-				"Your balance of "+billing.FormatCents(be.Available)+" does not cover a request. Top up to continue."))
+			msg := "Your balance of " + billing.FormatCents(p.BalanceCents) + " does not cover a request. Top up to continue."
+			if be.Available < p.BalanceCents {
+				// The rest is held by the account's requests in flight.
+				msg = "Your balance of " + billing.FormatCents(p.BalanceCents) + " is held by requests in flight (" +
+					billing.FormatCents(max(be.Available, 0)) + " available). Retry when they finish, or top up."
+			}
+			apierror.Write(w, apierror.InsufficientBalance(msg))
 			return nil
 		}
 		if errors.Is(err, limits.ErrUnavailable) {
