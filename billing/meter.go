@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"mime"
 
+	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/sse"
 )
 
@@ -245,7 +246,7 @@ func (m *Meter) Usage() Usage {
 func (m *Meter) keepContent(text string) {
 	m.contentBytes += int64(len(text))
 	if n := DefaultCountBudget - len(m.content); n > 0 {
-		m.content = append(m.content, cutUTF8(text, n)...)
+		m.content = append(m.content, clip.Bytes(text, n)...)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // TokenEncoding is the BPE vocabulary estimates are counted with: the one
@@ -80,7 +81,7 @@ func (c *TokenCounter) Add(text string) {
 	}
 	head := text
 	if int64(len(head)) > left {
-		head = cutUTF8(head, int(left))
+		head = clip.Bytes(head, int(left))
 	}
 	c.counted += int64(len(head))
 	c.countedTokens += CountTokens(head)
@@ -121,15 +122,4 @@ func (c *TokenCounter) Tokens() int64 {
 	whole := c.rest / c.counted * c.countedTokens
 	part := (c.rest%c.counted*c.countedTokens + c.counted - 1) / c.counted
 	return c.countedTokens + whole + part
-}
-
-// cutUTF8 is s cut to at most n bytes, not inside a UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -109,27 +109,6 @@ func TestTokenCounter(t *testing.T) {
 	}
 }
 
-func TestCutUTF8(t *testing.T) {
-	cases := []struct {
-		name string
-		s    string
-		n    int
-		want string
-	}{
-		{name: "between runes", s: "héllo", n: 3, want: "hé"},
-		{name: "inside a rune", s: "héllo", n: 2, want: "h"},
-		{name: "past the end", s: "héllo", n: 99, want: "héllo"},
-		{name: "zero", s: "héllo", n: 0, want: ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := cutUTF8(tc.s, tc.n); got != tc.want {
-				t.Errorf("cutUTF8(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
-			}
-		})
-	}
-}
-
 // A /v1 prompt is estimated by its tokens: a body of digits takes about
 // twice the tokens of a body of words of the same length.
 func TestEstimatePromptTokens(t *testing.T) {

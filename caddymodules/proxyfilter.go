@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // DefaultV1Routes are the /v1 routes passed upstream when a Proxy names
@@ -80,7 +81,7 @@ func routeAllowed(routes []string, method, rest string) bool {
 // refused rather than interpreted.
 func admitRoute(r *http.Request, prefix string, routes []string) error {
 	p := r.URL.Path
-	notFound := apierror.NotFound("This gateway does not serve " + r.Method + " " + clipPath(p) + ".")
+	notFound := apierror.NotFound("This gateway does not serve " + r.Method + " " + clip.Ellipsis(p, 80) + ".")
 	notFound.Code = "route_not_found"
 	if len(p) < len(prefix) || !strings.EqualFold(p[:len(prefix)], prefix) {
 		return notFound
@@ -95,13 +96,6 @@ func admitRoute(r *http.Request, prefix string, routes []string) error {
 	r.URL.Path = prefix + rest
 	r.URL.RawPath = ""
 	return nil
-}
-
-func clipPath(p string) string {
-	if len(p) > 80 {
-		return p[:80] + "…"
-	}
-	return p
 }
 
 // filterRequestHeaders drops every request header not on the list.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // Clamd scans with a ClamAV daemon over its INSTREAM protocol: the
@@ -291,7 +293,7 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return cutUTF8(s, n) + "..."
+	return clip.Bytes(s, n) + "..."
 }
 
 var _ Scanner = (*Clamd)(nil)

@@ -5,7 +5,8 @@ import (
 	"path"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // MaxFilenameBytes bounds a stored filename, as most filesystems bound a
@@ -69,17 +70,5 @@ func shorten(name string, limit int) string {
 		ext = ""
 	}
 	stem := name[:len(name)-len(ext)]
-	return cutUTF8(stem, limit-len(ext)) + ext
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that ends on
-// a character boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return clip.Bytes(stem, limit-len(ext)) + ext
 }

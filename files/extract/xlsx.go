@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // The xlsx reader parses SpreadsheetML itself rather than through
@@ -263,14 +265,14 @@ func (w *sheetWriter) cellText() (string, error) {
 			return "", nil
 		}
 		s, err := w.sst.get(i)
-		return cutRunes(s, maxCellRune), err
+		return clip.Runes(s, maxCellRune), err
 	case "b":
 		if strings.TrimSpace(v) == "1" {
 			return "TRUE", nil
 		}
 		return "FALSE", nil
 	case "inlineStr", "str", "e", "d":
-		return cutRunes(v, maxCellRune), nil
+		return clip.Runes(v, maxCellRune), nil
 	}
 	v = strings.TrimSpace(v)
 	if w.styles.isDate(w.cell.style) {
@@ -280,7 +282,7 @@ func (w *sheetWriter) cellText() (string, error) {
 			}
 		}
 	}
-	return cutRunes(v, maxCellRune), nil
+	return clip.Runes(v, maxCellRune), nil
 }
 
 func (w *sheetWriter) writeRow() error {
@@ -334,19 +336,4 @@ func columnIndex(ref string) (int, bool) {
 		return 0, false
 	}
 	return col - 1, true
-}
-
-// cutRunes returns s cut to at most n runes.
-func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }

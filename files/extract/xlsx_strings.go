@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // maxSharedStringBytes bounds the shared strings held in memory. Cells
@@ -88,7 +90,7 @@ func (s *sharedStrings) next() error {
 				if !inSI {
 					continue
 				}
-				str := cutRunes(b.String(), maxCellRune)
+				str := clip.Runes(b.String(), maxCellRune)
 				s.bytes += len(str) + 16 // the string header counts too
 				if s.bytes > maxSharedStringBytes {
 					s.done = true

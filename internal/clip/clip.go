@@ -24,3 +24,15 @@ func Ellipsis(s string, n int) string {
 	}
 	return Runes(s, n) + "…"
 }
+
+// Bytes returns the longest prefix of s of at most n bytes that does not
+// end inside a UTF-8 sequence.
+func Bytes(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

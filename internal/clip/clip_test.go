@@ -26,3 +26,24 @@ func TestClip(t *testing.T) {
 		})
 	}
 }
+
+func TestBytes(t *testing.T) {
+	cases := []struct {
+		name string
+		s    string
+		n    int
+		want string
+	}{
+		{name: "between runes", s: "héllo", n: 3, want: "hé"},
+		{name: "inside a rune", s: "héllo", n: 2, want: "h"},
+		{name: "past the end", s: "héllo", n: 99, want: "héllo"},
+		{name: "zero", s: "héllo", n: 0, want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Bytes(tc.s, tc.n); got != tc.want {
+				t.Errorf("Bytes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+			}
+		})
+	}
+}

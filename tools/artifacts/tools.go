@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
@@ -28,7 +29,7 @@ func (t *createTool) Label(args json.RawMessage) string {
 	if a.Title == "" {
 		return "Creating a " + t.k.typ
 	}
-	return fmt.Sprintf("Creating %s “%s”", t.k.typ, clipLabel(a.Title))
+	return fmt.Sprintf("Creating %s “%s”", t.k.typ, clip.Ellipsis(a.Title, 60))
 }
 
 // Execute implements tools.Tool.
@@ -56,7 +57,7 @@ func (t *updateTool) Label(args json.RawMessage) string {
 		ID string `json:"object_id"`
 	}
 	_ = json.Unmarshal(args, &a)
-	return "Updating " + clipLabel(a.ID)
+	return "Updating " + clip.Ellipsis(a.ID, 60)
 }
 
 // Execute implements tools.Tool.
@@ -108,7 +109,7 @@ func (t *deleteTool) Label(args json.RawMessage) string {
 		ID string `json:"object_id"`
 	}
 	_ = json.Unmarshal(args, &a)
-	return "Deleting " + clipLabel(a.ID)
+	return "Deleting " + clip.Ellipsis(a.ID, 60)
 }
 
 // Execute implements tools.Tool.
@@ -130,7 +131,7 @@ func (t *deleteTool) Execute(ctx context.Context, call tools.Call) (tools.Result
 // ids that are malformed, unknown or deleted.
 func live(env *tools.Env, id string) (tools.ObjectRef, error) {
 	if _, _, ok := storage.ParseObjectID(id); !ok {
-		return tools.ObjectRef{}, tools.Failf("%q is not an object id (obj<N> or el<N>)", clipLabel(id))
+		return tools.ObjectRef{}, tools.Failf("%q is not an object id (obj<N> or el<N>)", clip.Ellipsis(id, 60))
 	}
 	ref, ok := env.Objects[id]
 	switch {
@@ -140,12 +141,4 @@ func live(env *tools.Env, id string) (tools.ObjectRef, error) {
 		return tools.ObjectRef{}, tools.Failf("%s was deleted; its id is retired and cannot be used again", id)
 	}
 	return ref, nil
-}
-
-func clipLabel(s string) string {
-	r := []rune(s)
-	if len(r) > 60 {
-		return string(r[:60]) + "…"
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"github.com/switchyardhq/switchyard/internal/clip"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
@@ -182,15 +183,6 @@ func tidy(s string) string {
 // cutRunes returns s cut to at most n characters, at a rune boundary,
 // and whether it was cut.
 func cutRunes(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos], true
-		}
-		i++
-	}
-	return s, false
+	c := clip.Runes(s, n)
+	return c, len(c) < len(s)
 }
