@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/render"
 	"github.com/switchyardhq/switchyard/tools/render/chart"
 	"github.com/switchyardhq/switchyard/tools/render/diagram"
 )
@@ -40,7 +41,7 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 		return png, ref.Title, err
 	case "diagram":
 		png, err := diagram.Render(ctx, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
-			Theme: diagram.ThemeLight, Aspect: diagram.AspectLandscape})
+			Theme: render.ThemeLight, Aspect: render.AspectLandscape})
 		if err != nil {
 			return nil, "", sourceError(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/render"
 	"github.com/switchyardhq/switchyard/tools/render/chart"
 	"github.com/switchyardhq/switchyard/tools/render/diagram"
 	"github.com/switchyardhq/switchyard/tools/render/docx"
@@ -237,7 +238,7 @@ var diagramKind = &kind{
 		if strings.TrimSpace(a.Source) == "" {
 			return "", source{}, tools.Failf("source is required")
 		}
-		return title, source{Text: a.Source, Theme: orDefault(a.Theme, diagram.ThemeLight), Aspect: orDefault(a.Aspect, diagram.AspectLandscape)}, nil
+		return title, source{Text: a.Source, Theme: orDefault(a.Theme, render.ThemeLight), Aspect: orDefault(a.Aspect, render.AspectLandscape)}, nil
 	},
 	update: func(old source, args json.RawMessage) (source, error) {
 		var a struct {
@@ -247,8 +248,8 @@ var diagramKind = &kind{
 		if strings.TrimSpace(a.Source) != "" {
 			old.Text = a.Source
 		}
-		old.Theme = orDefault(old.Theme, diagram.ThemeLight)
-		old.Aspect = orDefault(old.Aspect, diagram.AspectLandscape)
+		old.Theme = orDefault(old.Theme, render.ThemeLight)
+		old.Aspect = orDefault(old.Aspect, render.AspectLandscape)
 		return old, nil
 	},
 	render: func(ctx context.Context, _ *renderer, _ string, src source) (rendered, error) {

@@ -52,13 +52,7 @@ func (t *updateTool) Description() string {
 func (t *updateTool) Schema() json.RawMessage { return tools.Schemas[tools.NameUpdateObject] }
 
 // Label implements tools.Labeler.
-func (t *updateTool) Label(args json.RawMessage) string {
-	var a struct {
-		ID string `json:"object_id"`
-	}
-	_ = json.Unmarshal(args, &a)
-	return "Updating " + clip.Ellipsis(a.ID, 60)
-}
+func (t *updateTool) Label(args json.RawMessage) string { return objectLabel("Updating", args) }
 
 // Execute implements tools.Tool.
 func (t *updateTool) Execute(ctx context.Context, call tools.Call) (tools.Result, error) {
@@ -104,12 +98,15 @@ func (t *deleteTool) Description() string {
 func (t *deleteTool) Schema() json.RawMessage { return tools.Schemas[tools.NameDeleteObject] }
 
 // Label implements tools.Labeler.
-func (t *deleteTool) Label(args json.RawMessage) string {
+func (t *deleteTool) Label(args json.RawMessage) string { return objectLabel("Deleting", args) }
+
+// objectLabel is the activity label of a call on an existing object.
+func objectLabel(verb string, args json.RawMessage) string {
 	var a struct {
 		ID string `json:"object_id"`
 	}
 	_ = json.Unmarshal(args, &a)
-	return "Deleting " + clip.Ellipsis(a.ID, 60)
+	return verb + " " + clip.Ellipsis(a.ID, 60)
 }
 
 // Execute implements tools.Tool.

@@ -21,3 +21,16 @@ func (e *SourceError) Error() string { return e.Message }
 func Errorf(format string, args ...any) error {
 	return &SourceError{Message: fmt.Sprintf(format, args...)}
 }
+
+// Themes of the picture renderers (chart, diagram).
+const (
+	ThemeLight = "light"
+	ThemeDark  = "dark"
+)
+
+// Aspects of the picture renderers (chart, diagram).
+const (
+	AspectLandscape = "landscape"
+	AspectPortrait  = "portrait"
+	AspectSquare    = "square"
+)

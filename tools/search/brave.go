@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -22,33 +21,19 @@ const braveMaxCount = 20
 // Brave searches through the Brave Search API
 // (https://api-dashboard.search.brave.com/app/documentation/web-search).
 // It is safe for concurrent use.
-type Brave struct {
-	key      string
-	endpoint *url.URL
-	client   *http.Client
-}
+type Brave struct{ api hostedAPI }
 
 // NewBrave returns a provider that authenticates with the subscription
 // token key. An empty endpoint means DefaultBraveURL; a nil client means
 // one bounded by DefaultTimeout.
 func NewBrave(key, endpoint string, client *http.Client) (*Brave, error) {
-	key = strings.TrimSpace(key)
-	if key == "" {
-		return nil, errors.New("search: Brave: empty API key")
-	}
-	u, err := endpointURL("Brave", endpoint, DefaultBraveURL)
-	if err != nil {
-		return nil, err
-	}
-	if client == nil {
-		client = newClient()
-	}
-	return &Brave{key: key, endpoint: u, client: client}, nil
+	api, err := newHostedAPI("Brave", key, endpoint, DefaultBraveURL, client)
+	return &Brave{api}, err
 }
 
 // Search asks for q.Count results (1 to 20; 0 means the tool's default).
 func (b *Brave) Search(ctx context.Context, q Query) ([]Result, error) {
-	u := *b.endpoint
+	u := *b.api.endpoint
 	v := url.Values{"q": {q.Text}}
 	if q.Count > 0 {
 		v.Set("count", strconv.Itoa(min(q.Count, braveMaxCount)))
@@ -58,8 +43,8 @@ func (b *Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: building the Brave request: %w", err)
 	}
-	req.Header.Set("X-Subscription-Token", b.key)
-	body, err := do(ctx, b.client, req, "Brave Search", braveStatus)
+	req.Header.Set("X-Subscription-Token", b.api.key)
+	body, err := do(ctx, b.api.client, req, "Brave Search", braveStatus)
 	if err != nil {
 		return nil, err
 	}
@@ -125,34 +110,11 @@ func parseBrave(body []byte) ([]Result, error) {
 	if a.Web == nil {
 		return []Result{}, nil
 	}
-	items := decodeEach[braveResult](a.Web.Results)
-	out := make([]Result, 0, len(items))
-	for _, r := range items {
+	return decodeEach(a.Web.Results, func(r braveResult) Result {
 		published := parseDate(string(r.PageAge))
 		if published.IsZero() {
 			published = parseDate(string(r.Age))
 		}
-		out = append(out, Result{
-			Title:     string(r.Title),
-			URL:       string(r.URL),
-			Snippet:   string(r.Description),
-			Published: published,
-		})
-	}
-	return out, nil
-}
-
-// endpointURL validates an API endpoint override, or returns def.
-func endpointURL(name, endpoint, def string) (*url.URL, error) {
-	if strings.TrimSpace(endpoint) == "" {
-		endpoint = def
-	}
-	u, err := url.Parse(strings.TrimSpace(endpoint))
-	if err != nil {
-		return nil, fmt.Errorf("search: %s URL: %v", name, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("search: %s URL %q: want an absolute http or https URL", name, u.Redacted())
-	}
-	return u, nil
+		return Result{Title: string(r.Title), URL: string(r.URL), Snippet: string(r.Description), Published: published}
+	}), nil
 }

@@ -15,15 +15,15 @@ func (t *text) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeEach decodes every element of a JSON array into a T, skipping
-// elements that are not objects of T's shape, so that one malformed
-// result does not lose the others.
-func decodeEach[T any](items []json.RawMessage) []T {
-	out := make([]T, 0, len(items))
+// decodeEach decodes every element of a JSON array into a T and converts
+// it to a Result, skipping elements that are not objects of T's shape, so
+// that one malformed result does not lose the others.
+func decodeEach[T any](items []json.RawMessage, result func(T) Result) []Result {
+	out := make([]Result, 0, len(items))
 	for _, raw := range items {
 		var v T
 		if json.Unmarshal(raw, &v) == nil {
-			out = append(out, v)
+			out = append(out, result(v))
 		}
 	}
 	return out

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/switchyardhq/switchyard/tools"
@@ -104,4 +106,44 @@ func transportError(ctx context.Context, name string, err error) error {
 // badAnswer is the error of an answer that is not the provider's JSON.
 func badAnswer(name string, err error) error {
 	return &tools.CallError{Message: msgBadAnswer, Err: fmt.Errorf("%s: decoding the answer: %w", name, err)}
+}
+
+// hostedAPI is what a hosted search API needs: a key, an endpoint and a
+// client.
+type hostedAPI struct {
+	key      string
+	endpoint *url.URL
+	client   *http.Client
+}
+
+// newHostedAPI checks key and the endpoint override (empty means def); a
+// nil client means one bounded by DefaultTimeout.
+func newHostedAPI(name, key, endpoint, def string, client *http.Client) (hostedAPI, error) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return hostedAPI{}, fmt.Errorf("search: %s: empty API key", name)
+	}
+	u, err := endpointURL(name, endpoint, def)
+	if err != nil {
+		return hostedAPI{}, err
+	}
+	if client == nil {
+		client = newClient()
+	}
+	return hostedAPI{key: key, endpoint: u, client: client}, nil
+}
+
+// endpointURL validates an endpoint, or returns def when it is empty.
+func endpointURL(name, endpoint, def string) (*url.URL, error) {
+	if strings.TrimSpace(endpoint) == "" {
+		endpoint = def
+	}
+	u, err := url.Parse(strings.TrimSpace(endpoint))
+	if err != nil {
+		return nil, fmt.Errorf("search: %s URL: %v", name, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("search: %s URL %q: want an absolute http or https URL", name, u.Redacted())
+	}
+	return u, nil
 }

@@ -25,12 +25,9 @@ type SearxNG struct {
 // http(s) URL such as "http://127.0.0.1:8888" or "https://host/searxng/".
 // A nil client means one bounded by DefaultTimeout.
 func NewSearxNG(baseURL string, client *http.Client) (*SearxNG, error) {
-	u, err := url.Parse(strings.TrimSpace(baseURL))
+	u, err := endpointURL("SearxNG", baseURL, "")
 	if err != nil {
-		return nil, fmt.Errorf("search: SearxNG URL: %v", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("search: SearxNG URL %q: want an absolute http or https URL", u.Redacted())
+		return nil, err
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("search: SearxNG URL %q: want a base URL without query or fragment", u.Redacted())
@@ -99,19 +96,12 @@ func parseSearxNG(body []byte) ([]Result, error) {
 	if a.Results == nil {
 		return nil, badAnswer("SearxNG", errors.New(`no "results" array`))
 	}
-	items := decodeEach[searxngResult](a.Results)
-	if len(items) == 0 && len(a.UnresponsiveEngines) > 0 {
+	out := decodeEach(a.Results, func(r searxngResult) Result {
+		return Result{Title: string(r.Title), URL: string(r.URL), Snippet: string(r.Content), Published: parseDate(string(r.PublishedDate))}
+	})
+	if len(out) == 0 && len(a.UnresponsiveEngines) > 0 {
 		return nil, &tools.CallError{Message: msgUnavailable, Err: fmt.Errorf(
 			"SearxNG: no results and %d engines did not answer: %s", len(a.UnresponsiveEngines), engineNames(a.UnresponsiveEngines))}
-	}
-	out := make([]Result, 0, len(items))
-	for _, r := range items {
-		out = append(out, Result{
-			Title:     string(r.Title),
-			URL:       string(r.URL),
-			Snippet:   string(r.Content),
-			Published: parseDate(string(r.PublishedDate)),
-		})
 	}
 	return out, nil
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/switchyardhq/switchyard/tools"
 )
@@ -22,28 +20,14 @@ const tavilyMaxResults = 20
 // Tavily searches through the Tavily Search API
 // (https://docs.tavily.com/documentation/api-reference/endpoint/search).
 // It is safe for concurrent use.
-type Tavily struct {
-	key      string
-	endpoint *url.URL
-	client   *http.Client
-}
+type Tavily struct{ api hostedAPI }
 
 // NewTavily returns a provider that authenticates with the API key key
 // (sent as a bearer token). An empty endpoint means DefaultTavilyURL; a
 // nil client means one bounded by DefaultTimeout.
 func NewTavily(key, endpoint string, client *http.Client) (*Tavily, error) {
-	key = strings.TrimSpace(key)
-	if key == "" {
-		return nil, errors.New("search: Tavily: empty API key")
-	}
-	u, err := endpointURL("Tavily", endpoint, DefaultTavilyURL)
-	if err != nil {
-		return nil, err
-	}
-	if client == nil {
-		client = newClient()
-	}
-	return &Tavily{key: key, endpoint: u, client: client}, nil
+	api, err := newHostedAPI("Tavily", key, endpoint, DefaultTavilyURL, client)
+	return &Tavily{api}, err
 }
 
 // tavilyRequest is the body of a search. Search depth "basic" is the
@@ -66,13 +50,13 @@ func (t *Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: encoding the Tavily request: %w", err)
 	}
-	req, err := http.NewRequest(http.MethodPost, t.endpoint.String(), bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, t.api.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("search: building the Tavily request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+t.key)
-	answer, err := do(ctx, t.client, req, "Tavily", tavilyStatus)
+	req.Header.Set("Authorization", "Bearer "+t.api.key)
+	answer, err := do(ctx, t.api.client, req, "Tavily", tavilyStatus)
 	if err != nil {
 		return nil, err
 	}
@@ -109,15 +93,7 @@ func parseTavily(body []byte) ([]Result, error) {
 	if a.Results == nil {
 		return nil, badAnswer("Tavily", errors.New(`no "results" array`))
 	}
-	items := decodeEach[tavilyResult](a.Results)
-	out := make([]Result, 0, len(items))
-	for _, r := range items {
-		out = append(out, Result{
-			Title:     string(r.Title),
-			URL:       string(r.URL),
-			Snippet:   string(r.Content),
-			Published: parseDate(string(r.PublishedDate)),
-		})
-	}
-	return out, nil
+	return decodeEach(a.Results, func(r tavilyResult) Result {
+		return Result{Title: string(r.Title), URL: string(r.URL), Snippet: string(r.Content), Published: parseDate(string(r.PublishedDate))}
+	}), nil
 }

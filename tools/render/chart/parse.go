@@ -47,10 +47,10 @@ func (s *Spec) Validate() error {
 	default:
 		return render.Errorf("chart type %q is not one of %s", s.Type, typeList)
 	}
-	if err := checkEnum("theme", s.Theme, ThemeLight, ThemeDark); err != nil {
+	if err := checkEnum("theme", s.Theme, render.ThemeLight, render.ThemeDark); err != nil {
 		return err
 	}
-	if err := checkEnum("aspect", s.Aspect, AspectLandscape, AspectPortrait, AspectSquare); err != nil {
+	if err := checkEnum("aspect", s.Aspect, render.AspectLandscape, render.AspectPortrait, render.AspectSquare); err != nil {
 		return err
 	}
 	if err := checkEnum("y_format", s.YFormat, FormatNumber, FormatPercent, FormatCurrency); err != nil {

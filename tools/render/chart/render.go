@@ -4,6 +4,7 @@ import (
 	"context"
 	"image"
 
+	"github.com/switchyardhq/switchyard/tools/render"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -26,9 +27,9 @@ const (
 // pixels returns the picture's size for an aspect.
 func pixels(aspect string) (w, h int) {
 	switch aspect {
-	case AspectPortrait:
+	case render.AspectPortrait:
 		return 1000, 1500
-	case AspectSquare:
+	case render.AspectSquare:
 		return 1200, 1200
 	}
 	return 1600, 1000

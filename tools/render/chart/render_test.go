@@ -199,9 +199,9 @@ func TestRenderAspects(t *testing.T) {
 		w, h   int
 	}{
 		{"", 1600, 1000},
-		{AspectLandscape, 1600, 1000},
-		{AspectPortrait, 1000, 1500},
-		{AspectSquare, 1200, 1200},
+		{render.AspectLandscape, 1600, 1000},
+		{render.AspectPortrait, 1000, 1500},
+		{render.AspectSquare, 1200, 1200},
 	} {
 		t.Run(tt.aspect, func(t *testing.T) {
 			s := Spec{Type: TypePie, Aspect: tt.aspect, Labels: []string{"a", "b"}, Series: []Series{{Values: []float64{1, 2}}}}

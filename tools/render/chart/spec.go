@@ -16,19 +16,6 @@ const (
 	TypeScatter = "scatter"
 )
 
-// Themes, the values of Spec.Theme.
-const (
-	ThemeLight = "light"
-	ThemeDark  = "dark"
-)
-
-// Aspects, the values of Spec.Aspect.
-const (
-	AspectLandscape = "landscape"
-	AspectPortrait  = "portrait"
-	AspectSquare    = "square"
-)
-
 // Value formats, the values of Spec.YFormat and Spec.XFormat.
 const (
 	FormatNumber   = "number"

@@ -1,6 +1,10 @@
 package chart
 
-import "image/color"
+import (
+	"image/color"
+
+	"github.com/switchyardhq/switchyard/tools/render"
+)
 
 // theme holds the colours of one look. Text and rule colours are picked
 // for contrast against the background (WCAG AA for text).
@@ -58,7 +62,7 @@ var darkTheme = theme{
 }
 
 func themeFor(name string) *theme {
-	if name == ThemeDark {
+	if name == render.ThemeDark {
 		return &darkTheme
 	}
 	return &lightTheme

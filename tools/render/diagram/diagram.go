@@ -16,19 +16,6 @@ const (
 	LanguageDOT = "dot"
 )
 
-// Themes.
-const (
-	ThemeLight = "light"
-	ThemeDark  = "dark"
-)
-
-// Aspects.
-const (
-	AspectLandscape = "landscape"
-	AspectPortrait  = "portrait"
-	AspectSquare    = "square"
-)
-
 // Limits on what one diagram may cost.
 const (
 	// MaxSourceBytes is the largest source accepted.
@@ -117,20 +104,20 @@ func (d Diagram) check() (*theme, string, error) {
 	}
 	var t *theme
 	switch d.Theme {
-	case "", ThemeLight:
+	case "", render.ThemeLight:
 		t = &lightTheme
-	case ThemeDark:
+	case render.ThemeDark:
 		t = &darkTheme
 	default:
-		return nil, "", render.Errorf("unknown theme %q; use %q or %q", d.Theme, ThemeLight, ThemeDark)
+		return nil, "", render.Errorf("unknown theme %q; use %q or %q", d.Theme, render.ThemeLight, render.ThemeDark)
 	}
 	aspect := d.Aspect
 	switch aspect {
 	case "":
-		aspect = AspectLandscape
-	case AspectLandscape, AspectPortrait, AspectSquare:
+		aspect = render.AspectLandscape
+	case render.AspectLandscape, render.AspectPortrait, render.AspectSquare:
 	default:
-		return nil, "", render.Errorf("unknown aspect %q; use %q, %q or %q", d.Aspect, AspectLandscape, AspectPortrait, AspectSquare)
+		return nil, "", render.Errorf("unknown aspect %q; use %q, %q or %q", d.Aspect, render.AspectLandscape, render.AspectPortrait, render.AspectSquare)
 	}
 	if strings.TrimSpace(d.Source) == "" {
 		return nil, "", render.Errorf("the diagram source is empty")
@@ -158,7 +145,7 @@ type frame struct {
 func frameFor(sc *scene, aspect string, lim canvasLimit) (frame, error) {
 	wPt := sc.bounds.width() + 2*margin
 	hPt := sc.bounds.height() + 2*margin
-	if aspect == AspectSquare {
+	if aspect == render.AspectSquare {
 		wPt = max(wPt, hPt)
 		hPt = wPt
 	}

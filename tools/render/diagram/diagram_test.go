@@ -53,7 +53,7 @@ func TestRenderSamples(t *testing.T) {
 			}
 			bg := nrgba(img, 0, 0)
 			th := lightTheme
-			if s.theme == ThemeDark {
+			if s.theme == render.ThemeDark {
 				th = darkTheme
 			}
 			if !near(bg, parseColor(th.background), 0) {
@@ -101,11 +101,11 @@ func TestSimpleGraphDrawn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := layout(context.Background(), withDefaults(d.Source, span, defaultStatements(&lightTheme)), &lightTheme, AspectLandscape)
+	sc, err := layout(context.Background(), withDefaults(d.Source, span, defaultStatements(&lightTheme)), &lightTheme, render.AspectLandscape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := frameFor(sc, AspectLandscape, canvasLimit{MaxPixels, MaxSide})
+	f, err := frameFor(sc, render.AspectLandscape, canvasLimit{MaxPixels, MaxSide})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +186,8 @@ func TestThemeSetsBackground(t *testing.T) {
 		want        string
 	}{
 		{"default", "", lightTheme.background},
-		{"light", ThemeLight, lightTheme.background},
-		{"dark", ThemeDark, darkTheme.background},
+		{"light", render.ThemeLight, lightTheme.background},
+		{"dark", render.ThemeDark, darkTheme.background},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := Render(context.Background(), Diagram{Source: "digraph { a -> b }", Theme: tc.theme})
@@ -209,13 +209,13 @@ func TestAspectSetsOrientation(t *testing.T) {
 		check                func(w, h int) bool
 		want                 string
 	}{
-		{"landscape", AspectLandscape, chain, func(w, h int) bool { return w > 2*h }, "wider than tall"},
+		{"landscape", render.AspectLandscape, chain, func(w, h int) bool { return w > 2*h }, "wider than tall"},
 		{"default", "", chain, func(w, h int) bool { return w > 2*h }, "wider than tall"},
-		{"portrait", AspectPortrait, chain, func(w, h int) bool { return h > 2*w }, "taller than wide"},
-		{"square", AspectSquare, chain, func(w, h int) bool { return w == h }, "square"},
-		{"source rankdir wins", AspectLandscape, "digraph { rankdir=TB; a -> b -> c -> d -> e }", func(w, h int) bool { return h > 2*w }, "taller than wide"},
+		{"portrait", render.AspectPortrait, chain, func(w, h int) bool { return h > 2*w }, "taller than wide"},
+		{"square", render.AspectSquare, chain, func(w, h int) bool { return w == h }, "square"},
+		{"source rankdir wins", render.AspectLandscape, "digraph { rankdir=TB; a -> b -> c -> d -> e }", func(w, h int) bool { return h > 2*w }, "taller than wide"},
 		// A wide tree reads better top to bottom even in landscape.
-		{"wide tree", AspectLandscape, "digraph { r -> {a b c d e f} }", func(w, h int) bool { return w > h }, "wider than tall"},
+		{"wide tree", render.AspectLandscape, "digraph { r -> {a b c d e f} }", func(w, h int) bool { return w > h }, "wider than tall"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := Render(context.Background(), Diagram{Source: tc.source, Aspect: tc.aspect})

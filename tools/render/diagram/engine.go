@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-graphviz"
 	"github.com/goccy/go-graphviz/cgraph"
+	"github.com/switchyardhq/switchyard/tools/render"
 )
 
 // Graphviz runs as one WebAssembly module per process, shared by every
@@ -88,9 +89,9 @@ type direction struct {
 }
 
 var directions = map[string]direction{
-	AspectLandscape: {first: "LR", second: "TB", ratio: 1.6, low: 1.1, high: 3.2},
-	AspectPortrait:  {first: "TB", second: "LR", ratio: 0.7, low: 0.3, high: 0.95},
-	AspectSquare:    {first: "TB", second: "LR", ratio: 1, low: 0.75, high: 1.35},
+	render.AspectLandscape: {first: "LR", second: "TB", ratio: 1.6, low: 1.1, high: 3.2},
+	render.AspectPortrait:  {first: "TB", second: "LR", ratio: 0.7, low: 0.3, high: 0.95},
+	render.AspectSquare:    {first: "TB", second: "LR", ratio: 1, low: 0.75, high: 1.35},
 }
 
 // maxRetryNodes is the largest graph laid out a second time in the other
@@ -118,7 +119,7 @@ func layoutLocked(src string, t *theme, aspect string) (*scene, error) {
 	// The other direction must at least give the asked orientation: a
 	// long chain stays a wide strip in landscape rather than turning
 	// into a tall one.
-	oriented := aspect == AspectSquare || (r2 >= 1) == (dir.ratio >= 1)
+	oriented := aspect == render.AspectSquare || (r2 >= 1) == (dir.ratio >= 1)
 	if oriented && math.Abs(math.Log(r2/dir.ratio)) < math.Abs(math.Log(r/dir.ratio)) {
 		return other, nil
 	}

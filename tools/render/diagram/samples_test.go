@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/tools/render"
 )
 
 // samples are diagrams written as a model would write them, their DOT in
@@ -15,10 +17,10 @@ import (
 var samples = []struct {
 	name, theme, aspect string
 }{
-	{"flowchart", "", AspectPortrait},
+	{"flowchart", "", render.AspectPortrait},
 	{"architecture", "", ""},
 	{"fifty-nodes", "", ""},
-	{"dark", ThemeDark, ""},
+	{"dark", render.ThemeDark, ""},
 }
 
 func sample(t testing.TB, name string) Diagram {
