@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/tools/render/markdown"
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
 )
@@ -48,11 +49,11 @@ func (c *converter) document(root ast.Node) error {
 		p.runs = []run{{text: c.title}}
 		c.add(p)
 		// Models often repeat the title as the first heading.
-		if h, ok := first.(*ast.Heading); ok && h.Level == 1 && sameText(plainText(h, c.src), c.title) {
+		if h, ok := first.(*ast.Heading); ok && h.Level == 1 && sameText(markdown.PlainText(h, c.src), c.title) {
 			first = first.NextSibling()
 		}
 	} else if h, ok := first.(*ast.Heading); ok && h.Level == 1 {
-		c.title = strings.TrimSpace(cleanText(plainText(h, c.src)))
+		c.title = strings.TrimSpace(cleanText(markdown.PlainText(h, c.src)))
 	}
 	for n := first; n != nil; n = n.NextSibling() {
 		if err := c.block(n, topScope()); err != nil {
@@ -247,29 +248,6 @@ func separateTables(blocks []block) []block {
 		out = append(out, p)
 	}
 	return out
-}
-
-// plainText is the text of n and its descendants, as a reader sees it.
-func plainText(n ast.Node, src []byte) string {
-	var b strings.Builder
-	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *ast.Text:
-			b.Write(n.Segment.Value(src))
-			if n.SoftLineBreak() || n.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *ast.String:
-			b.Write(n.Value)
-		case *ast.AutoLink:
-			b.Write(n.Label(src))
-		}
-		return ast.WalkContinue, nil
-	})
-	return b.String()
 }
 
 // sameText compares two titles the way a reader would.

@@ -195,6 +195,21 @@ func TestRenderInlineFormats(t *testing.T) {
 	}
 }
 
+// Escapes and character references are text on the page, as in any
+// Markdown viewer; inside code they stay as written.
+func TestRenderEscapes(t *testing.T) {
+	_, parts := renderParts(t, Document{Markdown: `Profit \& Loss &amp; \*not emphasis\* &#65; ` + "`a\\&b`"})
+	body := string(parts["word/document.xml"])
+	for _, want := range []string{
+		`<w:t xml:space="preserve">Profit &amp; Loss &amp; *not emphasis* A </w:t>`,
+		`<w:t xml:space="preserve">a\&amp;b</w:t>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("document.xml lacks %s\n%s", want, body)
+		}
+	}
+}
+
 func TestRenderTable(t *testing.T) {
 	md := "| Name | Amount | Note |\n|---|---|:-:|\n| a | 1,200 | x |\n| b | -3.5% | |\n| c | | y |\n\n| k |\n|---|\n| v |\n"
 	_, parts := renderParts(t, Document{Markdown: md})

@@ -50,7 +50,11 @@ func (in *inlines) walk(n ast.Node, f format, link string) {
 	for ch := n.FirstChild(); ch != nil && in.err == nil; ch = ch.NextSibling() {
 		switch x := ch.(type) {
 		case *ast.Text:
-			in.text(string(x.Segment.Value(src)), f, link)
+			v := x.Segment.Value(src)
+			if !x.IsRaw() {
+				v = markdown.Unescape(v)
+			}
+			in.text(string(v), f, link)
 			switch {
 			case x.HardLineBreak():
 				in.cur.runs = append(in.cur.runs, run{brk: true, link: link})
@@ -58,11 +62,15 @@ func (in *inlines) walk(n ast.Node, f format, link string) {
 				in.text(" ", f, link)
 			}
 		case *ast.String:
-			in.text(string(x.Value), f, link)
+			v := x.Value
+			if !x.IsRaw() && !x.IsCode() {
+				v = markdown.Unescape(v)
+			}
+			in.text(string(v), f, link)
 		case *ast.CodeSpan:
 			cf := f
 			cf.code = true
-			in.text(plainText(x, src), cf, link)
+			in.text(markdown.PlainText(x, src), cf, link)
 		case *ast.Emphasis:
 			ef := f
 			if x.Level >= 2 {
@@ -136,7 +144,7 @@ func mergeRuns(runs []run) []run {
 // not fetched: their alt text stands in for them.
 func (in *inlines) image(x *ast.Image, f format, link string) {
 	c := in.c
-	alt := strings.TrimSpace(plainText(x, c.src))
+	alt := strings.TrimSpace(markdown.PlainText(x, c.src))
 	id, ok := markdown.EmbedID(string(x.Destination))
 	if !ok {
 		in.text(alt, f, link)

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/tools/render/markdown"
 	east "github.com/yuin/goldmark/extension/ast"
 )
 
@@ -33,7 +34,7 @@ func (c *converter) table(t *east.Table, sc scope) error {
 	for i, row := range rows {
 		texts[i] = make([]string, ncol)
 		for j, tc := range row {
-			texts[i][j] = strings.TrimSpace(plainText(tc, c.src))
+			texts[i][j] = strings.TrimSpace(markdown.PlainText(tc, c.src))
 		}
 	}
 	avail := textWidth - max(sc.indent, 0)

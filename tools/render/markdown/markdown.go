@@ -4,12 +4,14 @@
 package markdown
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -37,4 +39,42 @@ func EmbedID(destination string) (string, bool) {
 		return "", false
 	}
 	return id, true
+}
+
+// Unescape resolves the backslash escapes and character references of a
+// text segment that is not raw, as an HTML renderer does: "\&" and "&amp;"
+// are both "&" on the page.
+func Unescape(v []byte) []byte {
+	if bytes.IndexByte(v, '\\') < 0 && bytes.IndexByte(v, '&') < 0 {
+		return v
+	}
+	return util.UnescapePunctuations(util.ResolveNumericReferences(util.ResolveEntityNames(v)))
+}
+
+// PlainText is the text under n without formatting, as a reader sees it:
+// an image's alt text, a heading's title, a code span's code.
+func PlainText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Text:
+			v := n.Value(src)
+			if !n.IsRaw() {
+				v = Unescape(v)
+			}
+			b.Write(v)
+			if n.SoftLineBreak() || n.HardLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *ast.String:
+			b.Write(n.Value)
+		case *ast.AutoLink:
+			b.Write(n.Label(src))
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
 }

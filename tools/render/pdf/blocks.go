@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/tools/render/markdown"
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
 )
@@ -114,7 +115,7 @@ func (r *renderer) heading(n *ast.Heading) error {
 		return err
 	}
 	if n.Level <= 3 {
-		r.bookmark(plainText(n, r.src), n.Level-1, top)
+		r.bookmark(markdown.PlainText(n, r.src), n.Level-1, top)
 	}
 	r.y += hs.after
 	r.pending = 0

@@ -19,6 +19,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/markdown"
 )
 
 // placedImage is an element registered with the PDF, once however often
@@ -265,7 +266,7 @@ func (r *renderer) figureHeight(n *ast.Image, id string) (float64, error) {
 // caption is the text under a figure: the Markdown's alt text, else the
 // element's own caption.
 func (r *renderer) caption(n *ast.Image, id string) string {
-	c := strings.TrimSpace(r.m.clean(plainText(n, r.src), false))
+	c := strings.TrimSpace(r.m.clean(markdown.PlainText(n, r.src), false))
 	if c == "" {
 		c = strings.TrimSpace(r.m.clean(r.doc.Elements[id].Caption, false))
 	}

@@ -1,12 +1,10 @@
 package pdf
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/util"
 
 	"github.com/switchyardhq/switchyard/tools/render/markdown"
 )
@@ -71,7 +69,7 @@ func (c *inlines) node(n ast.Node, st style) {
 	case *ast.Text:
 		v := n.Value(src)
 		if !n.IsRaw() {
-			v = unescape(v)
+			v = markdown.Unescape(v)
 		}
 		c.add(c.r.m.clean(string(v), false), st)
 		switch {
@@ -83,7 +81,7 @@ func (c *inlines) node(n ast.Node, st style) {
 	case *ast.String:
 		v := n.Value
 		if !n.IsRaw() && !n.IsCode() {
-			v = unescape(v)
+			v = markdown.Unescape(v)
 		}
 		c.add(c.r.m.clean(string(v), false), st)
 	case *ast.CodeSpan:
@@ -129,7 +127,7 @@ func (c *inlines) node(n ast.Node, st style) {
 		}
 		note := st
 		note.face, note.color, note.link = italic, mutedColor, ""
-		alt := strings.TrimSpace(plainText(n, src))
+		alt := strings.TrimSpace(markdown.PlainText(n, src))
 		if alt == "" {
 			alt = string(n.Destination)
 		}
@@ -157,41 +155,4 @@ func linked(st style, dest string) style {
 		st.color = linkColor
 	}
 	return st
-}
-
-// unescape resolves backslash escapes and character references, as an
-// HTML renderer does for text.
-func unescape(v []byte) []byte {
-	if bytes.IndexByte(v, '\\') < 0 && bytes.IndexByte(v, '&') < 0 {
-		return v
-	}
-	return util.UnescapePunctuations(util.ResolveNumericReferences(util.ResolveEntityNames(v)))
-}
-
-// plainText returns the text under n without formatting: an image's alt
-// text, a heading's bookmark title.
-func plainText(n ast.Node, src []byte) string {
-	var b strings.Builder
-	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *ast.Text:
-			v := n.Value(src)
-			if !n.IsRaw() {
-				v = unescape(v)
-			}
-			b.Write(v)
-			if n.SoftLineBreak() || n.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *ast.String:
-			b.Write(n.Value)
-		case *ast.AutoLink:
-			b.Write(n.Label(src))
-		}
-		return ast.WalkContinue, nil
-	})
-	return b.String()
 }

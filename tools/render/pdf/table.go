@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/switchyardhq/switchyard/tools/render/markdown"
 	east "github.com/yuin/goldmark/extension/ast"
 )
 
@@ -106,7 +107,7 @@ func (r *renderer) tableRows(t *east.Table) (head tableRow, body []tableRow) {
 		}
 		var cells tableRow
 		for c := row.FirstChild(); c != nil && len(cells) < maxColumns; c = c.NextSibling() {
-			cells = append(cells, tableCell{spans: r.spans(c, st), text: strings.TrimSpace(plainText(c, r.src))})
+			cells = append(cells, tableCell{spans: r.spans(c, st), text: strings.TrimSpace(markdown.PlainText(c, r.src))})
 		}
 		if st == headStyle {
 			head = cells
