@@ -30,6 +30,7 @@ type Store interface {
 	FileMeta
 	ObjectIDs
 	Memory
+	AuditLog
 	// Close releases the store's connections and stops its goroutines.
 	Close() error
 }
@@ -47,6 +48,10 @@ type Accounts interface {
 	DeleteAccount(ctx context.Context, id string) error
 	// CountAccounts counts live accounts.
 	CountAccounts(ctx context.Context) (int, error)
+	// ListAccounts lists up to limit live accounts with their balances,
+	// by name, starting after the name after ("" from the first); all of
+	// them if limit <= 0.
+	ListAccounts(ctx context.Context, after string, limit int) ([]AccountBalance, error)
 }
 
 // Keys are the hashed sk- API keys.

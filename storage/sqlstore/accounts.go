@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -95,4 +96,31 @@ func queryStrings(ctx context.Context, q Querier, sql string, args ...any) ([]st
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// ListAccounts lists live accounts by name, bytewise, with the balance
+// each row keeps.
+func (s *Store) ListAccounts(ctx context.Context, after string, limit int) ([]storage.AccountBalance, error) {
+	byName := "name " + s.dialect.BytewiseCollation
+	query := `SELECT id, name, created_at, balance_cents FROM accounts
+		WHERE deleted_at IS NULL AND ` + byName + ` > $1 ORDER BY ` + byName
+	if limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.Query(ctx, query, after)
+	if err != nil {
+		return nil, wrap(err, "listing accounts")
+	}
+	defer rows.Close()
+	var out []storage.AccountBalance
+	for rows.Next() {
+		var a storage.AccountBalance
+		var created int64
+		if err := rows.Scan(&a.ID, &a.Name, &created, &a.BalanceCents); err != nil {
+			return nil, wrap(err, "listing accounts")
+		}
+		a.CreatedAt = fromMicros(created)
+		out = append(out, a)
+	}
+	return out, wrap(rows.Err(), "listing accounts")
 }

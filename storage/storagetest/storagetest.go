@@ -29,6 +29,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Keys", h.testKeys)
 	t.Run("Ledger", h.testLedger)
 	t.Run("Migrations", h.testMigrations)
+	t.Run("Audit", h.testAudit)
+	t.Run("ListAccounts", h.testListAccounts)
 }
 
 // DatabasePerTest turns create, which makes a fresh database for a test

@@ -1,0 +1,66 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+const auditColumns = `id, at, subject, role, action, account, target, remote_ip, outcome, detail`
+
+// AppendAudit inserts one audit entry.
+func (s *Store) AppendAudit(ctx context.Context, e storage.AuditEntry) (storage.AuditEntry, error) {
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	e.At = fromMicros(micros(e.At))
+	// The time first, in fixed-width hex: ids sort as entries were made.
+	e.ID = fmt.Sprintf("aud_%016x", uint64(micros(e.At))) + newID("")[:12]
+	_, err := s.db.Exec(ctx, `INSERT INTO audit_log (`+auditColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		e.ID, micros(e.At), e.Subject, e.Role, e.Action, e.Account, e.Target, e.RemoteIP, e.Outcome, e.Detail)
+	if err != nil {
+		return storage.AuditEntry{}, wrap(err, "writing audit entry")
+	}
+	return e, nil
+}
+
+// AuditEntries lists entries newest first.
+func (s *Store) AuditEntries(ctx context.Context, q storage.AuditQuery) ([]storage.AuditEntry, error) {
+	var where []string
+	var args []any
+	if q.Account != "" {
+		args = append(args, q.Account)
+		where = append(where, fmt.Sprintf("account = $%d", len(args)))
+	}
+	if q.Before != "" {
+		args = append(args, q.Before)
+		where = append(where, fmt.Sprintf("id < $%d", len(args)))
+	}
+	query := `SELECT ` + auditColumns + ` FROM audit_log`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY id DESC"
+	if q.Limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+	}
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, wrap(err, "listing audit entries")
+	}
+	defer rows.Close()
+	var out []storage.AuditEntry
+	for rows.Next() {
+		var e storage.AuditEntry
+		var at int64
+		if err := rows.Scan(&e.ID, &at, &e.Subject, &e.Role, &e.Action, &e.Account, &e.Target, &e.RemoteIP, &e.Outcome, &e.Detail); err != nil {
+			return nil, wrap(err, "listing audit entries")
+		}
+		e.At = fromMicros(at)
+		out = append(out, e)
+	}
+	return out, wrap(rows.Err(), "listing audit entries")
+}
