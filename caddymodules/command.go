@@ -236,10 +236,7 @@ func keysCommand(cmd *cobra.Command) {
 		Short: "Revokes a key at once, on every node",
 		Args:  cobra.ExactArgs(1),
 		RunE: withCLI(func(ctx context.Context, c *cli, _ *cobra.Command, args []string) error {
-			k, err := c.store.RevokeKey(ctx, args[0])
-			if errors.Is(err, storage.ErrNotFound) {
-				return fmt.Errorf("no key with id %q", args[0])
-			}
+			k, err := policy.RevokeKey(ctx, c.store, "", args[0])
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/storage"
@@ -59,4 +60,28 @@ func ValidAccountName(name string) error {
 		}
 	}
 	return nil
+}
+
+// RevokeKey revokes the key keyID and returns it; revoking a revoked key
+// returns it unchanged. With accountID set, a key of another account is
+// answered like an unknown one, so that a caller scoped to one account
+// learns nothing of others' keys. Unknown keys are 404 key_not_found.
+// The revocation is immediate on every node (see storage.Keys).
+func RevokeKey(ctx context.Context, keys storage.Keys, accountID, keyID string) (storage.APIKey, error) {
+	notFound := apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, "key_not_found",
+		fmt.Sprintf("No key with id %q.", keyID))
+	if accountID != "" {
+		owned, err := keys.ListKeys(ctx, accountID)
+		if err != nil {
+			return storage.APIKey{}, err
+		}
+		if !slices.ContainsFunc(owned, func(k storage.APIKey) bool { return k.ID == keyID }) {
+			return storage.APIKey{}, notFound
+		}
+	}
+	k, err := keys.RevokeKey(ctx, keyID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return storage.APIKey{}, notFound
+	}
+	return k, err
 }

@@ -58,10 +58,19 @@ type Admitter interface {
 	Admit(ctx context.Context, req AdmitRequest) (Admission, error)
 }
 
+// HoldReporter tells how much of an account's balance requests in flight
+// hold, for reports: the amount may change the moment it is read.
+type HoldReporter interface {
+	// Held sums the account's unexpired holds in cents; 0 for an account
+	// with none.
+	Held(ctx context.Context, account string) (int64, error)
+}
+
 // Limiter is everything the gateway asks of a limiter. *Local and *Redis
 // implement it.
 type Limiter interface {
 	RateLimiter
 	Leaser
 	Admitter
+	HoldReporter
 }

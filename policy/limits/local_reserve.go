@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 )
@@ -112,4 +113,18 @@ func (l *Local) renewHold(account, id string) bool {
 	h.expiry = now + l.holdTTL
 	a.holds[id] = h
 	return true
+}
+
+// Held sums the account's unexpired holds on this node, which are all of
+// them: a Local's holds are its own.
+func (l *Local) Held(_ context.Context, account string) (int64, error) {
+	sh := l.accountShard(account)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	a := sh.accounts[account]
+	if a == nil {
+		return 0, nil
+	}
+	a.expire(l.nanos())
+	return a.held, nil
 }

@@ -474,3 +474,14 @@ func (r *Redis) removeHold(holdsKey, id string) {
 
 // Interface guards.
 var _ Limiter = (*Redis)(nil)
+
+// Held sums the account's unexpired holds, those of every node.
+func (r *Redis) Held(ctx context.Context, account string) (int64, error) {
+	var held int64
+	err := r.call(ctx, "held", func(ctx context.Context) error {
+		var err error
+		held, err = heldScript.Run(ctx, r.client, []string{r.holdsKey(account)}, r.nowArg()).Int64()
+		return err
+	})
+	return held, err
+}

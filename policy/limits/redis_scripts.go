@@ -210,3 +210,21 @@ local longest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
 redis.call("PEXPIRE", KEYS[1], math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
 return 1
 `)
+
+// heldScript sums an account's unexpired holds, without changing them.
+//
+// KEYS[1]: the account's holds; ARGV: now
+var heldScript = redis.NewScript(`
+local now
+if ARGV[1] == "" then
+  local t = redis.call("TIME")
+  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
+else
+  now = tonumber(ARGV[1])
+end
+local held = 0
+for _, m in ipairs(redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. tostring(now + 0.000001), "+inf")) do
+  held = held + tonumber(string.match(m, "|(%-?%d+)$"))
+end
+return held
+`)

@@ -135,8 +135,34 @@ func testReserveHoldExpires(t *testing.T, h harness) {
 	h.clock.Advance(29 * time.Second)
 	_, err = reserve(survivor, "k", 10, 1)
 	wantBalanceRefusal(t, err, 0)
+	wantHeld(t, crashed, 10)
 	h.clock.Advance(time.Second)
+	wantHeld(t, crashed, 0)
 	mustHold(t, survivor, 10, 100, 10)
+}
+
+func wantHeld(t *testing.T, l HoldReporter, want int64) {
+	t.Helper()
+	if got, err := l.Held(context.Background(), "acct"); err != nil || got != want {
+		t.Fatalf("Held = %d, %v; want %d", got, err, want)
+	}
+}
+
+// testReserveHeld: what Held reports follows holds as they are taken,
+// settled and released, on every node of a shared limiter.
+func testReserveHeld(t *testing.T, h harness) {
+	l := h.node(t)
+	wantHeld(t, l, 0)
+	a := mustHold(t, l, 100, 30, 30)
+	b := mustHold(t, l, 100, 20, 20)
+	wantHeld(t, l, 50)
+	a.Settle(10)
+	wantHeld(t, l, 20)
+	b.Release()
+	wantHeld(t, l, 0)
+	if got, err := l.Held(context.Background(), "other"); err != nil || got != 0 {
+		t.Fatalf("Held of an account without holds = %d, %v", got, err)
+	}
 }
 
 func testReserveMirrorExpires(t *testing.T, h harness) {

@@ -51,6 +51,7 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"ReserveRelease", testReserveRelease},
 		{"ReserveTopUp", testReserveTopUp},
 		{"ReserveHoldExpires", testReserveHoldExpires},
+		{"ReserveHeld", testReserveHeld},
 		{"ReserveMirrorExpires", testReserveMirrorExpires},
 		{"ReserveConcurrent", testReserveConcurrent},
 	}
