@@ -16,10 +16,8 @@ import (
 // refused with 400 invalid_amount before
 // anything is written.
 func TopUp(ctx context.Context, store storage.Store, p policy.Profile, accountID string, cents int64, reference, note string) (storage.LedgerEntry, error) {
-	if cents < p.MinTopUpCents || cents > p.MaxTopUpCents {
-		return storage.LedgerEntry{}, apierror.InvalidRequest("invalid_amount",
-			fmt.Sprintf("A top-up is between %s and %s; %s is not.",
-				FormatCents(p.MinTopUpCents), FormatCents(p.MaxTopUpCents), FormatCents(cents)))
+	if err := CheckTopUp(p, cents); err != nil {
+		return storage.LedgerEntry{}, err
 	}
 	if reference == "" {
 		return storage.LedgerEntry{}, fmt.Errorf("top-up needs a reference")
@@ -31,4 +29,16 @@ func TopUp(ctx context.Context, store storage.Store, p policy.Profile, accountID
 		Reference:   reference,
 		Note:        note,
 	})
+}
+
+// CheckTopUp refuses an amount outside the profile's top-up bounds with
+// 400 invalid_amount, for callers that must know before they write
+// anything else (creating an account with a first top-up).
+func CheckTopUp(p policy.Profile, cents int64) error {
+	if cents < p.MinTopUpCents || cents > p.MaxTopUpCents {
+		return apierror.InvalidRequest("invalid_amount",
+			fmt.Sprintf("A top-up is between %s and %s; %s is not.",
+				FormatCents(p.MinTopUpCents), FormatCents(p.MaxTopUpCents), FormatCents(cents)))
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
@@ -477,45 +477,10 @@ func usagePeriodFlags(cmd *cobra.Command, now time.Time) (usagePeriod, error) {
 	return p, nil
 }
 
-// usageJSONRow is one element of `usage --json`, documented in
-// docs/billing.md. Exactly one of the group fields is set (key_id comes
-// with key_hint), chosen by --by; a set field appears even when empty.
-type usageJSONRow struct {
-	Day               *string `json:"day,omitempty"`
-	KeyID             *string `json:"key_id,omitempty"`
-	KeyHint           *string `json:"key_hint,omitempty"`
-	EndUser           *string `json:"end_user,omitempty"`
-	Requests          int64   `json:"requests"`
-	PromptTokens      int64   `json:"prompt_tokens"`
-	CompletionTokens  int64   `json:"completion_tokens"`
-	CostCents         int64   `json:"cost_cents"`
-	EstimatedRequests int64   `json:"estimated_requests"`
-	// EstimatedShare is rounded to four decimals, so that the output
-	// does not depend on how floats print.
-	EstimatedShare float64 `json:"estimated_share"`
-}
-
 func writeUsageJSON(w io.Writer, by storage.UsageGrouping, rows []storage.UsageRow) error {
-	out := make([]usageJSONRow, 0, len(rows))
-	for _, r := range rows {
-		j := usageJSONRow{
-			Requests: r.Requests, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
-			CostCents: r.CostCents, EstimatedRequests: r.EstimatedRequests,
-			EstimatedShare: math.Round(r.EstimatedShare()*10_000) / 10_000,
-		}
-		switch by {
-		case storage.UsageByDay:
-			j.Day = &r.Group
-		case storage.UsageByKey:
-			j.KeyID, j.KeyHint = &r.Group, &r.KeyHint
-		case storage.UsageByEndUser:
-			j.EndUser = &r.Group
-		}
-		out = append(out, j)
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(admin.UsageJSON(by, rows))
 }
 
 // writeUsageTable prints rows under a header, the group columns left

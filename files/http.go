@@ -247,6 +247,10 @@ func (h *handler) content(w http.ResponseWriter, r *http.Request, accountID, id 
 	http.ServeContent(w, r, "", f.CreatedAt, obj)
 }
 
+// APIError is the client-visible error for an error of the Service, for
+// other HTTP surfaces over it (the admin API).
+func APIError(err error) *apierror.Error { return envelope(err) }
+
 // envelope is the client-visible error for an error of the Service, as
 // docs/files.md lists them:
 //

@@ -20,6 +20,10 @@ const (
 	TypeRateLimit         = "requests"
 	TypeInsufficientQuota = "insufficient_quota"
 	TypeServer            = "server_error"
+	// The admin API's: a token that does not authenticate, and one that
+	// does but may not do what it asks.
+	TypeAuthentication = "authentication_error"
+	TypePermission     = "permission_error"
 )
 
 // Error is a client-visible error. It implements error so that it can

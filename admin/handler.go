@@ -1,0 +1,275 @@
+// Package admin is the admin API: the HTTP surface under /admin/ where
+// account owners and operators create and revoke keys, top up, and read
+// balances, ledgers, usage, files and the audit log, authenticated with
+// JWTs (docs/admin.md). It holds no business rules of its own: keys are
+// issued and revoked by policy, top-ups posted by billing, files deleted
+// by files, reports read from storage, the same calls the CLI makes. The
+// Caddy module switchyard_admin wraps it.
+package admin
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// Config is what a Handler works with.
+type Config struct {
+	// Store holds accounts, keys, the ledger, usage and the audit log.
+	// Required.
+	Store storage.Store
+	// Hasher hashes new keys as the authenticator looks them up.
+	// Required.
+	Hasher policy.KeyHasher
+	// Profile gives the key and top-up limits.
+	Profile policy.Profile
+	// Verifier checks tokens. Required.
+	Verifier *Verifier
+	// Files returns the Files API service. Nil: the files routes answer
+	// 501 not_implemented.
+	Files func() (*files.Service, error)
+	// Held reports what requests in flight hold of a balance. Nil:
+	// reserved_cents is always 0.
+	Held limits.HoldReporter
+	// ClientIP returns the address a request came from, as the audit log
+	// records it. Default: the host of r.RemoteAddr.
+	ClientIP func(r *http.Request) string
+	// Logger receives every audit entry too. Default: no logging.
+	Logger *zap.Logger
+	// Now is the clock for usage periods. Default: time.Now.
+	Now func() time.Time
+}
+
+// Handler serves the admin API. It is safe for concurrent use.
+type Handler struct {
+	cfg Config
+}
+
+// New checks cfg and returns a Handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Store == nil || cfg.Verifier == nil {
+		return nil, errors.New("admin: Store and Verifier are required")
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = remoteHost
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Handler{cfg: cfg}, nil
+}
+
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// request is one admin request once its token is verified.
+type request struct {
+	h    *Handler
+	w    http.ResponseWriter
+	r    *http.Request
+	who  Principal
+	ctx  context.Context
+	path []string // segments after /admin/
+}
+
+// ServeHTTP authenticates the request, then routes it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+
+	token, ok := bearer(r)
+	if !ok {
+		hd.Set("WWW-Authenticate", `Bearer realm="switchyard-admin"`)
+		apierror.Write(w, invalidToken("An admin API request needs the header Authorization: Bearer <JWT>."))
+		return
+	}
+	who, err := h.cfg.Verifier.Verify(r.Context(), token)
+	if err != nil {
+		var te *TokenError
+		if !errors.As(err, &te) {
+			te = &TokenError{Reason: "the token is invalid"}
+		}
+		if te.SignatureValid {
+			h.audit(r, storage.AuditEntry{Subject: te.Subject, Action: "auth", Outcome: "invalid_token", Detail: te.Reason})
+		} else {
+			h.cfg.Logger.Info("admin token refused", zap.String("reason", te.Reason), zap.String("remote_ip", h.cfg.ClientIP(r)))
+		}
+		hd.Set("WWW-Authenticate", `Bearer realm="switchyard-admin", error="invalid_token"`)
+		apierror.Write(w, invalidToken("The token was refused: "+te.Reason+"."))
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/admin/")
+	if !ok {
+		notFound(w)
+		return
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	req := &request{h: h, w: w, r: r, who: who, ctx: r.Context(), path: strings.Split(rest, "/")}
+	req.route()
+}
+
+func notFound(w http.ResponseWriter) {
+	apierror.Write(w, apierror.NotFound("No such admin API route."))
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow ...string) {
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	apierror.Write(w, apierror.New(http.StatusMethodNotAllowed, apierror.TypeInvalidRequest, "method_not_allowed",
+		"Method not allowed. Allowed: "+strings.Join(allow, ", ")+"."))
+}
+
+// route dispatches on the path segments and the method.
+func (q *request) route() {
+	p, m := q.path, q.r.Method
+	on := func(routes map[string]func()) {
+		if f, ok := routes[m]; ok {
+			f()
+			return
+		}
+		if f, ok := routes[http.MethodGet]; ok && m == http.MethodHead {
+			f()
+			return
+		}
+		allow := make([]string, 0, len(routes))
+		for _, k := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+			if _, ok := routes[k]; ok {
+				allow = append(allow, k)
+			}
+		}
+		methodNotAllowed(q.w, allow...)
+	}
+	switch {
+	case len(p) == 1 && p[0] == "me":
+		on(map[string]func(){http.MethodGet: q.me})
+	case len(p) == 1 && p[0] == "audit":
+		on(map[string]func(){http.MethodGet: q.auditLog})
+	case len(p) == 1 && p[0] == "accounts":
+		on(map[string]func(){http.MethodGet: q.listAccounts, http.MethodPost: q.createAccount})
+	case len(p) >= 2 && p[0] == "accounts" && p[1] != "":
+		q.accountRoute(p[1], p[2:], on)
+	default:
+		notFound(q.w)
+	}
+}
+
+func (q *request) accountRoute(name string, p []string, on func(map[string]func())) {
+	with := func(action string, f func(storage.Account)) func() {
+		return func() {
+			acct, err := q.account(name, action)
+			if err != nil {
+				q.fail(err)
+				return
+			}
+			f(acct)
+		}
+	}
+	switch {
+	case len(p) == 0:
+		on(map[string]func(){http.MethodGet: with("account.read", q.getAccount)})
+	case len(p) == 1 && p[0] == "keys":
+		on(map[string]func(){http.MethodGet: with("key.list", q.listKeys), http.MethodPost: with("key.create", q.createKey)})
+	case len(p) == 2 && p[0] == "keys" && p[1] != "":
+		on(map[string]func(){http.MethodDelete: with("key.revoke", func(a storage.Account) { q.revokeKey(a, p[1]) })})
+	case len(p) == 1 && p[0] == "topups":
+		on(map[string]func(){http.MethodPost: with("topup", q.topUp)})
+	case len(p) == 1 && p[0] == "ledger":
+		on(map[string]func(){http.MethodGet: with("ledger.read", q.ledger)})
+	case len(p) == 1 && p[0] == "usage":
+		on(map[string]func(){http.MethodGet: with("usage.read", q.usage)})
+	case len(p) == 1 && p[0] == "files":
+		on(map[string]func(){http.MethodGet: with("file.list", q.listFiles)})
+	case len(p) == 2 && p[0] == "files" && p[1] != "":
+		on(map[string]func(){http.MethodDelete: with("file.delete", func(a storage.Account) { q.deleteFile(a, p[1]) })})
+	default:
+		notFound(q.w)
+	}
+}
+
+// errAccountNotFound answers both a missing account and one the token may
+// not manage, so that a token learns nothing about others' accounts.
+func errAccountNotFound(name string) *apierror.Error {
+	return apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, "account_not_found",
+		"No account named "+quote(name)+".")
+}
+
+// account resolves the account named in the path, if the token may
+// manage it. A refusal is audited: the token was genuine.
+func (q *request) account(name, action string) (storage.Account, error) {
+	if !q.who.MayManage(name) {
+		q.audit(action, name, "", "account_not_found", "the token may not manage this account")
+		return storage.Account{}, errAccountNotFound(name)
+	}
+	acct, err := q.h.cfg.Store.AccountByName(q.ctx, name)
+	if errors.Is(err, storage.ErrNotFound) {
+		if isMutation(q.r.Method) {
+			q.audit(action, name, "", "account_not_found", "")
+		}
+		return storage.Account{}, errAccountNotFound(name)
+	}
+	return acct, err
+}
+
+func isMutation(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead
+}
+
+// operatorOnly refuses non-operators with 403 permission_denied.
+func (q *request) operatorOnly(action string) bool {
+	if q.who.Operator {
+		return true
+	}
+	q.audit(action, "", "", "permission_denied", "")
+	q.fail(apierror.New(http.StatusForbidden, apierror.TypePermission, "permission_denied",
+		"Only an operator token may do this."))
+	return false
+}
+
+// fail answers with err's envelope; errors that are not client errors
+// are logged and answered as internal_error.
+func (q *request) fail(err error) {
+	var ae *apierror.Error
+	if !errors.As(err, &ae) {
+		q.h.cfg.Logger.Error("admin request failed", zap.String("method", q.r.Method),
+			zap.String("path", q.r.URL.Path), zap.Error(err))
+	}
+	apierror.Write(q.w, err)
+}
+
+// outcome is the audit outcome of err: "ok", or the code answered.
+func outcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return apierror.From(err).Code
+}
+
+func quote(s string) string {
+	s = clip.Ellipsis(s, 80)
+	return `"` + strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '"' {
+			return '?'
+		}
+		return r
+	}, s) + `"`
+}

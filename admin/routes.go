@@ -1,0 +1,458 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// meJSON is GET /admin/me.
+type meJSON struct {
+	Subject  string   `json:"subject"`
+	Role     string   `json:"role"`
+	Operator bool     `json:"operator,omitempty"`
+	Accounts []string `json:"accounts,omitempty"`
+}
+
+func (q *request) me() {
+	q.reply(http.StatusOK, meJSON{Subject: q.who.Subject, Role: q.who.Role(), Operator: q.who.Operator, Accounts: q.who.Accounts})
+}
+
+// accountJSON is an account with its balance.
+type accountJSON struct {
+	Name          string `json:"name"`
+	BalanceCents  int64  `json:"balance_cents"`
+	ReservedCents int64  `json:"reserved_cents"`
+	CreatedAt     string `json:"created_at"`
+}
+
+func (q *request) accountOut(a storage.Account, balance int64) (accountJSON, error) {
+	out := accountJSON{Name: a.Name, BalanceCents: balance, CreatedAt: timeJSON(a.CreatedAt)}
+	if q.h.cfg.Held != nil {
+		held, err := q.h.cfg.Held.Held(q.ctx, a.ID)
+		if err != nil {
+			return out, fmt.Errorf("reading holds: %w", err)
+		}
+		out.ReservedCents = held
+	}
+	return out, nil
+}
+
+// listAccounts: an operator's token lists every account (?after=&limit=),
+// another token the accounts it names.
+func (q *request) listAccounts() {
+	var rows []storage.AccountBalance
+	if q.who.Operator {
+		limit, err := limitParam(q.r, 1000, 1000)
+		if err != nil {
+			q.fail(err)
+			return
+		}
+		if rows, err = q.h.cfg.Store.ListAccounts(q.ctx, q.r.URL.Query().Get("after"), limit); err != nil {
+			q.fail(err)
+			return
+		}
+	} else {
+		for _, name := range q.who.Accounts {
+			a, err := q.h.cfg.Store.AccountByName(q.ctx, name)
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				q.fail(err)
+				return
+			}
+			bal, err := q.h.cfg.Store.Balance(q.ctx, a.ID)
+			if err != nil {
+				q.fail(err)
+				return
+			}
+			rows = append(rows, storage.AccountBalance{Account: a, BalanceCents: bal})
+		}
+	}
+	out := make([]accountJSON, 0, len(rows))
+	for _, r := range rows {
+		a, err := q.accountOut(r.Account, r.BalanceCents)
+		if err != nil {
+			q.fail(err)
+			return
+		}
+		out = append(out, a)
+	}
+	q.reply(http.StatusOK, listOf(out))
+}
+
+// createAccount: POST /admin/accounts {"name", "usd"?}, operators only.
+// The amount is checked before the account is created, so a refused
+// top-up leaves nothing behind.
+func (q *request) createAccount() {
+	if !q.operatorOnly("account.create") {
+		return
+	}
+	var body struct {
+		Name string  `json:"name"`
+		USD  *string `json:"usd"`
+	}
+	err := q.decode(&body)
+	var cents int64
+	if err == nil {
+		err = policy.ValidAccountName(body.Name)
+	}
+	if err == nil && body.USD != nil {
+		if cents, err = parseUSD(*body.USD); err == nil {
+			err = billing.CheckTopUp(q.h.cfg.Profile, cents)
+		}
+	}
+	if err == nil {
+		if _, lookErr := q.h.cfg.Store.AccountByName(q.ctx, body.Name); lookErr == nil {
+			err = apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "account_exists",
+				"An account named "+quote(body.Name)+" already exists.")
+		} else if !errors.Is(lookErr, storage.ErrNotFound) {
+			err = lookErr
+		}
+	}
+	var acct storage.Account
+	balance := int64(0)
+	if err == nil {
+		acct, err = q.h.cfg.Store.EnsureAccount(q.ctx, body.Name)
+	}
+	if err == nil && cents > 0 {
+		var e storage.LedgerEntry
+		e, err = billing.TopUp(q.ctx, q.h.cfg.Store, q.h.cfg.Profile, acct.ID, cents,
+			"admin_"+policy.RandomBase62(20), "starting balance, admin API by "+clipNote(q.who.Subject))
+		balance = e.BalanceAfterCents
+	}
+	detail := ""
+	if cents > 0 {
+		detail = billing.FormatCents(cents)
+	}
+	q.audit("account.create", body.Name, "", outcome(err), detail)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	out, err := q.accountOut(acct, balance)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(http.StatusCreated, out)
+}
+
+func (q *request) getAccount(a storage.Account) {
+	bal, err := q.h.cfg.Store.Balance(q.ctx, a.ID)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	out, err := q.accountOut(a, bal)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(http.StatusOK, out)
+}
+
+// keyJSON is a key as listed: never the key itself.
+type keyJSON struct {
+	ID        string  `json:"id"`
+	Hint      string  `json:"hint"`
+	Label     string  `json:"label"`
+	CreatedAt string  `json:"created_at"`
+	RevokedAt *string `json:"revoked_at"`
+}
+
+func keyOut(k storage.APIKey) keyJSON {
+	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: timeJSON(k.CreatedAt)}
+	if !k.Active() {
+		t := timeJSON(k.RevokedAt)
+		out.RevokedAt = &t
+	}
+	return out
+}
+
+func (q *request) listKeys(a storage.Account) {
+	keys, err := q.h.cfg.Store.ListKeys(q.ctx, a.ID)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	out := make([]keyJSON, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, keyOut(k))
+	}
+	q.reply(http.StatusOK, listOf(out))
+}
+
+// maxLabelRunes bounds a key's label, a note to tell keys apart.
+const maxLabelRunes = 200
+
+// createKey: POST .../keys {"label"}: the only answer that holds the key.
+func (q *request) createKey(a storage.Account) {
+	var body struct {
+		Label string `json:"label"`
+	}
+	err := q.decode(&body)
+	if err == nil && (utf8.RuneCountInString(body.Label) > maxLabelRunes || !utf8.ValidString(body.Label)) {
+		err = apierror.InvalidRequest("invalid_label", fmt.Sprintf("A label has at most %d characters.", maxLabelRunes))
+	}
+	var key string
+	var rec storage.APIKey
+	if err == nil {
+		key, rec, err = policy.IssueKey(q.ctx, q.h.cfg.Store, q.h.cfg.Hasher, q.h.cfg.Profile, a.Name, body.Label)
+	}
+	q.audit("key.create", a.Name, rec.ID, outcome(err), clipNote(body.Label))
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(http.StatusCreated, struct {
+		ID        string `json:"id"`
+		Key       string `json:"key"`
+		Hint      string `json:"hint"`
+		Label     string `json:"label"`
+		CreatedAt string `json:"created_at"`
+	}{rec.ID, key, rec.Hint, rec.Label, timeJSON(rec.CreatedAt)})
+}
+
+func (q *request) revokeKey(a storage.Account, id string) {
+	k, err := policy.RevokeKey(q.ctx, q.h.cfg.Store, a.ID, id)
+	q.audit("key.revoke", a.Name, clipNote(id), outcome(err), "")
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(http.StatusOK, keyOut(k))
+}
+
+// ledgerJSON is a ledger entry.
+type ledgerJSON struct {
+	ID                string `json:"id"`
+	Kind              string `json:"kind"`
+	AmountCents       int64  `json:"amount_cents"`
+	BalanceAfterCents int64  `json:"balance_after_cents"`
+	Reference         string `json:"reference"`
+	Note              string `json:"note"`
+	CreatedAt         string `json:"created_at"`
+}
+
+func entryOut(e storage.LedgerEntry) ledgerJSON {
+	return ledgerJSON{ID: e.ID, Kind: string(e.Kind), AmountCents: e.AmountCents, BalanceAfterCents: e.BalanceAfterCents,
+		Reference: e.Reference, Note: e.Note, CreatedAt: timeJSON(e.CreatedAt)}
+}
+
+// topUp: POST .../topups {"usd": "5.00"} or {"cents": 500}, with an
+// optional idempotency "reference".
+func (q *request) topUp(a storage.Account) {
+	var body struct {
+		USD       *string `json:"usd"`
+		Cents     *int64  `json:"cents"`
+		Reference string  `json:"reference"`
+	}
+	err := q.decode(&body)
+	var cents int64
+	if err == nil {
+		switch {
+		case (body.USD == nil) == (body.Cents == nil):
+			err = apierror.InvalidRequest("invalid_amount", `Give the amount as exactly one of "usd" (such as "25.00") or "cents".`)
+		case body.USD != nil:
+			cents, err = parseUSD(*body.USD)
+		default:
+			cents = *body.Cents
+		}
+	}
+	if err == nil && body.Reference != "" && (len(body.Reference) > 128 || !printableASCII(body.Reference)) {
+		err = apierror.InvalidRequest("invalid_reference", "A reference is 1 to 128 printable ASCII characters.")
+	}
+	ref := body.Reference
+	if ref == "" {
+		ref = "admin_" + policy.RandomBase62(20)
+	}
+	status := http.StatusCreated
+	var e storage.LedgerEntry
+	if err == nil {
+		e, err = billing.TopUp(q.ctx, q.h.cfg.Store, q.h.cfg.Profile, a.ID, cents, ref, "admin API top-up by "+clipNote(q.who.Subject))
+		if errors.Is(err, storage.ErrDuplicateReference) {
+			// A retry: the first post stands and nothing changed.
+			err, status = nil, http.StatusOK
+		}
+	}
+	q.audit("topup", a.Name, ref, outcome(err), billing.FormatCents(cents))
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	bal, err := q.h.cfg.Store.Balance(q.ctx, a.ID)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(status, struct {
+		Entry        ledgerJSON `json:"entry"`
+		BalanceCents int64      `json:"balance_cents"`
+	}{entryOut(e), bal})
+}
+
+func parseUSD(s string) (int64, error) {
+	cents, err := billing.ParseUSD(s)
+	if err != nil {
+		return 0, apierror.InvalidRequest("invalid_amount", `"usd" is a dollar amount such as "25" or "12.50".`)
+	}
+	return cents, nil
+}
+
+func (q *request) ledger(a storage.Account) {
+	limit, err := limitParam(q.r, 50, 1000)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	entries, err := q.h.cfg.Store.Entries(q.ctx, a.ID, limit)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	out := make([]ledgerJSON, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, entryOut(e))
+	}
+	q.reply(http.StatusOK, listOf(out))
+}
+
+// usage: GET .../usage?since=&until=&by=, the report `switchyard usage`
+// prints.
+func (q *request) usage(a storage.Account) {
+	v := q.r.URL.Query()
+	today := q.h.cfg.Now().UTC().Truncate(24 * time.Hour)
+	first, last := today.AddDate(0, 0, -30), today
+	for _, p := range []struct {
+		name string
+		day  *time.Time
+	}{{"since", &first}, {"until", &last}} {
+		s := v.Get(p.name)
+		if s == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			q.fail(apierror.InvalidRequest("invalid_date", p.name+" is a date such as 2026-01-31."))
+			return
+		}
+		*p.day = d
+	}
+	if last.Before(first) {
+		q.fail(apierror.InvalidRequest("invalid_date", "until is before since."))
+		return
+	}
+	by := storage.UsageGrouping(v.Get("by"))
+	switch by {
+	case "":
+		by = storage.UsageByDay
+	case storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser:
+	default:
+		q.fail(apierror.InvalidRequest("invalid_grouping", "by is day, key or user."))
+		return
+	}
+	rows, err := q.h.cfg.Store.UsageSummary(q.ctx, a.ID, storage.UsageQuery{Since: first, Until: last.AddDate(0, 0, 1), By: by})
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(http.StatusOK, struct {
+		Since string         `json:"since"`
+		Until string         `json:"until"`
+		By    string         `json:"by"`
+		Data  []UsageJSONRow `json:"data"`
+	}{first.Format(time.DateOnly), last.Format(time.DateOnly), string(by), UsageJSON(by, rows)})
+}
+
+// fileJSON is a file's metadata.
+type fileJSON struct {
+	ID        string `json:"id"`
+	Filename  string `json:"filename"`
+	Purpose   string `json:"purpose"`
+	Bytes     int64  `json:"bytes"`
+	MIME      string `json:"mime"`
+	Source    string `json:"source"`
+	CreatedAt string `json:"created_at"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+func (q *request) filesService() (*files.Service, error) {
+	if q.h.cfg.Files == nil {
+		return nil, apierror.New(http.StatusNotImplemented, apierror.TypeInvalidRequest, "not_implemented",
+			"This gateway does not serve the Files API.")
+	}
+	return q.h.cfg.Files()
+}
+
+// listFiles: GET .../files?limit=&after=, newest first.
+func (q *request) listFiles(a storage.Account) {
+	svc, err := q.filesService()
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	limit, err := limitParam(q.r, 100, files.MaxListLimit)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	page, err := svc.List(q.ctx, a.ID, storage.FileListParams{Limit: limit, After: q.r.URL.Query().Get("after")})
+	if err != nil {
+		q.fail(files.APIError(err))
+		return
+	}
+	out := make([]fileJSON, 0, len(page.Files))
+	for _, f := range page.Files {
+		out = append(out, fileJSON{ID: f.ID, Filename: f.Filename, Purpose: f.Purpose, Bytes: f.Bytes, MIME: f.MIME,
+			Source: string(f.Source), CreatedAt: timeJSON(f.CreatedAt), ExpiresAt: timeJSON(f.ExpiresAt)})
+	}
+	q.reply(http.StatusOK, struct {
+		Data    []fileJSON `json:"data"`
+		HasMore bool       `json:"has_more"`
+	}{out, page.HasMore})
+}
+
+func (q *request) deleteFile(a storage.Account, id string) {
+	svc, err := q.filesService()
+	if err == nil {
+		_, err = svc.Delete(q.ctx, a.ID, id)
+		if errors.Is(err, files.ErrNotFound) {
+			err = apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, "file_not_found", "No file with id "+quote(id)+".")
+		} else if err != nil {
+			err = files.APIError(err)
+		}
+	}
+	q.audit("file.delete", a.Name, clipNote(id), outcome(err), "")
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(http.StatusOK, struct {
+		ID      string `json:"id"`
+		Deleted bool   `json:"deleted"`
+	}{id, true})
+}
+
+// clipNote bounds a caller-supplied value stored in the audit log or a
+// ledger note.
+func clipNote(s string) string { return clip.Runes(s, 200) }
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return s != ""
+}
