@@ -172,7 +172,7 @@ func readOrCreateSecret(path string) ([]byte, error) {
 	}
 	buf := make([]byte, 32)
 	_, _ = rand.Read(buf)
-	tmp, err := os.CreateTemp(filepath.Dir(path), keySecretFile+".*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,242 @@
+package caddymodules
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/admin"
+	"github.com/switchyardhq/switchyard/files"
+)
+
+func init() {
+	caddy.RegisterModule(Admin{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_admin", parseAdmin)
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_admin", httpcaddyfile.After, "reverse_proxy")
+}
+
+// Environment variables of the admin API, read when the config leaves a
+// field empty. The CLI's `admin token` reads the same ones.
+const (
+	envAdminJWTSecret = "SWITCHYARD_ADMIN_JWT_SECRET"
+	envAdminJWKSURL   = "SWITCHYARD_ADMIN_JWKS_URL"
+	envAdminIssuer    = "SWITCHYARD_ADMIN_ISSUER"
+	envAdminAudience  = "SWITCHYARD_ADMIN_AUDIENCE"
+	adminSecretFile   = "admin_jwt_secret"
+)
+
+// Admin serves the admin API (docs/admin.md) under /admin/: accounts,
+// keys, top-ups, ledgers, usage, files and the audit log, for bearers of
+// a JWT. It answers every request it sees and calls no next handler; it
+// needs no API key, so keep it out of switchyard_auth's matcher.
+type Admin struct {
+	// Secret that verifies HS256 tokens (and that `switchyard admin
+	// token` signs them with), at least 32 bytes. Default:
+	// $SWITCHYARD_ADMIN_JWT_SECRET; with the embedded store and neither
+	// set, a secret generated once and kept in data_dir/admin_jwt_secret
+	// (mode 0600). With PostgreSQL and neither set, HS256 tokens are
+	// refused and jwks_url is required.
+	JWTSecret string `json:"jwt_secret,omitempty"`
+
+	// URL of a JSON Web Key Set whose RSA and P-256 keys verify RS256
+	// and ES256 tokens, as an SSO provider publishes them. Keys are
+	// cached for an hour and fetched again when a token names an unknown
+	// key id, at most every 30 seconds. Default: $SWITCHYARD_ADMIN_JWKS_URL,
+	// else none (RS256 and ES256 tokens are refused).
+	JWKSURL string `json:"jwks_url,omitempty"`
+
+	// Required iss claim. Default: $SWITCHYARD_ADMIN_ISSUER, else none
+	// (iss is not checked).
+	Issuer string `json:"issuer,omitempty"`
+
+	// Value the aud claim must hold. Default: $SWITCHYARD_ADMIN_AUDIENCE,
+	// else "switchyard".
+	Audience string `json:"audience,omitempty"`
+
+	// Claim naming the account (a string) or accounts (an array) a token
+	// may manage. Default: "account".
+	AccountClaim string `json:"account_claim,omitempty"`
+
+	// Claim holding the role; the value "operator" (alone or in an
+	// array) may manage every account. Default: "role".
+	RoleClaim string `json:"role_claim,omitempty"`
+
+	handler *admin.Handler
+}
+
+// CaddyModule returns the Caddy module information.
+func (Admin) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.switchyard_admin",
+		New: func() caddy.Module { return new(Admin) },
+	}
+}
+
+// Validate implements caddy.Validator.
+func (h *Admin) Validate() error {
+	// A placeholder is resolved at provisioning.
+	if h.JWKSURL != "" && !strings.Contains(h.JWKSURL, "{") {
+		if u, err := url.Parse(h.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("jwks_url %q: want an http(s) URL", h.JWKSURL)
+		}
+	}
+	return nil
+}
+
+// Provision implements caddy.Provisioner.
+func (h *Admin) Provision(ctx caddy.Context) error {
+	app, err := appFrom(ctx)
+	if err != nil {
+		return err
+	}
+	cfg, err := h.verifierConfig(app.settings)
+	if err != nil {
+		return err
+	}
+	verifier, err := admin.NewVerifier(cfg)
+	if err != nil {
+		return err
+	}
+	h.handler, err = admin.New(admin.Config{
+		Store:    app.Store(),
+		Hasher:   app.hasher,
+		Profile:  app.Profile(),
+		Verifier: verifier,
+		Files:    func() (*files.Service, error) { return app.FilesService() },
+		Held:     app.Limiter(),
+		ClientIP: clientIP,
+		Logger:   ctx.Logger(),
+	})
+	return err
+}
+
+// verifierConfig resolves the fields: config, then environment, then
+// defaults.
+func (h *Admin) verifierConfig(s settings) (admin.VerifierConfig, error) {
+	repl := caddy.NewReplacer()
+	cfg := admin.VerifierConfig{
+		Issuer:       value(repl, h.Issuer, envAdminIssuer),
+		Audience:     value(repl, h.Audience, envAdminAudience),
+		AccountClaim: h.AccountClaim,
+		RoleClaim:    h.RoleClaim,
+	}
+	jwksURL := value(repl, h.JWKSURL, envAdminJWKSURL)
+	if jwksURL != "" {
+		jwks, err := admin.NewJWKS(admin.JWKSConfig{URL: jwksURL})
+		if err != nil {
+			return cfg, err
+		}
+		cfg.JWKS = jwks
+	}
+	secret, err := s.adminSecret(repl, h.JWTSecret)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Secret = secret
+	if cfg.Secret == nil && cfg.JWKS == nil {
+		return cfg, fmt.Errorf("switchyard_admin: set %s (or jwt_secret) or %s (or jwks_url): with PostgreSQL no secret is generated",
+			envAdminJWTSecret, envAdminJWKSURL)
+	}
+	return cfg, nil
+}
+
+// adminSecret is the HS256 secret of the admin API: configured, from the
+// environment, or in embedded mode the one kept in the data dir, created
+// on first use. Nil when none is configured with PostgreSQL.
+func (s settings) adminSecret(repl *caddy.Replacer, configured string) ([]byte, error) {
+	if v := value(repl, configured, envAdminJWTSecret); v != "" {
+		if len(v) < admin.MinSecretBytes {
+			return nil, fmt.Errorf("%s must be at least %d characters long", envAdminJWTSecret, admin.MinSecretBytes)
+		}
+		return []byte(v), nil
+	}
+	if !s.embedded() {
+		return nil, nil
+	}
+	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %v", err)
+	}
+	path := filepath.Join(s.dataDir, adminSecretFile)
+	secret, err := readOrCreateSecret(path)
+	if err != nil {
+		return nil, fmt.Errorf("admin JWT secret %s: %v", path, err)
+	}
+	return secret, nil
+}
+
+// clientIP is the client address Caddy determined, which honours the
+// server's trusted_proxies, else the connection's peer.
+func clientIP(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return ip
+	}
+	return r.RemoteAddr
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	h.handler.ServeHTTP(w, r)
+	return nil
+}
+
+func parseAdmin(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(Admin)
+	err := a.UnmarshalCaddyfile(h.Dispenser)
+	return a, err
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
+//
+//	switchyard_admin {
+//		jwt_secret    <secret>
+//		jwks_url      <url>
+//		issuer        <iss>
+//		audience      <aud>
+//		account_claim <name>
+//		role_claim    <name>
+//	}
+func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		var dst *string
+		switch d.Val() {
+		case "jwt_secret":
+			dst = &h.JWTSecret
+		case "jwks_url":
+			dst = &h.JWKSURL
+		case "issuer":
+			dst = &h.Issuer
+		case "audience":
+			dst = &h.Audience
+		case "account_claim":
+			dst = &h.AccountClaim
+		case "role_claim":
+			dst = &h.RoleClaim
+		default:
+			return d.Errf("unrecognized switchyard_admin option %q", d.Val())
+		}
+		if err := oneArg(d, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Admin)(nil)
+	_ caddy.Validator             = (*Admin)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Admin)(nil)
+	_ caddyfile.Unmarshaler       = (*Admin)(nil)
+)
