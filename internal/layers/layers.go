@@ -16,7 +16,7 @@ import (
 var Order = [][]string{
 	{"cmd/...", "e2e", "bench"},
 	{"caddymodules"},
-	{"translator", "admin"},
+	{"translator", "admin", "admin/dashboard"},
 	{"tools/toolset"},
 	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
 	{"tools"},

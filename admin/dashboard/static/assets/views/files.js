@@ -1,0 +1,63 @@
+// Files: the account's uploaded and generated files, with delete.
+
+import { path } from '../api.js';
+import { h, replace } from '../dom.js';
+import { announce, busy, card, confirm, emptyState } from '../ui.js';
+import * as fmt from '../format.js';
+
+export async function files(body, ctx) {
+  const base = path('accounts', ctx.account, 'files');
+  const render = (rows) => {
+    const total = rows.reduce((sum, f) => sum + Number(f.bytes || 0), 0);
+    const aside = h('span', { class: 'muted small' }, `${rows.length} ${rows.length === 1 ? 'file' : 'files'} · ${fmt.bytes(total)}`);
+    if (rows.length === 0) {
+      replace(body, card('Files', { aside }, emptyState('No files',
+        'Files uploaded through the Files API (/v3/files) and files the assistant creates appear here.')));
+      return;
+    }
+    const table = h('table', { class: 'table' },
+      h('caption', { class: 'sr-only' }, 'Files of this account, newest first'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Name'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Purpose'),
+        h('th', { scope: 'col', class: 'num' }, 'Size'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Uploaded'),
+        h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))),
+      h('tbody', {}, rows.map((f) => {
+        const button = h('button', { type: 'button', class: 'btn btn-danger-ghost btn-small', 'aria-label': `Delete ${f.filename}` }, 'Delete');
+        button.addEventListener('click', () => remove(f, button));
+        return h('tr', { 'data-file-id': f.id },
+          h('td', { class: 'cell-name' }, h('span', { class: 'file-name' }, f.filename), h('span', { class: 'file-id muted' }, f.id)),
+          h('td', { class: 'hide-narrow' }, h('span', { class: 'badge badge-neutral' }, f.purpose || '—')),
+          h('td', { class: 'num nowrap' }, fmt.bytes(f.bytes)),
+          h('td', { class: 'hide-narrow nowrap' }, fmt.dateTime(f.created_at)),
+          h('td', { class: 'actions' }, button));
+      })));
+    const c = card('Files', { aside }, h('div', { class: 'table-wrap' }, table));
+    replace(body, c);
+    return c;
+  };
+  const remove = async (f, button) => {
+    const ok = await confirm({
+      title: 'Delete this file?',
+      body: `“${f.filename}” (${fmt.bytes(f.bytes)}) is deleted for good. Conversations that refer to it can no longer read it.`,
+      action: 'Delete file',
+    });
+    if (!ok) return;
+    try {
+      await busy(button, 'Deleting…', () => ctx.client.del(`${base}/${encodeURIComponent(f.id)}`));
+    } catch (err) {
+      if (ctx.current()) announce(`The file was not deleted: ${err.message}`, 'error');
+      return;
+    }
+    if (!ctx.current()) return;
+    announce(`Deleted ${f.filename}`);
+    await load();
+    ctx.heading.focus();
+  };
+  const load = async () => {
+    const res = await ctx.client.get(base);
+    if (ctx.current()) render(res.data || []);
+  };
+  await load();
+}

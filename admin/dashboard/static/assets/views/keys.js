@@ -1,0 +1,155 @@
+// Settings → Manage API: create a key (shown once), list keys by their
+// hints, revoke.
+
+import { path } from '../api.js';
+import { h, replace } from '../dom.js';
+import { announce, busy, card, confirm, copyText, emptyState, errorBox, field } from '../ui.js';
+import * as fmt from '../format.js';
+
+export async function keys(body, ctx) {
+  const base = path('accounts', ctx.account, 'keys');
+  const list = await ctx.client.get(base);
+  if (!ctx.current()) return;
+
+  const listBox = h('div');
+  const reveal = h('div', { class: 'reveal-slot' });
+  const listHeading = { el: null };
+
+  const renderList = (rows) => {
+    const card_ = keyList(rows, async (key, button) => {
+      const ok = await confirm({
+        title: 'Revoke this key?',
+        body: `${key.label ? `“${key.label}” ` : ''}(${key.hint}) stops working at once, on every gateway node. Applications using it will get 401 errors. This cannot be undone.`,
+        action: 'Revoke key',
+      });
+      if (!ok) return;
+      try {
+        await busy(button, 'Revoking…', () => ctx.client.del(`${base}/${encodeURIComponent(key.id)}`));
+      } catch (err) {
+        if (ctx.current()) announce(`The key was not revoked: ${err.message}`, 'error');
+        return;
+      }
+      if (!ctx.current()) return;
+      announce(`Key ${key.hint} revoked`);
+      await reload();
+      // The button is gone; put the user back at the list.
+      if (listHeading.el) listHeading.el.focus();
+    });
+    listHeading.el = card_.querySelector('.card-title');
+    listHeading.el.setAttribute('tabindex', '-1');
+    replace(listBox, card_);
+  };
+  const reload = async () => {
+    try {
+      const fresh = await ctx.client.get(base);
+      if (ctx.current()) renderList(fresh.data || []);
+    } catch (err) {
+      if (ctx.current()) replace(listBox, errorBox(err, 'The key list could not be loaded'));
+    }
+  };
+  renderList(list.data || []);
+
+  replace(body, createCard(ctx, base, reveal, reload), reveal, listBox);
+}
+
+function createCard(ctx, base, reveal, reload) {
+  const input = h('input', { type: 'text', class: 'input', name: 'label', maxlength: 200, autocomplete: 'off', placeholder: 'e.g. production server' });
+  const f = field({ label: 'Key name (optional)', input, hint: 'A note to tell your keys apart. Only you see it.' });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create new key');
+  const result = h('div', { class: 'form-error-slot' });
+  const form = h('form', { class: 'form form-inline', novalidate: true }, f.el, h('div', { class: 'form-actions' }, submit));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    replace(result);
+    try {
+      const created = await busy(submit, 'Creating…', () => ctx.client.post(base, { label: input.value.trim() }));
+      if (!ctx.current()) return;
+      input.value = '';
+      showKey(reveal, created, () => { replace(reveal); submit.focus(); });
+      announce('Key created. Copy it now: it will not be shown again.');
+      await reload();
+    } catch (err) {
+      if (ctx.current()) {
+        replace(result, errorBox(err, 'The key was not created'));
+        input.focus();
+      }
+    }
+  });
+  return card('Create a new key', {},
+    h('div', { class: 'card-body' },
+      h('p', { class: 'card-sub' }, 'Keys authenticate requests to /v1 and /v3 and are charged to this account. An account can have 25 active keys and create 5 per hour.'),
+      form, result));
+}
+
+// showKey shows a new key, once: it is kept only in this element, which
+// is emptied when the user is done or leaves the page.
+function showKey(slot, created, done) {
+  const input = h('input', {
+    id: 'new-key', type: 'text', class: 'input input-mono input-key', readonly: true, value: created.key,
+    'aria-describedby': 'new-key-warning', spellcheck: 'false', autocomplete: 'off',
+  });
+  input.addEventListener('focus', () => input.select());
+  const copy = h('button', { type: 'button', class: 'btn btn-primary' }, 'Copy key');
+  copy.addEventListener('click', async () => {
+    if (await copyText(created.key, input)) {
+      copy.textContent = 'Copied';
+      announce('Key copied to the clipboard');
+      setTimeout(() => { copy.textContent = 'Copy key'; }, 2500);
+    } else {
+      announce('The browser did not allow copying: the key is selected, press Ctrl+C or ⌘C.', 'info');
+    }
+  });
+  const finished = h('button', { type: 'button', class: 'btn btn-secondary' }, 'I have saved it');
+  finished.addEventListener('click', done);
+  const origin = new URL('/', document.baseURI).origin;
+  const curl = `curl ${origin}/v1/chat/completions \\\n  -H "Authorization: Bearer ${created.key}" \\\n  -H "Content-Type: application/json" \\\n  -d '{"model":"default","messages":[{"role":"user","content":"Hello"}]}'`;
+  const heading = h('h2', { class: 'card-title', tabindex: '-1' }, 'Your new API key');
+  replace(slot, h('section', { class: 'card card-reveal', 'aria-labelledby': 'reveal-title' },
+    h('div', { class: 'card-head' }, heading),
+    h('div', { class: 'card-body' },
+      h('div', { id: 'new-key-warning', class: 'alert alert-warning' },
+        h('p', { class: 'alert-title' }, 'Copy this key now: you will not see it again.'),
+        h('p', {}, 'Switchyard keeps only a fingerprint of it. If you lose it, revoke it and create a new one.')),
+      h('div', { class: 'field' },
+        h('label', { for: 'new-key', class: 'label' }, created.label ? `Key “${created.label}” (${created.hint})` : `Key ${created.hint}`),
+        h('div', { class: 'key-row' }, input, copy)),
+      h('details', { class: 'details' },
+        h('summary', {}, 'Try it with curl'),
+        h('pre', { class: 'code' }, h('code', {}, curl))),
+      h('div', { class: 'form-actions' }, finished))));
+  heading.id = 'reveal-title';
+  // The new key is what the user came for: take them to it.
+  heading.focus();
+}
+
+function keyList(rows, onRevoke) {
+  const active = rows.filter((k) => !k.revoked_at).length;
+  const aside = h('span', { class: 'muted small' }, `${active} active`);
+  if (rows.length === 0) {
+    return card('API keys', { aside }, emptyState('No API keys yet', 'Create a key above to start calling the API.'));
+  }
+  return card('API keys', { aside },
+    h('div', { class: 'table-wrap' }, h('table', { class: 'table' },
+      h('caption', { class: 'sr-only' }, 'API keys of this account. Only the last characters of each key are kept.'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Name'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Key'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Created'),
+        h('th', { scope: 'col' }, 'Status'),
+        h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))),
+      h('tbody', {}, rows.map((k) => {
+        const revoked = Boolean(k.revoked_at);
+        const button = revoked ? null : h('button', {
+          type: 'button', class: 'btn btn-danger-ghost btn-small', 'aria-label': `Revoke key ${k.label || k.hint}`,
+        }, 'Revoke');
+        if (button) button.addEventListener('click', () => onRevoke(k, button));
+        return h('tr', { class: revoked ? 'row-muted' : null, 'data-key-id': k.id },
+          h('td', {}, k.label || h('span', { class: 'muted' }, 'Unnamed'), h('span', { class: 'cell-sub show-narrow' }, h('code', { class: 'hint-code' }, k.hint))),
+          h('td', { class: 'hide-narrow' }, h('code', { class: 'hint-code' }, k.hint)),
+          h('td', { class: 'hide-narrow nowrap' }, fmt.date(k.created_at)),
+          h('td', {}, revoked
+            ? h('span', { class: 'badge badge-neutral', title: `Revoked ${fmt.dateTime(k.revoked_at)}` }, 'Revoked')
+            : h('span', { class: 'badge badge-success' }, 'Active')),
+          h('td', { class: 'actions' }, button));
+      })))));
+}

@@ -1,0 +1,204 @@
+// Overview: balance, top-up, usage per day and recent ledger entries.
+
+import { path } from '../api.js';
+import { h, replace, uid } from '../dom.js';
+import { announce, busy, card, emptyState, errorBox, field } from '../ui.js';
+import { barChart, dataTable } from '../chart.js';
+import * as fmt from '../format.js';
+
+const DAYS = 30;
+const PRESETS = [10, 25, 50, 100];
+
+export async function overview(body, ctx) {
+  const acct = path('accounts', ctx.account);
+  const since = new Date(Date.now() - (DAYS - 1) * 86400000);
+  const [account, usage, ledger] = await Promise.all([
+    ctx.client.get(acct),
+    ctx.client.get(`${acct}/usage?since=${fmt.isoDay(since)}&by=day`).catch((err) => ({ error: err })),
+    ctx.client.get(`${acct}/ledger?limit=8`).catch((err) => ({ error: err })),
+  ]);
+  if (!ctx.current()) return;
+
+  const balance = balanceCard(account);
+  const activity = h('div');
+  const refreshActivity = async () => {
+    const fresh = await ctx.client.get(`${acct}/ledger?limit=8`).catch((err) => ({ error: err }));
+    if (ctx.current()) replace(activity, ledgerCard(fresh));
+  };
+  replace(activity, ledgerCard(ledger));
+  const topup = topUpCard(ctx, acct, (res) => {
+    balance.update(res);
+    refreshActivity();
+  });
+  const usageSection = usageCard(usage, since, ctx);
+
+  replace(body,
+    h('div', { class: 'grid grid-2' }, balance.el, topup),
+    usageSection,
+    activity);
+}
+
+function balanceCard(account) {
+  const amount = h('p', { class: 'stat-value', 'data-testid': 'balance' });
+  const reserved = h('p', { class: 'stat-note' });
+  const update = (a) => {
+    const cents = a.balance_cents ?? 0;
+    amount.textContent = fmt.money(cents);
+    amount.dataset.cents = String(cents);
+    const held = a.reserved_cents ?? 0;
+    reserved.textContent = held > 0
+      ? `${fmt.money(held)} is held for requests in progress.`
+      : 'Requests are charged from this balance as they finish.';
+  };
+  update(account);
+  const el = card('Balance', { class: 'card-stat' },
+    h('div', { class: 'card-body' }, amount, reserved,
+      account.created_at ? h('p', { class: 'stat-note muted' }, `Account created ${fmt.date(account.created_at)}`) : null));
+  return { el, update: (res) => { if (res && res.balance_cents !== undefined) update(res); } };
+}
+
+function topUpCard(ctx, acct, onDone) {
+  const input = h('input', {
+    type: 'text', inputmode: 'decimal', class: 'input input-amount', name: 'usd', autocomplete: 'off',
+    placeholder: '25.00',
+  });
+  const f = field({ label: 'Amount (USD)', input, hint: 'Between $5.00 and $1,000.00.', prefix: '$' });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add funds');
+  const result = h('div', { class: 'form-error-slot' });
+  const presets = h('div', { class: 'chips', role: 'group', 'aria-label': 'Suggested amounts' },
+    PRESETS.map((v) => h('button', {
+      type: 'button', class: 'chip', onclick: () => { input.value = `${v}.00`; f.setError(''); input.focus(); },
+    }, `$${v}`)));
+  const form = h('form', { class: 'form', novalidate: true }, presets, f.el, result, h('div', { class: 'form-actions' }, submit));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    replace(result);
+    const amount = fmt.parseTopUp(input.value);
+    if (amount.error) {
+      f.setError(amount.error);
+      input.focus();
+      return;
+    }
+    f.setError('');
+    try {
+      const res = await busy(submit, 'Adding…', () => ctx.client.post(`${acct}/topups`, { usd: amount.usd }));
+      if (!ctx.current()) return;
+      input.value = '';
+      onDone(res);
+      announce(`Added ${fmt.money(amount.cents)}. The balance is now ${fmt.money(res.balance_cents)}.`);
+    } catch (err) {
+      if (!ctx.current()) return;
+      replace(result, errorBox(err, 'The top-up did not go through'));
+      input.focus();
+    }
+  });
+  return card('Top up', {}, h('div', { class: 'card-body' }, form));
+}
+
+const METRICS = {
+  cents: {
+    title: 'Cost', format: (v) => fmt.moneyShort(v), total: (v) => fmt.money(v),
+    value: (r) => Number(r.cost_cents ?? r.cents ?? 0),
+  },
+  requests: {
+    title: 'Requests', format: (v) => fmt.numberShort(v), total: (v) => fmt.number(v),
+    value: (r) => Number(r.requests ?? 0),
+  },
+  tokens: {
+    title: 'Tokens', format: (v) => fmt.numberShort(v), total: (v) => fmt.number(v),
+    value: (r) => Number(r.prompt_tokens ?? 0) + Number(r.completion_tokens ?? 0),
+  },
+};
+
+function usageCard(usage, since, ctx) {
+  if (usage.error) return card('Usage', {}, h('div', { class: 'card-body' }, errorBox(usage.error, 'Usage could not be loaded')));
+  const byDay = new Map((usage.data || []).map((r) => [String(r.day ?? r.period ?? '').slice(0, 10), r]));
+  const days = [];
+  for (let i = 0; i < DAYS; i += 1) {
+    const key = fmt.isoDay(new Date(since.getTime() + i * 86400000));
+    days.push({ key, row: byDay.get(key) || {} });
+  }
+
+  const totals = {};
+  for (const [k, m] of Object.entries(METRICS)) totals[k] = days.reduce((sum, d) => sum + m.value(d.row), 0);
+  const summary = h('dl', { class: 'summary' },
+    Object.entries(METRICS).map(([k, m]) => h('div', { class: 'summary-item' },
+      h('dt', {}, m.title), h('dd', { 'data-testid': `usage-${k}` }, m.total(totals[k])))));
+
+  const chartBox = h('div', { class: 'chart' });
+  const tableBox = h('div', { class: 'table-wrap' });
+  let metric = 'cents';
+  let stop = () => {};
+  const draw = () => {
+    stop();
+    const m = METRICS[metric];
+    if (totals.requests === 0) {
+      stop = () => {};
+      replace(chartBox, emptyState('No usage in the last 30 days', 'Requests made with this account’s keys show up here as they finish.'));
+    } else {
+      stop = barChart(chartBox, {
+        label: `${m.title} per day for the last ${DAYS} days; total ${m.total(totals[metric])}.`,
+        format: m.format,
+        points: days.map((d) => ({
+          key: d.key, label: fmt.day(d.key), value: m.value(d.row),
+          title: `${fmt.day(d.key)}: ${m.total(m.value(d.row))}`,
+        })),
+      });
+    }
+    replace(tableBox, dataTable(`Usage per day for the last ${DAYS} days`, [
+      { title: 'Day', value: (d) => fmt.day(d.key) },
+      { title: 'Requests', num: true, value: (d) => fmt.number(METRICS.requests.value(d.row)) },
+      { title: 'Tokens', num: true, value: (d) => fmt.number(METRICS.tokens.value(d.row)) },
+      { title: 'Cost', num: true, value: (d) => fmt.money(METRICS.cents.value(d.row)) },
+    ], days.filter((d) => METRICS.requests.value(d.row) > 0).reverse()));
+  };
+  ctx.onCleanup(() => stop());
+
+  const name = uid('metric');
+  const toggle = h('fieldset', { class: 'segmented' },
+    h('legend', { class: 'sr-only' }, 'Chart shows'),
+    Object.entries(METRICS).map(([k, m]) => {
+      const id = `${name}-${k}`;
+      const radio = h('input', { type: 'radio', name, id, value: k, checked: k === metric, class: 'segmented-input' });
+      radio.addEventListener('change', () => { metric = k; draw(); });
+      return [radio, h('label', { for: id, class: 'segmented-label' }, m.title)];
+    }));
+
+  const section = card('Usage', { aside: toggle },
+    h('div', { class: 'card-body' },
+      h('p', { class: 'card-sub' }, `Last ${DAYS} days, by UTC day.`),
+      summary,
+      chartBox,
+      totals.requests > 0
+        ? h('details', { class: 'details' }, h('summary', {}, 'Show the numbers as a table'), tableBox)
+        : null));
+  // The chart measures its container, so draw once it is in the page.
+  requestAnimationFrame(() => { if (ctx.current()) draw(); });
+  return section;
+}
+
+const KIND = { topup: 'Top-up', charge: 'Usage charge', refund: 'Refund', adjustment: 'Adjustment' };
+
+function ledgerCard(ledger) {
+  if (ledger.error) return card('Recent activity', {}, h('div', { class: 'card-body' }, errorBox(ledger.error, 'Activity could not be loaded')));
+  const rows = ledger.data || [];
+  if (rows.length === 0) {
+    return card('Recent activity', {}, emptyState('No activity yet', 'Top-ups and usage charges will be listed here.'));
+  }
+  return card('Recent activity', {},
+    h('div', { class: 'table-wrap' }, h('table', { class: 'table' },
+      h('caption', { class: 'sr-only' }, 'The latest ledger entries, newest first'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Date'),
+        h('th', { scope: 'col' }, 'Entry'),
+        h('th', { scope: 'col', class: 'num' }, 'Amount'),
+        h('th', { scope: 'col', class: 'num hide-narrow' }, 'Balance after'))),
+      h('tbody', {}, rows.map((e) => {
+        const amount = Number(e.amount_cents ?? 0);
+        return h('tr', {},
+          h('td', {}, h('span', { class: 'nowrap' }, fmt.date(e.created_at)), h('span', { class: 'cell-sub' }, fmt.time(e.created_at))),
+          h('td', {}, KIND[e.kind] || e.kind || 'Entry', e.note ? h('span', { class: 'cell-sub hide-narrow' }, e.note) : null),
+          h('td', { class: ['num', amount >= 0 ? 'positive' : null] }, `${amount > 0 ? '+' : ''}${fmt.money(amount)}`),
+          h('td', { class: 'num hide-narrow' }, e.balance_after_cents === undefined ? '—' : fmt.money(e.balance_after_cents)));
+      })))));
+}
