@@ -309,8 +309,8 @@ func TestJWKSRotation(t *testing.T) {
 func TestParseJWKSRefusesWeakKeys(t *testing.T) {
 	small, _ := rsa.GenerateKey(rand.Reader, 1024)
 	for name, doc := range map[string]any{
-		"short RSA":     map[string]any{"keys": []any{rsaJWK("s", small)}},
-		"off the curve": map[string]any{"keys": []any{map[string]string{"kty": "EC", "crv": "P-256", "kid": "x", "x": b64([]byte{1}), "y": b64([]byte{2})}}},
+		"short RSA":      map[string]any{"keys": []any{rsaJWK("s", small)}},
+		"off the curve":  map[string]any{"keys": []any{map[string]string{"kty": "EC", "crv": "P-256", "kid": "x", "x": b64([]byte{1}), "y": b64([]byte{2})}}},
 		"nothing usable": map[string]any{"keys": []any{map[string]string{"kty": "oct", "k": "c2VjcmV0"}}},
 	} {
 		b, _ := json.Marshal(doc)
