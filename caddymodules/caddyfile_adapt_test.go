@@ -76,6 +76,9 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"chat unknown option", ":8080 {\n\tswitchyard_chat {\n\t\tcolour blue\n\t}\n}\n", `unrecognized switchyard_chat option "colour"`},
 		{"chat bad rounds", ":8080 {\n\tswitchyard_chat {\n\t\tmax_rounds many\n\t}\n}\n", "max_rounds:"},
 		{"meter with argument", ":8080 {\n\tswitchyard_meter on\n}\n", "switchyard_meter takes no arguments"},
+		{"admin with argument", ":8080 {\n\tswitchyard_admin on\n}\n", "wrong argument count"},
+		{"admin unknown option", ":8080 {\n\tswitchyard_admin {\n\t\tsecret x\n\t}\n}\n", `unrecognized switchyard_admin option "secret"`},
+		{"admin option without value", ":8080 {\n\tswitchyard_admin {\n\t\tissuer\n\t}\n}\n", "wrong argument count"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
