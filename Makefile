@@ -28,6 +28,7 @@ RACE_PKGS := ./policy/... ./translator/... ./internal/sse ./tools ./tools/toolse
 # PostgreSQL and Redis (started or installed by scripts/services.sh).
 test: build
 	scripts/services.sh
+	scripts/browser.sh
 	$(GO) vet ./...
 	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m ./...
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)

@@ -23,7 +23,8 @@ if (!url || !token || !account || !artifacts) {
 const origin = new URL(url).origin;
 mkdirSync(artifacts, { recursive: true });
 
-const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const rl = createInterface({ input: process.stdin });
+const lines = rl[Symbol.asyncIterator]();
 async function waitForTest() {
   const { value, done } = await lines.next();
   if (done) throw new Error('the test closed stdin');
@@ -117,7 +118,7 @@ try {
 
   step = 'pick the account';
   await page.getByLabel('Account', { exact: true }).selectOption(account);
-  await page.getByText(`Account ${account}`).waitFor();
+  await page.getByText(`Account ${account}`, { exact: true }).waitFor();
   await page.getByTestId('balance').waitFor();
   const start = await balanceCents();
 
@@ -284,5 +285,7 @@ try {
 } finally {
   await context.close();
   rmSync(userDataDir, { recursive: true, force: true });
-  lines.return?.();
+  rl.close();
 }
+// stdin stays open while the test waits for this script's output.
+process.exit();
