@@ -243,6 +243,7 @@ try {
   await dialog.waitFor();
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
+  check((await activeText()) === 'button||Revoke', `focus after Escape is on ${await activeText()}, not back on Revoke`);
   check((await keyRow.innerText()).includes('Active'), 'Escape in the dialog revoked the key');
   await keyRow.getByRole('button', { name: 'Revoke key browser test' }).click();
   await dialog.waitFor();

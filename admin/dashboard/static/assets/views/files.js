@@ -7,7 +7,7 @@ import * as fmt from '../format.js';
 
 export async function files(body, ctx) {
   const base = path('accounts', ctx.account, 'files');
-  const render = (rows) => {
+  const render = (rows, more) => {
     const total = rows.reduce((sum, f) => sum + Number(f.bytes || 0), 0);
     const aside = h('span', { class: 'muted small' }, `${rows.length} ${rows.length === 1 ? 'file' : 'files'} · ${fmt.bytes(total)}`);
     if (rows.length === 0) {
@@ -33,7 +33,8 @@ export async function files(body, ctx) {
           h('td', { class: 'hide-narrow nowrap' }, fmt.dateTime(f.created_at)),
           h('td', { class: 'actions' }, button));
       })));
-    const c = card('Files', { aside }, h('div', { class: 'table-wrap' }, table));
+    const c = card('Files', { aside }, h('div', { class: 'table-wrap' }, table),
+      more ? h('p', { class: 'card-foot muted small' }, `Showing the newest ${rows.length} files.`) : null);
     replace(body, c);
     return c;
   };
@@ -57,7 +58,7 @@ export async function files(body, ctx) {
   };
   const load = async () => {
     const res = await ctx.client.get(base);
-    if (ctx.current()) render(res.data || []);
+    if (ctx.current()) render(res.data || [], Boolean(res.has_more));
   };
   await load();
 }

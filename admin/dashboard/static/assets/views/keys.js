@@ -102,7 +102,8 @@ function showKey(slot, created, done) {
   const finished = h('button', { type: 'button', class: 'btn btn-secondary' }, 'I have saved it');
   finished.addEventListener('click', done);
   const origin = new URL('/', document.baseURI).origin;
-  const curl = `curl ${origin}/v1/chat/completions \\\n  -H "Authorization: Bearer ${created.key}" \\\n  -H "Content-Type: application/json" \\\n  -d '{"model":"default","messages":[{"role":"user","content":"Hello"}]}'`;
+  // Listing models costs nothing and works with any backend.
+  const curl = `curl ${origin}/v1/models \\\n  -H "Authorization: Bearer ${created.key}"`;
   const heading = h('h2', { class: 'card-title', tabindex: '-1' }, 'Your new API key');
   replace(slot, h('section', { class: 'card card-reveal', 'aria-labelledby': 'reveal-title' },
     h('div', { class: 'card-head' }, heading),
