@@ -56,6 +56,13 @@ function renderSignIn(notice) {
         'Paste the JWT that ', h('code', {}, 'make run'), ' printed, or one your sign-in service issued. It is kept in this browser tab only and forgotten when you close it.')),
     errorSlot,
     submit);
+  // A token is one line: Enter signs in, as in a single-line field.
+  input.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      form.requestSubmit();
+    }
+  });
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const token = input.value.trim().replace(/^Bearer\s+/i, '');
