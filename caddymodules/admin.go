@@ -1,6 +1,7 @@
 package caddymodules
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/internal/apierror"
 )
 
 func init() {
@@ -69,8 +71,14 @@ type Admin struct {
 	// array) may manage every account. Default: "role".
 	RoleClaim string `json:"role_claim,omitempty"`
 
-	handler *admin.Handler
+	handler  *admin.Handler
+	disabled bool // no way to verify tokens: every request gets 503
 }
+
+// errAdminUnconfigured: with PostgreSQL, no secret is generated, and
+// without one or a JWKS no token can be verified.
+var errAdminUnconfigured = errors.New("set " + envAdminJWTSecret + " (or jwt_secret) or " + envAdminJWKSURL +
+	" (or jwks_url): with PostgreSQL no secret is generated")
 
 // CaddyModule returns the Caddy module information.
 func (Admin) CaddyModule() caddy.ModuleInfo {
@@ -98,6 +106,13 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 		return err
 	}
 	cfg, err := h.verifierConfig(app.settings)
+	if errors.Is(err, errAdminUnconfigured) {
+		// A distributed deployment that has not set the admin API up
+		// keeps running; the API says why it is off.
+		ctx.Logger().Warn("admin API disabled: " + err.Error())
+		h.disabled = true
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -142,8 +157,7 @@ func (h *Admin) verifierConfig(s settings) (admin.VerifierConfig, error) {
 	}
 	cfg.Secret = secret
 	if cfg.Secret == nil && cfg.JWKS == nil {
-		return cfg, fmt.Errorf("switchyard_admin: set %s (or jwt_secret) or %s (or jwks_url): with PostgreSQL no secret is generated",
-			envAdminJWTSecret, envAdminJWKSURL)
+		return cfg, errAdminUnconfigured
 	}
 	return cfg, nil
 }
@@ -183,6 +197,12 @@ func clientIP(r *http.Request) string {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if h.disabled {
+		w.Header().Set("Cache-Control", "no-store")
+		apierror.Write(w, apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "admin_not_configured",
+			"The admin API is not configured on this gateway: "+errAdminUnconfigured.Error()+"."))
+		return nil
+	}
 	h.handler.ServeHTTP(w, r)
 	return nil
 }

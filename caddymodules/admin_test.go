@@ -2,6 +2,7 @@ package caddymodules
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func TestAdminSecret(t *testing.T) {
 			t.Errorf("adminSecret = %q, %v; want none", got, err)
 		}
 		a := &Admin{}
-		if _, err := a.verifierConfig(s); err == nil || !strings.Contains(err.Error(), envAdminJWKSURL) {
+		if _, err := a.verifierConfig(s); !errors.Is(err, errAdminUnconfigured) {
 			t.Errorf("verifierConfig without secret or JWKS: %v", err)
 		}
 		a.JWKSURL = "https://sso.example.com/jwks.json"

@@ -237,6 +237,9 @@ func keysCommand(cmd *cobra.Command) {
 		Args:  cobra.ExactArgs(1),
 		RunE: withCLI(func(ctx context.Context, c *cli, _ *cobra.Command, args []string) error {
 			k, err := policy.RevokeKey(ctx, c.store, "", args[0])
+			if ae := (*apierror.Error)(nil); errors.As(err, &ae) && ae.Code == "key_not_found" {
+				return fmt.Errorf("no key with id %q", args[0])
+			}
 			if err != nil {
 				return err
 			}

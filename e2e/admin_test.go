@@ -142,3 +142,40 @@ func TestAdminAPIKeyLifecycle(t *testing.T) {
 		t.Error("the audit entries are not in the server log")
 	}
 }
+
+// TestAdminAPIDistributed: on PostgreSQL no secret is generated. Without
+// one the gateway still serves its API and the admin API says why it is
+// off; with one, tokens the CLI mints from the same environment work on
+// every node, and reserved_cents comes from Redis.
+func TestAdminAPIDistributed(t *testing.T) {
+	up := testupstream.Start(t, testupstream.Options{})
+	e := distributedEnv(t, up.URL())
+	off := startGateway(t, e)
+	status, _, body := off.do("GET", "/admin/me", "x", "")
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, `"admin_not_configured"`) {
+		t.Fatalf("admin API without a secret on PostgreSQL: %d %s", status, body)
+	}
+	if r := cli(t, e, "admin", "token", "--operator"); r.code == 0 || !strings.Contains(r.stderr, "SWITCHYARD_ADMIN_JWT_SECRET") {
+		t.Errorf("admin token without a secret on PostgreSQL: exit %d, %q", r.code, r.stderr)
+	}
+	off.stop()
+
+	e = e.with("SWITCHYARD_ADMIN_JWT_SECRET", strings.Repeat("j", 40))
+	g1, g2 := startGateway(t, e), startGateway(t, e)
+	operator := mustCLI(t, e, "admin", "token", "--operator").lastLine()
+	if status, _, body := g1.do("POST", "/admin/accounts", operator, `{"name":"acme","usd":"7.50"}`); status != http.StatusCreated {
+		t.Fatalf("create account on node 1: %d %s", status, body)
+	}
+	status, _, body = g2.do("GET", "/admin/accounts/acme", operator, "")
+	var acct struct {
+		BalanceCents  int64 `json:"balance_cents"`
+		ReservedCents int64 `json:"reserved_cents"`
+	}
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &acct) != nil || acct.BalanceCents != 750 || acct.ReservedCents != 0 {
+		t.Fatalf("account on node 2: %d %s", status, body)
+	}
+	other := mustCLI(t, e.with("SWITCHYARD_ADMIN_JWT_SECRET", strings.Repeat("k", 40)), "admin", "token", "--operator").lastLine()
+	if status, _, _ := g2.do("GET", "/admin/me", other, ""); status != http.StatusUnauthorized {
+		t.Errorf("a token signed with another secret: %d", status)
+	}
+}
