@@ -11,6 +11,7 @@ require (
 	github.com/fogleman/gg v1.3.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/goccy/go-graphviz v0.2.10
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/johannesboyne/gofakes3 v1.2.0
@@ -30,8 +31,6 @@ require (
 	gonum.org/v1/plot v0.17.0
 	modernc.org/sqlite v1.60.1
 )
-
-require github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 
 require (
 	cel.dev/cel-go v0.32.0 // indirect
