@@ -170,7 +170,9 @@ func keyType(k any) string {
 }
 
 func (s *JWKS) fetch(ctx context.Context) (map[string]jwk, error) {
-	ctx, cancel := context.WithTimeout(ctx, DefaultJWKSTimeout)
+	// The fetch serves every caller waiting on the lock, not only the
+	// one whose request started it: its client leaving must not fail it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultJWKSTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL, nil)
 	if err != nil {
