@@ -60,6 +60,13 @@ type Proxy struct {
 	// client gets 502 upstream_unavailable. Default: 120s.
 	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
 
+	// Longest silence of the upstream while its answer is read: between
+	// two chunks of a stream, and before the headers too, so it also caps
+	// ResponseHeaderTimeout. Without it an upstream that stalls mid-stream
+	// would hold the request and its stream slot for good; past it the
+	// stream is cut. Default: 120s.
+	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
+
 	rp    *reverseproxy.Handler // nil when no upstream is configured
 	queue *limits.Queue         // nil: no cap on generations in flight
 }
@@ -108,19 +115,24 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 const (
 	DefaultDialTimeout           = 10 * time.Second
 	DefaultResponseHeaderTimeout = 120 * time.Second
+	DefaultStreamIdleTimeout     = 120 * time.Second
 )
 
 // upstreamTimeouts bound the transport's waits for the upstream.
-type upstreamTimeouts struct{ dial, responseHeader time.Duration }
+type upstreamTimeouts struct{ dial, responseHeader, idle time.Duration }
 
 // timeouts are h's timeouts, defaults applied.
 func (h *Proxy) timeouts() upstreamTimeouts {
-	t := upstreamTimeouts{dial: time.Duration(h.DialTimeout), responseHeader: time.Duration(h.ResponseHeaderTimeout)}
+	t := upstreamTimeouts{dial: time.Duration(h.DialTimeout), responseHeader: time.Duration(h.ResponseHeaderTimeout),
+		idle: time.Duration(h.StreamIdleTimeout)}
 	if t.dial <= 0 {
 		t.dial = DefaultDialTimeout
 	}
 	if t.responseHeader <= 0 {
 		t.responseHeader = DefaultResponseHeaderTimeout
+	}
+	if t.idle <= 0 {
+		t.idle = DefaultStreamIdleTimeout
 	}
 	return t
 }
@@ -149,6 +161,7 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey string, t ups
 		"protocol":                "http",
 		"dial_timeout":            t.dial.String(),
 		"response_header_timeout": t.responseHeader.String(),
+		"read_timeout":            t.idle.String(),
 	}
 	if scheme == "https" {
 		transport["tls"] = map[string]any{"server_name": hostname}
@@ -214,7 +227,7 @@ func (h *Proxy) Cleanup() error {
 
 // parseProxy sets up the handler from Caddyfile tokens. Syntax:
 //
-//	switchyard_proxy [<prefix>] [{ routes ...; dial_timeout ...; response_header_timeout ... }]
+//	switchyard_proxy [<prefix>] [{ routes ...; dial_timeout ...; response_header_timeout ...; stream_idle_timeout ... }]
 func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	p := new(Proxy)
 	err := p.UnmarshalCaddyfile(h.Dispenser)
@@ -227,6 +240,7 @@ func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		routes                  <METHOD /path>...
 //		dial_timeout            <duration>
 //		response_header_timeout <duration>
+//		stream_idle_timeout     <duration>
 //	}
 func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
@@ -246,7 +260,7 @@ func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			for i := 0; i < len(args); i += 2 {
 				h.Routes = append(h.Routes, strings.ToUpper(args[i])+" "+args[i+1])
 			}
-		case "dial_timeout", "response_header_timeout":
+		case "dial_timeout", "response_header_timeout", "stream_idle_timeout":
 			opt := d.Val()
 			var v string
 			if err := oneArg(d, &v); err != nil {
@@ -256,10 +270,13 @@ func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil || dur <= 0 {
 				return d.Errf("%s: want a positive duration, not %q", opt, v)
 			}
-			if opt == "dial_timeout" {
+			switch opt {
+			case "dial_timeout":
 				h.DialTimeout = caddy.Duration(dur)
-			} else {
+			case "response_header_timeout":
 				h.ResponseHeaderTimeout = caddy.Duration(dur)
+			default:
+				h.StreamIdleTimeout = caddy.Duration(dur)
 			}
 		default:
 			return d.Errf("unrecognized switchyard_proxy option %q", d.Val())
@@ -281,7 +298,7 @@ func (h *Proxy) Validate() error {
 	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
 		return fmt.Errorf("switchyard_proxy: prefix %q must start with / and not end with one", h.Prefix)
 	}
-	if h.DialTimeout < 0 || h.ResponseHeaderTimeout < 0 {
+	if h.DialTimeout < 0 || h.ResponseHeaderTimeout < 0 || h.StreamIdleTimeout < 0 {
 		return fmt.Errorf("switchyard_proxy: timeouts must not be negative")
 	}
 	for _, r := range h.Routes {
