@@ -41,6 +41,7 @@ func init() {
 // switchyard_requests_total when it finishes (docs/operations.md).
 type Auth struct {
 	authn   *policy.Authenticator
+	guard   *ipGuard // nil: no limit on failed authentications
 	metrics *metrics
 	logger  *zap.Logger
 }
@@ -60,6 +61,9 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.authn = app.Authenticator()
+	if h.guard, err = newIPGuard(app, ctx.Logger()); err != nil {
+		return err
+	}
 	h.metrics = app.metrics
 	h.logger = ctx.Logger()
 	return nil
@@ -74,7 +78,7 @@ func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp
 	w := &statusWriter{ResponseWriter: rw}
 	panicked := true
 	defer func() { h.metrics.countRequest(r, w, err, panicked) }()
-	err = h.serve(w, r, next)
+	err = h.guard.serve(w, r, next, h.serve)
 	panicked = false
 	return err
 }

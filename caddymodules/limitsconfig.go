@@ -79,6 +79,15 @@ type LimitsConfig struct {
 	// Queue caps generations in flight towards the upstream. Default:
 	// nil, no cap.
 	Queue *QueueConfig `json:"queue,omitempty"`
+
+	// Requests with a missing or invalid key allowed per client address
+	// (per /64 for IPv6) in any rolling AuthFailuresPeriod; past it the
+	// address gets 429 rate_limit_exceeded before any key lookup until
+	// the oldest failure leaves the window. 0 turns the guard off.
+	// Default: 60, as many as revision B admits per key.
+	AuthFailures *int `json:"auth_failures,omitempty"`
+	// The window of AuthFailures. Default: 1m.
+	AuthFailuresPeriod caddy.Duration `json:"auth_failures_period,omitempty"`
 }
 
 // QueueConfig is the admission queue in front of the upstream.
@@ -203,6 +212,7 @@ func (c *LimitsConfig) validate() error {
 //		stream_policy fail_open|fail_closed
 //		lease_ttl     <duration>
 //		nodes         <n>
+//		auth_failures <n> [<period>] | off
 //		queue <slots> {
 //			max_waiting <n>
 //			max_wait    <duration>
@@ -338,6 +348,8 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 			} else {
 				c.StreamPolicy = args[0]
 			}
+		case "auth_failures":
+			err = parseAuthFailures(c, args)
 		case "queue":
 			if len(args) != 1 {
 				return nil, d.ArgErr()

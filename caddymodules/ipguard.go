@@ -1,0 +1,184 @@
+package caddymodules
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy/limits"
+)
+
+// Defaults of the limit on failed authentications per client address
+// (LimitsConfig.AuthFailures). Well above what a client with a mistyped
+// or revoked key sends before someone notices, and far below what key
+// guessing or a flood of bad keys would need.
+const (
+	defaultAuthFailures       = 60
+	defaultAuthFailuresPeriod = time.Minute
+)
+
+// ipGuard turns away client addresses that keep failing authentication
+// before their requests cost a key lookup (limits.AuthFailures). The
+// address is Caddy's client IP, which honours the server's
+// trusted_proxies; IPv6 addresses count per /64, the block one host
+// usually gets. Failures are counted on the app's limiter, so in Redis
+// across nodes when there is one, and survive reloads.
+type ipGuard struct {
+	failures *limits.AuthFailures
+	logger   *zap.Logger
+}
+
+// newIPGuard returns the guard app's limits configure, or nil when it is
+// turned off.
+func newIPGuard(app *App, logger *zap.Logger) (*ipGuard, error) {
+	n, period := defaultAuthFailures, defaultAuthFailuresPeriod
+	if c := app.Limits; c != nil {
+		if c.AuthFailures != nil {
+			n = *c.AuthFailures
+		}
+		if c.AuthFailuresPeriod > 0 {
+			period = time.Duration(c.AuthFailuresPeriod)
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	f, err := limits.NewAuthFailures(limits.AuthFailuresConfig{
+		Limiter: app.Limiter(),
+		Rate:    limits.Rate{Limit: n, Period: period, Rolling: true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ipGuard{failures: f, logger: logger}, nil
+}
+
+// serve runs authenticate on the request unless its client address is
+// blocked, which is answered 429 rate_limit_exceeded at once. It is
+// switchyard_auth's one hook: the handlers after authenticate also see
+// the request without the caller's key in its query (scrubbingKey). A refusal
+// of authenticate's (401 before any principal is set) counts against the
+// address; the one that goes past the limit is answered 429 instead.
+func (g *ipGuard) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler,
+	authenticate func(http.ResponseWriter, *http.Request, caddyhttp.Handler) error) error {
+	next = scrubbingKey(r, next)
+	if g == nil {
+		return authenticate(w, r, next)
+	}
+	addr := clientAddr(r)
+	if wait, blocked := g.failures.Blocked(addr); blocked {
+		apierror.Write(w, limits.AuthFailuresError(g.failures, wait))
+		return nil
+	}
+	gw := &guardWriter{ResponseWriter: w, g: g, r: r, addr: addr}
+	return authenticate(gw, r, next)
+}
+
+// clientAddr is the address failures are counted for: Caddy's client IP
+// (the remote address, or the forwarded one from a trusted proxy), with
+// IPv6 cut to its /64.
+func clientAddr(r *http.Request) string {
+	s, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	if s == "" {
+		s = r.RemoteAddr
+		if host, _, err := net.SplitHostPort(s); err == nil {
+			s = host
+		}
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return s
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// guardWriter watches authenticate's answer. Its refusal is the only 401
+// written before switchyard.key_id is set; later handlers (an upstream's
+// own 401 on /v1, say) run with the principal set and pass untouched.
+type guardWriter struct {
+	http.ResponseWriter
+	g       *ipGuard
+	r       *http.Request
+	addr    string
+	swapped bool // the refusal was answered 429 instead: drop its body
+}
+
+func (w *guardWriter) WriteHeader(status int) {
+	if status != http.StatusUnauthorized || w.swapped || authenticated(w.r) {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	// The client's context may be gone; the count must still land.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.r.Context()), 2*time.Second)
+	defer cancel()
+	wait, over, err := w.g.failures.Failed(ctx, w.addr)
+	if err != nil {
+		w.g.logger.Warn("counting a failed authentication", zap.Error(err))
+	}
+	if !over {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.swapped = true
+	h := w.Header()
+	h.Del("WWW-Authenticate")
+	apierror.Write(w.ResponseWriter, limits.AuthFailuresError(w.g.failures, wait))
+}
+
+func (w *guardWriter) Write(p []byte) (int, error) {
+	if w.swapped {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *guardWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func authenticated(r *http.Request) bool {
+	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if !ok {
+		return false
+	}
+	id, _ := repl.GetString("switchyard.key_id")
+	return id != ""
+}
+
+// parseAuthFailures parses the arguments of the limits block's
+//
+//	auth_failures <n> [<period>] | off
+func parseAuthFailures(c *LimitsConfig, args []string) error {
+	if len(args) == 1 && args[0] == "off" {
+		c.AuthFailures = ptr(0)
+		return nil
+	}
+	if len(args) < 1 || len(args) > 2 {
+		return fmt.Errorf("want <n> [<period>] or off")
+	}
+	n, err := positiveInt(args[0])
+	if err != nil {
+		return err
+	}
+	c.AuthFailures = &n
+	if len(args) == 2 {
+		d, err := caddy.ParseDuration(args[1])
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a positive period, not %q", args[1])
+		}
+		c.AuthFailuresPeriod = caddy.Duration(d)
+	}
+	return nil
+}

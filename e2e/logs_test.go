@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/internal/testupstream"
+)
+
+// accessLog is the access log docs/operations.md recommends: Caddy
+// redacts Authorization, Proxy-Authorization and cookies by itself, but
+// a client may put its key in any header or in the query, so the filter
+// drops request headers and the query from what is logged.
+const accessLog = `	log {
+		format filter {
+			request>headers delete
+			request>uri regexp [?].* ""
+		}
+	}
+`
+
+// TestLogsCarryNoKeyOrPrompt runs a gateway at debug level with the
+// recommended access log on, sends a key in every header a client might put one in
+// (and in the query), a prompt, and a stream the upstream cuts (Caddy
+// logs the aborted response), and finds neither the key nor the prompt
+// nor the upstream's answer anywhere in the process's output.
+func TestLogsCarryNoKeyOrPrompt(t *testing.T) {
+	const prompt = "PROMPT-zq7-the-secret-plan"
+	const answer = "ANSWER-kx9-never-logged"
+	up := testupstream.Start(t, testupstream.Options{})
+	up.Respond(func(r *testupstream.Request) (testupstream.Reply, bool) {
+		if r.Chat != nil && strings.Contains(r.Chat.LastUserText(), "cut") {
+			return testupstream.Reply{Content: answer + strings.Repeat(" more", 20), BreakAfter: 3}, true
+		}
+		return testupstream.Text(answer), true
+	})
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, "quiet")
+	cfg := faultConfig(t, nil,
+		"\tadmin {$SWITCHYARD_ADMIN:localhost:2019}\n", "\tadmin {$SWITCHYARD_ADMIN:localhost:2019}\n\tdebug\n",
+		"\tbind {$SWITCHYARD_LISTEN:127.0.0.1:8080}\n", "\tbind {$SWITCHYARD_LISTEN:127.0.0.1:8080}\n"+accessLog)
+	g := startGateway(t, e, cfg)
+
+	secret := key[len(key)-20:] // any 20 characters of the key would do
+	headers := []string{"X-Api-Key", "Api-Key", "Cookie", "Proxy-Authorization", "OpenAI-Organization", "X-Auth-Token", "Referer"}
+	for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
+		for _, stream := range []bool{false, true} {
+			for _, text := range []string{prompt, prompt + " cut"} {
+				req := newRequest(t, g, "POST", path+"?api_key="+key, key, faultChat(stream, text))
+				for _, h := range headers {
+					req.Header.Set(h, key)
+				}
+				req.Header.Add("Cookie", "session="+key)
+				status, body := timedDo(t, 10*time.Second, req)
+				if status != http.StatusOK && !strings.HasSuffix(text, "cut") {
+					t.Fatalf("%s stream=%v: %d %s", path, stream, status, body)
+				}
+			}
+		}
+	}
+	// A refused key is logged by no more than its hint either.
+	g.do("GET", "/v1/models", "sk-"+strings.Repeat("Z", 48), "")
+
+	time.Sleep(300 * time.Millisecond) // the access log is written after the response
+	logs := g.log.String()
+	if !strings.Contains(logs, `"logger":"http.log.access`) {
+		t.Fatalf("the access log is not on; the test checks nothing:\n%s", logs)
+	}
+	for what, s := range map[string]string{"the key": secret, "the prompt": prompt, "the answer": answer, "a refused key": strings.Repeat("Z", 20)} {
+		if i := strings.Index(logs, s); i >= 0 {
+			t.Errorf("the log carries %s: ...%s...", what, logs[max(0, i-300):min(len(logs), i+100)])
+		}
+	}
+}
