@@ -49,6 +49,12 @@ bench-render: check-go
 fuzz: check-go
 	scripts/fuzz.sh
 
+# 1,000 streams through one node and a mixed load on two, for
+# SOAK_DURATION each (default 10m); not part of make test.
+soak: build
+	scripts/services.sh
+	scripts/soak.sh
+
 vet: check-go
 	$(GO) vet ./...
 

@@ -60,11 +60,10 @@ type Proxy struct {
 	// client gets 502 upstream_unavailable. Default: 120s.
 	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
 
-	// Longest silence of the upstream while its answer is read: between
-	// two chunks of a stream, and before the headers too, so it also caps
-	// ResponseHeaderTimeout. Without it an upstream that stalls mid-stream
-	// would hold the request and its stream slot for good; past it the
-	// stream is cut. Default: 120s.
+	// Longest silence of the upstream once its response headers have
+	// arrived: between two chunks of a stream. Without it an upstream that
+	// stalls mid-stream would hold the request and its stream slot for
+	// good; past it the stream is cut. Default: 120s.
 	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
 
 	rp    *reverseproxy.Handler // nil when no upstream is configured
@@ -161,7 +160,6 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey string, t ups
 		"protocol":                "http",
 		"dial_timeout":            t.dial.String(),
 		"response_header_timeout": t.responseHeader.String(),
-		"read_timeout":            t.idle.String(),
 	}
 	if scheme == "https" {
 		transport["tls"] = map[string]any{"server_name": hostname}
@@ -214,6 +212,8 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		}
 		defer slot.Release()
 	}
+	w, r, stop := idleWatch(w, r, h.timeouts().idle)
+	defer stop()
 	return h.rp.ServeHTTP(w, r, next)
 }
 

@@ -44,6 +44,27 @@ func TestLogsCarryNoKeyOrPrompt(t *testing.T) {
 	g := startGateway(t, e, cfg)
 
 	secret := key[len(key)-20:] // any 20 characters of the key would do
+	sendSecrets(t, g, key, prompt)
+	// A refused key is logged by no more than its hint either.
+	g.do("GET", "/v1/models", "sk-"+strings.Repeat("Z", 48), "")
+
+	time.Sleep(300 * time.Millisecond) // the access log is written after the response
+	logs := g.log.String()
+	if !strings.Contains(logs, `"logger":"http.log.access`) {
+		t.Fatalf("the access log is not on; the test checks nothing:\n%s", logs)
+	}
+	for what, s := range map[string]string{"the key": secret, "the prompt": prompt, "the answer": answer, "a refused key": strings.Repeat("Z", 20)} {
+		if i := strings.Index(logs, s); i >= 0 {
+			t.Errorf("the log carries %s: ...%s...", what, logs[max(0, i-300):min(len(logs), i+100)])
+		}
+	}
+}
+
+// sendSecrets sends key in every header a client might put one in (and in
+// the query) with prompt, streamed and not, on /v1 and /v3, plus a
+// variant the upstream cuts.
+func sendSecrets(t *testing.T, g *gateway, key, prompt string) {
+	t.Helper()
 	headers := []string{"X-Api-Key", "Api-Key", "Cookie", "Proxy-Authorization", "OpenAI-Organization", "X-Auth-Token", "Referer"}
 	for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
 		for _, stream := range []bool{false, true} {
@@ -60,17 +81,40 @@ func TestLogsCarryNoKeyOrPrompt(t *testing.T) {
 			}
 		}
 	}
-	// A refused key is logged by no more than its hint either.
-	g.do("GET", "/v1/models", "sk-"+strings.Repeat("Z", 48), "")
+}
 
-	time.Sleep(300 * time.Millisecond) // the access log is written after the response
-	logs := g.log.String()
-	if !strings.Contains(logs, `"logger":"http.log.access`) {
-		t.Fatalf("the access log is not on; the test checks nothing:\n%s", logs)
+// TestTracesCarryNoKeyOrPrompt enables Caddy's tracing around the
+// Switchyard routes, as docs/operations.md shows, with the console
+// exporter, and finds neither the key nor the prompt in any span.
+func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
+	const prompt = "PROMPT-tr4-the-secret-plan"
+	up := testupstream.Start(t, testupstream.Options{})
+	up.Respond(func(r *testupstream.Request) (testupstream.Reply, bool) {
+		if r.Chat != nil && strings.Contains(r.Chat.LastUserText(), "cut") {
+			return testupstream.Reply{Content: strings.Repeat("more ", 20), BreakAfter: 3}, true
+		}
+		return testupstream.Text("fine"), true
+	})
+	e := embeddedEnv(t, up.URL()).with("OTEL_TRACES_EXPORTER", "console", "OTEL_SERVICE_NAME", "switchyard-test")
+	key := fundedKey(t, e, "traced")
+	cfg := faultConfig(t, nil, "\t\t@api path /v1/* /v3/*\n", "\t\t@api path /v1/* /v3/*\n"+tracingSnippet)
+	g := startGateway(t, e, cfg)
+	sendSecrets(t, g, key, prompt)
+	g.stop() // the batcher writes its spans on shutdown
+	out := g.log.String()
+	if !strings.Contains(out, `"SpanContext"`) || !strings.Contains(out, "switchyard") {
+		t.Fatalf("no spans were exported; the test checks nothing:\n%s", out)
 	}
-	for what, s := range map[string]string{"the key": secret, "the prompt": prompt, "the answer": answer, "a refused key": strings.Repeat("Z", 20)} {
-		if i := strings.Index(logs, s); i >= 0 {
-			t.Errorf("the log carries %s: ...%s...", what, logs[max(0, i-300):min(len(logs), i+100)])
+	for what, s := range map[string]string{"the key": key[len(key)-20:], "the prompt": prompt} {
+		if i := strings.Index(out, s); i >= 0 {
+			t.Errorf("a span carries %s: ...%s...", what, out[max(0, i-300):min(len(out), i+100)])
 		}
 	}
 }
+
+// tracingSnippet is the tracing directive docs/operations.md shows, as it
+// goes in the route of Caddyfile.example.
+const tracingSnippet = `		tracing @api {
+			span "{http.request.method} {http.request.uri.path}"
+		}
+`

@@ -1,0 +1,47 @@
+package caddymodules
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// idleWatch bounds the silence of a proxied answer once its headers are
+// sent: when nothing more has been written to the client for idle, the
+// request's context is cancelled, which makes the reverse proxy give up
+// on the upstream and cut the stream. Before the headers the transport's
+// response_header_timeout applies, which answers 502 in the envelope; a
+// cancelled context there would look like a client that left. It does
+// what the transport's read_timeout would, without its per-read deadline
+// calls, which log an error for every stream a client leaves.
+func idleWatch(w http.ResponseWriter, r *http.Request, idle time.Duration) (http.ResponseWriter, *http.Request, func()) {
+	ctx, cancel := context.WithCancel(r.Context())
+	iw := &idleWriter{ResponseWriter: w, idle: idle}
+	iw.timer = time.AfterFunc(idle, cancel)
+	iw.timer.Stop() // started by the headers
+	return iw, r.WithContext(ctx), func() { iw.timer.Stop(); cancel() }
+}
+
+type idleWriter struct {
+	http.ResponseWriter
+	idle  time.Duration
+	timer *time.Timer
+}
+
+func (w *idleWriter) WriteHeader(status int) {
+	w.timer.Reset(w.idle)
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *idleWriter) Write(p []byte) (int, error) {
+	w.timer.Reset(w.idle)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *idleWriter) Flush() {
+	w.timer.Reset(w.idle)
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
