@@ -248,6 +248,7 @@ func envelopeCode(t *testing.T, what string, status int, body string) string {
 	if !documentedCodes[*env.Error.Code] {
 		t.Fatalf("%s: %d with code %q, which docs/errors.md does not list for this fault: %s", what, status, *env.Error.Code, body)
 	}
+	t.Logf("%s: %d %s", what, status, *env.Error.Code)
 	return *env.Error.Code
 }
 
