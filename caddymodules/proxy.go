@@ -117,7 +117,8 @@ const (
 	DefaultStreamIdleTimeout     = 120 * time.Second
 )
 
-// upstreamTimeouts bound the transport's waits for the upstream.
+// upstreamTimeouts bound the transport's waits for the upstream, and
+// (idle) the relay of its answer once it has started.
 type upstreamTimeouts struct{ dial, responseHeader, idle time.Duration }
 
 // timeouts are h's timeouts, defaults applied.

@@ -531,6 +531,8 @@ func TestFaultBlobDirFull(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// startGateway runs bin; no e2e test runs in parallel, so swapping it
+	// for the one start is safe.
 	real := bin
 	bin = wrapper
 	g := startGateway(t, e)
