@@ -20,7 +20,7 @@ import (
 func TestAccountIsolation(t *testing.T) {
 	backends(t, func(t *testing.T, e env) {
 		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+		e = e.with("SWITCHYARD_UPSTREAM", up.URL(), "SWITCHYARD_ADMIN_JWT_SECRET", strings.Repeat("i", 40))
 		iso := &isolation{
 			t:    t,
 			up:   up,
@@ -210,6 +210,89 @@ func (s *isolation) run(t *testing.T, e env) {
 	t.Run("object counters", func(t *testing.T) { s.counters(t) })
 	t.Run("memory", func(t *testing.T) { s.memory(t) })
 	t.Run("usage", func(t *testing.T) { s.usage(t, e) })
+	t.Run("admin API", func(t *testing.T) { s.adminAPI(t, e) })
+}
+
+// adminAPI gives B's owner an admin token for iso-b and tries A's account
+// and A's identifiers through every admin endpoint that takes them: each
+// must answer exactly as for an account or id that does not exist, and
+// A's key must still work afterwards.
+func (s *isolation) adminAPI(t *testing.T, e env) {
+	tokenB := mustCLI(t, e, "admin", "token", "--account", "iso-b", "--subject", "owner@iso-b").lastLine()
+	operator := mustCLI(t, e, "admin", "token", "--operator").lastLine()
+	var keysA struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	if status, _, body := s.g.do("GET", "/admin/accounts/iso-a/keys", operator, ""); status != 200 || json.Unmarshal([]byte(body), &keysA) != nil || len(keysA.Data) == 0 {
+		t.Fatalf("A's keys for the operator: %d %s", status, body)
+	}
+	keyIDA := keysA.Data[0].ID
+	balanceA := func() int64 {
+		var a struct {
+			BalanceCents int64 `json:"balance_cents"`
+		}
+		if status, _, body := s.g.do("GET", "/admin/accounts/iso-a", operator, ""); status != 200 || json.Unmarshal([]byte(body), &a) != nil {
+			t.Fatalf("A's account for the operator: %d %s", status, body)
+		}
+		return a.BalanceCents
+	}
+	before := balanceA()
+	_, _, filesBefore := s.g.do("GET", "/v3/files", s.keyA, "")
+
+	// Another account's name answers as a name no account has.
+	foreignAccount := []struct{ method, path, body string }{
+		{"GET", "/admin/accounts/%s", ""},
+		{"GET", "/admin/accounts/%s/keys", ""},
+		{"POST", "/admin/accounts/%s/keys", `{"label":"stolen"}`},
+		{"DELETE", "/admin/accounts/%s/keys/" + keyIDA, ""},
+		{"POST", "/admin/accounts/%s/topups", `{"usd":"5.00"}`},
+		{"GET", "/admin/accounts/%s/ledger", ""},
+		{"GET", "/admin/accounts/%s/usage?by=day", ""},
+		{"GET", "/admin/accounts/%s/files", ""},
+		{"DELETE", "/admin/accounts/%s/files/" + s.uploadA, ""},
+	}
+	for _, ep := range foreignAccount {
+		name := strings.NewReplacer("%s", "{account}", keyIDA, "{key}", s.uploadA, "{file}").Replace(ep.path)
+		t.Run(ep.method+" "+name, func(t *testing.T) {
+			status, _, body := s.g.do(ep.method, fmt.Sprintf(ep.path, "iso-a"), tokenB, ep.body)
+			got := decodeAnswer(t, status, strings.ReplaceAll(body, "iso-a", "{account}"), "{account}")
+			status, _, body = s.g.do(ep.method, fmt.Sprintf(ep.path, "iso-ghost"), tokenB, ep.body)
+			want := decodeAnswer(t, status, strings.ReplaceAll(body, "iso-ghost", "{account}"), "{account}")
+			if got != want || got.status != 404 {
+				t.Errorf("LEAK: B's token on A's account answers %+v, on an account that does not exist %+v", got, want)
+			}
+			s.noLeak(t, "admin answer", got.body+got.message, "")
+		})
+	}
+
+	// A's identifiers under B's own account answer as ids that exist nowhere.
+	foreignID := []struct{ name, path, id string }{
+		{"key", "/admin/accounts/iso-b/keys/", keyIDA},
+		{"file", "/admin/accounts/iso-b/files/", s.uploadA},
+		{"generated file", "/admin/accounts/iso-b/files/", s.chartFileA},
+	}
+	for _, tt := range foreignID {
+		t.Run("DELETE own account, A's "+tt.name, func(t *testing.T) {
+			got := s.answer(t, "DELETE", tt.path+tt.id, tokenB, tt.id)
+			ghost := ghostID(tt.id)
+			want := s.answer(t, "DELETE", tt.path+ghost, tokenB, ghost)
+			if got != want || got.status != 404 {
+				t.Errorf("LEAK: deleting A's %s under B's account answers %+v, a missing one %+v", tt.name, got, want)
+			}
+		})
+	}
+
+	// B's calls changed nothing of A's: its key works, its files are all
+	// there and its balance took no top-up.
+	if status, _, files := s.g.do("GET", "/v3/files", s.keyA, ""); status != 200 || files != filesBefore {
+		t.Errorf("LEAK: A's files after B's admin calls: %d\nbefore %s\nafter  %s", status, filesBefore, files)
+	}
+	if status, _, ledger := s.g.do("GET", "/admin/accounts/iso-a/ledger", operator, ""); status != 200 || strings.Contains(ledger, "owner@iso-b") {
+		t.Errorf("LEAK: A's ledger after B's admin calls: %d %s", status, ledger)
+	}
+	if after := balanceA(); after != before {
+		t.Errorf("LEAK: A's balance moved from %d to %d cents through B's admin calls", before, after)
+	}
 }
 
 // setUpA gives A an upload, a chart and a remembered fact.
