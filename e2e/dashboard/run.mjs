@@ -172,6 +172,9 @@ try {
   check((await activeText()) === 'h1||Manage API', `focus after navigating is on ${await activeText()}, not the page heading`);
 
   step = 'keyboard: create a key';
+  // The form comes with the key list; Tab before it is drawn would leave
+  // the page.
+  await page.getByLabel('Key name (optional)').waitFor();
   await page.keyboard.press('Tab');
   check((await activeText()).startsWith('input|label|'), `Tab from the heading goes to ${await activeText()}`);
   await page.keyboard.type('browser test');
