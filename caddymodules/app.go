@@ -86,6 +86,13 @@ type App struct {
 	// The OpenAI-compatible backend.
 	Upstream Upstream `json:"upstream,omitempty"`
 
+	// The models served, each by a pool of upstreams with load
+	// balancing, health checks, retries and fallbacks
+	// (docs/routing.md). When set, a request's model picks its pool
+	// and Upstream is not used. Default: none, the single upstream
+	// serves every request.
+	Models []*Model `json:"models,omitempty"`
+
 	// Providers of the web_search tool. Default: from the environment
 	// ($SWITCHYARD_SEARCH_URL and friends); none means no web search.
 	Search *SearchConfig `json:"search,omitempty"`
@@ -102,6 +109,7 @@ type App struct {
 	queue    *limits.Queue // nil: no cap on generations in flight
 	logger   *zap.Logger
 	metrics  *metrics // registered on this config's registry
+	pools    *pools   // nil without models
 
 	files  *lazyFiles          // the Files API, opened on first use
 	bodies *semaphore.Weighted // memory budget of request bodies held in memory
@@ -142,7 +150,11 @@ func (App) CaddyModule() caddy.ModuleInfo {
 
 // Validate implements caddy.Validator.
 func (a *App) Validate() error {
-	return errors.Join(a.Limits.validate(), a.Files.validate())
+	var prices map[string]policy.ModelPrice
+	if a.Limits != nil {
+		prices = a.Limits.Prices
+	}
+	return errors.Join(a.Limits.validate(), a.Files.validate(), validateModels(a.Models, prices))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store
@@ -193,6 +205,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 			}
 		}
 	}
+	if err := a.provisionModels(ctx); err != nil {
+		return err
+	}
 	if a.KeyCacheTTL > 0 && a.backend.cache() == nil {
 		a.logger.Warn("key_cache_ttl ignored: the embedded store cannot tell other processes about revocations")
 	}
@@ -201,6 +216,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		zap.String("store", storeDescription(s)),
 		zap.Bool("redis", s.redis != ""),
 		zap.String("upstream", upstreamDescription(s.upstream)),
+		zap.Int("models", len(a.Models)),
 		zap.Duration("key_cache_ttl", time.Duration(a.KeyCacheTTL)))
 	return nil
 }
@@ -216,6 +232,9 @@ func (a *App) Stop() error { return nil }
 // closes them.
 func (a *App) Cleanup() error {
 	var errs []error
+	if err := a.pools.cleanup(); err != nil {
+		errs = append(errs, err)
+	}
 	if a.backend != nil {
 		if _, err := backends.Delete(a.settings.storeKey()); err != nil {
 			errs = append(errs, err)
@@ -317,6 +336,29 @@ func storeDescription(s settings) string {
 		return "sqlite " + s.sqlitePath()
 	}
 	return "postgres"
+}
+
+// provisionModels provisions the models' pools and their metrics.
+func (a *App) provisionModels(ctx caddy.Context) error {
+	rm := processRouteMetrics
+	reg := ctx.GetMetricsRegistry()
+	if reg != nil && len(a.Models) > 0 {
+		var err error
+		if rm, err = processRouteMetrics.register(reg); err != nil {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
+	}
+	ps, err := provisionPools(ctx, a.Models, rm)
+	if err != nil {
+		return err
+	}
+	a.pools = ps
+	if reg != nil && ps != nil {
+		if err := registerPoolCollector(reg, ps); err != nil {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
+	}
+	return nil
 }
 
 func upstreamDescription(u *url.URL) string {

@@ -28,6 +28,7 @@ func init() {
 //			api_key <key>
 //			model   <name>
 //		}
+//		model <name> { ... }  (see unmarshalModel; once per model)
 //	}
 //
 // Every setting is optional; see App for the defaults.
@@ -105,6 +106,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.OpenURL = oc
+		case "model":
+			m, err := unmarshalModel(d)
+			if err != nil {
+				return err
+			}
+			a.Models = append(a.Models, m)
 		case "upstream":
 			if d.NextArg() {
 				a.Upstream.URL = d.Val()

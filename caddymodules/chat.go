@@ -123,20 +123,31 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		}
 	}
 	s := app.settings
-	if s.upstream == nil {
+	switch {
+	case app.pools != nil:
+		// The models' pools, the very ones /v1 uses: each round goes
+		// through the model's reverse_proxy (docs/routing.md).
+		h.up, err = upstream.New(upstream.Config{
+			Router:           app.pools,
+			OnFallback:       app.pools.metrics.countFallback,
+			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
+			IdleTimeout:      time.Duration(h.IdleTimeout),
+		})
+	case s.upstream == nil:
 		return nil
+	default:
+		// Without a configured model the backend's own first model is
+		// used, discovered on first use so that a backend starting up
+		// after the gateway does not fail its start.
+		h.up, err = upstream.New(upstream.Config{
+			BaseURL:          s.upstream.String(),
+			APIKey:           s.upstreamKey,
+			Model:            s.upstreamModel,
+			DiscoverModel:    true,
+			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
+			IdleTimeout:      time.Duration(h.IdleTimeout),
+		})
 	}
-	// Without a configured model the backend's own first model is used,
-	// discovered on first use so that a backend starting up after the
-	// gateway does not fail its start.
-	h.up, err = upstream.New(upstream.Config{
-		BaseURL:          s.upstream.String(),
-		APIKey:           s.upstreamKey,
-		Model:            s.upstreamModel,
-		DiscoverModel:    true,
-		FirstByteTimeout: time.Duration(h.FirstByteTimeout),
-		IdleTimeout:      time.Duration(h.IdleTimeout),
-	})
 	if err != nil {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
@@ -170,6 +181,10 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	req, err := request.Parse(body, r.Header, h.limits)
 	if err != nil {
 		apierror.Write(w, err)
+		return nil
+	}
+	if h.app.pools != nil && !h.app.pools.has(req.Model) {
+		apierror.Write(w, modelNotFound(req.Model))
 		return nil
 	}
 	if h.orch == nil {

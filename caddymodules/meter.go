@@ -83,6 +83,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 			apierror.Write(w, err)
 			return nil
 		}
+		caddyhttp.SetVar(r.Context(), v1RequestVar, req) // the proxy routes by it
 	}
 	r.Body = io.NopCloser(bytes.NewReader(req.Body))
 	r.ContentLength = int64(len(req.Body))
@@ -119,6 +120,10 @@ func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) int64 {
 	rec, ok := billing.V1Record(x)
 	if !ok {
 		return 0
+	}
+	if s, ok := caddyhttp.GetVar(ctx, servedVar).(servedBy); ok {
+		// A model's pool answered: its fallback's prices apply.
+		rec.Model, rec.Upstream = s.model, s.upstream
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

@@ -14,6 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
@@ -26,7 +28,9 @@ func init() {
 }
 
 // Proxy is Caddy's reverse_proxy aimed at the switchyard app's upstream, for
-// the legacy /v1 API that passes through unchanged. One base URL configures
+// the legacy /v1 API that passes through unchanged. When the app
+// configures models, the request's model picks the model's pool instead,
+// and the dial and header timeouts are the model's (docs/routing.md). One base URL configures
 // what reverse_proxy would need four settings for: the dial address, TLS
 // for https, the Host header, and the path prefix (a request for
 // /v1/chat/completions goes to <upstream base>/chat/completions).
@@ -68,6 +72,11 @@ type Proxy struct {
 
 	rp    *reverseproxy.Handler // nil when no upstream is configured
 	queue *limits.Queue         // nil: no cap on generations in flight
+
+	pools   *pools // the app's models; nil without
+	maxBody int64
+	bodies  *semaphore.Weighted
+	logger  *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -91,6 +100,11 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.queue = app.Queue()
+	h.logger = ctx.Logger()
+	if app.pools != nil {
+		h.pools, h.maxBody, h.bodies = app.pools, app.Limits.maxBodyBytes(), app.bodies
+		return nil
+	}
 	u := app.UpstreamURL()
 	if u == nil {
 		ctx.Logger().Warn("no upstream configured: proxied requests will answer 502 upstream_unavailable")
@@ -199,6 +213,9 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	}
 	filterRequestHeaders(r.Header)
 	w = newHeaderFilter(w)
+	if h.pools != nil {
+		return h.serveModels(w, r, next)
+	}
 	if h.rp == nil {
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil

@@ -95,6 +95,7 @@ func (a *App) resolve() (settings, error) {
 	}
 	s.profile = policy.ProfileFor(rev)
 	a.Limits.apply(&s.profile)
+	applyModelPrices(&s.profile, a.Models)
 
 	s.dataDir = value(repl, a.DataDir, envDataDir)
 	if s.dataDir == "" {

@@ -38,8 +38,13 @@ type UsageRecord struct {
 	RequestID string
 	EndUser   string // X-User-Id or body user; "" when the request named none
 	SessionID string // X-Session-Id; "" when the request named none
-	Model     string // the model string of the request
-	Stream    bool
+	// Model is the model that answered: the request's model string, or
+	// the configured fallback that served it. Its prices apply.
+	Model string
+	// Upstream names the backend that answered, when the model is served
+	// by a pool of several; empty otherwise.
+	Upstream string
+	Stream   bool
 
 	// PromptTokens and CompletionTokens are the billed totals (spec 2.5),
 	// summed over all rounds of a /v3 tool loop. PromptTokens includes

@@ -154,7 +154,7 @@ func (t *turn) record(ctx context.Context, err error) int64 {
 	}
 	rec := storage.UsageRecord{
 		AccountID: t.caller.AccountID, KeyID: t.caller.KeyID, RequestID: chargeID,
-		EndUser: t.req.EndUser, SessionID: t.req.SessionID, Model: t.req.Model, Stream: t.req.Stream,
+		EndUser: t.req.EndUser, SessionID: t.req.SessionID, Model: t.model(), Upstream: t.served.Upstream, Stream: t.req.Stream,
 		PromptTokens: t.usage.prompt, CompletionTokens: t.usage.completion, AnswerTokens: t.usage.answer,
 		Estimated: t.usage.estimated, Rounds: t.rounds, ToolCalls: t.toolCalls, Outcome: outcome,
 		Started: t.started, Finished: t.o.cfg.Now(),

@@ -48,6 +48,7 @@ type turn struct {
 	rounds    int // backend calls that answered
 	toolCalls int
 	usage     usageTotals
+	served    upstream.Served // what answered the last round; zero without a Router
 }
 
 func (o *Orchestrator) newTurn(req *request.Request, caller Caller) *turn {
@@ -182,9 +183,18 @@ func (t *turn) capReached() bool {
 }
 
 // cost is the price of the usage of the rounds so far, at the prices
-// of the request's model.
+// of the model that answered (the request's, or its fallback).
 func (t *turn) cost() int64 {
-	return t.o.cfg.Profile.ForModel(t.req.Model).Price(t.usage.prompt, t.usage.completion)
+	return t.o.cfg.Profile.ForModel(t.model()).Price(t.usage.prompt, t.usage.completion)
+}
+
+// model is the model that answered the last round: the request's, or the
+// fallback a pool of backends moved on to.
+func (t *turn) model() string {
+	if t.served.Model != "" {
+		return t.served.Model
+	}
+	return t.req.Model
 }
 
 // modelRound streams one backend call, relaying answer text at once, and
@@ -205,6 +215,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 	}
 	defer st.Close()
 	t.rounds++
+	t.served = st.Served()
 	// Whatever ends the round, also a client that is gone, its usage
 	// counts: the backend did the work.
 	defer t.usage.add(st)

@@ -12,7 +12,7 @@ import (
 
 const usageColumns = `account_id, request_id, key_id, end_user, session_id, model, stream,
 	prompt_tokens, completion_tokens, answer_tokens, estimated, rounds, tool_calls, outcome,
-	cost_cents, started_at, finished_at, recorded_at`
+	cost_cents, started_at, finished_at, recorded_at, upstream`
 
 // SettleUsage writes the usage record u and debits u.CostCents from the
 // account's ledger, as a charge with reference "req:" + u.RequestID, in
@@ -72,11 +72,11 @@ func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO usage_records (`+usageColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			stored.AccountID, stored.RequestID, stored.KeyID, stored.EndUser, stored.SessionID, stored.Model, stored.Stream,
 			stored.PromptTokens, stored.CompletionTokens, stored.AnswerTokens, stored.Estimated,
 			int64(stored.Rounds), int64(stored.ToolCalls), stored.Outcome, stored.CostCents,
-			micros(stored.Started), micros(stored.Finished), micros(now))
+			micros(stored.Started), micros(stored.Finished), micros(now), stored.Upstream)
 		return err
 	})
 	if err != nil && s.db.IsUniqueViolation(err) {
@@ -126,7 +126,7 @@ func scanUsage(r Row) (storage.UsageRecord, error) {
 	var rounds, toolCalls, started, finished, recorded int64
 	err := r.Scan(&u.AccountID, &u.RequestID, &u.KeyID, &u.EndUser, &u.SessionID, &u.Model, &u.Stream,
 		&u.PromptTokens, &u.CompletionTokens, &u.AnswerTokens, &u.Estimated, &rounds, &toolCalls, &u.Outcome,
-		&u.CostCents, &started, &finished, &recorded)
+		&u.CostCents, &started, &finished, &recorded, &u.Upstream)
 	if err != nil {
 		return storage.UsageRecord{}, err
 	}

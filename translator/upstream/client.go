@@ -27,8 +27,16 @@ const (
 type Config struct {
 	// BaseURL is the backend's base address including the version
 	// segment, such as "http://127.0.0.1:8000/v1"; "/chat/completions"
-	// is appended. Required.
+	// is appended. Required unless Router is set.
 	BaseURL string
+	// Router, when set, sends each call to the pools configured for the
+	// request's model instead of BaseURL, trying the model's fallbacks
+	// in order when a pool fails before its answer starts. BaseURL,
+	// APIKey, Model and DiscoverModel are then unused. Default: nil.
+	Router Router
+	// OnFallback, when set, is told each time a call moves on from the
+	// pool of model from to that of model to. Default: nil.
+	OnFallback func(from, to string)
 	// APIKey, when set, is sent as "Authorization: Bearer APIKEY".
 	// Default: empty, no Authorization header.
 	APIKey string
@@ -63,6 +71,8 @@ type Config struct {
 // Client is the client of one OpenAI-compatible backend. It is safe for
 // concurrent use and meant to be shared, so that connections are reused.
 type Client struct {
+	router     Router
+	onFallback func(from, to string)
 	url        string
 	apiKey     string
 	model      string
@@ -85,17 +95,22 @@ type watchdogTimer interface {
 // New returns a client for the backend at cfg.BaseURL.
 func New(cfg Config) (*Client, error) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.Router != nil && base == "" {
+		base = routedBase
+	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("upstream base URL %q: want http:// or https://", cfg.BaseURL)
 	}
 	u := &Client{
-		url:       base + "/chat/completions",
-		apiKey:    cfg.APIKey,
-		model:     cfg.Model,
-		firstByte: orDefault(cfg.FirstByteTimeout, DefaultFirstByteTimeout),
-		idle:      orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
-		client:    cfg.HTTPClient,
-		afterFunc: func(d time.Duration, f func()) watchdogTimer { return time.AfterFunc(d, f) },
+		router:     cfg.Router,
+		onFallback: cfg.OnFallback,
+		url:        base + "/chat/completions",
+		apiKey:     cfg.APIKey,
+		model:      cfg.Model,
+		firstByte:  orDefault(cfg.FirstByteTimeout, DefaultFirstByteTimeout),
+		idle:       orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		client:     cfg.HTTPClient,
+		afterFunc:  func(d time.Duration, f func()) watchdogTimer { return time.AfterFunc(d, f) },
 	}
 	if cfg.Model == "" && cfg.DiscoverModel {
 		u.discovery = &discovery{url: base + "/models", timeout: orDefault(cfg.DiscoveryTimeout, DefaultDiscoveryTimeout)}
@@ -227,61 +242,113 @@ var (
 // Stream sends one round and returns its stream. The request is
 // cancelled when ctx ends or the stream is closed. Errors are
 // *Error unless ctx ended first, which returns ctx's error.
+//
+// With a Router, a pool that fails before its answer starts (it could
+// not be reached, or answered 5xx or 429 on every backend it tried) is
+// followed by the model's next fallback, all within FirstByteTimeout;
+// once Stream returned, nothing is retried.
 func (u *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
-	model := u.model
-	if u.discovery != nil {
-		var err error
-		if model, err = u.discovery.resolve(ctx, u); err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return nil, context.Cause(ctx)
-			}
-			return nil, err
-		}
-	}
-	body, err := u.encode(req, model)
+	targets, err := u.targets(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	timer := u.afterFunc(u.firstByte, func() { cancel(errFirstByteTimeout) })
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(body))
+	var last error
+	for i, t := range targets {
+		resp, err := u.send(ctx, t, req)
+		if err == nil {
+			s := &Stream{
+				resp:     resp,
+				ctx:      ctx,
+				cancel:   cancel,
+				timer:    timer,
+				idle:     u.idle,
+				request:  req,
+				isJSON:   strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"),
+				upstream: u,
+				served:   Served{Model: t.served, Upstream: resp.Header.Get(UpstreamHeader), Fallbacks: i},
+			}
+			if !s.isJSON {
+				s.sse = sse.NewReader(resp.Body, 0)
+			}
+			return s, nil
+		}
+		last = err
+		if i == len(targets)-1 || !retryable(err) || ctx.Err() != nil {
+			break
+		}
+		if u.onFallback != nil {
+			u.onFallback(t.served, targets[i+1].served)
+		}
+	}
+	timer.Stop()
+	cancel(nil)
+	return nil, last
+}
+
+// routedBase stands for the base URL of a Router's pools, which are
+// reached through their Transport and not by address.
+const routedBase = "http://pool.switchyard.invalid"
+
+// target is one place a round may be sent.
+type target struct {
+	url    string
+	client *http.Client
+	model  string // sent upstream; empty sends the request's
+	served string // the configured model, with a Router
+}
+
+// targets lists where req goes, in order.
+func (u *Client) targets(ctx context.Context, req Request) ([]target, error) {
+	if u.router == nil {
+		model := u.model
+		if u.discovery != nil {
+			var err error
+			if model, err = u.discovery.resolve(ctx, u); err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					return nil, context.Cause(ctx)
+				}
+				return nil, err
+			}
+		}
+		return []target{{url: u.url, client: u.client, model: model}}, nil
+	}
+	routes, ok := u.router.Route(req.Model)
+	if !ok || len(routes) == 0 {
+		return nil, &Error{Status: http.StatusNotFound, Message: "model " + clip.Ellipsis(req.Model, 80), Err: ErrUnknownModel}
+	}
+	out := make([]target, len(routes))
+	for i, r := range routes {
+		out[i] = target{url: u.url, client: &http.Client{Transport: r.Transport}, model: r.Model, served: r.Model}
+	}
+	return out, nil
+}
+
+// send sends one round to t and returns its successful response.
+func (u *Client) send(ctx context.Context, t target, req Request) (*http.Response, error) {
+	body, err := u.encode(req, t.model)
 	if err != nil {
-		timer.Stop()
-		cancel(nil)
+		return nil, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	if err != nil {
 		return nil, &Error{Message: "building the request", Err: err}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
-	if u.apiKey != "" {
+	if u.apiKey != "" && u.router == nil {
 		hreq.Header.Set("Authorization", "Bearer "+u.apiKey)
 	}
-	resp, err := u.client.Do(hreq)
+	resp, err := t.client.Do(hreq)
 	if err != nil {
-		timer.Stop()
-		cause := context.Cause(ctx)
-		cancel(nil)
-		return nil, u.failure(ctx, cause, err)
+		return nil, u.failure(ctx, context.Cause(ctx), err)
 	}
 	if resp.StatusCode/100 != 2 {
-		timer.Stop()
-		defer cancel(nil)
 		defer resp.Body.Close()
 		return nil, statusError(resp)
 	}
-	s := &Stream{
-		resp:     resp,
-		ctx:      ctx,
-		cancel:   cancel,
-		timer:    timer,
-		idle:     u.idle,
-		request:  req,
-		isJSON:   strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"),
-		upstream: u,
-	}
-	if !s.isJSON {
-		s.sse = sse.NewReader(resp.Body, 0)
-	}
-	return s, nil
+	return resp, nil
 }
 
 // failure describes err, which happened while ctx was alive or after it

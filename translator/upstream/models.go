@@ -93,3 +93,12 @@ func (c *Client) firstModel(ctx context.Context, url string) (string, error) {
 	}
 	return list.Data[0].ID, nil
 }
+
+// Model returns the model name sent upstream: the configured one, or
+// the backend's first model when it is discovered.
+func (u *Client) Model(ctx context.Context) (string, error) {
+	if u.discovery == nil {
+		return u.model, nil
+	}
+	return u.discovery.resolve(ctx, u)
+}

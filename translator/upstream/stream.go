@@ -62,6 +62,7 @@ type Stream struct {
 	request  Request // kept for PromptEstimate, counted only when asked
 	sse      *sse.Reader
 	isJSON   bool
+	served   Served
 
 	pending []Event
 	think   thinkSplitter
@@ -298,6 +299,9 @@ func (s *Stream) FinishReason() string {
 
 // Usage returns what the backend reported, or nil if it reported nothing.
 func (s *Stream) Usage() *Usage { return s.usage }
+
+// Served names the configured model and the backend that answered.
+func (s *Stream) Served() Served { return s.served }
 
 // Chars returns the characters of reasoning, answer text and tool-call
 // arguments produced so far.

@@ -1,0 +1,424 @@
+package caddymodules
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+// Model is one model the gateway serves, by the name clients send as
+// "model": a pool of upstreams behind Caddy's reverse_proxy, with its
+// load balancing, health checks, retries and fallbacks (docs/routing.md).
+type Model struct {
+	// The name clients send as "model" and see in GET /v1/models.
+	// Required; unique among the models.
+	Name string `json:"name"`
+
+	// The backends serving the model. At least one.
+	Upstreams []*ModelUpstream `json:"upstreams"`
+
+	// How a backend is chosen for each request: round_robin,
+	// least_conn, weighted_round_robin (by the upstreams' weights),
+	// first (the first available in the order written) or random.
+	// Default: round_robin.
+	LBPolicy string `json:"lb_policy,omitempty"`
+
+	// How many other backends of the pool a request may try after the
+	// first failed before its answer started (unreachable, no response
+	// headers in time, 5xx, 429). Default: one less than the number of
+	// upstreams, so that each is tried at most once.
+	Retries *int `json:"retries,omitempty"`
+
+	// Path of the active health check, below each upstream's base URL:
+	// with a base of http://h:8000/v1, "/models" checks GET /v1/models.
+	// Any 2xx passes. "off" disables active checks. Default: /models.
+	HealthPath string `json:"health_path,omitempty"`
+
+	// How often each upstream is checked. Default: 30s.
+	HealthInterval caddy.Duration `json:"health_interval,omitempty"`
+
+	// Longest a check may take before it counts as failed. Default: 5s.
+	HealthTimeout caddy.Duration `json:"health_timeout,omitempty"`
+
+	// How long a failure counts against an upstream (passive health):
+	// a refused connection, a missing response, a 5xx or 429 answer,
+	// or one slower than unhealthy_latency. Default: 10s.
+	FailDuration caddy.Duration `json:"fail_duration,omitempty"`
+
+	// Failures within fail_duration that take an upstream out of the
+	// pool until they expire. Default: 1.
+	MaxFails int `json:"max_fails,omitempty"`
+
+	// Response headers slower than this count as a failure. Default: 0,
+	// latency is not judged.
+	UnhealthyLatency caddy.Duration `json:"unhealthy_latency,omitempty"`
+
+	// Longest wait for a connection to an upstream. Default: 10s.
+	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`
+
+	// Longest wait, once the request is sent, for an upstream's
+	// response headers; past it the next upstream is tried. Default:
+	// 120s.
+	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
+
+	// What a million tokens of this model cost, in cents; the same
+	// per-model prices as limits' price, which must not name this model
+	// too. Default: the revision's prices.
+	Price *policy.ModelPrice `json:"price,omitempty"`
+
+	// Other models, in order, that answer when this model's pool could
+	// not start an answer. Each is tried with its own pool, and its
+	// own price is charged; their own fallbacks are not followed.
+	// Default: none.
+	Fallbacks []string `json:"fallbacks,omitempty"`
+}
+
+// ModelUpstream is one backend of a model's pool.
+type ModelUpstream struct {
+	// Base URL including the version path, e.g. http://10.0.0.5:8000/v1.
+	// Required.
+	URL string `json:"url"`
+
+	// Bearer key sent to this upstream in place of the caller's key.
+	// Default: none, no Authorization header.
+	APIKey string `json:"api_key,omitempty"`
+
+	// The model name this upstream knows the model by, written into the
+	// request in place of the name the client sent. Default: the
+	// model's name.
+	Model string `json:"model,omitempty"`
+
+	// Share of requests under weighted_round_robin. Default: 1.
+	Weight int `json:"weight,omitempty"`
+
+	// The upstream's name in metrics, logs and usage records. Default:
+	// the URL's host:port.
+	Name string `json:"name,omitempty"`
+}
+
+// Defaults of a Model.
+const (
+	defaultHealthPath     = "/models"
+	defaultHealthInterval = 30 * time.Second
+	defaultHealthTimeout  = 5 * time.Second
+	defaultFailDuration   = 10 * time.Second
+	defaultMaxFails       = 1
+)
+
+// lbPolicies are the selection policies of reverse_proxy a model may use.
+var lbPolicies = []string{"round_robin", "least_conn", "weighted_round_robin", "first", "random"}
+
+// modelUpstream is a ModelUpstream resolved: placeholders replaced, the
+// URL taken apart.
+type modelUpstream struct {
+	name     string
+	scheme   string
+	host     string // Host header: the URL's host[:port]
+	dial     string // host:port
+	basePath string // without a trailing slash
+	apiKey   string
+	model    string // sent upstream
+	weight   int
+}
+
+// resolve resolves the upstream u of model m.
+func (u *ModelUpstream) resolve(repl *caddy.Replacer, m *Model) (modelUpstream, error) {
+	raw := strings.TrimSpace(repl.ReplaceAll(u.URL, ""))
+	pu, err := url.Parse(raw)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" || pu.User != nil || pu.RawQuery != "" {
+		return modelUpstream{}, fmt.Errorf("model %q: upstream %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", m.Name, raw)
+	}
+	dial := pu.Host
+	if pu.Port() == "" {
+		port := "80"
+		if pu.Scheme == "https" {
+			port = "443"
+		}
+		dial = net.JoinHostPort(pu.Hostname(), port)
+	}
+	out := modelUpstream{
+		name:     u.Name,
+		scheme:   pu.Scheme,
+		host:     pu.Host,
+		dial:     dial,
+		basePath: strings.TrimSuffix(pu.Path, "/"),
+		apiKey:   strings.TrimSpace(repl.ReplaceAll(u.APIKey, "")),
+		model:    u.Model,
+		weight:   u.Weight,
+	}
+	if out.name == "" {
+		out.name = dial
+	}
+	if out.model == "" {
+		out.model = m.Name
+	}
+	if out.weight == 0 {
+		out.weight = 1
+	}
+	return out, nil
+}
+
+// validateModels checks the models block as a whole: names, upstreams,
+// policies and fallbacks that name configured models.
+func validateModels(models []*Model, prices map[string]policy.ModelPrice) error {
+	var errs []error
+	names := make(map[string]bool, len(models))
+	for _, m := range models {
+		if m == nil || m.Name == "" {
+			errs = append(errs, errors.New("models: a model needs a name"))
+			continue
+		}
+		if names[m.Name] {
+			errs = append(errs, fmt.Errorf("models: model %q configured twice", m.Name))
+		}
+		names[m.Name] = true
+	}
+	for _, m := range models {
+		if m == nil || m.Name == "" {
+			continue
+		}
+		errs = append(errs, m.validate(names, prices))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Model) validate(names map[string]bool, prices map[string]policy.ModelPrice) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("model %q: %s", m.Name, fmt.Sprintf(format, args...))
+	}
+	var errs []error
+	if len(m.Upstreams) == 0 {
+		errs = append(errs, fail("needs at least one upstream"))
+	}
+	repl := caddy.NewReplacer()
+	upNames := make(map[string]bool)
+	for _, u := range m.Upstreams {
+		if u == nil {
+			errs = append(errs, fail("empty upstream"))
+			continue
+		}
+		r, err := u.resolve(repl, m)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if u.Weight < 0 {
+			errs = append(errs, fail("upstream %s: weight must not be negative", r.name))
+		}
+		if upNames[r.name] {
+			errs = append(errs, fail("two upstreams named %q: give them distinct names", r.name))
+		}
+		upNames[r.name] = true
+	}
+	if m.LBPolicy != "" && !slices.Contains(lbPolicies, m.LBPolicy) {
+		errs = append(errs, fail("lb_policy %q: want one of %s", m.LBPolicy, strings.Join(lbPolicies, ", ")))
+	}
+	if m.Retries != nil && *m.Retries < 0 {
+		errs = append(errs, fail("retries must not be negative"))
+	}
+	if p := m.HealthPath; p != "" && p != "off" && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?#")) {
+		errs = append(errs, fail("health_path %q: want a path starting with /, or off", p))
+	}
+	if m.HealthInterval < 0 || m.HealthTimeout < 0 || m.FailDuration < 0 || m.UnhealthyLatency < 0 ||
+		m.DialTimeout < 0 || m.ResponseHeaderTimeout < 0 {
+		errs = append(errs, fail("durations must not be negative"))
+	}
+	if m.MaxFails < 0 {
+		errs = append(errs, fail("max_fails must not be negative"))
+	}
+	if m.Price != nil {
+		if m.Price.InputCentsPerMTok < 0 || m.Price.OutputCentsPerMTok < 0 {
+			errs = append(errs, fail("prices must not be negative"))
+		}
+		if _, dup := prices[m.Name]; dup {
+			errs = append(errs, fail("priced both here and in limits"))
+		}
+	}
+	seen := make(map[string]bool)
+	for _, f := range m.Fallbacks {
+		switch {
+		case f == m.Name:
+			errs = append(errs, fail("falls back to itself"))
+		case !names[f]:
+			errs = append(errs, fail("fallback %q is not a configured model", f))
+		case seen[f]:
+			errs = append(errs, fail("fallback %q listed twice", f))
+		}
+		seen[f] = true
+	}
+	return errors.Join(errs...)
+}
+
+// applyModelPrices adds the models' prices to the profile's per-model
+// prices, the ones limits' price sets.
+func applyModelPrices(p *policy.Profile, models []*Model) {
+	cloned := false
+	for _, m := range models {
+		if m == nil || m.Price == nil {
+			continue
+		}
+		if !cloned {
+			p.ModelPrices = maps.Clone(p.ModelPrices)
+			if p.ModelPrices == nil {
+				p.ModelPrices = make(map[string]policy.ModelPrice)
+			}
+			cloned = true
+		}
+		p.ModelPrices[m.Name] = *m.Price
+	}
+}
+
+// unmarshalModel reads a model block. Syntax:
+//
+//	model <name> {
+//		upstream <base_url> [{
+//			api_key <key>
+//			model   <upstream model name>
+//			weight  <n>
+//			name    <name>
+//		}]
+//		lb_policy               round_robin|least_conn|weighted_round_robin|first|random
+//		retries                 <n>
+//		health_path             <path>|off
+//		health_interval         <duration>
+//		health_timeout          <duration>
+//		fail_duration           <duration>
+//		max_fails               <n>
+//		unhealthy_latency       <duration>
+//		dial_timeout            <duration>
+//		response_header_timeout <duration>
+//		price                   <input usd per 1M tokens> <output usd per 1M tokens>
+//		fallback                <model>...
+//	}
+func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
+	m := new(Model)
+	if !d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	m.Name = d.Val()
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		switch opt {
+		case "upstream":
+			u, err := unmarshalModelUpstream(d)
+			if err != nil {
+				return nil, err
+			}
+			m.Upstreams = append(m.Upstreams, u)
+		case "fallback":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return nil, d.ArgErr()
+			}
+			m.Fallbacks = append(m.Fallbacks, args...)
+		case "price":
+			args := d.RemainingArgs()
+			if len(args) != 2 {
+				return nil, d.ArgErr()
+			}
+			var mp policy.ModelPrice
+			var err error
+			if mp.InputCentsPerMTok, err = billing.ParseUSD(args[0]); err == nil {
+				mp.OutputCentsPerMTok, err = billing.ParseUSD(args[1])
+			}
+			if err != nil {
+				return nil, d.Errf("price: %v", err)
+			}
+			m.Price = &mp
+		case "lb_policy", "health_path":
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return nil, err
+			}
+			if opt == "lb_policy" {
+				m.LBPolicy = v
+			} else {
+				m.HealthPath = v
+			}
+		case "retries", "max_fails":
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return nil, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, d.Errf("%s: want a whole number, not %q", opt, v)
+			}
+			if opt == "retries" {
+				m.Retries = &n
+			} else {
+				m.MaxFails = n
+			}
+		case "health_interval", "health_timeout", "fail_duration", "unhealthy_latency", "dial_timeout", "response_header_timeout":
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return nil, err
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return nil, d.Errf("%s: want a positive duration, not %q", opt, v)
+			}
+			*map[string]*caddy.Duration{
+				"health_interval":         &m.HealthInterval,
+				"health_timeout":          &m.HealthTimeout,
+				"fail_duration":           &m.FailDuration,
+				"unhealthy_latency":       &m.UnhealthyLatency,
+				"dial_timeout":            &m.DialTimeout,
+				"response_header_timeout": &m.ResponseHeaderTimeout,
+			}[opt] = caddy.Duration(dur)
+		default:
+			return nil, d.Errf("unrecognized model option %q", opt)
+		}
+	}
+	return m, nil
+}
+
+func unmarshalModelUpstream(d *caddyfile.Dispenser) (*ModelUpstream, error) {
+	u := new(ModelUpstream)
+	if !d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	u.URL = d.Val()
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		var v string
+		if err := oneArg(d, &v); err != nil {
+			return nil, err
+		}
+		switch opt {
+		case "api_key":
+			u.APIKey = v
+		case "model":
+			u.Model = v
+		case "name":
+			u.Name = v
+		case "weight":
+			n, err := positiveInt(v)
+			if err != nil {
+				return nil, d.Errf("weight: %v", err)
+			}
+			u.Weight = n
+		default:
+			return nil, d.Errf("unrecognized model upstream option %q", opt)
+		}
+	}
+	return u, nil
+}

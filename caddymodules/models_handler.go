@@ -1,0 +1,115 @@
+package caddymodules
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/translator/upstream"
+)
+
+func init() {
+	caddy.RegisterModule(Models{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_models", parseModels)
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_models", httpcaddyfile.After, "reverse_proxy")
+}
+
+// Models serves GET /v3/models: the models this gateway serves, in
+// OpenAI's list shape. With a models block these are the configured
+// models; without one, the single upstream's model (the configured one,
+// or the upstream's first as /v3 discovers it).
+type Models struct {
+	pools   *pools
+	single  *upstream.Client // without models; nil without an upstream
+	started int64
+}
+
+// CaddyModule returns the Caddy module information.
+func (Models) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.switchyard_models",
+		New: func() caddy.Module { return new(Models) },
+	}
+}
+
+// Provision implements caddy.Provisioner.
+func (h *Models) Provision(ctx caddy.Context) error {
+	app, err := appFrom(ctx)
+	if err != nil {
+		return err
+	}
+	h.pools = app.pools
+	h.started = time.Now().Unix()
+	if s := app.settings; h.pools == nil && s.upstream != nil {
+		h.single, err = upstream.New(upstream.Config{
+			BaseURL: s.upstream.String(), APIKey: s.upstreamKey, Model: s.upstreamModel, DiscoverModel: true,
+		})
+		if err != nil {
+			return fmt.Errorf("switchyard_models: %v", err)
+		}
+	}
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
+		return nil
+	}
+	switch {
+	case h.pools != nil:
+		writeModelList(w, h.pools.names(), h.pools.created)
+	case h.single == nil:
+		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+	default:
+		name, err := h.single.Model(r.Context())
+		if err != nil {
+			apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+			return nil
+		}
+		writeModelList(w, []string{name}, h.started)
+	}
+	return nil
+}
+
+// Cleanup implements caddy.CleanerUpper.
+func (h *Models) Cleanup() error {
+	if h.single != nil {
+		h.single.Close()
+	}
+	return nil
+}
+
+// parseModels sets up the handler from Caddyfile tokens. Syntax:
+//
+//	switchyard_models
+func parseModels(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	m := new(Models)
+	err := m.UnmarshalCaddyfile(h.Dispenser)
+	return m, err
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+func (h *Models) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Err("switchyard_models takes no arguments")
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Models)(nil)
+	_ caddy.CleanerUpper          = (*Models)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Models)(nil)
+	_ caddyfile.Unmarshaler       = (*Models)(nil)
+)

@@ -1,0 +1,517 @@
+package caddymodules
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/translator/upstream"
+)
+
+// pools are the models block of one config, provisioned: one Caddy
+// reverse_proxy handler per model, owned by the switchyard app so that
+// /v1 (switchyard_proxy) and /v3 (switchyard_chat) choose from the same
+// upstreams, with the same health state and in-flight counts. Health
+// state outlives a reload where an upstream's address stays: Caddy keeps
+// it per dial address in its shared hosts pool.
+type pools struct {
+	byName  map[string]*pool
+	order   []*pool // as configured, for model lists
+	metrics *routeMetrics
+	created int64 // Unix time the models are listed as created at
+}
+
+// pool is one model's reverse_proxy and what its transport needs.
+type pool struct {
+	name      string
+	fallbacks []string
+	ups       []modelUpstream
+	rp        *reverseproxy.Handler
+	tr        *poolTransport
+	metrics   *routeMetrics
+}
+
+// provisionPools builds and provisions the pools of models; nil when
+// there are none.
+func provisionPools(ctx caddy.Context, models []*Model, m *routeMetrics) (*pools, error) {
+	if len(models) == 0 {
+		return nil, nil
+	}
+	ps := &pools{byName: make(map[string]*pool, len(models)), metrics: m, created: time.Now().Unix()}
+	repl := caddy.NewReplacer()
+	for _, cfg := range models {
+		p, err := provisionPool(ctx, repl, cfg, m)
+		if err != nil {
+			ps.cleanup()
+			return nil, err
+		}
+		ps.byName[p.name] = p
+		ps.order = append(ps.order, p)
+	}
+	return ps, nil
+}
+
+func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *routeMetrics) (*pool, error) {
+	p := &pool{name: cfg.Name, fallbacks: cfg.Fallbacks, metrics: m}
+	for _, u := range cfg.Upstreams {
+		r, err := u.resolve(repl, cfg)
+		if err != nil {
+			return nil, err
+		}
+		p.ups = append(p.ups, r)
+	}
+	raw, err := poolHandlerConfig(cfg, p.ups)
+	if err != nil {
+		return nil, err
+	}
+	rp := new(reverseproxy.Handler)
+	if err := json.Unmarshal(raw, rp); err != nil {
+		return nil, fmt.Errorf("model %q: building reverse proxy: %v", cfg.Name, err)
+	}
+	tr, err := newPoolTransport(ctx, cfg, p)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %v", cfg.Name, err)
+	}
+	// Set in Go rather than as a transport module: it exists only to
+	// give each upstream of the pool its own base path, key and model
+	// name, which reverse_proxy configures per handler, not per upstream.
+	rp.Transport = tr
+	p.tr = tr
+	if err := rp.Provision(ctx); err != nil {
+		_ = tr.Cleanup()
+		return nil, fmt.Errorf("model %q: provisioning reverse proxy: %v", cfg.Name, err)
+	}
+	tr.byUpstream = make(map[*reverseproxy.Upstream]*modelUpstream, len(rp.Upstreams))
+	for i, u := range rp.Upstreams {
+		tr.byUpstream[u] = &p.ups[i]
+	}
+	p.rp = rp
+	return p, nil
+}
+
+// retryStatusExpr is the retry_match expression that sends a 5xx or 429
+// answer on to the pool's next upstream. reverse_proxy evaluates it on
+// the response headers, before a byte of the body reached the client.
+const retryStatusExpr = "{http.reverse_proxy.status_code} >= 500 || {http.reverse_proxy.status_code} == 429"
+
+// poolHandlerConfig is the reverse_proxy JSON of model cfg, built as JSON
+// as an operator would write it, so that it goes through reverse_proxy's
+// own decoding and validation.
+func poolHandlerConfig(cfg *Model, ups []modelUpstream) ([]byte, error) {
+	upstreams := make([]map[string]string, len(ups))
+	weights := make([]int, len(ups))
+	for i, u := range ups {
+		upstreams[i] = map[string]string{"dial": u.dial}
+		weights[i] = u.weight
+	}
+	selection := map[string]any{"policy": cfg.LBPolicy}
+	switch cfg.LBPolicy {
+	case "":
+		selection["policy"] = "round_robin"
+	case "weighted_round_robin":
+		selection["weights"] = weights
+	}
+	retries := len(ups) - 1
+	if cfg.Retries != nil {
+		retries = *cfg.Retries
+	}
+	lb := map[string]any{
+		"selection_policy": selection,
+		// A transport error (no response headers in time, a reset
+		// connection) is retried for POST too: nothing reached the
+		// client yet. The second set retries 5xx and 429 answers.
+		"retry_match": []map[string]any{
+			{"method": []string{http.MethodGet, http.MethodPost}},
+			{"expression": retryStatusExpr},
+		},
+	}
+	if retries > 0 {
+		lb["retries"] = retries
+	}
+	passive := map[string]any{
+		"fail_duration":    orDuration(time.Duration(cfg.FailDuration), defaultFailDuration).String(),
+		"max_fails":        orInt(cfg.MaxFails, defaultMaxFails),
+		"unhealthy_status": []int{5, http.StatusTooManyRequests},
+	}
+	if cfg.UnhealthyLatency > 0 {
+		passive["unhealthy_latency"] = time.Duration(cfg.UnhealthyLatency).String()
+	}
+	health := map[string]any{"passive": passive}
+	if cfg.HealthPath != "off" {
+		path := cfg.HealthPath
+		if path == "" {
+			path = defaultHealthPath
+		}
+		health["active"] = map[string]any{
+			"uri":      path,
+			"interval": orDuration(time.Duration(cfg.HealthInterval), defaultHealthInterval).String(),
+			"timeout":  orDuration(time.Duration(cfg.HealthTimeout), defaultHealthTimeout).String(),
+		}
+	}
+	return json.Marshal(map[string]any{
+		"upstreams":      upstreams,
+		"load_balancing": lb,
+		"health_checks":  health,
+		"flush_interval": -1,
+		"headers": map[string]any{
+			// As for the single upstream (reverseProxyConfigWith): the
+			// backend account's limits are not the caller's.
+			"response": map[string]any{"delete": []string{"X-Ratelimit-*", "X-Request-Id"}},
+		},
+	})
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func orInt(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+// cleanup stops the pools' health checkers and lets go of their hosts.
+func (ps *pools) cleanup() error {
+	if ps == nil {
+		return nil
+	}
+	var errs []error
+	for _, p := range ps.order {
+		if p.rp != nil {
+			errs = append(errs, p.rp.Cleanup(), p.tr.Cleanup())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// chain is the pools a request for model goes to, in order: the model's
+// own, then its fallbacks. ok is false for a model not configured.
+func (ps *pools) chain(model string) ([]*pool, bool) {
+	p, ok := ps.byName[model]
+	if !ok {
+		return nil, false
+	}
+	out := []*pool{p}
+	for _, f := range p.fallbacks {
+		if fp, ok := ps.byName[f]; ok {
+			out = append(out, fp)
+		}
+	}
+	return out, true
+}
+
+// Route implements upstream.Router for the /v3 client.
+func (ps *pools) Route(model string) ([]upstream.Target, bool) {
+	chain, ok := ps.chain(model)
+	if !ok {
+		return nil, false
+	}
+	out := make([]upstream.Target, len(chain))
+	for i, p := range chain {
+		out[i] = upstream.Target{Model: p.name, Transport: p}
+	}
+	return out, true
+}
+
+// has reports whether model is configured.
+func (ps *pools) has(model string) bool {
+	_, ok := ps.byName[model]
+	return ok
+}
+
+// routeState is what a pool's transport needs of, and tells about, one
+// request: the body to send, and which upstream it went to.
+type routeState struct {
+	body      []byte
+	bodyModel string            // the body's model field
+	rewritten map[string][]byte // body per upstream model name
+
+	attempts int    // round trips tried, over all pools
+	upstream string // the upstream of the latest attempt
+	model    string // the model whose pool made it
+}
+
+type routeStateKey struct{}
+
+// bodyFor is the request body with model in place of the one it names.
+// It is re-encoded only when the names differ, and once per name.
+func (s *routeState) bodyFor(model string) ([]byte, error) {
+	if model == s.bodyModel || len(s.body) == 0 {
+		return s.body, nil
+	}
+	if b, ok := s.rewritten[model]; ok {
+		return b, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(s.body, &fields); err != nil {
+		return nil, fmt.Errorf("rewriting the model: %v", err)
+	}
+	name, _ := json.Marshal(model)
+	fields["model"] = name
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	if s.rewritten == nil {
+		s.rewritten = make(map[string][]byte)
+	}
+	s.rewritten[model] = b
+	return b, nil
+}
+
+// poolTransport is the transport of a model's reverse_proxy: Caddy's own
+// HTTP transport, with what differs between the upstreams of one pool
+// applied per upstream after reverse_proxy chose it: scheme, base path,
+// Host, key, and the model name in the body.
+type poolTransport struct {
+	pool       *pool
+	plain      *reverseproxy.HTTPTransport
+	tls        *reverseproxy.HTTPTransport // nil without https upstreams
+	byUpstream map[*reverseproxy.Upstream]*modelUpstream
+}
+
+func newPoolTransport(ctx caddy.Context, cfg *Model, p *pool) (*poolTransport, error) {
+	dial := orDuration(time.Duration(cfg.DialTimeout), DefaultDialTimeout)
+	header := orDuration(time.Duration(cfg.ResponseHeaderTimeout), DefaultResponseHeaderTimeout)
+	newHTTP := func(tls bool) (*reverseproxy.HTTPTransport, error) {
+		t := &reverseproxy.HTTPTransport{
+			DialTimeout:           caddy.Duration(dial),
+			ResponseHeaderTimeout: caddy.Duration(header),
+		}
+		if tls {
+			t.TLS = new(reverseproxy.TLSConfig)
+		}
+		if err := t.Provision(ctx); err != nil {
+			return nil, fmt.Errorf("provisioning transport: %v", err)
+		}
+		return t, nil
+	}
+	t := &poolTransport{pool: p}
+	var err error
+	if t.plain, err = newHTTP(false); err != nil {
+		return nil, err
+	}
+	for _, u := range p.ups {
+		if u.scheme == "https" {
+			if t.tls, err = newHTTP(true); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	return t, nil
+}
+
+// RoundTrip implements http.RoundTripper. It serves both the proxied
+// requests and the active health checks, which carry no routeState.
+func (t *poolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	di, _ := reverseproxy.GetDialInfo(req.Context())
+	up := t.byUpstream[di.Upstream]
+	if up == nil {
+		return nil, fmt.Errorf("model %q: request for an upstream not in the pool (%s)", t.pool.name, di.Address)
+	}
+	out := req.WithContext(req.Context())
+	u := *req.URL
+	u.Scheme = up.scheme
+	u.Path = up.basePath + req.URL.Path
+	u.RawPath = ""
+	out.URL = &u
+	out.Host = up.host
+	out.Header = req.Header.Clone()
+	if up.apiKey != "" {
+		out.Header.Set("Authorization", "Bearer "+up.apiKey)
+	} else {
+		out.Header.Del("Authorization")
+	}
+	if state, ok := req.Context().Value(routeStateKey{}).(*routeState); ok {
+		body, err := state.bodyFor(up.model)
+		if err != nil {
+			return nil, err
+		}
+		if req.Body != nil && req.Body != http.NoBody {
+			out.Body = io.NopCloser(bytes.NewReader(body))
+			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+			out.ContentLength = int64(len(body))
+			out.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		state.attempts++
+		if state.attempts > 1 {
+			t.pool.metrics.countRetry(t.pool.name)
+		}
+		state.upstream, state.model = up.name, t.pool.name
+		t.pool.metrics.countSelection(t.pool.name, up.name)
+	}
+	inner := t.plain
+	if up.scheme == "https" {
+		inner = t.tls
+	}
+	return inner.RoundTrip(out)
+}
+
+// Cleanup lets go of the inner transports' connections.
+func (t *poolTransport) Cleanup() error {
+	var errs []error
+	for _, h := range []*reverseproxy.HTTPTransport{t.plain, t.tls} {
+		if h != nil {
+			errs = append(errs, h.Cleanup())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// poolFailed reports whether err, returned by a pool's reverse_proxy
+// that wrote nothing, is the pool's failure, after which the next
+// fallback may answer: no upstream answered, or the last one answered
+// 5xx or 429.
+func poolFailed(err error) bool {
+	var he caddyhttp.HandlerError
+	if !errors.As(err, &he) {
+		return err != nil
+	}
+	return he.StatusCode >= 500 || he.StatusCode == http.StatusTooManyRequests
+}
+
+// RoundTrip lets the /v3 client send a round through the pool: the same
+// reverse_proxy handler as /v1, so the same selection, in-flight counts,
+// health state and retries. The request is served in process; the
+// answer streams back through a pipe. req's context must be that of a
+// request the Caddy server is serving.
+func (p *pool) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	server, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	if !ok || server == nil {
+		return nil, errors.New("model pool used outside a request the server is serving")
+	}
+	var body []byte
+	if req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	state := &routeState{body: body, bodyModel: p.name}
+	// A replacer and variables of its own: reverse_proxy writes to both,
+	// and the proxied round outlives the moment the caller reads them.
+	ctx = context.WithValue(ctx, routeStateKey{}, state)
+	ctx = context.WithValue(ctx, caddy.ReplacerCtxKey, caddy.NewReplacer())
+	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{
+		caddyhttp.TrustedProxyVarKey: false,
+		caddyhttp.ClientIPVarKey:     "",
+	})
+	ctx = context.WithValue(ctx, caddyhttp.OriginalRequestCtxKey, *req)
+	r := req.WithContext(ctx)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.RequestURI = r.URL.RequestURI()
+	r.Host = r.URL.Host
+
+	pr, pw := io.Pipe()
+	w := &pipeResponse{req: req, header: make(http.Header), state: state, body: pr, pw: pw, ready: make(chan *http.Response, 1)}
+	go func() {
+		defer func() {
+			// reverse_proxy ends a response it cannot complete (the
+			// upstream broke off) with panic(http.ErrAbortHandler),
+			// which the server would catch for a real request.
+			if rec := recover(); rec != nil {
+				w.finish(fmt.Errorf("the upstream's answer broke off: %v", rec))
+			}
+		}()
+		err := p.rp.ServeHTTP(w, r, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil }))
+		w.finish(err)
+	}()
+	resp := <-w.ready
+	if extra, ok := req.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok && state.upstream != "" {
+		// Read here, in the caller's goroutine, which owns the request's
+		// log fields; the round goes on in its own.
+		extra.Set(zap.String("upstream", state.upstream))
+		extra.Set(zap.String("model_served", state.model))
+		extra.Set(zap.Int("upstream_attempts", state.attempts))
+	}
+	return resp, nil
+}
+
+// pipeResponse is the http.ResponseWriter of a round served in process:
+// the headers become an *http.Response, the body flows through a pipe.
+type pipeResponse struct {
+	req    *http.Request
+	header http.Header
+	state  *routeState
+	body   *io.PipeReader
+	pw     *io.PipeWriter
+	ready  chan *http.Response
+	sent   bool
+}
+
+func (w *pipeResponse) Header() http.Header { return w.header }
+
+func (w *pipeResponse) WriteHeader(code int) {
+	if w.sent || code < 200 {
+		return
+	}
+	w.sent = true
+	h := w.header.Clone()
+	h.Set(upstream.UpstreamHeader, w.state.upstream)
+	w.ready <- &http.Response{
+		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
+		StatusCode: code,
+		Proto:      "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        h,
+		Body:          w.body,
+		ContentLength: -1,
+		Request:       w.req,
+	}
+}
+
+func (w *pipeResponse) Write(b []byte) (int, error) {
+	if !w.sent {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.pw.Write(b)
+}
+
+// FlushError implements the flushing http.ResponseController asks for;
+// the pipe holds nothing back.
+func (w *pipeResponse) FlushError() error { return nil }
+
+// finish ends the round: a pool that never answered becomes an answer
+// with its status and an error body the client reads as one.
+func (w *pipeResponse) finish(err error) {
+	if w.sent {
+		w.pw.CloseWithError(err)
+		return
+	}
+	status := http.StatusBadGateway
+	var he caddyhttp.HandlerError
+	if errors.As(err, &he) && he.StatusCode != 0 {
+		status = he.StatusCode
+	}
+	msg := "no upstream of the pool answered"
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg}})
+	w.header.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	go func() {
+		_, _ = w.pw.Write(b)
+		w.pw.Close()
+	}()
+}
