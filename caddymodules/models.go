@@ -65,6 +65,14 @@ type Model struct {
 	// latency is not judged.
 	UnhealthyLatency caddy.Duration `json:"unhealthy_latency,omitempty"`
 
+	// Answer statuses that count as a failure of the upstream, besides
+	// being retried: a status, or a class such as 5 for every 5xx. An
+	// empty list (Caddyfile: none) counts none, so that a request the
+	// backends all answer 500 cannot take every upstream out of the
+	// pool; the retry may then choose the same upstream again under
+	// every policy but round_robin. Default: 5xx and 429.
+	UnhealthyStatus *[]int `json:"unhealthy_status,omitempty"`
+
 	// Longest wait for a connection to an upstream. Default: 10s.
 	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`
 
@@ -235,6 +243,13 @@ func (m *Model) validate(names map[string]bool, prices map[string]policy.ModelPr
 		m.DialTimeout < 0 || m.ResponseHeaderTimeout < 0 {
 		errs = append(errs, fail("durations must not be negative"))
 	}
+	if m.UnhealthyStatus != nil {
+		for _, c := range *m.UnhealthyStatus {
+			if (c < 1 || c > 5) && (c < 100 || c > 599) {
+				errs = append(errs, fail("unhealthy_status %d: want a status or a class 1 to 5", c))
+			}
+		}
+	}
 	if m.MaxFails < 0 {
 		errs = append(errs, fail("max_fails must not be negative"))
 	}
@@ -297,6 +312,7 @@ func applyModelPrices(p *policy.Profile, models []*Model) {
 //		fail_duration           <duration>
 //		max_fails               <n>
 //		unhealthy_latency       <duration>
+//		unhealthy_status        <status>...|none
 //		dial_timeout            <duration>
 //		response_header_timeout <duration>
 //		price                   <input usd per 1M tokens> <output usd per 1M tokens>
@@ -340,6 +356,23 @@ func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
 				return nil, d.Errf("price: %v", err)
 			}
 			m.Price = &mp
+		case "unhealthy_status":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return nil, d.ArgErr()
+			}
+			codes := []int{}
+			for _, a := range args {
+				if a == "none" && len(args) == 1 {
+					break
+				}
+				c, err := strconv.Atoi(strings.TrimSuffix(a, "xx"))
+				if err != nil {
+					return nil, d.Errf("unhealthy_status: want statuses such as 5xx or 429, or none, not %q", a)
+				}
+				codes = append(codes, c)
+			}
+			m.UnhealthyStatus = &codes
 		case "lb_policy", "health_path":
 			var v string
 			if err := oneArg(d, &v); err != nil {

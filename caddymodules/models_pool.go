@@ -88,13 +88,14 @@ func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *route
 	// name, which reverse_proxy configures per handler, not per upstream.
 	rp.Transport = tr
 	p.tr = tr
-	if err := rp.Provision(ctx); err != nil {
-		_ = tr.Cleanup()
-		return nil, fmt.Errorf("model %q: provisioning reverse proxy: %v", cfg.Name, err)
-	}
+	// Filled before Provision, which starts the first health check.
 	tr.byUpstream = make(map[*reverseproxy.Upstream]*modelUpstream, len(rp.Upstreams))
 	for i, u := range rp.Upstreams {
 		tr.byUpstream[u] = &p.ups[i]
+	}
+	if err := rp.Provision(ctx); err != nil {
+		_ = tr.Cleanup()
+		return nil, fmt.Errorf("model %q: provisioning reverse proxy: %v", cfg.Name, err)
 	}
 	p.rp = rp
 	return p, nil
@@ -139,10 +140,16 @@ func poolHandlerConfig(cfg *Model, ups []modelUpstream) ([]byte, error) {
 	if retries > 0 {
 		lb["retries"] = retries
 	}
+	unhealthy := []int{5, http.StatusTooManyRequests}
+	if cfg.UnhealthyStatus != nil {
+		unhealthy = *cfg.UnhealthyStatus
+	}
 	passive := map[string]any{
-		"fail_duration":    orDuration(time.Duration(cfg.FailDuration), defaultFailDuration).String(),
-		"max_fails":        orInt(cfg.MaxFails, defaultMaxFails),
-		"unhealthy_status": []int{5, http.StatusTooManyRequests},
+		"fail_duration": orDuration(time.Duration(cfg.FailDuration), defaultFailDuration).String(),
+		"max_fails":     orInt(cfg.MaxFails, defaultMaxFails),
+	}
+	if len(unhealthy) > 0 {
+		passive["unhealthy_status"] = unhealthy
 	}
 	if cfg.UnhealthyLatency > 0 {
 		passive["unhealthy_latency"] = time.Duration(cfg.UnhealthyLatency).String()

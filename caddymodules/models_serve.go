@@ -130,6 +130,8 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		if tw.wrote || !poolFailed(err) || i == len(chain)-1 || r.Context().Err() != nil {
 			break
 		}
+		h.logger.Info("model pool failed before answering; trying the fallback",
+			zap.String("model", p.name), zap.String("fallback", chain[i+1].name), zap.Error(err))
 		h.pools.metrics.countFallback(p.name, chain[i+1].name)
 		fallbacks++
 	}

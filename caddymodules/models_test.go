@@ -28,6 +28,7 @@ func TestValidateModels(t *testing.T) {
 		{"unknown policy", []*Model{{Name: "a", Upstreams: up("http://h/v1"), LBPolicy: "cookie"}}, nil, "lb_policy"},
 		{"negative retries", []*Model{{Name: "a", Upstreams: up("http://h/v1"), Retries: &neg}}, nil, "retries"},
 		{"health path", []*Model{{Name: "a", Upstreams: up("http://h/v1"), HealthPath: "models"}}, nil, "health_path"},
+		{"bad status", []*Model{{Name: "a", Upstreams: up("http://h/v1"), UnhealthyStatus: &[]int{42}}}, nil, "unhealthy_status"},
 		{"unknown fallback", []*Model{{Name: "a", Upstreams: up("http://h/v1"), Fallbacks: []string{"z"}}}, nil, "not a configured model"},
 		{"self fallback", []*Model{{Name: "a", Upstreams: up("http://h/v1"), Fallbacks: []string{"a"}}}, nil, "itself"},
 		{"priced twice", []*Model{{Name: "a", Upstreams: up("http://h/v1"), Price: &policy.ModelPrice{}}}, map[string]policy.ModelPrice{"a": {}}, "priced both"},
@@ -54,6 +55,7 @@ func TestModelCaddyfileErrors(t *testing.T) {
 		{"model a {\n\tprice 1\n}", "wrong argument count"},
 		{"model a {\n\thealth_interval soon\n}", "want a positive duration"},
 		{"model a {\n\tretries many\n}", "want a whole number"},
+		{"model a {\n\tunhealthy_status bad\n}", "unhealthy_status"},
 		{"model a {\n\tupstream http://h/v1 {\n\t\tweight 0\n\t}\n}", "weight"},
 	}
 	for _, tt := range tests {
