@@ -360,7 +360,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		started := c.Advance(time.Second)
 		finished := c.Advance(3 * time.Second)
 		rec := storage.UsageRecord{
-			AccountID: a.ID, KeyID: k.ID, RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
+			AccountID: a.ID, KeyID: k.ID, RequestID: "r-1", EndUser: "u1", SessionID: "s1", Model: "svc-3", Upstream: "replica-b", Stream: true,
 			PromptTokens: 12_345, CompletionTokens: 678, AnswerTokens: 400, Estimated: true,
 			Rounds: 2, ToolCalls: 1, Outcome: storage.OutcomeCompleted, Started: started, Finished: finished,
 			CostCents: 4,
@@ -373,7 +373,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 
 		records, err := s.UsageRecords(ctx, a.ID, 0)
 		wantRecord := storage.UsageRecord{
-			AccountID: a.ID, RequestID: "r-1", KeyID: k.ID, EndUser: "u1", SessionID: "s1", Model: "svc-3", Stream: true,
+			AccountID: a.ID, RequestID: "r-1", KeyID: k.ID, EndUser: "u1", SessionID: "s1", Model: "svc-3", Upstream: "replica-b", Stream: true,
 			PromptTokens: 12_345, CompletionTokens: 678, AnswerTokens: 400, Estimated: true,
 			Rounds: 2, ToolCalls: 1, Outcome: "completed", Started: started, Finished: finished,
 			CostCents: want, RecordedAt: finished,
