@@ -114,6 +114,12 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		defer slot.Release()
 	}
 
+	// A stream that stalls is cut as on the single upstream; the watch
+	// starts with the headers, so retries and fallbacks before them are
+	// bounded by the pools' own timeouts.
+	w, r, stop := idleWatch(w, r, h.timeouts().idle)
+	defer stop()
+
 	state := &routeState{body: req.Body, bodyModel: req.Model}
 	u := *r.URL
 	u.Path, u.RawPath = rest, ""
