@@ -24,10 +24,32 @@ type Usage interface {
 	// still settle, and does not refuse to overdraw. ErrNotFound if the
 	// account never existed.
 	SettleUsage(ctx context.Context, u UsageRecord) (UsageRecord, error)
+	// SettleUsageBatch settles records in one transaction, in their
+	// order, each exactly as SettleUsage would settle it on its own: its
+	// own charge reference and idempotency, its own answer. It returns
+	// one Settlement per record, in the same order. A record that cannot
+	// be settled (no request id, a negative cost, an account that never
+	// existed, a value the database refuses) gets its error in its
+	// Settlement, writes nothing, and does not keep the others from
+	// settling. The error is for the batch as a whole (the transaction
+	// failed, ctx ended): then nothing was written, no Settlement is
+	// returned, and the batch may be retried as it is, since settling a
+	// record twice charges it once.
+	SettleUsageBatch(ctx context.Context, records []UsageRecord) ([]Settlement, error)
 	// UsageRecords lists up to limit usage records of an account, the
 	// latest finished first; all of them if limit <= 0. An unknown
 	// account has none.
 	UsageRecords(ctx context.Context, accountID string, limit int) ([]UsageRecord, error)
+}
+
+// Settlement is how one record of SettleUsageBatch was settled.
+type Settlement struct {
+	// Record is the record as stored, as SettleUsage returns it: for a
+	// request id settled before, the first record and its cost. Zero
+	// when Err is set.
+	Record UsageRecord
+	// Err is why this record was not settled; nil when it was.
+	Err error
 }
 
 // UsageRecord is what one request consumed and was charged.

@@ -79,6 +79,18 @@ func (s *Store) lockLedger(ctx context.Context, tx Tx, accountID string) (ledger
 // running total to its balance_after_cents. The caller holds the lock
 // from lockLedger and has checked that e.Reference is new.
 func appendEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, now time.Time) (storage.LedgerEntry, error) {
+	posted, next, err := insertEntry(ctx, tx, head, e, now)
+	if err != nil {
+		return storage.LedgerEntry{}, err
+	}
+	return posted, writeHead(ctx, tx, e.AccountID, next)
+}
+
+// insertEntry writes e as the entry after head and returns it with the
+// head it leaves. The account row still shows the old head until
+// writeHead moves it, which must happen in the same transaction; a batch
+// appends several entries and moves the head once.
+func insertEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, now time.Time) (storage.LedgerEntry, ledgerHead, error) {
 	posted := storage.LedgerEntry{
 		ID:                newID("le_"),
 		AccountID:         e.AccountID,
@@ -89,18 +101,21 @@ func appendEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, n
 		Note:              e.Note,
 		CreatedAt:         fromMicros(micros(now)),
 	}
-	seq := head.seq + 1
+	next := ledgerHead{balance: posted.BalanceAfterCents, seq: head.seq + 1}
 	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (`+entryColumns+`, seq)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		posted.ID, posted.AccountID, posted.AmountCents, posted.BalanceAfterCents,
-		string(posted.Kind), posted.Reference, posted.Note, micros(now), seq); err != nil {
-		return storage.LedgerEntry{}, err
+		string(posted.Kind), posted.Reference, posted.Note, micros(now), next.seq); err != nil {
+		return storage.LedgerEntry{}, ledgerHead{}, err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3 WHERE id = $1`,
-		e.AccountID, posted.BalanceAfterCents, seq); err != nil {
-		return storage.LedgerEntry{}, err
-	}
-	return posted, nil
+	return posted, next, nil
+}
+
+// writeHead moves the account's running total and last seq to head.
+func writeHead(ctx context.Context, tx Tx, accountID string, head ledgerHead) error {
+	_, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3 WHERE id = $1`,
+		accountID, head.balance, head.seq)
+	return err
 }
 
 func (s *Store) entryByReference(ctx context.Context, q Querier, accountID, reference string) (storage.LedgerEntry, error) {

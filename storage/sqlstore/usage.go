@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
@@ -12,7 +13,7 @@ import (
 
 const usageColumns = `account_id, request_id, key_id, end_user, session_id, model, stream,
 	prompt_tokens, completion_tokens, answer_tokens, estimated, rounds, tool_calls, outcome,
-	cost_cents, started_at, finished_at, recorded_at, upstream`
+	cost_cents, started_at, finished_at, recorded_at`
 
 // SettleUsage writes the usage record u and debits u.CostCents from the
 // account's ledger, as a charge with reference "req:" + u.RequestID, in
@@ -30,54 +31,22 @@ const usageColumns = `account_id, request_id, key_id, end_user, session_id, mode
 // flight when the account was deleted still settle, and does not refuse
 // to overdraw. storage.ErrNotFound if the account never existed.
 func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage.UsageRecord, error) {
-	switch {
-	case u.RequestID == "":
-		return storage.UsageRecord{}, errors.New("storage: usage record needs a request id")
-	case u.CostCents < 0:
-		return storage.UsageRecord{}, fmt.Errorf("storage: usage record of request %s has a negative cost", u.RequestID)
+	if err := checkUsage(u); err != nil {
+		return storage.UsageRecord{}, err
 	}
 	now := s.now()
-	u.RecordedAt = fromMicros(micros(now))
 	var stored storage.UsageRecord
 	err := s.inTx(ctx, func(tx Tx) error {
 		head, err := s.lockLedger(ctx, tx, u.AccountID)
 		if err != nil {
 			return err
 		}
-		stored, err = usageByRequest(ctx, tx, u.AccountID, u.RequestID)
-		if err == nil {
-			return nil
-		}
-		if !noRows(err) {
+		var next ledgerHead
+		stored, next, err = settleOne(ctx, tx, head, u, now)
+		if err != nil || next == head {
 			return err
 		}
-		stored = u
-		ref := storage.ChargeReferencePrefix + u.RequestID
-		charged, err := s.entryByReference(ctx, tx, u.AccountID, ref)
-		switch {
-		case err == nil:
-			stored.CostCents = -charged.AmountCents
-		case noRows(err):
-			_, err = appendEntry(ctx, tx, head, storage.Entry{
-				AccountID:   u.AccountID,
-				AmountCents: -u.CostCents,
-				Kind:        storage.EntryCharge,
-				Reference:   ref,
-				Note:        fmt.Sprintf("%s: %d prompt + %d completion tokens", u.Model, u.PromptTokens, u.CompletionTokens),
-			}, now)
-			if err != nil {
-				return err
-			}
-		default:
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO usage_records (`+usageColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-			stored.AccountID, stored.RequestID, stored.KeyID, stored.EndUser, stored.SessionID, stored.Model, stored.Stream,
-			stored.PromptTokens, stored.CompletionTokens, stored.AnswerTokens, stored.Estimated,
-			int64(stored.Rounds), int64(stored.ToolCalls), stored.Outcome, stored.CostCents,
-			micros(stored.Started), micros(stored.Finished), micros(now), stored.Upstream)
-		return err
+		return writeHead(ctx, tx, u.AccountID, next)
 	})
 	if err != nil && s.db.IsUniqueViolation(err) {
 		// Only reachable if the ledger lock did not serialise us; the
@@ -90,6 +59,152 @@ func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage
 		return storage.UsageRecord{}, wrap(err, "recording usage")
 	}
 	return stored, nil
+}
+
+// SettleUsageBatch settles records in one transaction. It first locks
+// the ledgers of every account the batch charges, in the order of their
+// ids, so that two batches (or a batch and a single settlement) in
+// different processes can wait for each other but never deadlock. Each
+// record then runs in a savepoint: a record the database refuses is
+// rolled back alone and the batch goes on. Each account's running total
+// is written once, at the end.
+func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRecord) ([]storage.Settlement, error) {
+	out := make([]storage.Settlement, len(records))
+	var accounts []string
+	for i, u := range records {
+		if out[i].Err = checkUsage(u); out[i].Err == nil {
+			accounts = append(accounts, u.AccountID)
+		}
+	}
+	if len(accounts) == 0 {
+		return out, nil
+	}
+	slices.Sort(accounts)
+	accounts = slices.Compact(accounts)
+	now := s.now()
+	err := s.inTx(ctx, func(tx Tx) error {
+		heads := make(map[string]*ledgerHead, len(accounts))
+		for _, id := range accounts {
+			head, err := s.lockLedger(ctx, tx, id)
+			switch {
+			case errors.Is(err, storage.ErrNotFound):
+				heads[id] = nil
+			case err != nil:
+				return err
+			default:
+				heads[id] = &head
+			}
+		}
+		moved := make(map[string]ledgerHead, len(accounts))
+		for i, u := range records {
+			if out[i].Err != nil {
+				continue
+			}
+			head := heads[u.AccountID]
+			if head == nil {
+				out[i].Err = storage.ErrNotFound
+				continue
+			}
+			if _, err := tx.Exec(ctx, `SAVEPOINT settle_usage`); err != nil {
+				return err
+			}
+			stored, next, err := settleOne(ctx, tx, *head, u, now)
+			if err != nil {
+				// The savepoint undoes this record only. If even that
+				// fails, the transaction is broken and so is the batch.
+				if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT settle_usage`); rerr != nil {
+					return err
+				}
+				out[i].Err = wrap(err, "recording usage")
+				continue
+			}
+			if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT settle_usage`); err != nil {
+				return err
+			}
+			out[i].Record = stored
+			if next != *head {
+				*head = next
+				moved[u.AccountID] = next
+			}
+		}
+		for _, id := range accounts {
+			if head, ok := moved[id]; ok {
+				if err := writeHead(ctx, tx, id, head); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "recording usage")
+	}
+	return out, nil
+}
+
+// checkUsage refuses records that no store could settle.
+func checkUsage(u storage.UsageRecord) error {
+	switch {
+	case u.RequestID == "":
+		return errors.New("storage: usage record needs a request id")
+	case u.CostCents < 0:
+		return fmt.Errorf("storage: usage record of request %s has a negative cost", u.RequestID)
+	}
+	return nil
+}
+
+// settledQuery tells whether a request already has its usage record and
+// whether, and for how much, its charge is already in the ledger: one
+// round trip for what most records do not have.
+const settledQuery = `SELECT
+	(SELECT COUNT(*) FROM usage_records WHERE account_id = $1 AND request_id = $2),
+	(SELECT COUNT(*) FROM ledger_entries WHERE account_id = $3 AND reference = $4),
+	COALESCE((SELECT amount_cents FROM ledger_entries WHERE account_id = $5 AND reference = $6), 0)`
+
+// settleOne writes u's usage record and, unless the ledger has it
+// already, its charge as the entry after head, and returns the record as
+// stored and the ledger head it leaves (head itself when nothing was
+// appended). A request that has its record already gets that record,
+// and nothing is written. The caller holds the ledger lock of u's
+// account and writes the returned head back.
+func settleOne(ctx context.Context, tx Tx, head ledgerHead, u storage.UsageRecord, now time.Time) (storage.UsageRecord, ledgerHead, error) {
+	ref := storage.ChargeReferencePrefix + u.RequestID
+	var recorded, charged, chargedCents int64
+	if err := tx.QueryRow(ctx, settledQuery, u.AccountID, u.RequestID, u.AccountID, ref, u.AccountID, ref).
+		Scan(&recorded, &charged, &chargedCents); err != nil {
+		return storage.UsageRecord{}, head, err
+	}
+	if recorded > 0 {
+		stored, err := usageByRequest(ctx, tx, u.AccountID, u.RequestID)
+		return stored, head, err
+	}
+	stored, next := u, head
+	stored.RecordedAt = fromMicros(micros(now))
+	if charged > 0 {
+		stored.CostCents = -chargedCents
+	} else {
+		var err error
+		_, next, err = insertEntry(ctx, tx, head, storage.Entry{
+			AccountID:   u.AccountID,
+			AmountCents: -u.CostCents,
+			Kind:        storage.EntryCharge,
+			Reference:   ref,
+			Note:        fmt.Sprintf("%s: %d prompt + %d completion tokens", u.Model, u.PromptTokens, u.CompletionTokens),
+		}, now)
+		if err != nil {
+			return storage.UsageRecord{}, head, err
+		}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO usage_records (`+usageColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		stored.AccountID, stored.RequestID, stored.KeyID, stored.EndUser, stored.SessionID, stored.Model, stored.Stream,
+		stored.PromptTokens, stored.CompletionTokens, stored.AnswerTokens, stored.Estimated,
+		int64(stored.Rounds), int64(stored.ToolCalls), stored.Outcome, stored.CostCents,
+		micros(stored.Started), micros(stored.Finished), micros(now))
+	if err != nil {
+		return storage.UsageRecord{}, head, err
+	}
+	return stored, next, nil
 }
 
 // UsageRecords lists up to limit usage records of an account, the latest
@@ -126,7 +241,7 @@ func scanUsage(r Row) (storage.UsageRecord, error) {
 	var rounds, toolCalls, started, finished, recorded int64
 	err := r.Scan(&u.AccountID, &u.RequestID, &u.KeyID, &u.EndUser, &u.SessionID, &u.Model, &u.Stream,
 		&u.PromptTokens, &u.CompletionTokens, &u.AnswerTokens, &u.Estimated, &rounds, &toolCalls, &u.Outcome,
-		&u.CostCents, &started, &finished, &recorded, &u.Upstream)
+		&u.CostCents, &started, &finished, &recorded)
 	if err != nil {
 		return storage.UsageRecord{}, err
 	}

@@ -18,6 +18,7 @@ func RunAssistant(t *testing.T, open Opener) {
 	t.Run("Memory", h.testMemory)
 	t.Run("ObjectIDs", h.testObjectIDs)
 	t.Run("Usage", h.testUsage)
+	t.Run("UsageBatch", h.testUsageBatch)
 	t.Run("UsageReports", h.testUsageReports)
 }
 
