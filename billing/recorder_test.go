@@ -27,6 +27,14 @@ func (s *settler) SettleUsage(_ context.Context, u storage.UsageRecord) (storage
 	return u, nil
 }
 
+func (s *settler) SettleUsageBatch(ctx context.Context, recs []storage.UsageRecord) ([]storage.Settlement, error) {
+	out := make([]storage.Settlement, len(recs))
+	for i, u := range recs {
+		out[i].Record, out[i].Err = s.SettleUsage(ctx, u)
+	}
+	return out, nil
+}
+
 func (s *settler) UsageRecords(context.Context, string, int) ([]storage.UsageRecord, error) {
 	return nil, errors.New("settler keeps no listing")
 }
