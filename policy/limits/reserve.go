@@ -2,6 +2,7 @@ package limits
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,6 +50,7 @@ type Hold struct {
 	cents       int64
 	settle      func(charge int64) // frees the hold, lowers the mirror; called once
 	once        sync.Once
+	handed      atomic.Bool   // Handover was called: Settle and Release do nothing
 	stop        chan struct{} // ends the heartbeat
 	abandoned   bool          // tests: stop renewing without settling, as a crash would
 }
@@ -78,9 +80,29 @@ func (h *Hold) Cents() int64 {
 // was not charged). Only the first Settle or Release has an effect; it is
 // safe to call from any goroutine.
 func (h *Hold) Settle(charge int64) {
-	if h == nil {
+	if h == nil || h.handed.Load() {
 		return
 	}
+	h.settle1(charge)
+}
+
+// Handover gives the settling of h to whoever calls the returned
+// function, which settles h like Settle, once; Settle and Release on h do
+// nothing from then on. The hold stays in place, renewed, until the
+// function is called, or expires TTL after its holder died. It is how a
+// request whose charge is committed after its handlers returned keeps
+// its money held until the charge is durable, whatever the handlers
+// release on their way out. If h was settled already, or is nil, the
+// function does nothing.
+func (h *Hold) Handover() func(charge int64) {
+	if h == nil {
+		return func(int64) {}
+	}
+	h.handed.Store(true)
+	return h.settle1
+}
+
+func (h *Hold) settle1(charge int64) {
 	h.once.Do(func() {
 		close(h.stop)
 		if !h.abandoned {
@@ -97,7 +119,7 @@ func (h *Hold) Release() { h.Settle(0) }
 // would, for tests of expiry.
 func (h *Hold) abandon() {
 	h.abandoned = true
-	h.Settle(0)
+	h.settle1(0)
 }
 
 // heartbeat calls renew every ttl/3 until the hold is settled, and stops

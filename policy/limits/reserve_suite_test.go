@@ -102,6 +102,28 @@ func testReserveSettle(t *testing.T, h harness) {
 	mustHold(t, l, 10, 100, 7)
 }
 
+func testReserveHandover(t *testing.T, h harness) {
+	l := h.node(t)
+	hold := mustHold(t, l, 10, 6, 6)
+	settle := hold.Handover()
+	// The handlers return and release what they hold: the hold stays, as
+	// the charge is not committed yet.
+	hold.Release()
+	hold.Settle(1)
+	mustHold(t, l, 10, 100, 4).Release() // 6 of the 10 still held
+	settle(3) // committed: the hold goes, the mirror takes the charge
+	settle(5)
+	mustHold(t, l, 10, 100, 7).Release()
+
+	// Settled before the handover: nothing left to hand over.
+	late := mustHold(t, l, 10, 1, 1)
+	late.Release()
+	late.Handover()(1)
+	mustHold(t, l, 10, 100, 7)
+	var none *Hold
+	none.Handover()(1)
+}
+
 func testReserveRelease(t *testing.T, h harness) {
 	l := h.node(t)
 	hold := mustHold(t, l, 10, 6, 6)

@@ -48,6 +48,7 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"ReserveRefusalConsumesNothing", testReserveRefusalConsumesNothing},
 		{"ReserveRateRefusalHoldsNothing", testReserveRateRefusalHoldsNothing},
 		{"ReserveSettle", testReserveSettle},
+		{"ReserveHandover", testReserveHandover},
 		{"ReserveRelease", testReserveRelease},
 		{"ReserveTopUp", testReserveTopUp},
 		{"ReserveHoldExpires", testReserveHoldExpires},
