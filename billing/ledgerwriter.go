@@ -70,7 +70,8 @@ type LedgerWriter struct {
 	retryFor time.Duration
 	log      *slog.Logger
 
-	queue chan pendingRecord
+	queue   chan pendingRecord
+	pending atomic.Int64 // records enqueued whose completion has not returned
 
 	mu      sync.RWMutex // held for reading while sending to queue
 	closed  bool
@@ -142,6 +143,7 @@ func (w *LedgerWriter) Tune(maxDelay time.Duration, maxBatch int) {
 // After Close the record is settled at once, in a transaction of its
 // own, before Enqueue returns.
 func (w *LedgerWriter) Enqueue(rec storage.UsageRecord, done func(storage.UsageRecord, error)) {
+	w.pending.Add(1)
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -149,14 +151,18 @@ func (w *LedgerWriter) Enqueue(rec storage.UsageRecord, done func(storage.UsageR
 		defer cancel()
 		stored, err := w.store.SettleUsage(ctx, rec)
 		done(stored, err)
+		w.pending.Add(-1)
 		return
 	}
 	w.queue <- pendingRecord{rec: rec, done: done}
 	w.mu.RUnlock()
 }
 
-// Queued is the number of records waiting for the writer.
-func (w *LedgerWriter) Queued() int { return len(w.queue) }
+// Pending is the number of records enqueued whose completion has not
+// returned yet: queued, in a transaction, or being completed. Once it is
+// zero, every record enqueued before is committed (or failed) and its
+// hold settled.
+func (w *LedgerWriter) Pending() int { return int(w.pending.Load()) }
 
 // Close stops taking records into the queue, commits every record
 // queued, waits for their completions and returns. Later Enqueues
@@ -286,6 +292,7 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 		go func() {
 			defer w.calls.Done()
 			p.done(rec, recErr)
+			w.pending.Add(-1)
 		}()
 	}
 }

@@ -387,9 +387,17 @@ func TestRecorderSettle(t *testing.T) {
 		t.Fatalf("completion %+v before the commit", got)
 	case <-time.After(10 * time.Millisecond):
 	}
+	if n := w.Pending(); n != 1 {
+		t.Errorf("Pending = %d with one record in a transaction, want 1", n)
+	}
 	store.gate <- struct{}{}
 	if got := <-done; got.cost != 3 || got.err != nil {
 		t.Errorf("completion %+v, want 3 charged", got)
+	}
+	for deadline := time.Now().Add(5 * time.Second); w.Pending() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Pending = %d after the completion", w.Pending())
+		}
 	}
 
 	// Without a writer: committed before Settle returns.

@@ -63,6 +63,10 @@ type App struct {
 	// Default: the revision's limits, enforced in process or on Redis.
 	Limits *LimitsConfig `json:"limits,omitempty"`
 
+	// How charges are committed to the ledger: in batches, off the path
+	// the client waits for. Default: see LedgerConfig.
+	Ledger *LedgerConfig `json:"ledger,omitempty"`
+
 	// The Files API: blob storage, malware scanning, cleanup. Default:
 	// files in data_dir/files, no scanning unless $SWITCHYARD_CLAMD_ADDR
 	// is set.
@@ -154,7 +158,7 @@ func (a *App) Validate() error {
 	if a.Limits != nil {
 		prices = a.Limits.Prices
 	}
-	return errors.Join(a.Limits.validate(), a.Files.validate(), validateModels(a.Models, prices))
+	return errors.Join(a.Limits.validate(), a.Files.validate(), a.Ledger.validate(), validateModels(a.Models, prices))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store
@@ -183,7 +187,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	a.backend, err = acquireBackend(s)
+	a.backend, err = acquireBackend(s, a.Ledger, a.logger)
 	if err != nil {
 		return err
 	}
@@ -194,6 +198,12 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	if a.limiter, err = acquireLimiter(s, a.Limits, a.redis, a.logger); err != nil {
 		return err
+	}
+	a.backend.reconcile(a.limiter, a.logger)
+	if reg := ctx.GetMetricsRegistry(); reg != nil {
+		if err := registerLedgerGauge(reg, a.backend.ledger); err != nil {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
 	}
 	if a.Limits != nil && a.Limits.Queue != nil {
 		if a.queue, err = acquireQueue(s, a.Limits.Queue, a.limiter); err != nil {

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/postgres"
 	"github.com/switchyardhq/switchyard/storage/sqlite"
@@ -23,9 +27,16 @@ var (
 	redisClients = caddy.NewUsagePool()
 )
 
-// backend is a store with the key cache and watcher that belong to it.
+// backend is a store with the key cache, watcher and ledger writer that
+// belong to it.
 type backend struct {
 	store storage.Store
+	// ledger commits the charges of every config's requests in batches;
+	// it lives as long as the store, so that a reload neither loses nor
+	// splits its queue.
+	ledger *billing.LedgerWriter
+
+	reconcileOnce sync.Once
 
 	cacheOnce sync.Once
 	keyCache  *policy.KeyCache // nil until a config enables caching
@@ -36,18 +47,55 @@ type backend struct {
 // keyCacheEntries bounds a node's key cache.
 const keyCacheEntries = 100_000
 
-func acquireBackend(s settings) (*backend, error) {
-	v, _, err := backends.LoadOrNew(s.storeKey(), func() (caddy.Destructor, error) {
+func acquireBackend(s settings, ledger *LedgerConfig, logger *zap.Logger) (*backend, error) {
+	wc := ledger.writerConfig()
+	v, loaded, err := backends.LoadOrNew(s.storeKey(), func() (caddy.Destructor, error) {
 		store, err := openStore(context.Background(), s)
 		if err != nil {
 			return nil, err
 		}
-		return &backend{store: store, stop: func() {}}, nil
+		wc.Store = store
+		wc.Logger = slogFor(logger.Named("ledger"))
+		return &backend{store: store, ledger: billing.NewLedgerWriter(wc), stop: func() {}}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*backend), nil
+	b := v.(*backend)
+	if loaded {
+		// A reload: the writer and its queue carry over, in the new
+		// config's tuning.
+		b.ledger.Tune(wc.MaxDelay, wc.MaxBatch)
+	}
+	return b, nil
+}
+
+// reconcileTimeout bounds the start-up sweep of mirrored balances.
+const reconcileTimeout = 30 * time.Second
+
+// reconcile lowers the balances that limiter mirrors in Redis to the
+// ledger's where a node killed between committing a charge and settling
+// its hold left them too high (limits.Redis.ReconcileBalances), once in
+// the backend's life: when the process starts, not on every reload. An
+// in-process limiter starts empty and seeds its mirrors from the ledger;
+// it needs nothing. A sweep that fails is logged: the mirrors it missed
+// still expire and are seeded anew within the limiter's balance TTL.
+func (b *backend) reconcile(limiter limits.Limiter, logger *zap.Logger) {
+	r, ok := limiter.(*limits.Redis)
+	if !ok {
+		return
+	}
+	b.reconcileOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), reconcileTimeout)
+		defer cancel()
+		res, err := r.ReconcileBalances(ctx, b.store.Balance)
+		fields := []zap.Field{zap.Int("mirrors", res.Mirrors), zap.Int("lowered", res.Lowered), zap.Int("skipped", res.Skipped)}
+		if err != nil {
+			logger.Warn("reconciling mirrored balances with the ledger", append(fields, zap.Error(err))...)
+			return
+		}
+		logger.Info("mirrored balances reconciled with the ledger", fields...)
+	})
 }
 
 // cache returns the key cache, starting the revocation watcher that feeds
@@ -70,10 +118,12 @@ func (b *backend) cache() *policy.KeyCache {
 	return b.keyCache
 }
 
-// Destruct stops the watcher and closes the store.
+// Destruct stops the watcher, commits the charges still queued, and
+// closes the store.
 func (b *backend) Destruct() error {
 	b.stop()
 	b.watching.Wait()
+	b.ledger.Close()
 	return b.store.Close()
 }
 

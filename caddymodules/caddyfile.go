@@ -23,6 +23,7 @@ func init() {
 //		key_secret <secret>
 //		key_cache_ttl <duration>
 //		limits { ... }        (see unmarshalLimits)
+//		ledger { ... }        (see unmarshalLedger)
 //		files { ... }         (see unmarshalFiles)
 //		upstream   <base_url> {
 //			api_key <key>
@@ -84,6 +85,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.Limits = lc
+		case "ledger":
+			lc, err := unmarshalLedger(d)
+			if err != nil {
+				return err
+			}
+			a.Ledger = lc
 		case "files":
 			fc, err := unmarshalFiles(d)
 			if err != nil {

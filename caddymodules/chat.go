@@ -94,10 +94,10 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
 	h.limits = request.Limits{Profile: prof}
-	usage := countingRecorder{
-		UsageRecorder: settlingRecorder{&billing.Recorder{Store: store, Profile: prof}},
-		metrics:       app.metrics,
-		route:         routeV3Chat,
+	usage := settlingRecorder{
+		Recorder: &billing.Recorder{Store: store, Profile: prof, Writer: app.backend.ledger},
+		metrics:  app.metrics,
+		logger:   h.logger,
 	}
 	cfg := translator.Config{
 		Profile:      prof,
@@ -202,22 +202,31 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	return nil
 }
 
-// settlingRecorder records a /v3 charge and settles the request's hold
-// with it, so that the account's next admission sees the balance the
-// charge left without reading the ledger.
-type settlingRecorder struct{ *billing.Recorder }
+// settlingRecorder hands a /v3 charge to the ledger writer and the
+// request's hold to the charge's commit, which settles it with the
+// amount charged, so that the account's next admission sees the balance
+// the charge left without reading the ledger, and only once the charge
+// is durable. It returns the price without waiting for the commit: the
+// charge id is the server's own and new, so the price is what the ledger
+// is charged, and cost_cents can be sent before the commit.
+type settlingRecorder struct {
+	*billing.Recorder
+	metrics *metrics
+	logger  *zap.Logger
+}
 
 func (s settlingRecorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
-	cost, err := s.Recorder.RecordUsage(ctx, rec)
-	charged := cost
-	if err != nil {
-		// Written or not, the mirror errs on the low side.
-		charged = s.Profile.ForModel(rec.Model).Price(rec.PromptTokens, rec.CompletionTokens)
-	}
-	if hold, ok := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold); ok {
-		hold.Settle(charged)
-	}
-	return cost, err
+	settle := handOverHold(ctx)
+	price := s.Price(rec)
+	return s.Settle(rec, func(charged int64, err error) {
+		s.metrics.countCharge(routeV3Chat, rec, charged, err)
+		if err != nil {
+			// Written or not, the mirror errs on the low side.
+			s.logger.Error("recording /v3 usage", zap.String("charge_id", rec.RequestID), zap.Error(err))
+			charged = price
+		}
+		settle(charged)
+	}), nil
 }
 
 // Cleanup implements caddy.CleanerUpper.

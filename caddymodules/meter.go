@@ -19,6 +19,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.app = app
-	h.recorder = &billing.Recorder{Store: app.Store(), Profile: app.Profile()}
+	h.recorder = &billing.Recorder{Store: app.Store(), Profile: app.Profile(), Writer: app.backend.ledger}
 	h.logger = ctx.Logger()
 	return nil
 }
@@ -102,9 +103,10 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		x.Status, x.Streamed, x.Usage = mw.status, mw.meter.Streamed(), mw.meter.Usage()
 		x.ClientGone = r.Context().Err() != nil || rec != nil
 		x.Finished = time.Now()
-		// The hold comes free with the charge known, so that the next
-		// admission of the account sees the balance the charge left.
-		settleHold(r, h.charge(r.Context(), x))
+		// The response is complete once the handlers return; the charge
+		// is committed after that, by the ledger writer, and the hold
+		// stays until then.
+		h.charge(r.Context(), x)
 		if rec != nil {
 			panic(rec)
 		}
@@ -112,28 +114,42 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	return next.ServeHTTP(mw, r)
 }
 
-// charge records and charges x, with a context that outlives the client,
-// and returns the amount charged. When the store failed, the charge may
-// or may not have been written; the price is returned then, so that the
-// balance the limiter mirrors errs on the low side.
-func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) int64 {
+// charge hands x's usage record to the ledger writer and returns without
+// waiting for the commit. The request's hold passes to the commit's
+// completion: it is settled with the amount charged once the charge is
+// committed, so that the next admission of the account sees the balance
+// the charge left, and never before the charge is durable. When the
+// store failed, the charge may or may not have been written; the hold is
+// settled with the price then, so that the balance the limiter mirrors
+// errs on the low side. A request that is not charged keeps its hold
+// for the Limits handler to release.
+func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 	rec, ok := billing.V1Record(x)
 	if !ok {
-		return 0
+		return
 	}
 	if s, ok := caddyhttp.GetVar(ctx, servedVar).(servedBy); ok {
 		// A model's pool answered: its fallback's prices apply.
 		rec.Model, rec.Upstream = s.model, s.upstream
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	cost, err := h.recorder.RecordUsage(ctx, rec)
-	h.app.metrics.countCharge(routeV1, rec, cost, err)
-	if err != nil {
-		h.logger.Error("recording /v1 usage", zap.String("charge_id", x.ChargeID), zap.Error(err))
-		return h.recorder.Profile.ForModel(rec.Model).Price(rec.PromptTokens, rec.CompletionTokens)
-	}
-	return cost
+	settle := handOverHold(ctx)
+	price := h.recorder.Price(rec)
+	h.recorder.Settle(rec, func(charged int64, err error) {
+		h.app.metrics.countCharge(routeV1, rec, charged, err)
+		if err != nil {
+			h.logger.Error("recording /v1 usage", zap.String("charge_id", x.ChargeID), zap.Error(err))
+			charged = price
+		}
+		settle(charged)
+	})
+}
+
+// handOverHold takes the request's hold, if it has one, away from the
+// handlers that release it when they return, and returns the function
+// that settles it.
+func handOverHold(ctx context.Context) func(charged int64) {
+	h, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
+	return h.Handover()
 }
 
 // meterWriter passes a response through a billing.Meter.

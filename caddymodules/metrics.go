@@ -1,7 +1,6 @@
 package caddymodules
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -13,9 +12,9 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/translator"
 )
 
 // metrics are Switchyard's Prometheus collectors (docs/operations.md lists
@@ -247,6 +246,19 @@ func (m *metrics) observeTool(tool, outcome string, d time.Duration) {
 	m.toolDuration.WithLabelValues(tool).Observe(d.Seconds())
 }
 
+// registerLedgerGauge registers switchyard_ledger_pending, which reads
+// w when scraped: charges handed to the ledger writer and not yet
+// committed. Like the queue gauge it is made per config.
+func registerLedgerGauge(reg prometheus.Registerer, w *billing.LedgerWriter) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "switchyard", Name: "ledger_pending",
+		Help: "Charges handed to the ledger writer whose commit has not completed; their holds are still in place.",
+	}, func() float64 { return float64(w.Pending()) })
+	var errs []error
+	reuse(reg, &g, &errs)
+	return errors.Join(errs...)
+}
+
 // registerQueueGauge registers switchyard_queue_waiting, which reads q
 // when scraped. Unlike the counters it is made per config: it holds no
 // count to keep across a reload, and each config reads its own queue. A
@@ -260,19 +272,6 @@ func registerQueueGauge(reg prometheus.Registerer, q *limits.Queue) error {
 	var errs []error
 	reuse(reg, &g, &errs)
 	return errors.Join(errs...)
-}
-
-// countingRecorder counts the charges of a translator.UsageRecorder.
-type countingRecorder struct {
-	translator.UsageRecorder
-	metrics *metrics
-	route   string
-}
-
-func (c countingRecorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
-	cost, err := c.UsageRecorder.RecordUsage(ctx, rec)
-	c.metrics.countCharge(c.route, rec, cost, err)
-	return cost, err
 }
 
 // statusWriter remembers the final status of a response and, when the

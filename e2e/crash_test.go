@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -156,4 +158,177 @@ func TestCrashReleasesHolds(t *testing.T) {
 		t.Fatalf("the ledger sums to %d and ends at %d; the balance is %d, %d cents after spending %d",
 			sum, entries[0].BalanceAfterCents, final, balance, spent)
 	}
+}
+
+// TestKilledNodeLosesOnlyTheChargesNotCommitted kills a node (PostgreSQL
+// and Redis) while the charges of three answered requests wait in its
+// ledger writer, held back by a long max_delay, and restarts it. It shows
+// the durability window of docs/billing.md: the clients got their
+// answers without waiting for the commit; the charges committed before
+// the kill are all there; the three waiting ones, and only they, are
+// lost; their holds, kept until a commit that never came, expire within
+// the lease TTL; and the restarted node's sweep lowers a mirror the kill
+// left above the ledger, so that mirror, ledger and balance agree.
+func TestKilledNodeLosesOnlyTheChargesNotCommitted(t *testing.T) {
+	const (
+		account  = "window"
+		batch    = 4
+		queued   = 3
+		leaseTTL = 2 * time.Second
+	)
+	up := testupstream.Start(t, testupstream.Options{})
+	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+		return testupstream.Reply{Content: "Fine.", Usage: &testupstream.Usage{PromptTokens: 20_000, CompletionTokens: 1_000, TotalTokens: 21_000}}, true
+	})
+	e := distributedEnv(t, up.URL())
+	// A batch commits when it holds four charges, or after ten minutes.
+	cfg := switchyardConfig(t,
+		fmt.Sprintf("limits {\n\t\t\tlease_ttl %s\n\t\t}", leaseTTL),
+		fmt.Sprintf("ledger {\n\t\t\tmax_delay 10m\n\t\t\tmax_batch %d\n\t\t}", batch))
+	key := fundedKey(t, e, account)
+	st := openStore(t, e)
+	ctx := context.Background()
+	acct, err := st.AccountByName(ctx, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redisClient(t, e)
+	mirror := e["SWITCHYARD_REDIS_PREFIX"] + "limits:{acct:" + acct.ID + "}:balance"
+	holds := e["SWITCHYARD_REDIS_PREFIX"] + "limits:{acct:" + acct.ID + "}:holds"
+
+	g := startGateway(t, e, cfg)
+	request := func(i int) {
+		t.Helper()
+		path := "/v1/chat/completions"
+		if i%2 == 1 {
+			path = "/v3/chat/completions"
+		}
+		start := time.Now()
+		if status, _, body := g.do("POST", path, key, chatBody); status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, status, body)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("request %d took %s: the answer waited for the ledger", i, d)
+		}
+	}
+	// Two full batches: committed at once.
+	for i := range 2 * batch {
+		request(i)
+	}
+	committed := waitCharges(t, st, acct.ID, 2*batch)
+	// Three more: answered, but their batch is not full and waits.
+	for i := range queued {
+		request(2*batch + i)
+	}
+	if pending := scrape(t, g)["switchyard_ledger_pending"]; pending != queued {
+		t.Fatalf("%v charges pending in the ledger writer, want %d", pending, queued)
+	}
+	if n := rdb.ZCard(ctx, holds).Val(); n != queued {
+		t.Fatalf("%d holds in Redis, want the %d of the answered requests whose charges are not committed", n, queued)
+	}
+
+	g.kill()
+	killed := time.Now()
+	// Had the node died between a commit and lowering the mirror by that
+	// charge, the mirror would stand above the ledger. Make it so.
+	balance, err := st.Balance(ctx, acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, mirror, "bal", balance+123).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restarted with the default max_delay (2ms), so that its own
+	// charges commit at once.
+	g = startGateway(t, e, switchyardConfig(t, fmt.Sprintf("limits {\n\t\t\tlease_ttl %s\n\t\t}", leaseTTL)))
+	if got, err := rdb.HGet(ctx, mirror, "bal").Int64(); err != nil || got != balance {
+		t.Errorf("after the restart the mirror says %d (%v), the ledger %d", got, err, balance)
+	}
+	// The lost charges: exactly the three that were waiting.
+	if got := ledgerCharges(t, st, acct.ID); len(got) != len(committed) {
+		t.Errorf("%d charges after the kill, want the %d committed before it; the %d waiting are lost", len(got), len(committed), queued)
+	}
+	// Their holds expire one TTL after their last renewal; Redis drops
+	// the holds key a second after the last of them.
+	deadline := killed.Add(leaseTTL + time.Second + 3*time.Second)
+	for rdb.Exists(ctx, holds).Val() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s after the kill the holds of the lost charges are still there: %v",
+				time.Since(killed).Round(time.Millisecond), rdb.ZRangeWithScores(ctx, holds, 0, -1).Val())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The restarted node charges again, and mirror, ledger and balance
+	// agree.
+	request(100)
+	after := waitCharges(t, st, acct.ID, len(committed)+1)
+	final, err := st.Balance(ctx, acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := st.Entries(ctx, acct.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, le := range entries {
+		sum += le.AmountCents
+	}
+	if sum != final || entries[0].BalanceAfterCents != final || final != balance+after[0].AmountCents {
+		t.Errorf("the ledger sums to %d and ends at %d; the balance is %d, want %d less the new charge of %d",
+			sum, entries[0].BalanceAfterCents, final, balance, -after[0].AmountCents)
+	}
+	if got, err := rdb.HGet(ctx, mirror, "bal").Int64(); err != nil || got != final {
+		t.Errorf("the mirror says %d (%v), the ledger %d", got, err, final)
+	}
+}
+
+// ledgerCharges lists an account's charges, newest first, as the store
+// has them now.
+func ledgerCharges(t *testing.T, st storage.Store, accountID string) []storage.LedgerEntry {
+	t.Helper()
+	all, err := st.Entries(context.Background(), accountID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []storage.LedgerEntry
+	for _, le := range all {
+		if le.Kind == storage.EntryCharge {
+			out = append(out, le)
+		}
+	}
+	return out
+}
+
+// waitCharges waits until the account has n charges and returns them.
+func waitCharges(t *testing.T, st storage.Store, accountID string, n int) []storage.LedgerEntry {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := ledgerCharges(t, st, accountID)
+		if len(got) >= n {
+			if len(got) > n {
+				t.Fatalf("%d charges, want %d", len(got), n)
+			}
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d charges after 10s, want %d", len(got), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// redisClient connects to the deployment's Redis.
+func redisClient(t *testing.T, e env) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(e["SWITCHYARD_REDIS_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	return c
 }

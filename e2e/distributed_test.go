@@ -154,6 +154,9 @@ func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 	if strings.Count(streamed, "token") != 60 {
 		t.Fatalf("stream across reloads delivered %d of 60 tokens", strings.Count(streamed, "token"))
 	}
+	// The stream's charge is committed just after it ends; a request
+	// made meanwhile would take a second connection from the same pool.
+	settleLedgers(t)
 	if status, _, body := g.do("GET", "/v1/models", key, ""); status != http.StatusOK {
 		t.Fatalf("after reloads: %d %s", status, body)
 	}

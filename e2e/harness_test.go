@@ -137,6 +137,7 @@ func startGateway(t *testing.T, e env, config ...string) *gateway {
 	}
 	go func() { _ = g.cmd.Wait(); close(g.done) }()
 	t.Cleanup(g.stop)
+	running.add(g)
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -159,6 +160,7 @@ func startGateway(t *testing.T, e env, config ...string) *gateway {
 
 // stop ends the process gracefully, and shows its log if the test failed.
 func (g *gateway) stop() {
+	defer running.remove(g)
 	select {
 	case <-g.done:
 	default:
@@ -177,6 +179,7 @@ func (g *gateway) stop() {
 
 // kill ends the process at once, as a crash would.
 func (g *gateway) kill() {
+	running.remove(g)
 	_ = g.cmd.Process.Kill()
 	<-g.done
 }
@@ -225,6 +228,7 @@ func (r cliResult) lastLine() string {
 // cli runs a switchyard subcommand in the deployment's environment.
 func cli(t *testing.T, e env, args ...string) cliResult {
 	t.Helper()
+	settleLedgers(t) // the CLI reads the ledger: let it see every charge made
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -17,6 +17,7 @@ import (
 // charges returns the charge entries of an account, newest first.
 func charges(t *testing.T, e env, account string) []storage.LedgerEntry {
 	t.Helper()
+	settleLedgers(t)
 	st := openStore(t, e)
 	defer st.Close() // callers poll; keep no connections open between calls
 	ctx := context.Background()

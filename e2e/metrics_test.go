@@ -62,6 +62,7 @@ func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
 		`switchyard_charged_cents_total{route="v1"}`:                                     float64(price),
 		`switchyard_upstream_first_byte_seconds_count`:                                   1,
 	}
+	settleLedgers(t) // charges are counted when they are committed
 	got := scrape(t, g)
 	checkSeries(t, "before the reload", got, want)
 	// /v3 adds the service prompt to what the caller sent, so its prompt
@@ -94,6 +95,7 @@ func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
 	want[`switchyard_tokens_total{kind="completion",route="v1"}`] *= 2
 	want[`switchyard_charged_cents_total{route="v1"}`] *= 2
 	want[`switchyard_upstream_first_byte_seconds_count`]++
+	settleLedgers(t)
 	checkSeries(t, "counting on after the reload", scrape(t, g), want)
 }
 

@@ -122,8 +122,11 @@ func TestConcurrentRequestsCannotOverspend(t *testing.T) {
 			}
 
 			// What is left is spent to the last cent, one request at a time,
-			// and then refused.
+			// and then refused. Each request's hold stays until its charge
+			// is committed, a few milliseconds after its answer: with the
+			// balance this low, the next request waits for that.
 			for range final {
+				settleLedgers(t)
 				if status, _, body := nodes[0].do("POST", "/v1/chat/completions", key, chatBody); status != http.StatusOK {
 					t.Fatalf("with %d cents left: %d %s", final, status, body)
 				}
@@ -131,6 +134,7 @@ func TestConcurrentRequestsCannotOverspend(t *testing.T) {
 			if status, _, body := nodes[len(nodes)-1].do("POST", "/v1/chat/completions", key, chatBody); status != http.StatusPaymentRequired {
 				t.Fatalf("with the balance spent: %d %s", status, body)
 			}
+			settleLedgers(t)
 			if after, _ := st.Balance(ctx, acct.ID); after != 0 {
 				t.Fatalf("balance %d cents after spending the rest, want 0", after)
 			}

@@ -37,6 +37,7 @@ func (u *usageTotals) add(o usageTotals) {
 // amount its ledger charge took, and returns the charges too.
 func ledgerUsage(t *testing.T, e env, account string) (map[string]usageTotals, []storage.LedgerEntry) {
 	t.Helper()
+	settleLedgers(t)
 	st := openStore(t, e)
 	defer st.Close()
 	ctx := context.Background()

@@ -34,7 +34,9 @@ type UsageRecorder interface {
 	// RecordUsage is called once for every request that reached the
 	// backend, including requests whose client left or whose backend
 	// failed midway, with a context that outlives the request. It returns
-	// the amount charged in cents, which is what cost_cents shows.
+	// the amount charged in cents, which is what cost_cents shows. It may
+	// return before the charge is committed: the response does not wait
+	// for the ledger.
 	RecordUsage(ctx context.Context, rec storage.UsageRecord) (costCents int64, err error)
 }
 
