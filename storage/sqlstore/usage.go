@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
@@ -64,17 +66,27 @@ func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage
 // SettleUsageBatch settles records in one transaction. It first locks
 // the ledgers of every account the batch charges, in the order of their
 // ids, so that two batches (or a batch and a single settlement) in
-// different processes can wait for each other but never deadlock. Each
-// record then runs in a savepoint: a record the database refuses is
-// rolled back alone and the batch goes on. Each account's running total
-// is written once, at the end.
+// different processes can wait for each other but never deadlock.
+//
+// It tries the fast way first: every charge and usage record appended
+// with a few multi-row INSERTs, each account's running total written
+// once. That is right whenever no record of the batch was settled
+// before, no request comes twice and the database takes every value;
+// should any of that not hold, the unique indexes or the database refuse
+// the transaction, and the batch is settled again the careful way: each
+// record in a savepoint, checked and written as SettleUsage would, so
+// that a record the database refuses is rolled back alone.
 func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRecord) ([]storage.Settlement, error) {
-	out := make([]storage.Settlement, len(records))
+	checked := make([]error, len(records))
 	var accounts []string
 	for i, u := range records {
-		if out[i].Err = checkUsage(u); out[i].Err == nil {
+		if checked[i] = checkUsage(u); checked[i] == nil {
 			accounts = append(accounts, u.AccountID)
 		}
+	}
+	out := make([]storage.Settlement, len(records))
+	for i := range out {
+		out[i].Err = checked[i]
 	}
 	if len(accounts) == 0 {
 		return out, nil
@@ -82,64 +94,203 @@ func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRec
 	slices.Sort(accounts)
 	accounts = slices.Compact(accounts)
 	now := s.now()
-	err := s.inTx(ctx, func(tx Tx) error {
-		heads := make(map[string]*ledgerHead, len(accounts))
-		for _, id := range accounts {
-			head, err := s.lockLedger(ctx, tx, id)
-			switch {
-			case errors.Is(err, storage.ErrNotFound):
-				heads[id] = nil
-			case err != nil:
-				return err
-			default:
-				heads[id] = &head
-			}
+	var err error
+	for _, fast := range []bool{true, false} {
+		for i := range out {
+			out[i] = storage.Settlement{Err: checked[i]}
 		}
-		moved := make(map[string]ledgerHead, len(accounts))
-		for i, u := range records {
-			if out[i].Err != nil {
-				continue
-			}
-			head := heads[u.AccountID]
-			if head == nil {
-				out[i].Err = storage.ErrNotFound
-				continue
-			}
-			if _, err := tx.Exec(ctx, `SAVEPOINT settle_usage`); err != nil {
-				return err
-			}
-			stored, next, err := settleOne(ctx, tx, *head, u, now)
+		err = s.inTx(ctx, func(tx Tx) error {
+			heads, err := s.lockLedgers(ctx, tx, accounts)
 			if err != nil {
-				// The savepoint undoes this record only. If even that
-				// fails, the transaction is broken and so is the batch.
-				if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT settle_usage`); rerr != nil {
-					return err
-				}
-				out[i].Err = wrap(err, "recording usage")
-				continue
-			}
-			if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT settle_usage`); err != nil {
 				return err
 			}
-			out[i].Record = stored
-			if next != *head {
-				*head = next
-				moved[u.AccountID] = next
+			var moved map[string]ledgerHead
+			if fast {
+				moved, err = appendBatch(ctx, tx, records, out, heads, now)
+			} else {
+				moved, err = settleEach(ctx, tx, records, out, heads, now)
 			}
-		}
-		for _, id := range accounts {
-			if head, ok := moved[id]; ok {
-				if err := writeHead(ctx, tx, id, head); err != nil {
-					return err
+			if err != nil {
+				return err
+			}
+			for _, id := range accounts {
+				if head, ok := moved[id]; ok {
+					if err := writeHead(ctx, tx, id, head); err != nil {
+						return err
+					}
 				}
 			}
+			return nil
+		})
+		if err == nil {
+			return out, nil
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, wrap(err, "recording usage")
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	return out, nil
+	return nil, wrap(err, "recording usage")
+}
+
+// lockLedgers locks the ledgers of accounts, in their order, and returns
+// their heads; an account that never existed has a nil head.
+func (s *Store) lockLedgers(ctx context.Context, tx Tx, accounts []string) (map[string]*ledgerHead, error) {
+	heads := make(map[string]*ledgerHead, len(accounts))
+	for _, id := range accounts {
+		head, err := s.lockLedger(ctx, tx, id)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			heads[id] = nil
+		case err != nil:
+			return nil, err
+		default:
+			heads[id] = &head
+		}
+	}
+	return heads, nil
+}
+
+// settleEach settles each record of a batch in a savepoint, as
+// SettleUsage would, and returns the heads of the ledgers it appended
+// to. A record the database refuses gets its error in out and is rolled
+// back alone; an error returned is for the transaction.
+func settleEach(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement,
+	heads map[string]*ledgerHead, now time.Time) (map[string]ledgerHead, error) {
+	moved := make(map[string]ledgerHead)
+	for i, u := range records {
+		if out[i].Err != nil {
+			continue
+		}
+		head := heads[u.AccountID]
+		if head == nil {
+			out[i].Err = storage.ErrNotFound
+			continue
+		}
+		if _, err := tx.Exec(ctx, `SAVEPOINT settle_usage`); err != nil {
+			return nil, err
+		}
+		stored, next, err := settleOne(ctx, tx, *head, u, now)
+		if err != nil {
+			// The savepoint undoes this record only. If even that
+			// fails, the transaction is broken and so is the batch.
+			if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT settle_usage`); rerr != nil {
+				return nil, err
+			}
+			out[i].Err = wrap(err, "recording usage")
+			continue
+		}
+		if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT settle_usage`); err != nil {
+			return nil, err
+		}
+		out[i].Record = stored
+		if next != *head {
+			*head = next
+			moved[u.AccountID] = next
+		}
+	}
+	return moved, nil
+}
+
+// appendBatch appends a charge and a usage record for every record of a
+// batch that passed checkUsage and whose account exists, assuming none
+// was settled before and none comes twice, and returns the heads of the
+// ledgers it appended to. If the assumption is wrong, a unique index
+// refuses the INSERT and the error is returned: the caller rolls back.
+func appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement,
+	heads map[string]*ledgerHead, now time.Time) (map[string]ledgerHead, error) {
+	moved := make(map[string]ledgerHead)
+	entryArgs := make([]any, 0, len(records)*9)
+	usageArgs := make([]any, 0, len(records)*18)
+	at := micros(now)
+	for i, u := range records {
+		if out[i].Err != nil {
+			continue
+		}
+		head := heads[u.AccountID]
+		if head == nil {
+			out[i].Err = storage.ErrNotFound
+			continue
+		}
+		head.balance -= u.CostCents
+		head.seq++
+		moved[u.AccountID] = *head
+		entryArgs = append(entryArgs, newID("le_"), u.AccountID, -u.CostCents, head.balance,
+			string(storage.EntryCharge), storage.ChargeReferencePrefix+u.RequestID, chargeNote(u), at, head.seq)
+		stored := u
+		stored.RecordedAt = fromMicros(at)
+		out[i].Record = stored
+		usageArgs = append(usageArgs, stored.AccountID, stored.RequestID, stored.KeyID, stored.EndUser, stored.SessionID,
+			stored.Model, stored.Stream, stored.PromptTokens, stored.CompletionTokens, stored.AnswerTokens, stored.Estimated,
+			int64(stored.Rounds), int64(stored.ToolCalls), stored.Outcome, stored.CostCents,
+			micros(stored.Started), micros(stored.Finished), at)
+	}
+	if err := insertRows(ctx, tx, `INSERT INTO ledger_entries (`+entryColumns+`, seq) VALUES `, 9, entryArgs); err != nil {
+		return nil, err
+	}
+	if err := insertRows(ctx, tx, `INSERT INTO usage_records (`+usageColumns+`) VALUES `, 18, usageArgs); err != nil {
+		return nil, err
+	}
+	return moved, nil
+}
+
+// insertChunks are the row counts of the multi-row INSERTs of
+// insertRows, largest first. Few distinct sizes keep few statements
+// prepared, on the driver and on the database.
+var insertChunks = []int{64, 16, 4, 1}
+
+// insertRows runs prefix followed by rows of cols placeholders each, for
+// the rows of args, in INSERTs of insertChunks rows.
+func insertRows(ctx context.Context, tx Tx, prefix string, cols int, args []any) error {
+	for rows := len(args) / cols; rows > 0; {
+		n := insertChunks[len(insertChunks)-1]
+		for _, c := range insertChunks {
+			if c <= rows {
+				n = c
+				break
+			}
+		}
+		if _, err := tx.Exec(ctx, insertStatement(prefix, cols, n), args[:n*cols]...); err != nil {
+			return err
+		}
+		args, rows = args[n*cols:], rows-n
+	}
+	return nil
+}
+
+// insertStatements caches the text of multi-row INSERTs.
+var insertStatements sync.Map // [prefix, cols, rows] -> string
+
+func insertStatement(prefix string, cols, rows int) string {
+	type key struct {
+		prefix     string
+		cols, rows int
+	}
+	k := key{prefix, cols, rows}
+	if q, ok := insertStatements.Load(k); ok {
+		return q.(string)
+	}
+	var b strings.Builder
+	b.WriteString(prefix)
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d", r*cols+c+1)
+		}
+		b.WriteByte(')')
+	}
+	q, _ := insertStatements.LoadOrStore(k, b.String())
+	return q.(string)
+}
+
+// chargeNote is the note of a request's ledger charge.
+func chargeNote(u storage.UsageRecord) string {
+	return fmt.Sprintf("%s: %d prompt + %d completion tokens", u.Model, u.PromptTokens, u.CompletionTokens)
 }
 
 // checkUsage refuses records that no store could settle.
@@ -189,7 +340,7 @@ func settleOne(ctx context.Context, tx Tx, head ledgerHead, u storage.UsageRecor
 			AmountCents: -u.CostCents,
 			Kind:        storage.EntryCharge,
 			Reference:   ref,
-			Note:        fmt.Sprintf("%s: %d prompt + %d completion tokens", u.Model, u.PromptTokens, u.CompletionTokens),
+			Note:        chargeNote(u),
 		}, now)
 		if err != nil {
 			return storage.UsageRecord{}, head, err

@@ -25,7 +25,7 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 		// The same records, settled one by one in one database and as one
 		// batch in another, must leave the same answers, records and
 		// ledgers.
-		records := func(t *testing.T, s storage.Store, c clock) ([]storage.UsageRecord, string, string) {
+		records := func(t *testing.T, s storage.Store, c clock) ([]storage.UsageRecord, []string) {
 			ctx := t.Context()
 			a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 			mustPost(t, s, a.ID, 1000, "topup-1")
@@ -52,64 +52,28 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 				{AccountID: a.ID, RequestID: "r-4", CostCents: 0},
 				{AccountID: a.ID, RequestID: "r-1", CostCents: 50}, // twice in one batch: the first wins
 				{AccountID: a.ID, RequestID: "r-5", CostCents: 300_000},
-			}, a.ID, b.ID
+			}, []string{a.ID, b.ID}
 		}
-		single := h.store(t, newClock().options())
-		singleRecs, sa, sb := records(t, single, newClock())
-		var want []storage.Settlement
-		for _, u := range singleRecs {
-			stored, err := single.SettleUsage(t.Context(), u)
-			want = append(want, storage.Settlement{Record: stored, Err: err})
-		}
+		h.compareWithAlone(t, records)
+	})
 
-		// A subtest has a database of its own.
-		t.Run("Batched", func(t *testing.T) {
-			c := newClock()
-			batched := h.store(t, c.options())
-			batchRecs, ba, bb := records(t, batched, newClock())
-			got, err := batched.SettleUsageBatch(t.Context(), batchRecs)
-			if err != nil || len(got) != len(want) {
-				t.Fatalf("SettleUsageBatch = %d settlements, %v; want %d", len(got), err, len(want))
+	t.Run("ManyFreshAsAlone", func(t *testing.T) {
+		// New requests of three accounts, more than one INSERT takes.
+		records := func(t *testing.T, s storage.Store, c clock) ([]storage.UsageRecord, []string) {
+			a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
+			carol := mustAccount(t, s, "carol")
+			mustPost(t, s, b.ID, 500, "topup-1")
+			finished := c.Advance(time.Second)
+			var recs []storage.UsageRecord
+			for i := range 150 {
+				acct := []string{a.ID, b.ID, carol.ID}[i%3]
+				recs = append(recs, storage.UsageRecord{AccountID: acct, RequestID: fmt.Sprint("r-", i), KeyID: "key_1",
+					Model: "svc-3", PromptTokens: int64(1000 * i), CompletionTokens: int64(i), Estimated: i%7 == 0,
+					Outcome: storage.OutcomeCompleted, Started: finished.Add(-time.Second), Finished: finished, CostCents: int64(i % 5)})
 			}
-			// Account ids differ between the databases; compare with
-			// them swapped back.
-			swap := map[string]string{ba: sa, bb: sb}
-			for i := range want {
-				g, w := got[i], want[i]
-				if g.Record.AccountID != "" {
-					g.Record.AccountID = swap[g.Record.AccountID]
-				}
-				if (g.Err == nil) != (w.Err == nil) || errors.Is(g.Err, storage.ErrNotFound) != errors.Is(w.Err, storage.ErrNotFound) {
-					t.Errorf("record %d: batch error %v, alone %v", i, g.Err, w.Err)
-				}
-				if !usageEqual(g.Record, w.Record) {
-					t.Errorf("record %d: batch settled %+v, alone %+v", i, g.Record, w.Record)
-				}
-			}
-			for _, acct := range [][2]string{{sa, ba}, {sb, bb}} {
-				we, err1 := single.Entries(t.Context(), acct[0], 0)
-				ge, err2 := batched.Entries(t.Context(), acct[1], 0)
-				if err1 != nil || err2 != nil || len(we) != len(ge) {
-					t.Fatalf("Entries: %d (%v) batched, %d (%v) alone", len(ge), err2, len(we), err1)
-				}
-				for i := range we {
-					if ge[i].AmountCents != we[i].AmountCents || ge[i].BalanceAfterCents != we[i].BalanceAfterCents ||
-						ge[i].Reference != we[i].Reference || ge[i].Kind != we[i].Kind || ge[i].Note != we[i].Note {
-						t.Errorf("entry %d: batched %+v, alone %+v", i, ge[i], we[i])
-					}
-				}
-				wb, _ := single.Balance(t.Context(), acct[0])
-				gb, err := batched.Balance(t.Context(), acct[1])
-				if err != nil || gb != wb || gb != we[0].BalanceAfterCents {
-					t.Errorf("Balance batched %d (%v), alone %d; last entry %d", gb, err, wb, we[0].BalanceAfterCents)
-				}
-				wr, _ := single.UsageRecords(t.Context(), acct[0], 0)
-				gr, err := batched.UsageRecords(t.Context(), acct[1], 0)
-				if err != nil || len(gr) != len(wr) {
-					t.Errorf("UsageRecords: %d batched (%v), %d alone", len(gr), err, len(wr))
-				}
-			}
-		})
+			return recs, []string{a.ID, b.ID, carol.ID}
+		}
+		h.compareWithAlone(t, records)
 	})
 
 	t.Run("BadRecordFailsAlone", func(t *testing.T) {
@@ -215,6 +179,74 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 			}
 			if b, err := s1.Balance(ctx, id); err != nil || b != sum {
 				t.Errorf("Balance = %d, %v; the ledger sums to %d", b, err, sum)
+			}
+		}
+	})
+}
+
+// compareWithAlone settles the records that records makes, one by one
+// in one database and as one batch in another, and compares the answers,
+// ledgers and usage records of the two accounts records names.
+func (h *assistantHarness) compareWithAlone(t *testing.T,
+	records func(t *testing.T, s storage.Store, c clock) ([]storage.UsageRecord, []string)) {
+	t.Helper()
+	single := h.store(t, newClock().options())
+	singleRecs, singleIDs := records(t, single, newClock())
+	var want []storage.Settlement
+	for _, u := range singleRecs {
+		stored, err := single.SettleUsage(t.Context(), u)
+		want = append(want, storage.Settlement{Record: stored, Err: err})
+	}
+
+	// A subtest has a database of its own.
+	t.Run("Batched", func(t *testing.T) {
+		c := newClock()
+		batched := h.store(t, c.options())
+		batchRecs, batchIDs := records(t, batched, newClock())
+		got, err := batched.SettleUsageBatch(t.Context(), batchRecs)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("SettleUsageBatch = %d settlements, %v; want %d", len(got), err, len(want))
+		}
+		// Account ids differ between the databases; compare with
+		// them swapped back.
+		swap := make(map[string]string)
+		for i, id := range batchIDs {
+			swap[id] = singleIDs[i]
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.Record.AccountID != "" {
+				g.Record.AccountID = swap[g.Record.AccountID]
+			}
+			if (g.Err == nil) != (w.Err == nil) || errors.Is(g.Err, storage.ErrNotFound) != errors.Is(w.Err, storage.ErrNotFound) {
+				t.Errorf("record %d: batch error %v, alone %v", i, g.Err, w.Err)
+			}
+			if !usageEqual(g.Record, w.Record) {
+				t.Errorf("record %d: batch settled %+v, alone %+v", i, g.Record, w.Record)
+			}
+		}
+		for i := range singleIDs {
+			acct := [2]string{singleIDs[i], batchIDs[i]}
+			we, err1 := single.Entries(t.Context(), acct[0], 0)
+			ge, err2 := batched.Entries(t.Context(), acct[1], 0)
+			if err1 != nil || err2 != nil || len(we) != len(ge) {
+				t.Fatalf("Entries: %d (%v) batched, %d (%v) alone", len(ge), err2, len(we), err1)
+			}
+			for i := range we {
+				if ge[i].AmountCents != we[i].AmountCents || ge[i].BalanceAfterCents != we[i].BalanceAfterCents ||
+					ge[i].Reference != we[i].Reference || ge[i].Kind != we[i].Kind || ge[i].Note != we[i].Note {
+					t.Errorf("entry %d: batched %+v, alone %+v", i, ge[i], we[i])
+				}
+			}
+			wb, _ := single.Balance(t.Context(), acct[0])
+			gb, err := batched.Balance(t.Context(), acct[1])
+			if err != nil || gb != wb || gb != we[0].BalanceAfterCents {
+				t.Errorf("Balance batched %d (%v), alone %d; last entry %d", gb, err, wb, we[0].BalanceAfterCents)
+			}
+			wr, _ := single.UsageRecords(t.Context(), acct[0], 0)
+			gr, err := batched.UsageRecords(t.Context(), acct[1], 0)
+			if err != nil || len(gr) != len(wr) {
+				t.Errorf("UsageRecords: %d batched (%v), %d alone", len(gr), err, len(wr))
 			}
 		}
 	})
