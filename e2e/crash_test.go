@@ -20,12 +20,14 @@ import (
 // the lease TTL after the kill, the surviving node sees neither the holds
 // nor the slots any more: the account can again hold its whole balance and
 // each key can again open revision B's five streams. The ledger stays
-// consistent: the balance is the sum of its entries.
+// consistent: the balance is the sum of its entries; and once the killed
+// node has started again, no reservation is left and the mirrored
+// balance is the ledger's.
 //
 // What is lost by design: the 20 requests in flight at the kill are never
 // charged. The /v1 meter charges when a request ends, and a SIGKILLed node
 // commits nothing more; this is the documented window (docs/billing.md,
-// "TTL"), bounded by what those requests had streamed.
+// "Durability window"), bounded by what those requests had streamed.
 func TestCrashReleasesHolds(t *testing.T) {
 	const (
 		keys           = 4
@@ -157,6 +159,18 @@ func TestCrashReleasesHolds(t *testing.T) {
 	if sum != final || entries[0].BalanceAfterCents != final || final != balance-spent {
 		t.Fatalf("the ledger sums to %d and ends at %d; the balance is %d, %d cents after spending %d",
 			sum, entries[0].BalanceAfterCents, final, balance, spent)
+	}
+
+	// The killed node starts again: no reservation is left, and the
+	// mirror the limiter keeps in Redis is the ledger's balance.
+	startGateway(t, e, cfg)
+	rdb := redisClient(t, e)
+	tagged := e["SWITCHYARD_REDIS_PREFIX"] + "limits:{acct:" + acct.ID + "}"
+	if holds := rdb.ZRange(ctx, tagged+":holds", 0, -1).Val(); len(holds) != 0 {
+		t.Errorf("holds left after the restart: %v", holds)
+	}
+	if got, err := rdb.HGet(ctx, tagged+":balance", "bal").Int64(); err != nil || got != final {
+		t.Errorf("after the restart the mirrored balance is %d (%v), the ledger's %d", got, err, final)
 	}
 }
 
