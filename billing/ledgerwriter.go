@@ -28,9 +28,10 @@ type WriterConfig struct {
 	// Store settles the batches. Required.
 	Store storage.Usage
 	// MaxDelay is how long the writer waits for more records after the
-	// first of a batch before it commits. Zero commits at once whatever
-	// is queued; records that arrive during a commit still form the next
-	// batch. Default: DefaultMaxDelay.
+	// first of a batch before it commits. Zero, the zero value, commits
+	// at once whatever is queued; records that arrive during a commit
+	// still form the next batch. Negative means DefaultMaxDelay, which is
+	// what the gateway uses unless configured otherwise.
 	MaxDelay time.Duration
 	// MaxBatch is the most records one transaction settles. Default:
 	// DefaultMaxBatch.
