@@ -37,6 +37,8 @@ type backend struct {
 	ledger *billing.LedgerWriter
 
 	reconcileOnce sync.Once
+	reconciling   sync.WaitGroup
+	endReconcile  context.CancelFunc // nil until a sweep started
 
 	cacheOnce sync.Once
 	keyCache  *policy.KeyCache // nil until a config enables caching
@@ -73,13 +75,16 @@ func acquireBackend(s settings, ledger *LedgerConfig, logger *zap.Logger) (*back
 // reconcileTimeout bounds the start-up sweep of mirrored balances.
 const reconcileTimeout = 30 * time.Second
 
-// reconcile lowers the balances that limiter mirrors in Redis to the
-// ledger's where a node killed between committing a charge and settling
-// its hold left them too high (limits.Redis.ReconcileBalances), once in
-// the backend's life: when the process starts, not on every reload. An
-// in-process limiter starts empty and seeds its mirrors from the ledger;
-// it needs nothing. A sweep that fails is logged: the mirrors it missed
-// still expire and are seeded anew within the limiter's balance TTL.
+// reconcile starts lowering the balances that limiter mirrors in Redis to
+// the ledger's where a node killed between committing a charge and
+// settling its hold left them too high (limits.Redis.ReconcileBalances),
+// once in the backend's life: when the process starts, not on every
+// reload. It runs in the background, so that a Redis that does not answer
+// does not hold up the start (the limiter fails open or closed as
+// configured meanwhile). An in-process limiter starts empty and seeds its
+// mirrors from the ledger; it needs nothing. A sweep that fails is
+// logged: the mirrors it missed still expire and are seeded anew within
+// the limiter's balance TTL.
 func (b *backend) reconcile(limiter limits.Limiter, logger *zap.Logger) {
 	r, ok := limiter.(*limits.Redis)
 	if !ok {
@@ -87,14 +92,19 @@ func (b *backend) reconcile(limiter limits.Limiter, logger *zap.Logger) {
 	}
 	b.reconcileOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), reconcileTimeout)
-		defer cancel()
-		res, err := r.ReconcileBalances(ctx, b.store.Balance)
-		fields := []zap.Field{zap.Int("mirrors", res.Mirrors), zap.Int("lowered", res.Lowered), zap.Int("skipped", res.Skipped)}
-		if err != nil {
-			logger.Warn("reconciling mirrored balances with the ledger", append(fields, zap.Error(err))...)
-			return
-		}
-		logger.Info("mirrored balances reconciled with the ledger", fields...)
+		b.endReconcile = cancel
+		b.reconciling.Add(1)
+		go func() {
+			defer b.reconciling.Done()
+			defer cancel()
+			res, err := r.ReconcileBalances(ctx, b.store.Balance)
+			fields := []zap.Field{zap.Int("mirrors", res.Mirrors), zap.Int("lowered", res.Lowered), zap.Int("skipped", res.Skipped)}
+			if err != nil {
+				logger.Warn("reconciling mirrored balances with the ledger", append(fields, zap.Error(err))...)
+				return
+			}
+			logger.Info("mirrored balances reconciled with the ledger", fields...)
+		}()
 	})
 }
 
@@ -118,11 +128,16 @@ func (b *backend) cache() *policy.KeyCache {
 	return b.keyCache
 }
 
-// Destruct stops the watcher, commits the charges still queued, and
-// closes the store.
+// Destruct stops the watcher and the start-up sweep, commits the charges
+// still queued, and closes the store.
 func (b *backend) Destruct() error {
 	b.stop()
 	b.watching.Wait()
+	b.reconcileOnce.Do(func() {}) // no sweep starts from now on
+	if b.endReconcile != nil {
+		b.endReconcile()
+	}
+	b.reconciling.Wait()
 	b.ledger.Close()
 	return b.store.Close()
 }

@@ -169,9 +169,7 @@ func TestCrashReleasesHolds(t *testing.T) {
 	if holds := rdb.ZRange(ctx, tagged+":holds", 0, -1).Val(); len(holds) != 0 {
 		t.Errorf("holds left after the restart: %v", holds)
 	}
-	if got, err := rdb.HGet(ctx, tagged+":balance", "bal").Int64(); err != nil || got != final {
-		t.Errorf("after the restart the mirrored balance is %d (%v), the ledger's %d", got, err, final)
-	}
+	waitMirror(t, rdb, tagged+":balance", final, "after the restart")
 }
 
 // TestKilledNodeLosesOnlyTheChargesNotCommitted kills a node (PostgreSQL
@@ -256,9 +254,7 @@ func TestKilledNodeLosesOnlyTheChargesNotCommitted(t *testing.T) {
 	// Restarted with the default max_delay (2ms), so that its own
 	// charges commit at once.
 	g = startGateway(t, e, switchyardConfig(t, fmt.Sprintf("limits {\n\t\t\tlease_ttl %s\n\t\t}", leaseTTL)))
-	if got, err := rdb.HGet(ctx, mirror, "bal").Int64(); err != nil || got != balance {
-		t.Errorf("after the restart the mirror says %d (%v), the ledger %d", got, err, balance)
-	}
+	waitMirror(t, rdb, mirror, balance, "after the restart")
 	// The lost charges: exactly the three that were waiting.
 	if got := ledgerCharges(t, st, acct.ID); len(got) != len(committed) {
 		t.Errorf("%d charges after the kill, want the %d committed before it; the %d waiting are lost", len(got), len(committed), queued)
@@ -330,6 +326,23 @@ func waitCharges(t *testing.T, st storage.Store, accountID string, n int) []stor
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d charges after 10s, want %d", len(got), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitMirror waits for the start-up sweep, which runs in the background,
+// to leave the mirrored balance at key equal to the ledger's balance.
+func waitMirror(t *testing.T, rdb *redis.Client, key string, ledger int64, when string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := rdb.HGet(context.Background(), key, "bal").Int64()
+		if err == nil && got == ledger {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s the mirrored balance is %d (%v), the ledger's %d", when, got, err, ledger)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
