@@ -359,3 +359,31 @@ func redisClient(t *testing.T, e env) *redis.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// TestGracefulStopCommitsQueuedCharges stops a node (SIGTERM) while the
+// charges of answered requests wait in its ledger writer: they are
+// committed before the process exits.
+func TestGracefulStopCommitsQueuedCharges(t *testing.T) {
+	const account, requests = "leaving", 3
+	up := testupstream.Start(t, testupstream.Options{})
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, account)
+	g := startGateway(t, e, switchyardConfig(t, "ledger {\n\t\t\tmax_delay 10m\n\t\t}"))
+	for i := range requests {
+		if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody); status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, status, body)
+		}
+	}
+	if pending := scrape(t, g)["switchyard_ledger_pending"]; pending != requests {
+		t.Fatalf("%v charges pending before the stop, want %d", pending, requests)
+	}
+	g.stop()
+	st := openStore(t, e)
+	acct, err := st.AccountByName(context.Background(), account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ledgerCharges(t, st, acct.ID); len(got) != requests {
+		t.Fatalf("%d charges after a graceful stop, want the %d that were queued", len(got), requests)
+	}
+}
