@@ -111,7 +111,8 @@ func testReserveHandover(t *testing.T, h harness) {
 	hold.Release()
 	hold.Settle(1)
 	mustHold(t, l, 10, 100, 4).Release() // 6 of the 10 still held
-	settle(3)                            // committed: the hold goes, the mirror takes the charge
+	// Committed: the hold goes, the mirror takes the charge.
+	settle(3)
 	settle(5)
 	mustHold(t, l, 10, 100, 7).Release()
 
