@@ -13,9 +13,12 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 )
 
+// usageColumnCount is the number of usageColumns.
+const usageColumnCount = 19
+
 const usageColumns = `account_id, request_id, key_id, end_user, session_id, model, stream,
 	prompt_tokens, completion_tokens, answer_tokens, estimated, rounds, tool_calls, outcome,
-	cost_cents, started_at, finished_at, recorded_at`
+	cost_cents, started_at, finished_at, recorded_at, upstream`
 
 // SettleUsage writes the usage record u and debits u.CostCents from the
 // account's ledger, as a charge with reference "req:" + u.RequestID, in
@@ -200,7 +203,7 @@ func appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out 
 	heads map[string]*ledgerHead, now time.Time) (map[string]ledgerHead, error) {
 	moved := make(map[string]ledgerHead)
 	entryArgs := make([]any, 0, len(records)*9)
-	usageArgs := make([]any, 0, len(records)*18)
+	usageArgs := make([]any, 0, len(records)*usageColumnCount)
 	at := micros(now)
 	for i, u := range records {
 		if out[i].Err != nil {
@@ -222,12 +225,12 @@ func appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out 
 		usageArgs = append(usageArgs, stored.AccountID, stored.RequestID, stored.KeyID, stored.EndUser, stored.SessionID,
 			stored.Model, stored.Stream, stored.PromptTokens, stored.CompletionTokens, stored.AnswerTokens, stored.Estimated,
 			int64(stored.Rounds), int64(stored.ToolCalls), stored.Outcome, stored.CostCents,
-			micros(stored.Started), micros(stored.Finished), at)
+			micros(stored.Started), micros(stored.Finished), at, stored.Upstream)
 	}
 	if err := insertRows(ctx, tx, `INSERT INTO ledger_entries (`+entryColumns+`, seq) VALUES `, 9, entryArgs); err != nil {
 		return nil, err
 	}
-	if err := insertRows(ctx, tx, `INSERT INTO usage_records (`+usageColumns+`) VALUES `, 18, usageArgs); err != nil {
+	if err := insertRows(ctx, tx, `INSERT INTO usage_records (`+usageColumns+`) VALUES `, usageColumnCount, usageArgs); err != nil {
 		return nil, err
 	}
 	return moved, nil
@@ -347,11 +350,11 @@ func settleOne(ctx context.Context, tx Tx, head ledgerHead, u storage.UsageRecor
 		}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO usage_records (`+usageColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 		stored.AccountID, stored.RequestID, stored.KeyID, stored.EndUser, stored.SessionID, stored.Model, stored.Stream,
 		stored.PromptTokens, stored.CompletionTokens, stored.AnswerTokens, stored.Estimated,
 		int64(stored.Rounds), int64(stored.ToolCalls), stored.Outcome, stored.CostCents,
-		micros(stored.Started), micros(stored.Finished), micros(now))
+		micros(stored.Started), micros(stored.Finished), micros(now), stored.Upstream)
 	if err != nil {
 		return storage.UsageRecord{}, head, err
 	}
@@ -392,7 +395,7 @@ func scanUsage(r Row) (storage.UsageRecord, error) {
 	var rounds, toolCalls, started, finished, recorded int64
 	err := r.Scan(&u.AccountID, &u.RequestID, &u.KeyID, &u.EndUser, &u.SessionID, &u.Model, &u.Stream,
 		&u.PromptTokens, &u.CompletionTokens, &u.AnswerTokens, &u.Estimated, &rounds, &toolCalls, &u.Outcome,
-		&u.CostCents, &started, &finished, &recorded)
+		&u.CostCents, &started, &finished, &recorded, &u.Upstream)
 	if err != nil {
 		return storage.UsageRecord{}, err
 	}
