@@ -87,6 +87,7 @@ func TestAdminAPIKeyLifecycle(t *testing.T) {
 	if err := chat(); err != nil {
 		t.Fatalf("chat with the new key: %v", err)
 	}
+	settleLedgers(t) // the charge is committed just after the answer
 
 	var topup struct {
 		BalanceCents int64 `json:"balance_cents"`

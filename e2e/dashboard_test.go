@@ -206,7 +206,9 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 		case "key":
 			key = ev.Key
-			reply(map[string]string{"filename": useKey(t, g, up, key)})
+			filename := useKey(t, g, up, key)
+			settleLedgers(t) // the page reloads next and must see the charge
+			reply(map[string]string{"filename": filename})
 		case "revoked":
 			status, _, body := g.do("POST", "/v1/chat/completions", key, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 			if _, _, code := errorBody(t, body); status != http.StatusUnauthorized || code != "invalid_api_key" {

@@ -218,6 +218,7 @@ func (s *isolation) run(t *testing.T, e env) {
 // must answer exactly as for an account or id that does not exist, and
 // A's key must still work afterwards.
 func (s *isolation) adminAPI(t *testing.T, e env) {
+	settleLedgers(t) // A's balance must not move for its own charges meanwhile
 	tokenB := mustCLI(t, e, "admin", "token", "--account", "iso-b", "--subject", "owner@iso-b").lastLine()
 	operator := mustCLI(t, e, "admin", "token", "--operator").lastLine()
 	var keysA struct {
