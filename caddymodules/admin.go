@@ -72,7 +72,8 @@ type Admin struct {
 	RoleClaim string `json:"role_claim,omitempty"`
 
 	handler  *admin.Handler
-	disabled bool // no way to verify tokens: every request gets 503
+	guard    *ipGuard // nil: no limit on refused tokens per address
+	disabled bool     // no way to verify tokens: every request gets 503
 }
 
 // errAdminUnconfigured: with PostgreSQL, no secret is generated, and
@@ -118,6 +119,12 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	}
 	verifier, err := admin.NewVerifier(cfg)
 	if err != nil {
+		return err
+	}
+	// Refused tokens count against the client address with refused API
+	// keys, under limits' auth_failures: guessing at either costs the
+	// same budget.
+	if h.guard, err = newIPGuard(app, ctx.Logger()); err != nil {
 		return err
 	}
 	h.handler, err = admin.New(admin.Config{
@@ -203,8 +210,10 @@ func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 			"The admin API is not configured on this gateway: "+errAdminUnconfigured.Error()+"."))
 		return nil
 	}
-	h.handler.ServeHTTP(w, r)
-	return nil
+	return h.guard.serve(w, r, nil, func(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+		h.handler.ServeHTTP(w, r)
+		return nil
+	})
 }
 
 func parseAdmin(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {

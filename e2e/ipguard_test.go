@@ -46,6 +46,27 @@ func TestFailedAuthenticationsPerAddress(t *testing.T) {
 		}
 	})
 
+	t.Run("admin tokens", func(t *testing.T) {
+		e := embeddedEnv(t, up.URL())
+		g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\tauth_failures 3 1m\n\t\t}"))
+		operator := mustCLI(t, e, "admin", "token", "--operator").lastLine()
+		for i := range 3 {
+			if status, _, body := g.do("GET", "/admin/me", "not-a-token", ""); status != http.StatusUnauthorized {
+				t.Fatalf("bad token %d: %d %s", i+1, status, body)
+			}
+		}
+		if status, _, body := g.do("GET", "/admin/me", "not-a-token", ""); status != http.StatusTooManyRequests {
+			t.Fatalf("fourth bad token: %d %s", status, body)
+		}
+		// The budget is the address's, whichever door it knocked on.
+		if status, _, body := g.do("GET", "/admin/me", operator, ""); status != http.StatusTooManyRequests {
+			t.Fatalf("a valid token from the blocked address: %d %s", status, body)
+		}
+		if status, _, body := g.do("GET", "/v1/models", bad, ""); status != http.StatusTooManyRequests {
+			t.Fatalf("an API key from the address blocked by bad tokens: %d %s", status, body)
+		}
+	})
+
 	t.Run("trusted proxy", func(t *testing.T) {
 		e := embeddedEnv(t, up.URL())
 		key := fundedKey(t, e, "guarded")
