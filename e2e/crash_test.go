@@ -274,42 +274,15 @@ func TestKilledNodeLosesOnlyTheChargesNotCommitted(t *testing.T) {
 	// agree.
 	request(100)
 	after := waitCharges(t, st, acct.ID, len(committed)+1)
-	final, err := st.Balance(ctx, acct.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := st.Entries(ctx, acct.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum int64
-	for _, le := range entries {
-		sum += le.AmountCents
-	}
-	if sum != final || entries[0].BalanceAfterCents != final || final != balance+after[0].AmountCents {
+	book := readLedger(t, st, acct.ID)
+	final := book.balance
+	if !book.consistent() || final != balance+after[0].AmountCents {
 		t.Errorf("the ledger sums to %d and ends at %d; the balance is %d, want %d less the new charge of %d",
-			sum, entries[0].BalanceAfterCents, final, balance, -after[0].AmountCents)
+			book.sum, book.last, final, balance, -after[0].AmountCents)
 	}
 	if got, err := rdb.HGet(ctx, mirror, "bal").Int64(); err != nil || got != final {
 		t.Errorf("the mirror says %d (%v), the ledger %d", got, err, final)
 	}
-}
-
-// ledgerCharges lists an account's charges, newest first, as the store
-// has them now.
-func ledgerCharges(t *testing.T, st storage.Store, accountID string) []storage.LedgerEntry {
-	t.Helper()
-	all, err := st.Entries(context.Background(), accountID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []storage.LedgerEntry
-	for _, le := range all {
-		if le.Kind == storage.EntryCharge {
-			out = append(out, le)
-		}
-	}
-	return out
 }
 
 // waitCharges waits until the account has n charges and returns them.

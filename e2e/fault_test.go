@@ -84,20 +84,8 @@ func ledgerConsistent(t *testing.T, e env, account string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bal, err := st.Balance(ctx, acct.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := st.Entries(ctx, acct.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum int64
-	for _, le := range entries {
-		sum += le.AmountCents
-	}
-	if sum != bal || (len(entries) > 0 && entries[0].BalanceAfterCents != bal) || bal < 0 {
-		t.Fatalf("ledger of %s: entries sum to %d, the balance is %d", account, sum, bal)
+	if b := readLedger(t, st, acct.ID); !b.consistent() || b.balance < 0 {
+		t.Fatalf("ledger of %s: entries sum to %d, the balance is %d", account, b.sum, b.balance)
 	}
 }
 

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // running is the set of gateways started and not stopped or killed.
@@ -63,4 +66,56 @@ func settleLedgers(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
+}
+
+// ledgerCharges lists an account's charges, newest first, as the store
+// has them now.
+func ledgerCharges(t *testing.T, st storage.Store, accountID string) []storage.LedgerEntry {
+	t.Helper()
+	var out []storage.LedgerEntry
+	for _, le := range ledgerEntries(t, st, accountID) {
+		if le.Kind == storage.EntryCharge {
+			out = append(out, le)
+		}
+	}
+	return out
+}
+
+func ledgerEntries(t *testing.T, st storage.Store, accountID string) []storage.LedgerEntry {
+	t.Helper()
+	all, err := st.Entries(context.Background(), accountID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// ledgerBook is an account's balance with what its ledger says of it.
+type ledgerBook struct {
+	balance int64 // the account's balance
+	sum     int64 // the sum of its ledger entries
+	last    int64 // the running balance of its newest entry; 0 without entries
+	entries []storage.LedgerEntry
+}
+
+// consistent reports whether the ledger sums to the balance and ends at it.
+func (b ledgerBook) consistent() bool {
+	return b.sum == b.balance && (len(b.entries) == 0 || b.last == b.balance)
+}
+
+// readLedger reads an account's balance and ledger.
+func readLedger(t *testing.T, st storage.Store, accountID string) ledgerBook {
+	t.Helper()
+	bal, err := st.Balance(context.Background(), accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ledgerBook{balance: bal, entries: ledgerEntries(t, st, accountID)}
+	for _, le := range b.entries {
+		b.sum += le.AmountCents
+	}
+	if len(b.entries) > 0 {
+		b.last = b.entries[0].BalanceAfterCents
+	}
+	return b
 }

@@ -25,17 +25,7 @@ func charges(t *testing.T, e env, account string) []storage.LedgerEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := st.Entries(ctx, acct.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []storage.LedgerEntry
-	for _, le := range all {
-		if le.Kind == storage.EntryCharge {
-			out = append(out, le)
-		}
-	}
-	return out
+	return ledgerCharges(t, st, acct.ID)
 }
 
 // chargedSince returns the charges of an account beyond the first n.

@@ -102,23 +102,13 @@ func TestConcurrentRequestsCannotOverspend(t *testing.T) {
 			if len(charged) != admitted || spent != int64(admitted*answerCents) {
 				t.Fatalf("%d charges totalling %d cents for %d admitted requests", len(charged), spent, admitted)
 			}
-			final, err := st.Balance(ctx, acct.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			book := readLedger(t, st, acct.ID)
+			final := book.balance
 			if final < 0 || final != balance-spent {
 				t.Fatalf("final balance %d cents after spending %d of %d", final, spent, balance)
 			}
-			entries, err := st.Entries(ctx, acct.ID, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sum int64
-			for _, le := range entries {
-				sum += le.AmountCents
-			}
-			if sum != final || entries[0].BalanceAfterCents != final {
-				t.Fatalf("the ledger sums to %d and ends at %d; the balance is %d", sum, entries[0].BalanceAfterCents, final)
+			if !book.consistent() {
+				t.Fatalf("the ledger sums to %d and ends at %d; the balance is %d", book.sum, book.last, final)
 			}
 
 			// What is left is spent to the last cent, one request at a time,
