@@ -42,7 +42,7 @@ func HoldFor(prof policy.Profile, req V1Request) int64 {
 	if req.Body == nil {
 		return prof.MinChargeCents
 	}
-	return HoldEstimate(prof.ForModel(req.Model), int64(len(req.Body)), req.MaxTokens, DefaultHoldTokens)
+	return HoldEstimate(prof.ForHold(req.Model), int64(len(req.Body)), req.MaxTokens, DefaultHoldTokens)
 }
 
 // UploadPath is the spec's upload route. Only it is free: a multipart

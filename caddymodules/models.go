@@ -293,6 +293,27 @@ func applyModelPrices(p *policy.Profile, models []*Model) {
 		}
 		p.ModelPrices[m.Name] = *m.Price
 	}
+	// A request may be answered by any model of its chain, each billed at
+	// its own prices: hold at the dearest of them.
+	holds := make(map[string]policy.ModelPrice)
+	for _, m := range models {
+		if m == nil || len(m.Fallbacks) == 0 {
+			continue
+		}
+		own := p.ForModel(m.Name)
+		hold := policy.ModelPrice{InputCentsPerMTok: own.InputCentsPerMTok, OutputCentsPerMTok: own.OutputCentsPerMTok}
+		for _, f := range m.Fallbacks {
+			fp := p.ForModel(f)
+			hold.InputCentsPerMTok = max(hold.InputCentsPerMTok, fp.InputCentsPerMTok)
+			hold.OutputCentsPerMTok = max(hold.OutputCentsPerMTok, fp.OutputCentsPerMTok)
+		}
+		if hold.InputCentsPerMTok != own.InputCentsPerMTok || hold.OutputCentsPerMTok != own.OutputCentsPerMTok {
+			holds[m.Name] = hold
+		}
+	}
+	if len(holds) > 0 {
+		p.HoldPrices = holds
+	}
 }
 
 // unmarshalModel reads a model block. Syntax:

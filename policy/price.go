@@ -23,6 +23,16 @@ func (p Profile) ForModel(model string) Profile {
 	return p
 }
 
+// ForHold is the profile with the prices a hold for a request naming
+// model is estimated at: its entry in p.HoldPrices, else ForModel's.
+func (p Profile) ForHold(model string) Profile {
+	if hp, ok := p.HoldPrices[model]; ok {
+		p.InputCentsPerMTok, p.OutputCentsPerMTok = hp.InputCentsPerMTok, hp.OutputCentsPerMTok
+		return p
+	}
+	return p.ForModel(model)
+}
+
 // microsPerCent is how many millionths of a cent make a cent. Prices are
 // in cents per million tokens, so tokens times price is in millionths of
 // a cent: exact, with nothing to round until the end.

@@ -125,3 +125,18 @@ func TestForModel(t *testing.T) {
 		t.Errorf("ForModel changed the profile it was called on")
 	}
 }
+
+func TestForHold(t *testing.T) {
+	b := ProfileFor(RevisionB)
+	b.ModelPrices = map[string]ModelPrice{"small": {InputCentsPerMTok: 15, OutputCentsPerMTok: 60}}
+	b.HoldPrices = map[string]ModelPrice{"small": {InputCentsPerMTok: 300, OutputCentsPerMTok: 1000}}
+	if got := b.ForHold("small").Price(1_000_000, 0); got != 300 {
+		t.Errorf("ForHold(small) holds at %d cents a million input tokens, want its chain's 300", got)
+	}
+	if got := b.ForModel("small").Price(1_000_000, 0); got != 15 {
+		t.Errorf("ForModel(small) charges %d cents a million input tokens, want its own 15", got)
+	}
+	if got := b.ForHold("other").Price(1_000_000, 0); got != 300 {
+		t.Errorf("ForHold of a model without hold prices = %d, want ForModel's 300", got)
+	}
+}

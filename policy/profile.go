@@ -74,6 +74,14 @@ type Profile struct {
 	// It is shared by copies of the Profile and must not be changed once
 	// the Profile is in use.
 	ModelPrices map[string]ModelPrice
+
+	// HoldPrices are the prices a hold is estimated at for the models
+	// named, where they differ from ModelPrices: a model that may be
+	// answered by a dearer fallback holds at the dearest prices of its
+	// chain, so that a fallback cannot charge more than was held (see
+	// ForHold). Default: nil, holds at each model's own prices. Shared
+	// like ModelPrices.
+	HoldPrices map[string]ModelPrice
 }
 
 // ProfileFor returns the defaults of a revision.
