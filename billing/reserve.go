@@ -35,16 +35,6 @@ func HoldEstimate(p policy.Profile, bodyBytes int64, maxTokens, defaultTokens in
 	return p.Price(EstimateTokens(max(bodyBytes, 0)), maxTokens)
 }
 
-// HoldFor is the amount to reserve for a request: its estimate from the
-// body and max_tokens at the prices of its model when it has a JSON
-// body, else (empty bodies) the minimum charge.
-func HoldFor(prof policy.Profile, req V1Request) int64 {
-	if req.Body == nil {
-		return prof.MinChargeCents
-	}
-	return HoldEstimate(prof.ForHold(req.Model), int64(len(req.Body)), req.MaxTokens, DefaultHoldTokens)
-}
-
 // UploadPath is the spec's upload route. Only it is free: a multipart
 // POST elsewhere (a /v1 upload the backend answers) may be metered.
 const UploadPath = "/v3/files"

@@ -78,13 +78,13 @@ type App struct {
 	// secret generated once and kept in data_dir/key_secret (mode 0600).
 	KeySecret string `json:"key_secret,omitempty"`
 
-	// How long a node may reuse a key lookup instead of reading the
-	// store. Default: 0, no caching: every request reads its key, so a
-	// revoked key is refused on its very next request on every node. A
-	// positive value (PostgreSQL only) saves that read; revocations then
-	// reach the other nodes' caches by notification, normally within a
-	// millisecond but not synchronously, and the value bounds how long a
-	// lost notification could go unnoticed.
+	// How long a node may reuse a key lookup. A cached key still costs its
+	// request one read, the balance, which also returns the store's key
+	// generation: every revocation raises it, so a revoked key is refused
+	// on its very next request on every node whatever this is. It only
+	// bounds the memory of idle keys and how long a key revoked behind
+	// the store's back (by hand in SQL) stays usable. Default: 1m; a
+	// negative value turns caching off.
 	KeyCacheTTL caddy.Duration `json:"key_cache_ttl,omitempty"`
 
 	// The OpenAI-compatible backend.
@@ -174,6 +174,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 		a.metrics = m
+		if err := registerStoreCounters(reg); err != nil {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
 	}
 	s, err := a.resolve()
 	if err != nil {
@@ -218,16 +221,13 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err := a.provisionModels(ctx); err != nil {
 		return err
 	}
-	if a.KeyCacheTTL > 0 && a.backend.cache() == nil {
-		a.logger.Warn("key_cache_ttl ignored: the embedded store cannot tell other processes about revocations")
-	}
 	a.logger.Info("switchyard ready",
 		zap.String("revision", string(s.profile.Revision)),
 		zap.String("store", storeDescription(s)),
 		zap.Bool("redis", s.redis != ""),
 		zap.String("upstream", upstreamDescription(s.upstream)),
 		zap.Int("models", len(a.Models)),
-		zap.Duration("key_cache_ttl", time.Duration(a.KeyCacheTTL)))
+		zap.Duration("key_cache_ttl", a.keyCacheTTL()))
 	return nil
 }
 
@@ -287,11 +287,17 @@ func (a *App) RedisClient() *redis.Client { return a.redis }
 
 // Authenticator returns an authenticator over the shared store and cache.
 func (a *App) Authenticator() *policy.Authenticator {
-	var cache *policy.KeyCache
-	if a.KeyCacheTTL > 0 {
-		cache = a.backend.cache()
+	return policy.NewAuthenticator(a.backend.store, a.hasher, a.backend.cache(), a.keyCacheTTL())
+}
+
+// defaultKeyCacheTTL is App.KeyCacheTTL's default.
+const defaultKeyCacheTTL = time.Minute
+
+func (a *App) keyCacheTTL() time.Duration {
+	if a.KeyCacheTTL == 0 {
+		return defaultKeyCacheTTL
 	}
-	return policy.NewAuthenticator(a.backend.store, a.hasher, cache, time.Duration(a.KeyCacheTTL))
+	return max(time.Duration(a.KeyCacheTTL), 0)
 }
 
 // Limiter enforces request rates and concurrent streams.

@@ -108,22 +108,11 @@ func (b *backend) reconcile(limiter limits.Limiter, logger *zap.Logger) {
 	})
 }
 
-// cache returns the key cache, starting the revocation watcher that feeds
-// it on first use, or nil when the store cannot broadcast revocations.
+// cache returns the node's key cache. It needs no watcher: the store's
+// key generation, read with every balance, keeps it exact (policy.KeyCache).
 func (b *backend) cache() *policy.KeyCache {
 	b.cacheOnce.Do(func() {
-		w, ok := b.store.(storage.KeyWatcher)
-		if !ok {
-			return
-		}
 		b.keyCache = policy.NewKeyCache(keyCacheEntries, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		b.stop = cancel
-		b.watching.Add(1)
-		go func() {
-			defer b.watching.Done()
-			w.WatchKeys(ctx, b.keyCache)
-		}()
 	})
 	return b.keyCache
 }

@@ -5,12 +5,17 @@ import (
 	"context"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/translator/request"
 )
 
 // bodyVar holds a request body read by one handler for the handlers after
@@ -104,4 +109,64 @@ func errBodyBudget() *apierror.Error {
 		"The gateway is holding as many large request bodies as it may. Retry shortly.")
 	e.RetryAfter = 1
 	return e
+}
+
+// Parses handed from the limits probe to the handler that serves the
+// request, so that a body is decoded once.
+const (
+	// v1RequestVar holds the billing.V1Request of a /v1 body, for the meter.
+	v1RequestVar = "switchyard.v1_request"
+	// chatRequestVar holds the *request.Request of a /v3 chat body, for
+	// switchyard_chat.
+	chatRequestVar = "switchyard.chat_request"
+)
+
+// chatPath is the /v3 route whose body the probe parses as the chat
+// handler does.
+const chatPath = "/v3/chat/completions"
+
+// chatLimits are the bounds of a /v3 chat body, the same for the probe and
+// the chat handler: strict, so that the probe's parse is the handler's.
+func chatLimits(prof policy.Profile) request.Limits {
+	return request.Limits{Profile: prof, Strict: true}
+}
+
+// probeBody reads a POST body to learn whether it asks for a stream and
+// how much it may cost, with a strict parse whatever its Content-Type: a
+// body that parses one way here and another way further on could hold a
+// stream without a slot. A /v3 chat body is parsed by request.Parse (with
+// chatLimits), anything else by billing.ParseV1; both refuse a top-level
+// key given twice in two letter cases and a "stream" that is not a
+// boolean, here, with 400, before anything is admitted. The parse is kept
+// for the handler (v1RequestVar, chatRequestVar). Multipart uploads are
+// not streams and are not read; they, and requests without a body, ask
+// for no stream and hold the minimum charge when chargeable.
+func probeBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted, prof policy.Profile) (billing.Ask, error) {
+	ask := billing.Ask{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type")}
+	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
+		return ask, nil
+	}
+	if mt, _, _ := mime.ParseMediaType(ask.ContentType); strings.HasPrefix(mt, "multipart/") {
+		return ask, nil
+	}
+	body, err := requestBody(r, maxBytes, budget)
+	if err != nil || len(body) == 0 {
+		return ask, err
+	}
+	if strings.TrimSuffix(r.URL.Path, "/") == chatPath {
+		req, err := request.Parse(body, r.Header, chatLimits(prof))
+		if err != nil {
+			return ask, err
+		}
+		caddyhttp.SetVar(r.Context(), chatRequestVar, req)
+		ask.HasBody, ask.BodyBytes = true, int64(len(body))
+		ask.Model, ask.Stream, ask.MaxTokens = req.Model, req.Stream, req.MaxTokens
+		return ask, nil
+	}
+	req, err := billing.ParseV1(body)
+	if err != nil {
+		return ask, err
+	}
+	caddyhttp.SetVar(r.Context(), v1RequestVar, req)
+	return billing.AskV1(ask.Method, ask.Path, ask.ContentType, req), nil
 }

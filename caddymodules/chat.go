@@ -93,7 +93,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
-	h.limits = request.Limits{Profile: prof}
+	h.limits = chatLimits(prof)
 	usage := settlingRecorder{
 		Recorder: &billing.Recorder{Store: store, Profile: prof, Writer: app.backend.ledger},
 		metrics:  app.metrics,
@@ -173,15 +173,18 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		apierror.Write(w, apierror.Internal())
 		return nil
 	}
-	body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
-	if err != nil {
-		apierror.Write(w, err)
-		return nil
-	}
-	req, err := request.Parse(body, r.Header, h.limits)
-	if err != nil {
-		apierror.Write(w, err)
-		return nil
+	// switchyard_limits in front has parsed the body already.
+	req, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request)
+	if !ok {
+		body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
+		if err != nil {
+			apierror.Write(w, err)
+			return nil
+		}
+		if req, err = request.Parse(body, r.Header, h.limits); err != nil {
+			apierror.Write(w, err)
+			return nil
+		}
 	}
 	if h.app.pools != nil && !h.app.pools.has(req.Model) {
 		apierror.Write(w, modelNotFound(req.Model))

@@ -2,16 +2,13 @@ package caddymodules
 
 import (
 	"errors"
-	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -40,8 +37,10 @@ func init() {
 //     slots: 429 rate_limit_exceeded when either is exhausted, with
 //     Retry-After.
 //
-// All of it is one limits.Admit: a request refused by one check consumes
-// nothing of the others. The hold is settled by whoever records the
+// All of it is one limits.Admit, asked by billing.Admit: a request refused
+// by one check consumes nothing of the others. The body is read and parsed
+// once, strictly, here (probeBody), and the parse is handed to the
+// handlers after this one. The hold is settled by whoever records the
 // request's charge and released when the handlers after this one return. Every
 // response that passed the rate check carries OpenAI's
 // x-ratelimit-limit-requests, x-ratelimit-remaining-requests and
@@ -72,7 +71,8 @@ func (h *Limits) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler.
+// ServeHTTP implements caddyhttp.MiddlewareHandler: the body probe, then
+// billing.Admit, whose refusals become the client's error.
 func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	p, ok := policy.PrincipalFrom(r.Context())
 	if !ok {
@@ -81,43 +81,19 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		return nil
 	}
 	prof := h.app.Profile()
-	parsed, err := parseRequest(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
+	ask, err := probeBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies, prof)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	req := limits.AdmitRequest{
-		Key:         p.KeyID,
-		Rate:        limits.RateFor(prof),
-		StreamLimit: prof.ConcurrentStreams,
-		WantLease:   parsed.Stream,
-	}
-	if billing.Chargeable(r.Method, r.URL.Path, r.Header.Get("Content-Type")) {
-		req.Reserve = limits.Reservation{
-			Account: p.AccountID,
-			Balance: p.BalanceCents,
-			Want:    billing.HoldFor(prof, parsed),
-			Min:     prof.MinChargeCents,
-		}
-	}
-	adm, err := h.app.Limiter().Admit(r.Context(), req)
+	adm, err := billing.Admit(r.Context(), h.app.Limiter(), prof, p, ask)
 	h.app.metrics.countAdmission(adm, err)
 	limits.SetHeaders(w.Header(), adm.Rate)
 	if err != nil {
-		if be, ok := errors.AsType[*limits.BalanceError](err); ok {
-			msg := "Your balance of " + billing.FormatCents(p.BalanceCents) + " does not cover a request. Top up to continue."
-			if be.Available < p.BalanceCents {
-				// The rest is held by the account's requests in flight.
-				msg = "Your balance of " + billing.FormatCents(p.BalanceCents) + " is held by requests in flight (" +
-					billing.FormatCents(max(be.Available, 0)) + " available). Retry when they finish, or top up."
-			}
-			apierror.Write(w, apierror.InsufficientBalance(msg))
-			return nil
-		}
 		if errors.Is(err, limits.ErrUnavailable) {
 			h.logger.Warn("limits unavailable, request refused", zap.String("key_id", p.KeyID), zap.Error(err))
 		}
-		apierror.Write(w, limits.APIError(err))
+		apierror.Write(w, billing.Refusal(err, p.BalanceCents))
 		return nil
 	}
 	if adm.Lease != nil {
@@ -143,39 +119,6 @@ func settleHold(r *http.Request, charged int64) {
 		h.Settle(charged)
 	}
 }
-
-// parseRequest reads a POST body to learn whether it asks for a stream
-// and how much it may cost, with the strict parse of billing.ParseV1,
-// whatever its Content-Type: a body that parses one way here and another
-// way further on could hold a stream without a slot. What that parse
-// refuses (a key given twice in two letter cases, "stream" not a boolean)
-// is refused here with 400. Multipart uploads are not streams and are not
-// read; they, and requests without a body, give the zero V1Request. The
-// parsed request is kept for the /v1 meter, so the body is decoded once.
-func parseRequest(r *http.Request, maxBytes int64, budget *semaphore.Weighted) (billing.V1Request, error) {
-	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
-		return billing.V1Request{}, nil
-	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
-		return billing.V1Request{}, nil
-	}
-	body, err := requestBody(r, maxBytes, budget)
-	if err != nil {
-		return billing.V1Request{}, err
-	}
-	if len(body) == 0 {
-		return billing.V1Request{}, nil
-	}
-	req, err := billing.ParseV1(body)
-	if err != nil {
-		return billing.V1Request{}, err
-	}
-	caddyhttp.SetVar(r.Context(), v1RequestVar, req)
-	return req, nil
-}
-
-// v1RequestVar holds the billing.V1Request that streamRequested parsed.
-const v1RequestVar = "switchyard.v1_request"
 
 // parseLimits sets up the handler from Caddyfile tokens. Syntax:
 //

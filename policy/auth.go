@@ -25,7 +25,7 @@ type Principal struct {
 // KeyStore is what authentication reads from the store.
 type KeyStore interface {
 	LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error)
-	Balance(ctx context.Context, accountID string) (int64, error)
+	KeyState(ctx context.Context, accountID string) (balanceCents, generation int64, err error)
 }
 
 type principalKey struct{}
@@ -43,11 +43,11 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 
 // Authenticator turns an Authorization header into a Principal.
 //
-// Lookups go to the store by the key's keyed hash, one indexed read per
-// request, so a revoked key is refused on its very next request on every
-// node. Where that read is too dear, a KeyCache fed by the store's
-// revocation notifications can stand in front of it (see KeyCache for
-// the trade-off).
+// Every request makes one indexed read: without a cache the key lookup by
+// its keyed hash, which carries the balance; with a KeyCache, for a key
+// looked up before, the account's balance together with the store's key
+// generation. Either way a revoked key is refused on its very next
+// request on every node (see KeyCache).
 type Authenticator struct {
 	keys     KeyStore
 	hasher   KeyHasher
@@ -56,7 +56,8 @@ type Authenticator struct {
 }
 
 // NewAuthenticator returns an authenticator over keys. With a cache,
-// lookups are kept for at most cacheTTL.
+// lookups are kept for at most cacheTTL; a cacheTTL of zero or less
+// caches nothing.
 func NewAuthenticator(keys KeyStore, hasher KeyHasher, cache *KeyCache, cacheTTL time.Duration) *Authenticator {
 	if cacheTTL <= 0 {
 		cache = nil
@@ -101,14 +102,23 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (storage.KeyOwn
 	}
 	if owner, ok := a.cache.get(hash, a.cacheTTL); ok {
 		// The key may come from the cache, its balance may not.
-		balance, err := a.keys.Balance(ctx, owner.AccountID)
-		owner.BalanceCents = balance
-		return owner, err
+		balance, gen, err := a.keys.KeyState(ctx, owner.AccountID)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return storage.KeyOwner{}, err
+		}
+		if err == nil && gen == owner.KeyGeneration {
+			owner.BalanceCents = balance
+			return owner, nil
+		}
+		// A key was revoked somewhere since this one was looked up.
+		a.cache.advance(gen)
 	}
-	gen, cacheable := a.cache.generation()
 	owner, err := a.keys.LookupKey(ctx, hash)
-	if err == nil && cacheable {
-		a.cache.put(hash, owner, gen)
+	switch {
+	case err == nil:
+		a.cache.put(hash, owner)
+	case errors.Is(err, storage.ErrNotFound):
+		a.cache.forget(hash)
 	}
 	return owner, err
 }

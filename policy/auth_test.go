@@ -12,10 +12,12 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 )
 
-// memKeys is a KeyStore for exercising the authenticator.
+// memKeys is a KeyStore for exercising the authenticator. It keeps a key
+// generation as the SQL stores do: revoke raises it.
 type memKeys struct {
 	mu      sync.Mutex
 	owners  map[string]storage.KeyOwner
+	gen     int64
 	lookups int
 	// balance is every account's balance; lookups return the balance as
 	// it was when the owner was stored, as a cache would hold it.
@@ -30,6 +32,7 @@ func (m *memKeys) LookupKey(_ context.Context, hash string) (storage.KeyOwner, e
 	m.mu.Lock()
 	m.lookups++
 	o, ok := m.owners[hash]
+	o.KeyGeneration = m.gen
 	during := m.during
 	m.mu.Unlock()
 	if during != nil {
@@ -41,17 +44,20 @@ func (m *memKeys) LookupKey(_ context.Context, hash string) (storage.KeyOwner, e
 	return o, nil
 }
 
-func (m *memKeys) Balance(_ context.Context, accountID string) (int64, error) {
+func (m *memKeys) KeyState(_ context.Context, accountID string) (int64, int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.balanceReads++
-	return m.balance, nil
+	return m.balance, m.gen, nil
 }
 
+// revoke revokes a key as the SQL stores do: the generation moves in the
+// same step.
 func (m *memKeys) revoke(hash string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.owners, hash)
+	m.gen++
 }
 
 func newTestAuth(t *testing.T, cache *KeyCache) (*Authenticator, *memKeys, string) {
@@ -137,67 +143,67 @@ func TestKeyCache(t *testing.T) {
 	ctx := context.Background()
 	auth := func() error { _, err := a.Authenticate(ctx, "Bearer "+key); return err }
 
-	// Not live yet: every request reaches the store.
-	for i := 0; i < 2; i++ {
-		if err := auth(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if keys.lookups != 2 || cache.Len() != 0 {
-		t.Fatalf("before Live: %d lookups, %d cached; want 2, 0", keys.lookups, cache.Len())
-	}
-
-	cache.Live(true)
 	for i := 0; i < 3; i++ {
 		if err := auth(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if keys.lookups != 3 {
-		t.Fatalf("live cache: %d lookups, want 3 (one miss, two hits)", keys.lookups)
+	if keys.lookups != 1 || keys.balanceReads != 2 {
+		t.Fatalf("%d lookups and %d balance reads, want 1 and 2 (one miss, two hits)", keys.lookups, keys.balanceReads)
 	}
 	// A cached key still gets its balance read fresh.
 	keys.balance = 777
 	p, err := a.Authenticate(ctx, "Bearer "+key)
-	if err != nil || p.BalanceCents != 777 || keys.lookups != 3 {
+	if err != nil || p.BalanceCents != 777 || keys.lookups != 1 {
 		t.Fatalf("cached key: balance %d, %d lookups, err %v; want the fresh balance 777 without a lookup", p.BalanceCents, keys.lookups, err)
 	}
 
-	// Expiry bounds staleness.
+	// Expiry bounds how long an idle key is kept.
 	now = now.Add(2 * time.Minute)
 	if err := auth(); err != nil {
 		t.Fatal(err)
 	}
-	if keys.lookups != 4 {
-		t.Fatalf("after ttl: %d lookups, want 4", keys.lookups)
+	if keys.lookups != 2 {
+		t.Fatalf("after ttl: %d lookups, want 2", keys.lookups)
 	}
 
-	// A revocation takes effect on the very next request.
-	hash := a.hasher.Hash(key)
-	keys.revoke(hash)
-	cache.Revoked(hash)
+	// Another key's revocation moves the generation: the cached key is
+	// looked up again, once, and still accepted.
+	other := NewKey()
+	otherHash := a.hasher.Hash(other)
+	keys.mu.Lock()
+	keys.owners[otherHash] = storage.KeyOwner{KeyID: "key_2", KeyHash: otherHash, AccountID: "acct_1"}
+	keys.mu.Unlock()
+	keys.revoke(otherHash)
+	for i := 0; i < 2; i++ {
+		if err := auth(); err != nil {
+			t.Fatalf("after another key's revocation: %v", err)
+		}
+	}
+	if keys.lookups != 3 {
+		t.Fatalf("after another key's revocation: %d lookups, want 3", keys.lookups)
+	}
+
+	// A revocation, told to no one but the store, takes effect on the
+	// very next request.
+	keys.revoke(a.hasher.Hash(key))
 	if err := auth(); err == nil {
 		t.Fatal("revoked key still accepted")
 	}
-
-	// Losing the feed empties the cache and stops caching.
-	cache.Live(false)
 	if cache.Len() != 0 {
-		t.Fatalf("Live(false) left %d entries", cache.Len())
+		t.Fatalf("revoked key still cached: %d entries", cache.Len())
 	}
 }
 
 func TestKeyCacheRevocationDuringLookup(t *testing.T) {
 	cache := NewKeyCache(100, nil)
-	cache.Live(true)
 	a, keys, key := newTestAuth(t, cache)
 	hash := a.hasher.Hash(key)
-	// The store answers "active", then the key is revoked (and the
-	// notification delivered) before the lookup's result is cached.
+	// The store answers "active", then the key is revoked before the
+	// lookup's result is cached.
 	keys.during = func() {
 		keys.during = nil
 		keys.revoke(hash)
-		cache.Revoked(hash)
 	}
 	if _, err := a.Authenticate(context.Background(), "Bearer "+key); err != nil {
 		t.Fatalf("first request (before revocation commits) failed: %v", err)
@@ -209,12 +215,17 @@ func TestKeyCacheRevocationDuringLookup(t *testing.T) {
 
 func TestKeyCacheBounded(t *testing.T) {
 	cache := NewKeyCache(3, nil)
-	cache.Live(true)
 	for i := 0; i < 10; i++ {
-		gen, _ := cache.generation()
-		cache.put(NewKey(), storage.KeyOwner{}, gen)
+		cache.put(NewKey(), storage.KeyOwner{})
 		if cache.Len() > 3 {
 			t.Fatalf("cache grew to %d entries, bound 3", cache.Len())
 		}
+	}
+	// A lookup read under an older generation than one already seen is
+	// not kept.
+	cache.advance(5)
+	cache.put("old", storage.KeyOwner{KeyGeneration: 4})
+	if _, ok := cache.get("old", time.Hour); ok {
+		t.Fatal("a lookup of an older generation was cached")
 	}
 }

@@ -7,26 +7,25 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 )
 
-// KeyCache keeps recent key lookups so that authenticated requests need no
-// store round trip. It is only correct while revocations reach it: it is a
-// storage.KeySink, fed by the store's KeyWatcher, and caches nothing while
-// the watcher reports that notifications may be lost.
+// KeyCache keeps key lookups so that an authenticated request reads only
+// its account's balance, which the balance gate needs fresh anyway, instead
+// of looking its key up again.
 //
-// Notifications are asynchronous: a key revoked through one node is refused
-// by another once the notification arrives (normally well under a
-// millisecond), not strictly on the very next request. That is why caching
-// is an operator's choice, off by default.
-//
-// A lookup that races a revocation must not put the revoked key back: each
-// revocation bumps a generation, and a lookup result is only stored if no
-// revocation happened since the lookup began.
+// It stays exact without being told of revocations: every revocation, in
+// any process on any node, raises the store's key generation in its own
+// transaction (storage.KeyOwner.KeyGeneration), and the Authenticator
+// reads the generation in the same statement as the balance
+// (storage.Keys.KeyState). A cached lookup is used only while the
+// generation it was read with is still the store's, so a revoked key is
+// refused on its very next request, on every node, with no extra round
+// trip. A request that finds the generation moved looks its key up again,
+// and the entries of older generations are dropped.
 type KeyCache struct {
 	maxEntries int
 	now        func() time.Time
 
 	mu      sync.RWMutex
-	live    bool
-	gen     uint64
+	gen     int64 // the newest key generation seen
 	entries map[string]cachedKey
 }
 
@@ -35,31 +34,13 @@ type cachedKey struct {
 	added time.Time
 }
 
-// NewKeyCache returns an empty cache, not live until Live(true). At
-// maxEntries the cache is emptied rather than tracking recency, which keeps
-// the hot path to one map read.
+// NewKeyCache returns an empty cache. At maxEntries the cache is emptied
+// rather than tracking recency, which keeps the hot path to one map read.
 func NewKeyCache(maxEntries int, now func() time.Time) *KeyCache {
 	if now == nil {
 		now = time.Now
 	}
 	return &KeyCache{maxEntries: maxEntries, now: now, entries: make(map[string]cachedKey)}
-}
-
-// Live implements storage.KeySink.
-func (c *KeyCache) Live(live bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.live = live
-	c.gen++
-	clear(c.entries)
-}
-
-// Revoked implements storage.KeySink.
-func (c *KeyCache) Revoked(hash string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	delete(c.entries, hash)
 }
 
 // Len reports the number of cached keys.
@@ -69,31 +50,42 @@ func (c *KeyCache) Len() int {
 	return len(c.entries)
 }
 
-// get returns a cached lookup no older than maxAge. The age bound limits
-// the damage should a notification ever be lost without the watcher
-// noticing.
+// get returns a cached lookup no older than maxAge. The age bound keeps
+// the memory of keys that stopped being used, and bounds how long a key
+// revoked behind the store's back (an UPDATE by hand, which raises no
+// generation) stays usable.
 func (c *KeyCache) get(hash string, maxAge time.Duration) (storage.KeyOwner, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[hash]
-	live := c.live
 	c.mu.RUnlock()
-	if !ok || !live || c.now().Sub(e.added) > maxAge {
+	if !ok || c.now().Sub(e.added) > maxAge {
 		return storage.KeyOwner{}, false
 	}
 	return e.owner, true
 }
 
-func (c *KeyCache) generation() (gen uint64, live bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.gen, c.live
-}
-
-func (c *KeyCache) put(hash string, owner storage.KeyOwner, gen uint64) {
+// advance records that the store's key generation is gen, dropping every
+// entry read under an older one.
+func (c *KeyCache) advance(gen int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.live || c.gen != gen {
+	if gen > c.gen {
+		c.gen = gen
+		clear(c.entries)
+	}
+}
+
+// put stores a lookup unless a newer generation has been seen since it
+// was read: it could hold a key revoked in between.
+func (c *KeyCache) put(hash string, owner storage.KeyOwner) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if owner.KeyGeneration < c.gen {
 		return
+	}
+	if owner.KeyGeneration > c.gen {
+		c.gen = owner.KeyGeneration
+		clear(c.entries)
 	}
 	if len(c.entries) >= c.maxEntries {
 		clear(c.entries)
@@ -101,4 +93,9 @@ func (c *KeyCache) put(hash string, owner storage.KeyOwner, gen uint64) {
 	c.entries[hash] = cachedKey{owner: owner, added: c.now()}
 }
 
-var _ storage.KeySink = (*KeyCache)(nil)
+// forget drops a key the store no longer knows.
+func (c *KeyCache) forget(hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, hash)
+}

@@ -73,6 +73,12 @@ type Keys interface {
 	// Unknown and revoked keys, and keys of deleted accounts, give
 	// ErrNotFound.
 	LookupKey(ctx context.Context, hash string) (KeyOwner, error)
+	// KeyState is the account's balance (as Balance) and the store's key
+	// generation (as KeyOwner.KeyGeneration), read together in one
+	// statement, so that a node holding a cached lookup learns in the
+	// read it makes anyway whether any key was revoked since.
+	// ErrNotFound if the account never existed.
+	KeyState(ctx context.Context, accountID string) (balanceCents, generation int64, err error)
 }
 
 // Ledger is the append-only record of balance changes.
@@ -156,6 +162,11 @@ type KeyOwner struct {
 	// read in the same query so that the balance gate costs no second
 	// round trip.
 	BalanceCents int64
+	// KeyGeneration is the store's key generation in the same read: a
+	// number that every revocation (RevokeKey, DeleteAccount), in any
+	// process, raises in its own transaction. A lookup is still good
+	// while the generation has not moved.
+	KeyGeneration int64
 }
 
 // Entry is a ledger entry to post.

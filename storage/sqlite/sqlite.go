@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -134,7 +135,23 @@ func (d *driver) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// Counts of statements run by every SQLite store of this process, for the
+// metrics (and so the bench) to tell how much SQL a request costs.
+var (
+	reads        atomic.Uint64 // queries outside a write transaction
+	transactions atomic.Uint64 // write transactions, an Exec outside one included
+	txStatements atomic.Uint64 // statements inside write transactions
+)
+
+// Counts reports the statements run outside write transactions, the write
+// transactions begun and the statements run inside them, by every SQLite
+// store this process opened.
+func Counts() (readStatements, writeTransactions, transactionStatements uint64) {
+	return reads.Load(), transactions.Load(), txStatements.Load()
+}
+
 func (d *driver) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	reads.Add(1)
 	st, err := d.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -146,7 +163,15 @@ func (d *driver) Query(ctx context.Context, query string, args ...any) (sqlstore
 	return sqlRows{rows}, nil
 }
 
+// Exec outside a transaction is a write transaction of its own.
+func (d *driver) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	transactions.Add(1)
+	txStatements.Add(1)
+	return d.querier.Exec(ctx, query, args...)
+}
+
 func (d *driver) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	reads.Add(1)
 	st, err := d.stmt(ctx, query)
 	if err != nil {
 		return errRow{err}
@@ -175,6 +200,7 @@ func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
 		<-d.writer
 		return nil, err
 	}
+	transactions.Add(1)
 	return &txn{tx: tx, d: d, querier: querier{q: tx}, done: func() { <-d.writer }}, nil
 }
 
@@ -213,6 +239,7 @@ type txn struct {
 // transaction, such as one on a table the transaction creates.
 
 func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	txStatements.Add(1)
 	if len(args) == 0 {
 		return t.querier.Exec(ctx, query)
 	}
@@ -228,6 +255,7 @@ func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error
 }
 
 func (t *txn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	txStatements.Add(1)
 	st, err := t.d.stmt(ctx, query)
 	if err != nil {
 		return t.querier.Query(ctx, query, args...)
@@ -240,6 +268,7 @@ func (t *txn) Query(ctx context.Context, query string, args ...any) (sqlstore.Ro
 }
 
 func (t *txn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	txStatements.Add(1)
 	st, err := t.d.stmt(ctx, query)
 	if err != nil {
 		return t.querier.QueryRow(ctx, query, args...)

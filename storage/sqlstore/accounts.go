@@ -73,8 +73,17 @@ func (s *Store) CountAccounts(ctx context.Context) (int, error) {
 	return int(n), wrap(err, "counting accounts")
 }
 
+// notifyRevoked raises the key generation, in tx, for keys that tx
+// revokes, so that every cached lookup in every process is known stale
+// by the next read of KeyState, and tells listening processes.
 func (s *Store) notifyRevoked(ctx context.Context, tx Tx, hashes []string) error {
-	if s.dialect.NotifyRevoked == nil || len(hashes) == 0 {
+	if len(hashes) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE key_generation SET generation = generation + 1 WHERE id = $1`, 1); err != nil {
+		return err
+	}
+	if s.dialect.NotifyRevoked == nil {
 		return nil
 	}
 	return s.dialect.NotifyRevoked(ctx, tx, hashes)

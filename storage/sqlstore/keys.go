@@ -118,10 +118,10 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string) (storage.APIKey, er
 // LookupKey is one query on the unique hash index.
 func (s *Store) LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error) {
 	o := storage.KeyOwner{KeyHash: hash}
-	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name, a.balance_cents
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id
-		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL`, hash).
-		Scan(&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName, &o.BalanceCents)
+	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name, a.balance_cents, g.generation
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id CROSS JOIN key_generation g
+		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL AND g.id = 1`, hash).
+		Scan(&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName, &o.BalanceCents, &o.KeyGeneration)
 	if noRows(err) {
 		return storage.KeyOwner{}, storage.ErrNotFound
 	}
@@ -140,4 +140,16 @@ func scanKey(r Row) (storage.APIKey, error) {
 	k.CreatedAt = fromMicros(created)
 	k.RevokedAt = fromMicros(revoked)
 	return k, nil
+}
+
+// KeyState is one query on the accounts primary key and the one-row
+// key_generation table.
+func (s *Store) KeyState(ctx context.Context, accountID string) (balance, generation int64, err error) {
+	err = s.db.QueryRow(ctx, `SELECT a.balance_cents, g.generation
+		FROM accounts a CROSS JOIN key_generation g WHERE a.id = $1 AND g.id = 1`, accountID).
+		Scan(&balance, &generation)
+	if noRows(err) {
+		return 0, 0, storage.ErrNotFound
+	}
+	return balance, generation, wrap(err, "reading balance")
 }

@@ -136,6 +136,59 @@ func (h *harness) testKeys(t *testing.T) {
 		}
 	})
 
+	t.Run("KeyGeneration", func(t *testing.T) {
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		a := mustAccount(t, s, "alice")
+		b := mustAccount(t, s, "bob")
+		k, hash := mustKey(t, s, a.ID)
+		mustKey(t, s, b.ID)
+		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "g1"}); err != nil {
+			t.Fatal(err)
+		}
+		state := func() (int64, int64) {
+			t.Helper()
+			bal, gen, err := s.KeyState(ctx, a.ID)
+			if err != nil {
+				t.Fatalf("KeyState: %v", err)
+			}
+			return bal, gen
+		}
+		bal, gen0 := state()
+		o, err := s.LookupKey(ctx, hash)
+		if err != nil || bal != 250 || o.KeyGeneration != gen0 {
+			t.Fatalf("KeyState = %d, %d; LookupKey = %+v, %v; want balance 250 and one generation", bal, gen0, o, err)
+		}
+		// Creating keys and moving money leave the generation alone; every
+		// revocation raises it, whoever's key it was.
+		mustKey(t, s, a.ID)
+		if _, gen := state(); gen != gen0 {
+			t.Errorf("creating a key moved the generation %d -> %d", gen0, gen)
+		}
+		if _, err := s.RevokeKey(ctx, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, gen1 := state()
+		if gen1 <= gen0 {
+			t.Errorf("RevokeKey left the generation at %d (was %d)", gen1, gen0)
+		}
+		if _, err := s.RevokeKey(ctx, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, gen := state(); gen != gen1 {
+			t.Errorf("revoking a revoked key moved the generation %d -> %d", gen1, gen)
+		}
+		if err := s.DeleteAccount(ctx, b.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, gen := state(); gen <= gen1 {
+			t.Errorf("DeleteAccount left the generation at %d (was %d)", gen, gen1)
+		}
+		if _, _, err := s.KeyState(ctx, "acct_unknown"); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("KeyState(unknown): %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("MaxActive", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		ctx := t.Context()

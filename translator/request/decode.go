@@ -72,6 +72,23 @@ func (d *decoder) boolean(name string) bool {
 	return b
 }
 
+// maxTokens reads the first of max_completion_tokens, max_tokens and
+// max_output_tokens that is set and not null, as the /v1 probe does.
+func (d *decoder) maxTokens() int64 {
+	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
+		v, ok := d.raw(name)
+		if !ok || d.err != nil || isNull(v) {
+			continue
+		}
+		var n int64
+		if json.Unmarshal(v, &n) != nil || n < 0 {
+			d.err = invalid(CodeInvalidParameter, name+" must be a non-negative integer.")
+		}
+		return n
+	}
+	return 0
+}
+
 func (d *decoder) includeUsage() bool {
 	v, ok := d.raw("stream_options")
 	if !ok || d.err != nil {

@@ -1,6 +1,9 @@
 package request
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // The request body is checked once with json.Valid; after that, objects
 // and arrays are split into their members by the functions below, which
@@ -35,6 +38,35 @@ import "bytes"
 // splitObject returns the members of a JSON object. A repeated key keeps
 // its last value, as encoding/json does.
 func splitObject(v []byte) (map[string]rawJSON, bool) {
+	out, _, ok := splitObjectFolded(v, false)
+	return out, ok
+}
+
+// splitObjectFolded is splitObject that, when refuseFolded is set, also
+// reports the first key named twice in any letter case (dup), with false.
+func splitObjectFolded(v []byte, refuseFolded bool) (out map[string]rawJSON, dup string, ok bool) {
+	var seen map[string]struct{}
+	if refuseFolded {
+		seen = make(map[string]struct{})
+	}
+	out, ok = splitMembers(v, func(key string) bool {
+		if seen == nil {
+			return true
+		}
+		fold := strings.ToLower(key)
+		if _, twice := seen[fold]; twice {
+			dup = key
+			return false
+		}
+		seen[fold] = struct{}{}
+		return true
+	})
+	return out, dup, ok
+}
+
+// splitMembers does the work of splitObject, asking keep of every key in
+// order; a false answer stops it with false.
+func splitMembers(v []byte, keep func(key string) bool) (map[string]rawJSON, bool) {
 	i := skipSpace(v, 0)
 	if i >= len(v) || v[i] != '{' {
 		return nil, false
@@ -50,7 +82,7 @@ func splitObject(v []byte) (map[string]rawJSON, bool) {
 			return nil, false
 		}
 		key, ok := decodeString(rawJSON(v[i:end]))
-		if !ok {
+		if !ok || !keep(key) {
 			return nil, false
 		}
 		i = skipSpace(v, end)

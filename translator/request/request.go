@@ -37,6 +37,10 @@ type Request struct {
 	// (temperature, top_p, seed, stop, presence_penalty,
 	// frequency_penalty), passed to the upstream unchanged.
 	Sampling map[string]json.RawMessage
+	// MaxTokens is the completion-token bound the client set, read only
+	// with Limits.Strict to size the request's hold; 0 when unset. It is
+	// not sent upstream.
+	MaxTokens int64
 	// SystemShortened is true when Revision A cut the system messages to
 	// fit the system budget.
 	SystemShortened bool

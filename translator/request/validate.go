@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -40,6 +41,15 @@ type Limits struct {
 	// shortenSystem). Unused when Profile.MaxSystemChars is set.
 	// Default: 16,000.
 	SystemBudgetChars int
+	// Strict makes Parse read the body as the /v1 probe (billing.ParseV1)
+	// does, so that one parse can serve both admission and the handler: a
+	// top-level member named twice in any letter case is refused, since
+	// backends differ in which copy they read, and max_completion_tokens
+	// (or max_tokens, max_output_tokens) must be a non-negative integer,
+	// read into Request.MaxTokens to size the request's hold. Default:
+	// false, a repeated name keeps its last value and those fields are
+	// ignored.
+	Strict bool
 }
 
 func (l Limits) maxMessages() int {
@@ -77,7 +87,10 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 		var v any
 		return nil, invalid(CodeInvalidJSON, "The request body is not valid JSON: "+jsonErrorText(json.Unmarshal(body, &v)))
 	}
-	fields, ok := splitObject(body)
+	fields, dup, ok := splitObjectFolded(body, lim.Strict)
+	if dup != "" {
+		return nil, invalid(CodeInvalidJSON, fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(dup, 40)))
+	}
 	if !ok {
 		return nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
 	}
@@ -97,6 +110,9 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 	req.EndUser = d.str("user")
 	modalities, haveModalities := d.raw("modalities")
 	req.Sampling = d.sampling()
+	if lim.Strict {
+		req.MaxTokens = d.maxTokens()
+	}
 	d.refuseUnsupported()
 	if d.err != nil {
 		return nil, d.err
