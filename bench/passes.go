@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// trips is what one request of a scenario costs a mode in round trips to
+// its stores, counted over many requests sent one at a time.
+type trips struct {
+	mode, scenario string
+	n              int
+	// SQLite, from the gateway's switchyard_sqlite_statements_total.
+	sqlReads, sqlTxs, sqlTxStatements float64
+	// PostgreSQL, from pg_stat_database of the bench's own database.
+	pgXacts, pgRowsWritten float64
+	// Redis, from INFO commandstats of the bench's own Redis.
+	redisCommands float64
+	// Whether the row is from SQLite or PostgreSQL and Redis.
+	distributed bool
+}
+
+// pgFlush is how long PostgreSQL 15 may take to publish a connection's
+// statistics after it goes idle.
+const pgFlush = 11 * time.Second
+
+func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
+	var out []trips
+	counted := scenarios
+	if o.quick {
+		counted = []scenario{scenarios[0], scenarios[3]}
+	}
+	for i, m := range modes {
+		t := gws[i]
+		switch m.name {
+		case "embedded":
+			for _, s := range counted {
+				before, err := scrape(t.admin, "switchyard_sqlite_statements_total")
+				if err != nil {
+					return nil, err
+				}
+				if err := count(t, s, o.counts); err != nil {
+					return nil, err
+				}
+				after, err := scrape(t.admin, "switchyard_sqlite_statements_total")
+				if err != nil {
+					return nil, err
+				}
+				per := func(kind string) float64 {
+					k := `switchyard_sqlite_statements_total{kind="` + kind + `"}`
+					return (after[k] - before[k]) / float64(o.counts)
+				}
+				out = append(out, trips{mode: m.name, scenario: s.name, n: o.counts,
+					sqlReads: per("read"), sqlTxs: per("transaction"), sqlTxStatements: per("in_transaction")})
+			}
+		case "distributed":
+			time.Sleep(pgFlush)
+			pgBefore, err := pgStats(m.pgURL)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range counted {
+				rBefore, err := redisCalls(m.redis)
+				if err != nil {
+					return nil, err
+				}
+				if err := count(t, s, o.counts); err != nil {
+					return nil, err
+				}
+				rAfter, err := redisCalls(m.redis)
+				if err != nil {
+					return nil, err
+				}
+				time.Sleep(pgFlush)
+				pgAfter, err := pgStats(m.pgURL)
+				if err != nil {
+					return nil, err
+				}
+				n := float64(o.counts)
+				out = append(out, trips{mode: m.name, scenario: s.name, n: o.counts, distributed: true,
+					// One transaction is the previous reading's own.
+					pgXacts:       float64(pgAfter.xacts-pgBefore.xacts-1) / n,
+					pgRowsWritten: float64(pgAfter.written-pgBefore.written) / n,
+					redisCommands: float64(rAfter-rBefore) / n,
+				})
+				pgBefore = pgAfter
+			}
+		}
+	}
+	return out, nil
+}
+
+// takeProfiles saves a CPU profile of each gateway under load at
+// concurrency 32 (and 1 outside quick runs), and its allocation profile.
+func takeProfiles(o options, gws []*target) ([]string, error) {
+	var files []string
+	concs := []int{32, 1}
+	if o.quick {
+		concs = []int{32}
+	}
+	for _, t := range gws {
+		slug := strings.ToLower(strings.TrimPrefix(t.name, "Switchyard "))
+		for _, s := range []scenario{scenarios[0], scenarios[3]} {
+			for _, c := range concs {
+				name := fmt.Sprintf("cpu-%s-%s-c%d.pprof", slug, strings.ToLower(strings.NewReplacer("/", "", " ", "-").Replace(s.name)), c)
+				file := filepath.Join(o.out, name)
+				done := make(chan error, 1)
+				go func() {
+					_, _, err := drive(t, s, c, o.profile+500*time.Millisecond)
+					done <- err
+				}()
+				err := fetchProfile(t.admin, fmt.Sprintf("profile?seconds=%d", int(o.profile.Seconds())), file)
+				if lerr := <-done; lerr != nil {
+					return nil, lerr
+				}
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, name)
+			}
+		}
+		name := fmt.Sprintf("allocs-%s.pprof", slug)
+		if err := fetchProfile(t.admin, "allocs", filepath.Join(o.out, name)); err != nil {
+			return nil, err
+		}
+		files = append(files, name)
+	}
+	return files, nil
+}
+
+// idleResult is the memory that n idle open streams took.
+type idleResult struct {
+	target, scenario string
+	opened, wanted   int
+	before, after    int64 // KiB
+}
+
+func (r idleResult) perStream() float64 {
+	if r.opened == 0 {
+		return 0
+	}
+	return float64(r.after-r.before) / float64(r.opened)
+}
+
+// idleStreams opens o.idle streams against a backend that never answers
+// (its first token comes after an hour) through plain Caddy (/v1) and each
+// gateway (/v3), and reads how much the process's resident memory grew.
+func idleStreams(o options, pin pinning, modes []*mode, config, tmp string) ([]idleResult, error) {
+	slowAddr := freeAddr()
+	slow, err := startProc("slow demo backend", pin.command(pin.aux, o.bin, "demo-backend", "--listen", slowAddr, "--ttft", "1h"), os.Environ())
+	if err != nil {
+		return nil, err
+	}
+	defer slow.stop()
+	if err := waitFor(slowAddr, slow); err != nil {
+		return nil, err
+	}
+	var out []idleResult
+
+	plainAddr, plainAdmin := freeAddr(), freeAddr()
+	cfg := filepath.Join(tmp, "Caddyfile.plain-idle")
+	if err := os.WriteFile(cfg, []byte(plainCaddyfile(plainAdmin, plainAddr, slowAddr)), 0o600); err != nil {
+		return nil, err
+	}
+	p, err := startProc("plain Caddy (idle)", pin.command(pin.proxy, o.bin, "run", "--config", cfg, "--adapter", "caddyfile"),
+		append(os.Environ(), "HOME="+tmp))
+	if err != nil {
+		return nil, err
+	}
+	if err := waitFor(plainAddr, p); err != nil {
+		return nil, err
+	}
+	r, err := holdIdle(o.idle, p, &target{name: "plain Caddy", base: "http://" + plainAddr, baseline: true}, scenarios[1])
+	p.stop()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, r)
+
+	for _, m := range modes {
+		m2 := *m
+		m2.env = append(append([]string(nil), m.env...), "SWITCHYARD_UPSTREAM=http://"+slowAddr+"/v1")
+		t, err := startGateway(o, pin, &m2, config, slowAddr, tmp)
+		if err != nil {
+			return nil, err
+		}
+		r, err := holdIdle(o.idle, t.proc, t, scenarios[3])
+		t.proc.stop()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// holdIdle opens n streams of s to t and measures p's memory before and
+// after, once every stream has its response headers (or 15 s passed).
+func holdIdle(n int, p *proc, t *target, s scenario) (idleResult, error) {
+	res := idleResult{target: t.name, scenario: s.name, wanted: n}
+	t.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
+	time.Sleep(time.Second)
+	var err error
+	if res.before, err = rssKiB(p.pid()); err != nil {
+		return res, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		headers, failed atomic.Int64
+		wg              sync.WaitGroup
+		firstErr        atomic.Value
+	)
+	path, body := s.request(t)
+	for range n {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, t.base+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if t.key != "" {
+				req.Header.Set("Authorization", "Bearer "+t.key)
+			}
+			resp, err := t.client.Do(req)
+			if err != nil {
+				if ctx.Err() == nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+				return
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, fmt.Sprintf("status %d", resp.StatusCode))
+				return
+			}
+			headers.Add(1)
+			<-ctx.Done()
+		})
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for headers.Load()+failed.Load() < int64(n) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	res.opened = n - int(failed.Load())
+	res.after, err = rssKiB(p.pid())
+	cancel()
+	wg.Wait()
+	t.client.CloseIdleConnections()
+	if f := failed.Load(); f > 0 {
+		return res, fmt.Errorf("%s: %d of %d idle streams failed: %v", t.name, f, n, firstErr.Load())
+	}
+	return res, err
+}

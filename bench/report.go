@@ -1,0 +1,343 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+type cellKey struct {
+	scenario string
+	conc     int
+	target   string
+}
+
+// results holds every round's cell of every target.
+type results struct {
+	cells   map[cellKey][]cell
+	targets []string
+}
+
+func newResults() *results { return &results{cells: make(map[cellKey][]cell)} }
+
+func (r *results) add(s string, c int, t string, x cell) {
+	k := cellKey{s, c, t}
+	r.cells[k] = append(r.cells[k], x)
+	if !slices.Contains(r.targets, t) {
+		r.targets = append(r.targets, t)
+	}
+}
+
+// perRound is f of target t's cell and plain Caddy's of the same round,
+// for every round.
+func (r *results) perRound(s string, c int, t string, f func(x, plain cell) float64) []float64 {
+	xs, ps := r.cells[cellKey{s, c, t}], r.cells[cellKey{s, c, "plain Caddy"}]
+	var out []float64
+	for i := range min(len(xs), len(ps)) {
+		out = append(out, f(xs[i], ps[i]))
+	}
+	return out
+}
+
+func (r *results) own(s string, c int, t string, f func(x cell) float64) []float64 {
+	var out []float64
+	for _, x := range r.cells[cellKey{s, c, t}] {
+		out = append(out, f(x))
+	}
+	return out
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// span formats the smallest and largest of vs with unit: "257–262 µs",
+// or one value when they agree.
+func span(vs []float64, format func(float64) string) string {
+	if len(vs) == 0 {
+		return "—"
+	}
+	lo, hi := slices.Min(vs), slices.Max(vs)
+	if format(lo) == format(hi) {
+		return format(lo)
+	}
+	return format(lo) + " – " + format(hi)
+}
+
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(vs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func fmtUs(v float64) string {
+	if math.Abs(v) >= 10_000 {
+		return fmt.Sprintf("%.1f ms", v/1000)
+	}
+	return fmt.Sprintf("%.0f µs", v)
+}
+
+func fmtSignedUs(v float64) string {
+	if v >= 0 {
+		return "+" + fmtUs(v)
+	}
+	return "−" + fmtUs(-v)
+}
+
+func fmtRatio(v float64) string { return fmt.Sprintf("%.2f×", v) }
+func fmtRPS(v float64) string   { return fmt.Sprintf("%.0f", v) }
+func fmtF(v float64) string     { return fmt.Sprintf("%.2f", v) }
+
+// verdict compares the median over rounds with a budget.
+func verdict(vs []float64, ok func(float64) bool) string {
+	if len(vs) == 0 {
+		return "not measured"
+	}
+	if ok(median(vs)) {
+		return "met"
+	}
+	return "**missed**"
+}
+
+func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, profiles []string, took time.Duration) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# Switchyard benchmark\n\n")
+	p("`go run ./bench%s` (`make bench`), %s, took %s.\n\n", map[bool]string{true: " -quick", false: ""}[o.quick],
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
+	p("- Machine: %s, %d CPUs, %s; commit %s.\n", cpuModel(), numCPU(), runtime.Version(), commit())
+	p("- %d interleaved rounds: in each round every scenario and concurrency runs against every target in turn "+
+		"(the order reversed every other round), %s measured after %s of warm-up per target. "+
+		"**Every figure is the min – max over the rounds**; budget verdicts use the median round. "+
+		"\"Added\" and \"× plain Caddy\" compare with plain Caddy in the same round.\n", o.rounds, o.dur, o.warm)
+	p("- Pinning: %s.\n", pin.describe())
+	p("- Demo backend without delays (`switchyard demo-backend`); plain Caddy is the same binary with a bare `reverse_proxy`. " +
+		"Switchyard runs `Caddyfile.example` with rate and stream limits raised out of the way: every request is " +
+		"authenticated, admitted (rate, stream slot, balance hold) and charged. " +
+		"The /v3 rows' direct and plain-Caddy baselines are the /v1 request the gateway itself sends the backend.\n\n")
+
+	modes := gatewayTargets(r)
+	// The budget.
+	p("## Budget\n\n| budget | limit |")
+	for _, m := range modes {
+		p(" %s | |", m)
+	}
+	p("\n|---|---|")
+	for range modes {
+		p("---|---|")
+	}
+	p("\n")
+	row := func(name, limit string, vals func(t string) []float64, format func(float64) string, ok func(float64) bool) {
+		p("| %s | %s |", name, limit)
+		for _, t := range modes {
+			vs := vals(t)
+			p(" %s | %s |", span(vs, format), verdict(vs, ok))
+		}
+		p("\n")
+	}
+	const j1, s3 = "/v1 JSON", "/v3 SSE"
+	row("/v1 JSON added p50, c=1", "≤ 50 µs", func(t string) []float64 {
+		return r.perRound(j1, 1, t, func(x, pl cell) float64 { return us(x.p50 - pl.p50) })
+	}, fmtSignedUs, func(v float64) bool { return v <= 50 })
+	row("/v1 JSON added p99, c=1", "≤ 150 µs", func(t string) []float64 {
+		return r.perRound(j1, 1, t, func(x, pl cell) float64 { return us(x.p99 - pl.p99) })
+	}, fmtSignedUs, func(v float64) bool { return v <= 150 })
+	row("/v1 JSON throughput, c=32", "≥ 0.85× plain Caddy", func(t string) []float64 {
+		return r.perRound(j1, 32, t, func(x, pl cell) float64 { return x.rps / pl.rps })
+	}, fmtRatio, func(v float64) bool { return v >= 0.85 })
+	row("/v3 SSE first byte p50 over plain Caddy's, c=1", "≤ +1 ms", func(t string) []float64 {
+		return r.perRound(s3, 1, t, func(x, pl cell) float64 { return us(x.ttfb50 - pl.ttfb50) })
+	}, fmtSignedUs, func(v float64) bool { return v <= 1000 })
+	row("/v3 SSE cost per relayed chunk, c=1", "≤ 10 µs", func(t string) []float64 {
+		return r.perRound(s3, 1, t, perChunk)
+	}, fmtUs, func(v float64) bool { return v <= 10 })
+	p("| RSS per idle open /v3 stream (%d streams) | ≤ 32 KiB |", o.idle)
+	for _, t := range modes {
+		found := false
+		for _, x := range idle {
+			if x.target == t {
+				v := x.perStream()
+				p(" %.1f KiB | %s |", v, verdict([]float64{v}, func(v float64) bool { return v <= 32 }))
+				found = true
+			}
+		}
+		if !found {
+			p(" — | not measured |")
+		}
+	}
+	p("\n")
+	p("| Redis round trips per request | ≤ 1 |")
+	for _, t := range modes {
+		vs := tripValues(tr, t, func(x trips) (float64, bool) { return x.redisCommands, x.distributed })
+		if len(vs) == 0 {
+			p(" none (in-process limits) | met |")
+			continue
+		}
+		p(" %s | %s |", span(vs, fmtF), verdict([]float64{slices.Max(vs)}, func(v float64) bool { return v <= 1.05 }))
+	}
+	p("\n")
+	p("| SQL write transactions per request | none on the client's path |")
+	for _, t := range modes {
+		vs := tripValues(tr, t, func(x trips) (float64, bool) {
+			if x.distributed {
+				return x.pgRowsWritten, true
+			}
+			return x.sqlTxs, true
+		})
+		unit := "write tx"
+		if strings.HasSuffix(t, "distributed") {
+			unit = "rows written"
+		}
+		p(" %s %s | counted, see below |", span(vs, fmtF), unit)
+	}
+	p("\n\n")
+
+	// Every cell.
+	p("## Latency and throughput\n\n")
+	p("| scenario | c | target | p50 | p99 | added p50 | added p99 | req/s | × plain Caddy | first byte p50 | first byte p99 | per chunk | chunks | errors |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range scenarios {
+		for _, c := range o.concs {
+			for _, t := range r.targets {
+				xs := r.cells[cellKey{s.name, c, t}]
+				if len(xs) == 0 {
+					continue
+				}
+				own := func(f func(x cell) float64) []float64 { return r.own(s.name, c, t, f) }
+				rel := func(f func(x, pl cell) float64) []float64 {
+					if t == "plain Caddy" || t == "direct" {
+						return nil
+					}
+					return r.perRound(s.name, c, t, f)
+				}
+				label := t
+				if s.basePath != "" && (t == "direct" || t == "plain Caddy") {
+					label += " (/v1 equivalent)"
+				}
+				chunkCost := "—"
+				if s.stream {
+					chunkCost = span(rel(perChunk), fmtUs)
+				}
+				errs := 0
+				for _, x := range xs {
+					errs += x.errors
+				}
+				p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", s.name, c, label,
+					span(own(func(x cell) float64 { return us(x.p50) }), fmtUs),
+					span(own(func(x cell) float64 { return us(x.p99) }), fmtUs),
+					span(rel(func(x, pl cell) float64 { return us(x.p50 - pl.p50) }), fmtSignedUs),
+					span(rel(func(x, pl cell) float64 { return us(x.p99 - pl.p99) }), fmtSignedUs),
+					span(own(func(x cell) float64 { return x.rps }), fmtRPS),
+					span(rel(func(x, pl cell) float64 { return x.rps / pl.rps }), fmtRatio),
+					span(own(func(x cell) float64 { return us(x.ttfb50) }), fmtUs),
+					span(own(func(x cell) float64 { return us(x.ttfb99) }), fmtUs),
+					chunkCost,
+					span(own(func(x cell) float64 { return x.chunks }), func(v float64) string { return fmt.Sprintf("%.0f", v) }),
+					errs)
+			}
+		}
+	}
+	p("\n\"Per chunk\" is what the target adds after the first byte, over plain Caddy, divided by the data events of the response: " +
+		"((p50 − first byte p50) − plain Caddy's) / chunks.\n\n")
+
+	p("## Round trips per request\n\n")
+	p("Counted over %d requests per row sent one at a time, not estimated: SQLite statements from the gateway's "+
+		"`switchyard_sqlite_statements_total`; PostgreSQL transactions (each statement outside a transaction is one) and rows "+
+		"written from `pg_stat_database` of the bench's own database, read after PostgreSQL published them; Redis commands from "+
+		"`INFO commandstats` of the bench's own Redis (every limiter call is one script, one round trip).\n\n", o.counts)
+	p("| mode | scenario | SQL reads | SQL write tx | statements in write tx | PostgreSQL tx | rows written | Redis commands |\n")
+	p("|---|---|---|---|---|---|---|---|\n")
+	for _, x := range tr {
+		if x.distributed {
+			p("| %s | %s | — | — | — | %.2f | %.2f | %.2f |\n", x.mode, x.scenario, x.pgXacts, x.pgRowsWritten, x.redisCommands)
+		} else {
+			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
+		}
+	}
+	p("\nWhether a write is on the client's path is not visible in a count; docs/performance.md says which are.\n\n")
+
+	if len(idle) > 0 {
+		p("## Idle open streams\n\n| target | scenario | streams | RSS before | RSS after | per stream |\n|---|---|---|---|---|---|\n")
+		for _, x := range idle {
+			p("| %s | %s | %d of %d | %d KiB | %d KiB | %.1f KiB |\n", x.target, x.scenario, x.opened, x.wanted, x.before, x.after, x.perStream())
+		}
+		p("\nThe backend holds every stream before its first token; memory is the process's VmRSS.\n\n")
+	}
+	if len(profiles) > 0 {
+		p("## Profiles\n\nCaddy's admin `/debug/pprof`, saved in %s: ", o.out)
+		for i, f := range profiles {
+			if i > 0 {
+				p(", ")
+			}
+			p("`%s`", f)
+		}
+		p(". Read one with `go tool pprof -top bin/switchyard %s/%s`.\n", o.out, profiles[0])
+	}
+	return b.String()
+}
+
+// perChunk is what x adds per data event after the first byte, over plain
+// Caddy in the same round.
+func perChunk(x, pl cell) float64 {
+	if x.chunks == 0 {
+		return math.NaN()
+	}
+	added := us(x.p50-x.ttfb50) - us(pl.p50-pl.ttfb50)
+	return max(added, 0) / x.chunks
+}
+
+func gatewayTargets(r *results) []string {
+	var out []string
+	for _, t := range r.targets {
+		if strings.HasPrefix(t, "Switchyard ") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func tripValues(tr []trips, target string, f func(trips) (float64, bool)) []float64 {
+	var out []float64
+	for _, x := range tr {
+		if "Switchyard "+x.mode != target {
+			continue
+		}
+		if v, ok := f(x); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); len(st) > 0 {
+		c += " (with uncommitted changes)"
+	}
+	return c
+}
