@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,8 +23,11 @@ type trips struct {
 	sqlReads, sqlTxs, sqlTxStatements float64
 	// PostgreSQL, from pg_stat_database of the bench's own database.
 	pgXacts, pgRowsWritten float64
-	// Redis, from INFO commandstats of the bench's own Redis.
-	redisCommands float64
+	// Redis: round trips from the gateway's counter, commands from INFO
+	// commandstats of the bench's own Redis.
+	redisTrips    float64 // from the gateway's switchyard_redis_round_trips_total
+	redisCommands float64 // run by Redis, scripts' inner commands included
+	redisBy       string  // per command
 	// Whether the row is from SQLite or PostgreSQL and Redis.
 	distributed bool
 }
@@ -71,7 +76,15 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				if err != nil {
 					return nil, err
 				}
+				tBefore, err := scrape(t.admin, "switchyard_redis_round_trips_total")
+				if err != nil {
+					return nil, err
+				}
 				if err := count(t, s, o.counts); err != nil {
+					return nil, err
+				}
+				tAfter, err := scrape(t.admin, "switchyard_redis_round_trips_total")
+				if err != nil {
 					return nil, err
 				}
 				rAfter, err := redisCalls(m.redis)
@@ -84,11 +97,21 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 					return nil, err
 				}
 				n := float64(o.counts)
+				var total int64
+				var by []string
+				for _, name := range slices.Sorted(maps.Keys(rAfter)) {
+					if d := rAfter[name] - rBefore[name]; d > 0 {
+						total += d
+						by = append(by, fmt.Sprintf("%s %.2f", name, float64(d)/n))
+					}
+				}
 				out = append(out, trips{mode: m.name, scenario: s.name, n: o.counts, distributed: true,
 					// One transaction is the previous reading's own.
 					pgXacts:       float64(pgAfter.xacts-pgBefore.xacts-1) / n,
 					pgRowsWritten: float64(pgAfter.written-pgBefore.written) / n,
-					redisCommands: float64(rAfter-rBefore) / n,
+					redisTrips:    (tAfter["switchyard_redis_round_trips_total"] - tBefore["switchyard_redis_round_trips_total"]) / n,
+					redisCommands: float64(total) / n,
+					redisBy:       strings.Join(by, ", "),
 				})
 				pgBefore = pgAfter
 			}

@@ -241,29 +241,29 @@ func privateRedis(pin pinning, dir string) (*proc, string, error) {
 	return p, addr, nil
 }
 
-// redisCalls is the number of commands Redis at addr has run, but for the
-// INFO commands that count them.
-func redisCalls(addr string) (int64, error) {
+// redisCalls is the number of commands Redis at addr has run, by command,
+// but for the INFO commands that count them.
+func redisCalls(addr string) (map[string]int64, error) {
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(c, "INFO commandstats\r\n"); err != nil {
-		return 0, err
+		return nil, err
 	}
 	r := bufio.NewReader(c)
 	head, err := r.ReadString('\n')
 	if err != nil || !strings.HasPrefix(head, "$") {
-		return 0, fmt.Errorf("INFO: %q %v", head, err)
+		return nil, fmt.Errorf("INFO: %q %v", head, err)
 	}
 	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
 	body := make([]byte, n+2)
 	if _, err := io.ReadFull(r, body); err != nil {
-		return 0, err
+		return nil, err
 	}
-	var total int64
+	out := make(map[string]int64)
 	for _, line := range strings.Split(string(body), "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
@@ -271,9 +271,9 @@ func redisCalls(addr string) (int64, error) {
 		}
 		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
 		v, _ := strconv.ParseInt(calls, 10, 64)
-		total += v
+		out[strings.TrimPrefix(name, "cmdstat_")] = v
 	}
-	return total, nil
+	return out, nil
 }
 
 // pgDatabase creates a database of the bench's own on the server of url,

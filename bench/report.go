@@ -176,7 +176,7 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 	p("\n")
 	p("| Redis round trips per request | ≤ 1 |")
 	for _, t := range modes {
-		vs := tripValues(tr, t, func(x trips) (float64, bool) { return x.redisCommands, x.distributed })
+		vs := tripValues(tr, t, func(x trips) (float64, bool) { return x.redisTrips, x.distributed })
 		if len(vs) == 0 {
 			p(" none (in-process limits) | met |")
 			continue
@@ -251,15 +251,16 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 	p("## Round trips per request\n\n")
 	p("Counted over %d requests per row sent one at a time, not estimated: SQLite statements from the gateway's "+
 		"`switchyard_sqlite_statements_total`; PostgreSQL transactions (each statement outside a transaction is one) and rows "+
-		"written from `pg_stat_database` of the bench's own database, read after PostgreSQL published them; Redis commands from "+
-		"`INFO commandstats` of the bench's own Redis (every limiter call is one script, one round trip).\n\n", o.counts)
-	p("| mode | scenario | SQL reads | SQL write tx | statements in write tx | PostgreSQL tx | rows written | Redis commands |\n")
-	p("|---|---|---|---|---|---|---|---|\n")
+		"written from `pg_stat_database` of the bench's own database, read after PostgreSQL published them; Redis round trips "+
+		"from the gateway's `switchyard_redis_round_trips_total` (a hook on the client: one per command or pipeline sent), and the "+
+		"commands Redis ran, those inside scripts included, from `INFO commandstats` of the bench's own Redis.\n\n", o.counts)
+	p("| mode | scenario | SQL reads | SQL write tx | statements in write tx | PostgreSQL tx | rows written | Redis round trips | commands Redis ran |\n")
+	p("|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range tr {
 		if x.distributed {
-			p("| %s | %s | — | — | — | %.2f | %.2f | %.2f |\n", x.mode, x.scenario, x.pgXacts, x.pgRowsWritten, x.redisCommands)
+			p("| %s | %s | — | — | — | %.2f | %.2f | %.2f | %.2f: %s |\n", x.mode, x.scenario, x.pgXacts, x.pgRowsWritten, x.redisTrips, x.redisCommands, x.redisBy)
 		} else {
-			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
+			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none | — |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
 		}
 	}
 	p("\nWhether a write is on the client's path is not visible in a count; docs/performance.md says which are.\n\n")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
@@ -45,7 +46,7 @@ func ParseV1(body []byte) (V1Request, error) {
 	}
 	req := V1Request{Body: body}
 	if v, ok := fields.get("model"); ok {
-		if json.Unmarshal(v, &req.Model) != nil {
+		if !plainString(v, &req.Model) && json.Unmarshal(v, &req.Model) != nil {
 			return V1Request{}, invalidParam("model must be a string.")
 		}
 		if len(req.Model) > MaxModelChars {
@@ -53,7 +54,7 @@ func ParseV1(body []byte) (V1Request, error) {
 		}
 	}
 	if v, ok := fields.get("stream"); ok && !isNull(v) {
-		if json.Unmarshal(v, &req.Stream) != nil {
+		if !literalBool(v, &req.Stream) && json.Unmarshal(v, &req.Stream) != nil {
 			return V1Request{}, invalidParam("stream must be a boolean.")
 		}
 	}
@@ -86,6 +87,28 @@ func ParseV1(body []byte) (V1Request, error) {
 	req.Body = fields.set("stream_options", fieldList(opts).set("include_usage", json.RawMessage("true")))
 	req.DropUsage = true
 	return req, nil
+}
+
+// plainString reads a JSON string without escapes, the common case,
+// without encoding/json.
+func plainString(v json.RawMessage, out *string) bool {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+		return false
+	}
+	*out = string(v[1 : len(v)-1])
+	return true
+}
+
+func literalBool(v json.RawMessage, out *bool) bool {
+	switch string(v) {
+	case "true":
+		*out = true
+	case "false":
+		*out = false
+	default:
+		return false
+	}
+	return true
 }
 
 type field struct {
@@ -140,7 +163,116 @@ func encodeObject(fs fieldList) []byte {
 // topLevel splits a JSON object into its members in order, refusing what
 // is not one valid object and keys repeated in any letter case (some
 // backends match keys case-insensitively, and which copy wins differs).
+// A body json.Valid accepts is split by a scan that trusts its validity;
+// one it refuses goes through encoding/json's decoder (topLevelChecked)
+// for the error to report.
 func topLevel(body []byte) (fieldList, error) {
+	if !json.Valid(body) {
+		return topLevelChecked(body)
+	}
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		return nil, invalidJSON("The request body must be a JSON object.")
+	}
+	fields := make(fieldList, 0, 8)
+	var seen map[string]struct{}
+	for i = skipSpace(body, i+1); body[i] != '}'; {
+		end := skipString(body, i)
+		name, err := memberName(body[i:end])
+		if err != nil {
+			return nil, err
+		}
+		if seen == nil {
+			seen = make(map[string]struct{}, 8)
+		}
+		fold := strings.ToLower(name)
+		if _, twice := seen[fold]; twice {
+			return nil, invalidJSON(fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(name, 40)))
+		}
+		seen[fold] = struct{}{}
+		i = skipSpace(body, skipSpace(body, end)+1) // past the colon
+		end = skipValue(body, i)
+		fields = append(fields, field{name, json.RawMessage(body[i:end])})
+		i = skipSpace(body, end)
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return fields, nil
+}
+
+// memberName decodes a member name: as it is when it has no escapes.
+func memberName(raw []byte) (string, error) {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		return "", invalidJSON("The request body is not valid JSON.")
+	}
+	return name, nil
+}
+
+// The scanners below step over valid JSON (json.Valid said so), so they
+// need not check it again.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// topLevelChecked is topLevel by encoding/json's decoder, token by token:
+// slower, and it tells what is wrong with an invalid body.
+func topLevelChecked(body []byte) (fieldList, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -198,6 +198,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 		if a.redis, err = acquireRedis(s.redis); err != nil {
 			return err
 		}
+		if err := countRedis(ctx.GetMetricsRegistry(), a.redis); err != nil {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
 	}
 	if a.limiter, err = acquireLimiter(s, a.Limits, a.redis, a.logger); err != nil {
 		return err

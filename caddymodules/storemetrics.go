@@ -1,9 +1,12 @@
 package caddymodules
 
 import (
+	"context"
 	"errors"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/switchyardhq/switchyard/storage/sqlite"
 )
@@ -30,4 +33,49 @@ func registerStoreCounters(reg prometheus.Registerer) error {
 		reuse(reg, &cs[i], &errs)
 	}
 	return errors.Join(errs...)
+}
+
+// redisRoundTrips counts the round trips every Redis client of this
+// process makes: one per command, one per pipeline. Commands that Redis
+// runs inside a script are not round trips and are not counted.
+var redisRoundTrips = prometheus.NewCounter(prometheus.CounterOpts{
+	Namespace: "switchyard", Name: "redis_round_trips_total",
+	Help: "Round trips to Redis: one per command sent, one per pipeline.",
+})
+
+// countedClients are the Redis clients already counting, so that a client
+// shared across config reloads gets one hook.
+var countedClients sync.Map // *redis.Client -> struct{}
+
+// countRedis makes c count its round trips in redisRoundTrips and
+// registers the counter on reg.
+func countRedis(reg *prometheus.Registry, c *redis.Client) error {
+	if _, loaded := countedClients.LoadOrStore(c, struct{}{}); !loaded {
+		c.AddHook(roundTripHook{})
+	}
+	if reg == nil {
+		return nil
+	}
+	var errs []error
+	ctr := redisRoundTrips
+	reuse(reg, &ctr, &errs)
+	return errors.Join(errs...)
+}
+
+type roundTripHook struct{}
+
+func (roundTripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (roundTripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		redisRoundTrips.Inc()
+		return next(ctx, cmd)
+	}
+}
+
+func (roundTripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		redisRoundTrips.Inc()
+		return next(ctx, cmds)
+	}
 }

@@ -60,7 +60,7 @@ func (m *memKeys) revoke(hash string) {
 	m.gen++
 }
 
-func newTestAuth(t *testing.T, cache *KeyCache) (*Authenticator, *memKeys, string) {
+func newTestAuth(t testing.TB, cache *KeyCache) (*Authenticator, *memKeys, string) {
 	t.Helper()
 	hasher, err := NewKeyHasher([]byte(strings.Repeat("s", 32)))
 	if err != nil {

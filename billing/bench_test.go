@@ -1,0 +1,85 @@
+package billing
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
+)
+
+const (
+	benchContentChunk = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"svc-3\"," +
+		"\"choices\":[{\"index\":0,\"delta\":{\"content\":\" token\"},\"finish_reason\":null}],\"usage\":null}\n\n"
+	benchUsageChunk = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"svc-3\"," +
+		"\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":40,\"total_tokens\":52}}\n\n"
+)
+
+// BenchmarkMeterChunk is the usage extraction from one relayed /v1 stream
+// chunk: a content chunk (kept for the estimate should no usage come), and
+// the usage chunk, dropped when usage was asked for on the client's
+// behalf.
+func BenchmarkMeterChunk(b *testing.B) {
+	for _, tc := range []struct {
+		name, chunk string
+		drop        bool
+	}{
+		{"content", benchContentChunk, false},
+		{"usage", benchUsageChunk, false},
+		{"usage dropped", benchUsageChunk, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			m := NewMeter(tc.drop)
+			m.Start("text/event-stream")
+			p := []byte(tc.chunk)
+			b.SetBytes(int64(len(p)))
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Write(p)
+			}
+			if tc.name != "content" && m.Usage().Completion != 40 {
+				b.Fatalf("usage %+v", m.Usage())
+			}
+		})
+	}
+}
+
+// BenchmarkParseV1 is the strict parse of a short /v1 body by the limits
+// probe.
+func BenchmarkParseV1(b *testing.B) {
+	body := []byte(`{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Benchmark me"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseV1(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAdmit is the admission of one billed streaming request on one
+// node: the limiter's question built from the parse, rate, stream slot
+// and balance hold in one step, then the hold settled and the slot given
+// back, as every request does. The Redis limiter's round trip is in
+// policy/limits' BenchmarkRedisAdmit.
+func BenchmarkAdmit(b *testing.B) {
+	prof := policy.ProfileFor(policy.RevisionB)
+	prof.RequestsPerPeriod, prof.ConcurrentStreams, prof.Rolling = 1<<30, 1<<20, false
+	lim := limits.NewLocal(limits.LocalConfig{})
+	p := policy.Principal{KeyID: "key_1", AccountID: "acct_1", BalanceCents: 1 << 40}
+	req, err := ParseV1([]byte(`{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Benchmark me"}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ask := AskV1(http.MethodPost, "/v1/chat/completions", "application/json", req)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		adm, err := Admit(ctx, lim, prof, p, ask)
+		if err != nil {
+			b.Fatal(err)
+		}
+		adm.Hold.Settle(1)
+		adm.Lease.Release()
+	}
+}

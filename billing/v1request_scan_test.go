@@ -1,0 +1,65 @@
+package billing
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// FuzzTopLevel checks that the scan of a valid body splits it exactly as
+// encoding/json's decoder does, and refuses what it refuses.
+func FuzzTopLevel(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":1,"A":2}`, `{"a":"x","b":[1,{"c":"}"}],"d":{"e":"\""}}`,
+		`{"mod\u0065l":"m","model":"n"}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", "{\"\xff\":1,\"\xfe\":2}",
+		`{"a":true,"b":false,"c":null,"d":-1.5e3}`, `[1]`, `"x"`, `{"a":1}x`, `{"a":1} {}`, "\ufeff{}",
+		`{"a":}`, `{"a" : 1 , "b" : [ ] }`, `{"stream":true,"Stream":false}`, `{"K":1,"` + "\u212a" + `":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, ferr := topLevel(body)
+		slow, serr := topLevelChecked(body)
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("%q: scan error %v, decoder error %v", body, ferr, serr)
+		}
+		if ferr != nil {
+			return
+		}
+		if len(fast) != len(slow) {
+			t.Fatalf("%q: scan %d members, decoder %d", body, len(fast), len(slow))
+		}
+		for i := range fast {
+			if fast[i].name != slow[i].name || !reflect.DeepEqual([]byte(fast[i].value), []byte(slow[i].value)) {
+				t.Fatalf("%q: member %d: scan %q=%s, decoder %q=%s", body, i, fast[i].name, fast[i].value, slow[i].name, slow[i].value)
+			}
+		}
+	})
+}
+
+func TestPlainScalarsAgreeWithDecoder(t *testing.T) {
+	for _, body := range []string{
+		`{"model":"m"}`, `{"model":"m\u00e9"}`, "{\"model\":\"\xff\"}", `{"model":"a\"b"}`,
+		`{"model":"m","stream":true}`, `{"model":"m","stream":false}`,
+	} {
+		got, err := ParseV1([]byte(body))
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		fields, _ := topLevelChecked([]byte(body))
+		var want V1Request
+		for _, f := range fields {
+			switch f.name {
+			case "model":
+				_ = jsonUnmarshal(f.value, &want.Model)
+			case "stream":
+				_ = jsonUnmarshal(f.value, &want.Stream)
+			}
+		}
+		if got.Model != want.Model || got.Stream != want.Stream {
+			t.Errorf("%s: model %q stream %v, want %q %v", body, got.Model, got.Stream, want.Model, want.Stream)
+		}
+	}
+}
+
+var jsonUnmarshal = func(b []byte, v any) error { return json.Unmarshal(b, v) }
