@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 )
@@ -27,6 +30,10 @@ type StreamWriter struct {
 	model    string
 	progress bool
 	now      func() time.Time
+
+	// head is every chunk's frame up to its choices, the same for the
+	// whole stream: `data: {"id":...,"model":...,"choices":`.
+	head []byte
 
 	mu        sync.Mutex
 	started   bool
@@ -57,7 +64,55 @@ func NewStreamWriter(w http.ResponseWriter, o StreamOptions) *StreamWriter {
 	return &StreamWriter{
 		w: w, rc: http.NewResponseController(w),
 		id: o.ID, created: o.Created, model: o.Model, progress: o.Progress, now: now,
+		head: chunkHead(o.ID, o.Created, o.Model),
 	}
+}
+
+// chunkHead encodes the fields before the choices as json.Marshal of a
+// Chunk does.
+func chunkHead(id string, created int64, model string) []byte {
+	b := []byte(`data: {"id":`)
+	b = appendJSONString(b, id)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, model)
+	return append(b, `,"choices":`...)
+}
+
+// appendJSONString appends s as encoding/json encodes a string. Text that
+// needs no escaping, nearly every token, is copied as it is; anything
+// else is left to encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			if c < utf8.RuneSelf || !plainUTF8(s[i:]) {
+				q, _ := json.Marshal(s)
+				return append(b, q...)
+			}
+			break
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plainUTF8 reports whether s is valid UTF-8 with no byte encoding/json
+// would escape: no ASCII control, quote, backslash or HTML character, no
+// U+2028 or U+2029.
+func plainUTF8(s string) bool {
+	if !utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // Start sends the response headers and the first chunk, which carries
@@ -160,16 +215,49 @@ func (s *StreamWriter) Err() error {
 	return s.err
 }
 
+// chunkLocked writes c as json.Marshal would, with the stream's id,
+// created and model: the head encoded once per stream, then the choices
+// and usage. A chunk of text alone, most of a stream, is written without
+// encoding/json.
 func (s *StreamWriter) chunkLocked(c Chunk) error {
-	c.ID, c.Object, c.Created, c.Model = s.id, "chat.completion.chunk", s.created, s.model
-	b, err := json.Marshal(c)
+	s.buf = append(s.buf[:0], s.head...)
+	if text, ok := c.textOnly(); ok {
+		s.buf = append(s.buf, `[{"index":0,"delta":{"content":`...)
+		s.buf = appendJSONString(s.buf, text)
+		s.buf = append(s.buf, "},\"finish_reason\":null}]}\n\n"...)
+		return s.frameLocked(s.buf)
+	}
+	choices, err := json.Marshal(c.Choices)
 	if err != nil {
 		return err
 	}
-	s.buf = append(s.buf[:0], "data: "...)
-	s.buf = append(s.buf, b...)
-	s.buf = append(s.buf, "\n\n"...)
+	s.buf = append(s.buf, choices...)
+	if c.Usage != nil {
+		usage, err := json.Marshal(c.Usage)
+		if err != nil {
+			return err
+		}
+		s.buf = append(s.buf, `,"usage":`...)
+		s.buf = append(s.buf, usage...)
+	}
+	s.buf = append(s.buf, "}\n\n"...)
 	return s.frameLocked(s.buf)
+}
+
+// textOnly returns the content of a chunk that carries only text: one
+// unfinished choice at index 0 whose delta has content and nothing else,
+// and no usage.
+func (c Chunk) textOnly() (string, bool) {
+	if len(c.Choices) != 1 || c.Usage != nil {
+		return "", false
+	}
+	ch := c.Choices[0]
+	if ch.Index != 0 || ch.FinishReason != nil || ch.Delta.Content == nil {
+		return "", false
+	}
+	d := ch.Delta
+	d.Content = nil
+	return *ch.Delta.Content, d.empty()
 }
 
 var errStreamClosed = errors.New("translator: stream already finished")

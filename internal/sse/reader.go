@@ -41,8 +41,16 @@ type Reader struct {
 // NewReader returns a Reader of r with lines bounded to maxLine bytes
 // (DefaultMaxLine when maxLine <= 0).
 func NewReader(r io.Reader, maxLine int) *Reader {
-	return &Reader{r: r, p: Parser{MaxLine: maxLine}, buf: make([]byte, 32<<10)}
+	return &Reader{r: r, p: Parser{MaxLine: maxLine}, buf: make([]byte, minReadBuf)}
 }
+
+// The read buffer starts small, since a stream's chunks are a few hundred
+// bytes and an idle stream keeps its buffer in a blocked Read, and
+// doubles, up to maxReadBuf, whenever a read fills it.
+const (
+	minReadBuf = 4 << 10
+	maxReadBuf = 32 << 10
+)
 
 // Next returns the next event, or io.EOF after the last one. Other
 // errors come from the underlying reader or a limit.
@@ -56,7 +64,11 @@ func (s *Reader) Next() (Event, error) {
 		}
 		n, err := s.r.Read(s.buf)
 		if n > 0 {
-			if perr := s.p.Feed(s.buf[:n], s.queue); perr != nil {
+			perr := s.p.Feed(s.buf[:n], s.queue) // copies what it keeps
+			if n == len(s.buf) && len(s.buf) < maxReadBuf {
+				s.buf = make([]byte, 2*len(s.buf))
+			}
+			if perr != nil {
 				s.err = perr
 				continue
 			}

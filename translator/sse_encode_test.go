@@ -1,0 +1,65 @@
+package translator
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestChunkEncodingMatchesMarshal pins that the writer's encoding, the
+// text fast path included, is byte for byte json.Marshal of the Chunk.
+func TestChunkEncodingMatchesMarshal(t *testing.T) {
+	texts := []string{"", "Hi", " token", `quote " and \ backslash`, "tab\tnew\nline", "<b>&amp;</b>",
+		"héllo wörld", "emoji 🚀", "line sep \u2028 para \u2029", "bad utf8 \xff\xfe", "ctl \x01\x1f \b\f", "\x7f del"}
+	reason := "stop"
+	idx := 1
+	var chunks []Chunk
+	for _, s := range texts {
+		chunks = append(chunks, Chunk{Choices: []ChunkChoice{{Delta: Delta{Content: ptr(s)}}}})
+	}
+	chunks = append(chunks,
+		Chunk{Choices: []ChunkChoice{{Delta: Delta{Role: "assistant", Content: ptr("")}}}},
+		Chunk{Choices: []ChunkChoice{{Delta: Delta{Content: ptr("x"), ReasoningChars: &idx}}}},
+		Chunk{Choices: []ChunkChoice{{Index: 1, Delta: Delta{Content: ptr("x")}}}},
+		Chunk{Choices: []ChunkChoice{{Delta: Delta{}, FinishReason: &reason}}, Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
+		Chunk{Choices: []ChunkChoice{}, Usage: &Usage{PromptTokens: 1}},
+		Chunk{},
+	)
+	for _, id := range []string{"chatcmpl-1", `odd "id" <>`} {
+		for i, c := range chunks {
+			rec := httptest.NewRecorder()
+			w := NewStreamWriter(rec, StreamOptions{ID: id, Created: 1700000000, Model: "svc-3 é", Progress: true})
+			w.started = true
+			if err := w.chunkLocked(c); err != nil {
+				t.Fatal(err)
+			}
+			c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", 1700000000, "svc-3 é"
+			want, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSuffix(strings.TrimPrefix(rec.Body.String(), "data: "), "\n\n"); got != string(want) {
+				t.Errorf("chunk %d:\n got %s\nwant %s", i, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkStreamWriterSend is the encoding and write of one text chunk
+// of a /v3 stream (the flush goes to a recorder, not a socket).
+func BenchmarkStreamWriterSend(b *testing.B) {
+	rec := httptest.NewRecorder()
+	w := NewStreamWriter(rec, StreamOptions{ID: "chatcmpl-0123456789abcdef", Created: 1700000000, Model: "svc-3", Progress: true})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	d := Delta{Content: ptr(" token")}
+	b.ReportAllocs()
+	for b.Loop() {
+		rec.Body.Reset()
+		if err := w.Send(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
