@@ -3,7 +3,7 @@
 GO := $(shell command -v go 2>/dev/null || ls /usr/local/go/bin/go 2>/dev/null)
 BIN := bin/switchyard
 
-.PHONY: build run test race bench bench-render fuzz vet fmt check-go clean
+.PHONY: build run test race bench bench-render bench-micro fuzz vet fmt check-go clean
 
 check-go:
 	@if [ -z "$(GO)" ]; then \
@@ -37,9 +37,15 @@ race: build
 	scripts/services.sh
 	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
 
-bench: build bench-render
+# The reference run (docs/performance.md); BENCH_QUICK=1 for a short one.
+bench: build bench-render bench-micro
 	scripts/services.sh
 	$(GO) run ./bench
+
+# Micro-benchmarks of the per-request path, with allocations.
+bench-micro: check-go
+	$(GO) test -run '^$$' -bench . -benchmem ./policy ./billing ./storage/sqlite
+	$(GO) test -run '^$$' -bench 'StreamWriterSend' -benchmem ./translator
 
 # Render times of every deliverable (Go benchmarks with allocations).
 bench-render: check-go

@@ -33,19 +33,20 @@ import (
 )
 
 type options struct {
-	bin      string
-	quick    bool
-	rounds   int
-	dur      time.Duration
-	warm     time.Duration
-	concs    []int
-	modes    []string // embedded, distributed
-	postgres string
-	out      string
-	idle     int
-	profile  time.Duration
-	nopin    bool
-	counts   int
+	bin        string
+	quick      bool
+	rounds     int
+	dur        time.Duration
+	warm       time.Duration
+	concs      []int
+	modes      []string // embedded, distributed
+	postgres   string
+	out        string
+	idle       int
+	profile    time.Duration
+	nopin      bool
+	counts     int
+	contention bool
 }
 
 func main() {
@@ -60,6 +61,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "bench/results", "directory for latest.md and the profiles")
 	flag.IntVar(&o.idle, "idle", 1000, "idle open streams for the memory measurement (0: skip)")
 	flag.BoolVar(&o.nopin, "nopin", false, "do not pin processes to CPUs")
+	flag.BoolVar(&o.contention, "contention", false, "also save mutex and block profiles (sampling them slows the gateways a little)")
 	flag.Parse()
 	o.modes = strings.Split(*modes, ",")
 	o.concs = []int{1, 32}
@@ -293,6 +295,7 @@ const topUps = 20
 func startGateway(o options, pin pinning, m *mode, config, upAddr, tmp string) (*target, error) {
 	addr, admin := freeAddr(), freeAddr()
 	env := append(slices.Clone(m.env),
+		"SWITCHYARD_PROFILE_CONTENTION="+map[bool]string{true: "1", false: "0"}[o.contention],
 		"SWITCHYARD_LISTEN="+addr,
 		"SWITCHYARD_ADMIN="+admin,
 		"HOME="+filepath.Join(tmp, "home-"+m.name),

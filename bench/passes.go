@@ -149,11 +149,17 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 				files = append(files, name)
 			}
 		}
-		name := fmt.Sprintf("allocs-%s.pprof", slug)
-		if err := fetchProfile(t.admin, "allocs", filepath.Join(o.out, name)); err != nil {
-			return nil, err
+		kinds := []string{"allocs"}
+		if o.contention {
+			kinds = append(kinds, "mutex", "block")
 		}
-		files = append(files, name)
+		for _, kind := range kinds {
+			name := fmt.Sprintf("%s-%s.pprof", kind, slug)
+			if err := fetchProfile(t.admin, kind, filepath.Join(o.out, name)); err != nil {
+				return nil, err
+			}
+			files = append(files, name)
+		}
 	}
 	return files, nil
 }

@@ -40,7 +40,20 @@ type Meter struct {
 	fed, emitted int64  // stream bytes given to the parser, and in events it emitted
 	content      []byte // the first DefaultCountBudget bytes of answer text streamed, for an estimate
 	contentBytes int64  // bytes of answer text streamed
+
+	// Chunks that cannot carry usage matter only for an estimate, which a
+	// backend that reports usage never needs: their data waits here,
+	// undecoded, up to maxDeferred bytes, and is read (in order, before
+	// any later chunk) only if an estimate is wanted.
+	deferred      [][]byte
+	deferredBytes int
 }
+
+// maxDeferred bounds the chunk data a Meter keeps undecoded.
+const maxDeferred = 32 << 10
+
+// deferChunks turns the deferral off, for tests that compare with it.
+var deferChunks = true
 
 // Usage is what a response consumed, in tokens.
 type Usage struct {
@@ -181,6 +194,91 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 	if len(data) == 0 || data[0] != '{' {
 		return false
 	}
+	if deferChunks && !mayCarryUsage(data) {
+		if m.found {
+			return false // its text would only feed an estimate that is not needed
+		}
+		if m.deferredBytes+len(data) <= maxDeferred {
+			m.deferred = append(m.deferred, data) // the parser gives each event its own Data
+			m.deferredBytes += len(data)
+			return false
+		}
+	}
+	m.readDeferred()
+	return m.decodeEvent(data)
+}
+
+// readDeferred decodes the chunks deferred so far.
+func (m *Meter) readDeferred() {
+	for _, d := range m.deferred {
+		m.decodeEvent(d)
+	}
+	m.deferred, m.deferredBytes = nil, 0
+}
+
+// mayCarryUsage reports whether encoding/json could find a usage object in
+// data: false only when no key that matches "usage" or "response" (as
+// encoding/json matches keys, without regard to case) can be in it. It
+// errs on the side of true.
+func mayCarryUsage(data []byte) bool {
+	if bytes.Contains(data, []byte(`\u`)) || bytes.Contains(data, []byte("\u017f")) || bytes.Contains(data, []byte("\u212a")) {
+		return true // an escaped key, or a rune encoding/json folds to s or k
+	}
+	return foldContains(data, "response") || usageObject(data)
+}
+
+// usageObject reports whether data has "usage" (in any case) followed by
+// a quote, a colon and an object.
+func usageObject(data []byte) bool {
+	for i := 0; ; {
+		j := foldIndex(data[i:], "usage")
+		if j < 0 {
+			return false
+		}
+		k := i + j + len("usage")
+		if k < len(data) && data[k] == '"' {
+			k++
+			for k < len(data) && isSpace(data[k]) {
+				k++
+			}
+			if k < len(data) && data[k] == ':' {
+				k++
+				for k < len(data) && isSpace(data[k]) {
+					k++
+				}
+				if k < len(data) && data[k] == '{' {
+					return true
+				}
+			}
+		}
+		i = k
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func foldContains(data []byte, word string) bool { return foldIndex(data, word) >= 0 }
+
+// foldIndex is the index of word (lower-case ASCII) in data, ASCII
+// letters matched without regard to case, or -1.
+func foldIndex(data []byte, word string) int {
+	for i := 0; i+len(word) <= len(data); i++ {
+		if data[i]|0x20 != word[0] {
+			continue
+		}
+		j := 1
+		for j < len(word) && data[i+j]|0x20 == word[j] {
+			j++
+		}
+		if j == len(word) {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeEvent is readEvent's full decode of one chunk.
+func (m *Meter) decodeEvent(data []byte) (usageOnly bool) {
 	var chunk struct {
 		Choices []struct {
 			Delta struct {
@@ -225,6 +323,7 @@ func (m *Meter) Usage() Usage {
 		if m.found {
 			return m.usage
 		}
+		m.readDeferred()
 		var c TokenCounter
 		c.addText(m.content)
 		c.AddBytes(m.contentBytes - int64(len(m.content)))

@@ -260,3 +260,29 @@ func FuzzMeterUsage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMeterDeferral checks that leaving chunks that cannot carry usage
+// undecoded changes nothing: the same bytes relayed and the same usage,
+// reported or estimated, as decoding every chunk.
+func FuzzMeterDeferral(f *testing.F) {
+	f.Add([]byte(usageStream), uint16(7), false)
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"hi there\"}}],\"usage\":null}\n\n"), uint16(3), false)
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"Usage\" : {\"prompt_tokens\":2}}\n\n"), uint16(5), true)
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}],\"u\\u0073age\":{\"completion_tokens\":4}}\n\n"), uint16(9), false)
+	f.Add([]byte("data: {\"delta\":\"x\"}\n\ndata: {\"RESPONSE\":{\"usage\":{\"output_tokens\":3}}}\n\n"), uint16(4), true)
+	f.Add([]byte("data: {\"choices\":[{\"text\":\"t\"}],\"u\u017fage\":{\"completion_tokens\":6}}\n\n"), uint16(6), false)
+	f.Fuzz(func(t *testing.T, answer []byte, step uint16, drop bool) {
+		run := func(deferred bool) (string, Usage) {
+			deferChunks = deferred
+			defer func() { deferChunks = true }()
+			m := NewMeter(drop)
+			out := feed(m, "text/event-stream", string(answer), int(step%64)+1)
+			return out, m.Usage()
+		}
+		outD, usageD := run(true)
+		outE, usageE := run(false)
+		if outD != outE || usageD != usageE {
+			t.Fatalf("deferred: %q %+v; decoded at once: %q %+v", outD, usageD, outE, usageE)
+		}
+	})
+}
