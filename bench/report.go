@@ -113,7 +113,7 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 	p("# Switchyard benchmark\n\n")
 	p("`go run ./bench%s` (`make bench`), %s, took %s.\n\n", map[bool]string{true: " -quick", false: ""}[o.quick],
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
-	p("- Machine: %s, %d CPUs, %s; commit %s.\n", cpuModel(), numCPU(), runtime.Version(), commit())
+	p("- Machine: %s, %d CPUs, %s; commit %s.\n", cpuModel(), runtime.NumCPU(), runtime.Version(), commit())
 	p("- %d interleaved rounds: in each round every scenario and concurrency runs against every target in turn "+
 		"(the order reversed every other round), %s measured after %s of warm-up per target. "+
 		"**Every figure is the min – max over the rounds**; budget verdicts use the median round. "+
@@ -160,12 +160,18 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 		return r.perRound(s3, 1, t, perChunk)
 	}, fmtUs, func(v float64) bool { return v <= 10 })
 	p("| RSS per idle open /v3 stream (%d streams) | ≤ 32 KiB |", o.idle)
+	var plainIdle float64
+	for _, x := range idle {
+		if x.target == "plain Caddy" {
+			plainIdle = x.perStream()
+		}
+	}
 	for _, t := range modes {
 		found := false
 		for _, x := range idle {
 			if x.target == t {
 				v := x.perStream()
-				p(" %.1f KiB | %s |", v, verdict([]float64{v}, func(v float64) bool { return v <= 32 }))
+				p(" %.1f KiB (plain Caddy: %.1f) | %s |", v, plainIdle, verdict([]float64{v}, func(v float64) bool { return v <= 32 }))
 				found = true
 			}
 		}

@@ -2,7 +2,6 @@ package caddymodules
 
 import (
 	"net/http"
-	"regexp"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -69,7 +68,21 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+// validRequestID reports whether a caller's X-Request-Id is a plain token
+// of at most 128 characters: letters, digits, '.', '_', ':' and '-'.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
@@ -87,7 +100,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
 	reqID := r.Header.Get("X-Request-Id")
-	if !requestIDPattern.MatchString(reqID) {
+	if !validRequestID(reqID) {
 		reqID = newRequestID(repl)
 		r.Header.Set("X-Request-Id", reqID)
 	}
