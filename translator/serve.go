@@ -211,6 +211,27 @@ func (s *streamOutput) send(d Delta) error {
 	return nil
 }
 
+func (s *streamOutput) relay(d Delta) error {
+	if !s.committed {
+		s.held = append(s.held, d)
+		return nil
+	}
+	if err := s.w.SendBuffered(d); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+func (s *streamOutput) flush() error {
+	if !s.committed {
+		return nil
+	}
+	if err := s.w.Flush(); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
 // startHeartbeat keeps a silent stream alive: when nothing was sent for
 // Heartbeat, it sends an act tick for the open activity, or an SSE
 // comment when progress events are off or no activity is open.
@@ -255,5 +276,7 @@ func (s *streamOutput) stopHeartbeat() {
 // artifacts matter, and the turn keeps both.
 type jsonOutput struct{}
 
-func (*jsonOutput) commit() error    { return nil }
-func (*jsonOutput) send(Delta) error { return nil }
+func (*jsonOutput) commit() error     { return nil }
+func (*jsonOutput) send(Delta) error  { return nil }
+func (*jsonOutput) relay(Delta) error { return nil }
+func (*jsonOutput) flush() error      { return nil }

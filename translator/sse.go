@@ -41,6 +41,8 @@ type StreamWriter struct {
 	lastWrite time.Time
 	err       error
 	buf       []byte
+	noFlush   bool // the frame being written is SendBuffered's
+	unflushed bool // written since the last flush
 }
 
 // StreamOptions describe the stream's chunks.
@@ -152,6 +154,38 @@ func (s *StreamWriter) Send(d Delta) error {
 		return s.err
 	}
 	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: d}}})
+}
+
+// SendBuffered is Send without the flush: the chunk waits in the
+// response's buffer for Flush or the next write that flushes. A relay
+// that knows more chunks are already in hand uses it to write them with
+// one flush.
+func (s *StreamWriter) SendBuffered(d Delta) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.progress {
+		d = d.bare()
+	}
+	if d.empty() {
+		return s.err
+	}
+	s.noFlush = true
+	defer func() { s.noFlush = false }()
+	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: d}}})
+}
+
+// Flush sends what SendBuffered left in the buffer.
+func (s *StreamWriter) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil || !s.unflushed {
+		return s.err
+	}
+	s.unflushed = false
+	if err := s.rc.Flush(); err != nil {
+		s.err = err
+	}
+	return s.err
 }
 
 // Finish writes the finishing chunk and [DONE]. A non-nil usage rides on
@@ -277,6 +311,11 @@ func (s *StreamWriter) frameLocked(b []byte) error {
 		s.err = err
 		return err
 	}
+	if s.noFlush {
+		s.unflushed = true
+		return nil
+	}
+	s.unflushed = false
 	if err := s.rc.Flush(); err != nil {
 		s.err = err
 		return err

@@ -63,3 +63,45 @@ func BenchmarkStreamWriterSend(b *testing.B) {
 		}
 	}
 }
+
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
+
+// TestSendBufferedWaitsForFlush pins that chunks relayed together leave
+// with one flush, and that nothing stays behind once Flush is called.
+func TestSendBufferedWaitsForFlush(t *testing.T) {
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	s := NewStreamWriter(w, StreamOptions{ID: "chatcmpl-1", Created: 1, Model: "m", Progress: true})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := w.flushes
+	for _, text := range []string{"a", "b", "c"} {
+		if err := s.SendBuffered(Delta{Content: ptr(text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.flushes != start {
+		t.Fatalf("%d flushes while buffering, want none", w.flushes-start)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if w.flushes != start+1 {
+		t.Fatalf("%d flushes after Flush twice, want 1", w.flushes-start)
+	}
+	if got := strings.Count(w.Body.String(), `"content":`); got != 4 {
+		t.Fatalf("%d content chunks written, want 4 (role chunk and three)", got)
+	}
+	// An ordinary Send still flushes at once.
+	if err := s.Send(Delta{Content: ptr("d")}); err != nil || w.flushes != start+2 {
+		t.Fatalf("Send: %v, %d flushes", err, w.flushes-start)
+	}
+}

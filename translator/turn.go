@@ -131,6 +131,11 @@ type output interface {
 	// still be an ordinary HTTP error.
 	commit() error
 	send(d Delta) error
+	// relay is send for answer text while more of the backend's events
+	// are already in hand: it may wait for flush.
+	relay(d Delta) error
+	// flush sends what relay held back.
+	flush() error
 }
 
 // errClientGone is returned when writing to the client failed.
@@ -214,6 +219,10 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 		return "", nil, err
 	}
 	defer st.Close()
+	// Text is relayed as the backend sent it: what arrived together is
+	// flushed together, when the stream is about to wait for more.
+	st.BeforeWait(func() { _ = out.flush() })
+	defer func() { _ = out.flush() }()
 	t.rounds++
 	t.served = st.Served()
 	// Whatever ends the round, also a client that is gone, its usage
@@ -249,7 +258,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 				t.sepPending = false
 			}
 			t.answer.WriteString(text)
-			err = out.send(Delta{Content: &text})
+			err = out.relay(Delta{Content: &text})
 		case upstream.EventToolCall:
 			err = rc.observe(st.Chars().Think, true)
 		}

@@ -88,6 +88,9 @@ func (s *Reader) Next() (Event, error) {
 	return ev, nil
 }
 
+// Buffered reports whether Next has an event without reading.
+func (s *Reader) Buffered() bool { return len(s.pending) > 0 }
+
 func (s *Reader) queue(ev Event) error {
 	// Event data shares no memory with the parser, which reuses its
 	// buffers only for lines.

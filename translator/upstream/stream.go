@@ -74,7 +74,15 @@ type Stream struct {
 	closed  bool
 
 	contentChars, reasoningChars, argsChars int
+
+	beforeWait func() // see BeforeWait
 }
+
+// BeforeWait sets f to be called whenever Next is about to wait for the
+// backend, having nothing read left: the moment for a relay to flush
+// what it buffered, so that it writes as much at once as arrived at once
+// and nothing waits in its buffer while the backend is silent.
+func (s *Stream) BeforeWait(f func()) { s.beforeWait = f }
 
 // Next returns the next event, io.EOF at the end of a complete answer,
 // an *Error when the backend failed, or the context's cause
@@ -99,6 +107,9 @@ func (s *Stream) Next() (Event, error) {
 func (s *Stream) fill() error {
 	if s.isJSON {
 		return s.readJSON()
+	}
+	if s.beforeWait != nil && !s.sse.Buffered() {
+		s.beforeWait()
 	}
 	ev, err := s.sse.Next()
 	if err == io.EOF {
