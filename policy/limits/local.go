@@ -23,8 +23,10 @@ type LocalConfig struct {
 	// Memory is bounded by the keys active within about one Period plus
 	// SweepEvery. Default (0): one minute.
 	SweepEvery time.Duration
-	// HoldTTL is how long a reservation's Hold outlives its last renewal;
-	// holders renew every HoldTTL/3. Default (0): 30s.
+	// HoldTTL is how long a reservation's Hold outlives its last renewal.
+	// Holders are in this process: a hold is renewed when found past its
+	// expiry while still held, with no goroutine per hold. Default (0):
+	// 30s.
 	HoldTTL time.Duration
 	// BalanceTTL is how long an account's mirrored balance is trusted
 	// before it is seeded again from the ledger balance of the next
@@ -161,7 +163,7 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		ash.mu.Lock()
 		defer ash.mu.Unlock()
 		acct = l.account(ash, req.Reserve.Account, now)
-		avail := acct.available(now, l.balanceTTL, req.Reserve)
+		avail := acct.available(now, l.balanceTTL, l.holdTTL, req.Reserve)
 		if avail < req.Reserve.min() {
 			return Admission{}, &BalanceError{Available: avail, Min: req.Reserve.min()}
 		}
@@ -195,10 +197,9 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		}
 		if acct != nil {
 			id, account := "hold-"+seq, req.Reserve.Account
-			acct.holds[id] = localHold{cents: hold, expiry: now + l.holdTTL}
-			acct.held += hold
 			adm.Hold = newHold(account, id, hold, func(charge int64) { l.settle(account, id, charge) })
-			go adm.Hold.heartbeat(time.Duration(l.holdTTL), func() bool { return l.renewHold(account, id) })
+			acct.holds[id] = localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold}
+			acct.held += hold
 		}
 	}
 	return adm, nil

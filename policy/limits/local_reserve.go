@@ -26,6 +26,11 @@ type localAccount struct {
 
 type localHold struct {
 	cents, expiry int64
+	// holder is the Hold handed out. Its holder is in this process, so
+	// instead of a goroutine renewing it, a hold found past its expiry is
+	// renewed then if the holder still holds it (lazily, as a heartbeat
+	// would have), and dropped if it was abandoned.
+	holder *Hold
 }
 
 func (l *Local) accountShard(account string) *localAccountShard {
@@ -37,7 +42,7 @@ func (l *Local) account(sh *localAccountShard, id string, now int64) *localAccou
 	if now-sh.lastSweep >= l.sweepEvery {
 		sh.lastSweep = now
 		for k, a := range sh.accounts {
-			a.expire(now)
+			a.expire(now, l.holdTTL)
 			if len(a.holds) == 0 && now >= a.mirrorExpiry {
 				delete(sh.accounts, k)
 			}
@@ -51,13 +56,20 @@ func (l *Local) account(sh *localAccountShard, id string, now int64) *localAccou
 	return a
 }
 
-// expire drops holds whose holder stopped renewing them.
-func (a *localAccount) expire(now int64) {
+// expire drops holds whose holder stopped renewing them, and renews, by
+// ttl, those past their expiry whose holder still holds them.
+func (a *localAccount) expire(now, ttl int64) {
 	for id, h := range a.holds {
-		if h.expiry <= now {
-			a.held -= h.cents
-			delete(a.holds, id)
+		if h.expiry > now {
+			continue
 		}
+		if h.holder != nil && !h.holder.abandoned.Load() {
+			h.expiry = now + ttl
+			a.holds[id] = h
+			continue
+		}
+		a.held -= h.cents
+		delete(a.holds, id)
 	}
 }
 
@@ -66,8 +78,8 @@ func (a *localAccount) expire(now int64) {
 // when there is none or it is older than ttl, and adds what the ledger
 // gained since the mirror last took it in: charges only lower the ledger,
 // so a rise is a credit.
-func (a *localAccount) available(now, ttl int64, r Reservation) int64 {
-	a.expire(now)
+func (a *localAccount) available(now, ttl, holdTTL int64, r Reservation) int64 {
+	a.expire(now, holdTTL)
 	switch {
 	case !a.mirrored || now >= a.mirrorExpiry:
 		a.mirrored, a.balance, a.base, a.mirrorExpiry = true, r.Balance, r.Balance, now+ttl
@@ -96,25 +108,6 @@ func (l *Local) settle(account, id string, charge int64) {
 	}
 }
 
-// renewHold extends a hold; false when it is gone.
-func (l *Local) renewHold(account, id string) bool {
-	sh := l.accountShard(account)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	a := sh.accounts[account]
-	if a == nil {
-		return false
-	}
-	h, ok := a.holds[id]
-	now := l.nanos()
-	if !ok || h.expiry <= now {
-		return false
-	}
-	h.expiry = now + l.holdTTL
-	a.holds[id] = h
-	return true
-}
-
 // Held sums the account's unexpired holds on this node, which are all of
 // them: a Local's holds are its own.
 func (l *Local) Held(_ context.Context, account string) (int64, error) {
@@ -125,6 +118,6 @@ func (l *Local) Held(_ context.Context, account string) (int64, error) {
 	if a == nil {
 		return 0, nil
 	}
-	a.expire(l.nanos())
+	a.expire(l.nanos(), l.holdTTL)
 	return a.held, nil
 }

@@ -43,8 +43,9 @@ func (r Reservation) want() int64 { return max(r.Want, r.min()) }
 // request until it is settled. A nil *Hold is valid and holds nothing, so
 // callers may defer Release unconditionally.
 //
-// The holder renews the hold every TTL/3 while it is held; a hold whose
-// holder died (a crashed node) expires TTL after its last renewal.
+// While it is held the hold is renewed, every TTL/3 by its holder on Redis,
+// lazily by the in-process limiter; a hold whose holder died (a crashed
+// node) expires TTL after its last renewal.
 type Hold struct {
 	account, id string
 	cents       int64
@@ -52,7 +53,7 @@ type Hold struct {
 	once        sync.Once
 	handed      atomic.Bool   // Handover was called: Settle and Release do nothing
 	stop        chan struct{} // ends the heartbeat
-	abandoned   bool          // tests: stop renewing without settling, as a crash would
+	abandoned   atomic.Bool   // tests: stop renewing without settling, as a crash would
 }
 
 func newHold(account, id string, cents int64, settle func(int64)) *Hold {
@@ -105,7 +106,7 @@ func (h *Hold) Handover() func(charge int64) {
 func (h *Hold) settle1(charge int64) {
 	h.once.Do(func() {
 		close(h.stop)
-		if !h.abandoned {
+		if !h.abandoned.Load() {
 			h.settle(max(charge, 0))
 		}
 	})
@@ -118,7 +119,7 @@ func (h *Hold) Release() { h.Settle(0) }
 // abandon stops the heartbeat and leaves the hold in place, as a crash
 // would, for tests of expiry.
 func (h *Hold) abandon() {
-	h.abandoned = true
+	h.abandoned.Store(true)
 	h.settle1(0)
 }
 
