@@ -256,6 +256,9 @@ func bench(o options) error {
 		fmt.Fprintf(os.Stderr, "bench: idle streams measured (%s)\n", time.Since(started).Round(time.Second))
 	}
 
+	for _, x := range idle {
+		profiles = append(profiles, x.profiles...)
+	}
 	md := report(o, pin, res, trips, idle, profiles, time.Since(started))
 	fmt.Print(md)
 	return os.WriteFile(filepath.Join(o.out, "latest.md"), []byte(md), 0o644)

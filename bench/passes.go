@@ -168,7 +168,8 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 type idleResult struct {
 	target, scenario string
 	opened, wanted   int
-	before, after    int64 // KiB
+	before, after    int64    // KiB
+	profiles         []string // heap and goroutine profiles taken with the streams open
 }
 
 func (r idleResult) perStream() float64 {
@@ -206,7 +207,7 @@ func idleStreams(o options, pin pinning, modes []*mode, config, tmp string) ([]i
 	if err := waitFor(plainAddr, p); err != nil {
 		return nil, err
 	}
-	r, err := holdIdle(o.idle, p, &target{name: "plain Caddy", base: "http://" + plainAddr, baseline: true}, scenarios[1])
+	r, err := holdIdle(o.idle, p, &target{name: "plain Caddy", base: "http://" + plainAddr, baseline: true}, scenarios[1], "")
 	p.stop()
 	if err != nil {
 		return nil, err
@@ -220,7 +221,7 @@ func idleStreams(o options, pin pinning, modes []*mode, config, tmp string) ([]i
 		if err != nil {
 			return nil, err
 		}
-		r, err := holdIdle(o.idle, t.proc, t, scenarios[3])
+		r, err := holdIdle(o.idle, t.proc, t, scenarios[3], o.out)
 		t.proc.stop()
 		if err != nil {
 			return nil, err
@@ -232,7 +233,7 @@ func idleStreams(o options, pin pinning, modes []*mode, config, tmp string) ([]i
 
 // holdIdle opens n streams of s to t and measures p's memory before and
 // after, once every stream has its response headers (or 15 s passed).
-func holdIdle(n int, p *proc, t *target, s scenario) (idleResult, error) {
+func holdIdle(n int, p *proc, t *target, s scenario, outDir string) (idleResult, error) {
 	res := idleResult{target: t.name, scenario: s.name, wanted: n}
 	t.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
 	time.Sleep(time.Second)
@@ -280,6 +281,16 @@ func holdIdle(n int, p *proc, t *target, s scenario) (idleResult, error) {
 	time.Sleep(time.Second)
 	res.opened = n - int(failed.Load())
 	res.after, err = rssKiB(p.pid())
+	if t.admin != "" && outDir != "" {
+		// What the open streams hold: live heap and goroutines.
+		slug := strings.ToLower(strings.TrimPrefix(t.name, "Switchyard "))
+		for _, kind := range []string{"heap", "goroutine"} {
+			name := fmt.Sprintf("idle-%s-%s.pprof", kind, slug)
+			if ferr := fetchProfile(t.admin, kind, filepath.Join(outDir, name)); ferr == nil {
+				res.profiles = append(res.profiles, name)
+			}
+		}
+	}
 	cancel()
 	wg.Wait()
 	t.client.CloseIdleConnections()
