@@ -407,11 +407,15 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, repl
 		return Admission{Rate: res}, newRateError(req.Rate, res)
 	}
 	adm := Admission{Rate: res}
+	var end *streamEnd
+	if lease == 1 && req.Reserve.wanted() {
+		end = new(streamEnd)
+	}
 	if lease == 1 {
-		adm.Lease = r.startLease(ctx, req.Key, id)
+		adm.Lease = r.startLease(ctx, req.Key, id, end)
 	}
 	if req.Reserve.wanted() {
-		adm.Hold = r.startHold(req.Reserve.Account, id, hold)
+		adm.Hold = r.startHold(req.Reserve.Account, id, hold, end)
 	}
 	return adm, nil
 }

@@ -3,22 +3,32 @@ package limits
 import (
 	"context"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
 // startLease returns the handle of a lease the admit script has added and
 // starts its heartbeat. The heartbeat goroutine renews the lease every
 // TTL/3 and releases it when ctx is done; it ends with the lease.
-func (r *Redis) startLease(ctx context.Context, key, id string) *Lease {
+func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) *Lease {
 	leaseKey := r.leaseKey(key)
 	stop := make(chan struct{})
 	var abandoned atomic.Bool
 	l := newLease(key, id, func() {
 		close(stop)
-		if !abandoned.Load() {
+		settle := end.leaseEnded()
+		switch {
+		case abandoned.Load():
+			if settle != nil {
+				settle(nil)
+			}
+		case settle != nil:
+			r.settleAndRelease(settle, leaseKey, id)
+		default:
 			r.releaseLease(leaseKey, id)
 		}
 	})
@@ -85,11 +95,20 @@ func (r *Redis) releaseLease(leaseKey, id string) {
 // startHold returns the handle of a hold the admit script has added and
 // starts its heartbeat, which renews it every LeaseTTL/3 until it is
 // settled.
-func (r *Redis) startHold(account, id string, cents int64) *Hold {
+func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold {
 	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
 	member := id + "|" + strconv.FormatInt(cents, 10)
 	h := newHold(account, id, cents, func(charge int64) {
-		r.settleHold(balanceKey, holdsKey, member, charge)
+		settle := func(pipe redis.Pipeliner) {
+			if pipe == nil {
+				r.settleHold(balanceKey, holdsKey, member, charge)
+				return
+			}
+			pipe.EvalSha(context.Background(), settleScript.Hash(), []string{balanceKey, holdsKey}, member, charge)
+		}
+		if !end.deferSettle(settle) {
+			settle(nil)
+		}
 	})
 	go h.heartbeat(r.leaseTTL, func() bool {
 		kept, err := r.renew(holdsKey, member)
@@ -115,5 +134,66 @@ func (r *Redis) settleHold(balanceKey, holdsKey, member string, charge int64) {
 	if err != nil && charge > 0 {
 		r.log.Warn("redis limiter could not lower a mirrored balance by a charge",
 			zap.String("hold", member), zap.Error(err))
+	}
+}
+
+// streamEnd ends a stream's hold and lease, admitted together, with one
+// round trip: a hold settled while its lease is held (the charge is
+// recorded before the handlers return, the slot freed as they return)
+// waits for the lease's release, which sends both in one pipeline. A nil
+// *streamEnd defers nothing.
+type streamEnd struct {
+	mu     sync.Mutex
+	ended  bool                  // the lease was released
+	settle func(redis.Pipeliner) // a settlement waiting for it
+}
+
+// deferSettle keeps settle for the lease's release and reports whether it
+// did; false when the lease is already gone.
+func (e *streamEnd) deferSettle(settle func(redis.Pipeliner)) bool {
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		return false
+	}
+	e.settle = settle
+	return true
+}
+
+// leaseEnded marks the lease released and returns the settlement waiting
+// for it, if any.
+func (e *streamEnd) leaseEnded() func(redis.Pipeliner) {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended = true
+	settle := e.settle
+	e.settle = nil
+	return settle
+}
+
+// settleAndRelease sends a deferred settlement and the lease's removal in
+// one pipeline. Should Redis not know the settle script yet (a restart),
+// the settlement is sent again on its own, which loads it.
+func (r *Redis) settleAndRelease(settle func(redis.Pipeliner), leaseKey, id string) {
+	var noScript bool
+	_ = r.call(context.Background(), "release", func(ctx context.Context) error {
+		pipe := r.client.Pipeline()
+		settle(pipe)
+		pipe.ZRem(ctx, leaseKey, id)
+		cmds, err := pipe.Exec(ctx)
+		if len(cmds) > 0 && redis.HasErrorPrefix(cmds[0].Err(), "NOSCRIPT") {
+			noScript = true
+			return nil
+		}
+		return err
+	})
+	if noScript {
+		settle(nil)
 	}
 }

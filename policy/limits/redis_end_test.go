@@ -1,0 +1,93 @@
+package limits
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// tripHook counts round trips: one per command, one per pipeline, but
+// for those that set up a new connection (HELLO, CLIENT).
+type tripHook struct{ n atomic.Int64 }
+
+func setup(cmd redis.Cmder) bool { return cmd.Name() == "hello" || cmd.Name() == "client" }
+
+func (h *tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !setup(cmd) {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && !setup(cmds[0]) {
+			h.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestRedisStreamEndsInOneRoundTrip pins that a stream admitted with a
+// hold, settled and then released as the gateway does, costs one round
+// trip at its end, and that both take effect: the slot is free, the hold
+// gone and the mirror lowered by the charge. Released first, each ends on
+// its own.
+func TestRedisStreamEndsInOneRoundTrip(t *testing.T) {
+	c := testRedisClient(t)
+	hook := &tripHook{}
+	c.AddHook(hook)
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)})
+	ctx := context.Background()
+	// Load the settle script, as any earlier request would have.
+	warm, err := l.Admit(ctx, AdmitRequest{Key: "warm", Reserve: Reservation{Account: "warm", Balance: 10, Want: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm.Hold.Settle(0)
+	req := AdmitRequest{Key: "k", Rate: Rate{Limit: 1000, Period: time.Minute}, StreamLimit: 1, WantLease: true,
+		Reserve: Reservation{Account: "acct", Balance: 100, Want: 10, Min: 1}}
+
+	a, err := l.Admit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := hook.n.Load()
+	a.Hold.Settle(7)
+	if n := hook.n.Load() - before; n != 0 {
+		t.Fatalf("settling while the slot is held took %d round trips, want 0 until the release", n)
+	}
+	a.Lease.Release()
+	a.Hold.Release()
+	if n := hook.n.Load() - before; n != 1 {
+		t.Fatalf("the stream's end took %d round trips, want 1", n)
+	}
+	// The slot is free and the balance is 100 - 7, nothing held.
+	b, err := l.Admit(ctx, AdmitRequest{Key: "k", Rate: req.Rate, StreamLimit: 1, WantLease: true,
+		Reserve: Reservation{Account: "acct", Balance: 100, Want: 1000, Min: 1}})
+	if err != nil {
+		t.Fatalf("after the end: %v", err)
+	}
+	if b.Hold.Cents() != 93 {
+		t.Errorf("held %d after the end, want the 93 left", b.Hold.Cents())
+	}
+
+	// The other order: released first, then settled, each on its own.
+	before = hook.n.Load()
+	b.Lease.Release()
+	b.Hold.Settle(3)
+	if n := hook.n.Load() - before; n != 2 {
+		t.Fatalf("release then settle took %d round trips, want 2", n)
+	}
+	_, err = l.Admit(ctx, AdmitRequest{Key: "k", Rate: req.Rate, Reserve: Reservation{Account: "acct", Balance: 100, Want: 1000, Min: 91}})
+	var be *BalanceError
+	if !errors.As(err, &be) || be.Available != 90 {
+		t.Fatalf("after settling 3 of 93: %v, want 90 available", err)
+	}
+}
