@@ -112,14 +112,6 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 // to settle.
 const holdVar = "switchyard.hold"
 
-// settleHold settles the request's hold, if it has one, with the amount
-// charged.
-func settleHold(r *http.Request, charged int64) {
-	if h, ok := caddyhttp.GetVar(r.Context(), holdVar).(*limits.Hold); ok {
-		h.Settle(charged)
-	}
-}
-
 // parseLimits sets up the handler from Caddyfile tokens. Syntax:
 //
 //	switchyard_limits
