@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -453,6 +454,7 @@ func TestStreamLimitCannotBeDodged(t *testing.T) {
 	var wg sync.WaitGroup
 	statuses := map[int]int{}
 	var cancels []context.CancelFunc
+	var bodies []io.Closer
 	for i := 0; i < 8; i++ {
 		a := attempts[i%len(attempts)]
 		ctx, cancel := context.WithCancel(context.Background())
@@ -467,18 +469,23 @@ func TestStreamLimitCannotBeDodged(t *testing.T) {
 			if err != nil {
 				return
 			}
-			defer resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				// Hold the stream until the first event is in.
+				// Wait for the first event, and keep the stream open
+				// until every attempt is in: a stream closed early frees
+				// its slot for a later attempt.
 				_, _ = bufio.NewReader(resp.Body).ReadString('\n')
 			}
 			mu.Lock()
 			statuses[resp.StatusCode]++
+			bodies = append(bodies, resp.Body)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	defer func() {
+		for _, b := range bodies {
+			b.Close()
+		}
 		for _, c := range cancels {
 			c()
 		}
