@@ -246,32 +246,30 @@ func (m *metrics) observeTool(tool, outcome string, d time.Duration) {
 	m.toolDuration.WithLabelValues(tool).Observe(d.Seconds())
 }
 
-// registerLedgerGauge registers switchyard_ledger_pending, which reads
-// w when scraped: charges handed to the ledger writer and not yet
-// committed. Like the queue gauge it is made per config.
-func registerLedgerGauge(reg prometheus.Registerer, w *billing.LedgerWriter) error {
-	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: "switchyard", Name: "ledger_pending",
-		Help: "Charges handed to the ledger writer whose commit has not completed; their holds are still in place.",
-	}, func() float64 { return float64(w.Pending()) })
+// registerGauge registers switchyard_<name>, which calls read when
+// scraped. Unlike the counters a gauge is made per config: it holds no
+// count to keep across a reload, and each config reads its own state (the
+// queue it made, the ledger writer of its store). A gauge reg already
+// holds is kept, so provisioning twice on one registry does not fail.
+func registerGauge(reg prometheus.Registerer, name, help string, read func() float64) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "switchyard", Name: name, Help: help}, read)
 	var errs []error
 	reuse(reg, &g, &errs)
 	return errors.Join(errs...)
 }
 
-// registerQueueGauge registers switchyard_queue_waiting, which reads q
-// when scraped. Unlike the counters it is made per config: it holds no
-// count to keep across a reload, and each config reads its own queue. A
-// gauge reg already holds is kept, so provisioning twice on one
-// registry does not fail.
+// registerLedgerGauge registers switchyard_ledger_pending: charges handed
+// to the ledger writer and not yet committed.
+func registerLedgerGauge(reg prometheus.Registerer, w *billing.LedgerWriter) error {
+	return registerGauge(reg, "ledger_pending",
+		"Charges handed to the ledger writer whose commit has not completed; their holds are still in place.",
+		func() float64 { return float64(w.Pending()) })
+}
+
+// registerQueueGauge registers switchyard_queue_waiting.
 func registerQueueGauge(reg prometheus.Registerer, q *limits.Queue) error {
-	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: "switchyard", Name: "queue_waiting",
-		Help: "Requests waiting in this process for an admission queue slot.",
-	}, func() float64 { return float64(q.Waiting()) })
-	var errs []error
-	reuse(reg, &g, &errs)
-	return errors.Join(errs...)
+	return registerGauge(reg, "queue_waiting", "Requests waiting in this process for an admission queue slot.",
+		func() float64 { return float64(q.Waiting()) })
 }
 
 // statusWriter remembers the final status of a response and, when the
