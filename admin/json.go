@@ -41,6 +41,15 @@ func (q *request) decode(dst any) error {
 }
 
 // reply writes v as JSON with status.
+// answer fails with err, or replies v with status when err is nil.
+func (q *request) answer(status int, v any, err error) {
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.reply(status, v)
+}
+
 func (q *request) reply(status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -141,11 +141,7 @@ func (q *request) createAccount() {
 		return
 	}
 	out, err := q.accountOut(acct, balance)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	q.reply(http.StatusCreated, out)
+	q.answer(http.StatusCreated, out, err)
 }
 
 func (q *request) getAccount(a storage.Account) {
@@ -155,11 +151,7 @@ func (q *request) getAccount(a storage.Account) {
 		return
 	}
 	out, err := q.accountOut(a, bal)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	q.reply(http.StatusOK, out)
+	q.answer(http.StatusOK, out, err)
 }
 
 // keyJSON is a key as listed: never the key itself.
@@ -227,11 +219,7 @@ func (q *request) createKey(a storage.Account) {
 func (q *request) revokeKey(a storage.Account, id string) {
 	k, err := policy.RevokeKey(q.ctx, q.h.cfg.Store, a.ID, id)
 	q.audit("key.revoke", a.Name, clipNote(id), outcome(err), "")
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	q.reply(http.StatusOK, keyOut(k))
+	q.answer(http.StatusOK, keyOut(k), err)
 }
 
 // ledgerJSON is a ledger entry.
