@@ -234,22 +234,12 @@ var documentedCodes = map[string]bool{
 // documented code, and returns the code.
 func envelopeCode(t *testing.T, what string, status int, body string) string {
 	t.Helper()
-	var env struct {
-		Error *struct {
-			Message *string `json:"message"`
-			Type    *string `json:"type"`
-			Code    *string `json:"code"`
-		} `json:"error"`
+	_, _, code := errorBody(t, body)
+	if !documentedCodes[code] {
+		t.Fatalf("%s: %d with code %q, which docs/errors.md does not list for this fault: %s", what, status, code, body)
 	}
-	if err := json.Unmarshal([]byte(body), &env); err != nil || env.Error == nil ||
-		env.Error.Message == nil || env.Error.Type == nil || env.Error.Code == nil {
-		t.Fatalf("%s: %d %q is not the error envelope", what, status, body)
-	}
-	if !documentedCodes[*env.Error.Code] {
-		t.Fatalf("%s: %d with code %q, which docs/errors.md does not list for this fault: %s", what, status, *env.Error.Code, body)
-	}
-	t.Logf("%s: %d %s", what, status, *env.Error.Code)
-	return *env.Error.Code
+	t.Logf("%s: %d %s", what, status, code)
+	return code
 }
 
 // streamErrorFrame returns the error envelope of the data frame that ends
