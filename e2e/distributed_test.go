@@ -209,6 +209,14 @@ func streamText(g *gateway, key string) (string, error) {
 // backendConnections counts the gateway's connections to its database.
 func backendConnections(t *testing.T, dsn string) int {
 	t.Helper()
+	return pgCount(t, dsn, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+}
+
+// pgCount runs a count query on its own connection to the database dsn
+// names, so that it is not counted among the gateway's.
+func pgCount(t *testing.T, dsn, query string) int {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -216,9 +224,7 @@ func backendConnections(t *testing.T, dsn string) int {
 	}
 	defer conn.Close(ctx)
 	var n int
-	err = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
-	if err != nil {
+	if err := conn.QueryRow(ctx, query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -324,17 +324,7 @@ func blobFiles(t *testing.T, dataDir string) []string {
 // fileRows counts the rows of the files table, pending ones included.
 func fileRows(t *testing.T, dsn string) int {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM files`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return pgCount(t, dsn, `SELECT count(*) FROM files`)
 }
 
 // lookPath finds a tool the suite needs, or fails saying so.
