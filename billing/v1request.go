@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/internal/jsonscan"
 )
 
 // MaxModelChars bounds the model string of a metered request. Model names
@@ -170,33 +171,31 @@ func topLevel(body []byte) (fieldList, error) {
 	if !json.Valid(body) {
 		return topLevelChecked(body)
 	}
-	i := skipSpace(body, 0)
-	if body[i] != '{' {
-		return nil, invalidJSON("The request body must be a JSON object.")
-	}
 	fields := make(fieldList, 0, 8)
 	var seen map[string]struct{}
-	for i = skipSpace(body, i+1); body[i] != '}'; {
-		end := skipString(body, i)
-		name, err := memberName(body[i:end])
-		if err != nil {
-			return nil, err
+	var err error
+	object := jsonscan.Members(body, func(key, value []byte) bool {
+		var name string
+		if name, err = memberName(key); err != nil {
+			return false
 		}
 		if seen == nil {
 			seen = make(map[string]struct{}, 8)
 		}
 		fold := strings.ToLower(name)
 		if _, twice := seen[fold]; twice {
-			return nil, invalidJSON(fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(name, 40)))
+			err = invalidJSON(fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(name, 40)))
+			return false
 		}
 		seen[fold] = struct{}{}
-		i = skipSpace(body, skipSpace(body, end)+1) // past the colon
-		end = skipValue(body, i)
-		fields = append(fields, field{name, json.RawMessage(body[i:end])})
-		i = skipSpace(body, end)
-		if body[i] == ',' {
-			i = skipSpace(body, i+1)
-		}
+		fields = append(fields, field{name, json.RawMessage(value)})
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !object {
+		return nil, invalidJSON("The request body must be a JSON object.")
 	}
 	return fields, nil
 }
@@ -211,63 +210,6 @@ func memberName(raw []byte) (string, error) {
 		return "", invalidJSON("The request body is not valid JSON.")
 	}
 	return name, nil
-}
-
-// The scanners below step over valid JSON (json.Valid said so), so they
-// need not check it again.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index just past the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
 }
 
 // topLevelChecked is topLevel by encoding/json's decoder, token by token:

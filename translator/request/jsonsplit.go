@@ -1,8 +1,9 @@
 package request
 
 import (
-	"bytes"
 	"strings"
+
+	"github.com/switchyardhq/switchyard/internal/jsonscan"
 )
 
 // The request body is checked once with json.Valid; after that, objects
@@ -67,146 +68,26 @@ func splitObjectFolded(v []byte, refuseFolded bool) (out map[string]rawJSON, dup
 // splitMembers does the work of splitObject, asking keep of every key in
 // order; a false answer stops it with false.
 func splitMembers(v []byte, keep func(key string) bool) (map[string]rawJSON, bool) {
-	i := skipSpace(v, 0)
-	if i >= len(v) || v[i] != '{' {
+	out := make(map[string]rawJSON)
+	ok := jsonscan.Members(v, func(k, val []byte) bool {
+		key, ok := decodeString(rawJSON(k))
+		if !ok || !keep(key) {
+			return false
+		}
+		out[key] = rawJSON(val)
+		return true
+	})
+	if !ok {
 		return nil, false
 	}
-	out := make(map[string]rawJSON)
-	i = skipSpace(v, i+1)
-	if i < len(v) && v[i] == '}' {
-		return out, true
-	}
-	for i < len(v) {
-		end, ok := skipValue(v, i)
-		if !ok || v[i] != '"' {
-			return nil, false
-		}
-		key, ok := decodeString(rawJSON(v[i:end]))
-		if !ok || !keep(key) {
-			return nil, false
-		}
-		i = skipSpace(v, end)
-		if i >= len(v) || v[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(v, i+1)
-		end, ok = skipValue(v, i)
-		if !ok {
-			return nil, false
-		}
-		out[key] = rawJSON(v[i:end])
-		i = skipSpace(v, end)
-		if i >= len(v) {
-			return nil, false
-		}
-		switch v[i] {
-		case ',':
-			i = skipSpace(v, i+1)
-		case '}':
-			return out, true
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
+	return out, true
 }
 
 // splitArray returns the elements of a JSON array.
 func splitArray(v []byte) ([]rawJSON, bool) {
-	i := skipSpace(v, 0)
-	if i >= len(v) || v[i] != '[' {
+	out := []rawJSON{}
+	if !jsonscan.Elements(v, func(val []byte) bool { out = append(out, rawJSON(val)); return true }) {
 		return nil, false
 	}
-	out := []rawJSON{}
-	i = skipSpace(v, i+1)
-	if i < len(v) && v[i] == ']' {
-		return out, true
-	}
-	for i < len(v) {
-		end, ok := skipValue(v, i)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, rawJSON(v[i:end]))
-		i = skipSpace(v, end)
-		if i >= len(v) {
-			return nil, false
-		}
-		switch v[i] {
-		case ',':
-			i = skipSpace(v, i+1)
-		case ']':
-			return out, true
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// skipValue returns the end of the value that starts at v[i].
-func skipValue(v []byte, i int) (int, bool) {
-	if i >= len(v) {
-		return 0, false
-	}
-	switch v[i] {
-	case '"':
-		return skipString(v, i)
-	case '{', '[':
-		depth := 0
-		for i < len(v) {
-			switch v[i] {
-			case '"':
-				end, ok := skipString(v, i)
-				if !ok {
-					return 0, false
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return 0, false
-	default: // number, true, false, null
-		start := i
-		for i < len(v) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(v[i])) {
-			i++
-		}
-		return i, i > start
-	}
-}
-
-// skipString returns the end of the string whose quote is at v[i].
-func skipString(v []byte, i int) (int, bool) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(v[j:], '"')
-		if k < 0 {
-			return 0, false
-		}
-		j += k
-		// The quote is escaped when an odd number of backslashes precede it.
-		n := 0
-		for p := j - 1; p > i && v[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1, true
-		}
-		j++
-	}
-}
-
-func skipSpace(v []byte, i int) int {
-	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n') {
-		i++
-	}
-	return i
+	return out, true
 }
