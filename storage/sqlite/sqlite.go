@@ -100,6 +100,10 @@ func dsn(path string) string {
 	q.Set("_synchronous", "NORMAL") // durable in WAL mode except on power loss
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
+	// Statement journals, which a multi-row INSERT into a table with
+	// constraints needs, stay in memory instead of a temporary file
+	// written (and fsynced on close) by every such INSERT.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
 }
@@ -204,7 +208,9 @@ func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
 	return &txn{tx: tx, d: d, querier: querier{q: tx}, done: func() { <-d.writer }}, nil
 }
 
-func (d *driver) Dialect() sqlstore.Dialect { return sqlstore.Dialect{Name: "sqlite"} }
+func (d *driver) Dialect() sqlstore.Dialect {
+	return sqlstore.Dialect{Name: "sqlite", PositionalParams: true}
+}
 
 func (d *driver) IsUniqueViolation(err error) bool {
 	var e *sqlite.Error

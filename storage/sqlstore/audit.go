@@ -16,8 +16,7 @@ func (s *Store) AppendAudit(ctx context.Context, e storage.AuditEntry) (storage.
 		e.At = s.now()
 	}
 	e.At = fromMicros(micros(e.At))
-	// The time first, in fixed-width hex: ids sort as entries were made.
-	e.ID = fmt.Sprintf("aud_%016x", uint64(micros(e.At))) + newID("")[:12]
+	e.ID = newTimeID("aud_", micros(e.At))
 	_, err := s.db.Exec(ctx, `INSERT INTO audit_log (`+auditColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		e.ID, micros(e.At), e.Subject, e.Role, e.Action, e.Account, e.Target, e.RemoteIP, e.Outcome, e.Detail)

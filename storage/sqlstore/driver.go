@@ -35,6 +35,12 @@ type Dialect struct {
 	// bytewise, put where a migration writes /*bytewise*/. Empty where
 	// the default collation already does (SQLite's BINARY).
 	BytewiseCollation string
+	// PositionalParams makes the multi-row INSERTs of a settlement batch
+	// use ? rather than $1, $2, ...: SQLite binds a numbered parameter by
+	// looking its name up in a list it walks from the start, so binding
+	// the thousand parameters of a large INSERT took longer than running
+	// it.
+	PositionalParams bool
 	// NotifyRevoked, if not nil, tells other processes inside tx that the
 	// keys with these hashes became unusable, so that they hear of it if
 	// and only if tx commits.

@@ -92,7 +92,7 @@ func appendEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, n
 // appends several entries and moves the head once.
 func insertEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, now time.Time) (storage.LedgerEntry, ledgerHead, error) {
 	posted := storage.LedgerEntry{
-		ID:                newID("le_"),
+		ID:                newTimeID("le_", micros(now)),
 		AccountID:         e.AccountID,
 		AmountCents:       e.AmountCents,
 		BalanceAfterCents: head.balance + e.AmountCents,

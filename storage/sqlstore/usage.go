@@ -109,7 +109,7 @@ func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRec
 			}
 			var moved map[string]ledgerHead
 			if fast {
-				moved, err = appendBatch(ctx, tx, records, out, heads, now)
+				moved, err = s.appendBatch(ctx, tx, records, out, heads, now)
 			} else {
 				moved, err = settleEach(ctx, tx, records, out, heads, now)
 			}
@@ -199,7 +199,7 @@ func settleEach(ctx context.Context, tx Tx, records []storage.UsageRecord, out [
 // was settled before and none comes twice, and returns the heads of the
 // ledgers it appended to. If the assumption is wrong, a unique index
 // refuses the INSERT and the error is returned: the caller rolls back.
-func appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement,
+func (s *Store) appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement,
 	heads map[string]*ledgerHead, now time.Time) (map[string]ledgerHead, error) {
 	moved := make(map[string]ledgerHead)
 	entryArgs := make([]any, 0, len(records)*9)
@@ -217,7 +217,7 @@ func appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out 
 		head.balance -= u.CostCents
 		head.seq++
 		moved[u.AccountID] = *head
-		entryArgs = append(entryArgs, newID("le_"), u.AccountID, -u.CostCents, head.balance,
+		entryArgs = append(entryArgs, newTimeID("le_", at), u.AccountID, -u.CostCents, head.balance,
 			string(storage.EntryCharge), storage.ChargeReferencePrefix+u.RequestID, chargeNote(u), at, head.seq)
 		stored := u
 		stored.RecordedAt = fromMicros(at)
@@ -227,10 +227,11 @@ func appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out 
 			int64(stored.Rounds), int64(stored.ToolCalls), stored.Outcome, stored.CostCents,
 			micros(stored.Started), micros(stored.Finished), at, stored.Upstream)
 	}
-	if err := insertRows(ctx, tx, `INSERT INTO ledger_entries (`+entryColumns+`, seq) VALUES `, 9, entryArgs); err != nil {
+	positional := s.dialect.PositionalParams
+	if err := insertRows(ctx, tx, `INSERT INTO ledger_entries (`+entryColumns+`, seq) VALUES `, 9, positional, entryArgs); err != nil {
 		return nil, err
 	}
-	if err := insertRows(ctx, tx, `INSERT INTO usage_records (`+usageColumns+`) VALUES `, usageColumnCount, usageArgs); err != nil {
+	if err := insertRows(ctx, tx, `INSERT INTO usage_records (`+usageColumns+`) VALUES `, usageColumnCount, positional, usageArgs); err != nil {
 		return nil, err
 	}
 	return moved, nil
@@ -242,8 +243,9 @@ func appendBatch(ctx context.Context, tx Tx, records []storage.UsageRecord, out 
 var insertChunks = []int{64, 16, 4, 1}
 
 // insertRows runs prefix followed by rows of cols placeholders each, for
-// the rows of args, in INSERTs of insertChunks rows.
-func insertRows(ctx context.Context, tx Tx, prefix string, cols int, args []any) error {
+// the rows of args, in INSERTs of insertChunks rows. The placeholders
+// are ? if positional, else $1, $2, ...
+func insertRows(ctx context.Context, tx Tx, prefix string, cols int, positional bool, args []any) error {
 	for rows := len(args) / cols; rows > 0; {
 		n := insertChunks[len(insertChunks)-1]
 		for _, c := range insertChunks {
@@ -252,7 +254,7 @@ func insertRows(ctx context.Context, tx Tx, prefix string, cols int, args []any)
 				break
 			}
 		}
-		if _, err := tx.Exec(ctx, insertStatement(prefix, cols, n), args[:n*cols]...); err != nil {
+		if _, err := tx.Exec(ctx, insertStatement(prefix, cols, n, positional), args[:n*cols]...); err != nil {
 			return err
 		}
 		args, rows = args[n*cols:], rows-n
@@ -261,14 +263,15 @@ func insertRows(ctx context.Context, tx Tx, prefix string, cols int, args []any)
 }
 
 // insertStatements caches the text of multi-row INSERTs.
-var insertStatements sync.Map // [prefix, cols, rows] -> string
+var insertStatements sync.Map // [prefix, cols, rows, positional] -> string
 
-func insertStatement(prefix string, cols, rows int) string {
+func insertStatement(prefix string, cols, rows int, positional bool) string {
 	type key struct {
 		prefix     string
 		cols, rows int
+		positional bool
 	}
-	k := key{prefix, cols, rows}
+	k := key{prefix, cols, rows, positional}
 	if q, ok := insertStatements.Load(k); ok {
 		return q.(string)
 	}
@@ -283,7 +286,11 @@ func insertStatement(prefix string, cols, rows int) string {
 			if c > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "$%d", r*cols+c+1)
+			if positional {
+				b.WriteByte('?')
+			} else {
+				fmt.Fprintf(&b, "$%d", r*cols+c+1)
+			}
 		}
 		b.WriteByte(')')
 	}

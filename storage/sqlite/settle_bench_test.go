@@ -1,0 +1,71 @@
+package sqlite_test
+
+import (
+	"crypto/rand"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/sqlite"
+)
+
+// BenchmarkSettleUsageBatch is the ledger writer's transaction on the
+// embedded store: batches of usage records, each a charge and a usage
+// row, spread over a few accounts. ns/op is per record.
+func BenchmarkSettleUsageBatch(b *testing.B) {
+	for _, size := range []int{1, 8, 32, 128} {
+		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+			ctx := b.Context()
+			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "switchyard.db"), storage.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			var accounts []string
+			for i := range 4 {
+				a, err := s.EnsureAccount(ctx, fmt.Sprint("bench-", i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				accounts = append(accounts, a.ID)
+			}
+			batch := make([]storage.UsageRecord, size)
+			seq := 0
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				if seq%size == 0 {
+					b.StopTimer()
+					now := time.Now()
+					for i := range batch {
+						batch[i] = storage.UsageRecord{
+							AccountID: accounts[(seq+i)%len(accounts)], KeyID: "key_bench",
+							RequestID: rand.Text(), // random, as Caddy's request UUIDs are
+							Model:     "gpt-4o-mini", PromptTokens: 1200, CompletionTokens: 300,
+							Outcome: storage.OutcomeCompleted, CostCents: 1, Started: now, Finished: now,
+						}
+					}
+					b.StartTimer()
+					if _, err := s.SettleUsageBatch(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				seq++
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the CPU time this process has used, user and system: on
+// a shared machine a steadier measure than the wall clock.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
