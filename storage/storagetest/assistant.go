@@ -14,7 +14,7 @@ import (
 // RunAssistant runs the contract suite of the assistant's state against
 // the stores open opens.
 func RunAssistant(t *testing.T, open Opener) {
-	h := &assistantHarness{open: open}
+	h := &harness{open: open}
 	t.Run("Memory", h.testMemory)
 	t.Run("ObjectIDs", h.testObjectIDs)
 	t.Run("Usage", h.testUsage)
@@ -22,23 +22,7 @@ func RunAssistant(t *testing.T, open Opener) {
 	t.Run("UsageReports", h.testUsageReports)
 }
 
-type assistantHarness struct {
-	open Opener
-}
-
-// store opens a store on t's database and closes it when t ends.
-func (h *assistantHarness) store(t *testing.T, opts storage.Options) storage.Store {
-	t.Helper()
-	s := h.open(t, opts)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
-}
-
-func (h *assistantHarness) testMemory(t *testing.T) {
+func (h *harness) testMemory(t *testing.T) {
 	t.Run("OrderDedupeAndBound", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		a := mustAccount(t, s, "alice")
@@ -219,7 +203,7 @@ func (h *assistantHarness) testMemory(t *testing.T) {
 	})
 }
 
-func (h *assistantHarness) testObjectIDs(t *testing.T) {
+func (h *harness) testObjectIDs(t *testing.T) {
 	t.Run("Sequence", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
@@ -349,7 +333,7 @@ func settle(ctx context.Context, s storage.Usage, u storage.UsageRecord) (int64,
 	return stored.CostCents, err
 }
 
-func (h *assistantHarness) testUsage(t *testing.T) {
+func (h *harness) testUsage(t *testing.T) {
 
 	t.Run("RecordAndCharge", func(t *testing.T) {
 		c := newClock()
@@ -654,7 +638,7 @@ func reports(t *testing.T, s storage.Store) storage.UsageReports {
 	return r
 }
 
-func (h *assistantHarness) testUsageReports(t *testing.T) {
+func (h *harness) testUsageReports(t *testing.T) {
 	// A day in UTC, and the same instants seen from UTC+2 and UTC-5, so
 	// that grouping by local day would show.
 	midnight := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)

@@ -13,7 +13,7 @@ import (
 // SettleUsage would settle it alone, a bad record fails alone, and
 // concurrent batches in several processes neither deadlock nor charge a
 // request twice.
-func (h *assistantHarness) testUsageBatch(t *testing.T) {
+func (h *harness) testUsageBatch(t *testing.T) {
 	t.Run("Empty", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		if got, err := s.SettleUsageBatch(t.Context(), nil); err != nil || len(got) != 0 {
@@ -187,7 +187,7 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 // compareWithAlone settles the records that records makes, one by one
 // in one database and as one batch in another, and compares the answers,
 // ledgers and usage records of the two accounts records names.
-func (h *assistantHarness) compareWithAlone(t *testing.T,
+func (h *harness) compareWithAlone(t *testing.T,
 	records func(t *testing.T, s storage.Store, c clock) ([]storage.UsageRecord, []string)) {
 	t.Helper()
 	single := h.store(t, newClock().options())
