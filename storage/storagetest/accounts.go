@@ -48,15 +48,11 @@ func (h *harness) testAccounts(t *testing.T) {
 	})
 
 	t.Run("EnsureConcurrently", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		procs := h.processes(t, storage.Options{})
 		ids := make([]string, 16)
 		errs := make([]error, len(ids))
 		parallel(len(ids), func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			a, err := s.EnsureAccount(t.Context(), "carol")
+			a, err := procs.pick(i).EnsureAccount(t.Context(), "carol")
 			ids[i], errs[i] = a.ID, err
 		})
 		for i := range ids {
@@ -64,7 +60,7 @@ func (h *harness) testAccounts(t *testing.T) {
 				t.Errorf("call %d: id %q, error %v; want id %q", i, ids[i], errs[i], ids[0])
 			}
 		}
-		if n, err := s1.CountAccounts(t.Context()); err != nil || n != 1 {
+		if n, err := procs[0].CountAccounts(t.Context()); err != nil || n != 1 {
 			t.Errorf("CountAccounts = %d, %v; want 1", n, err)
 		}
 	})

@@ -136,23 +136,17 @@ func (h *harness) testMemory(t *testing.T) {
 	})
 
 	t.Run("Concurrent", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		procs := h.processes(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s1, "alice")
-		pick := func(i int) storage.Store {
-			if i%2 == 1 {
-				return s2
-			}
-			return s1
-		}
+		a := mustAccount(t, procs[0], "alice")
 
 		// Every fact twice, at once: each is kept exactly once.
 		errs := make([]error, 40)
 		parallel(40, func(i int) {
-			errs[i] = pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("f", i%20), 50)
+			errs[i] = procs.pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("f", i%20), 50)
 		})
 		checkErrs(t, "Remember", errs)
-		got, err := s1.Facts(ctx, a.ID, "u1")
+		got, err := procs[0].Facts(ctx, a.ID, "u1")
 		slices.Sort(got)
 		var want []string
 		for i := range 20 {
@@ -166,10 +160,10 @@ func (h *harness) testMemory(t *testing.T) {
 		// New facts beyond the bound, at once: the newest ten remain,
 		// all of them new.
 		parallel(40, func(i int) {
-			errs[i] = pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("g", i), 10)
+			errs[i] = procs.pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("g", i), 10)
 		})
 		checkErrs(t, "Remember", errs)
-		got, err = s2.Facts(ctx, a.ID, "u1")
+		got, err = procs[1].Facts(ctx, a.ID, "u1")
 		if err != nil || len(got) != 10 {
 			t.Fatalf("after concurrent Remembers with max 10, Facts = %q, %v; want 10", got, err)
 		}
@@ -187,7 +181,7 @@ func (h *harness) testMemory(t *testing.T) {
 		parallel(20, func(i int) {
 			user := fmt.Sprint("user-", i)
 			for _, f := range []string{"one", "two", user} {
-				if err := pick(i).Remember(ctx, a.ID, user, f, 2); err != nil {
+				if err := procs.pick(i).Remember(ctx, a.ID, user, f, 2); err != nil {
 					errs[i] = err
 					return
 				}
@@ -196,7 +190,7 @@ func (h *harness) testMemory(t *testing.T) {
 		checkErrs(t, "Remember", errs)
 		for i := range 20 {
 			user := fmt.Sprint("user-", i)
-			if got, err := s1.Facts(ctx, a.ID, user); err != nil || !slices.Equal(got, []string{"two", user}) {
+			if got, err := procs[0].Facts(ctx, a.ID, user); err != nil || !slices.Equal(got, []string{"two", user}) {
 				t.Errorf("Facts of %s = %q, %v; want [two %s]", user, got, err, user)
 			}
 		}
@@ -242,8 +236,8 @@ func (h *harness) testObjectIDs(t *testing.T) {
 	})
 
 	t.Run("Concurrent", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a, b := mustAccount(t, s1, "alice"), mustAccount(t, s1, "bob")
+		procs := h.processes(t, storage.Options{})
+		a, b := mustAccount(t, procs[0], "alice"), mustAccount(t, procs[0], "bob")
 		type want struct {
 			account string
 			class   storage.ObjectClass
@@ -255,10 +249,7 @@ func (h *harness) testObjectIDs(t *testing.T) {
 		got := make([][]string, callers)
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
+			s := procs.pick(i)
 			for _, w := range sequence {
 				id, err := s.NextObjectID(t.Context(), w.account, w.class)
 				if err != nil {
@@ -441,18 +432,15 @@ func (h *harness) testUsage(t *testing.T) {
 	})
 
 	t.Run("ConcurrentDuplicates", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		procs := h.processes(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s1, "alice")
-		mustPost(t, s1, a.ID, 10_000, "topup-1")
+		a := mustAccount(t, procs[0], "alice")
+		mustPost(t, procs[0], a.ID, 10_000, "topup-1")
 		const callers, requests = 30, 10
 		costs := make([]int64, callers)
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
+			s := procs.pick(i)
 			// The copies of one request disagree on the cost, so that
 			// a second charge or a mixed-up answer would show.
 			costs[i], errs[i] = settle(ctx, s, storage.UsageRecord{
@@ -461,7 +449,7 @@ func (h *harness) testUsage(t *testing.T) {
 		})
 		checkErrs(t, "SettleUsage", errs)
 
-		records, err := s1.UsageRecords(ctx, a.ID, 0)
+		records, err := procs[0].UsageRecords(ctx, a.ID, 0)
 		if err != nil || len(records) != requests {
 			t.Fatalf("UsageRecords = %d, %v; want %d", len(records), err, requests)
 		}
@@ -476,23 +464,17 @@ func (h *harness) testUsage(t *testing.T) {
 				t.Errorf("caller %d was told %d for %s, which was recorded at %d", i, cost, id, recorded[id])
 			}
 		}
-		entries, err := s2.Entries(ctx, a.ID, 0)
+		entries, err := procs[1].Entries(ctx, a.ID, 0)
 		if err != nil || len(entries) != requests+1 {
 			t.Fatalf("Entries = %d, %v; want the top-up and %d charges", len(entries), err, requests)
 		}
-		for i, e := range entries {
-			var before int64
-			if i+1 < len(entries) {
-				before = entries[i+1].BalanceAfterCents
-			}
-			if e.BalanceAfterCents != before+e.AmountCents {
-				t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
-			}
+		checkChain(t, entries)
+		for _, e := range entries {
 			if e.Kind == storage.EntryCharge && -e.AmountCents != recorded[e.Reference[len("req:"):]] {
 				t.Errorf("entry %s charged %d, the record says %d", e.Reference, -e.AmountCents, recorded[e.Reference[len("req:"):]])
 			}
 		}
-		if b, err := s2.Balance(ctx, a.ID); err != nil || b != 10_000-total {
+		if b, err := procs[1].Balance(ctx, a.ID); err != nil || b != 10_000-total {
 			t.Errorf("Balance = %d, %v; want %d", b, err, 10_000-total)
 		}
 	})

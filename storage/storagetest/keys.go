@@ -270,17 +270,12 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("ConcurrentCreateMaxActive", func(t *testing.T) {
-		// Two stores on one database stand for two processes.
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, storage.Options{})
+		a := mustAccount(t, procs[0], "alice")
 		const callers, limit = 27, 25
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			_, errs[i] = s.CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxActive: limit})
+			_, errs[i] = procs.pick(i).CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxActive: limit})
 		})
 		var created, refused int
 		for _, err := range errs {
@@ -296,23 +291,19 @@ func (h *harness) testKeys(t *testing.T) {
 		if created != limit || refused != callers-limit {
 			t.Errorf("%d created and %d refused with ErrMaxKeys, want %d and %d", created, refused, limit, callers-limit)
 		}
-		if n := activeKeys(t, s2, a.ID); n != limit {
+		if n := activeKeys(t, procs[1], a.ID); n != limit {
 			t.Errorf("%d active keys, want %d", n, limit)
 		}
 	})
 
 	t.Run("ConcurrentCreateWindow", func(t *testing.T) {
 		c := newClock()
-		s1, s2 := h.store(t, c.options()), h.store(t, c.options())
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, c.options())
+		a := mustAccount(t, procs[0], "alice")
 		const callers, limit = 10, 5
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			_, errs[i] = s.CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxPerWindow: limit, Window: time.Hour})
+			_, errs[i] = procs.pick(i).CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxPerWindow: limit, Window: time.Hour})
 		})
 		var created int
 		for _, err := range errs {

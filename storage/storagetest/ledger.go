@@ -134,17 +134,13 @@ func (h *harness) testLedger(t *testing.T) {
 	})
 
 	t.Run("ConcurrentDuplicates", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, storage.Options{})
+		a := mustAccount(t, procs[0], "alice")
 		const callers = 12
 		entries := make([]storage.LedgerEntry, callers)
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			entries[i], errs[i] = s.Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "once"})
+			entries[i], errs[i] = procs.pick(i).Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "once"})
 		})
 		var posted int
 		for i, err := range errs {
@@ -161,26 +157,22 @@ func (h *harness) testLedger(t *testing.T) {
 		if posted != 1 {
 			t.Errorf("%d posts succeeded, want 1", posted)
 		}
-		if es, err := s2.Entries(t.Context(), a.ID, 0); err != nil || len(es) != 1 {
+		if es, err := procs[1].Entries(t.Context(), a.ID, 0); err != nil || len(es) != 1 {
 			t.Errorf("Entries = %d, %v; want 1", len(es), err)
 		}
-		if b, err := s2.Balance(t.Context(), a.ID); err != nil || b != 250 {
+		if b, err := procs[1].Balance(t.Context(), a.ID); err != nil || b != 250 {
 			t.Errorf("Balance = %d, %v; want 250", b, err)
 		}
 	})
 
 	t.Run("ConcurrentPosts", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, storage.Options{})
+		a := mustAccount(t, procs[0], "alice")
 		const callers = 20
 		var want int64
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			_, errs[i] = s.Post(t.Context(), storage.Entry{
+			_, errs[i] = procs.pick(i).Post(t.Context(), storage.Entry{
 				AccountID: a.ID, AmountCents: int64(i + 1), Kind: storage.EntryTopUp, Reference: fmt.Sprint("r", i),
 			})
 		})
@@ -190,27 +182,34 @@ func (h *harness) testLedger(t *testing.T) {
 			}
 			want += int64(i + 1)
 		}
-		if b, err := s1.Balance(t.Context(), a.ID); err != nil || b != want {
+		if b, err := procs[0].Balance(t.Context(), a.ID); err != nil || b != want {
 			t.Errorf("Balance = %d, %v; want %d", b, err, want)
 		}
 		// Every entry's balance follows from the one before it.
-		es, err := s2.Entries(t.Context(), a.ID, 0)
+		es, err := procs[1].Entries(t.Context(), a.ID, 0)
 		if err != nil || len(es) != callers {
 			t.Fatalf("Entries = %d, %v; want %d", len(es), err, callers)
 		}
 		if es[0].BalanceAfterCents != want {
 			t.Errorf("newest entry's balance after = %d, want %d", es[0].BalanceAfterCents, want)
 		}
-		for i, e := range es {
-			var before int64
-			if i+1 < len(es) {
-				before = es[i+1].BalanceAfterCents
-			}
-			if e.BalanceAfterCents != before+e.AmountCents {
-				t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
-			}
-		}
+		checkChain(t, es)
 	})
+}
+
+// checkChain reports every entry, of a ledger listed newest first, whose
+// balance after does not follow from the entry before it.
+func checkChain(t *testing.T, entries []storage.LedgerEntry) {
+	t.Helper()
+	for i, e := range entries {
+		var before int64
+		if i+1 < len(entries) {
+			before = entries[i+1].BalanceAfterCents
+		}
+		if e.BalanceAfterCents != before+e.AmountCents {
+			t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
+		}
+	}
 }
 
 // entriesEqual compares entries with time.Time.Equal.

@@ -72,6 +72,19 @@ func (h *harness) store(t *testing.T, opts storage.Options) storage.Store {
 	return s
 }
 
+// processes is two stores on one database, standing for two processes.
+type processes [2]storage.Store
+
+// processes opens two stores on t's database with the same options.
+func (h *harness) processes(t *testing.T, opts storage.Options) processes {
+	t.Helper()
+	return processes{h.store(t, opts), h.store(t, opts)}
+}
+
+// pick spreads concurrent callers over both processes: even callers on
+// the first, odd ones on the second.
+func (p processes) pick(i int) storage.Store { return p[i%2] }
+
 // clock is a storage.Options.Now that moves only when told to. It starts
 // on a whole microsecond and the suite moves it by whole ones, because the
 // stores keep microseconds.
