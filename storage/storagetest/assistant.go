@@ -24,8 +24,7 @@ func RunAssistant(t *testing.T, open Opener) {
 
 func (h *harness) testMemory(t *testing.T) {
 	t.Run("OrderDedupeAndBound", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		tests := []struct {
 			name     string
 			max      int
@@ -109,9 +108,8 @@ func (h *harness) testMemory(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		if err := s.Remember(ctx, "acct_unknown", "u1", "x", 5); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("Remember for an unknown account: %v, want ErrNotFound", err)
 		}
@@ -222,8 +220,7 @@ func (h *harness) testObjectIDs(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		if id, err := s.NextObjectID(t.Context(), "acct_unknown", storage.ObjectFinal); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("NextObjectID for an unknown account = %q, %v; want ErrNotFound", id, err)
 		}
@@ -328,9 +325,8 @@ func (h *harness) testUsage(t *testing.T) {
 
 	t.Run("RecordAndCharge", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		k, _ := mustKey(t, s, a.ID)
 		mustPost(t, s, a.ID, 1000, "topup-1")
 		started := c.Advance(time.Second)
@@ -372,9 +368,8 @@ func (h *harness) testUsage(t *testing.T) {
 	})
 
 	t.Run("ChargesChain", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		var balance int64
 		for i, cost := range []int64{1, 2, 500, 0, 300_000} {
 			got, err := settle(ctx, s, storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: cost})
@@ -480,9 +475,8 @@ func (h *harness) testUsage(t *testing.T) {
 	})
 
 	t.Run("AlreadyCharged", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: -7, Kind: storage.EntryCharge, Reference: "req:r-1"}); err != nil {
 			t.Fatal(err)
 		}
@@ -516,9 +510,8 @@ func (h *harness) testUsage(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		tests := []struct {
 			name string
 			u    storage.UsageRecord
@@ -628,9 +621,8 @@ func (h *harness) testUsageReports(t *testing.T) {
 	west := time.FixedZone("UTC-5", -5*60*60)
 
 	t.Run("Empty", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		other := mustAccount(t, s, "bob")
 		if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
 			AccountID: other.ID, RequestID: "r-1", Finished: midnight, PromptTokens: 10, CostCents: 1,
@@ -726,9 +718,8 @@ func (h *harness) testUsageReports(t *testing.T) {
 	t.Run("BeforeTheEpoch", func(t *testing.T) {
 		// Integer division truncates towards zero in SQL; days before
 		// 1970 (the zero time.Time among them) must still round down.
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		epoch := time.Unix(0, 0).UTC()
 		for i, finished := range []time.Time{epoch.Add(-time.Microsecond), epoch.Add(-24*time.Hour - time.Microsecond), epoch, {}} {
 			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
@@ -750,9 +741,8 @@ func (h *harness) testUsageReports(t *testing.T) {
 	})
 
 	t.Run("ByKeyAndEndUser", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		k1, _ := mustKey(t, s, a.ID)
 		k2, _ := mustKey(t, s, a.ID)
 		records := []storage.UsageRecord{
@@ -832,9 +822,8 @@ func (h *harness) testUsageReports(t *testing.T) {
 	})
 
 	t.Run("Charges", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		mustPost(t, s, a.ID, 1000, "topup-1")
 		for i := range 4 {
 			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: int64(i + 1)}); err != nil {

@@ -80,9 +80,8 @@ func (h *harness) testUsageBatch(t *testing.T) {
 		// PostgreSQL refuses a NUL byte in text, SQLite stores it: either
 		// way the records around it settle, and a refused record leaves
 		// neither a record nor a charge.
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		got, err := s.SettleUsageBatch(ctx, []storage.UsageRecord{
 			{AccountID: a.ID, RequestID: "r-1", CostCents: 1},
 			{AccountID: a.ID, RequestID: "r-2", EndUser: "nul\x00byte", Model: "bad\xffutf8", CostCents: 10},

@@ -12,9 +12,8 @@ import (
 func (h *harness) testKeys(t *testing.T) {
 	t.Run("CreateAndLookup", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		hash := newHash()
 
 		k, err := s.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: hash, Hint: "sk-...a1B2", Label: "laptop"})
@@ -55,8 +54,7 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("CreateDuplicateHash", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		hash := newHash()
 		if _, err := s.CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: hash}); err != nil {
 			t.Fatal(err)
@@ -103,9 +101,8 @@ func (h *harness) testKeys(t *testing.T) {
 
 	t.Run("Revoke", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		k, hash := mustKey(t, s, a.ID)
 		_, keptHash := mustKey(t, s, a.ID)
 
@@ -137,9 +134,8 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("KeyGeneration", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		b := mustAccount(t, s, "bob")
 		k, hash := mustKey(t, s, a.ID)
 		mustKey(t, s, b.ID)
@@ -190,9 +186,8 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("MaxActive", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		create := func() (storage.APIKey, error) {
 			return s.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxActive: 3})
 		}
@@ -224,9 +219,8 @@ func (h *harness) testKeys(t *testing.T) {
 
 	t.Run("CreationWindow", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		start := c.Now()
 		create := func() (storage.APIKey, error) {
 			return s.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxPerWindow: 3, Window: time.Hour})

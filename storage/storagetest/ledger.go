@@ -13,9 +13,8 @@ import (
 func (h *harness) testLedger(t *testing.T) {
 	t.Run("PostAndBalance", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		if b, err := s.Balance(ctx, a.ID); err != nil || b != 0 {
 			t.Errorf("Balance of a new account = %d, %v; want 0", b, err)
 		}
@@ -87,8 +86,7 @@ func (h *harness) testLedger(t *testing.T) {
 	})
 
 	t.Run("InvalidEntries", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		tests := []struct {
 			name  string
 			entry storage.Entry
@@ -108,9 +106,8 @@ func (h *harness) testLedger(t *testing.T) {
 
 	t.Run("DuplicateReference", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		b := mustAccount(t, s, "bob")
 		first, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 100, Kind: storage.EntryTopUp, Reference: "r1"})
 		if err != nil {

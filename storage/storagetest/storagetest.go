@@ -72,6 +72,14 @@ func (h *harness) store(t *testing.T, opts storage.Options) storage.Store {
 	return s
 }
 
+// storeWithAlice opens a store as store does, with the account alice in
+// it: where most tests start.
+func (h *harness) storeWithAlice(t *testing.T, opts storage.Options) (storage.Store, storage.Account) {
+	t.Helper()
+	s := h.store(t, opts)
+	return s, mustAccount(t, s, "alice")
+}
+
 // processes is two stores on one database, standing for two processes.
 type processes [2]storage.Store
 
