@@ -84,9 +84,7 @@ func (h *harness) testAccounts(t *testing.T) {
 		_, hash1 := mustKey(t, s, a.ID)
 		_, hash2 := mustKey(t, s, a.ID)
 		_, otherHash := mustKey(t, s, other.ID)
-		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 700, Kind: storage.EntryTopUp, Reference: "t1"}); err != nil {
-			t.Fatal(err)
-		}
+		mustPost(t, s, a.ID, 700, "t1")
 
 		deletedAt := c.Advance(time.Minute)
 		if err := s.DeleteAccount(ctx, a.ID); err != nil {

@@ -539,11 +539,9 @@ func (h *harness) testUsage(t *testing.T) {
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		for i, account := range []string{a.ID, a.ID, b.ID, a.ID} {
 			finished := c.Advance(time.Second)
-			if _, err := s.SettleUsage(ctx, storage.UsageRecord{
+			mustSettle(t, s, storage.UsageRecord{
 				AccountID: account, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: 1,
-			}); err != nil {
-				t.Fatal(err)
-			}
+			})
 		}
 		tests := []struct {
 			name    string
@@ -567,24 +565,6 @@ func (h *harness) testUsage(t *testing.T) {
 			}
 		}
 	})
-}
-
-// mustPost credits the account.
-func mustPost(t *testing.T, s storage.Store, accountID string, cents int64, reference string) {
-	t.Helper()
-	if _, err := s.Post(t.Context(), storage.Entry{AccountID: accountID, AmountCents: cents, Kind: storage.EntryTopUp, Reference: reference}); err != nil {
-		t.Fatalf("Post: %v", err)
-	}
-}
-
-// checkErrs reports every non-nil error of concurrent calls.
-func checkErrs(t *testing.T, what string, errs []error) {
-	t.Helper()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("%s %d: %v", what, i, err)
-		}
-	}
 }
 
 // usageEqual compares records with time.Time.Equal.
@@ -624,11 +604,9 @@ func (h *harness) testUsageReports(t *testing.T) {
 		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
 		other := mustAccount(t, s, "bob")
-		if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
+		mustSettle(t, s, storage.UsageRecord{
 			AccountID: other.ID, RequestID: "r-1", Finished: midnight, PromptTokens: 10, CostCents: 1,
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 		for _, account := range []string{a.ID, "acct_unknown"} {
 			for _, by := range []storage.UsageGrouping{storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser} {
 				rows, err := r.UsageSummary(t.Context(), account, storage.UsageQuery{By: by})
@@ -661,9 +639,7 @@ func (h *harness) testUsageReports(t *testing.T) {
 			{AccountID: b.ID, RequestID: "r-5", Finished: midnight.Add(time.Hour), PromptTokens: 1000, CompletionTokens: 100, CostCents: 13},
 		}
 		for _, u := range records {
-			if _, err := s.SettleUsage(t.Context(), u); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, u)
 		}
 		tests := []struct {
 			name string
@@ -722,11 +698,9 @@ func (h *harness) testUsageReports(t *testing.T) {
 		r := reports(t, s)
 		epoch := time.Unix(0, 0).UTC()
 		for i, finished := range []time.Time{epoch.Add(-time.Microsecond), epoch.Add(-24*time.Hour - time.Microsecond), epoch, {}} {
-			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
+			mustSettle(t, s, storage.UsageRecord{
 				AccountID: a.ID, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: int64(i + 1),
-			}); err != nil {
-				t.Fatal(err)
-			}
+			})
 		}
 		rows, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: storage.UsageByDay})
 		want := []storage.UsageRow{
@@ -759,9 +733,7 @@ func (h *harness) testUsageReports(t *testing.T) {
 			if u.Finished.IsZero() {
 				u.Finished = midnight.Add(time.Duration(i) * time.Minute)
 			}
-			if _, err := s.SettleUsage(t.Context(), u); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, u)
 		}
 		tests := []struct {
 			name string
@@ -826,9 +798,7 @@ func (h *harness) testUsageReports(t *testing.T) {
 		r := reports(t, s)
 		mustPost(t, s, a.ID, 1000, "topup-1")
 		for i := range 4 {
-			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: int64(i + 1)}); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: int64(i + 1)})
 		}
 		if _, err := s.Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 2, Kind: storage.EntryRefund, Reference: "refund-1"}); err != nil {
 			t.Fatal(err)

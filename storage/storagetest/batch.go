@@ -30,9 +30,7 @@ func (h *harness) testUsageBatch(t *testing.T) {
 			a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 			mustPost(t, s, a.ID, 1000, "topup-1")
 			// Settled before the batch: its retry answers the first cost.
-			if _, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "earlier", CostCents: 11}); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, storage.UsageRecord{AccountID: a.ID, RequestID: "earlier", CostCents: 11})
 			// Charged without a record: the record takes the charge.
 			if _, err := s.Post(ctx, storage.Entry{AccountID: b.ID, AmountCents: -7, Kind: storage.EntryCharge, Reference: "req:posted"}); err != nil {
 				t.Fatal(err)

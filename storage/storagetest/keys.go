@@ -33,9 +33,7 @@ func (h *harness) testKeys(t *testing.T) {
 			t.Errorf("LookupKey(unknown) error = %v, want ErrNotFound", err)
 		}
 		// The lookup carries the balance as it is now, for the balance gate.
-		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 1234, Kind: storage.EntryTopUp, Reference: "r1"}); err != nil {
-			t.Fatal(err)
-		}
+		mustPost(t, s, a.ID, 1234, "r1")
 		if o, err := s.LookupKey(ctx, hash); err != nil || o.BalanceCents != 1234 {
 			t.Errorf("LookupKey after a credit = %+v, %v; want balance 1234", o, err)
 		}
@@ -139,9 +137,7 @@ func (h *harness) testKeys(t *testing.T) {
 		b := mustAccount(t, s, "bob")
 		k, hash := mustKey(t, s, a.ID)
 		mustKey(t, s, b.ID)
-		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "g1"}); err != nil {
-			t.Fatal(err)
-		}
+		mustPost(t, s, a.ID, 250, "g1")
 		state := func() (int64, int64) {
 			t.Helper()
 			bal, gen, err := s.KeyState(ctx, a.ID)

@@ -132,6 +132,32 @@ func mustKey(t *testing.T, s storage.Store, accountID string) (storage.APIKey, s
 	return k, hash
 }
 
+// mustPost credits the account.
+func mustPost(t *testing.T, s storage.Store, accountID string, cents int64, reference string) {
+	t.Helper()
+	if _, err := s.Post(t.Context(), storage.Entry{AccountID: accountID, AmountCents: cents, Kind: storage.EntryTopUp, Reference: reference}); err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+}
+
+// mustSettle settles u.
+func mustSettle(t *testing.T, s storage.Usage, u storage.UsageRecord) {
+	t.Helper()
+	if _, err := s.SettleUsage(t.Context(), u); err != nil {
+		t.Fatalf("SettleUsage: %v", err)
+	}
+}
+
+// checkErrs reports every non-nil error of concurrent calls.
+func checkErrs(t *testing.T, what string, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("%s %d: %v", what, i, err)
+		}
+	}
+}
+
 // parallel runs n calls of fn at once and waits for them.
 func parallel(n int, fn func(i int)) {
 	var wg sync.WaitGroup
