@@ -127,9 +127,7 @@ func (h *harness) testAccounts(t *testing.T) {
 		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: -50, Kind: storage.EntryCharge, Reference: "late"}); err != nil {
 			t.Errorf("Post to a deleted account: %v", err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 650 {
-			t.Errorf("Balance of the deleted account = %d, %v; want 650", b, err)
-		}
+		wantBalance(t, s, a.ID, 650)
 		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 2 {
 			t.Errorf("Entries of the deleted account = %d, %v; want 2", len(es), err)
 		}
@@ -139,8 +137,6 @@ func (h *harness) testAccounts(t *testing.T) {
 		if fresh.ID == a.ID {
 			t.Errorf("EnsureAccount after delete returned the deleted account %s", a.ID)
 		}
-		if b, err := s.Balance(ctx, fresh.ID); err != nil || b != 0 {
-			t.Errorf("Balance of the new account = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, fresh.ID, 0)
 	})
 }

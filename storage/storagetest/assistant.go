@@ -362,9 +362,7 @@ func (h *harness) testUsage(t *testing.T) {
 			charge.Reference != "req:r-1" || !charge.CreatedAt.Equal(finished) {
 			t.Errorf("charge = %+v; want kind charge, -%d, balance after %d, reference req:r-1", charge, want, 1000-want)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 1000-want {
-			t.Errorf("Balance = %d, %v; want %d", b, err, 1000-want)
-		}
+		wantBalance(t, s, a.ID, 1000-want)
 	})
 
 	t.Run("ChargesChain", func(t *testing.T) {
@@ -412,18 +410,14 @@ func (h *harness) testUsage(t *testing.T) {
 		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 2 {
 			t.Errorf("Entries = %d, %v; want 2", len(es), err)
 		}
-		if bal, err := s.Balance(ctx, a.ID); err != nil || bal != 1000-first {
-			t.Errorf("Balance = %d, %v; want %d", bal, err, 1000-first)
-		}
+		wantBalance(t, s, a.ID, 1000-first)
 
 		// Request ids are unique per account only.
 		rec.AccountID = b.ID
 		if cost, err := settle(ctx, s, rec); err != nil || cost != 280 {
 			t.Errorf("the same request id on another account: %d, %v; want 280", cost, err)
 		}
-		if bal, err := s.Balance(ctx, b.ID); err != nil || bal != -280 {
-			t.Errorf("other account's Balance = %d, %v; want -280", bal, err)
-		}
+		wantBalance(t, s, b.ID, -280)
 	})
 
 	t.Run("ConcurrentDuplicates", func(t *testing.T) {
@@ -469,9 +463,7 @@ func (h *harness) testUsage(t *testing.T) {
 				t.Errorf("entry %s charged %d, the record says %d", e.Reference, -e.AmountCents, recorded[e.Reference[len("req:"):]])
 			}
 		}
-		if b, err := procs[1].Balance(ctx, a.ID); err != nil || b != 10_000-total {
-			t.Errorf("Balance = %d, %v; want %d", b, err, 10_000-total)
-		}
+		wantBalance(t, procs[1], a.ID, 10_000-total)
 	})
 
 	t.Run("AlreadyCharged", func(t *testing.T) {
@@ -484,9 +476,7 @@ func (h *harness) testUsage(t *testing.T) {
 		if err != nil || u.CostCents != 7 {
 			t.Errorf("SettleUsage = %+v, %v; want the charge already posted, 7", u, err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != -7 {
-			t.Errorf("Balance = %d, %v; want -7", b, err)
-		}
+		wantBalance(t, s, a.ID, -7)
 	})
 
 	t.Run("Accounts", func(t *testing.T) {
@@ -504,9 +494,7 @@ func (h *harness) testUsage(t *testing.T) {
 		if u, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 3}); err != nil || u.CostCents != 3 {
 			t.Errorf("SettleUsage for a deleted account = %+v, %v", u, err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != -3 {
-			t.Errorf("Balance = %d, %v; want -3", b, err)
-		}
+		wantBalance(t, s, a.ID, -3)
 	})
 
 	t.Run("Refused", func(t *testing.T) {
@@ -527,9 +515,7 @@ func (h *harness) testUsage(t *testing.T) {
 		if rs, err := s.UsageRecords(ctx, a.ID, 0); err != nil || len(rs) != 0 {
 			t.Errorf("UsageRecords = %+v, %v; want none", rs, err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 0 {
-			t.Errorf("Balance = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, a.ID, 0)
 	})
 
 	t.Run("List", func(t *testing.T) {

@@ -165,9 +165,7 @@ func (h *harness) testUsageBatch(t *testing.T) {
 			if len(records) != len(entries)-1 {
 				t.Errorf("%d records for %d charges", len(records), len(entries)-1)
 			}
-			if b, err := procs[0].Balance(ctx, id); err != nil || b != sum {
-				t.Errorf("Balance = %d, %v; the ledger sums to %d", b, err, sum)
-			}
+			wantBalance(t, procs[0], id, sum)
 		}
 	})
 }

@@ -15,9 +15,7 @@ func (h *harness) testLedger(t *testing.T) {
 		c := newClock()
 		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 0 {
-			t.Errorf("Balance of a new account = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, a.ID, 0)
 		if es, err := s.Entries(ctx, a.ID, 10); err != nil || len(es) != 0 {
 			t.Errorf("Entries of a new account = %v, %v; want none", es, err)
 		}
@@ -99,9 +97,7 @@ func (h *harness) testLedger(t *testing.T) {
 				t.Errorf("%s: Post succeeded", tt.name)
 			}
 		}
-		if b, err := s.Balance(t.Context(), a.ID); err != nil || b != 0 {
-			t.Errorf("Balance = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, a.ID, 0)
 	})
 
 	t.Run("DuplicateReference", func(t *testing.T) {
@@ -118,9 +114,7 @@ func (h *harness) testLedger(t *testing.T) {
 		if !errors.Is(err, storage.ErrDuplicateReference) || !entriesEqual(again, first) {
 			t.Errorf("Post of a posted reference = %+v, %v; want %+v, ErrDuplicateReference", again, err, first)
 		}
-		if bal, err := s.Balance(ctx, a.ID); err != nil || bal != 100 {
-			t.Errorf("Balance = %d, %v; want 100", bal, err)
-		}
+		wantBalance(t, s, a.ID, 100)
 		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 1 {
 			t.Errorf("Entries = %d, %v; want 1", len(es), err)
 		}
@@ -157,9 +151,7 @@ func (h *harness) testLedger(t *testing.T) {
 		if es, err := procs[1].Entries(t.Context(), a.ID, 0); err != nil || len(es) != 1 {
 			t.Errorf("Entries = %d, %v; want 1", len(es), err)
 		}
-		if b, err := procs[1].Balance(t.Context(), a.ID); err != nil || b != 250 {
-			t.Errorf("Balance = %d, %v; want 250", b, err)
-		}
+		wantBalance(t, procs[1], a.ID, 250)
 	})
 
 	t.Run("ConcurrentPosts", func(t *testing.T) {
@@ -179,9 +171,7 @@ func (h *harness) testLedger(t *testing.T) {
 			}
 			want += int64(i + 1)
 		}
-		if b, err := procs[0].Balance(t.Context(), a.ID); err != nil || b != want {
-			t.Errorf("Balance = %d, %v; want %d", b, err, want)
-		}
+		wantBalance(t, procs[0], a.ID, want)
 		// Every entry's balance follows from the one before it.
 		es, err := procs[1].Entries(t.Context(), a.ID, 0)
 		if err != nil || len(es) != callers {

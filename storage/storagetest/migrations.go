@@ -33,9 +33,7 @@ func (h *harness) testMigrations(t *testing.T) {
 			if o, err := s.LookupKey(ctx, hash); err != nil || o.AccountID != a.ID {
 				t.Errorf("after reopening, LookupKey = %+v, %v", o, err)
 			}
-			if b, err := s.Balance(ctx, a.ID); err != nil || b != 42 {
-				t.Errorf("after reopening, Balance = %d, %v; want 42", b, err)
-			}
+			wantBalance(t, s, a.ID, 42)
 			if err := s.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}

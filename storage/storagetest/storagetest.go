@@ -148,6 +148,14 @@ func mustSettle(t *testing.T, s storage.Usage, u storage.UsageRecord) {
 	}
 }
 
+// wantBalance reports a balance of the account other than want.
+func wantBalance(t *testing.T, s storage.Store, accountID string, want int64) {
+	t.Helper()
+	if b, err := s.Balance(t.Context(), accountID); err != nil || b != want {
+		t.Errorf("Balance of %s = %d, %v; want %d", accountID, b, err, want)
+	}
+}
+
 // checkErrs reports every non-nil error of concurrent calls.
 func checkErrs(t *testing.T, what string, errs []error) {
 	t.Helper()
