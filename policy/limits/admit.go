@@ -1,6 +1,9 @@
 package limits
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // AdmitRequest asks for one request to be admitted under a key's rate and,
 // for a stream, one of its concurrency slots.
@@ -56,6 +59,16 @@ type Admitter interface {
 	// which checked no rate. A *UnavailableError means the limits
 	// could not be checked and the policy is to refuse.
 	Admit(ctx context.Context, req AdmitRequest) (Admission, error)
+}
+
+// acquireByAdmit implements Leaser.Acquire for an Admitter: a lease alone
+// is an admission with no rate to check.
+func acquireByAdmit(ctx context.Context, a Admitter, key string, limit int) (*Lease, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("limits: acquire %q with limit %d", key, limit)
+	}
+	adm, err := a.Admit(ctx, AdmitRequest{Key: key, StreamLimit: limit, WantLease: true})
+	return adm.Lease, err
 }
 
 // HoldReporter tells how much of an account's balance requests in flight

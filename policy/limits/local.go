@@ -3,7 +3,6 @@ package limits
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/maphash"
 	"strconv"
 	"sync"
@@ -142,11 +141,7 @@ func (l *Local) Allow(ctx context.Context, key string, r Rate) (RateResult, erro
 
 // Acquire implements Leaser.
 func (l *Local) Acquire(ctx context.Context, key string, limit int) (*Lease, error) {
-	if limit <= 0 {
-		return nil, fmt.Errorf("limits: acquire %q with limit %d", key, limit)
-	}
-	a, err := l.Admit(ctx, AdmitRequest{Key: key, StreamLimit: limit, WantLease: true})
-	return a.Lease, err
+	return acquireByAdmit(ctx, l, key, limit)
 }
 
 // Admit implements Admitter under the key's shard lock and, with a

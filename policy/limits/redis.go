@@ -310,11 +310,7 @@ func (r *Redis) Allow(ctx context.Context, key string, rate Rate) (RateResult, e
 
 // Acquire implements Leaser.
 func (r *Redis) Acquire(ctx context.Context, key string, limit int) (*Lease, error) {
-	if limit <= 0 {
-		return nil, fmt.Errorf("limits: acquire %q with limit %d", key, limit)
-	}
-	a, err := r.Admit(ctx, AdmitRequest{Key: key, StreamLimit: limit, WantLease: true})
-	return a.Lease, err
+	return acquireByAdmit(ctx, r, key, limit)
 }
 
 // Admit implements Admitter with one run of admitScript.

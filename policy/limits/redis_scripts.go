@@ -8,6 +8,25 @@ import "github.com/redis/go-redis/v9"
 // is empty in production, and the scripts read the server's clock (TIME):
 // one clock for every node, whatever their own clocks say.
 
+// nowLua opens the scripts whose ARGV[1] is "now": it sets the local now.
+const nowLua = `local now
+if ARGV[1] == "" then
+  local t = redis.call("TIME")
+  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
+else
+  now = tonumber(ARGV[1])
+end
+`
+
+// expireLua defines expire_after_longest, which makes a sorted set of
+// expiry scores (leases, holds) live as long as its longest member, and
+// a second more.
+const expireLua = `local function expire_after_longest(key, now)
+  local longest = redis.call("ZRANGE", key, -1, -1, "WITHSCORES")
+  redis.call("PEXPIRE", key, math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+end
+`
+
 // admitScript reserves money against an account's balance, checks a rate
 // and takes a lease in one round trip.
 //
@@ -31,14 +50,7 @@ import "github.com/redis/go-redis/v9"
 // less the holds). Nothing is consumed unless the request is admitted by
 // every check; keeping the mirror up to date and dropping expired holds
 // happen either way.
-var admitScript = redis.NewScript(`
-local now
-if ARGV[1] == "" then
-  local t = redis.call("TIME")
-  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
-else
-  now = tonumber(ARGV[1])
-end
+var admitScript = redis.NewScript(nowLua + expireLua + `
 local mode = ARGV[2]
 local limit = tonumber(ARGV[3])
 local period = tonumber(ARGV[4])
@@ -130,16 +142,13 @@ if lease_limit > 0 then
     return {0, 2, 0, "0", "0"}
   end
   redis.call("ZADD", KEYS[2], now + ttl, id)
-  -- The key lives as long as its longest lease.
-  local longest = redis.call("ZRANGE", KEYS[2], -1, -1, "WITHSCORES")
-  redis.call("PEXPIRE", KEYS[2], math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+  expire_after_longest(KEYS[2], now)
   lease = 1
 end
 
 if hold_member then
   redis.call("ZADD", KEYS[4], now + ttl, hold_member)
-  local longest = redis.call("ZRANGE", KEYS[4], -1, -1, "WITHSCORES")
-  redis.call("PEXPIRE", KEYS[4], math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+  expire_after_longest(KEYS[4], now)
 end
 
 if mode == "1" then
@@ -188,14 +197,7 @@ return 1
 // Returns 1 when renewed, 0 when the lease was gone: it expired because
 // renewals failed for a whole TTL, and its slot may belong to another
 // holder by now.
-var renewScript = redis.NewScript(`
-local now
-if ARGV[1] == "" then
-  local t = redis.call("TIME")
-  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
-else
-  now = tonumber(ARGV[1])
-end
+var renewScript = redis.NewScript(nowLua + expireLua + `
 local ttl = tonumber(ARGV[3])
 local score = redis.call("ZSCORE", KEYS[1], ARGV[2])
 if not score then
@@ -206,22 +208,14 @@ if tonumber(score) <= now then
   return 0
 end
 redis.call("ZADD", KEYS[1], "XX", now + ttl, ARGV[2])
-local longest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
-redis.call("PEXPIRE", KEYS[1], math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+expire_after_longest(KEYS[1], now)
 return 1
 `)
 
 // heldScript sums an account's unexpired holds, without changing them.
 //
 // KEYS[1]: the account's holds; ARGV: now
-var heldScript = redis.NewScript(`
-local now
-if ARGV[1] == "" then
-  local t = redis.call("TIME")
-  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
-else
-  now = tonumber(ARGV[1])
-end
+var heldScript = redis.NewScript(nowLua + `
 local held = 0
 for _, m in ipairs(redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. tostring(now + 0.000001), "+inf")) do
   held = held + tonumber(string.match(m, "|(%-?%d+)$"))

@@ -158,22 +158,9 @@ func TestRedisLeaseRenewal(t *testing.T) {
 // TestRedisHeartbeat: the heartbeat goroutine renews on its own, on the
 // server clock with a tiny TTL.
 func TestRedisHeartbeat(t *testing.T) {
-	c := testRedisClient(t)
-	prefix := testPrefix(t, c)
-	l := newTestRedis(t, RedisConfig{Client: c, Prefix: prefix, LeaseTTL: 300 * time.Millisecond})
-	renewed := make(chan bool, 100)
-	l.onRenew = func(kept bool) { renewed <- kept }
+	l, renewed := newHeartbeatRedis(t)
 	lease := acquire(t, l, "k", 1)
-	for i := range 5 { // five renewals every 100ms outlast the 300ms TTL
-		select {
-		case kept := <-renewed:
-			if !kept {
-				t.Fatalf("renewal %d lost the lease", i+1)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("renewal %d did not happen", i+1)
-		}
-	}
+	waitRenewals(t, renewed, "lease")
 	_, err := l.Acquire(context.Background(), "k", 1)
 	wantStreamRefusal(t, err, 1)
 	lease.Release()
@@ -191,6 +178,33 @@ func TestRedisHeartbeat(t *testing.T) {
 			t.Fatal("abandoned lease still held 5s after a 300ms TTL")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// newHeartbeatRedis returns a limiter with a 300ms lease TTL, whose
+// heartbeat tells every renewal on the channel: true when it kept what it
+// renewed.
+func newHeartbeatRedis(t *testing.T) (*Redis, <-chan bool) {
+	c := testRedisClient(t)
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), LeaseTTL: 300 * time.Millisecond})
+	renewed := make(chan bool, 100)
+	l.onRenew = func(kept bool) { renewed <- kept }
+	return l, renewed
+}
+
+// waitRenewals waits for five renewals, which every 100ms outlast the
+// 300ms TTL, and fails t when one lost the held lease or hold (what).
+func waitRenewals(t *testing.T, renewed <-chan bool, what string) {
+	t.Helper()
+	for i := range 5 {
+		select {
+		case kept := <-renewed:
+			if !kept {
+				t.Fatalf("renewal %d lost the %s", i+1, what)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("renewal %d did not happen", i+1)
+		}
 	}
 }
 

@@ -10,22 +10,9 @@ import (
 // TestRedisHoldHeartbeat: the heartbeat keeps a hold past its TTL on the
 // server clock, and settling it frees it and lowers the mirror.
 func TestRedisHoldHeartbeat(t *testing.T) {
-	c := testRedisClient(t)
-	prefix := testPrefix(t, c)
-	l := newTestRedis(t, RedisConfig{Client: c, Prefix: prefix, LeaseTTL: 300 * time.Millisecond})
-	renewed := make(chan bool, 100)
-	l.onRenew = func(kept bool) { renewed <- kept }
+	l, renewed := newHeartbeatRedis(t)
 	hold := mustHold(t, l, 10, 10, 10)
-	for i := range 5 { // five renewals every 100ms outlast the 300ms TTL
-		select {
-		case kept := <-renewed:
-			if !kept {
-				t.Fatalf("renewal %d lost the hold", i+1)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("renewal %d did not happen", i+1)
-		}
-	}
+	waitRenewals(t, renewed, "hold")
 	_, err := reserve(l, "k", 10, 1)
 	wantBalanceRefusal(t, err, 0)
 	hold.Settle(4)

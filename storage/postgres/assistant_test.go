@@ -17,11 +17,5 @@ var (
 )
 
 func TestAssistantContract(t *testing.T) {
-	storagetest.RunAssistant(t, func(t *testing.T, opts storage.Options) storage.Store {
-		s, err := postgres.Open(t.Context(), databaseDSN(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
+	storagetest.RunAssistant(t, open)
 }

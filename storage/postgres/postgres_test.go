@@ -9,7 +9,6 @@ import (
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/postgres"
-	"github.com/switchyardhq/switchyard/storage/sqlstore"
 	"github.com/switchyardhq/switchyard/storage/storagetest"
 )
 
@@ -148,21 +147,6 @@ func TestApplicationName(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestSchemaVersion(t *testing.T) {
-	dsn := testenv.Postgres(t)
-	for i := range 2 {
-		s, err := postgres.Open(t.Context(), dsn, storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := s.SchemaVersion(t.Context())
-		s.Close()
-		if err != nil || v != sqlstore.LatestVersion() || v == 0 {
-			t.Errorf("open %d: SchemaVersion = %d, %v; want %d", i+1, v, err, sqlstore.LatestVersion())
-		}
 	}
 }
 

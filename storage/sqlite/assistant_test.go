@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/storage/sqlite"
 	"github.com/switchyardhq/switchyard/storage/sqlstore"
 	"github.com/switchyardhq/switchyard/storage/storagetest"
 )
@@ -18,11 +17,5 @@ var (
 )
 
 func TestAssistantContract(t *testing.T) {
-	storagetest.RunAssistant(t, func(t *testing.T, opts storage.Options) storage.Store {
-		s, err := sqlite.Open(t.Context(), databasePath(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
+	storagetest.RunAssistant(t, open)
 }

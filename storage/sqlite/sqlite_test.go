@@ -7,7 +7,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/sqlite"
-	"github.com/switchyardhq/switchyard/storage/sqlstore"
 	"github.com/switchyardhq/switchyard/storage/storagetest"
 )
 
@@ -56,21 +55,6 @@ func TestOpenCreatesPrivateFiles(t *testing.T) {
 				t.Errorf("mode %v, want %v", fi.Mode(), tt.want)
 			}
 		})
-	}
-}
-
-func TestSchemaVersion(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "switchyard.db")
-	for i := range 2 {
-		s, err := sqlite.Open(t.Context(), path, storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := s.SchemaVersion(t.Context())
-		s.Close()
-		if err != nil || v != sqlstore.LatestVersion() || v == 0 {
-			t.Errorf("open %d: SchemaVersion = %d, %v; want %d", i+1, v, err, sqlstore.LatestVersion())
-		}
 	}
 }
 

@@ -91,20 +91,11 @@ func (s *Store) notifyRevoked(ctx context.Context, tx Tx, hashes []string) error
 
 // queryStrings returns the single string column of every row.
 func queryStrings(ctx context.Context, q Querier, sql string, args ...any) ([]string, error) {
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
+	return queryAll(ctx, q, func(r Row) (string, error) {
 		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+		err := r.Scan(&s)
+		return s, err
+	}, sql, args...)
 }
 
 // ListAccounts lists live accounts by name, bytewise, with the balance
@@ -116,20 +107,16 @@ func (s *Store) ListAccounts(ctx context.Context, after string, limit int) ([]st
 	if limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.db.Query(ctx, query, after)
-	if err != nil {
-		return nil, wrap(err, "listing accounts")
+	out, err := queryAll(ctx, s.db, scanAccountBalance, query, after)
+	return out, wrap(err, "listing accounts")
+}
+
+func scanAccountBalance(r Row) (storage.AccountBalance, error) {
+	var a storage.AccountBalance
+	var created int64
+	if err := r.Scan(&a.ID, &a.Name, &created, &a.BalanceCents); err != nil {
+		return storage.AccountBalance{}, err
 	}
-	defer rows.Close()
-	var out []storage.AccountBalance
-	for rows.Next() {
-		var a storage.AccountBalance
-		var created int64
-		if err := rows.Scan(&a.ID, &a.Name, &created, &a.BalanceCents); err != nil {
-			return nil, wrap(err, "listing accounts")
-		}
-		a.CreatedAt = fromMicros(created)
-		out = append(out, a)
-	}
-	return out, wrap(rows.Err(), "listing accounts")
+	a.CreatedAt = fromMicros(created)
+	return a, nil
 }

@@ -46,20 +46,17 @@ func (s *Store) AuditEntries(ctx context.Context, q storage.AuditQuery) ([]stora
 	if q.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}
-	rows, err := s.db.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrap(err, "listing audit entries")
+	out, err := queryAll(ctx, s.db, scanAudit, query, args...)
+	return out, wrap(err, "listing audit entries")
+}
+
+// scanAudit reads the auditColumns.
+func scanAudit(r Row) (storage.AuditEntry, error) {
+	var e storage.AuditEntry
+	var at int64
+	if err := r.Scan(&e.ID, &at, &e.Subject, &e.Role, &e.Action, &e.Account, &e.Target, &e.RemoteIP, &e.Outcome, &e.Detail); err != nil {
+		return storage.AuditEntry{}, err
 	}
-	defer rows.Close()
-	var out []storage.AuditEntry
-	for rows.Next() {
-		var e storage.AuditEntry
-		var at int64
-		if err := rows.Scan(&e.ID, &at, &e.Subject, &e.Role, &e.Action, &e.Account, &e.Target, &e.RemoteIP, &e.Outcome, &e.Detail); err != nil {
-			return nil, wrap(err, "listing audit entries")
-		}
-		e.At = fromMicros(at)
-		out = append(out, e)
-	}
-	return out, wrap(rows.Err(), "listing audit entries")
+	e.At = fromMicros(at)
+	return e, nil
 }

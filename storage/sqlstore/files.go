@@ -193,20 +193,8 @@ func (s *Store) Remove(ctx context.Context, id string, now time.Time) error {
 }
 
 func (s *Store) queryFiles(ctx context.Context, doing, query string, args ...any) ([]storage.File, error) {
-	rows, err := s.db.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrap(err, doing)
-	}
-	defer rows.Close()
-	var out []storage.File
-	for rows.Next() {
-		f, err := scanFile(rows)
-		if err != nil {
-			return nil, wrap(err, doing)
-		}
-		out = append(out, f)
-	}
-	return out, wrap(rows.Err(), doing)
+	out, err := queryAll(ctx, s.db, scanFile, query, args...)
+	return out, wrap(err, doing)
 }
 
 func scanFile(r Row) (storage.File, error) {

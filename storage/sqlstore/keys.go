@@ -73,20 +73,8 @@ func (s *Store) CreateKey(ctx context.Context, k storage.NewKey) (storage.APIKey
 
 // ListKeys lists the account's keys, newest first.
 func (s *Store) ListKeys(ctx context.Context, accountID string) ([]storage.APIKey, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY seq DESC`, accountID)
-	if err != nil {
-		return nil, wrap(err, "listing keys")
-	}
-	defer rows.Close()
-	var keys []storage.APIKey
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, wrap(err, "listing keys")
-		}
-		keys = append(keys, k)
-	}
-	return keys, wrap(rows.Err(), "listing keys")
+	keys, err := queryAll(ctx, s.db, scanKey, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY seq DESC`, accountID)
+	return keys, wrap(err, "listing keys")
 }
 
 // RevokeKey revokes the key and, when it was active, tells other

@@ -85,5 +85,24 @@ func wrap(err error, doing string) error {
 	return fmt.Errorf("storage: %s: %w", doing, err)
 }
 
+// queryAll runs sql and reads every row with scan. On an error reading
+// the rows it returns those read before it.
+func queryAll[T any](ctx context.Context, q Querier, scan func(Row) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // Interface guard.
 var _ storage.Store = (*Store)(nil)

@@ -48,15 +48,11 @@ func (h *harness) testAccounts(t *testing.T) {
 	})
 
 	t.Run("EnsureConcurrently", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		procs := h.processes(t, storage.Options{})
 		ids := make([]string, 16)
 		errs := make([]error, len(ids))
 		parallel(len(ids), func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			a, err := s.EnsureAccount(t.Context(), "carol")
+			a, err := procs.pick(i).EnsureAccount(t.Context(), "carol")
 			ids[i], errs[i] = a.ID, err
 		})
 		for i := range ids {
@@ -64,7 +60,7 @@ func (h *harness) testAccounts(t *testing.T) {
 				t.Errorf("call %d: id %q, error %v; want id %q", i, ids[i], errs[i], ids[0])
 			}
 		}
-		if n, err := s1.CountAccounts(t.Context()); err != nil || n != 1 {
+		if n, err := procs[0].CountAccounts(t.Context()); err != nil || n != 1 {
 			t.Errorf("CountAccounts = %d, %v; want 1", n, err)
 		}
 	})
@@ -88,9 +84,7 @@ func (h *harness) testAccounts(t *testing.T) {
 		_, hash1 := mustKey(t, s, a.ID)
 		_, hash2 := mustKey(t, s, a.ID)
 		_, otherHash := mustKey(t, s, other.ID)
-		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 700, Kind: storage.EntryTopUp, Reference: "t1"}); err != nil {
-			t.Fatal(err)
-		}
+		mustPost(t, s, a.ID, 700, "t1")
 
 		deletedAt := c.Advance(time.Minute)
 		if err := s.DeleteAccount(ctx, a.ID); err != nil {
@@ -133,9 +127,7 @@ func (h *harness) testAccounts(t *testing.T) {
 		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: -50, Kind: storage.EntryCharge, Reference: "late"}); err != nil {
 			t.Errorf("Post to a deleted account: %v", err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 650 {
-			t.Errorf("Balance of the deleted account = %d, %v; want 650", b, err)
-		}
+		wantBalance(t, s, a.ID, 650)
 		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 2 {
 			t.Errorf("Entries of the deleted account = %d, %v; want 2", len(es), err)
 		}
@@ -145,8 +137,6 @@ func (h *harness) testAccounts(t *testing.T) {
 		if fresh.ID == a.ID {
 			t.Errorf("EnsureAccount after delete returned the deleted account %s", a.ID)
 		}
-		if b, err := s.Balance(ctx, fresh.ID); err != nil || b != 0 {
-			t.Errorf("Balance of the new account = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, fresh.ID, 0)
 	})
 }

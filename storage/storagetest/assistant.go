@@ -14,7 +14,7 @@ import (
 // RunAssistant runs the contract suite of the assistant's state against
 // the stores open opens.
 func RunAssistant(t *testing.T, open Opener) {
-	h := &assistantHarness{open: open}
+	h := &harness{open: open}
 	t.Run("Memory", h.testMemory)
 	t.Run("ObjectIDs", h.testObjectIDs)
 	t.Run("Usage", h.testUsage)
@@ -22,26 +22,9 @@ func RunAssistant(t *testing.T, open Opener) {
 	t.Run("UsageReports", h.testUsageReports)
 }
 
-type assistantHarness struct {
-	open Opener
-}
-
-// store opens a store on t's database and closes it when t ends.
-func (h *assistantHarness) store(t *testing.T, opts storage.Options) storage.Store {
-	t.Helper()
-	s := h.open(t, opts)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
-}
-
-func (h *assistantHarness) testMemory(t *testing.T) {
+func (h *harness) testMemory(t *testing.T) {
 	t.Run("OrderDedupeAndBound", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		tests := []struct {
 			name     string
 			max      int
@@ -125,9 +108,8 @@ func (h *assistantHarness) testMemory(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		if err := s.Remember(ctx, "acct_unknown", "u1", "x", 5); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("Remember for an unknown account: %v, want ErrNotFound", err)
 		}
@@ -152,23 +134,17 @@ func (h *assistantHarness) testMemory(t *testing.T) {
 	})
 
 	t.Run("Concurrent", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		procs := h.processes(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s1, "alice")
-		pick := func(i int) storage.Store {
-			if i%2 == 1 {
-				return s2
-			}
-			return s1
-		}
+		a := mustAccount(t, procs[0], "alice")
 
 		// Every fact twice, at once: each is kept exactly once.
 		errs := make([]error, 40)
 		parallel(40, func(i int) {
-			errs[i] = pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("f", i%20), 50)
+			errs[i] = procs.pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("f", i%20), 50)
 		})
 		checkErrs(t, "Remember", errs)
-		got, err := s1.Facts(ctx, a.ID, "u1")
+		got, err := procs[0].Facts(ctx, a.ID, "u1")
 		slices.Sort(got)
 		var want []string
 		for i := range 20 {
@@ -182,10 +158,10 @@ func (h *assistantHarness) testMemory(t *testing.T) {
 		// New facts beyond the bound, at once: the newest ten remain,
 		// all of them new.
 		parallel(40, func(i int) {
-			errs[i] = pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("g", i), 10)
+			errs[i] = procs.pick(i).Remember(ctx, a.ID, "u1", fmt.Sprint("g", i), 10)
 		})
 		checkErrs(t, "Remember", errs)
-		got, err = s2.Facts(ctx, a.ID, "u1")
+		got, err = procs[1].Facts(ctx, a.ID, "u1")
 		if err != nil || len(got) != 10 {
 			t.Fatalf("after concurrent Remembers with max 10, Facts = %q, %v; want 10", got, err)
 		}
@@ -203,7 +179,7 @@ func (h *assistantHarness) testMemory(t *testing.T) {
 		parallel(20, func(i int) {
 			user := fmt.Sprint("user-", i)
 			for _, f := range []string{"one", "two", user} {
-				if err := pick(i).Remember(ctx, a.ID, user, f, 2); err != nil {
+				if err := procs.pick(i).Remember(ctx, a.ID, user, f, 2); err != nil {
 					errs[i] = err
 					return
 				}
@@ -212,14 +188,14 @@ func (h *assistantHarness) testMemory(t *testing.T) {
 		checkErrs(t, "Remember", errs)
 		for i := range 20 {
 			user := fmt.Sprint("user-", i)
-			if got, err := s1.Facts(ctx, a.ID, user); err != nil || !slices.Equal(got, []string{"two", user}) {
+			if got, err := procs[0].Facts(ctx, a.ID, user); err != nil || !slices.Equal(got, []string{"two", user}) {
 				t.Errorf("Facts of %s = %q, %v; want [two %s]", user, got, err, user)
 			}
 		}
 	})
 }
 
-func (h *assistantHarness) testObjectIDs(t *testing.T) {
+func (h *harness) testObjectIDs(t *testing.T) {
 	t.Run("Sequence", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
@@ -244,8 +220,7 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		if id, err := s.NextObjectID(t.Context(), "acct_unknown", storage.ObjectFinal); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("NextObjectID for an unknown account = %q, %v; want ErrNotFound", id, err)
 		}
@@ -258,8 +233,8 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 	})
 
 	t.Run("Concurrent", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a, b := mustAccount(t, s1, "alice"), mustAccount(t, s1, "bob")
+		procs := h.processes(t, storage.Options{})
+		a, b := mustAccount(t, procs[0], "alice"), mustAccount(t, procs[0], "bob")
 		type want struct {
 			account string
 			class   storage.ObjectClass
@@ -271,10 +246,7 @@ func (h *assistantHarness) testObjectIDs(t *testing.T) {
 		got := make([][]string, callers)
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
+			s := procs.pick(i)
 			for _, w := range sequence {
 				id, err := s.NextObjectID(t.Context(), w.account, w.class)
 				if err != nil {
@@ -349,13 +321,12 @@ func settle(ctx context.Context, s storage.Usage, u storage.UsageRecord) (int64,
 	return stored.CostCents, err
 }
 
-func (h *assistantHarness) testUsage(t *testing.T) {
+func (h *harness) testUsage(t *testing.T) {
 
 	t.Run("RecordAndCharge", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		k, _ := mustKey(t, s, a.ID)
 		mustPost(t, s, a.ID, 1000, "topup-1")
 		started := c.Advance(time.Second)
@@ -391,15 +362,12 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 			charge.Reference != "req:r-1" || !charge.CreatedAt.Equal(finished) {
 			t.Errorf("charge = %+v; want kind charge, -%d, balance after %d, reference req:r-1", charge, want, 1000-want)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 1000-want {
-			t.Errorf("Balance = %d, %v; want %d", b, err, 1000-want)
-		}
+		wantBalance(t, s, a.ID, 1000-want)
 	})
 
 	t.Run("ChargesChain", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		var balance int64
 		for i, cost := range []int64{1, 2, 500, 0, 300_000} {
 			got, err := settle(ctx, s, storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: cost})
@@ -442,33 +410,26 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 2 {
 			t.Errorf("Entries = %d, %v; want 2", len(es), err)
 		}
-		if bal, err := s.Balance(ctx, a.ID); err != nil || bal != 1000-first {
-			t.Errorf("Balance = %d, %v; want %d", bal, err, 1000-first)
-		}
+		wantBalance(t, s, a.ID, 1000-first)
 
 		// Request ids are unique per account only.
 		rec.AccountID = b.ID
 		if cost, err := settle(ctx, s, rec); err != nil || cost != 280 {
 			t.Errorf("the same request id on another account: %d, %v; want 280", cost, err)
 		}
-		if bal, err := s.Balance(ctx, b.ID); err != nil || bal != -280 {
-			t.Errorf("other account's Balance = %d, %v; want -280", bal, err)
-		}
+		wantBalance(t, s, b.ID, -280)
 	})
 
 	t.Run("ConcurrentDuplicates", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		procs := h.processes(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s1, "alice")
-		mustPost(t, s1, a.ID, 10_000, "topup-1")
+		a := mustAccount(t, procs[0], "alice")
+		mustPost(t, procs[0], a.ID, 10_000, "topup-1")
 		const callers, requests = 30, 10
 		costs := make([]int64, callers)
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
+			s := procs.pick(i)
 			// The copies of one request disagree on the cost, so that
 			// a second charge or a mixed-up answer would show.
 			costs[i], errs[i] = settle(ctx, s, storage.UsageRecord{
@@ -477,7 +438,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		})
 		checkErrs(t, "SettleUsage", errs)
 
-		records, err := s1.UsageRecords(ctx, a.ID, 0)
+		records, err := procs[0].UsageRecords(ctx, a.ID, 0)
 		if err != nil || len(records) != requests {
 			t.Fatalf("UsageRecords = %d, %v; want %d", len(records), err, requests)
 		}
@@ -492,31 +453,22 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 				t.Errorf("caller %d was told %d for %s, which was recorded at %d", i, cost, id, recorded[id])
 			}
 		}
-		entries, err := s2.Entries(ctx, a.ID, 0)
+		entries, err := procs[1].Entries(ctx, a.ID, 0)
 		if err != nil || len(entries) != requests+1 {
 			t.Fatalf("Entries = %d, %v; want the top-up and %d charges", len(entries), err, requests)
 		}
-		for i, e := range entries {
-			var before int64
-			if i+1 < len(entries) {
-				before = entries[i+1].BalanceAfterCents
-			}
-			if e.BalanceAfterCents != before+e.AmountCents {
-				t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
-			}
+		checkChain(t, entries)
+		for _, e := range entries {
 			if e.Kind == storage.EntryCharge && -e.AmountCents != recorded[e.Reference[len("req:"):]] {
 				t.Errorf("entry %s charged %d, the record says %d", e.Reference, -e.AmountCents, recorded[e.Reference[len("req:"):]])
 			}
 		}
-		if b, err := s2.Balance(ctx, a.ID); err != nil || b != 10_000-total {
-			t.Errorf("Balance = %d, %v; want %d", b, err, 10_000-total)
-		}
+		wantBalance(t, procs[1], a.ID, 10_000-total)
 	})
 
 	t.Run("AlreadyCharged", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: -7, Kind: storage.EntryCharge, Reference: "req:r-1"}); err != nil {
 			t.Fatal(err)
 		}
@@ -524,9 +476,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		if err != nil || u.CostCents != 7 {
 			t.Errorf("SettleUsage = %+v, %v; want the charge already posted, 7", u, err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != -7 {
-			t.Errorf("Balance = %d, %v; want -7", b, err)
-		}
+		wantBalance(t, s, a.ID, -7)
 	})
 
 	t.Run("Accounts", func(t *testing.T) {
@@ -544,15 +494,12 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		if u, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 3}); err != nil || u.CostCents != 3 {
 			t.Errorf("SettleUsage for a deleted account = %+v, %v", u, err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != -3 {
-			t.Errorf("Balance = %d, %v; want -3", b, err)
-		}
+		wantBalance(t, s, a.ID, -3)
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		tests := []struct {
 			name string
 			u    storage.UsageRecord
@@ -568,9 +515,7 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		if rs, err := s.UsageRecords(ctx, a.ID, 0); err != nil || len(rs) != 0 {
 			t.Errorf("UsageRecords = %+v, %v; want none", rs, err)
 		}
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 0 {
-			t.Errorf("Balance = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, a.ID, 0)
 	})
 
 	t.Run("List", func(t *testing.T) {
@@ -580,11 +525,9 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		for i, account := range []string{a.ID, a.ID, b.ID, a.ID} {
 			finished := c.Advance(time.Second)
-			if _, err := s.SettleUsage(ctx, storage.UsageRecord{
+			mustSettle(t, s, storage.UsageRecord{
 				AccountID: account, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: 1,
-			}); err != nil {
-				t.Fatal(err)
-			}
+			})
 		}
 		tests := []struct {
 			name    string
@@ -608,24 +551,6 @@ func (h *assistantHarness) testUsage(t *testing.T) {
 			}
 		}
 	})
-}
-
-// mustPost credits the account.
-func mustPost(t *testing.T, s storage.Store, accountID string, cents int64, reference string) {
-	t.Helper()
-	if _, err := s.Post(t.Context(), storage.Entry{AccountID: accountID, AmountCents: cents, Kind: storage.EntryTopUp, Reference: reference}); err != nil {
-		t.Fatalf("Post: %v", err)
-	}
-}
-
-// checkErrs reports every non-nil error of concurrent calls.
-func checkErrs(t *testing.T, what string, errs []error) {
-	t.Helper()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("%s %d: %v", what, i, err)
-		}
-	}
 }
 
 // usageEqual compares records with time.Time.Equal.
@@ -654,7 +579,7 @@ func reports(t *testing.T, s storage.Store) storage.UsageReports {
 	return r
 }
 
-func (h *assistantHarness) testUsageReports(t *testing.T) {
+func (h *harness) testUsageReports(t *testing.T) {
 	// A day in UTC, and the same instants seen from UTC+2 and UTC-5, so
 	// that grouping by local day would show.
 	midnight := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
@@ -662,15 +587,12 @@ func (h *assistantHarness) testUsageReports(t *testing.T) {
 	west := time.FixedZone("UTC-5", -5*60*60)
 
 	t.Run("Empty", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		other := mustAccount(t, s, "bob")
-		if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
+		mustSettle(t, s, storage.UsageRecord{
 			AccountID: other.ID, RequestID: "r-1", Finished: midnight, PromptTokens: 10, CostCents: 1,
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 		for _, account := range []string{a.ID, "acct_unknown"} {
 			for _, by := range []storage.UsageGrouping{storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser} {
 				rows, err := r.UsageSummary(t.Context(), account, storage.UsageQuery{By: by})
@@ -703,9 +625,7 @@ func (h *assistantHarness) testUsageReports(t *testing.T) {
 			{AccountID: b.ID, RequestID: "r-5", Finished: midnight.Add(time.Hour), PromptTokens: 1000, CompletionTokens: 100, CostCents: 13},
 		}
 		for _, u := range records {
-			if _, err := s.SettleUsage(t.Context(), u); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, u)
 		}
 		tests := []struct {
 			name string
@@ -760,16 +680,13 @@ func (h *assistantHarness) testUsageReports(t *testing.T) {
 	t.Run("BeforeTheEpoch", func(t *testing.T) {
 		// Integer division truncates towards zero in SQL; days before
 		// 1970 (the zero time.Time among them) must still round down.
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		epoch := time.Unix(0, 0).UTC()
 		for i, finished := range []time.Time{epoch.Add(-time.Microsecond), epoch.Add(-24*time.Hour - time.Microsecond), epoch, {}} {
-			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{
+			mustSettle(t, s, storage.UsageRecord{
 				AccountID: a.ID, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: int64(i + 1),
-			}); err != nil {
-				t.Fatal(err)
-			}
+			})
 		}
 		rows, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: storage.UsageByDay})
 		want := []storage.UsageRow{
@@ -784,9 +701,8 @@ func (h *assistantHarness) testUsageReports(t *testing.T) {
 	})
 
 	t.Run("ByKeyAndEndUser", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		k1, _ := mustKey(t, s, a.ID)
 		k2, _ := mustKey(t, s, a.ID)
 		records := []storage.UsageRecord{
@@ -803,9 +719,7 @@ func (h *assistantHarness) testUsageReports(t *testing.T) {
 			if u.Finished.IsZero() {
 				u.Finished = midnight.Add(time.Duration(i) * time.Minute)
 			}
-			if _, err := s.SettleUsage(t.Context(), u); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, u)
 		}
 		tests := []struct {
 			name string
@@ -866,14 +780,11 @@ func (h *assistantHarness) testUsageReports(t *testing.T) {
 	})
 
 	t.Run("Charges", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		r := reports(t, s)
-		a := mustAccount(t, s, "alice")
 		mustPost(t, s, a.ID, 1000, "topup-1")
 		for i := range 4 {
-			if _, err := s.SettleUsage(t.Context(), storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: int64(i + 1)}); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, storage.UsageRecord{AccountID: a.ID, RequestID: fmt.Sprint("r-", i), CostCents: int64(i + 1)})
 		}
 		if _, err := s.Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 2, Kind: storage.EntryRefund, Reference: "refund-1"}); err != nil {
 			t.Fatal(err)

@@ -86,9 +86,7 @@ func (h *harness) testListAccounts(t *testing.T) {
 		mustAccount(t, s, name)
 	}
 	alice := mustAccount(t, s, "alice")
-	if _, err := s.Post(ctx, storage.Entry{AccountID: alice.ID, AmountCents: 1234, Kind: storage.EntryTopUp, Reference: "r"}); err != nil {
-		t.Fatal(err)
-	}
+	mustPost(t, s, alice.ID, 1234, "r")
 	dave := mustAccount(t, s, "dave")
 	if err := s.DeleteAccount(ctx, dave.ID); err != nil {
 		t.Fatal(err)

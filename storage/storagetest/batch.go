@@ -13,7 +13,7 @@ import (
 // SettleUsage would settle it alone, a bad record fails alone, and
 // concurrent batches in several processes neither deadlock nor charge a
 // request twice.
-func (h *assistantHarness) testUsageBatch(t *testing.T) {
+func (h *harness) testUsageBatch(t *testing.T) {
 	t.Run("Empty", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		if got, err := s.SettleUsageBatch(t.Context(), nil); err != nil || len(got) != 0 {
@@ -30,9 +30,7 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 			a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 			mustPost(t, s, a.ID, 1000, "topup-1")
 			// Settled before the batch: its retry answers the first cost.
-			if _, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "earlier", CostCents: 11}); err != nil {
-				t.Fatal(err)
-			}
+			mustSettle(t, s, storage.UsageRecord{AccountID: a.ID, RequestID: "earlier", CostCents: 11})
 			// Charged without a record: the record takes the charge.
 			if _, err := s.Post(ctx, storage.Entry{AccountID: b.ID, AmountCents: -7, Kind: storage.EntryCharge, Reference: "req:posted"}); err != nil {
 				t.Fatal(err)
@@ -80,9 +78,8 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 		// PostgreSQL refuses a NUL byte in text, SQLite stores it: either
 		// way the records around it settle, and a refused record leaves
 		// neither a record nor a charge.
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		got, err := s.SettleUsageBatch(ctx, []storage.UsageRecord{
 			{AccountID: a.ID, RequestID: "r-1", CostCents: 1},
 			{AccountID: a.ID, RequestID: "r-2", EndUser: "nul\x00byte", Model: "bad\xffutf8", CostCents: 10},
@@ -119,21 +116,18 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 		// opposite orders and share request ids: no deadlock, each
 		// request charged once, each ledger a chain that ends at its
 		// balance.
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
+		procs := h.processes(t, storage.Options{})
 		ctx := t.Context()
 		var ids []string
 		for i := range 4 {
-			a := mustAccount(t, s1, fmt.Sprint("acct-", i))
-			mustPost(t, s1, a.ID, 100_000, "topup")
+			a := mustAccount(t, procs[0], fmt.Sprint("acct-", i))
+			mustPost(t, procs[0], a.ID, 100_000, "topup")
 			ids = append(ids, a.ID)
 		}
 		const batches, perBatch, requests = 16, 12, 40
 		errs := make([]error, batches)
 		parallel(batches, func(b int) {
-			s := s1
-			if b%2 == 1 {
-				s = s2
-			}
+			s := procs.pick(b)
 			var recs []storage.UsageRecord
 			for j := range perBatch {
 				k := (b*perBatch + j) % requests
@@ -153,33 +147,25 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 		})
 		checkErrs(t, "SettleUsageBatch", errs)
 		for _, id := range ids {
-			entries, err := s2.Entries(ctx, id, 0)
+			entries, err := procs[1].Entries(ctx, id, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkChain(t, entries)
 			seen := make(map[string]bool)
 			var sum int64
-			for i, e := range entries {
+			for _, e := range entries {
 				if seen[e.Reference] {
 					t.Errorf("%s charged twice", e.Reference)
 				}
 				seen[e.Reference] = true
 				sum += e.AmountCents
-				var before int64
-				if i+1 < len(entries) {
-					before = entries[i+1].BalanceAfterCents
-				}
-				if e.BalanceAfterCents != before+e.AmountCents {
-					t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
-				}
 			}
-			records, _ := s2.UsageRecords(ctx, id, 0)
+			records, _ := procs[1].UsageRecords(ctx, id, 0)
 			if len(records) != len(entries)-1 {
 				t.Errorf("%d records for %d charges", len(records), len(entries)-1)
 			}
-			if b, err := s1.Balance(ctx, id); err != nil || b != sum {
-				t.Errorf("Balance = %d, %v; the ledger sums to %d", b, err, sum)
-			}
+			wantBalance(t, procs[0], id, sum)
 		}
 	})
 }
@@ -187,7 +173,7 @@ func (h *assistantHarness) testUsageBatch(t *testing.T) {
 // compareWithAlone settles the records that records makes, one by one
 // in one database and as one batch in another, and compares the answers,
 // ledgers and usage records of the two accounts records names.
-func (h *assistantHarness) compareWithAlone(t *testing.T,
+func (h *harness) compareWithAlone(t *testing.T,
 	records func(t *testing.T, s storage.Store, c clock) ([]storage.UsageRecord, []string)) {
 	t.Helper()
 	single := h.store(t, newClock().options())

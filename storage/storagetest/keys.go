@@ -12,9 +12,8 @@ import (
 func (h *harness) testKeys(t *testing.T) {
 	t.Run("CreateAndLookup", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		hash := newHash()
 
 		k, err := s.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: hash, Hint: "sk-...a1B2", Label: "laptop"})
@@ -34,9 +33,7 @@ func (h *harness) testKeys(t *testing.T) {
 			t.Errorf("LookupKey(unknown) error = %v, want ErrNotFound", err)
 		}
 		// The lookup carries the balance as it is now, for the balance gate.
-		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 1234, Kind: storage.EntryTopUp, Reference: "r1"}); err != nil {
-			t.Fatal(err)
-		}
+		mustPost(t, s, a.ID, 1234, "r1")
 		if o, err := s.LookupKey(ctx, hash); err != nil || o.BalanceCents != 1234 {
 			t.Errorf("LookupKey after a credit = %+v, %v; want balance 1234", o, err)
 		}
@@ -55,8 +52,7 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("CreateDuplicateHash", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		hash := newHash()
 		if _, err := s.CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: hash}); err != nil {
 			t.Fatal(err)
@@ -103,9 +99,8 @@ func (h *harness) testKeys(t *testing.T) {
 
 	t.Run("Revoke", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		k, hash := mustKey(t, s, a.ID)
 		_, keptHash := mustKey(t, s, a.ID)
 
@@ -137,15 +132,12 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("KeyGeneration", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		b := mustAccount(t, s, "bob")
 		k, hash := mustKey(t, s, a.ID)
 		mustKey(t, s, b.ID)
-		if _, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "g1"}); err != nil {
-			t.Fatal(err)
-		}
+		mustPost(t, s, a.ID, 250, "g1")
 		state := func() (int64, int64) {
 			t.Helper()
 			bal, gen, err := s.KeyState(ctx, a.ID)
@@ -190,9 +182,8 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("MaxActive", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
+		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		create := func() (storage.APIKey, error) {
 			return s.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxActive: 3})
 		}
@@ -224,9 +215,8 @@ func (h *harness) testKeys(t *testing.T) {
 
 	t.Run("CreationWindow", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		start := c.Now()
 		create := func() (storage.APIKey, error) {
 			return s.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxPerWindow: 3, Window: time.Hour})
@@ -270,17 +260,12 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("ConcurrentCreateMaxActive", func(t *testing.T) {
-		// Two stores on one database stand for two processes.
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, storage.Options{})
+		a := mustAccount(t, procs[0], "alice")
 		const callers, limit = 27, 25
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			_, errs[i] = s.CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxActive: limit})
+			_, errs[i] = procs.pick(i).CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxActive: limit})
 		})
 		var created, refused int
 		for _, err := range errs {
@@ -296,23 +281,19 @@ func (h *harness) testKeys(t *testing.T) {
 		if created != limit || refused != callers-limit {
 			t.Errorf("%d created and %d refused with ErrMaxKeys, want %d and %d", created, refused, limit, callers-limit)
 		}
-		if n := activeKeys(t, s2, a.ID); n != limit {
+		if n := activeKeys(t, procs[1], a.ID); n != limit {
 			t.Errorf("%d active keys, want %d", n, limit)
 		}
 	})
 
 	t.Run("ConcurrentCreateWindow", func(t *testing.T) {
 		c := newClock()
-		s1, s2 := h.store(t, c.options()), h.store(t, c.options())
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, c.options())
+		a := mustAccount(t, procs[0], "alice")
 		const callers, limit = 10, 5
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			_, errs[i] = s.CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxPerWindow: limit, Window: time.Hour})
+			_, errs[i] = procs.pick(i).CreateKey(t.Context(), storage.NewKey{AccountID: a.ID, Hash: newHash(), MaxPerWindow: limit, Window: time.Hour})
 		})
 		var created int
 		for _, err := range errs {

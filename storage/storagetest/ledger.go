@@ -13,12 +13,9 @@ import (
 func (h *harness) testLedger(t *testing.T) {
 	t.Run("PostAndBalance", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
-		if b, err := s.Balance(ctx, a.ID); err != nil || b != 0 {
-			t.Errorf("Balance of a new account = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, a.ID, 0)
 		if es, err := s.Entries(ctx, a.ID, 10); err != nil || len(es) != 0 {
 			t.Errorf("Entries of a new account = %v, %v; want none", es, err)
 		}
@@ -87,8 +84,7 @@ func (h *harness) testLedger(t *testing.T) {
 	})
 
 	t.Run("InvalidEntries", func(t *testing.T) {
-		s := h.store(t, storage.Options{})
-		a := mustAccount(t, s, "alice")
+		s, a := h.storeWithAlice(t, storage.Options{})
 		tests := []struct {
 			name  string
 			entry storage.Entry
@@ -101,16 +97,13 @@ func (h *harness) testLedger(t *testing.T) {
 				t.Errorf("%s: Post succeeded", tt.name)
 			}
 		}
-		if b, err := s.Balance(t.Context(), a.ID); err != nil || b != 0 {
-			t.Errorf("Balance = %d, %v; want 0", b, err)
-		}
+		wantBalance(t, s, a.ID, 0)
 	})
 
 	t.Run("DuplicateReference", func(t *testing.T) {
 		c := newClock()
-		s := h.store(t, c.options())
+		s, a := h.storeWithAlice(t, c.options())
 		ctx := t.Context()
-		a := mustAccount(t, s, "alice")
 		b := mustAccount(t, s, "bob")
 		first, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 100, Kind: storage.EntryTopUp, Reference: "r1"})
 		if err != nil {
@@ -121,9 +114,7 @@ func (h *harness) testLedger(t *testing.T) {
 		if !errors.Is(err, storage.ErrDuplicateReference) || !entriesEqual(again, first) {
 			t.Errorf("Post of a posted reference = %+v, %v; want %+v, ErrDuplicateReference", again, err, first)
 		}
-		if bal, err := s.Balance(ctx, a.ID); err != nil || bal != 100 {
-			t.Errorf("Balance = %d, %v; want 100", bal, err)
-		}
+		wantBalance(t, s, a.ID, 100)
 		if es, err := s.Entries(ctx, a.ID, 0); err != nil || len(es) != 1 {
 			t.Errorf("Entries = %d, %v; want 1", len(es), err)
 		}
@@ -134,17 +125,13 @@ func (h *harness) testLedger(t *testing.T) {
 	})
 
 	t.Run("ConcurrentDuplicates", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, storage.Options{})
+		a := mustAccount(t, procs[0], "alice")
 		const callers = 12
 		entries := make([]storage.LedgerEntry, callers)
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			entries[i], errs[i] = s.Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "once"})
+			entries[i], errs[i] = procs.pick(i).Post(t.Context(), storage.Entry{AccountID: a.ID, AmountCents: 250, Kind: storage.EntryTopUp, Reference: "once"})
 		})
 		var posted int
 		for i, err := range errs {
@@ -161,26 +148,20 @@ func (h *harness) testLedger(t *testing.T) {
 		if posted != 1 {
 			t.Errorf("%d posts succeeded, want 1", posted)
 		}
-		if es, err := s2.Entries(t.Context(), a.ID, 0); err != nil || len(es) != 1 {
+		if es, err := procs[1].Entries(t.Context(), a.ID, 0); err != nil || len(es) != 1 {
 			t.Errorf("Entries = %d, %v; want 1", len(es), err)
 		}
-		if b, err := s2.Balance(t.Context(), a.ID); err != nil || b != 250 {
-			t.Errorf("Balance = %d, %v; want 250", b, err)
-		}
+		wantBalance(t, procs[1], a.ID, 250)
 	})
 
 	t.Run("ConcurrentPosts", func(t *testing.T) {
-		s1, s2 := h.store(t, storage.Options{}), h.store(t, storage.Options{})
-		a := mustAccount(t, s1, "alice")
+		procs := h.processes(t, storage.Options{})
+		a := mustAccount(t, procs[0], "alice")
 		const callers = 20
 		var want int64
 		errs := make([]error, callers)
 		parallel(callers, func(i int) {
-			s := s1
-			if i%2 == 1 {
-				s = s2
-			}
-			_, errs[i] = s.Post(t.Context(), storage.Entry{
+			_, errs[i] = procs.pick(i).Post(t.Context(), storage.Entry{
 				AccountID: a.ID, AmountCents: int64(i + 1), Kind: storage.EntryTopUp, Reference: fmt.Sprint("r", i),
 			})
 		})
@@ -190,27 +171,32 @@ func (h *harness) testLedger(t *testing.T) {
 			}
 			want += int64(i + 1)
 		}
-		if b, err := s1.Balance(t.Context(), a.ID); err != nil || b != want {
-			t.Errorf("Balance = %d, %v; want %d", b, err, want)
-		}
+		wantBalance(t, procs[0], a.ID, want)
 		// Every entry's balance follows from the one before it.
-		es, err := s2.Entries(t.Context(), a.ID, 0)
+		es, err := procs[1].Entries(t.Context(), a.ID, 0)
 		if err != nil || len(es) != callers {
 			t.Fatalf("Entries = %d, %v; want %d", len(es), err, callers)
 		}
 		if es[0].BalanceAfterCents != want {
 			t.Errorf("newest entry's balance after = %d, want %d", es[0].BalanceAfterCents, want)
 		}
-		for i, e := range es {
-			var before int64
-			if i+1 < len(es) {
-				before = es[i+1].BalanceAfterCents
-			}
-			if e.BalanceAfterCents != before+e.AmountCents {
-				t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
-			}
-		}
+		checkChain(t, es)
 	})
+}
+
+// checkChain reports every entry, of a ledger listed newest first, whose
+// balance after does not follow from the entry before it.
+func checkChain(t *testing.T, entries []storage.LedgerEntry) {
+	t.Helper()
+	for i, e := range entries {
+		var before int64
+		if i+1 < len(entries) {
+			before = entries[i+1].BalanceAfterCents
+		}
+		if e.BalanceAfterCents != before+e.AmountCents {
+			t.Errorf("entry %s: balance after %d, want %d + %d", e.Reference, e.BalanceAfterCents, before, e.AmountCents)
+		}
+	}
 }
 
 // entriesEqual compares entries with time.Time.Equal.

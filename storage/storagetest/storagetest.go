@@ -72,6 +72,27 @@ func (h *harness) store(t *testing.T, opts storage.Options) storage.Store {
 	return s
 }
 
+// storeWithAlice opens a store as store does, with the account alice in
+// it: where most tests start.
+func (h *harness) storeWithAlice(t *testing.T, opts storage.Options) (storage.Store, storage.Account) {
+	t.Helper()
+	s := h.store(t, opts)
+	return s, mustAccount(t, s, "alice")
+}
+
+// processes is two stores on one database, standing for two processes.
+type processes [2]storage.Store
+
+// processes opens two stores on t's database with the same options.
+func (h *harness) processes(t *testing.T, opts storage.Options) processes {
+	t.Helper()
+	return processes{h.store(t, opts), h.store(t, opts)}
+}
+
+// pick spreads concurrent callers over both processes: even callers on
+// the first, odd ones on the second.
+func (p processes) pick(i int) storage.Store { return p[i%2] }
+
 // clock is a storage.Options.Now that moves only when told to. It starts
 // on a whole microsecond and the suite moves it by whole ones, because the
 // stores keep microseconds.
@@ -109,6 +130,40 @@ func mustKey(t *testing.T, s storage.Store, accountID string) (storage.APIKey, s
 		t.Fatalf("CreateKey: %v", err)
 	}
 	return k, hash
+}
+
+// mustPost credits the account.
+func mustPost(t *testing.T, s storage.Store, accountID string, cents int64, reference string) {
+	t.Helper()
+	if _, err := s.Post(t.Context(), storage.Entry{AccountID: accountID, AmountCents: cents, Kind: storage.EntryTopUp, Reference: reference}); err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+}
+
+// mustSettle settles u.
+func mustSettle(t *testing.T, s storage.Usage, u storage.UsageRecord) {
+	t.Helper()
+	if _, err := s.SettleUsage(t.Context(), u); err != nil {
+		t.Fatalf("SettleUsage: %v", err)
+	}
+}
+
+// wantBalance reports a balance of the account other than want.
+func wantBalance(t *testing.T, s storage.Store, accountID string, want int64) {
+	t.Helper()
+	if b, err := s.Balance(t.Context(), accountID); err != nil || b != want {
+		t.Errorf("Balance of %s = %d, %v; want %d", accountID, b, err, want)
+	}
+}
+
+// checkErrs reports every non-nil error of concurrent calls.
+func checkErrs(t *testing.T, what string, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("%s %d: %v", what, i, err)
+		}
+	}
 }
 
 // parallel runs n calls of fn at once and waits for them.
