@@ -251,8 +251,8 @@ func TestKilledNodeLosesOnlyTheChargesNotCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Restarted with the default max_delay (2ms), so that its own
-	// charges commit at once.
+	// Restarted with the default max_delay (10ms), so that its own
+	// charges commit within milliseconds.
 	g = startGateway(t, e, switchyardConfig(t, fmt.Sprintf("limits {\n\t\t\tlease_ttl %s\n\t\t}", leaseTTL)))
 	waitMirror(t, rdb, mirror, balance, "after the restart")
 	// The lost charges: exactly the three that were waiting.
