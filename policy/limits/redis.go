@@ -103,6 +103,8 @@ type Redis struct {
 	fallbacks atomic.Uint64
 	refusals  atomic.Uint64
 
+	settles settlements // holds' settlements waiting to share a round trip
+
 	onRenew func(kept bool) // test hook
 }
 
@@ -153,6 +155,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		clock = time.Now
 	}
 	r.breaker = newBreaker(cfg.Breaker, clock, r.breakerChanged)
+	r.settles.r = r
 	return r, nil
 }
 

@@ -98,17 +98,27 @@ func (r *Redis) releaseLease(leaseKey, id string) {
 func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold {
 	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
 	member := id + "|" + strconv.FormatInt(cents, 10)
-	h := newHold(account, id, cents, func(charge int64) {
-		settle := func(pipe redis.Pipeliner) {
-			if pipe == nil {
-				r.settleHold(balanceKey, holdsKey, member, charge)
-				return
+	// A stream's settlement waits for its lease's release and shares its
+	// pipeline; else it is sent now (Settle) or gathered (Handover).
+	settleVia := func(send func(charge int64)) func(int64) {
+		return func(charge int64) {
+			settle := func(pipe redis.Pipeliner) {
+				if pipe == nil {
+					send(charge)
+					return
+				}
+				pipe.EvalSha(context.Background(), settleScript.Hash(), []string{balanceKey, holdsKey}, member, charge)
 			}
-			pipe.EvalSha(context.Background(), settleScript.Hash(), []string{balanceKey, holdsKey}, member, charge)
+			if !end.deferSettle(settle) {
+				settle(nil)
+			}
 		}
-		if !end.deferSettle(settle) {
-			settle(nil)
-		}
+	}
+	h := newHold(account, id, cents, settleVia(func(charge int64) {
+		r.settleHold(balanceKey, holdsKey, member, charge)
+	}))
+	h.settleLater = settleVia(func(charge int64) {
+		r.settles.add(settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge})
 	})
 	go h.heartbeat(r.leaseTTL, func() bool {
 		kept, err := r.renew(holdsKey, member)

@@ -50,6 +50,10 @@ type Hold struct {
 	account, id string
 	cents       int64
 	settle      func(charge int64) // frees the hold, lowers the mirror; called once
+	// settleLater, if set, is what the function from Handover calls
+	// instead of settle: the same, but it may be sent a moment later,
+	// together with others (Redis: one round trip for a commit's holds).
+	settleLater func(charge int64)
 	once        sync.Once
 	handed      atomic.Bool   // Handover was called: Settle and Release do nothing
 	stop        chan struct{} // ends the heartbeat
@@ -95,18 +99,28 @@ func (h *Hold) Settle(charge int64) {
 // its money held until the charge is durable, whatever the handlers
 // release on their way out. If h was settled already, or is nil, the
 // function does nothing.
+//
+// Unlike Settle, the function may return before the hold is freed: the
+// Redis limiter gathers the settlements that arrive together, those of
+// one ledger commit, into one round trip, within a millisecond.
 func (h *Hold) Handover() func(charge int64) {
 	if h == nil {
 		return func(int64) {}
 	}
 	h.handed.Store(true)
-	return h.settle1
+	return func(charge int64) { h.settleOnce(charge, true) }
 }
 
-func (h *Hold) settle1(charge int64) {
+func (h *Hold) settle1(charge int64) { h.settleOnce(charge, false) }
+
+func (h *Hold) settleOnce(charge int64, later bool) {
 	h.once.Do(func() {
 		close(h.stop)
-		if !h.abandoned.Load() {
+		switch {
+		case h.abandoned.Load():
+		case later && h.settleLater != nil:
+			h.settleLater(max(charge, 0))
+		default:
 			h.settle(max(charge, 0))
 		}
 	})

@@ -31,6 +31,14 @@ func mustHold(t *testing.T, l Admitter, ledger, want, wantHeld int64) *Hold {
 	return a.Hold
 }
 
+// settled waits until the settlements of handed-over holds reached the
+// limiter: Redis sends them a moment later, gathered.
+func settled(l Admitter) {
+	if r, ok := l.(*Redis); ok {
+		r.settles.wait()
+	}
+}
+
 func wantBalanceRefusal(t *testing.T, err error, available int64) {
 	t.Helper()
 	var be *BalanceError
@@ -114,12 +122,14 @@ func testReserveHandover(t *testing.T, h harness) {
 	// Committed: the hold goes, the mirror takes the charge.
 	settle(3)
 	settle(5)
+	settled(l)
 	mustHold(t, l, 10, 100, 7).Release()
 
 	// Settled before the handover: nothing left to hand over.
 	late := mustHold(t, l, 10, 1, 1)
 	late.Release()
 	late.Handover()(1)
+	settled(l)
 	mustHold(t, l, 10, 100, 7)
 	var none *Hold
 	none.Handover()(1)
