@@ -348,25 +348,25 @@ func checkCallError(t *testing.T, err error, want, wantLog string) {
 	}
 }
 
-func BenchmarkParseSearxNG(b *testing.B) {
-	body := readTestdata(b, "searxng.json")
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := parseSearxNG(body); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkParseBrave(b *testing.B) {
-	body := readTestdata(b, "brave.json")
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := parseBrave(body); err != nil {
-			b.Fatal(err)
-		}
+func BenchmarkParse(b *testing.B) {
+	for _, bb := range []struct {
+		provider, file string
+		parse          func([]byte) ([]Result, error)
+	}{
+		{"SearxNG", "searxng.json", parseSearxNG},
+		{"Brave", "brave.json", parseBrave},
+		{"Tavily", "tavily.json", parseTavily},
+	} {
+		b.Run(bb.provider, func(b *testing.B) {
+			body := readTestdata(b, bb.file)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := bb.parse(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
