@@ -54,6 +54,11 @@ func (m *memStore) Commit(_ context.Context, f storage.File, q storage.FileQuota
 func (m *memStore) Get(_ context.Context, accountID, id string, now time.Time) (storage.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.visibleLocked(accountID, id, now)
+}
+
+// visibleLocked returns the file id of accountID if it is visible at now.
+func (m *memStore) visibleLocked(accountID, id string, now time.Time) (storage.File, error) {
 	f, ok := m.rows[id]
 	if !ok || f.AccountID != accountID || !visible(f, now) {
 		return storage.File{}, storage.ErrNotFound
@@ -103,9 +108,9 @@ func (m *memStore) usage(accountID string, now time.Time) storage.FileUsage {
 func (m *memStore) Expire(_ context.Context, accountID, id string, now time.Time) (storage.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f, ok := m.rows[id]
-	if !ok || f.AccountID != accountID || !visible(f, now) {
-		return storage.File{}, storage.ErrNotFound
+	f, err := m.visibleLocked(accountID, id, now)
+	if err != nil {
+		return storage.File{}, err
 	}
 	e := f
 	e.ExpiresAt = now

@@ -1,6 +1,10 @@
 package tools
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
 
 // Names of the tools offered to the upstream model. Together with the
 // schemas below they are a public contract for people who tune backends;
@@ -34,37 +38,34 @@ var Schemas = map[string]json.RawMessage{
 	NameRemember:           schemaRemember,
 }
 
-var schemaWebSearch = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "description": "What to search the web for, as a search engine query."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`)
+// toolArguments is the schema of a tool's arguments: an object with the
+// given properties, of which required must be present, and no others.
+// properties are JSON members, one a line, indented four spaces; the
+// schema is written out as if in full, for its bytes go upstream as they
+// are and count in prompt estimates.
+func toolArguments(properties string, required ...string) json.RawMessage {
+	quoted := make([]string, len(required))
+	for i, r := range required {
+		quoted[i] = strconv.Quote(r)
+	}
+	return json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {" + properties +
+		"\n  },\n  \"required\": [" + strings.Join(quoted, ", ") + "],\n  \"additionalProperties\": false\n}")
+}
 
-var schemaOpenURL = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "url": {"type": "string", "description": "Absolute http or https URL of the page to read."}
-  },
-  "required": ["url"],
-  "additionalProperties": false
-}`)
+var schemaWebSearch = toolArguments(`
+    "query": {"type": "string", "description": "What to search the web for, as a search engine query."}`,
+	"query")
 
-var schemaCreateDocument = json.RawMessage(`{
-  "type": "object",
-  "properties": {
+var schemaOpenURL = toolArguments(`
+    "url": {"type": "string", "description": "Absolute http or https URL of the page to read."}`,
+	"url")
+
+var schemaCreateDocument = toolArguments(`
     "title": {"type": "string", "description": "Document title, also its file name."},
-    "markdown": {"type": "string", "description": "Body in Markdown. Embed an existing chart, diagram or image with ![caption](ID) where ID is its object id (obj<N> or el<N>)."}
-  },
-  "required": ["title", "markdown"],
-  "additionalProperties": false
-}`)
+    "markdown": {"type": "string", "description": "Body in Markdown. Embed an existing chart, diagram or image with ![caption](ID) where ID is its object id (obj<N> or el<N>)."}`,
+	"title", "markdown")
 
-var schemaCreateSpreadsheet = json.RawMessage(`{
-  "type": "object",
-  "properties": {
+var schemaCreateSpreadsheet = toolArguments(`
     "title": {"type": "string", "description": "Workbook title, also its file name."},
     "sheets": {
       "type": "array",
@@ -82,25 +83,15 @@ var schemaCreateSpreadsheet = json.RawMessage(`{
         "required": ["name", "rows"],
         "additionalProperties": false
       }
-    }
-  },
-  "required": ["title", "sheets"],
-  "additionalProperties": false
-}`)
+    }`,
+	"title", "sheets")
 
-var schemaCreateWordDocument = json.RawMessage(`{
-  "type": "object",
-  "properties": {
+var schemaCreateWordDocument = toolArguments(`
     "title": {"type": "string", "description": "Document title, also its file name."},
-    "markdown": {"type": "string", "description": "Body in Markdown. Embed an existing chart, diagram or image with ![caption](ID) where ID is its object id."}
-  },
-  "required": ["title", "markdown"],
-  "additionalProperties": false
-}`)
+    "markdown": {"type": "string", "description": "Body in Markdown. Embed an existing chart, diagram or image with ![caption](ID) where ID is its object id."}`,
+	"title", "markdown")
 
-var schemaCreateChart = json.RawMessage(`{
-  "type": "object",
-  "properties": {
+var schemaCreateChart = toolArguments(`
     "title": {"type": "string", "description": "Chart title."},
     "spec": {
       "type": "object",
@@ -132,28 +123,18 @@ var schemaCreateChart = json.RawMessage(`{
       },
       "required": ["type", "series"],
       "additionalProperties": false
-    }
-  },
-  "required": ["title", "spec"],
-  "additionalProperties": false
-}`)
+    }`,
+	"title", "spec")
 
-var schemaCreateDiagram = json.RawMessage(`{
-  "type": "object",
-  "properties": {
+var schemaCreateDiagram = toolArguments(`
     "title": {"type": "string", "description": "Diagram title."},
     "source": {"type": "string", "description": "Diagram source in the given language."},
     "language": {"type": "string", "enum": ["dot"], "description": "Source language: dot is Graphviz DOT."},
     "theme": {"type": "string", "enum": ["light", "dark"], "description": "Colour theme. Default: light."},
-    "aspect": {"type": "string", "enum": ["landscape", "portrait", "square"], "description": "Preferred shape. Default: landscape."}
-  },
-  "required": ["title", "source", "language"],
-  "additionalProperties": false
-}`)
+    "aspect": {"type": "string", "enum": ["landscape", "portrait", "square"], "description": "Preferred shape. Default: landscape."}`,
+	"title", "source", "language")
 
-var schemaUpdateObject = json.RawMessage(`{
-  "type": "object",
-  "properties": {
+var schemaUpdateObject = toolArguments(`
     "object_id": {"type": "string", "pattern": "^(obj|el)[1-9][0-9]*$", "description": "Id of the object to change, from the objects listed in the conversation."},
     "title": {"type": "string", "description": "New title. Default: unchanged."},
     "markdown": {"type": "string", "description": "Whole new body of a document or docx object."},
@@ -172,26 +153,13 @@ var schemaUpdateObject = json.RawMessage(`{
     },
     "spec": {"type": "object", "description": "Whole new spec of a chart object, shaped as in create_chart."},
     "source": {"type": "string", "description": "Whole new source of a diagram object."},
-    "language": {"type": "string", "enum": ["dot"], "description": "Language of source. Default: unchanged."}
-  },
-  "required": ["object_id"],
-  "additionalProperties": false
-}`)
+    "language": {"type": "string", "enum": ["dot"], "description": "Language of source. Default: unchanged."}`,
+	"object_id")
 
-var schemaDeleteObject = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "object_id": {"type": "string", "pattern": "^(obj|el)[1-9][0-9]*$", "description": "Id of the object to delete. Its id is retired for good."}
-  },
-  "required": ["object_id"],
-  "additionalProperties": false
-}`)
+var schemaDeleteObject = toolArguments(`
+    "object_id": {"type": "string", "pattern": "^(obj|el)[1-9][0-9]*$", "description": "Id of the object to delete. Its id is retired for good."}`,
+	"object_id")
 
-var schemaRemember = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "fact": {"type": "string", "description": "One short fact about the user worth keeping for later conversations, written in the third person."}
-  },
-  "required": ["fact"],
-  "additionalProperties": false
-}`)
+var schemaRemember = toolArguments(`
+    "fact": {"type": "string", "description": "One short fact about the user worth keeping for later conversations, written in the third person."}`,
+	"fact")

@@ -49,9 +49,13 @@ func TestSchemasAreObjects(t *testing.T) {
 			Type       string         `json:"type"`
 			Properties map[string]any `json:"properties"`
 			Required   []string       `json:"required"`
+			Additional *bool          `json:"additionalProperties"`
 		}
 		if err := json.Unmarshal(s, &v); err != nil || v.Type != "object" || len(v.Required) == 0 {
 			t.Errorf("%s: not an object schema with required fields: %v", name, err)
+		}
+		if v.Additional == nil || *v.Additional {
+			t.Errorf("%s: admits properties it does not list", name)
 		}
 		for _, r := range v.Required {
 			if _, ok := v.Properties[r]; !ok {

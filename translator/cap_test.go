@@ -2,16 +2,12 @@ package translator
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 
-	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/tools"
@@ -35,25 +31,14 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 	cases := []struct {
 		name       string
 		revision   policy.Revision
-		stream     bool
 		replies    []testupstream.Reply
 		wantRounds int
 		wantFinish string
 		wantAnswer string
 	}{
 		{
-			name:     "B JSON: stops after the round that reached the cap",
+			name:     "B stops after the round that reached the cap",
 			revision: policy.RevisionB,
-			replies: []testupstream.Reply{
-				expensiveSearch("Searching."), expensiveSearch("Searching again."),
-				expensiveSearch("Never asked."), testupstream.Text("Never asked either."),
-			},
-			wantRounds: 2, wantFinish: "length", wantAnswer: "Searching.\n\nSearching again.",
-		},
-		{
-			name:     "B stream: stops after the round that reached the cap",
-			revision: policy.RevisionB,
-			stream:   true,
 			replies: []testupstream.Reply{
 				expensiveSearch("Searching."), expensiveSearch("Searching again."),
 				expensiveSearch("Never asked."), testupstream.Text("Never asked either."),
@@ -78,46 +63,52 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, harnessOptions{
-				revision: tc.revision,
-				tools:    []registeredTool{nopTool(tools.NameWebSearch, tools.WebSearch)},
-			})
-			h.up.Enqueue(tc.replies...)
-			r := h.do(chatBody(tc.stream, "Research this thoroughly.", ""), nil)
-			if r.status != http.StatusOK {
-				t.Fatalf("status %d: %s", r.status, r.body)
+		for _, stream := range []bool{false, true} {
+			name := tc.name + ", JSON"
+			if stream {
+				name = tc.name + ", stream"
 			}
-			if got := len(h.up.ChatRequests()); got != tc.wantRounds {
-				t.Errorf("%d backend rounds, want %d", got, tc.wantRounds)
-			}
-			var answer, finish string
-			if tc.stream {
-				f := checkStream(t, r.body, tc.revision == policy.RevisionB, true)
-				answer, finish = f.content, f.finish
-			} else {
-				var c Completion
-				if err := json.Unmarshal([]byte(r.body), &c); err != nil {
-					t.Fatal(err)
+			t.Run(name, func(t *testing.T) {
+				h := newHarness(t, harnessOptions{
+					revision: tc.revision,
+					tools:    []registeredTool{nopTool(tools.NameWebSearch, tools.WebSearch)},
+				})
+				h.up.Enqueue(tc.replies...)
+				r := h.do(chatBody(stream, "Research this thoroughly.", ""), nil)
+				if r.status != http.StatusOK {
+					t.Fatalf("status %d: %s", r.status, r.body)
 				}
-				answer, finish = c.Choices[0].Message.Content, c.Choices[0].FinishReason
-			}
-			if answer != tc.wantAnswer || finish != tc.wantFinish {
-				t.Errorf("answer %q finishing %q, want %q finishing %q", answer, finish, tc.wantAnswer, tc.wantFinish)
-			}
-			recs := h.recorder.all()
-			if len(recs) != 1 {
-				t.Fatalf("%d usage records", len(recs))
-			}
-			if recs[0].Rounds != tc.wantRounds {
-				t.Errorf("record has %d rounds, want %d", recs[0].Rounds, tc.wantRounds)
-			}
-			p := h.profile
-			charge := p.Price(recs[0].PromptTokens, recs[0].CompletionTokens)
-			if p.MaxChargeCents > 0 && charge > p.MaxChargeCents {
-				t.Errorf("charge %d above the cap %d", charge, p.MaxChargeCents)
-			}
-		})
+				if got := len(h.up.ChatRequests()); got != tc.wantRounds {
+					t.Errorf("%d backend rounds, want %d", got, tc.wantRounds)
+				}
+				var answer, finish string
+				if stream {
+					f := checkStream(t, r.body, tc.revision == policy.RevisionB, true)
+					answer, finish = f.content, f.finish
+				} else {
+					var c Completion
+					if err := json.Unmarshal([]byte(r.body), &c); err != nil {
+						t.Fatal(err)
+					}
+					answer, finish = c.Choices[0].Message.Content, c.Choices[0].FinishReason
+				}
+				if answer != tc.wantAnswer || finish != tc.wantFinish {
+					t.Errorf("answer %q finishing %q, want %q finishing %q", answer, finish, tc.wantAnswer, tc.wantFinish)
+				}
+				recs := h.recorder.all()
+				if len(recs) != 1 {
+					t.Fatalf("%d usage records", len(recs))
+				}
+				if recs[0].Rounds != tc.wantRounds {
+					t.Errorf("record has %d rounds, want %d", recs[0].Rounds, tc.wantRounds)
+				}
+				p := h.profile
+				charge := p.Price(recs[0].PromptTokens, recs[0].CompletionTokens)
+				if p.MaxChargeCents > 0 && charge > p.MaxChargeCents {
+					t.Errorf("charge %d above the cap %d", charge, p.MaxChargeCents)
+				}
+			})
+		}
 	}
 }
 
@@ -128,29 +119,7 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 // because both are about what a request is charged.)
 func TestPromptEstimateCountsTokens(t *testing.T) {
 	estimate := func(message string) int64 {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n"+
-				"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
-		}))
-		t.Cleanup(srv.Close)
-		u, err := upstream.New(upstream.Config{BaseURL: srv.URL + "/v1", Model: "m"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(u.Close)
-		rec := &fakeRecorder{}
-		p := policy.ProfileFor(policy.RevisionA)
-		o, err := New(Config{Upstream: u, Profile: p, Usage: rec, Now: fakeclock.New(testNow).Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, err := request.Parse([]byte(chatBody(false, message, "")), http.Header{}, request.Limits{Profile: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Serve(httptest.NewRecorder(), httptest.NewRequest("POST", "/", nil), req, Caller{AccountID: "a"})
-		recs := rec.all()
+		_, recs := serveWithoutUsage(t, message, "ok")
 		if len(recs) != 1 || !recs[0].Estimated {
 			t.Fatalf("records %+v, want one estimated", recs)
 		}

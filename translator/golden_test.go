@@ -451,7 +451,12 @@ func TestGoldenClientDisconnect(t *testing.T) {
 	compareGolden(t, "client_disconnect", r.body)
 }
 
-func TestGoldenHeartbeat(t *testing.T) {
+// slowSearch runs a request whose web search outlasts the heartbeat
+// interval, with two ticks of the heartbeat clock while the tool runs:
+// the first comes after the stream has been idle long enough, the second
+// is taken only after the first was handled, when it is no longer idle.
+func slowSearch(t *testing.T, headers map[string]string) result {
+	t.Helper()
 	started := make(chan struct{})
 	release := make(chan struct{})
 	slow := registeredTool{tools.WebSearch, &fakeTool{name: tools.NameWebSearch, run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
@@ -464,11 +469,15 @@ func TestGoldenHeartbeat(t *testing.T) {
 	go func() {
 		<-started
 		h.clock.Advance(DefaultHeartbeat)
-		h.ticks <- testNow // idle long enough: a tick is sent
-		h.ticks <- testNow // a second tick is taken only after the first was handled; not idle now
+		h.ticks <- testNow
+		h.ticks <- testNow
 		close(release)
 	}()
-	r := h.do(chatBody(true, "Search something.", ""), withUser(nil))
+	return h.do(chatBody(true, "Search something.", ""), headers)
+}
+
+func TestGoldenHeartbeat(t *testing.T) {
+	r := slowSearch(t, withUser(nil))
 	f := checkStream(t, r.body, true, true)
 	if strings.Count(r.body, `"op":"tick"`) != 1 {
 		t.Errorf("want exactly one tick:\n%s", r.body)
@@ -480,23 +489,7 @@ func TestGoldenHeartbeat(t *testing.T) {
 }
 
 func TestHeartbeatCommentWhenProgressOff(t *testing.T) {
-	started := make(chan struct{})
-	release := make(chan struct{})
-	slow := registeredTool{tools.WebSearch, &fakeTool{name: tools.NameWebSearch, run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
-		close(started)
-		<-release
-		return tools.Result{Content: "nothing found"}, nil
-	}}}
-	h := newHarness(t, harnessOptions{tools: []registeredTool{slow}})
-	h.up.Enqueue(testupstream.ToolCalls(searchCall), testupstream.Text("Nothing found."))
-	go func() {
-		<-started
-		h.clock.Advance(DefaultHeartbeat)
-		h.ticks <- testNow
-		h.ticks <- testNow
-		close(release)
-	}()
-	r := h.do(chatBody(true, "Search something.", ""), withUser(map[string]string{request.HeaderProgressStream: "0"}))
+	r := slowSearch(t, withUser(map[string]string{request.HeaderProgressStream: "0"}))
 	f := checkStream(t, r.body, true, false)
 	if f.comments != 1 || strings.Contains(r.body, `"act"`) {
 		t.Errorf("want one keepalive comment and no act:\n%s", r.body)

@@ -17,6 +17,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/memory"
 )
@@ -212,12 +213,18 @@ func TestArtifactsDroppedWhenFilesOff(t *testing.T) {
 	}
 }
 
-// TestUsageEstimatedWithoutUpstreamUsage uses a backend that never sends
-// usage, as some llama.cpp builds do.
-func TestUsageEstimatedWithoutUpstreamUsage(t *testing.T) {
+// serveWithoutUsage serves one revision A JSON request saying message,
+// from a backend that answers content and never sends usage, as some
+// llama.cpp builds do. It returns the response and the usage records.
+func serveWithoutUsage(t *testing.T, message, content string) (*httptest.ResponseRecorder, []storage.UsageRecord) {
+	t.Helper()
+	chunk, err := json.Marshal(content)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Four chars each\"}}]}\n\n"+
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":"+string(chunk)+"}}]}\n\n"+
 			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 	}))
 	t.Cleanup(srv.Close)
@@ -227,21 +234,26 @@ func TestUsageEstimatedWithoutUpstreamUsage(t *testing.T) {
 	}
 	t.Cleanup(u.Close)
 	rec := &fakeRecorder{}
-	o, err := New(Config{Upstream: u, Profile: policy.ProfileFor(policy.RevisionA), Usage: rec, Now: (fakeclock.New(testNow)).Now})
+	p := policy.ProfileFor(policy.RevisionA)
+	o, err := New(Config{Upstream: u, Profile: p, Usage: rec, Now: fakeclock.New(testNow).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := request.Parse([]byte(chatBody(false, "hi", "")), http.Header{}, request.Limits{Profile: policy.ProfileFor(policy.RevisionA)})
+	req, err := request.Parse([]byte(chatBody(false, message, "")), http.Header{}, request.Limits{Profile: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
 	o.Serve(w, httptest.NewRequest("POST", "/", nil), req, Caller{AccountID: "a"})
+	return w, rec.all()
+}
+
+func TestUsageEstimatedWithoutUpstreamUsage(t *testing.T) {
+	w, recs := serveWithoutUsage(t, "hi", "Four chars each")
 	var resp Completion
 	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
 		t.Fatalf("%v: %s", err, w.Body)
 	}
-	recs := rec.all()
 	if len(recs) != 1 || !recs[0].Estimated || recs[0].CompletionTokens != 4 || recs[0].PromptTokens == 0 {
 		t.Fatalf("records %+v", recs)
 	}

@@ -200,23 +200,18 @@ func (s *streamOutput) commit() error {
 	return nil
 }
 
-func (s *streamOutput) send(d Delta) error {
-	if !s.committed {
-		s.held = append(s.held, d)
-		return nil
-	}
-	if err := s.w.Send(d); err != nil {
-		return errClientGone
-	}
-	return nil
-}
+func (s *streamOutput) send(d Delta) error { return s.write(d, s.w.Send) }
 
-func (s *streamOutput) relay(d Delta) error {
+func (s *streamOutput) relay(d Delta) error { return s.write(d, s.w.SendBuffered) }
+
+// write holds d until the stream is committed, and from then on writes
+// it with send.
+func (s *streamOutput) write(d Delta, send func(Delta) error) error {
 	if !s.committed {
 		s.held = append(s.held, d)
 		return nil
 	}
-	if err := s.w.SendBuffered(d); err != nil {
+	if err := send(d); err != nil {
 		return errClientGone
 	}
 	return nil

@@ -147,13 +147,7 @@ func (s *StreamWriter) Started() bool {
 func (s *StreamWriter) Send(d Delta) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.progress {
-		d = d.bare()
-	}
-	if d.empty() {
-		return s.err
-	}
-	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: d}}})
+	return s.deltaLocked(d)
 }
 
 // SendBuffered is Send without the flush: the chunk waits in the
@@ -163,14 +157,20 @@ func (s *StreamWriter) Send(d Delta) error {
 func (s *StreamWriter) SendBuffered(d Delta) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.noFlush = true
+	defer func() { s.noFlush = false }()
+	return s.deltaLocked(d)
+}
+
+// deltaLocked writes the chunk of one delta, filtered for a stream with
+// progress off; a delta left empty is not sent.
+func (s *StreamWriter) deltaLocked(d Delta) error {
 	if !s.progress {
 		d = d.bare()
 	}
 	if d.empty() {
 		return s.err
 	}
-	s.noFlush = true
-	defer func() { s.noFlush = false }()
 	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: d}}})
 }
 

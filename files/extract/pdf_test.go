@@ -122,17 +122,30 @@ func TestPDFEmptyPagesGiveNoText(t *testing.T) {
 	}
 }
 
+// TestPDFUnreadablePage: a page whose content cannot be read is marked,
+// and the pages after it are still read.
 func TestPDFUnreadablePage(t *testing.T) {
-	var b pdfBuilder
-	b.add("<< /Type /Catalog /Pages 2 0 R >>")
-	b.add("<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>")
-	b.add("<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>")
-	b.add(stream("/Filter /LZWDecode", "whatever"))
-	b.add("<< /Type /Page /Parent 2 0 R /Contents 6 0 R >>")
-	b.add(stream("", "BT 72 720 Td (fine) Tj ET"))
-	got, _ := mustExtract(t, mimePDF, b.bytes(1), 100)
-	if want := "[Page 1 could not be read.]\n\nfine"; got != want {
-		t.Errorf("got %q, want %q", got, want)
+	tests := []struct {
+		name    string
+		content string // the first page's content stream
+	}{
+		{name: "unsupported filter", content: stream("/Filter /LZWDecode", "whatever")},
+		{name: "ends inside a hex string", content: stream("", "BT 72 720 Td (never shown) Tj ET <4142 43")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b pdfBuilder
+			b.add("<< /Type /Catalog /Pages 2 0 R >>")
+			b.add("<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>")
+			b.add("<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>")
+			b.add(tt.content)
+			b.add("<< /Type /Page /Parent 2 0 R /Contents 6 0 R >>")
+			b.add(stream("", "BT 72 720 Td <6f6b> Tj ET"))
+			got, _ := mustExtract(t, mimePDF, b.bytes(1), 100)
+			if want := "[Page 1 could not be read.]\n\nok"; got != want {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
 	}
 }
 
@@ -258,20 +271,6 @@ func TestPDFHostile(t *testing.T) {
 				t.Errorf("error = %v, want %v saying %q", err, tt.want, tt.why)
 			}
 		})
-	}
-}
-
-func TestPDFContentEndingInHexString(t *testing.T) {
-	var b pdfBuilder
-	b.add("<< /Type /Catalog /Pages 2 0 R >>")
-	b.add("<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>")
-	b.add("<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>")
-	b.add(stream("", "BT 72 720 Td (never shown) Tj ET <4142 43"))
-	b.add("<< /Type /Page /Parent 2 0 R /Contents 6 0 R >>")
-	b.add(stream("", "BT 72 720 Td <6f6b> Tj ET"))
-	got, _ := mustExtract(t, mimePDF, b.bytes(1), 100)
-	if want := "[Page 1 could not be read.]\n\nok"; got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

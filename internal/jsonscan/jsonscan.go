@@ -13,59 +13,46 @@ import "bytes"
 // raw value of every member of the object v, in order. It reports false
 // when v is not one object or f returned false.
 func Members(v []byte, f func(key, value []byte) bool) bool {
-	i := SkipSpace(v, 0)
-	if i >= len(v) || v[i] != '{' {
-		return false
-	}
-	i = SkipSpace(v, i+1)
-	if i < len(v) && v[i] == '}' {
-		return true
-	}
-	for i < len(v) {
+	return items(v, '{', '}', func(i int) (int, bool) {
 		end, ok := SkipValue(v, i)
 		if !ok || v[i] != '"' {
-			return false
+			return 0, false
 		}
 		key := v[i:end]
 		i = SkipSpace(v, end)
 		if i >= len(v) || v[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = SkipSpace(v, i+1)
 		end, ok = SkipValue(v, i)
-		if !ok || !f(key, v[i:end]) {
-			return false
-		}
-		i = SkipSpace(v, end)
-		if i >= len(v) {
-			return false
-		}
-		switch v[i] {
-		case ',':
-			i = SkipSpace(v, i+1)
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
+		return end, ok && f(key, v[i:end])
+	})
 }
 
 // Elements calls f with every element of the array v, in order. It
 // reports false when v is not one array or f returned false.
 func Elements(v []byte, f func(value []byte) bool) bool {
+	return items(v, '[', ']', func(i int) (int, bool) {
+		end, ok := SkipValue(v, i)
+		return end, ok && f(v[i:end])
+	})
+}
+
+// items walks the comma-separated items between open and closing, which
+// must enclose all of v but for white space. item reads the item that
+// starts at v[i] and returns where it ends, or false to stop the walk.
+func items(v []byte, open, closing byte, item func(i int) (int, bool)) bool {
 	i := SkipSpace(v, 0)
-	if i >= len(v) || v[i] != '[' {
+	if i >= len(v) || v[i] != open {
 		return false
 	}
 	i = SkipSpace(v, i+1)
-	if i < len(v) && v[i] == ']' {
+	if i < len(v) && v[i] == closing {
 		return true
 	}
 	for i < len(v) {
-		end, ok := SkipValue(v, i)
-		if !ok || !f(v[i:end]) {
+		end, ok := item(i)
+		if !ok {
 			return false
 		}
 		i = SkipSpace(v, end)
@@ -75,7 +62,7 @@ func Elements(v []byte, f func(value []byte) bool) bool {
 		switch v[i] {
 		case ',':
 			i = SkipSpace(v, i+1)
-		case ']':
+		case closing:
 			return true
 		default:
 			return false

@@ -120,6 +120,23 @@ func decodeArgs(args json.RawMessage, v any) error {
 	return nil
 }
 
+// titled is the title the arguments of every create tool carry; they
+// embed it.
+type titled struct {
+	Title string `json:"title"`
+}
+
+func (t titled) title() string { return t.Title }
+
+// decodeTitled decodes a create call's arguments strictly into v and
+// returns their title, checked.
+func decodeTitled(args json.RawMessage, v interface{ title() string }) (string, error) {
+	if err := decodeArgs(args, v); err != nil {
+		return "", err
+	}
+	return requireTitle(v.title())
+}
+
 func requireTitle(title string) (string, error) {
 	title = strings.TrimSpace(title)
 	if title == "" {

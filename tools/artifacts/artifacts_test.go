@@ -52,6 +52,7 @@ func (c *counter) NextObjectID(_ context.Context, _ string, class storage.Object
 }
 
 type harness struct {
+	t     *testing.T
 	files *fakeFiles
 	tools map[string]tools.Tool
 	env   *tools.Env
@@ -59,7 +60,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{files: &fakeFiles{}, tools: map[string]tools.Tool{}}
+	h := &harness{t: t, files: &fakeFiles{}, tools: map[string]tools.Tool{}}
 	all, err := New(Config{Files: h.files})
 	if err != nil {
 		t.Fatal(err)
@@ -75,14 +76,21 @@ func (h *harness) call(name, args string) (tools.Result, error) {
 	return h.tools[name].Execute(context.Background(), tools.Call{Name: name, Arguments: []byte(args), Env: h.env})
 }
 
+// mustCall is call for calls that must succeed.
+func (h *harness) mustCall(name, args string) tools.Result {
+	h.t.Helper()
+	res, err := h.call(name, args)
+	if err != nil {
+		h.t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
 const barArgs = `{"title":"Revenue","spec":{"type":"bar","labels":["Q1","Q2"],"series":[{"name":"2026","values":[3,5]}]}}`
 
 func TestCreateChart(t *testing.T) {
 	h := newHarness(t)
-	res, err := h.call(tools.NameCreateChart, barArgs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.mustCall(tools.NameCreateChart, barArgs)
 	if res.Object != "obj1" || len(res.Artifacts) != 1 {
 		t.Fatalf("result %+v", res)
 	}
@@ -107,17 +115,12 @@ func TestCreateChart(t *testing.T) {
 
 func TestUpdateKeepsTheIDAndDeleteRetiresIt(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.call(tools.NameCreateChart, barArgs); err != nil {
-		t.Fatal(err)
-	}
-	res, err := h.call(tools.NameUpdateObject, `{"object_id":"obj1","title":"Revenue by quarter","spec":{"type":"line","labels":["Q1","Q2"],"series":[{"name":"2026","values":[3,8]}]}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.mustCall(tools.NameCreateChart, barArgs)
+	res := h.mustCall(tools.NameUpdateObject, `{"object_id":"obj1","title":"Revenue by quarter","spec":{"type":"line","labels":["Q1","Q2"],"series":[{"name":"2026","values":[3,8]}]}}`)
 	if a := res.Artifacts[0]; a.ObjectID != "obj1" || a.Title != "Revenue by quarter" || !strings.Contains(a.Source, `"line"`) || a.FileID != "file-2" {
 		t.Errorf("updated artifact %+v", a)
 	}
-	res, err = h.call(tools.NameDeleteObject, `{"object_id":"obj1"}`)
+	res, err := h.call(tools.NameDeleteObject, `{"object_id":"obj1"}`)
 	if err != nil || len(res.Removed) != 1 || res.Removed[0] != "obj1" {
 		t.Fatalf("delete: %+v, %v", res, err)
 	}
@@ -141,6 +144,9 @@ func TestRefusals(t *testing.T) {
 		{name: "invalid spec", tool: tools.NameCreateChart, args: `{"title":"x","spec":{"type":"donut","series":[{"name":"a","values":[1]}]}}`, want: "type"},
 		{name: "no title", tool: tools.NameCreateChart, args: `{"title":" ","spec":{"type":"bar","labels":["a"],"series":[{"name":"a","values":[1]}]}}`, want: "title"},
 		{name: "unknown argument", tool: tools.NameCreateChart, args: `{"title":"x","colour":"red","spec":{}}`, want: "invalid arguments"},
+		{name: "document with no title", tool: tools.NameCreateDocument, args: `{"markdown":"# Results"}`, want: "title is required"},
+		{name: "title too long", tool: tools.NameCreateWordDocument, args: `{"title":"` + strings.Repeat("t", 201) + `","markdown":"x"}`, want: "at most 200"},
+		{name: "unknown diagram argument", tool: tools.NameCreateDiagram, args: `{"title":"x","source":"digraph { a -> b }","engine":"neato"}`, want: "invalid arguments"},
 		{name: "unknown object", tool: tools.NameUpdateObject, args: `{"object_id":"obj9"}`, want: "no object obj9"},
 		{name: "not an id", tool: tools.NameDeleteObject, args: `{"object_id":"file-1"}`, want: "not an object id"},
 	}
@@ -172,10 +178,7 @@ func TestQuotaIsAToolFailure(t *testing.T) {
 func TestStoreFailureStillDeliversInline(t *testing.T) {
 	h := newHarness(t)
 	h.files.err = errors.New("disk on fire")
-	res, err := h.call(tools.NameCreateChart, barArgs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.mustCall(tools.NameCreateChart, barArgs)
 	if a := res.Artifacts[0]; a.FileID != "" || a.ImageBase64 == "" || a.WithoutInline().ImageBase64 == "" {
 		t.Errorf("artifact %+v: want inline bytes and no file id, kept in the JSON form", a)
 	}
@@ -183,10 +186,7 @@ func TestStoreFailureStillDeliversInline(t *testing.T) {
 
 func TestCreateSpreadsheet(t *testing.T) {
 	h := newHarness(t)
-	res, err := h.call(tools.NameCreateSpreadsheet, `{"title":"Sales","sheets":[{"name":"Q1","rows":[["Region","Revenue"],["North",142000],["Total","=SUM(B2:B2)"]]}]}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.mustCall(tools.NameCreateSpreadsheet, `{"title":"Sales","sheets":[{"name":"Q1","rows":[["Region","Revenue"],["North",142000],["Total","=SUM(B2:B2)"]]}]}`)
 	a := res.Artifacts[0]
 	if a.Type != "xlsx" || a.FileBase64 == "" || a.ImageBase64 != "" || !strings.Contains(a.Source, `"=SUM(B2:B2)"`) {
 		t.Fatalf("artifact %+v", a)
@@ -195,7 +195,7 @@ func TestCreateSpreadsheet(t *testing.T) {
 		t.Errorf("stored file is not a zip package")
 	}
 	// Editing sheets keeps the id and the title.
-	res, err = h.call(tools.NameUpdateObject, `{"object_id":"`+a.ObjectID+`","sheets":[{"name":"Q2","rows":[["Region","Revenue"],["South",98000]]}]}`)
+	res, err := h.call(tools.NameUpdateObject, `{"object_id":"`+a.ObjectID+`","sheets":[{"name":"Q2","rows":[["Region","Revenue"],["South",98000]]}]}`)
 	if err != nil || res.Artifacts[0].ObjectID != a.ObjectID || res.Artifacts[0].Title != "Sales" || !strings.Contains(res.Artifacts[0].Source, "South") {
 		t.Fatalf("update: %+v, %v", res, err)
 	}
@@ -205,13 +205,8 @@ func TestCreateSpreadsheet(t *testing.T) {
 // renamed to an element and listed in consumed_object_ids.
 func TestDocumentFoldsInAChart(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.call(tools.NameCreateChart, barArgs); err != nil {
-		t.Fatal(err)
-	}
-	res, err := h.call(tools.NameCreateDocument, `{"title":"Q1 report","markdown":"# Results\n\nRevenue rose.\n\n![Revenue by quarter](obj1)\n"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.mustCall(tools.NameCreateChart, barArgs)
+	res := h.mustCall(tools.NameCreateDocument, `{"title":"Q1 report","markdown":"# Results\n\nRevenue rose.\n\n![Revenue by quarter](obj1)\n"}`)
 	a := res.Artifacts[0]
 	if a.Type != "document" || a.ObjectID != "obj2" || a.MIMEType != "application/pdf" || a.FileID == "" {
 		t.Fatalf("artifact %+v", a)
@@ -229,7 +224,7 @@ func TestDocumentFoldsInAChart(t *testing.T) {
 		t.Errorf("objects after the fold: %+v", h.env.Objects)
 	}
 	// Embedding something that does not exist is the model's to fix.
-	_, err = h.call(tools.NameCreateDocument, `{"title":"x","markdown":"![](obj7)"}`)
+	_, err := h.call(tools.NameCreateDocument, `{"title":"x","markdown":"![](obj7)"}`)
 	var ce *tools.CallError
 	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "obj7") || !strings.Contains(ce.Message, "el1") {
 		t.Errorf("unknown embed: %v", err)
@@ -238,13 +233,8 @@ func TestDocumentFoldsInAChart(t *testing.T) {
 
 func TestCreateWordDocument(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.call(tools.NameCreateChart, barArgs); err != nil {
-		t.Fatal(err)
-	}
-	res, err := h.call(tools.NameCreateWordDocument, `{"title":"Brief","markdown":"# Brief\n\n- one\n- two\n\n![Revenue](obj1)"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.mustCall(tools.NameCreateChart, barArgs)
+	res := h.mustCall(tools.NameCreateWordDocument, `{"title":"Brief","markdown":"# Brief\n\n- one\n- two\n\n![Revenue](obj1)"}`)
 	a := res.Artifacts[0]
 	if a.Type != "docx" || a.FileBase64 == "" || len(a.ConsumedObjectIDs) != 1 || !bytes.HasPrefix(h.files.files[a.FileID], []byte("PK")) {
 		t.Fatalf("artifact %+v", a)
@@ -256,10 +246,7 @@ func TestCreateWordDocument(t *testing.T) {
 
 func TestCreateDiagramAndEmbedIt(t *testing.T) {
 	h := newHarness(t)
-	res, err := h.call(tools.NameCreateDiagram, `{"title":"Flow","language":"dot","source":"digraph { a -> b }","theme":"dark","aspect":"portrait"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.mustCall(tools.NameCreateDiagram, `{"title":"Flow","language":"dot","source":"digraph { a -> b }","theme":"dark","aspect":"portrait"}`)
 	a := res.Artifacts[0]
 	if a.Type != "diagram" || a.Theme != "dark" || a.Aspect != "portrait" || a.Source != "digraph { a -> b }" || a.ImageBase64 == "" {
 		t.Fatalf("artifact %+v", a)
@@ -269,7 +256,7 @@ func TestCreateDiagramAndEmbedIt(t *testing.T) {
 	} else if ce := new(tools.CallError); !errors.As(err, &ce) {
 		t.Errorf("a DOT syntax error is not for the model: %v", err)
 	}
-	res, err = h.call(tools.NameCreateDocument, `{"title":"Doc","markdown":"![Flow](obj1)"}`)
+	res, err := h.call(tools.NameCreateDocument, `{"title":"Doc","markdown":"![Flow](obj1)"}`)
 	if err != nil || len(res.Renamed) != 1 || res.Renamed[0].ObjectID != "obj1" {
 		t.Fatalf("embedding the diagram: %+v, %v", res.Renamed, err)
 	}

@@ -34,13 +34,10 @@ var chartKind = &kind{
 		"Use it for numbers the user wants to see; it can then be embedded in a document by its id.",
 	source: func(args json.RawMessage) (string, source, error) {
 		var a struct {
-			Title string          `json:"title"`
-			Spec  json.RawMessage `json:"spec"`
+			titled
+			Spec json.RawMessage `json:"spec"`
 		}
-		if err := decodeArgs(args, &a); err != nil {
-			return "", source{}, err
-		}
-		title, err := requireTitle(a.Title)
+		title, err := decodeTitled(args, &a)
 		if err != nil {
 			return "", source{}, err
 		}
@@ -164,13 +161,10 @@ var documentKind = &kind{
 // tools.
 func markdownSource(args json.RawMessage) (string, source, error) {
 	var a struct {
-		Title    string `json:"title"`
+		titled
 		Markdown string `json:"markdown"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
-		return "", source{}, err
-	}
-	title, err := requireTitle(a.Title)
+	title, err := decodeTitled(args, &a)
 	if err != nil {
 		return "", source{}, err
 	}
@@ -219,16 +213,13 @@ var diagramKind = &kind{
 		"It can then be embedded in a document by its id.",
 	source: func(args json.RawMessage) (string, source, error) {
 		var a struct {
-			Title    string `json:"title"`
+			titled
 			Source   string `json:"source"`
 			Language string `json:"language"`
 			Theme    string `json:"theme"`
 			Aspect   string `json:"aspect"`
 		}
-		if err := decodeArgs(args, &a); err != nil {
-			return "", source{}, err
-		}
-		title, err := requireTitle(a.Title)
+		title, err := decodeTitled(args, &a)
 		if err != nil {
 			return "", source{}, err
 		}

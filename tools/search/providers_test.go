@@ -45,6 +45,21 @@ func fakeServer(t *testing.T, status int, body []byte) (*httptest.Server, *[]rec
 	return srv, &seen
 }
 
+// searchOnce runs q on p, which must make exactly one request to the
+// fake server that records into seen, and returns the results and that
+// request.
+func searchOnce(t *testing.T, p Provider, seen *[]recorded, q Query) ([]Result, recorded) {
+	t.Helper()
+	got, err := p.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(*seen) != 1 {
+		t.Fatalf("%d requests, want 1", len(*seen))
+	}
+	return got, (*seen)[0]
+}
+
 func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile("testdata/" + name)
@@ -68,14 +83,7 @@ func TestSearxNGSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Search(context.Background(), Query{Text: "caddy health & checks", Count: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(*seen) != 1 {
-		t.Fatalf("%d requests, want 1", len(*seen))
-	}
-	req := (*seen)[0]
+	got, req := searchOnce(t, p, seen, Query{Text: "caddy health & checks", Count: 8})
 	wantQuery := map[string][]string{"q": {"caddy health & checks"}, "format": {"json"}}
 	if req.method != "GET" || req.path != "/searxng/search" || !cmp.Equal(req.query, wantQuery) {
 		t.Errorf("request %s %s %v, want GET /searxng/search %v", req.method, req.path, req.query, wantQuery)
@@ -107,11 +115,7 @@ func TestBraveSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Search(context.Background(), Query{Text: "caddy health checks", Count: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := (*seen)[0]
+	got, req := searchOnce(t, p, seen, Query{Text: "caddy health checks", Count: 50})
 	wantQuery := map[string][]string{"q": {"caddy health checks"}, "count": {"20"}}
 	if req.method != "GET" || req.path != "/res/v1/web/search" || !cmp.Equal(req.query, wantQuery) {
 		t.Errorf("request %s %s %v, want GET /res/v1/web/search %v", req.method, req.path, req.query, wantQuery)
@@ -161,11 +165,7 @@ func TestTavilySearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Search(context.Background(), Query{Text: "caddy health checks", Count: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := (*seen)[0]
+	got, req := searchOnce(t, p, seen, Query{Text: "caddy health checks", Count: 8})
 	if req.method != "POST" || req.path != "/search" || len(req.query) != 0 {
 		t.Errorf("request %s %s %v, want POST /search", req.method, req.path, req.query)
 	}
@@ -348,25 +348,25 @@ func checkCallError(t *testing.T, err error, want, wantLog string) {
 	}
 }
 
-func BenchmarkParseSearxNG(b *testing.B) {
-	body := readTestdata(b, "searxng.json")
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := parseSearxNG(body); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkParseBrave(b *testing.B) {
-	body := readTestdata(b, "brave.json")
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := parseBrave(body); err != nil {
-			b.Fatal(err)
-		}
+func BenchmarkParse(b *testing.B) {
+	for _, bb := range []struct {
+		provider, file string
+		parse          func([]byte) ([]Result, error)
+	}{
+		{"SearxNG", "searxng.json", parseSearxNG},
+		{"Brave", "brave.json", parseBrave},
+		{"Tavily", "tavily.json", parseTavily},
+	} {
+		b.Run(bb.provider, func(b *testing.B) {
+			body := readTestdata(b, bb.file)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := bb.parse(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

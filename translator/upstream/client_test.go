@@ -48,7 +48,12 @@ type roundResult struct {
 
 func drain(t *testing.T, u *Client) roundResult {
 	t.Helper()
-	st, err := u.Stream(context.Background(), Request{Model: "svc-3", Messages: []Message{{Role: "user", Content: "hi"}}})
+	return round(context.Background(), u, Request{Model: "svc-3", Messages: []Message{{Role: "user", Content: "hi"}}})
+}
+
+// round streams req to its end and gathers what the stream carried.
+func round(ctx context.Context, u *Client, req Request) roundResult {
+	st, err := u.Stream(ctx, req)
 	if err != nil {
 		return roundResult{err: err}
 	}
@@ -239,21 +244,15 @@ func TestUpstreamDialects(t *testing.T) {
 
 func TestUpstreamRequestBody(t *testing.T) {
 	u, last := rawUpstream(t, "text/event-stream", eventStream(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
-	st, err := u.Stream(context.Background(), Request{
+	r := round(context.Background(), u, Request{
 		Model:    "svc-3",
 		Messages: []Message{{Role: "user", Content: "hi"}},
 		Tools:    []ToolDefinition{{Type: "function", Function: FunctionSpec{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}},
 		Sampling: map[string]json.RawMessage{"temperature": json.RawMessage("0.5")},
 	})
-	if err != nil {
-		t.Fatal(err)
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	for {
-		if _, err := st.Next(); err != nil {
-			break
-		}
-	}
-	st.Close()
 	var body struct {
 		Model         string            `json:"model"`
 		Stream        bool              `json:"stream"`
@@ -437,16 +436,9 @@ func TestUpstreamReusesConnections(t *testing.T) {
 		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 			GotConn: func(info httptrace.GotConnInfo) { reused = append(reused, info.Reused) },
 		})
-		st, err := u.Stream(ctx, Request{Model: "m"})
-		if err != nil {
-			t.Fatal(err)
+		if r := round(ctx, u, Request{Model: "m"}); r.err != nil {
+			t.Fatal(r.err)
 		}
-		for {
-			if _, err := st.Next(); err != nil {
-				break
-			}
-		}
-		st.Close()
 	}
 	if len(reused) != 3 || reused[0] || !reused[1] || !reused[2] {
 		t.Fatalf("connection reuse %v, want [false true true]", reused)
