@@ -21,7 +21,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Admin{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_admin", parseAdmin)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_admin", parseHandler[Admin])
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_admin", httpcaddyfile.After, "reverse_proxy")
 }
 
@@ -214,12 +214,6 @@ func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 		h.handler.ServeHTTP(w, r)
 		return nil
 	})
-}
-
-func parseAdmin(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(Admin)
-	err := a.UnmarshalCaddyfile(h.Dispenser)
-	return a, err
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:

@@ -5,6 +5,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 func init() {
@@ -171,4 +172,26 @@ func optionalArg(d *caddyfile.Dispenser, dst *string) error {
 		return d.ArgErr()
 	}
 	return nil
+}
+
+// noArgs reads a directive that takes neither arguments nor a block; msg
+// is the error when it is given either.
+func noArgs(d *caddyfile.Dispenser, msg string) error {
+	d.Next()
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Err(msg)
+	}
+	return nil
+}
+
+// parseHandler sets up a handler of type T from its directive's tokens,
+// which T's UnmarshalCaddyfile reads; that method documents the syntax.
+func parseHandler[T any, P interface {
+	*T
+	caddyhttp.MiddlewareHandler
+	caddyfile.Unmarshaler
+}](h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	var p P = new(T)
+	err := p.UnmarshalCaddyfile(h.Dispenser)
+	return p, err
 }

@@ -27,7 +27,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Chat{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_chat", parseChat)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_chat", parseHandler[Chat])
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_chat", httpcaddyfile.After, "reverse_proxy")
 }
 
@@ -240,7 +240,7 @@ func (h *Chat) Cleanup() error {
 	return nil
 }
 
-// parseChat sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_chat {
 //		instructions       <text>
@@ -249,13 +249,6 @@ func (h *Chat) Cleanup() error {
 //		first_byte_timeout <duration>
 //		idle_timeout       <duration>
 //	}
-func parseChat(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	c := new(Chat)
-	err := c.UnmarshalCaddyfile(h.Dispenser)
-	return c, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Chat) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() {

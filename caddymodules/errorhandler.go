@@ -16,7 +16,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Error{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_error", parseError)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_error", parseHandler[Error])
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_error", httpcaddyfile.After, "respond")
 }
 
@@ -104,16 +104,9 @@ func envelopeFor(status int, r *http.Request) *apierror.Error {
 		http.StatusText(status)+".")
 }
 
-// parseError sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_error [<status> [<code> [<message>]]]
-func parseError(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	e := new(Error)
-	err := e.UnmarshalCaddyfile(h.Dispenser)
-	return e, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Error) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	args := d.RemainingArgs()

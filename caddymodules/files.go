@@ -17,7 +17,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Files{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_files", parseFiles)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_files", parseHandler[Files])
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_files", httpcaddyfile.After, "reverse_proxy")
 }
 
@@ -71,16 +71,9 @@ func (h *Files) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 	return nil
 }
 
-// parseFiles sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_files [<prefix>]
-func parseFiles(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	f := new(Files)
-	err := f.UnmarshalCaddyfile(h.Dispenser)
-	return f, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Files) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return optionalArg(d, &h.Prefix)
 }

@@ -18,7 +18,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Limits{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_limits", parseLimits)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_limits", parseHandler[Limits])
 	// Registered after switchyard_auth (auth.go sorts first), so both land
 	// before reverse_proxy in that order.
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_limits", httpcaddyfile.Before, "reverse_proxy")
@@ -112,24 +112,13 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 // to settle.
 const holdVar = "switchyard.hold"
 
-// parseLimits sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_limits
 //
 // The limits themselves are set in the switchyard global option.
-func parseLimits(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	l := new(Limits)
-	err := l.UnmarshalCaddyfile(h.Dispenser)
-	return l, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Limits) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("switchyard_limits takes no arguments; set limits in the switchyard global option")
-	}
-	return nil
+	return noArgs(d, "switchyard_limits takes no arguments; set limits in the switchyard global option")
 }
 
 // Interface guards

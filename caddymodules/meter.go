@@ -24,7 +24,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Meter{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_meter", parseMeter)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_meter", parseHandler[Meter])
 	// After switchyard_auth and switchyard_limits (registered earlier),
 	// before reverse_proxy and switchyard_proxy.
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_meter", httpcaddyfile.Before, "reverse_proxy")
@@ -213,22 +213,11 @@ func (w *meterWriter) flushRest() {
 // that streams are still flushed chunk by chunk.
 func (w *meterWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// parseMeter sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_meter
-func parseMeter(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	m := new(Meter)
-	err := m.UnmarshalCaddyfile(h.Dispenser)
-	return m, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Meter) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("switchyard_meter takes no arguments")
-	}
-	return nil
+	return noArgs(d, "switchyard_meter takes no arguments")
 }
 
 // Interface guards

@@ -16,7 +16,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Models{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_models", parseModels)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_models", parseHandler[Models])
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_models", httpcaddyfile.After, "reverse_proxy")
 }
 
@@ -88,22 +88,11 @@ func (h *Models) Cleanup() error {
 	return nil
 }
 
-// parseModels sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_models
-func parseModels(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	m := new(Models)
-	err := m.UnmarshalCaddyfile(h.Dispenser)
-	return m, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Models) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("switchyard_models takes no arguments")
-	}
-	return nil
+	return noArgs(d, "switchyard_models takes no arguments")
 }
 
 // Interface guards

@@ -23,7 +23,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Proxy{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_proxy", parseProxy)
+	httpcaddyfile.RegisterHandlerDirective("switchyard_proxy", parseHandler[Proxy])
 	httpcaddyfile.RegisterDirectiveOrder("switchyard_proxy", httpcaddyfile.After, "reverse_proxy")
 }
 
@@ -243,16 +243,7 @@ func (h *Proxy) Cleanup() error {
 	return h.rp.Cleanup()
 }
 
-// parseProxy sets up the handler from Caddyfile tokens. Syntax:
-//
-//	switchyard_proxy [<prefix>] [{ routes ...; dial_timeout ...; response_header_timeout ...; stream_idle_timeout ... }]
-func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	p := new(Proxy)
-	err := p.UnmarshalCaddyfile(h.Dispenser)
-	return p, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_proxy [<prefix>] {
 //		routes                  <METHOD /path>...
