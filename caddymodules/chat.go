@@ -255,35 +255,23 @@ func (h *Chat) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
-		opt := d.Val()
-		var v string
-		if err := oneArg(d, &v); err != nil {
-			return err
-		}
-		switch opt {
+		var err error
+		switch d.Val() {
 		case "instructions":
-			h.Instructions = v
+			err = oneArg(d, &h.Instructions)
 		case "max_rounds":
-			n, err := positiveInt(v)
-			if err != nil {
-				return d.Errf("max_rounds: %v", err)
-			}
-			h.MaxRounds = n
-		case "tool_timeout", "first_byte_timeout", "idle_timeout":
-			dur, err := caddy.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return d.Errf("%s: want a positive duration, not %q", opt, v)
-			}
-			switch opt {
-			case "tool_timeout":
-				h.ToolTimeout = caddy.Duration(dur)
-			case "first_byte_timeout":
-				h.FirstByteTimeout = caddy.Duration(dur)
-			case "idle_timeout":
-				h.IdleTimeout = caddy.Duration(dur)
-			}
+			err = positiveIntArg(d, &h.MaxRounds)
+		case "tool_timeout":
+			err = positiveDurationArg(d, &h.ToolTimeout)
+		case "first_byte_timeout":
+			err = positiveDurationArg(d, &h.FirstByteTimeout)
+		case "idle_timeout":
+			err = positiveDurationArg(d, &h.IdleTimeout)
 		default:
-			return d.Errf("unrecognized switchyard_chat option %q", opt)
+			return d.Errf("unrecognized switchyard_chat option %q", d.Val())
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

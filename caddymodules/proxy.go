@@ -260,6 +260,7 @@ func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
+		var err error
 		switch d.Val() {
 		case "routes":
 			args := d.RemainingArgs()
@@ -269,26 +270,17 @@ func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			for i := 0; i < len(args); i += 2 {
 				h.Routes = append(h.Routes, strings.ToUpper(args[i])+" "+args[i+1])
 			}
-		case "dial_timeout", "response_header_timeout", "stream_idle_timeout":
-			opt := d.Val()
-			var v string
-			if err := oneArg(d, &v); err != nil {
-				return err
-			}
-			dur, err := caddy.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return d.Errf("%s: want a positive duration, not %q", opt, v)
-			}
-			switch opt {
-			case "dial_timeout":
-				h.DialTimeout = caddy.Duration(dur)
-			case "response_header_timeout":
-				h.ResponseHeaderTimeout = caddy.Duration(dur)
-			default:
-				h.StreamIdleTimeout = caddy.Duration(dur)
-			}
+		case "dial_timeout":
+			err = positiveDurationArg(d, &h.DialTimeout)
+		case "response_header_timeout":
+			err = positiveDurationArg(d, &h.ResponseHeaderTimeout)
+		case "stream_idle_timeout":
+			err = positiveDurationArg(d, &h.StreamIdleTimeout)
 		default:
 			return d.Errf("unrecognized switchyard_proxy option %q", d.Val())
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
