@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools/artifacts"
@@ -55,8 +54,7 @@ type Chat struct {
 	// Default: 120s.
 	IdleTimeout caddy.Duration `json:"idle_timeout,omitempty"`
 
-	app    *App
-	logger *zap.Logger
+	appHandler
 	limits request.Limits
 	orch   *translator.Orchestrator // nil when no upstream is configured
 	up     *upstream.Client
@@ -72,12 +70,10 @@ func (Chat) CaddyModule() caddy.ModuleInfo {
 
 // Provision wires the orchestrator to the app's store, files and queue.
 func (h *Chat) Provision(ctx caddy.Context) error {
-	app, err := appFrom(ctx)
-	if err != nil {
+	if err := h.provisionApp(ctx); err != nil {
 		return err
 	}
-	h.app = app
-	h.logger = ctx.Logger()
+	app := h.app
 	store := app.Store()
 	fileSvc, err := app.FilesService()
 	if err != nil {
@@ -167,24 +163,16 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
 		return nil
 	}
-	p, ok := policy.PrincipalFrom(r.Context())
+	p, ok := h.principal(w, r)
 	if !ok {
-		h.logger.Error("switchyard_chat runs without switchyard_auth in front of it")
-		apierror.Write(w, apierror.Internal())
 		return nil
 	}
-	// switchyard_limits in front has parsed the body already.
-	req, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request)
-	if !ok {
-		body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
-		if err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
-		if req, err = request.Parse(body, r.Header, h.limits); err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
+	// switchyard_limits in front has normally parsed the body already.
+	req, err := parsedBody(r, chatRequestVar, h.app.Limits.maxBodyBytes(), h.app.bodies,
+		func(body []byte) (*request.Request, error) { return request.Parse(body, r.Header, h.limits) })
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
 	if h.app.pools != nil && !h.app.pools.has(req.Model) {
 		apierror.Write(w, modelNotFound(req.Model))

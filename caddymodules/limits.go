@@ -12,7 +12,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
@@ -48,8 +47,7 @@ func init() {
 // handlers after this one return, whether the stream ended, the client went
 // away, the upstream failed or a handler panicked.
 type Limits struct {
-	app    *App
-	logger *zap.Logger
+	appHandler
 }
 
 // CaddyModule returns the Caddy module information.
@@ -61,23 +59,13 @@ func (Limits) CaddyModule() caddy.ModuleInfo {
 }
 
 // Provision implements caddy.Provisioner.
-func (h *Limits) Provision(ctx caddy.Context) error {
-	app, err := appFrom(ctx)
-	if err != nil {
-		return err
-	}
-	h.app = app
-	h.logger = ctx.Logger()
-	return nil
-}
+func (h *Limits) Provision(ctx caddy.Context) error { return h.provisionApp(ctx) }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler: the body probe, then
 // billing.Admit, whose refusals become the client's error.
 func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	p, ok := policy.PrincipalFrom(r.Context())
+	p, ok := h.principal(w, r)
 	if !ok {
-		h.logger.Error("switchyard_limits runs before switchyard_auth: put switchyard_auth first")
-		apierror.Write(w, apierror.Internal())
 		return nil
 	}
 	prof := h.app.Profile()

@@ -39,9 +39,8 @@ func init() {
 // for what was generated. Multipart bodies pass through unread. It needs
 // switchyard_auth in front of it.
 type Meter struct {
-	app      *App
+	appHandler
 	recorder *billing.Recorder
-	logger   *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -54,13 +53,10 @@ func (Meter) CaddyModule() caddy.ModuleInfo {
 
 // Provision implements caddy.Provisioner.
 func (h *Meter) Provision(ctx caddy.Context) error {
-	app, err := appFrom(ctx)
-	if err != nil {
+	if err := h.provisionApp(ctx); err != nil {
 		return err
 	}
-	h.app = app
-	h.recorder = &billing.Recorder{Store: app.Store(), Profile: app.Profile(), Writer: app.backend.ledger}
-	h.logger = ctx.Logger()
+	h.recorder = &billing.Recorder{Store: h.app.Store(), Profile: h.app.Profile(), Writer: h.app.backend.ledger}
 	return nil
 }
 
@@ -73,18 +69,11 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
 		return next.ServeHTTP(w, r) // uploads stream through; they are not completions
 	}
-	req, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request)
-	if !ok {
-		body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
-		if err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
-		if req, err = billing.ParseV1(body); err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
-		caddyhttp.SetVar(r.Context(), v1RequestVar, req) // the proxy routes by it
+	// The parse stays on the request: the proxy routes by its model.
+	req, err := parsedBody(r, v1RequestVar, h.app.Limits.maxBodyBytes(), h.app.bodies, billing.ParseV1)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(req.Body))
 	r.ContentLength = int64(len(req.Body))

@@ -88,17 +88,11 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return nil
 	}
-	req, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request)
-	if !ok {
-		// No meter in front, which parses the body once for both.
-		body, err := requestBody(r, h.maxBody, h.bodies)
-		if err == nil {
-			req, err = billing.ParseV1(body)
-		}
-		if err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
+	// Normally the meter in front has parsed the body already.
+	req, err := parsedBody(r, v1RequestVar, h.maxBody, h.bodies, billing.ParseV1)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
 	chain, ok := h.pools.chain(req.Model)
 	if !ok {
@@ -129,7 +123,6 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	pr.ContentLength = int64(len(req.Body))
 
 	tw := &writeTracker{ResponseWriter: w}
-	var err error
 	fallbacks := 0
 	for i, p := range chain {
 		err = p.rp.ServeHTTP(tw, pr, next)
