@@ -111,11 +111,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	}
 	if q := app.Queue(); q != nil {
 		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {
-			slot, err := q.Enter(ctx, onPosition)
-			if err != nil {
-				return nil, limits.APIError(err)
-			}
-			return slot.Release, nil
+			return enterQueue(ctx, q, onPosition)
 		}
 	}
 	s := app.settings
@@ -158,9 +154,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
+	if !allowOnly(http.MethodPost, w, r) {
 		return nil
 	}
 	p, ok := h.principal(w, r)

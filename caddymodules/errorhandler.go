@@ -75,6 +75,17 @@ func (h *Error) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 	return nil
 }
 
+// allowOnly reports whether r's method is method, and otherwise answers
+// 405 with an Allow header.
+func allowOnly(method string, w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == method {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
+	return false
+}
+
 // envelopeFor describes an HTTP status in the envelope's terms.
 func envelopeFor(status int, r *http.Request) *apierror.Error {
 	switch status {

@@ -59,9 +59,7 @@ func (h *Models) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
+	if !allowOnly(http.MethodGet, w, r) {
 		return nil
 	}
 	switch {

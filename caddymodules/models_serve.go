@@ -14,7 +14,6 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
-	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 // servedVar holds the servedBy of a /v1 request routed to a pool, for
@@ -99,14 +98,12 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		apierror.Write(w, modelNotFound(req.Model))
 		return nil
 	}
-	if h.queue != nil {
-		slot, err := h.queue.Enter(r.Context(), nil)
-		if err != nil {
-			apierror.Write(w, limits.APIError(err))
-			return nil
-		}
-		defer slot.Release()
+	release, err := enterQueue(r.Context(), h.queue, nil)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
+	defer release()
 
 	// A stream that stalls is cut as on the single upstream; the watch
 	// starts with the headers, so retries and fallbacks before them are

@@ -1,6 +1,7 @@
 package caddymodules
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -220,19 +221,32 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
 	}
-	if h.queue != nil {
-		// The legacy API stays unchanged: a waiting request just waits,
-		// without queue_position chunks.
-		slot, err := h.queue.Enter(r.Context(), nil)
-		if err != nil {
-			apierror.Write(w, limits.APIError(err))
-			return nil
-		}
-		defer slot.Release()
+	// The legacy API stays unchanged: a waiting request just waits,
+	// without queue_position chunks.
+	release, err := enterQueue(r.Context(), h.queue, nil)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
+	defer release()
 	w, r, stop := idleWatch(w, r, h.timeouts().idle)
 	defer stop()
 	return h.rp.ServeHTTP(w, r, next)
+}
+
+// enterQueue waits for one of q's slots for a generation, telling
+// onPosition, when set, its place in line, and returns the function that
+// gives the slot back; a nil q caps nothing. The error is the client's
+// answer.
+func enterQueue(ctx context.Context, q *limits.Queue, onPosition func(int)) (release func(), err error) {
+	if q == nil {
+		return func() {}, nil
+	}
+	slot, err := q.Enter(ctx, onPosition)
+	if err != nil {
+		return nil, limits.APIError(err)
+	}
+	return slot.Release, nil
 }
 
 // Cleanup implements caddy.CleanerUpper.
