@@ -20,9 +20,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Admin{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_admin", parseHandler[Admin])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_admin", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Admin](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Environment variables of the admin API, read when the config leaves a

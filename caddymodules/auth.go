@@ -14,9 +14,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Auth{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_auth", parseHandler[Auth])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_auth", httpcaddyfile.Before, "reverse_proxy")
+	registerHandler[Auth](httpcaddyfile.Before, "reverse_proxy")
 }
 
 // Auth requires an API key on every request it sees: the header

@@ -198,14 +198,26 @@ func noArgs(d *caddyfile.Dispenser, msg string) error {
 	return nil
 }
 
-// parseHandler sets up a handler of type T from its directive's tokens,
-// which T's UnmarshalCaddyfile reads; that method documents the syntax.
-func parseHandler[T any, P interface {
+// handlerModule is *T for an HTTP handler module T whose directive's
+// syntax its UnmarshalCaddyfile reads and documents.
+type handlerModule[T any] interface {
 	*T
+	caddy.Module
 	caddyhttp.MiddlewareHandler
 	caddyfile.Unmarshaler
-}](h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	var p P = new(T)
-	err := p.UnmarshalCaddyfile(h.Dispenser)
-	return p, err
+}
+
+// registerHandler registers the HTTP handler module T and its Caddyfile
+// directive, named as the module and placed pos anchor in the order of
+// directives.
+func registerHandler[T any, P handlerModule[T]](pos httpcaddyfile.Positional, anchor string) {
+	var m P = new(T)
+	caddy.RegisterModule(m)
+	dir := m.CaddyModule().ID.Name()
+	httpcaddyfile.RegisterHandlerDirective(dir, func(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+		var p P = new(T)
+		err := p.UnmarshalCaddyfile(h.Dispenser)
+		return p, err
+	})
+	httpcaddyfile.RegisterDirectiveOrder(dir, pos, anchor)
 }

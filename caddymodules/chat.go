@@ -25,9 +25,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Chat{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_chat", parseHandler[Chat])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_chat", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Chat](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Chat serves POST /v3/chat/completions: the enriched assistant API of the

@@ -14,9 +14,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Dashboard{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_dashboard", parseHandler[Dashboard])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_dashboard", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Dashboard](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Dashboard serves the account dashboard, static files embedded in the

@@ -15,9 +15,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Error{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_error", parseHandler[Error])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_error", httpcaddyfile.After, "respond")
+	registerHandler[Error](httpcaddyfile.After, "respond")
 }
 
 // Error answers with the API's error envelope instead of an HTML or empty

@@ -16,9 +16,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Files{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_files", parseHandler[Files])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_files", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Files](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Files serves the Files API, shaped like OpenAI's so that its SDKs work

@@ -16,11 +16,9 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Limits{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_limits", parseHandler[Limits])
 	// Registered after switchyard_auth (auth.go sorts first), so both land
 	// before reverse_proxy in that order.
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_limits", httpcaddyfile.Before, "reverse_proxy")
+	registerHandler[Limits](httpcaddyfile.Before, "reverse_proxy")
 }
 
 // Limits enforces, after switchyard_auth, the limits of the active revision

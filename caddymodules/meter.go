@@ -23,11 +23,9 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Meter{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_meter", parseHandler[Meter])
 	// After switchyard_auth and switchyard_limits (registered earlier),
 	// before reverse_proxy and switchyard_proxy.
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_meter", httpcaddyfile.Before, "reverse_proxy")
+	registerHandler[Meter](httpcaddyfile.Before, "reverse_proxy")
 }
 
 // Meter charges the legacy /v1 API per token, like /v3, with the rules of

@@ -15,9 +15,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Models{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_models", parseHandler[Models])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_models", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Models](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Models serves GET /v3/models: the models this gateway serves, in

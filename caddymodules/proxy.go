@@ -23,9 +23,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Proxy{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_proxy", parseHandler[Proxy])
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_proxy", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Proxy](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Proxy is Caddy's reverse_proxy aimed at the switchyard app's upstream, for
