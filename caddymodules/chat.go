@@ -10,9 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
 
-	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -88,11 +86,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
 	h.limits = chatLimits(prof)
-	usage := settlingRecorder{
-		Recorder: &billing.Recorder{Store: store, Profile: prof, Writer: app.backend.ledger},
-		metrics:  app.metrics,
-		logger:   h.logger,
-	}
+	usage := h.settlingRecorder(routeV3Chat, "recording /v3 usage")
 	cfg := translator.Config{
 		Profile:      prof,
 		Tools:        reg,
@@ -185,31 +179,13 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	return nil
 }
 
-// settlingRecorder hands a /v3 charge to the ledger writer and the
-// request's hold to the charge's commit, which settles it with the
-// amount charged, so that the account's next admission sees the balance
-// the charge left without reading the ledger, and only once the charge
-// is durable. It returns the price without waiting for the commit: the
-// charge id is the server's own and new, so the price is what the ledger
-// is charged, and cost_cents can be sent before the commit.
-type settlingRecorder struct {
-	*billing.Recorder
-	metrics *metrics
-	logger  *zap.Logger
-}
-
+// RecordUsage implements translator.UsageRecorder: a /v3 charge is
+// settled as the meter settles a /v1 one. It returns the price without
+// waiting for the commit: the charge id is the server's own and new, so
+// the price is what the ledger is charged, and cost_cents can be sent
+// before the commit.
 func (s settlingRecorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
-	settle := handOverHold(ctx)
-	price := s.Price(rec)
-	return s.Settle(rec, func(charged int64, err error) {
-		s.metrics.countCharge(routeV3Chat, rec, charged, err)
-		if err != nil {
-			// Written or not, the mirror errs on the low side.
-			s.logger.Error("recording /v3 usage", zap.String("charge_id", rec.RequestID), zap.Error(err))
-			charged = price
-		}
-		settle(charged)
-	}), nil
+	return s.settle(ctx, rec), nil
 }
 
 // Cleanup implements caddy.CleanerUpper.

@@ -20,6 +20,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 func init() {
@@ -38,7 +39,7 @@ func init() {
 // switchyard_auth in front of it.
 type Meter struct {
 	appHandler
-	recorder *billing.Recorder
+	usage settlingRecorder
 }
 
 // CaddyModule returns the Caddy module information.
@@ -54,7 +55,7 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 	if err := h.provisionApp(ctx); err != nil {
 		return err
 	}
-	h.recorder = &billing.Recorder{Store: h.app.Store(), Profile: h.app.Profile(), Writer: h.app.backend.ledger}
+	h.usage = h.settlingRecorder(routeV1, "recording /v1 usage")
 	return nil
 }
 
@@ -101,15 +102,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	return next.ServeHTTP(mw, r)
 }
 
-// charge hands x's usage record to the ledger writer and returns without
-// waiting for the commit. The request's hold passes to the commit's
-// completion: it is settled with the amount charged once the charge is
-// committed, so that the next admission of the account sees the balance
-// the charge left, and never before the charge is durable. When the
-// store failed, the charge may or may not have been written; the hold is
-// settled with the price then, so that the balance the limiter mirrors
-// errs on the low side. A request that is not charged keeps its hold
-// for the Limits handler to release.
+// charge settles x's usage record (settlingRecorder). A request that is
+// not charged keeps its hold for the Limits handler to release.
 func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 	rec, ok := billing.V1Record(x)
 	if !ok {
@@ -119,12 +113,46 @@ func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 		// A model's pool answered: its fallback's prices apply.
 		rec.Model, rec.Upstream = s.model, s.upstream
 	}
+	h.usage.settle(ctx, rec)
+}
+
+// settlingRecorder records the charges of one route. It hands each to
+// the ledger writer and returns without waiting for the commit. The
+// request's hold passes to the commit's completion: it is settled with
+// the amount charged once the charge is committed, so that the next
+// admission of the account sees the balance the charge left without
+// reading the ledger, and never before the charge is durable. When the
+// store failed, the charge may or may not have been written; the hold is
+// settled with the price then, so that the balance the limiter mirrors
+// errs on the low side.
+type settlingRecorder struct {
+	*billing.Recorder
+	route   string // the route label of the charge metrics
+	failMsg string // logged when a charge could not be recorded
+	metrics *metrics
+	logger  *zap.Logger
+}
+
+// settlingRecorder is the handler's recorder of the charges of route.
+func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
+	return settlingRecorder{
+		Recorder: &billing.Recorder{Store: h.app.Store(), Profile: h.app.Profile(), Writer: h.app.backend.ledger},
+		route:    route,
+		failMsg:  failMsg,
+		metrics:  h.app.metrics,
+		logger:   h.logger,
+	}
+}
+
+// settle hands rec, and the hold of the request in ctx, to the ledger
+// writer, and returns rec's price.
+func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
 	settle := handOverHold(ctx)
-	price := h.recorder.Price(rec)
-	h.recorder.Settle(rec, func(charged int64, err error) {
-		h.app.metrics.countCharge(routeV1, rec, charged, err)
+	price := s.Price(rec)
+	return s.Settle(rec, func(charged int64, err error) {
+		s.metrics.countCharge(s.route, rec, charged, err)
 		if err != nil {
-			h.logger.Error("recording /v1 usage", zap.String("charge_id", x.ChargeID), zap.Error(err))
+			s.logger.Error(s.failMsg, zap.String("charge_id", rec.RequestID), zap.Error(err))
 			charged = price
 		}
 		settle(charged)
