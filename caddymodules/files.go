@@ -83,12 +83,19 @@ var (
 	_ caddyfile.Unmarshaler       = (*Files)(nil)
 )
 
-// Validate implements caddy.Validator.
-func (h *Files) Validate() error {
-	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
-		return fmt.Errorf("switchyard_files: prefix %q must start with / and not end with one", h.Prefix)
+// checkPathPrefix checks the path prefix a handler's routes are below:
+// the default (empty), or a path that starts with / and does not end
+// with one, so that prefix+"/route" is a clean path.
+func checkPathPrefix(module, prefix string) error {
+	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/")) {
+		return fmt.Errorf("%s: prefix %q must start with / and not end with one", module, prefix)
 	}
 	return nil
+}
+
+// Validate implements caddy.Validator.
+func (h *Files) Validate() error {
+	return checkPathPrefix("switchyard_files", h.Prefix)
 }
 
 var _ caddy.Validator = (*Files)(nil)

@@ -308,8 +308,8 @@ var (
 
 // Validate implements caddy.Validator.
 func (h *Proxy) Validate() error {
-	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
-		return fmt.Errorf("switchyard_proxy: prefix %q must start with / and not end with one", h.Prefix)
+	if err := checkPathPrefix("switchyard_proxy", h.Prefix); err != nil {
+		return err
 	}
 	if h.DialTimeout < 0 || h.ResponseHeaderTimeout < 0 || h.StreamIdleTimeout < 0 {
 		return fmt.Errorf("switchyard_proxy: timeouts must not be negative")
