@@ -73,18 +73,14 @@ func (q *request) auditLog() {
 	entries, err := q.h.cfg.Store.AuditEntries(q.ctx, storage.AuditQuery{
 		Account: v.Get("account"), Before: v.Get("before"), Limit: limit,
 	})
-	if err != nil {
-		q.fail(err)
-		return
+	q.answer(http.StatusOK, listEach(entries, auditOut), err)
+}
+
+func auditOut(e storage.AuditEntry) auditJSON {
+	return auditJSON{
+		ID: e.ID, At: timeJSON(e.At), Subject: e.Subject, Role: e.Role, Action: e.Action,
+		Account: e.Account, Target: e.Target, RemoteIP: e.RemoteIP, Outcome: e.Outcome, Detail: e.Detail,
 	}
-	out := make([]auditJSON, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, auditJSON{
-			ID: e.ID, At: timeJSON(e.At), Subject: e.Subject, Role: e.Role, Action: e.Action,
-			Account: e.Account, Target: e.Target, RemoteIP: e.RemoteIP, Outcome: e.Outcome, Detail: e.Detail,
-		})
-	}
-	q.reply(http.StatusOK, listOf(out))
 }
 
 // limitParam reads ?limit=, between 1 and most, def when absent.

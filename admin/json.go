@@ -72,3 +72,13 @@ func listOf[T any](items []T) list[T] {
 	}
 	return list[T]{Data: items}
 }
+
+// listEach is the listing of items, each in the JSON shape toJSON gives
+// it.
+func listEach[T, J any](items []T, toJSON func(T) J) list[J] {
+	out := make([]J, 0, len(items))
+	for _, it := range items {
+		out = append(out, toJSON(it))
+	}
+	return list[J]{Data: out}
+}

@@ -174,15 +174,7 @@ func keyOut(k storage.APIKey) keyJSON {
 
 func (q *request) listKeys(a storage.Account) {
 	keys, err := q.h.cfg.Store.ListKeys(q.ctx, a.ID)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	out := make([]keyJSON, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, keyOut(k))
-	}
-	q.reply(http.StatusOK, listOf(out))
+	q.answer(http.StatusOK, listEach(keys, keyOut), err)
 }
 
 // maxLabelRunes bounds a key's label, a note to tell keys apart.
@@ -305,15 +297,7 @@ func (q *request) ledger(a storage.Account) {
 		return
 	}
 	entries, err := q.h.cfg.Store.Entries(q.ctx, a.ID, limit)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	out := make([]ledgerJSON, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, entryOut(e))
-	}
-	q.reply(http.StatusOK, listOf(out))
+	q.answer(http.StatusOK, listEach(entries, entryOut), err)
 }
 
 // usage: GET .../usage?since=&until=&by=, the report `switchyard usage`

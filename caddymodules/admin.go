@@ -20,9 +20,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Admin{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_admin", parseAdmin)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_admin", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Admin](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Environment variables of the admin API, read when the config leaves a
@@ -214,12 +212,6 @@ func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 		h.handler.ServeHTTP(w, r)
 		return nil
 	})
-}
-
-func parseAdmin(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(Admin)
-	err := a.UnmarshalCaddyfile(h.Dispenser)
-	return a, err
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:

@@ -7,6 +7,7 @@ package caddymodules
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -394,6 +396,37 @@ func appFrom(ctx caddy.Context) (*App, error) {
 		return nil, fmt.Errorf("loading switchyard app: %v", err)
 	}
 	return v.(*App), nil
+}
+
+// appHandler is what a handler that serves requests on the switchyard
+// app's state keeps from its provisioning: the app, and its own logger,
+// named after its module.
+type appHandler struct {
+	app    *App
+	logger *zap.Logger
+}
+
+// provisionApp finds the switchyard app for the handler being
+// provisioned.
+func (h *appHandler) provisionApp(ctx caddy.Context) error {
+	app, err := appFrom(ctx)
+	if err != nil {
+		return err
+	}
+	h.app, h.logger = app, ctx.Logger()
+	return nil
+}
+
+// principal is the caller switchyard_auth authenticated. A request
+// without one reached a handler placed before switchyard_auth: it is
+// answered 500 and the mistake logged.
+func (h *appHandler) principal(w http.ResponseWriter, r *http.Request) (policy.Principal, bool) {
+	p, ok := policy.PrincipalFrom(r.Context())
+	if !ok {
+		h.logger.Error("this handler runs without switchyard_auth in front of it: put switchyard_auth first")
+		apierror.Write(w, apierror.Internal())
+	}
+	return p, ok
 }
 
 // Interface guards

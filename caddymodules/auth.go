@@ -14,9 +14,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Auth{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_auth", parseAuth)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_auth", httpcaddyfile.Before, "reverse_proxy")
+	registerHandler[Auth](httpcaddyfile.Before, "reverse_proxy")
 }
 
 // Auth requires an API key on every request it sees: the header
@@ -142,22 +140,11 @@ func newRequestID(repl *caddy.Replacer) string {
 	return policy.RandomBase62(24)
 }
 
-// parseAuth sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_auth
-func parseAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(Auth)
-	err := a.UnmarshalCaddyfile(h.Dispenser)
-	return a, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Auth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("switchyard_auth takes no arguments")
-	}
-	return nil
+	return noArgs(d, "switchyard_auth takes no arguments")
 }
 
 // Interface guards

@@ -121,6 +121,27 @@ const (
 	chatRequestVar = "switchyard.chat_request"
 )
 
+// parsedBody is the parse of r's body that a handler in front kept under
+// key (the limits probe, the meter), else the body read, at most
+// maxBytes of it from budget, and parsed here, then kept under key for
+// the handlers after this one: a body is decoded once a request.
+func parsedBody[T any](r *http.Request, key string, maxBytes int64, budget *semaphore.Weighted,
+	parse func([]byte) (T, error)) (T, error) {
+	if v, ok := caddyhttp.GetVar(r.Context(), key).(T); ok {
+		return v, nil
+	}
+	body, err := requestBody(r, maxBytes, budget)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := parse(body)
+	if err == nil {
+		caddyhttp.SetVar(r.Context(), key, v)
+	}
+	return v, err
+}
+
 // chatPath is the /v3 route whose body the probe parses as the chat
 // handler does.
 const chatPath = "/v3/chat/completions"

@@ -5,6 +5,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 func init() {
@@ -48,100 +49,82 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
+		var err error
 		switch d.Val() {
 		case "revision":
-			if err := oneArg(d, &a.Revision); err != nil {
-				return err
-			}
+			err = oneArg(d, &a.Revision)
 		case "data_dir":
-			if err := oneArg(d, &a.DataDir); err != nil {
-				return err
-			}
+			err = oneArg(d, &a.DataDir)
 		case "postgres":
-			if err := oneArg(d, &a.Postgres); err != nil {
-				return err
-			}
+			err = oneArg(d, &a.Postgres)
 		case "redis":
-			if err := oneArg(d, &a.Redis); err != nil {
-				return err
-			}
+			err = oneArg(d, &a.Redis)
 		case "key_cache_ttl":
 			var v string
-			if err := oneArg(d, &v); err != nil {
-				return err
+			if err = oneArg(d, &v); err != nil {
+				break
 			}
-			ttl, err := caddy.ParseDuration(v)
-			if err != nil {
-				return d.Errf("key_cache_ttl: %v", err)
+			ttl, perr := caddy.ParseDuration(v)
+			if perr != nil {
+				return d.Errf("key_cache_ttl: %v", perr)
 			}
 			a.KeyCacheTTL = caddy.Duration(ttl)
 		case "redis_prefix":
-			if err := oneArg(d, &a.RedisPrefix); err != nil {
-				return err
-			}
+			err = oneArg(d, &a.RedisPrefix)
 		case "limits":
-			lc, err := unmarshalLimits(d)
-			if err != nil {
-				return err
-			}
-			a.Limits = lc
+			a.Limits, err = unmarshalLimits(d)
 		case "ledger":
-			lc, err := unmarshalLedger(d)
-			if err != nil {
-				return err
-			}
-			a.Ledger = lc
+			a.Ledger, err = unmarshalLedger(d)
 		case "files":
-			fc, err := unmarshalFiles(d)
-			if err != nil {
-				return err
-			}
-			a.Files = fc
+			a.Files, err = unmarshalFiles(d)
 		case "key_secret":
-			if err := oneArg(d, &a.KeySecret); err != nil {
-				return err
-			}
+			err = oneArg(d, &a.KeySecret)
 		case "search":
-			sc, err := unmarshalSearch(d)
-			if err != nil {
-				return err
-			}
-			a.Search = sc
+			a.Search, err = unmarshalSearch(d)
 		case "open_url":
-			oc, err := unmarshalOpenURL(d)
-			if err != nil {
-				return err
-			}
-			a.OpenURL = oc
+			a.OpenURL, err = unmarshalOpenURL(d)
 		case "model":
-			m, err := unmarshalModel(d)
-			if err != nil {
-				return err
+			var m *Model
+			if m, err = unmarshalModel(d); err == nil {
+				a.Models = append(a.Models, m)
 			}
-			a.Models = append(a.Models, m)
 		case "upstream":
-			if d.NextArg() {
-				a.Upstream.URL = d.Val()
-			}
-			if d.NextArg() {
-				return d.ArgErr()
-			}
-			for d.NextBlock(1) {
-				switch d.Val() {
-				case "api_key":
-					if err := oneArg(d, &a.Upstream.APIKey); err != nil {
-						return err
-					}
-				case "model":
-					if err := oneArg(d, &a.Upstream.Model); err != nil {
-						return err
-					}
-				default:
-					return d.Errf("unrecognized upstream option %q", d.Val())
-				}
-			}
+			err = a.Upstream.unmarshalCaddyfile(d)
 		default:
 			return d.Errf("unrecognized switchyard option %q", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unmarshalCaddyfile reads
+//
+//	upstream <base_url> {
+//		api_key <key>
+//		model   <name>
+//	}
+func (u *Upstream) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		u.URL = d.Val()
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(1) {
+		var dst *string
+		switch d.Val() {
+		case "api_key":
+			dst = &u.APIKey
+		case "model":
+			dst = &u.Model
+		default:
+			return d.Errf("unrecognized upstream option %q", d.Val())
+		}
+		if err := oneArg(d, dst); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -159,6 +142,38 @@ func oneArg(d *caddyfile.Dispenser, dst *string) error {
 	return nil
 }
 
+// positiveDurationArg reads the one argument of the current option, a
+// positive duration, into dst.
+func positiveDurationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
+	opt := d.Val()
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	dur, err := caddy.ParseDuration(v)
+	if err != nil || dur <= 0 {
+		return d.Errf("%s: want a positive duration, not %q", opt, v)
+	}
+	*dst = caddy.Duration(dur)
+	return nil
+}
+
+// positiveIntArg reads the one argument of the current option, a
+// positive whole number, into dst.
+func positiveIntArg(d *caddyfile.Dispenser, dst *int) error {
+	opt := d.Val()
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	n, err := positiveInt(v)
+	if err != nil {
+		return d.Errf("%s: %v", opt, err)
+	}
+	*dst = n
+	return nil
+}
+
 var _ caddyfile.Unmarshaler = (*App)(nil)
 
 // optionalArg reads at most one argument into dst and refuses a block.
@@ -171,4 +186,38 @@ func optionalArg(d *caddyfile.Dispenser, dst *string) error {
 		return d.ArgErr()
 	}
 	return nil
+}
+
+// noArgs reads a directive that takes neither arguments nor a block; msg
+// is the error when it is given either.
+func noArgs(d *caddyfile.Dispenser, msg string) error {
+	d.Next()
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Err(msg)
+	}
+	return nil
+}
+
+// handlerModule is *T for an HTTP handler module T whose directive's
+// syntax its UnmarshalCaddyfile reads and documents.
+type handlerModule[T any] interface {
+	*T
+	caddy.Module
+	caddyhttp.MiddlewareHandler
+	caddyfile.Unmarshaler
+}
+
+// registerHandler registers the HTTP handler module T and its Caddyfile
+// directive, named as the module and placed pos anchor in the order of
+// directives.
+func registerHandler[T any, P handlerModule[T]](pos httpcaddyfile.Positional, anchor string) {
+	var m P = new(T)
+	caddy.RegisterModule(m)
+	dir := m.CaddyModule().ID.Name()
+	httpcaddyfile.RegisterHandlerDirective(dir, func(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+		var p P = new(T)
+		err := p.UnmarshalCaddyfile(h.Dispenser)
+		return p, err
+	})
+	httpcaddyfile.RegisterDirectiveOrder(dir, pos, anchor)
 }

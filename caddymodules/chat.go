@@ -10,11 +10,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
 
-	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools/artifacts"
@@ -26,9 +23,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Chat{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_chat", parseChat)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_chat", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Chat](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Chat serves POST /v3/chat/completions: the enriched assistant API of the
@@ -55,8 +50,7 @@ type Chat struct {
 	// Default: 120s.
 	IdleTimeout caddy.Duration `json:"idle_timeout,omitempty"`
 
-	app    *App
-	logger *zap.Logger
+	appHandler
 	limits request.Limits
 	orch   *translator.Orchestrator // nil when no upstream is configured
 	up     *upstream.Client
@@ -72,12 +66,10 @@ func (Chat) CaddyModule() caddy.ModuleInfo {
 
 // Provision wires the orchestrator to the app's store, files and queue.
 func (h *Chat) Provision(ctx caddy.Context) error {
-	app, err := appFrom(ctx)
-	if err != nil {
+	if err := h.provisionApp(ctx); err != nil {
 		return err
 	}
-	h.app = app
-	h.logger = ctx.Logger()
+	app := h.app
 	store := app.Store()
 	fileSvc, err := app.FilesService()
 	if err != nil {
@@ -94,11 +86,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
 	h.limits = chatLimits(prof)
-	usage := settlingRecorder{
-		Recorder: &billing.Recorder{Store: store, Profile: prof, Writer: app.backend.ledger},
-		metrics:  app.metrics,
-		logger:   h.logger,
-	}
+	usage := h.settlingRecorder(routeV3Chat, "recording /v3 usage")
 	cfg := translator.Config{
 		Profile:      prof,
 		Tools:        reg,
@@ -115,11 +103,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	}
 	if q := app.Queue(); q != nil {
 		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {
-			slot, err := q.Enter(ctx, onPosition)
-			if err != nil {
-				return nil, limits.APIError(err)
-			}
-			return slot.Release, nil
+			return enterQueue(ctx, q, onPosition)
 		}
 	}
 	s := app.settings
@@ -162,29 +146,19 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
+	if !allowOnly(http.MethodPost, w, r) {
 		return nil
 	}
-	p, ok := policy.PrincipalFrom(r.Context())
+	p, ok := h.principal(w, r)
 	if !ok {
-		h.logger.Error("switchyard_chat runs without switchyard_auth in front of it")
-		apierror.Write(w, apierror.Internal())
 		return nil
 	}
-	// switchyard_limits in front has parsed the body already.
-	req, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request)
-	if !ok {
-		body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
-		if err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
-		if req, err = request.Parse(body, r.Header, h.limits); err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
+	// switchyard_limits in front has normally parsed the body already.
+	req, err := parsedBody(r, chatRequestVar, h.app.Limits.maxBodyBytes(), h.app.bodies,
+		func(body []byte) (*request.Request, error) { return request.Parse(body, r.Header, h.limits) })
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
 	if h.app.pools != nil && !h.app.pools.has(req.Model) {
 		apierror.Write(w, modelNotFound(req.Model))
@@ -205,31 +179,13 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	return nil
 }
 
-// settlingRecorder hands a /v3 charge to the ledger writer and the
-// request's hold to the charge's commit, which settles it with the
-// amount charged, so that the account's next admission sees the balance
-// the charge left without reading the ledger, and only once the charge
-// is durable. It returns the price without waiting for the commit: the
-// charge id is the server's own and new, so the price is what the ledger
-// is charged, and cost_cents can be sent before the commit.
-type settlingRecorder struct {
-	*billing.Recorder
-	metrics *metrics
-	logger  *zap.Logger
-}
-
+// RecordUsage implements translator.UsageRecorder: a /v3 charge is
+// settled as the meter settles a /v1 one. It returns the price without
+// waiting for the commit: the charge id is the server's own and new, so
+// the price is what the ledger is charged, and cost_cents can be sent
+// before the commit.
 func (s settlingRecorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (int64, error) {
-	settle := handOverHold(ctx)
-	price := s.Price(rec)
-	return s.Settle(rec, func(charged int64, err error) {
-		s.metrics.countCharge(routeV3Chat, rec, charged, err)
-		if err != nil {
-			// Written or not, the mirror errs on the low side.
-			s.logger.Error("recording /v3 usage", zap.String("charge_id", rec.RequestID), zap.Error(err))
-			charged = price
-		}
-		settle(charged)
-	}), nil
+	return s.settle(ctx, rec), nil
 }
 
 // Cleanup implements caddy.CleanerUpper.
@@ -240,7 +196,7 @@ func (h *Chat) Cleanup() error {
 	return nil
 }
 
-// parseChat sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_chat {
 //		instructions       <text>
@@ -249,48 +205,29 @@ func (h *Chat) Cleanup() error {
 //		first_byte_timeout <duration>
 //		idle_timeout       <duration>
 //	}
-func parseChat(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	c := new(Chat)
-	err := c.UnmarshalCaddyfile(h.Dispenser)
-	return c, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Chat) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
-		opt := d.Val()
-		var v string
-		if err := oneArg(d, &v); err != nil {
-			return err
-		}
-		switch opt {
+		var err error
+		switch d.Val() {
 		case "instructions":
-			h.Instructions = v
+			err = oneArg(d, &h.Instructions)
 		case "max_rounds":
-			n, err := positiveInt(v)
-			if err != nil {
-				return d.Errf("max_rounds: %v", err)
-			}
-			h.MaxRounds = n
-		case "tool_timeout", "first_byte_timeout", "idle_timeout":
-			dur, err := caddy.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return d.Errf("%s: want a positive duration, not %q", opt, v)
-			}
-			switch opt {
-			case "tool_timeout":
-				h.ToolTimeout = caddy.Duration(dur)
-			case "first_byte_timeout":
-				h.FirstByteTimeout = caddy.Duration(dur)
-			case "idle_timeout":
-				h.IdleTimeout = caddy.Duration(dur)
-			}
+			err = positiveIntArg(d, &h.MaxRounds)
+		case "tool_timeout":
+			err = positiveDurationArg(d, &h.ToolTimeout)
+		case "first_byte_timeout":
+			err = positiveDurationArg(d, &h.FirstByteTimeout)
+		case "idle_timeout":
+			err = positiveDurationArg(d, &h.IdleTimeout)
 		default:
-			return d.Errf("unrecognized switchyard_chat option %q", opt)
+			return d.Errf("unrecognized switchyard_chat option %q", d.Val())
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -14,9 +14,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Dashboard{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_dashboard", parseDashboard)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_dashboard", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Dashboard](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Dashboard serves the account dashboard, static files embedded in the
@@ -62,16 +60,9 @@ func (h *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhtt
 	return nil
 }
 
-// parseDashboard sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_dashboard [<prefix>]
-func parseDashboard(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	d := new(Dashboard)
-	err := d.UnmarshalCaddyfile(h.Dispenser)
-	return d, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Dashboard) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return optionalArg(d, &h.Prefix)
 }

@@ -15,9 +15,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Error{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_error", parseError)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_error", httpcaddyfile.After, "respond")
+	registerHandler[Error](httpcaddyfile.After, "respond")
 }
 
 // Error answers with the API's error envelope instead of an HTML or empty
@@ -75,6 +73,17 @@ func (h *Error) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 	return nil
 }
 
+// allowOnly reports whether r's method is method, and otherwise answers
+// 405 with an Allow header.
+func allowOnly(method string, w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == method {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
+	return false
+}
+
 // envelopeFor describes an HTTP status in the envelope's terms.
 func envelopeFor(status int, r *http.Request) *apierror.Error {
 	switch status {
@@ -104,16 +113,9 @@ func envelopeFor(status int, r *http.Request) *apierror.Error {
 		http.StatusText(status)+".")
 }
 
-// parseError sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_error [<status> [<code> [<message>]]]
-func parseError(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	e := new(Error)
-	err := e.UnmarshalCaddyfile(h.Dispenser)
-	return e, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Error) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	args := d.RemainingArgs()

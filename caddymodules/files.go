@@ -16,9 +16,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Files{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_files", parseFiles)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_files", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Files](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Files serves the Files API, shaped like OpenAI's so that its SDKs work
@@ -71,16 +69,9 @@ func (h *Files) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 	return nil
 }
 
-// parseFiles sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_files [<prefix>]
-func parseFiles(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	f := new(Files)
-	err := f.UnmarshalCaddyfile(h.Dispenser)
-	return f, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Files) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return optionalArg(d, &h.Prefix)
 }
@@ -92,12 +83,19 @@ var (
 	_ caddyfile.Unmarshaler       = (*Files)(nil)
 )
 
-// Validate implements caddy.Validator.
-func (h *Files) Validate() error {
-	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
-		return fmt.Errorf("switchyard_files: prefix %q must start with / and not end with one", h.Prefix)
+// checkPathPrefix checks the path prefix a handler's routes are below:
+// the default (empty), or a path that starts with / and does not end
+// with one, so that prefix+"/route" is a clean path.
+func checkPathPrefix(module, prefix string) error {
+	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/")) {
+		return fmt.Errorf("%s: prefix %q must start with / and not end with one", module, prefix)
 	}
 	return nil
+}
+
+// Validate implements caddy.Validator.
+func (h *Files) Validate() error {
+	return checkPathPrefix("switchyard_files", h.Prefix)
 }
 
 var _ caddy.Validator = (*Files)(nil)

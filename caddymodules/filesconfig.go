@@ -159,15 +159,9 @@ func unmarshalFiles(d *caddyfile.Dispenser) (*FilesConfig, error) {
 				c.ScanPolicy = v
 			}
 		case "janitor_interval":
-			var v string
-			if err := oneArg(d, &v); err != nil {
+			if err := positiveDurationArg(d, &c.JanitorInterval); err != nil {
 				return nil, err
 			}
-			dur, err := caddy.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return nil, d.Errf("janitor_interval: want a positive duration, not %q", v)
-			}
-			c.JanitorInterval = caddy.Duration(dur)
 		case "purposes":
 			c.Purposes = d.RemainingArgs()
 			if len(c.Purposes) == 0 {

@@ -77,30 +77,27 @@ func unmarshalLedger(d *caddyfile.Dispenser) (*LedgerConfig, error) {
 		return nil, d.ArgErr()
 	}
 	for d.NextBlock(1) {
-		opt := d.Val()
-		var v string
-		if err := oneArg(d, &v); err != nil {
-			return nil, err
-		}
-		switch opt {
+		var err error
+		switch d.Val() {
 		case "max_delay":
-			dur, err := caddy.ParseDuration(v)
-			if err != nil || dur < 0 {
+			var v string
+			if err = oneArg(d, &v); err != nil {
+				break
+			}
+			dur, perr := caddy.ParseDuration(v)
+			if perr != nil || dur < 0 {
 				return nil, d.Errf("max_delay: want a duration of 0 or more, not %q", v)
 			}
 			c.MaxDelay = ptr(caddy.Duration(dur))
-		case "max_batch", "queue":
-			n, err := positiveInt(v)
-			if err != nil {
-				return nil, d.Errf("%s: %v", opt, err)
-			}
-			if opt == "max_batch" {
-				c.MaxBatch = n
-			} else {
-				c.Queue = n
-			}
+		case "max_batch":
+			err = positiveIntArg(d, &c.MaxBatch)
+		case "queue":
+			err = positiveIntArg(d, &c.Queue)
 		default:
-			return nil, d.Errf("unrecognized ledger option %q", opt)
+			return nil, d.Errf("unrecognized ledger option %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return c, nil

@@ -12,16 +12,13 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 func init() {
-	caddy.RegisterModule(Limits{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_limits", parseLimits)
 	// Registered after switchyard_auth (auth.go sorts first), so both land
 	// before reverse_proxy in that order.
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_limits", httpcaddyfile.Before, "reverse_proxy")
+	registerHandler[Limits](httpcaddyfile.Before, "reverse_proxy")
 }
 
 // Limits enforces, after switchyard_auth, the limits of the active revision
@@ -48,8 +45,7 @@ func init() {
 // handlers after this one return, whether the stream ended, the client went
 // away, the upstream failed or a handler panicked.
 type Limits struct {
-	app    *App
-	logger *zap.Logger
+	appHandler
 }
 
 // CaddyModule returns the Caddy module information.
@@ -61,23 +57,13 @@ func (Limits) CaddyModule() caddy.ModuleInfo {
 }
 
 // Provision implements caddy.Provisioner.
-func (h *Limits) Provision(ctx caddy.Context) error {
-	app, err := appFrom(ctx)
-	if err != nil {
-		return err
-	}
-	h.app = app
-	h.logger = ctx.Logger()
-	return nil
-}
+func (h *Limits) Provision(ctx caddy.Context) error { return h.provisionApp(ctx) }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler: the body probe, then
 // billing.Admit, whose refusals become the client's error.
 func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	p, ok := policy.PrincipalFrom(r.Context())
+	p, ok := h.principal(w, r)
 	if !ok {
-		h.logger.Error("switchyard_limits runs before switchyard_auth: put switchyard_auth first")
-		apierror.Write(w, apierror.Internal())
 		return nil
 	}
 	prof := h.app.Profile()
@@ -112,24 +98,13 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 // to settle.
 const holdVar = "switchyard.hold"
 
-// parseLimits sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_limits
 //
 // The limits themselves are set in the switchyard global option.
-func parseLimits(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	l := new(Limits)
-	err := l.UnmarshalCaddyfile(h.Dispenser)
-	return l, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Limits) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("switchyard_limits takes no arguments; set limits in the switchyard global option")
-	}
-	return nil
+	return noArgs(d, "switchyard_limits takes no arguments; set limits in the switchyard global option")
 }
 
 // Interface guards

@@ -20,14 +20,13 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 func init() {
-	caddy.RegisterModule(Meter{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_meter", parseMeter)
 	// After switchyard_auth and switchyard_limits (registered earlier),
 	// before reverse_proxy and switchyard_proxy.
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_meter", httpcaddyfile.Before, "reverse_proxy")
+	registerHandler[Meter](httpcaddyfile.Before, "reverse_proxy")
 }
 
 // Meter charges the legacy /v1 API per token, like /v3, with the rules of
@@ -39,9 +38,8 @@ func init() {
 // for what was generated. Multipart bodies pass through unread. It needs
 // switchyard_auth in front of it.
 type Meter struct {
-	app      *App
-	recorder *billing.Recorder
-	logger   *zap.Logger
+	appHandler
+	usage settlingRecorder
 }
 
 // CaddyModule returns the Caddy module information.
@@ -54,13 +52,10 @@ func (Meter) CaddyModule() caddy.ModuleInfo {
 
 // Provision implements caddy.Provisioner.
 func (h *Meter) Provision(ctx caddy.Context) error {
-	app, err := appFrom(ctx)
-	if err != nil {
+	if err := h.provisionApp(ctx); err != nil {
 		return err
 	}
-	h.app = app
-	h.recorder = &billing.Recorder{Store: app.Store(), Profile: app.Profile(), Writer: app.backend.ledger}
-	h.logger = ctx.Logger()
+	h.usage = h.settlingRecorder(routeV1, "recording /v1 usage")
 	return nil
 }
 
@@ -73,18 +68,11 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
 		return next.ServeHTTP(w, r) // uploads stream through; they are not completions
 	}
-	req, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request)
-	if !ok {
-		body, err := requestBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies)
-		if err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
-		if req, err = billing.ParseV1(body); err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
-		caddyhttp.SetVar(r.Context(), v1RequestVar, req) // the proxy routes by it
+	// The parse stays on the request: the proxy routes by its model.
+	req, err := parsedBody(r, v1RequestVar, h.app.Limits.maxBodyBytes(), h.app.bodies, billing.ParseV1)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(req.Body))
 	r.ContentLength = int64(len(req.Body))
@@ -114,15 +102,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	return next.ServeHTTP(mw, r)
 }
 
-// charge hands x's usage record to the ledger writer and returns without
-// waiting for the commit. The request's hold passes to the commit's
-// completion: it is settled with the amount charged once the charge is
-// committed, so that the next admission of the account sees the balance
-// the charge left, and never before the charge is durable. When the
-// store failed, the charge may or may not have been written; the hold is
-// settled with the price then, so that the balance the limiter mirrors
-// errs on the low side. A request that is not charged keeps its hold
-// for the Limits handler to release.
+// charge settles x's usage record (settlingRecorder). A request that is
+// not charged keeps its hold for the Limits handler to release.
 func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 	rec, ok := billing.V1Record(x)
 	if !ok {
@@ -132,12 +113,46 @@ func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 		// A model's pool answered: its fallback's prices apply.
 		rec.Model, rec.Upstream = s.model, s.upstream
 	}
+	h.usage.settle(ctx, rec)
+}
+
+// settlingRecorder records the charges of one route. It hands each to
+// the ledger writer and returns without waiting for the commit. The
+// request's hold passes to the commit's completion: it is settled with
+// the amount charged once the charge is committed, so that the next
+// admission of the account sees the balance the charge left without
+// reading the ledger, and never before the charge is durable. When the
+// store failed, the charge may or may not have been written; the hold is
+// settled with the price then, so that the balance the limiter mirrors
+// errs on the low side.
+type settlingRecorder struct {
+	*billing.Recorder
+	route   string // the route label of the charge metrics
+	failMsg string // logged when a charge could not be recorded
+	metrics *metrics
+	logger  *zap.Logger
+}
+
+// settlingRecorder is the handler's recorder of the charges of route.
+func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
+	return settlingRecorder{
+		Recorder: &billing.Recorder{Store: h.app.Store(), Profile: h.app.Profile(), Writer: h.app.backend.ledger},
+		route:    route,
+		failMsg:  failMsg,
+		metrics:  h.app.metrics,
+		logger:   h.logger,
+	}
+}
+
+// settle hands rec, and the hold of the request in ctx, to the ledger
+// writer, and returns rec's price.
+func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
 	settle := handOverHold(ctx)
-	price := h.recorder.Price(rec)
-	h.recorder.Settle(rec, func(charged int64, err error) {
-		h.app.metrics.countCharge(routeV1, rec, charged, err)
+	price := s.Price(rec)
+	return s.Settle(rec, func(charged int64, err error) {
+		s.metrics.countCharge(s.route, rec, charged, err)
 		if err != nil {
-			h.logger.Error("recording /v1 usage", zap.String("charge_id", x.ChargeID), zap.Error(err))
+			s.logger.Error(s.failMsg, zap.String("charge_id", rec.RequestID), zap.Error(err))
 			charged = price
 		}
 		settle(charged)
@@ -213,22 +228,11 @@ func (w *meterWriter) flushRest() {
 // that streams are still flushed chunk by chunk.
 func (w *meterWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// parseMeter sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_meter
-func parseMeter(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	m := new(Meter)
-	err := m.UnmarshalCaddyfile(h.Dispenser)
-	return m, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Meter) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("switchyard_meter takes no arguments")
-	}
-	return nil
+	return noArgs(d, "switchyard_meter takes no arguments")
 }
 
 // Interface guards

@@ -419,22 +419,17 @@ func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
 				m.MaxFails = n
 			}
 		case "health_interval", "health_timeout", "fail_duration", "unhealthy_latency", "dial_timeout", "response_header_timeout":
-			var v string
-			if err := oneArg(d, &v); err != nil {
-				return nil, err
-			}
-			dur, err := caddy.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return nil, d.Errf("%s: want a positive duration, not %q", opt, v)
-			}
-			*map[string]*caddy.Duration{
+			dst := map[string]*caddy.Duration{
 				"health_interval":         &m.HealthInterval,
 				"health_timeout":          &m.HealthTimeout,
 				"fail_duration":           &m.FailDuration,
 				"unhealthy_latency":       &m.UnhealthyLatency,
 				"dial_timeout":            &m.DialTimeout,
 				"response_header_timeout": &m.ResponseHeaderTimeout,
-			}[opt] = caddy.Duration(dur)
+			}[opt]
+			if err := positiveDurationArg(d, dst); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, d.Errf("unrecognized model option %q", opt)
 		}
@@ -452,26 +447,21 @@ func unmarshalModelUpstream(d *caddyfile.Dispenser) (*ModelUpstream, error) {
 		return nil, d.ArgErr()
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		var v string
-		if err := oneArg(d, &v); err != nil {
-			return nil, err
-		}
-		switch opt {
+		var err error
+		switch d.Val() {
 		case "api_key":
-			u.APIKey = v
+			err = oneArg(d, &u.APIKey)
 		case "model":
-			u.Model = v
+			err = oneArg(d, &u.Model)
 		case "name":
-			u.Name = v
+			err = oneArg(d, &u.Name)
 		case "weight":
-			n, err := positiveInt(v)
-			if err != nil {
-				return nil, d.Errf("weight: %v", err)
-			}
-			u.Weight = n
+			err = positiveIntArg(d, &u.Weight)
 		default:
-			return nil, d.Errf("unrecognized model upstream option %q", opt)
+			return nil, d.Errf("unrecognized model upstream option %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return u, nil

@@ -15,9 +15,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Models{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_models", parseModels)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_models", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Models](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Models serves GET /v3/models: the models this gateway serves, in
@@ -59,9 +57,7 @@ func (h *Models) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
+	if !allowOnly(http.MethodGet, w, r) {
 		return nil
 	}
 	switch {
@@ -88,22 +84,11 @@ func (h *Models) Cleanup() error {
 	return nil
 }
 
-// parseModels sets up the handler from Caddyfile tokens. Syntax:
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_models
-func parseModels(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	m := new(Models)
-	err := m.UnmarshalCaddyfile(h.Dispenser)
-	return m, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
 func (h *Models) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Err("switchyard_models takes no arguments")
-	}
-	return nil
+	return noArgs(d, "switchyard_models takes no arguments")
 }
 
 // Interface guards

@@ -14,7 +14,6 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
-	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 // servedVar holds the servedBy of a /v1 request routed to a pool, for
@@ -88,31 +87,23 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return nil
 	}
-	req, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request)
-	if !ok {
-		// No meter in front, which parses the body once for both.
-		body, err := requestBody(r, h.maxBody, h.bodies)
-		if err == nil {
-			req, err = billing.ParseV1(body)
-		}
-		if err != nil {
-			apierror.Write(w, err)
-			return nil
-		}
+	// Normally the meter in front has parsed the body already.
+	req, err := parsedBody(r, v1RequestVar, h.maxBody, h.bodies, billing.ParseV1)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
 	chain, ok := h.pools.chain(req.Model)
 	if !ok {
 		apierror.Write(w, modelNotFound(req.Model))
 		return nil
 	}
-	if h.queue != nil {
-		slot, err := h.queue.Enter(r.Context(), nil)
-		if err != nil {
-			apierror.Write(w, limits.APIError(err))
-			return nil
-		}
-		defer slot.Release()
+	release, err := enterQueue(r.Context(), h.queue, nil)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
+	defer release()
 
 	// A stream that stalls is cut as on the single upstream; the watch
 	// starts with the headers, so retries and fallbacks before them are
@@ -129,7 +120,6 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	pr.ContentLength = int64(len(req.Body))
 
 	tw := &writeTracker{ResponseWriter: w}
-	var err error
 	fallbacks := 0
 	for i, p := range chain {
 		err = p.rp.ServeHTTP(tw, pr, next)

@@ -1,6 +1,7 @@
 package caddymodules
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,9 +23,7 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Proxy{})
-	httpcaddyfile.RegisterHandlerDirective("switchyard_proxy", parseProxy)
-	httpcaddyfile.RegisterDirectiveOrder("switchyard_proxy", httpcaddyfile.After, "reverse_proxy")
+	registerHandler[Proxy](httpcaddyfile.After, "reverse_proxy")
 }
 
 // Proxy is Caddy's reverse_proxy aimed at the switchyard app's upstream, for
@@ -220,19 +219,32 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
 	}
-	if h.queue != nil {
-		// The legacy API stays unchanged: a waiting request just waits,
-		// without queue_position chunks.
-		slot, err := h.queue.Enter(r.Context(), nil)
-		if err != nil {
-			apierror.Write(w, limits.APIError(err))
-			return nil
-		}
-		defer slot.Release()
+	// The legacy API stays unchanged: a waiting request just waits,
+	// without queue_position chunks.
+	release, err := enterQueue(r.Context(), h.queue, nil)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
 	}
+	defer release()
 	w, r, stop := idleWatch(w, r, h.timeouts().idle)
 	defer stop()
 	return h.rp.ServeHTTP(w, r, next)
+}
+
+// enterQueue waits for one of q's slots for a generation, telling
+// onPosition, when set, its place in line, and returns the function that
+// gives the slot back; a nil q caps nothing. The error is the client's
+// answer.
+func enterQueue(ctx context.Context, q *limits.Queue, onPosition func(int)) (release func(), err error) {
+	if q == nil {
+		return func() {}, nil
+	}
+	slot, err := q.Enter(ctx, onPosition)
+	if err != nil {
+		return nil, limits.APIError(err)
+	}
+	return slot.Release, nil
 }
 
 // Cleanup implements caddy.CleanerUpper.
@@ -243,16 +255,7 @@ func (h *Proxy) Cleanup() error {
 	return h.rp.Cleanup()
 }
 
-// parseProxy sets up the handler from Caddyfile tokens. Syntax:
-//
-//	switchyard_proxy [<prefix>] [{ routes ...; dial_timeout ...; response_header_timeout ...; stream_idle_timeout ... }]
-func parseProxy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	p := new(Proxy)
-	err := p.UnmarshalCaddyfile(h.Dispenser)
-	return p, err
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler.
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_proxy [<prefix>] {
 //		routes                  <METHOD /path>...
@@ -269,6 +272,7 @@ func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
+		var err error
 		switch d.Val() {
 		case "routes":
 			args := d.RemainingArgs()
@@ -278,26 +282,17 @@ func (h *Proxy) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			for i := 0; i < len(args); i += 2 {
 				h.Routes = append(h.Routes, strings.ToUpper(args[i])+" "+args[i+1])
 			}
-		case "dial_timeout", "response_header_timeout", "stream_idle_timeout":
-			opt := d.Val()
-			var v string
-			if err := oneArg(d, &v); err != nil {
-				return err
-			}
-			dur, err := caddy.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return d.Errf("%s: want a positive duration, not %q", opt, v)
-			}
-			switch opt {
-			case "dial_timeout":
-				h.DialTimeout = caddy.Duration(dur)
-			case "response_header_timeout":
-				h.ResponseHeaderTimeout = caddy.Duration(dur)
-			default:
-				h.StreamIdleTimeout = caddy.Duration(dur)
-			}
+		case "dial_timeout":
+			err = positiveDurationArg(d, &h.DialTimeout)
+		case "response_header_timeout":
+			err = positiveDurationArg(d, &h.ResponseHeaderTimeout)
+		case "stream_idle_timeout":
+			err = positiveDurationArg(d, &h.StreamIdleTimeout)
 		default:
 			return d.Errf("unrecognized switchyard_proxy option %q", d.Val())
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -313,8 +308,8 @@ var (
 
 // Validate implements caddy.Validator.
 func (h *Proxy) Validate() error {
-	if h.Prefix != "" && (!strings.HasPrefix(h.Prefix, "/") || strings.HasSuffix(h.Prefix, "/")) {
-		return fmt.Errorf("switchyard_proxy: prefix %q must start with / and not end with one", h.Prefix)
+	if err := checkPathPrefix("switchyard_proxy", h.Prefix); err != nil {
+		return err
 	}
 	if h.DialTimeout < 0 || h.ResponseHeaderTimeout < 0 || h.StreamIdleTimeout < 0 {
 		return fmt.Errorf("switchyard_proxy: timeouts must not be negative")
