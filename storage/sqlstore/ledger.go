@@ -139,20 +139,8 @@ func (s *Store) Entries(ctx context.Context, accountID string, limit int) ([]sto
 	if limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.db.Query(ctx, query, accountID)
-	if err != nil {
-		return nil, wrap(err, "listing ledger entries")
-	}
-	defer rows.Close()
-	var entries []storage.LedgerEntry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, wrap(err, "listing ledger entries")
-		}
-		entries = append(entries, e)
-	}
-	return entries, wrap(rows.Err(), "listing ledger entries")
+	entries, err := queryAll(ctx, s.db, scanEntry, query, accountID)
+	return entries, wrap(err, "listing ledger entries")
 }
 
 func scanEntry(r Row) (storage.LedgerEntry, error) {

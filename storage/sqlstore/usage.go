@@ -376,20 +376,8 @@ func (s *Store) UsageRecords(ctx context.Context, accountID string, limit int) (
 	if limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.db.Query(ctx, query, accountID)
-	if err != nil {
-		return nil, wrap(err, "listing usage records")
-	}
-	defer rows.Close()
-	var records []storage.UsageRecord
-	for rows.Next() {
-		u, err := scanUsage(rows)
-		if err != nil {
-			return nil, wrap(err, "listing usage records")
-		}
-		records = append(records, u)
-	}
-	return records, wrap(rows.Err(), "listing usage records")
+	records, err := queryAll(ctx, s.db, scanUsage, query, accountID)
+	return records, wrap(err, "listing usage records")
 }
 
 func usageByRequest(ctx context.Context, q Querier, accountID, requestID string) (storage.UsageRecord, error) {
@@ -489,18 +477,6 @@ func (s *Store) Charges(ctx context.Context, accountID string, limit int) ([]sto
 	if limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.db.Query(ctx, query, accountID, string(storage.EntryCharge))
-	if err != nil {
-		return nil, wrap(err, "listing charges")
-	}
-	defer rows.Close()
-	var entries []storage.LedgerEntry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, wrap(err, "listing charges")
-		}
-		entries = append(entries, e)
-	}
-	return entries, wrap(rows.Err(), "listing charges")
+	entries, err := queryAll(ctx, s.db, scanEntry, query, accountID, string(storage.EntryCharge))
+	return entries, wrap(err, "listing charges")
 }
