@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -97,19 +95,7 @@ func revokeOnly(t *testing.T, e env, account string) {
 // switchyard block and returns its path.
 func withSwitchyardOption(t *testing.T, line string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "Caddyfile")
-	changed := strings.Replace(string(b), "\tswitchyard {", "\tswitchyard {\n\t\t"+line, 1)
-	if changed == string(b) {
-		t.Fatal("no switchyard block in Caddyfile.example")
-	}
-	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeConfig(t, exampleConfig(t, "\tswitchyard {", "\tswitchyard {\n\t\t"+line))
 }
 
 // TestReloadKeepsStreamsAndConnections reloads a changed config while a
@@ -137,15 +123,10 @@ func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 		streamed, streamErr = streamText(g, key)
 	}()
 
-	caddyfile, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 4; i++ {
 		time.Sleep(100 * time.Millisecond) // spread the reloads over the stream's life
 		rev := []string{"A", "B"}[i%2]
-		changed := strings.Replace(string(caddyfile), "\tswitchyard {", "\tswitchyard {\n\t\trevision "+rev, 1)
-		g.load(changed)
+		g.load(exampleConfig(t, "\tswitchyard {", "\tswitchyard {\n\t\trevision "+rev))
 	}
 	wg.Wait()
 	if streamErr != nil {

@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,25 +33,11 @@ import (
 // block and old/new replacements applied (each must match).
 func faultConfig(t *testing.T, switchyardLines []string, replace ...string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	for i := 0; i+1 < len(replace); i += 2 {
-		if !strings.Contains(s, replace[i]) {
-			t.Fatalf("Caddyfile.example has no %q", replace[i])
-		}
-		s = strings.Replace(s, replace[i], replace[i+1], 1)
-	}
+	edits := slices.Clone(replace)
 	if len(switchyardLines) > 0 {
-		s = strings.Replace(s, "\tswitchyard {", "\tswitchyard {\n\t\t"+strings.Join(switchyardLines, "\n\t\t"), 1)
+		edits = append(edits, "\tswitchyard {", "\tswitchyard {\n\t\t"+strings.Join(switchyardLines, "\n\t\t"))
 	}
-	path := filepath.Join(t.TempDir(), "Caddyfile")
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeConfig(t, exampleConfig(t, edits...))
 }
 
 const faultLeaseTTL = 2 * time.Second

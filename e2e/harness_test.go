@@ -158,6 +158,37 @@ func startGateway(t *testing.T, e env, config ...string) *gateway {
 	}
 }
 
+// exampleConfig is Caddyfile.example with edits: old, new pairs, each old
+// string replaced. Each must stand exactly once in the file, so that an
+// edit the file no longer fits fails the test instead of quietly testing
+// the unchanged config.
+func exampleConfig(t *testing.T, edits ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(b)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if n := strings.Count(cfg, edits[i]); n != 1 {
+			t.Fatalf("Caddyfile.example has %d of %q, want one to edit", n, edits[i])
+		}
+		cfg = strings.Replace(cfg, edits[i], edits[i+1], 1)
+	}
+	return cfg
+}
+
+// writeConfig writes cfg to a Caddyfile of the test's own and returns its
+// path.
+func writeConfig(t *testing.T, cfg string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "Caddyfile")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // stop ends the process gracefully, and shows its log if the test failed.
 func (g *gateway) stop() {
 	defer running.remove(g)

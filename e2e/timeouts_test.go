@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,18 +20,7 @@ func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
 	e := embeddedEnv(t, up.URL())
 	key := fundedKey(t, e, "acme")
 
-	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	short := strings.Replace(string(b), "response_header_timeout 120s", "response_header_timeout 500ms", 1)
-	if short == string(b) {
-		t.Fatal("Caddyfile.example sets no response_header_timeout 120s for switchyard_proxy")
-	}
-	config := filepath.Join(t.TempDir(), "Caddyfile")
-	if err := os.WriteFile(config, []byte(short), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	config := writeConfig(t, exampleConfig(t, "response_header_timeout 120s", "response_header_timeout 500ms"))
 	g := startGateway(t, e, config)
 
 	// The upstream would answer after a minute; a client that gives up
