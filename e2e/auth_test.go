@@ -42,10 +42,7 @@ func errorBody(t *testing.T, body string) (message, typ, code string) {
 }
 
 func TestV1PassThroughWithOpenAIClient(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL()).with("SWITCHYARD_UPSTREAM_API_KEY", "upstream-secret")
-	key := fundedKey(t, e, "acme")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "acme", "SWITCHYARD_UPSTREAM_API_KEY", "upstream-secret")
 	client := openaiClient(g, key, "/v1")
 	ctx := context.Background()
 
@@ -210,10 +207,7 @@ func TestAuthenticationRefusals(t *testing.T) {
 }
 
 func TestRoutesAnswerInTheEnvelope(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "acme")
-	g := startGateway(t, e)
+	_, _, key, g := fundedGateway(t, "acme")
 
 	tests := []struct {
 		name, method, path string
@@ -242,10 +236,7 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 }
 
 func TestRequestIDIsEchoed(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "acme")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "acme")
 
 	_, h, _ := g.do("GET", "/v1/models", key, "", "X-Request-Id", "client-chosen-42")
 	if got := h.Get("X-Request-Id"); got != "client-chosen-42" {

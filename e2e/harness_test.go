@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
 // bin is the switchyard binary under test: $SWITCHYARD_BIN (make test
@@ -296,6 +298,17 @@ func newKey(t *testing.T, e env, account string) string {
 		t.Fatalf("keys create printed %q as its last line", key)
 	}
 	return key
+}
+
+// fundedGateway starts a gateway on the embedded defaults, with the
+// variables of extra (name, value pairs), in front of a scripted upstream
+// of its own, and creates a funded key of account.
+func fundedGateway(t *testing.T, account string, extra ...string) (*testupstream.Server, env, string, *gateway) {
+	t.Helper()
+	up := testupstream.Start(t, testupstream.Options{})
+	e := embeddedEnv(t, up.URL()).with(extra...)
+	key := fundedKey(t, e, account)
+	return up, e, key, startGateway(t, e)
 }
 
 type syncBuffer struct {
