@@ -55,14 +55,8 @@ func TestCrashReleasesHolds(t *testing.T) {
 	probe := newKey(t, e, account)
 	st := openStore(t, e)
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Post(ctx, storage.Entry{AccountID: acct.ID, AmountCents: balance,
-		Kind: storage.EntryAdjustment, Reference: "crash-balance"}); err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
+	credit(t, st, acct.ID, balance, "crash-balance")
 
 	doomed := startGateway(t, e, cfg)
 	survivor := startGateway(t, e, cfg)
@@ -200,10 +194,7 @@ func TestKilledNodeLosesOnlyTheChargesNotCommitted(t *testing.T) {
 	key := fundedKey(t, e, account)
 	st := openStore(t, e)
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	rdb := redisClient(t, e)
 	mirror := e["SWITCHYARD_REDIS_PREFIX"] + "limits:{acct:" + acct.ID + "}:balance"
 	holds := e["SWITCHYARD_REDIS_PREFIX"] + "limits:{acct:" + acct.ID + "}:holds"
@@ -352,10 +343,7 @@ func TestGracefulStopCommitsQueuedCharges(t *testing.T) {
 	}
 	g.stop()
 	st := openStore(t, e)
-	acct, err := st.AccountByName(context.Background(), account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	if got := ledgerCharges(t, st, acct.ID); len(got) != requests {
 		t.Fatalf("%d charges after a graceful stop, want the %d that were queued", len(got), requests)
 	}

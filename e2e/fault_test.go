@@ -12,7 +12,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -66,11 +65,7 @@ func noLeftovers(t *testing.T, redisURL, prefix string) {
 func ledgerConsistent(t *testing.T, e env, account string) {
 	t.Helper()
 	st := openStore(t, e)
-	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	if b := readLedger(t, st, acct.ID); !b.consistent() || b.balance < 0 {
 		t.Fatalf("ledger of %s: entries sum to %d, the balance is %d", account, b.sum, b.balance)
 	}

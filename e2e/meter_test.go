@@ -20,11 +20,7 @@ func charges(t *testing.T, e env, account string) []storage.LedgerEntry {
 	settleLedgers(t)
 	st := openStore(t, e)
 	defer st.Close() // callers poll; keep no connections open between calls
-	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	return ledgerCharges(t, st, acct.ID)
 }
 

@@ -79,10 +79,7 @@ func usageRecords(t *testing.T, e env, account string, n int) []storage.UsageRec
 	st := openStore(t, e)
 	defer st.Close()
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		recs, err := st.UsageRecords(ctx, acct.ID, 0)

@@ -41,10 +41,7 @@ func ledgerUsage(t *testing.T, e env, account string) (map[string]usageTotals, [
 	st := openStore(t, e)
 	defer st.Close()
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	records, err := st.UsageRecords(ctx, acct.ID, 0)
 	if err != nil {
 		t.Fatal(err)
