@@ -168,23 +168,14 @@ func (g *gateway) load(caddyfile string) {
 
 // streamText streams a /v1 completion and returns the raw event text.
 func streamText(g *gateway, key string) (string, error) {
-	req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions",
-		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	text, err := readAnswer(g, "/v1/chat/completions", key, `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`)
 	if err != nil {
-		return "", err
+		return text, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return string(b), err
+	if !strings.HasSuffix(strings.TrimSpace(text), "data: [DONE]") {
+		return text, fmt.Errorf("stream did not end with [DONE]")
 	}
-	if !strings.HasSuffix(strings.TrimSpace(string(b)), "data: [DONE]") {
-		return string(b), fmt.Errorf("stream did not end with [DONE]")
-	}
-	return string(b), nil
+	return text, nil
 }
 
 // backendConnections counts the gateway's connections to its database.

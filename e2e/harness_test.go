@@ -217,16 +217,17 @@ func (g *gateway) kill() {
 	<-g.done
 }
 
-// do sends a request with an optional key and returns status and body.
-func (g *gateway) do(method, path, key string, body string, header ...string) (int, http.Header, string) {
-	g.t.Helper()
+// newRequest builds a request to the gateway, with Authorization for a
+// key if one is given and a body sent as JSON.
+func newRequest(t *testing.T, g *gateway, method, path, key, body string) *http.Request {
+	t.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, g.base+path, r)
 	if err != nil {
-		g.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -234,6 +235,13 @@ func (g *gateway) do(method, path, key string, body string, header ...string) (i
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
+	return req
+}
+
+// do sends a request with an optional key and returns status and body.
+func (g *gateway) do(method, path, key string, body string, header ...string) (int, http.Header, string) {
+	g.t.Helper()
+	req := newRequest(g.t, g, method, path, key, body)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

@@ -37,9 +37,7 @@ func slowUpstream(t *testing.T) *testupstream.Server {
 func openStream(t *testing.T, g *gateway, key string) (status int, body string, close func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(streamBody))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
+	req := newRequest(t, g, "POST", "/v1/chat/completions", key, streamBody).WithContext(ctx)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()

@@ -104,9 +104,7 @@ func TestV1IsCharged(t *testing.T) {
 		t.Run("Expect 100-continue is charged", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
 			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
-			req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
+			req := newRequest(t, g, "POST", "/v1/chat/completions", key, chatBody)
 			req.Header.Set("Expect", "100-continue")
 			client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 5 * time.Second}}
 			resp, err := client.Do(req)

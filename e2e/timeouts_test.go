@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,9 +25,7 @@ func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
 	// The upstream would answer after a minute; a client that gives up
 	// first shows the gateway waited for it.
 	up.Enqueue(testupstream.Reply{Content: "Too late.", Delay: time.Minute})
-	req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
+	req := newRequest(t, g, "POST", "/v1/chat/completions", key, chatBody)
 	client := &http.Client{Timeout: 20 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
