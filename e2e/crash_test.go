@@ -61,18 +61,8 @@ func TestCrashReleasesHolds(t *testing.T) {
 	doomed := startGateway(t, e, cfg)
 	survivor := startGateway(t, e, cfg)
 
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
-	for i := range keys * streamsPerKey {
-		status, body, closeFn := openStream(t, doomed, streamKeys[i%keys])
-		if status != http.StatusOK {
-			t.Fatalf("stream %d on the doomed node: %d %s", i+1, status, body)
-		}
-		closers = append(closers, closeFn)
+	for _, key := range streamKeys {
+		mustOpenStreams(t, streamsPerKey, key, doomed)
 	}
 	// The holds live in Redis, so the other node sees them: nothing is left.
 	if status, _, body := survivor.do("POST", "/v1/chat/completions", probe, oneCentRequest); status != http.StatusPaymentRequired {
@@ -92,24 +82,23 @@ func TestCrashReleasesHolds(t *testing.T) {
 	// expired one TTL after it. The slack only absorbs scheduling.
 	time.Sleep(time.Until(killed.Add(leaseTTL)))
 	deadline := killed.Add(leaseTTL + expirySlack)
-	for i := range keys * streamsPerKey {
-		key := streamKeys[i%keys]
-		for {
-			status, body, closeFn := openStream(t, survivor, key)
-			if status == http.StatusOK {
-				closers = append(closers, closeFn)
-				break
-			}
-			if time.Now().After(deadline) {
-				leaked := "a hold (402: the balance still looks held)"
-				if status == http.StatusTooManyRequests {
-					leaked = "a stream slot (429)"
-				}
-				t.Fatalf("%s after the kill (lease_ttl %s), stream %d of %d (key %d) was refused: the killed node leaked %s: %s",
-					time.Since(killed).Round(time.Millisecond), leaseTTL, i+1, keys*streamsPerKey, i%keys+1, leaked, body)
-			}
-			time.Sleep(100 * time.Millisecond)
+	var survivorStreams []func()
+	defer func() {
+		for _, c := range survivorStreams {
+			c()
 		}
+	}()
+	for i := range keys * streamsPerKey {
+		status, body, closeFn := openStreamBy(t, survivor, streamKeys[i%keys], deadline, 100*time.Millisecond)
+		if status != http.StatusOK {
+			leaked := "a hold (402: the balance still looks held)"
+			if status == http.StatusTooManyRequests {
+				leaked = "a stream slot (429)"
+			}
+			t.Fatalf("%s after the kill (lease_ttl %s), stream %d of %d (key %d) was refused: the killed node leaked %s: %s",
+				time.Since(killed).Round(time.Millisecond), leaseTTL, i+1, keys*streamsPerKey, i%keys+1, leaked, body)
+		}
+		survivorStreams = append(survivorStreams, closeFn)
 	}
 	// The 20 new streams hold the whole balance again, to the cent.
 	if status, _, body := survivor.do("POST", "/v1/chat/completions", probe, oneCentRequest); status != http.StatusPaymentRequired {
@@ -117,7 +106,6 @@ func TestCrashReleasesHolds(t *testing.T) {
 	}
 
 	// The new streams' clients leave: each is charged once.
-	survivorStreams := closers[keys*streamsPerKey:]
 	for _, c := range survivorStreams {
 		c()
 	}

@@ -57,6 +57,37 @@ func openStream(t *testing.T, g *gateway, key string) (status int, body string, 
 	return resp.StatusCode, "", func() { cancel(); resp.Body.Close() }
 }
 
+// mustOpenStreams opens n streams of key, the i-th through
+// gws[i%len(gws)], each of which must be admitted, and closes them when
+// the test ends. It returns their close functions, for a test that closes
+// one earlier.
+func mustOpenStreams(t *testing.T, n int, key string, gws ...*gateway) []func() {
+	t.Helper()
+	var closers []func()
+	for i := range n {
+		status, body, closeFn := openStream(t, gws[i%len(gws)], key)
+		if status != http.StatusOK {
+			t.Fatalf("stream %d: %d %s", i+1, status, body)
+		}
+		t.Cleanup(closeFn)
+		closers = append(closers, closeFn)
+	}
+	return closers
+}
+
+// openStreamBy opens a stream, trying again every interval while it is
+// refused, until deadline; then it returns the last refusal.
+func openStreamBy(t *testing.T, g *gateway, key string, deadline time.Time, every time.Duration) (status int, body string, close func()) {
+	t.Helper()
+	for {
+		status, body, close = openStream(t, g, key)
+		if status == http.StatusOK || time.Now().After(deadline) {
+			return status, body, close
+		}
+		time.Sleep(every)
+	}
+}
+
 // switchyardConfig writes Caddyfile.example with extra lines in its
 // switchyard block.
 func switchyardConfig(t *testing.T, lines ...string) string {
@@ -182,19 +213,7 @@ func TestConcurrentStreams(t *testing.T) {
 	key := fundedKey(t, e, "streamer")
 	g := startGateway(t, e)
 
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
-	for i := 0; i < 5; i++ {
-		status, body, closeFn := openStream(t, g, key)
-		if status != http.StatusOK {
-			t.Fatalf("stream %d: %d %s", i+1, status, body)
-		}
-		closers = append(closers, closeFn)
-	}
+	closers := mustOpenStreams(t, 5, key, g)
 	status, body, _ := openStream(t, g, key)
 	if status != http.StatusTooManyRequests || !strings.Contains(body, "Concurrency limit") {
 		t.Fatalf("sixth stream: %d %s", status, body)
@@ -206,19 +225,11 @@ func TestConcurrentStreams(t *testing.T) {
 
 	// A client that goes away mid-stream gives its slot back.
 	closers[0]()
-	closers = closers[1:]
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		status, body, closeFn := openStream(t, g, key)
-		if status == http.StatusOK {
-			closers = append(closers, closeFn)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the disconnected stream's slot was not freed: %d %s", status, body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	status, body, closeFn := openStreamBy(t, g, key, time.Now().Add(5*time.Second), 20*time.Millisecond)
+	if status != http.StatusOK {
+		t.Fatalf("the disconnected stream's slot was not freed: %d %s", status, body)
 	}
+	closeFn()
 }
 
 func TestLimitsAcrossNodes(t *testing.T) {
@@ -264,19 +275,7 @@ func TestLimitsAcrossNodes(t *testing.T) {
 	// Streams: five open across both nodes, the sixth refused on either.
 	s1 := startGateway(t, e)
 	s2 := startGateway(t, e)
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
-	for i := 0; i < 5; i++ {
-		status, body, closeFn := openStream(t, []*gateway{s1, s2}[i%2], streamKey)
-		if status != http.StatusOK {
-			t.Fatalf("stream %d: %d %s", i+1, status, body)
-		}
-		closers = append(closers, closeFn)
-	}
+	mustOpenStreams(t, 5, streamKey, s1, s2)
 	for i, g := range []*gateway{s1, s2} {
 		if status, body, _ := openStream(t, g, streamKey); status != http.StatusTooManyRequests {
 			t.Fatalf("sixth stream on node %d: %d %s", i+1, status, body)
@@ -292,28 +291,18 @@ func TestLeasesOfAKilledNodeExpire(t *testing.T) {
 	doomed := startGateway(t, e, cfg)
 	survivor := startGateway(t, e, cfg)
 
-	for i := 0; i < 5; i++ {
-		if status, body, _ := openStream(t, doomed, key); status != http.StatusOK {
-			t.Fatalf("stream %d: %d %s", i+1, status, body)
-		}
-	}
+	mustOpenStreams(t, 5, key, doomed)
 	doomed.kill()
 	killed := time.Now()
 	if status, body, _ := openStream(t, survivor, key); status != http.StatusTooManyRequests {
 		t.Fatalf("right after the kill the slots should still be held: %d %s", status, body)
 	}
 	// The stated bound is the lease TTL; allow scheduling slack on top.
-	for {
-		status, _, closeFn := openStream(t, survivor, key)
-		if status == http.StatusOK {
-			closeFn()
-			break
-		}
-		if time.Since(killed) > 2*time.Second+3*time.Second {
-			t.Fatalf("slots of the killed node not freed %s after the kill (lease_ttl 2s)", time.Since(killed))
-		}
-		time.Sleep(100 * time.Millisecond)
+	status, _, closeFn := openStreamBy(t, survivor, key, killed.Add(2*time.Second+3*time.Second), 100*time.Millisecond)
+	if status != http.StatusOK {
+		t.Fatalf("slots of the killed node not freed %s after the kill (lease_ttl 2s)", time.Since(killed))
 	}
+	closeFn()
 }
 
 // privateRedis runs a redis-server of the test's own on a free port, so
