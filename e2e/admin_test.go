@@ -20,8 +20,7 @@ import (
 // created (and shown once), used with the OpenAI client, a top-up, the
 // balance and usage moving, the key revoked and refused.
 func TestAdminAPIKeyLifecycle(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	g := startGateway(t, e)
 
 	operator := mustCLI(t, e, "admin", "token", "--operator", "--ttl", "10m").lastLine()

@@ -106,8 +106,7 @@ func TestV1PassThroughWithOpenAIClient(t *testing.T) {
 }
 
 func TestBadKeyWithOpenAIClient(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	g := startGateway(t, e)
 	client := openaiClient(g, "sk-"+strings.Repeat("x", 48), "/v1")
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
@@ -127,8 +126,7 @@ func TestBadKeyWithOpenAIClient(t *testing.T) {
 }
 
 func TestAuthenticationRefusals(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "acme")
 	revoked := newKey(t, e, "acme")
 	orphan := newKey(t, e, "doomed")

@@ -216,8 +216,7 @@ func TestChatValidation(t *testing.T) {
 }
 
 func TestChatMemoryAcrossConversations(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "mem-a")
 	otherKey := fundedKey(t, e, "mem-b")
 	g := startGateway(t, e)

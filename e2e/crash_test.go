@@ -317,8 +317,7 @@ func redisClient(t *testing.T, e env) *redis.Client {
 // committed before the process exits.
 func TestGracefulStopCommitsQueuedCharges(t *testing.T) {
 	const account, requests = "leaving", 3
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	_, e := scriptedEnv(t)
 	key := fundedKey(t, e, account)
 	g := startGateway(t, e, switchyardConfig(t, "ledger {\n\t\t\tmax_delay 10m\n\t\t}"))
 	for i := range requests {

@@ -11,9 +11,7 @@ import (
 // still upload a file, while a chat request, which costs money, is
 // refused at the balance gate.
 func TestZeroBalanceUploadsFiles(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		key := newKey(t, e, "penniless")
 		g := startGateway(t, e)
 

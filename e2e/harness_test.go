@@ -308,13 +308,20 @@ func newKey(t *testing.T, e env, account string) string {
 	return key
 }
 
-// fundedGateway starts a gateway on the embedded defaults, with the
-// variables of extra (name, value pairs), in front of a scripted upstream
-// of its own, and creates a funded key of account.
-func fundedGateway(t *testing.T, account string, extra ...string) (*testupstream.Server, env, string, *gateway) {
+// scriptedEnv starts a scripted upstream of the test's own and returns it
+// with a deployment on the embedded defaults in front of it, with the
+// variables of extra (name, value pairs).
+func scriptedEnv(t *testing.T, extra ...string) (*testupstream.Server, env) {
 	t.Helper()
 	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL()).with(extra...)
+	return up, embeddedEnv(t, up.URL()).with(extra...)
+}
+
+// fundedGateway starts a gateway of scriptedEnv with a funded key of
+// account.
+func fundedGateway(t *testing.T, account string, extra ...string) (*testupstream.Server, env, string, *gateway) {
+	t.Helper()
+	up, e := scriptedEnv(t, extra...)
 	key := fundedKey(t, e, account)
 	return up, e, key, startGateway(t, e)
 }

@@ -95,9 +95,7 @@ func switchyardConfig(t *testing.T, lines ...string) string {
 }
 
 func TestBalanceGate(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		key := newKey(t, e, "broke")
 		g := startGateway(t, e)
 		for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
@@ -144,8 +142,7 @@ func TestRateLimitPerRevision(t *testing.T) {
 		{name: "B as a rate", revision: "B", config: "requests 60 1m rate", limit: 60, reset: "1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := testupstream.Start(t, testupstream.Options{})
-			e := embeddedEnv(t, up.URL()).with("SWITCHYARD_REVISION", tc.revision)
+			_, e := scriptedEnv(t, "SWITCHYARD_REVISION", tc.revision)
 			key := fundedKey(t, e, "busy")
 			other := fundedKey(t, e, "other")
 			var g *gateway

@@ -35,9 +35,7 @@ func chargedSince(t *testing.T, e env, account string, n int) []storage.LedgerEn
 }
 
 func TestV1IsCharged(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		key := fundedKey(t, e, "legacy")
 		mustCLI(t, e, "accounts", "topup", "--account", "legacy", "--usd", "1000", "--reference", "fund-more")
 		g := startGateway(t, e)

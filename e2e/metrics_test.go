@@ -18,8 +18,7 @@ import (
 // config and checks that every count is still there and goes on from
 // where it was.
 func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "acme")
 	burst := fundedKey(t, e, "burst")
 	broke := newKey(t, e, "broke")

@@ -15,8 +15,7 @@ import (
 // response_header_timeout, and the client gets the envelope, not a hung
 // connection or an empty page.
 func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "acme")
 
 	config := writeConfig(t, exampleConfig(t, "response_header_timeout 120s", "response_header_timeout 500ms"))

@@ -84,9 +84,7 @@ func noUsageUpstream(t *testing.T) string {
 }
 
 func TestCLIUsage(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		first := fundedKey(t, e, "reporter")
 		second := newKey(t, e, "reporter")
 		g := startGateway(t, e)
