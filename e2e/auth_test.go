@@ -41,6 +41,19 @@ func errorBody(t *testing.T, body string) (message, typ, code string) {
 	return *env.Error.Message, *env.Error.Type, *env.Error.Code
 }
 
+// wantError fails the test unless an answer to what is an error envelope
+// with wantStatus, and with code and typ where they are not empty.
+func wantError(t *testing.T, what string, status int, body string, wantStatus int, code, typ string) {
+	t.Helper()
+	if status != wantStatus {
+		t.Fatalf("%s: status %d, want %d: %.500s", what, status, wantStatus, body)
+	}
+	_, gotTyp, gotCode := errorBody(t, body)
+	if (code != "" && gotCode != code) || (typ != "" && gotTyp != typ) {
+		t.Errorf("%s: code %q type %q, want %q %q", what, gotCode, gotTyp, code, typ)
+	}
+}
+
 func TestV1PassThroughWithOpenAIClient(t *testing.T) {
 	up, _, key, g := fundedGateway(t, "acme", "SWITCHYARD_UPSTREAM_API_KEY", "upstream-secret")
 	client := openaiClient(g, key, "/v1")
@@ -168,13 +181,7 @@ func TestAuthenticationRefusals(t *testing.T) {
 					hdr = []string{"Authorization", tt.header}
 				}
 				status, h, body := g.do("POST", path, "", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, hdr...)
-				if status != http.StatusUnauthorized {
-					t.Fatalf("status %d, want 401; body %s", status, body)
-				}
-				_, typ, code := errorBody(t, body)
-				if code != "invalid_api_key" || typ != "invalid_request_error" {
-					t.Errorf("code %q type %q", code, typ)
-				}
+				wantError(t, "POST "+path, status, body, http.StatusUnauthorized, "invalid_api_key", "invalid_request_error")
 				if h.Get("Content-Type") != "application/json" {
 					t.Errorf("Content-Type %q", h.Get("Content-Type"))
 				}
@@ -223,12 +230,7 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := g.do(tt.method, tt.path, key, "")
-			if status != tt.status {
-				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
-			}
-			if _, _, code := errorBody(t, body); code != tt.code {
-				t.Errorf("code %q, want %q", code, tt.code)
-			}
+			wantError(t, tt.method+" "+tt.path, status, body, tt.status, tt.code, "")
 		})
 	}
 }
@@ -254,12 +256,7 @@ func TestUnreachableUpstream(t *testing.T) {
 	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 	status, _, body := g.do("POST", "/v1/chat/completions", key, `{"model":"m","messages":[]}`)
-	if status != http.StatusBadGateway {
-		t.Fatalf("status %d, want 502: %s", status, body)
-	}
-	if _, typ, code := errorBody(t, body); code != "upstream_unavailable" || typ != "server_error" {
-		t.Errorf("code %q type %q", code, typ)
-	}
+	wantError(t, "chat with the upstream down", status, body, http.StatusBadGateway, "upstream_unavailable", "server_error")
 }
 
 func TestPlaceholdersForLaterHandlers(t *testing.T) {

@@ -199,12 +199,7 @@ func TestChatValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := g.do("POST", "/v3/chat/completions", key, tt.body, tt.header...)
-			if status != tt.status {
-				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
-			}
-			if _, typ, code := errorBody(t, body); (tt.code != "" && code != tt.code) || typ != "invalid_request_error" {
-				t.Errorf("code %q type %q", code, typ)
-			}
+			wantError(t, "chat", status, body, tt.status, tt.code, "invalid_request_error")
 		})
 	}
 	if n := len(up.ChatRequests()); n != 0 {
@@ -325,12 +320,7 @@ func TestChatBodyTooLarge(t *testing.T) {
 	big := `{"model":"svc-3","messages":[{"role":"user","content":"` + strings.Repeat("a", 50<<20) + `"}]}`
 	for _, path := range []string{"/v3/chat/completions", "/v1/chat/completions"} {
 		status, _, body := g.do("POST", path, key, big)
-		if status != http.StatusRequestEntityTooLarge {
-			t.Fatalf("%s with a 50 MB body: %d %.200s", path, status, body)
-		}
-		if _, _, code := errorBody(t, body); code != "request_too_large" {
-			t.Fatalf("%s: code %q", path, code)
-		}
+		wantError(t, path+" with a 50 MB body", status, body, http.StatusRequestEntityTooLarge, "request_too_large", "")
 	}
 	if n := len(up.ChatRequests()); n != 0 {
 		t.Fatalf("an oversized body reached the upstream")

@@ -21,12 +21,7 @@ func TestZeroBalanceUploadsFiles(t *testing.T) {
 			t.Fatalf("upload with a zero balance: %d %s", status, body)
 		}
 		status, _, body = g.do("POST", "/v3/chat/completions", key, chatBody)
-		if status != http.StatusPaymentRequired {
-			t.Fatalf("chat with a zero balance: %d %s", status, body)
-		}
-		if _, _, code := errorBody(t, body); code != "insufficient_balance" {
-			t.Errorf("chat refused with code %q, want insufficient_balance", code)
-		}
+		wantError(t, "chat with a zero balance", status, body, http.StatusPaymentRequired, "insufficient_balance", "")
 		if n := len(up.Requests()); n != 0 {
 			t.Errorf("%d requests reached the upstream", n)
 		}

@@ -100,12 +100,7 @@ func TestBalanceGate(t *testing.T) {
 		g := startGateway(t, e)
 		for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
 			status, h, body := g.do("POST", path, key, chatBody)
-			if status != http.StatusPaymentRequired {
-				t.Fatalf("%s with a zero balance: %d %s", path, status, body)
-			}
-			if _, typ, code := errorBody(t, body); code != "insufficient_balance" || typ != "insufficient_quota" {
-				t.Errorf("code %q type %q", code, typ)
-			}
+			wantError(t, path+" with a zero balance", status, body, http.StatusPaymentRequired, "insufficient_balance", "insufficient_quota")
 			if h.Get("X-Ratelimit-Remaining-Requests") != "" {
 				t.Error("a request refused by the balance gate reached the rate limiter")
 			}

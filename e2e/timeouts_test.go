@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
@@ -32,14 +31,9 @@ func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var env struct {
-		Error struct{ Code, Type string }
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		t.Fatalf("%d %q: not an error envelope: %v", resp.StatusCode, body, err)
-	}
+	_, typ, code := errorBody(t, string(body))
 	if (resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusGatewayTimeout) ||
-		env.Error.Code != "upstream_unavailable" || env.Error.Type != "server_error" {
+		code != "upstream_unavailable" || typ != "server_error" {
 		t.Fatalf("%d %s, want 502 upstream_unavailable", resp.StatusCode, body)
 	}
 
