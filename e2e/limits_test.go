@@ -169,14 +169,9 @@ func TestRateLimitPerRevision(t *testing.T) {
 				}
 			}
 			elapsed := time.Since(start)
-			if status != http.StatusTooManyRequests {
-				t.Fatalf("request %d: %d %s", admitted+1, status, body)
-			}
+			wantError(t, fmt.Sprintf("request %d", admitted+1), status, body, http.StatusTooManyRequests, "rate_limit_exceeded", "requests")
 			if tc.rolling && admitted != tc.limit || admitted < tc.limit {
 				t.Fatalf("admitted %d before the first 429, want %d", admitted, tc.limit)
-			}
-			if _, typ, code := errorBody(t, body); code != "rate_limit_exceeded" || typ != "requests" {
-				t.Errorf("code %q type %q", code, typ)
 			}
 			ra, err := strconv.Atoi(h.Get("Retry-After"))
 			if tc.rolling {
@@ -388,12 +383,7 @@ func TestAdmissionQueue(t *testing.T) {
 	// The only slot is taken: a second request waits, then gives up.
 	began := time.Now()
 	status, _, body = g.do("POST", "/v1/chat/completions", key, chatBody)
-	if status != http.StatusServiceUnavailable {
-		t.Fatalf("queued request: %d %s", status, body)
-	}
-	if _, _, code := errorBody(t, body); code != "server_overloaded" {
-		t.Fatalf("code %q", code)
-	}
+	wantError(t, "queued request", status, body, http.StatusServiceUnavailable, "server_overloaded", "")
 	if time.Since(began) < 300*time.Millisecond {
 		t.Fatalf("refused after %s, before max_wait", time.Since(began))
 	}
