@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -115,8 +114,7 @@ func TestAdminAPIKeyLifecycle(t *testing.T) {
 
 	must(http.StatusOK, "DELETE", "/admin/accounts/acme/keys/"+created.ID, owner, "", nil)
 	err = chat()
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized {
+	if !isStatus(err, http.StatusUnauthorized) {
 		t.Fatalf("chat with the revoked key: %v, want 401", err)
 	}
 

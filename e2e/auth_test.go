@@ -24,6 +24,13 @@ func openaiClient(g *gateway, key, prefix string) openai.Client {
 	)
 }
 
+// isStatus reports whether err is the OpenAI client's error for an answer
+// with status.
+func isStatus(err error, status int) bool {
+	var apiErr *openai.Error
+	return errors.As(err, &apiErr) && apiErr.StatusCode == status
+}
+
 // errorBody decodes the error envelope, failing the test if body is not one.
 func errorBody(t *testing.T, body string) (message, typ, code string) {
 	t.Helper()

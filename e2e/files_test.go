@@ -119,11 +119,6 @@ func TestFilesWithOpenAIClient(t *testing.T) {
 	})
 }
 
-func isStatus(err error, status int) bool {
-	var apiErr *openai.Error
-	return errors.As(err, &apiErr) && apiErr.StatusCode == status
-}
-
 func TestFileUploadRefusals(t *testing.T) {
 	fileBackends(t, func(t *testing.T, e env, cfg string) {
 		key := fundedKey(t, e, "careless")
