@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -147,22 +146,6 @@ func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 	}
 	if !strings.Contains(g.log.String(), `"revision":"A"`) {
 		t.Fatal("the reloaded config was not applied")
-	}
-}
-
-// load replaces the running config through the admin API.
-func (g *gateway) load(caddyfile string) {
-	g.t.Helper()
-	req, _ := http.NewRequest("POST", "http://"+g.admin+"/load", strings.NewReader(caddyfile))
-	req.Header.Set("Content-Type", "text/caddyfile")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		g.t.Fatalf("reload: %d %s", resp.StatusCode, b)
 	}
 }
 

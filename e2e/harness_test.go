@@ -254,6 +254,25 @@ func (g *gateway) do(method, path, key string, body string, header ...string) (i
 	return resp.StatusCode, resp.Header, string(b)
 }
 
+// load replaces the running config through the admin API, reloading it
+// even when it is the running one: Caddy would skip that unless told
+// otherwise.
+func (g *gateway) load(caddyfile string) {
+	g.t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+g.admin+"/load", strings.NewReader(caddyfile))
+	req.Header.Set("Content-Type", "text/caddyfile")
+	req.Header.Set("Cache-Control", "must-revalidate")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		g.t.Fatalf("reload: %d %s", resp.StatusCode, b)
+	}
+}
+
 // cliResult is what a CLI invocation printed.
 type cliResult struct {
 	stdout, stderr string
