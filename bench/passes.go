@@ -47,20 +47,12 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 		switch m.name {
 		case "embedded":
 			for _, s := range counted {
-				before, err := scrape(t.admin, "switchyard_sqlite_statements_total")
-				if err != nil {
-					return nil, err
-				}
-				if err := count(t, s, o.counts); err != nil {
-					return nil, err
-				}
-				after, err := scrape(t.admin, "switchyard_sqlite_statements_total")
+				grew, err := countGrowth(t, s, o.counts, "switchyard_sqlite_statements_total")
 				if err != nil {
 					return nil, err
 				}
 				per := func(kind string) float64 {
-					k := `switchyard_sqlite_statements_total{kind="` + kind + `"}`
-					return (after[k] - before[k]) / float64(o.counts)
+					return grew[`switchyard_sqlite_statements_total{kind="`+kind+`"}`] / float64(o.counts)
 				}
 				out = append(out, trips{mode: m.name, scenario: s.name, n: o.counts,
 					sqlReads: per("read"), sqlTxs: per("transaction"), sqlTxStatements: per("in_transaction")})
@@ -76,14 +68,7 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				if err != nil {
 					return nil, err
 				}
-				tBefore, err := scrape(t.admin, "switchyard_redis_round_trips_total")
-				if err != nil {
-					return nil, err
-				}
-				if err := count(t, s, o.counts); err != nil {
-					return nil, err
-				}
-				tAfter, err := scrape(t.admin, "switchyard_redis_round_trips_total")
+				tGrew, err := countGrowth(t, s, o.counts, "switchyard_redis_round_trips_total")
 				if err != nil {
 					return nil, err
 				}
@@ -109,7 +94,7 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 					// One transaction is the previous reading's own.
 					pgXacts:       float64(pgAfter.xacts-pgBefore.xacts-1) / n,
 					pgRowsWritten: float64(pgAfter.written-pgBefore.written) / n,
-					redisTrips:    (tAfter["switchyard_redis_round_trips_total"] - tBefore["switchyard_redis_round_trips_total"]) / n,
+					redisTrips:    tGrew["switchyard_redis_round_trips_total"] / n,
 					redisCommands: float64(total) / n,
 					redisBy:       strings.Join(by, ", "),
 				})
@@ -118,6 +103,27 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 		}
 	}
 	return out, nil
+}
+
+// countGrowth sends a scenario's requests one at a time and returns how much
+// each series of the gateway's metric grew meanwhile.
+func countGrowth(t *target, s scenario, n int, metric string) (map[string]float64, error) {
+	before, err := scrape(t.admin, metric)
+	if err != nil {
+		return nil, err
+	}
+	if err := count(t, s, n); err != nil {
+		return nil, err
+	}
+	after, err := scrape(t.admin, metric)
+	if err != nil {
+		return nil, err
+	}
+	grew := make(map[string]float64, len(after))
+	for k, v := range after {
+		grew[k] = v - before[k]
+	}
+	return grew, nil
 }
 
 // takeProfiles saves a CPU profile of each gateway under load at

@@ -24,6 +24,13 @@ func openaiClient(g *gateway, key, prefix string) openai.Client {
 	)
 }
 
+// isStatus reports whether err is the OpenAI client's error for an answer
+// with status.
+func isStatus(err error, status int) bool {
+	var apiErr *openai.Error
+	return errors.As(err, &apiErr) && apiErr.StatusCode == status
+}
+
 // errorBody decodes the error envelope, failing the test if body is not one.
 func errorBody(t *testing.T, body string) (message, typ, code string) {
 	t.Helper()
@@ -41,11 +48,21 @@ func errorBody(t *testing.T, body string) (message, typ, code string) {
 	return *env.Error.Message, *env.Error.Type, *env.Error.Code
 }
 
+// wantError fails the test unless an answer to what is an error envelope
+// with wantStatus, and with code and typ where they are not empty.
+func wantError(t *testing.T, what string, status int, body string, wantStatus int, code, typ string) {
+	t.Helper()
+	if status != wantStatus {
+		t.Fatalf("%s: status %d, want %d: %.500s", what, status, wantStatus, body)
+	}
+	_, gotTyp, gotCode := errorBody(t, body)
+	if (code != "" && gotCode != code) || (typ != "" && gotTyp != typ) {
+		t.Errorf("%s: code %q type %q, want %q %q", what, gotCode, gotTyp, code, typ)
+	}
+}
+
 func TestV1PassThroughWithOpenAIClient(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL()).with("SWITCHYARD_UPSTREAM_API_KEY", "upstream-secret")
-	key := fundedKey(t, e, "acme")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "acme", "SWITCHYARD_UPSTREAM_API_KEY", "upstream-secret")
 	client := openaiClient(g, key, "/v1")
 	ctx := context.Background()
 
@@ -109,8 +126,7 @@ func TestV1PassThroughWithOpenAIClient(t *testing.T) {
 }
 
 func TestBadKeyWithOpenAIClient(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	g := startGateway(t, e)
 	client := openaiClient(g, "sk-"+strings.Repeat("x", 48), "/v1")
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
@@ -130,8 +146,7 @@ func TestBadKeyWithOpenAIClient(t *testing.T) {
 }
 
 func TestAuthenticationRefusals(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "acme")
 	revoked := newKey(t, e, "acme")
 	orphan := newKey(t, e, "doomed")
@@ -173,13 +188,7 @@ func TestAuthenticationRefusals(t *testing.T) {
 					hdr = []string{"Authorization", tt.header}
 				}
 				status, h, body := g.do("POST", path, "", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, hdr...)
-				if status != http.StatusUnauthorized {
-					t.Fatalf("status %d, want 401; body %s", status, body)
-				}
-				_, typ, code := errorBody(t, body)
-				if code != "invalid_api_key" || typ != "invalid_request_error" {
-					t.Errorf("code %q type %q", code, typ)
-				}
+				wantError(t, "POST "+path, status, body, http.StatusUnauthorized, "invalid_api_key", "invalid_request_error")
 				if h.Get("Content-Type") != "application/json" {
 					t.Errorf("Content-Type %q", h.Get("Content-Type"))
 				}
@@ -210,10 +219,7 @@ func TestAuthenticationRefusals(t *testing.T) {
 }
 
 func TestRoutesAnswerInTheEnvelope(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "acme")
-	g := startGateway(t, e)
+	_, _, key, g := fundedGateway(t, "acme")
 
 	tests := []struct {
 		name, method, path string
@@ -231,21 +237,13 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := g.do(tt.method, tt.path, key, "")
-			if status != tt.status {
-				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
-			}
-			if _, _, code := errorBody(t, body); code != tt.code {
-				t.Errorf("code %q, want %q", code, tt.code)
-			}
+			wantError(t, tt.method+" "+tt.path, status, body, tt.status, tt.code, "")
 		})
 	}
 }
 
 func TestRequestIDIsEchoed(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "acme")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "acme")
 
 	_, h, _ := g.do("GET", "/v1/models", key, "", "X-Request-Id", "client-chosen-42")
 	if got := h.Get("X-Request-Id"); got != "client-chosen-42" {
@@ -265,12 +263,7 @@ func TestUnreachableUpstream(t *testing.T) {
 	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 	status, _, body := g.do("POST", "/v1/chat/completions", key, `{"model":"m","messages":[]}`)
-	if status != http.StatusBadGateway {
-		t.Fatalf("status %d, want 502: %s", status, body)
-	}
-	if _, typ, code := errorBody(t, body); code != "upstream_unavailable" || typ != "server_error" {
-		t.Errorf("code %q type %q", code, typ)
-	}
+	wantError(t, "chat with the upstream down", status, body, http.StatusBadGateway, "upstream_unavailable", "server_error")
 }
 
 func TestPlaceholdersForLaterHandlers(t *testing.T) {

@@ -66,10 +66,7 @@ func delta(ev map[string]any) map[string]any {
 }
 
 func TestChatStreamWithOpenAIClient(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "chatter")
-	g := startGateway(t, e)
+	up, e, key, g := fundedGateway(t, "chatter")
 	client := openaiClient(g, key, "/v3")
 
 	up.Enqueue(testupstream.Text("Rivers run to the sea."))
@@ -109,10 +106,7 @@ func TestChatStreamWithOpenAIClient(t *testing.T) {
 }
 
 func TestChatStreamEvents(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "events")
-	g := startGateway(t, e)
+	up, e, key, g := fundedGateway(t, "events")
 
 	up.Enqueue(testupstream.Reply{Reasoning: "Let me think about it.", Content: "Forty-two."})
 	status, body := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"The answer?"}]}`,
@@ -169,10 +163,7 @@ func TestChatStreamEvents(t *testing.T) {
 }
 
 func TestChatNonStreaming(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL()).with("SWITCHYARD_REVISION", "A")
-	key := fundedKey(t, e, "jsonuser")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "jsonuser", "SWITCHYARD_REVISION", "A")
 	client := openaiClient(g, key, "/v3")
 	up.Enqueue(testupstream.Text("A complete answer."))
 	resp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
@@ -188,10 +179,7 @@ func TestChatNonStreaming(t *testing.T) {
 }
 
 func TestChatValidation(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "sloppy")
-	g := startGateway(t, e)
+	up, e, key, g := fundedGateway(t, "sloppy")
 	tests := []struct {
 		name   string
 		body   string
@@ -211,12 +199,7 @@ func TestChatValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := g.do("POST", "/v3/chat/completions", key, tt.body, tt.header...)
-			if status != tt.status {
-				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
-			}
-			if _, typ, code := errorBody(t, body); (tt.code != "" && code != tt.code) || typ != "invalid_request_error" {
-				t.Errorf("code %q type %q", code, typ)
-			}
+			wantError(t, "chat", status, body, tt.status, tt.code, "invalid_request_error")
 		})
 	}
 	if n := len(up.ChatRequests()); n != 0 {
@@ -228,8 +211,7 @@ func TestChatValidation(t *testing.T) {
 }
 
 func TestChatMemoryAcrossConversations(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "mem-a")
 	otherKey := fundedKey(t, e, "mem-b")
 	g := startGateway(t, e)
@@ -273,10 +255,7 @@ func TestChatMemoryAcrossConversations(t *testing.T) {
 }
 
 func TestChatAttachment(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "attacher")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "attacher")
 	status, _, body := g.do("POST", "/v3/files", key, multipartBody("B", "notes.md", "# Plan\nShip on Friday."),
 		"Content-Type", "multipart/form-data; boundary=B")
 	if status != 200 {
@@ -337,19 +316,11 @@ func TestChatQueuePosition(t *testing.T) {
 }
 
 func TestChatBodyTooLarge(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "bulky")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "bulky")
 	big := `{"model":"svc-3","messages":[{"role":"user","content":"` + strings.Repeat("a", 50<<20) + `"}]}`
 	for _, path := range []string{"/v3/chat/completions", "/v1/chat/completions"} {
 		status, _, body := g.do("POST", path, key, big)
-		if status != http.StatusRequestEntityTooLarge {
-			t.Fatalf("%s with a 50 MB body: %d %.200s", path, status, body)
-		}
-		if _, _, code := errorBody(t, body); code != "request_too_large" {
-			t.Fatalf("%s: code %q", path, code)
-		}
+		wantError(t, path+" with a 50 MB body", status, body, http.StatusRequestEntityTooLarge, "request_too_large", "")
 	}
 	if n := len(up.ChatRequests()); n != 0 {
 		t.Fatalf("an oversized body reached the upstream")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
 // backends runs f against a deployment on the embedded store and one on
@@ -18,6 +19,14 @@ func backends(t *testing.T, f func(t *testing.T, e env)) {
 		f(t, embeddedEnv(t, "http://127.0.0.1:1/v1").with(
 			"SWITCHYARD_POSTGRES_URL", testenv.Postgres(t),
 			"SWITCHYARD_KEY_SECRET", strings.Repeat("k", 40)))
+	})
+}
+
+// scriptedBackends is backends with a scripted upstream of each run's own.
+func scriptedBackends(t *testing.T, f func(t *testing.T, up *testupstream.Server, e env)) {
+	backends(t, func(t *testing.T, e env) {
+		up := testupstream.Start(t, testupstream.Options{})
+		f(t, up, e.with("SWITCHYARD_UPSTREAM", up.URL()))
 	})
 }
 

@@ -55,30 +55,14 @@ func TestCrashReleasesHolds(t *testing.T) {
 	probe := newKey(t, e, account)
 	st := openStore(t, e)
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Post(ctx, storage.Entry{AccountID: acct.ID, AmountCents: balance,
-		Kind: storage.EntryAdjustment, Reference: "crash-balance"}); err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
+	credit(t, st, acct.ID, balance, "crash-balance")
 
 	doomed := startGateway(t, e, cfg)
 	survivor := startGateway(t, e, cfg)
 
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
-	for i := range keys * streamsPerKey {
-		status, body, closeFn := openStream(t, doomed, streamKeys[i%keys])
-		if status != http.StatusOK {
-			t.Fatalf("stream %d on the doomed node: %d %s", i+1, status, body)
-		}
-		closers = append(closers, closeFn)
+	for _, key := range streamKeys {
+		mustOpenStreams(t, streamsPerKey, key, doomed)
 	}
 	// The holds live in Redis, so the other node sees them: nothing is left.
 	if status, _, body := survivor.do("POST", "/v1/chat/completions", probe, oneCentRequest); status != http.StatusPaymentRequired {
@@ -98,24 +82,23 @@ func TestCrashReleasesHolds(t *testing.T) {
 	// expired one TTL after it. The slack only absorbs scheduling.
 	time.Sleep(time.Until(killed.Add(leaseTTL)))
 	deadline := killed.Add(leaseTTL + expirySlack)
-	for i := range keys * streamsPerKey {
-		key := streamKeys[i%keys]
-		for {
-			status, body, closeFn := openStream(t, survivor, key)
-			if status == http.StatusOK {
-				closers = append(closers, closeFn)
-				break
-			}
-			if time.Now().After(deadline) {
-				leaked := "a hold (402: the balance still looks held)"
-				if status == http.StatusTooManyRequests {
-					leaked = "a stream slot (429)"
-				}
-				t.Fatalf("%s after the kill (lease_ttl %s), stream %d of %d (key %d) was refused: the killed node leaked %s: %s",
-					time.Since(killed).Round(time.Millisecond), leaseTTL, i+1, keys*streamsPerKey, i%keys+1, leaked, body)
-			}
-			time.Sleep(100 * time.Millisecond)
+	var survivorStreams []func()
+	defer func() {
+		for _, c := range survivorStreams {
+			c()
 		}
+	}()
+	for i := range keys * streamsPerKey {
+		status, body, closeFn := openStreamBy(t, survivor, streamKeys[i%keys], deadline, 100*time.Millisecond)
+		if status != http.StatusOK {
+			leaked := "a hold (402: the balance still looks held)"
+			if status == http.StatusTooManyRequests {
+				leaked = "a stream slot (429)"
+			}
+			t.Fatalf("%s after the kill (lease_ttl %s), stream %d of %d (key %d) was refused: the killed node leaked %s: %s",
+				time.Since(killed).Round(time.Millisecond), leaseTTL, i+1, keys*streamsPerKey, i%keys+1, leaked, body)
+		}
+		survivorStreams = append(survivorStreams, closeFn)
 	}
 	// The 20 new streams hold the whole balance again, to the cent.
 	if status, _, body := survivor.do("POST", "/v1/chat/completions", probe, oneCentRequest); status != http.StatusPaymentRequired {
@@ -123,7 +106,6 @@ func TestCrashReleasesHolds(t *testing.T) {
 	}
 
 	// The new streams' clients leave: each is charged once.
-	survivorStreams := closers[keys*streamsPerKey:]
 	for _, c := range survivorStreams {
 		c()
 	}
@@ -200,10 +182,7 @@ func TestKilledNodeLosesOnlyTheChargesNotCommitted(t *testing.T) {
 	key := fundedKey(t, e, account)
 	st := openStore(t, e)
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	rdb := redisClient(t, e)
 	mirror := e["SWITCHYARD_REDIS_PREFIX"] + "limits:{acct:" + acct.ID + "}:balance"
 	holds := e["SWITCHYARD_REDIS_PREFIX"] + "limits:{acct:" + acct.ID + "}:holds"
@@ -338,8 +317,7 @@ func redisClient(t *testing.T, e env) *redis.Client {
 // committed before the process exits.
 func TestGracefulStopCommitsQueuedCharges(t *testing.T) {
 	const account, requests = "leaving", 3
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	_, e := scriptedEnv(t)
 	key := fundedKey(t, e, account)
 	g := startGateway(t, e, switchyardConfig(t, "ledger {\n\t\t\tmax_delay 10m\n\t\t}"))
 	for i := range requests {
@@ -352,10 +330,7 @@ func TestGracefulStopCommitsQueuedCharges(t *testing.T) {
 	}
 	g.stop()
 	st := openStore(t, e)
-	acct, err := st.AccountByName(context.Background(), account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	if got := ledgerCharges(t, st, acct.ID); len(got) != requests {
 		t.Fatalf("%d charges after a graceful stop, want the %d that were queued", len(got), requests)
 	}

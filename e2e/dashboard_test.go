@@ -65,8 +65,7 @@ func artifactsDir(t *testing.T, name string) string {
 // responses promise browsers: the CSP, no sniffing, caching by version,
 // no inline script or style, and the API's envelope for what is not there.
 func TestDashboardServesStrictStaticFiles(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	_, e := scriptedEnv(t)
 	g := startGateway(t, e)
 
 	status, h, index := g.do("GET", "/dashboard/", "", "")
@@ -145,8 +144,7 @@ type browserEvent struct {
 func TestDashboardInBrowser(t *testing.T) {
 	node := browserTool(t)
 	artifacts := artifactsDir(t, "dashboard")
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL()).with("SWITCHYARD_ADMIN_JWT_SECRET", "dashboard-test-secret-0123456789abcdef")
+	up, e := scriptedEnv(t, "SWITCHYARD_ADMIN_JWT_SECRET", "dashboard-test-secret-0123456789abcdef")
 	const account = "acme"
 	token := mustCLI(t, e, "admin", "token", "--operator", "--subject", "ops@example.com", "--ttl", "10m").lastLine()
 	g := startGateway(t, e)

@@ -31,10 +31,7 @@ const chartCall = `{"title":"Revenue","spec":{"type":"bar","labels":["Q1","Q2","
 // a PDF that folds it in, then an edit of the chart in a later turn that
 // echoes the objects; each file downloads through the Files API.
 func TestDeliverables(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "maker")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "maker")
 
 	up.Enqueue(
 		testupstream.ToolCalls(testupstream.ToolCall{Name: "create_chart", Arguments: chartCall}),
@@ -107,10 +104,7 @@ func TestDeliverables(t *testing.T) {
 // TestDeliverablesNotInTextMode checks that modalities ["text"] offers no
 // file tool at all.
 func TestDeliverablesNotInTextMode(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "texter")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "texter")
 	up.Enqueue(testupstream.Text("Just text."))
 	v3Stream(t, g, key, `{"model":"svc-3","stream":true,"modalities":["text"],"messages":[{"role":"user","content":"a chart please"}]}`)
 	req := up.ChatRequests()[0]
@@ -133,10 +127,7 @@ func TestWebSearchSources(t *testing.T) {
 			`{"url":"https://example.org/b","title":"Result B","content":"About B","engine":"x"}],"answers":[],"suggestions":[],"unresponsive_engines":[]}`))
 	}))
 	t.Cleanup(searx.Close)
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL()).with("SWITCHYARD_SEARCH_URL", searx.URL)
-	key := fundedKey(t, e, "searcher")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "searcher", "SWITCHYARD_SEARCH_URL", searx.URL)
 
 	up.Enqueue(testupstream.ToolCalls(testupstream.ToolCall{Name: "web_search", Arguments: `{"query":"what is a"}`}), testupstream.Text("A is a letter."))
 	_, stream := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"search what is a"}]}`)

@@ -3,10 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -97,19 +94,7 @@ func revokeOnly(t *testing.T, e env, account string) {
 // switchyard block and returns its path.
 func withSwitchyardOption(t *testing.T, line string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "Caddyfile")
-	changed := strings.Replace(string(b), "\tswitchyard {", "\tswitchyard {\n\t\t"+line, 1)
-	if changed == string(b) {
-		t.Fatal("no switchyard block in Caddyfile.example")
-	}
-	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeConfig(t, exampleConfig(t, "\tswitchyard {", "\tswitchyard {\n\t\t"+line))
 }
 
 // TestReloadKeepsStreamsAndConnections reloads a changed config while a
@@ -137,15 +122,10 @@ func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 		streamed, streamErr = streamText(g, key)
 	}()
 
-	caddyfile, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 4; i++ {
 		time.Sleep(100 * time.Millisecond) // spread the reloads over the stream's life
 		rev := []string{"A", "B"}[i%2]
-		changed := strings.Replace(string(caddyfile), "\tswitchyard {", "\tswitchyard {\n\t\trevision "+rev, 1)
-		g.load(changed)
+		g.load(exampleConfig(t, "\tswitchyard {", "\tswitchyard {\n\t\trevision "+rev))
 	}
 	wg.Wait()
 	if streamErr != nil {
@@ -169,41 +149,16 @@ func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 	}
 }
 
-// load replaces the running config through the admin API.
-func (g *gateway) load(caddyfile string) {
-	g.t.Helper()
-	req, _ := http.NewRequest("POST", "http://"+g.admin+"/load", strings.NewReader(caddyfile))
-	req.Header.Set("Content-Type", "text/caddyfile")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		g.t.Fatalf("reload: %d %s", resp.StatusCode, b)
-	}
-}
-
 // streamText streams a /v1 completion and returns the raw event text.
 func streamText(g *gateway, key string) (string, error) {
-	req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions",
-		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	text, err := readAnswer(g, "/v1/chat/completions", key, `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`)
 	if err != nil {
-		return "", err
+		return text, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return string(b), err
+	if !strings.HasSuffix(strings.TrimSpace(text), "data: [DONE]") {
+		return text, fmt.Errorf("stream did not end with [DONE]")
 	}
-	if !strings.HasSuffix(strings.TrimSpace(string(b)), "data: [DONE]") {
-		return string(b), fmt.Errorf("stream did not end with [DONE]")
-	}
-	return string(b), nil
+	return text, nil
 }
 
 // backendConnections counts the gateway's connections to its database.

@@ -12,13 +12,13 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,25 +32,11 @@ import (
 // block and old/new replacements applied (each must match).
 func faultConfig(t *testing.T, switchyardLines []string, replace ...string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	for i := 0; i+1 < len(replace); i += 2 {
-		if !strings.Contains(s, replace[i]) {
-			t.Fatalf("Caddyfile.example has no %q", replace[i])
-		}
-		s = strings.Replace(s, replace[i], replace[i+1], 1)
-	}
+	edits := slices.Clone(replace)
 	if len(switchyardLines) > 0 {
-		s = strings.Replace(s, "\tswitchyard {", "\tswitchyard {\n\t\t"+strings.Join(switchyardLines, "\n\t\t"), 1)
+		edits = append(edits, "\tswitchyard {", "\tswitchyard {\n\t\t"+strings.Join(switchyardLines, "\n\t\t"))
 	}
-	path := filepath.Join(t.TempDir(), "Caddyfile")
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeConfig(t, exampleConfig(t, edits...))
 }
 
 const faultLeaseTTL = 2 * time.Second
@@ -79,11 +65,7 @@ func noLeftovers(t *testing.T, redisURL, prefix string) {
 func ledgerConsistent(t *testing.T, e env, account string) {
 	t.Helper()
 	st := openStore(t, e)
-	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	if b := readLedger(t, st, acct.ID); !b.consistent() || b.balance < 0 {
 		t.Fatalf("ledger of %s: entries sum to %d, the balance is %d", account, b.sum, b.balance)
 	}

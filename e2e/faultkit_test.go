@@ -280,23 +280,6 @@ func timedDo(t *testing.T, limit time.Duration, req *http.Request) (int, string)
 	return resp.StatusCode, string(b)
 }
 
-func newRequest(t *testing.T, g *gateway, method, path, key, body string) *http.Request {
-	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, g.base+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	return req
-}
-
 // blobFiles lists the blobs stored under a data dir's files directory,
 // staged writes included.
 func blobFiles(t *testing.T, dataDir string) []string {

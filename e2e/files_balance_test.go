@@ -11,9 +11,7 @@ import (
 // still upload a file, while a chat request, which costs money, is
 // refused at the balance gate.
 func TestZeroBalanceUploadsFiles(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		key := newKey(t, e, "penniless")
 		g := startGateway(t, e)
 
@@ -23,12 +21,7 @@ func TestZeroBalanceUploadsFiles(t *testing.T) {
 			t.Fatalf("upload with a zero balance: %d %s", status, body)
 		}
 		status, _, body = g.do("POST", "/v3/chat/completions", key, chatBody)
-		if status != http.StatusPaymentRequired {
-			t.Fatalf("chat with a zero balance: %d %s", status, body)
-		}
-		if _, _, code := errorBody(t, body); code != "insufficient_balance" {
-			t.Errorf("chat refused with code %q, want insufficient_balance", code)
-		}
+		wantError(t, "chat with a zero balance", status, body, http.StatusPaymentRequired, "insufficient_balance", "")
 		if n := len(up.Requests()); n != 0 {
 			t.Errorf("%d requests reached the upstream", n)
 		}

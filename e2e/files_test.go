@@ -119,11 +119,6 @@ func TestFilesWithOpenAIClient(t *testing.T) {
 	})
 }
 
-func isStatus(err error, status int) bool {
-	var apiErr *openai.Error
-	return errors.As(err, &apiErr) && apiErr.StatusCode == status
-}
-
 func TestFileUploadRefusals(t *testing.T) {
 	fileBackends(t, func(t *testing.T, e env, cfg string) {
 		key := fundedKey(t, e, "careless")
@@ -145,14 +140,12 @@ func TestFileUploadRefusals(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				status, _, body := g.do("POST", "/v3/files", key, tt.body, "Content-Type", tt.contentType)
+				if tt.status != 200 {
+					wantError(t, "upload", status, body, tt.status, tt.code, "")
+					return
+				}
 				if status != tt.status {
 					t.Fatalf("status %d, want %d: %s", status, tt.status, body)
-				}
-				if tt.status != 200 {
-					if _, _, code := errorBody(t, body); tt.code != "" && code != tt.code {
-						t.Errorf("code %q, want %q", code, tt.code)
-					}
-					return
 				}
 				if strings.Contains(body, "..") || strings.Contains(body, "/etc") {
 					t.Errorf("the stored filename kept its path: %s", body)
@@ -270,12 +263,7 @@ func TestMalwareScan(t *testing.T) {
 		t.Fatalf("clean file: %d %s", status, body)
 	}
 	status, body := upload(g, "eicar.txt", eicar())
-	if status != 422 {
-		t.Fatalf("EICAR: %d %s", status, body)
-	}
-	if _, _, code := errorBody(t, body); code != "av_hit" {
-		t.Fatalf("code %q", code)
-	}
+	wantError(t, "EICAR", status, body, 422, "av_hit", "")
 	_, _, list := g.do("GET", "/v3/files", key, "")
 	if n := strings.Count(list, `"object":"file"`); n != 1 {
 		t.Fatalf("%d files after a scan hit, want 1: %s", n, list)

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
 // bin is the switchyard binary under test: $SWITCHYARD_BIN (make test
@@ -158,6 +160,37 @@ func startGateway(t *testing.T, e env, config ...string) *gateway {
 	}
 }
 
+// exampleConfig is Caddyfile.example with edits: old, new pairs, each old
+// string replaced. Each must stand exactly once in the file, so that an
+// edit the file no longer fits fails the test instead of quietly testing
+// the unchanged config.
+func exampleConfig(t *testing.T, edits ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(b)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if n := strings.Count(cfg, edits[i]); n != 1 {
+			t.Fatalf("Caddyfile.example has %d of %q, want one to edit", n, edits[i])
+		}
+		cfg = strings.Replace(cfg, edits[i], edits[i+1], 1)
+	}
+	return cfg
+}
+
+// writeConfig writes cfg to a Caddyfile of the test's own and returns its
+// path.
+func writeConfig(t *testing.T, cfg string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "Caddyfile")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // stop ends the process gracefully, and shows its log if the test failed.
 func (g *gateway) stop() {
 	defer running.remove(g)
@@ -184,16 +217,17 @@ func (g *gateway) kill() {
 	<-g.done
 }
 
-// do sends a request with an optional key and returns status and body.
-func (g *gateway) do(method, path, key string, body string, header ...string) (int, http.Header, string) {
-	g.t.Helper()
+// newRequest builds a request to the gateway, with Authorization for a
+// key if one is given and a body sent as JSON.
+func newRequest(t *testing.T, g *gateway, method, path, key, body string) *http.Request {
+	t.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, g.base+path, r)
 	if err != nil {
-		g.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -201,6 +235,13 @@ func (g *gateway) do(method, path, key string, body string, header ...string) (i
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
+	return req
+}
+
+// do sends a request with an optional key and returns status and body.
+func (g *gateway) do(method, path, key string, body string, header ...string) (int, http.Header, string) {
+	g.t.Helper()
+	req := newRequest(g.t, g, method, path, key, body)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -211,6 +252,25 @@ func (g *gateway) do(method, path, key string, body string, header ...string) (i
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, string(b)
+}
+
+// load replaces the running config through the admin API, reloading it
+// even when it is the running one: Caddy would skip that unless told
+// otherwise.
+func (g *gateway) load(caddyfile string) {
+	g.t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+g.admin+"/load", strings.NewReader(caddyfile))
+	req.Header.Set("Content-Type", "text/caddyfile")
+	req.Header.Set("Cache-Control", "must-revalidate")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		g.t.Fatalf("reload: %d %s", resp.StatusCode, b)
+	}
 }
 
 // cliResult is what a CLI invocation printed.
@@ -265,6 +325,24 @@ func newKey(t *testing.T, e env, account string) string {
 		t.Fatalf("keys create printed %q as its last line", key)
 	}
 	return key
+}
+
+// scriptedEnv starts a scripted upstream of the test's own and returns it
+// with a deployment on the embedded defaults in front of it, with the
+// variables of extra (name, value pairs).
+func scriptedEnv(t *testing.T, extra ...string) (*testupstream.Server, env) {
+	t.Helper()
+	up := testupstream.Start(t, testupstream.Options{})
+	return up, embeddedEnv(t, up.URL()).with(extra...)
+}
+
+// fundedGateway starts a gateway of scriptedEnv with a funded key of
+// account.
+func fundedGateway(t *testing.T, account string, extra ...string) (*testupstream.Server, env, string, *gateway) {
+	t.Helper()
+	up, e := scriptedEnv(t, extra...)
+	key := fundedKey(t, e, account)
+	return up, e, key, startGateway(t, e)
 }
 
 type syncBuffer struct {

@@ -18,9 +18,8 @@ import (
 // for an identifier that exists nowhere, and none of A's data, either in
 // the answer or in what reaches the model.
 func TestAccountIsolation(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL(), "SWITCHYARD_ADMIN_JWT_SECRET", strings.Repeat("i", 40))
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
+		e = e.with("SWITCHYARD_ADMIN_JWT_SECRET", strings.Repeat("i", 40))
 		iso := &isolation{
 			t:    t,
 			up:   up,

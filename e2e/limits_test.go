@@ -37,9 +37,7 @@ func slowUpstream(t *testing.T) *testupstream.Server {
 func openStream(t *testing.T, g *gateway, key string) (status int, body string, close func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(streamBody))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
+	req := newRequest(t, g, "POST", "/v1/chat/completions", key, streamBody).WithContext(ctx)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
@@ -59,6 +57,37 @@ func openStream(t *testing.T, g *gateway, key string) (status int, body string, 
 	return resp.StatusCode, "", func() { cancel(); resp.Body.Close() }
 }
 
+// mustOpenStreams opens n streams of key, the i-th through
+// gws[i%len(gws)], each of which must be admitted, and closes them when
+// the test ends. It returns their close functions, for a test that closes
+// one earlier.
+func mustOpenStreams(t *testing.T, n int, key string, gws ...*gateway) []func() {
+	t.Helper()
+	var closers []func()
+	for i := range n {
+		status, body, closeFn := openStream(t, gws[i%len(gws)], key)
+		if status != http.StatusOK {
+			t.Fatalf("stream %d: %d %s", i+1, status, body)
+		}
+		t.Cleanup(closeFn)
+		closers = append(closers, closeFn)
+	}
+	return closers
+}
+
+// openStreamBy opens a stream, trying again every interval while it is
+// refused, until deadline; then it returns the last refusal.
+func openStreamBy(t *testing.T, g *gateway, key string, deadline time.Time, every time.Duration) (status int, body string, close func()) {
+	t.Helper()
+	for {
+		status, body, close = openStream(t, g, key)
+		if status == http.StatusOK || time.Now().After(deadline) {
+			return status, body, close
+		}
+		time.Sleep(every)
+	}
+}
+
 // switchyardConfig writes Caddyfile.example with extra lines in its
 // switchyard block.
 func switchyardConfig(t *testing.T, lines ...string) string {
@@ -66,19 +95,12 @@ func switchyardConfig(t *testing.T, lines ...string) string {
 }
 
 func TestBalanceGate(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		key := newKey(t, e, "broke")
 		g := startGateway(t, e)
 		for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
 			status, h, body := g.do("POST", path, key, chatBody)
-			if status != http.StatusPaymentRequired {
-				t.Fatalf("%s with a zero balance: %d %s", path, status, body)
-			}
-			if _, typ, code := errorBody(t, body); code != "insufficient_balance" || typ != "insufficient_quota" {
-				t.Errorf("code %q type %q", code, typ)
-			}
+			wantError(t, path+" with a zero balance", status, body, http.StatusPaymentRequired, "insufficient_balance", "insufficient_quota")
 			if h.Get("X-Ratelimit-Remaining-Requests") != "" {
 				t.Error("a request refused by the balance gate reached the rate limiter")
 			}
@@ -115,8 +137,7 @@ func TestRateLimitPerRevision(t *testing.T) {
 		{name: "B as a rate", revision: "B", config: "requests 60 1m rate", limit: 60, reset: "1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := testupstream.Start(t, testupstream.Options{})
-			e := embeddedEnv(t, up.URL()).with("SWITCHYARD_REVISION", tc.revision)
+			_, e := scriptedEnv(t, "SWITCHYARD_REVISION", tc.revision)
 			key := fundedKey(t, e, "busy")
 			other := fundedKey(t, e, "other")
 			var g *gateway
@@ -148,14 +169,9 @@ func TestRateLimitPerRevision(t *testing.T) {
 				}
 			}
 			elapsed := time.Since(start)
-			if status != http.StatusTooManyRequests {
-				t.Fatalf("request %d: %d %s", admitted+1, status, body)
-			}
+			wantError(t, fmt.Sprintf("request %d", admitted+1), status, body, http.StatusTooManyRequests, "rate_limit_exceeded", "requests")
 			if tc.rolling && admitted != tc.limit || admitted < tc.limit {
 				t.Fatalf("admitted %d before the first 429, want %d", admitted, tc.limit)
-			}
-			if _, typ, code := errorBody(t, body); code != "rate_limit_exceeded" || typ != "requests" {
-				t.Errorf("code %q type %q", code, typ)
 			}
 			ra, err := strconv.Atoi(h.Get("Retry-After"))
 			if tc.rolling {
@@ -184,19 +200,7 @@ func TestConcurrentStreams(t *testing.T) {
 	key := fundedKey(t, e, "streamer")
 	g := startGateway(t, e)
 
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
-	for i := 0; i < 5; i++ {
-		status, body, closeFn := openStream(t, g, key)
-		if status != http.StatusOK {
-			t.Fatalf("stream %d: %d %s", i+1, status, body)
-		}
-		closers = append(closers, closeFn)
-	}
+	closers := mustOpenStreams(t, 5, key, g)
 	status, body, _ := openStream(t, g, key)
 	if status != http.StatusTooManyRequests || !strings.Contains(body, "Concurrency limit") {
 		t.Fatalf("sixth stream: %d %s", status, body)
@@ -208,19 +212,11 @@ func TestConcurrentStreams(t *testing.T) {
 
 	// A client that goes away mid-stream gives its slot back.
 	closers[0]()
-	closers = closers[1:]
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		status, body, closeFn := openStream(t, g, key)
-		if status == http.StatusOK {
-			closers = append(closers, closeFn)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the disconnected stream's slot was not freed: %d %s", status, body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	status, body, closeFn := openStreamBy(t, g, key, time.Now().Add(5*time.Second), 20*time.Millisecond)
+	if status != http.StatusOK {
+		t.Fatalf("the disconnected stream's slot was not freed: %d %s", status, body)
 	}
+	closeFn()
 }
 
 func TestLimitsAcrossNodes(t *testing.T) {
@@ -266,19 +262,7 @@ func TestLimitsAcrossNodes(t *testing.T) {
 	// Streams: five open across both nodes, the sixth refused on either.
 	s1 := startGateway(t, e)
 	s2 := startGateway(t, e)
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
-	for i := 0; i < 5; i++ {
-		status, body, closeFn := openStream(t, []*gateway{s1, s2}[i%2], streamKey)
-		if status != http.StatusOK {
-			t.Fatalf("stream %d: %d %s", i+1, status, body)
-		}
-		closers = append(closers, closeFn)
-	}
+	mustOpenStreams(t, 5, streamKey, s1, s2)
 	for i, g := range []*gateway{s1, s2} {
 		if status, body, _ := openStream(t, g, streamKey); status != http.StatusTooManyRequests {
 			t.Fatalf("sixth stream on node %d: %d %s", i+1, status, body)
@@ -294,28 +278,18 @@ func TestLeasesOfAKilledNodeExpire(t *testing.T) {
 	doomed := startGateway(t, e, cfg)
 	survivor := startGateway(t, e, cfg)
 
-	for i := 0; i < 5; i++ {
-		if status, body, _ := openStream(t, doomed, key); status != http.StatusOK {
-			t.Fatalf("stream %d: %d %s", i+1, status, body)
-		}
-	}
+	mustOpenStreams(t, 5, key, doomed)
 	doomed.kill()
 	killed := time.Now()
 	if status, body, _ := openStream(t, survivor, key); status != http.StatusTooManyRequests {
 		t.Fatalf("right after the kill the slots should still be held: %d %s", status, body)
 	}
 	// The stated bound is the lease TTL; allow scheduling slack on top.
-	for {
-		status, _, closeFn := openStream(t, survivor, key)
-		if status == http.StatusOK {
-			closeFn()
-			break
-		}
-		if time.Since(killed) > 2*time.Second+3*time.Second {
-			t.Fatalf("slots of the killed node not freed %s after the kill (lease_ttl 2s)", time.Since(killed))
-		}
-		time.Sleep(100 * time.Millisecond)
+	status, _, closeFn := openStreamBy(t, survivor, key, killed.Add(2*time.Second+3*time.Second), 100*time.Millisecond)
+	if status != http.StatusOK {
+		t.Fatalf("slots of the killed node not freed %s after the kill (lease_ttl 2s)", time.Since(killed))
 	}
+	closeFn()
 }
 
 // privateRedis runs a redis-server of the test's own on a free port, so
@@ -409,12 +383,7 @@ func TestAdmissionQueue(t *testing.T) {
 	// The only slot is taken: a second request waits, then gives up.
 	began := time.Now()
 	status, _, body = g.do("POST", "/v1/chat/completions", key, chatBody)
-	if status != http.StatusServiceUnavailable {
-		t.Fatalf("queued request: %d %s", status, body)
-	}
-	if _, _, code := errorBody(t, body); code != "server_overloaded" {
-		t.Fatalf("code %q", code)
-	}
+	wantError(t, "queued request", status, body, http.StatusServiceUnavailable, "server_overloaded", "")
 	if time.Since(began) < 300*time.Millisecond {
 		t.Fatalf("refused after %s, before max_wait", time.Since(began))
 	}

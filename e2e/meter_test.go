@@ -20,11 +20,7 @@ func charges(t *testing.T, e env, account string) []storage.LedgerEntry {
 	settleLedgers(t)
 	st := openStore(t, e)
 	defer st.Close() // callers poll; keep no connections open between calls
-	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	return ledgerCharges(t, st, acct.ID)
 }
 
@@ -39,9 +35,7 @@ func chargedSince(t *testing.T, e env, account string, n int) []storage.LedgerEn
 }
 
 func TestV1IsCharged(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		key := fundedKey(t, e, "legacy")
 		mustCLI(t, e, "accounts", "topup", "--account", "legacy", "--usd", "1000", "--reference", "fund-more")
 		g := startGateway(t, e)
@@ -108,9 +102,7 @@ func TestV1IsCharged(t *testing.T) {
 		t.Run("Expect 100-continue is charged", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
 			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
-			req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
+			req := newRequest(t, g, "POST", "/v1/chat/completions", key, chatBody)
 			req.Header.Set("Expect", "100-continue")
 			client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 5 * time.Second}}
 			resp, err := client.Do(req)

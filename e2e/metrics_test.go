@@ -18,8 +18,7 @@ import (
 // config and checks that every count is still there and goes on from
 // where it was.
 func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "acme")
 	burst := fundedKey(t, e, "burst")
 	broke := newKey(t, e, "broke")
@@ -81,7 +80,7 @@ func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reload(t, g, string(b))
+	g.load(string(b))
 	if n := strings.Count(g.log.String(), "switchyard ready"); n != readies+1 {
 		t.Fatalf("the config was provisioned %d times by the reload, want once", n-readies)
 	}
@@ -142,25 +141,5 @@ func checkSeries(t *testing.T, when string, got, want map[string]float64) {
 		} else if g != v {
 			t.Errorf("%s: %s = %v, want %v", when, series, g, v)
 		}
-	}
-}
-
-// reload posts caddyfile to the admin endpoint's /load, asking for a
-// reload even though the config is unchanged.
-func reload(t *testing.T, g *gateway, caddyfile string) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", "http://"+g.admin+"/load", strings.NewReader(caddyfile))
-	req.Header.Set("Content-Type", "text/caddyfile")
-	// Caddy skips loading a config identical to the running one unless
-	// told otherwise.
-	req.Header.Set("Cache-Control", "must-revalidate")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("reload: %d %s", resp.StatusCode, b)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -108,20 +107,8 @@ func TestMultipartPassesThroughUnread(t *testing.T) {
 // added to the routes switchyard_proxy passes upstream.
 func uploadRouteConfig(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const anchor = "\t\t\t\tdial_timeout 10s"
-	if strings.Count(string(b), anchor) != 1 {
-		t.Fatalf("Caddyfile.example has no single %q line in switchyard_proxy", anchor)
-	}
-	changed := strings.Replace(string(b), anchor, "\t\t\t\troutes POST /audio/transcriptions\n"+anchor, 1)
-	path := filepath.Join(t.TempDir(), "Caddyfile")
-	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	const anchor = "\t\t\t\tdial_timeout 10s" // in switchyard_proxy
+	return writeConfig(t, exampleConfig(t, anchor, "\t\t\t\troutes POST /audio/transcriptions\n"+anchor))
 }
 
 // hashingUpstream answers POST /v1/audio/transcriptions after reading the

@@ -10,7 +10,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
-	"github.com/switchyardhq/switchyard/storage"
 )
 
 // TestConcurrentRequestsCannotOverspend sends 50 requests at once from an
@@ -40,14 +39,8 @@ func TestConcurrentRequestsCannotOverspend(t *testing.T) {
 			const balance = 5
 			st := openStore(t, e)
 			ctx := context.Background()
-			acct, err := st.AccountByName(ctx, "thrifty")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.Post(ctx, storage.Entry{AccountID: acct.ID, AmountCents: balance,
-				Kind: storage.EntryAdjustment, Reference: "five-cents"}); err != nil {
-				t.Fatal(err)
-			}
+			acct := accountNamed(t, st, "thrifty")
+			credit(t, st, acct.ID, balance, "five-cents")
 			var nodes []*gateway
 			for range tc.nodes {
 				nodes = append(nodes, startGateway(t, e))
@@ -148,15 +141,9 @@ func TestHoldOfAClientGoneIsReleased(t *testing.T) {
 			key := newKey(t, e, "leaver")
 			st := openStore(t, e)
 			ctx := context.Background()
-			acct, err := st.AccountByName(ctx, "leaver")
-			if err != nil {
-				t.Fatal(err)
-			}
+			acct := accountNamed(t, st, "leaver")
 			// A stream without max_tokens holds 4 cents: all there is.
-			if _, err := st.Post(ctx, storage.Entry{AccountID: acct.ID, AmountCents: 4,
-				Kind: storage.EntryAdjustment, Reference: "four-cents"}); err != nil {
-				t.Fatal(err)
-			}
+			credit(t, st, acct.ID, 4, "four-cents")
 			g := startGateway(t, e)
 			const small = `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`
 

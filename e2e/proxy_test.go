@@ -12,10 +12,7 @@ import (
 // cookie reaches the upstream, no upstream cookie or account header
 // reaches the client, and only the allowed routes pass.
 func TestV1PassesOnlyWhatItShould(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
-	key := fundedKey(t, e, "tenant")
-	g := startGateway(t, e)
+	up, _, key, g := fundedGateway(t, "tenant")
 
 	up.Enqueue(testupstream.Reply{Content: "Fine.", Header: http.Header{
 		"Set-Cookie":          {"upstream_session=operator"},

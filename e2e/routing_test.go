@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -55,24 +53,7 @@ func (b *backend) chats() int {
 // routingConfig is Caddyfile.example with models in its switchyard block.
 func routingConfig(t *testing.T, models string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := strings.Replace(string(raw), "\tswitchyard {\n", "\tswitchyard {\n"+models+"\n", 1)
-	if cfg == string(raw) {
-		t.Fatal("Caddyfile.example has no switchyard block")
-	}
-	return cfg
-}
-
-func writeConfig(t *testing.T, cfg string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "Caddyfile")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return exampleConfig(t, "\tswitchyard {\n", "\tswitchyard {\n"+models+"\n")
 }
 
 // routedGateway runs the gateway with models and no single upstream.
@@ -98,10 +79,7 @@ func usageRecords(t *testing.T, e env, account string, n int) []storage.UsageRec
 	st := openStore(t, e)
 	defer st.Close()
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		recs, err := st.UsageRecords(ctx, acct.ID, 0)

@@ -40,7 +40,6 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
-	"github.com/switchyardhq/switchyard/storage"
 )
 
 func soakDuration(t *testing.T) time.Duration {
@@ -139,15 +138,8 @@ func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 func fund(t *testing.T, e env, account string, cents int64) {
 	t.Helper()
 	st := openStore(t, e)
-	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Post(ctx, storage.Entry{AccountID: acct.ID, AmountCents: cents,
-		Kind: storage.EntryAdjustment, Reference: "soak-" + account}); err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
+	credit(t, st, acct.ID, cents, "soak-"+account)
 }
 
 func TestSoakStreams(t *testing.T) {

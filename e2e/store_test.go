@@ -31,14 +31,31 @@ func openStore(t *testing.T, e env) storage.Store {
 	return st
 }
 
+// accountNamed is the live account called name.
+func accountNamed(t *testing.T, st storage.Store, name string) storage.Account {
+	t.Helper()
+	acct, err := st.AccountByName(context.Background(), name)
+	if err != nil {
+		t.Fatalf("account %s: %v", name, err)
+	}
+	return acct
+}
+
+// credit posts an adjustment of cents to an account's ledger, for
+// balances the CLI's top-up cannot set.
+func credit(t *testing.T, st storage.Store, accountID string, cents int64, reference string) {
+	t.Helper()
+	if _, err := st.Post(context.Background(), storage.Entry{AccountID: accountID, AmountCents: cents,
+		Kind: storage.EntryAdjustment, Reference: reference}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func deleteAccount(t *testing.T, e env, name string) {
 	t.Helper()
 	st := openStore(t, e)
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, name)
 	if err := st.DeleteAccount(ctx, acct.ID); err != nil {
 		t.Fatal(err)
 	}

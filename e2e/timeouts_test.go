@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,30 +14,16 @@ import (
 // response_header_timeout, and the client gets the envelope, not a hung
 // connection or an empty page.
 func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
-	e := embeddedEnv(t, up.URL())
+	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "acme")
 
-	b, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	short := strings.Replace(string(b), "response_header_timeout 120s", "response_header_timeout 500ms", 1)
-	if short == string(b) {
-		t.Fatal("Caddyfile.example sets no response_header_timeout 120s for switchyard_proxy")
-	}
-	config := filepath.Join(t.TempDir(), "Caddyfile")
-	if err := os.WriteFile(config, []byte(short), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	config := writeConfig(t, exampleConfig(t, "response_header_timeout 120s", "response_header_timeout 500ms"))
 	g := startGateway(t, e, config)
 
 	// The upstream would answer after a minute; a client that gives up
 	// first shows the gateway waited for it.
 	up.Enqueue(testupstream.Reply{Content: "Too late.", Delay: time.Minute})
-	req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
+	req := newRequest(t, g, "POST", "/v1/chat/completions", key, chatBody)
 	client := &http.Client{Timeout: 20 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -49,14 +31,9 @@ func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var env struct {
-		Error struct{ Code, Type string }
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		t.Fatalf("%d %q: not an error envelope: %v", resp.StatusCode, body, err)
-	}
+	_, typ, code := errorBody(t, string(body))
 	if (resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusGatewayTimeout) ||
-		env.Error.Code != "upstream_unavailable" || env.Error.Type != "server_error" {
+		code != "upstream_unavailable" || typ != "server_error" {
 		t.Fatalf("%d %s, want 502 upstream_unavailable", resp.StatusCode, body)
 	}
 

@@ -41,10 +41,7 @@ func ledgerUsage(t *testing.T, e env, account string) (map[string]usageTotals, [
 	st := openStore(t, e)
 	defer st.Close()
 	ctx := context.Background()
-	acct, err := st.AccountByName(ctx, account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := accountNamed(t, st, account)
 	records, err := st.UsageRecords(ctx, acct.ID, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -87,9 +84,7 @@ func noUsageUpstream(t *testing.T) string {
 }
 
 func TestCLIUsage(t *testing.T) {
-	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
-		e = e.with("SWITCHYARD_UPSTREAM", up.URL())
+	scriptedBackends(t, func(t *testing.T, up *testupstream.Server, e env) {
 		first := fundedKey(t, e, "reporter")
 		second := newKey(t, e, "reporter")
 		g := startGateway(t, e)

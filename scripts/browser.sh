@@ -7,18 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
-
-apt_updated=
-apt_install() {
-	if [ -z "$apt_updated" ]; then
-		echo "browser: apt-get update" >&2
-		apt-get update -qq >/dev/null
-		apt_updated=1
-	fi
-	echo "browser: installing $*" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
+apt_tag=browser apt_options=--no-install-recommends
+# shellcheck source=scripts/apt.sh
+. scripts/apt.sh
 
 node_major() { node -e 'process.stdout.write(process.versions.node.split(".")[0])' 2>/dev/null || echo 0; }
 

@@ -20,18 +20,9 @@ wait_for() { # host port name
 	return 1
 }
 
-can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
-
-apt_updated=
-apt_install() {
-	if [ -z "$apt_updated" ]; then
-		echo "services: apt-get update" >&2
-		apt-get update -qq >/dev/null
-		apt_updated=1
-	fi
-	echo "services: installing $*" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+apt_tag=services
+# shellcheck source=scripts/apt.sh
+. "$(dirname "$0")/apt.sh"
 
 ensure_postgres() {
 	if [ -n "${SWITCHYARD_TEST_POSTGRES:-}" ] || answers 127.0.0.1 5432; then
