@@ -147,20 +147,26 @@ func (s *Stream) readError(err error) error {
 // wireChunk is a chat.completion.chunk as backends send it, with the
 // fields in which they differ.
 type wireChunk struct {
-	Choices []struct {
-		Index        int        `json:"index"`
-		Delta        wireDelta  `json:"delta"`
-		Message      *wireDelta `json:"message"` // a JSON answer's choice
-		FinishReason *string    `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens            int64 `json:"prompt_tokens"`
-		CompletionTokens        int64 `json:"completion_tokens"`
-		CompletionTokensDetails *struct {
-			ReasoningTokens int64 `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Index        int        `json:"index"`
+	Delta        wireDelta  `json:"delta"`
+	Message      *wireDelta `json:"message"` // a JSON answer's choice
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type wireUsage struct {
+	PromptTokens            int64             `json:"prompt_tokens"`
+	CompletionTokens        int64             `json:"completion_tokens"`
+	CompletionTokensDetails *wireUsageDetails `json:"completion_tokens_details"`
+}
+
+type wireUsageDetails struct {
+	ReasoningTokens int64 `json:"reasoning_tokens"`
 }
 
 type wireDelta struct {
@@ -183,8 +189,11 @@ type wireDelta struct {
 
 func (s *Stream) chunk(data []byte) error {
 	var c wireChunk
-	if err := json.Unmarshal(data, &c); err != nil {
-		return &Error{Message: "malformed stream chunk", Err: err}
+	if !json.Valid(data) || !decodeChunk(data, &c) {
+		c = wireChunk{}
+		if err := json.Unmarshal(data, &c); err != nil {
+			return &Error{Message: "malformed stream chunk", Err: err}
+		}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		return &Error{Message: errorText(c.Error)}
