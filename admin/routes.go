@@ -47,19 +47,37 @@ func (q *request) accountOut(a storage.Account, balance int64) (accountJSON, err
 	return out, nil
 }
 
+// accountNow is accountOut with the balance the store holds now.
+func (q *request) accountNow(a storage.Account) (accountJSON, error) {
+	bal, err := q.h.cfg.Store.Balance(q.ctx, a.ID)
+	if err != nil {
+		return accountJSON{}, err
+	}
+	return q.accountOut(a, bal)
+}
+
 // listAccounts: an operator's token lists every account (?after=&limit=),
 // another token the accounts it names.
 func (q *request) listAccounts() {
-	var rows []storage.AccountBalance
+	var out []accountJSON
 	if q.who.Operator {
 		limit, err := limitParam(q.r, 1000, 1000)
 		if err != nil {
 			q.fail(err)
 			return
 		}
-		if rows, err = q.h.cfg.Store.ListAccounts(q.ctx, q.r.URL.Query().Get("after"), limit); err != nil {
+		rows, err := q.h.cfg.Store.ListAccounts(q.ctx, q.r.URL.Query().Get("after"), limit)
+		if err != nil {
 			q.fail(err)
 			return
+		}
+		for _, r := range rows {
+			a, err := q.accountOut(r.Account, r.BalanceCents)
+			if err != nil {
+				q.fail(err)
+				return
+			}
+			out = append(out, a)
 		}
 	} else {
 		for _, name := range q.who.Accounts {
@@ -67,26 +85,16 @@ func (q *request) listAccounts() {
 			if errors.Is(err, storage.ErrNotFound) {
 				continue
 			}
+			var acct accountJSON
+			if err == nil {
+				acct, err = q.accountNow(a)
+			}
 			if err != nil {
 				q.fail(err)
 				return
 			}
-			bal, err := q.h.cfg.Store.Balance(q.ctx, a.ID)
-			if err != nil {
-				q.fail(err)
-				return
-			}
-			rows = append(rows, storage.AccountBalance{Account: a, BalanceCents: bal})
+			out = append(out, acct)
 		}
-	}
-	out := make([]accountJSON, 0, len(rows))
-	for _, r := range rows {
-		a, err := q.accountOut(r.Account, r.BalanceCents)
-		if err != nil {
-			q.fail(err)
-			return
-		}
-		out = append(out, a)
 	}
 	q.reply(http.StatusOK, listOf(out))
 }
@@ -145,12 +153,7 @@ func (q *request) createAccount() {
 }
 
 func (q *request) getAccount(a storage.Account) {
-	bal, err := q.h.cfg.Store.Balance(q.ctx, a.ID)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	out, err := q.accountOut(a, bal)
+	out, err := q.accountNow(a)
 	q.answer(http.StatusOK, out, err)
 }
 

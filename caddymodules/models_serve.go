@@ -98,18 +98,15 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		apierror.Write(w, modelNotFound(req.Model))
 		return nil
 	}
-	release, err := enterQueue(r.Context(), h.queue, nil)
+	// A stream that stalls is cut as on the single upstream; the watch
+	// starts with the headers, so retries and fallbacks before them are
+	// bounded by the pools' own timeouts.
+	w, r, done, err := h.startGeneration(w, r)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	defer release()
-
-	// A stream that stalls is cut as on the single upstream; the watch
-	// starts with the headers, so retries and fallbacks before them are
-	// bounded by the pools' own timeouts.
-	w, r, stop := idleWatch(w, r, h.timeouts().idle)
-	defer stop()
+	defer done()
 
 	state := &routeState{body: req.Body, bodyModel: req.Model}
 	u := *r.URL

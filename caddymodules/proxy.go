@@ -219,17 +219,26 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
 	}
-	// The legacy API stays unchanged: a waiting request just waits,
-	// without queue_position chunks.
-	release, err := enterQueue(r.Context(), h.queue, nil)
+	w, r, done, err := h.startGeneration(w, r)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	defer release()
-	w, r, stop := idleWatch(w, r, h.timeouts().idle)
-	defer stop()
+	defer done()
 	return h.rp.ServeHTTP(w, r, next)
+}
+
+// startGeneration waits for a slot of the queue and starts the idle watch
+// on the answer; done stops the watch and gives the slot back. The legacy
+// API stays unchanged: a waiting request just waits, without
+// queue_position chunks. The error is the client's answer.
+func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func(), error) {
+	release, err := enterQueue(r.Context(), h.queue, nil)
+	if err != nil {
+		return w, r, nil, err
+	}
+	w, r, stop := idleWatch(w, r, h.timeouts().idle)
+	return w, r, func() { stop(); release() }, nil
 }
 
 // enterQueue waits for one of q's slots for a generation, telling

@@ -3,36 +3,15 @@ package limits
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// tripHook counts round trips: one per command, one per pipeline, but
-// for those that set up a new connection (HELLO, CLIENT).
-type tripHook struct{ n atomic.Int64 }
-
-func setup(cmd redis.Cmder) bool { return cmd.Name() == "hello" || cmd.Name() == "client" }
-
-func (h *tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !setup(cmd) {
-			h.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (h *tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && !setup(cmds[0]) {
-			h.n.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
+// connSetup tells the commands that set up a new connection (HELLO,
+// CLIENT), which are no round trip of a request.
+func connSetup(cmd redis.Cmder) bool { return cmd.Name() == "hello" || cmd.Name() == "client" }
 
 // TestRedisStreamEndsInOneRoundTrip pins that a stream admitted with a
 // hold, settled and then released as the gateway does, costs one round
@@ -40,10 +19,7 @@ func (h *tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // gone and the mirror lowered by the charge. Released first, each ends on
 // its own.
 func TestRedisStreamEndsInOneRoundTrip(t *testing.T) {
-	c := testRedisClient(t)
-	hook := &tripHook{}
-	c.AddHook(hook)
-	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)})
+	l, hook := countedRedis(t, func(cmd redis.Cmder) bool { return !connSetup(cmd) })
 	ctx := context.Background()
 	// Load the settle script, as any earlier request would have.
 	warm, err := l.Admit(ctx, AdmitRequest{Key: "warm", Reserve: Reservation{Account: "warm", Balance: 10, Want: 1}})

@@ -1,49 +1,21 @@
 package limits
 
 import (
-	"context"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// roundTrips counts the round trips that run scripts: one per command
-// or pipeline, leaving out those that set up new connections.
-type roundTrips struct{ n atomic.Int64 }
-
+// runsScript tells the commands that run a script: the round trips that
+// settle holds.
 func runsScript(cmd redis.Cmder) bool { return cmd.Name() == "evalsha" || cmd.Name() == "eval" }
-
-func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if runsScript(cmd) {
-			c.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if slices.ContainsFunc(cmds, runsScript) {
-			c.n.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
 
 // TestRedisHandedOverHoldsShareARoundTrip: the holds a ledger commit
 // settles together are freed with one round trip, not one each, and
 // every charge still reaches the mirror.
 func TestRedisHandedOverHoldsShareARoundTrip(t *testing.T) {
-	c := testRedisClient(t)
-	trips := new(roundTrips)
-	c.AddHook(trips)
-	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)})
+	l, trips := countedRedis(t, runsScript)
 
 	const holds = 20
 	settles := make([]func(int64), holds)

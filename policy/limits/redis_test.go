@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,6 +55,43 @@ func newTestRedis(t *testing.T, cfg RedisConfig) *Redis {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// tripCounter is a client hook that counts round trips: a command, or a
+// pipeline, for which counts holds of it or of one of its commands.
+type tripCounter struct {
+	counts func(redis.Cmder) bool
+	n      atomic.Int64
+}
+
+func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if c.counts(cmd) {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if slices.ContainsFunc(cmds, c.counts) {
+			c.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// countedRedis is a Redis limiter on a client of its own whose round
+// trips that counts picks are counted.
+func countedRedis(t *testing.T, counts func(redis.Cmder) bool) (*Redis, *tripCounter) {
+	t.Helper()
+	c := testRedisClient(t)
+	trips := &tripCounter{counts: counts}
+	c.AddHook(trips)
+	return newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)}), trips
 }
 
 func TestRedis(t *testing.T) {

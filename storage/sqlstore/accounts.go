@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -103,10 +102,7 @@ func queryStrings(ctx context.Context, q Querier, sql string, args ...any) ([]st
 func (s *Store) ListAccounts(ctx context.Context, after string, limit int) ([]storage.AccountBalance, error) {
 	byName := "name " + s.dialect.BytewiseCollation
 	query := `SELECT id, name, created_at, balance_cents FROM accounts
-		WHERE deleted_at IS NULL AND ` + byName + ` > $1 ORDER BY ` + byName
-	if limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", limit)
-	}
+		WHERE deleted_at IS NULL AND ` + byName + ` > $1 ORDER BY ` + byName + limitClause(limit)
 	out, err := queryAll(ctx, s.db, scanAccountBalance, query, after)
 	return out, wrap(err, "listing accounts")
 }

@@ -42,10 +42,7 @@ func (s *Store) AuditEntries(ctx context.Context, q storage.AuditQuery) ([]stora
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY id DESC"
-	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
-	}
+	query += " ORDER BY id DESC" + limitClause(q.Limit)
 	out, err := queryAll(ctx, s.db, scanAudit, query, args...)
 	return out, wrap(err, "listing audit entries")
 }

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
@@ -135,10 +134,7 @@ func (s *Store) Balance(ctx context.Context, accountID string) (int64, error) {
 
 // Entries lists the account's newest entries first; limit <= 0 lists all.
 func (s *Store) Entries(ctx context.Context, accountID string, limit int) ([]storage.LedgerEntry, error) {
-	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 ORDER BY seq DESC`
-	if limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", limit)
-	}
+	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 ORDER BY seq DESC` + limitClause(limit)
 	entries, err := queryAll(ctx, s.db, scanEntry, query, accountID)
 	return entries, wrap(err, "listing ledger entries")
 }

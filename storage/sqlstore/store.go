@@ -104,5 +104,14 @@ func queryAll[T any](ctx context.Context, q Querier, scan func(Row) (T, error), 
 	return out, rows.Err()
 }
 
+// limitClause is the LIMIT that ends a listing of at most limit rows;
+// limit <= 0 lists all.
+func limitClause(limit int) string {
+	if limit <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" LIMIT %d", limit)
+}
+
 // Interface guard.
 var _ storage.Store = (*Store)(nil)

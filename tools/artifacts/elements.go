@@ -70,19 +70,23 @@ func (r *renderer) embeddable() []string {
 	return ids
 }
 
-// element is a picture a document embeds.
-type element struct {
-	png     []byte
-	caption string
+// image is a document renderer's embeddable picture: pdf.Image and
+// docx.Image are both this struct, so one walk of the Markdown serves both.
+type image interface {
+	~struct {
+		PNG     []byte
+		Caption string
+	}
 }
 
 // embedPattern finds ![caption](ID) embeds of object ids; the renderers
 // parse the Markdown properly, this only collects what they will ask for.
 var embedPattern = regexp.MustCompile(`!\[[^\]]*\]\(\s*((?:obj|el)[1-9][0-9]*)\s*\)`)
 
-// elements draws every object the Markdown embeds.
-func (r *renderer) elements(ctx context.Context, markdown string) (map[string]element, error) {
-	out := make(map[string]element)
+// elements draws every object the Markdown embeds, as the renderer's
+// image type.
+func elements[I image](ctx context.Context, r *renderer, markdown string) (map[string]I, error) {
+	out := make(map[string]I)
 	for _, m := range embedPattern.FindAllStringSubmatch(markdown, -1) {
 		id := m[1]
 		if _, done := out[id]; done {
@@ -92,7 +96,7 @@ func (r *renderer) elements(ctx context.Context, markdown string) (map[string]el
 		if err != nil {
 			return nil, err
 		}
-		out[id] = element{png: png, caption: caption}
+		out[id] = I{PNG: png, Caption: caption}
 	}
 	return out, nil
 }

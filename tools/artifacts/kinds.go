@@ -140,17 +140,13 @@ var documentKind = &kind{
 	source: markdownSource,
 	update: markdownUpdate,
 	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
-		elements, err := r.elements(ctx, src.Text)
+		images, err := elements[pdf.Image](ctx, r, src.Text)
 		if err != nil {
 			return rendered{}, err
 		}
-		doc := pdf.Document{Title: title, Markdown: src.Text, Created: r.s.cfg.Now(), PageSize: pdf.A4}
+		doc := pdf.Document{Title: title, Markdown: src.Text, Created: r.s.cfg.Now(), PageSize: pdf.A4, Elements: images}
 		if strings.EqualFold(r.s.cfg.Paper, "letter") {
 			doc.PageSize = pdf.Letter
-		}
-		doc.Elements = make(map[string]pdf.Image, len(elements))
-		for id, e := range elements {
-			doc.Elements[id] = pdf.Image{PNG: e.png, Caption: e.caption}
 		}
 		out, err := pdf.Render(ctx, doc)
 		return rendered{data: out.PDF, embedded: out.Embedded}, err
@@ -193,16 +189,11 @@ var wordKind = &kind{
 	source: markdownSource,
 	update: markdownUpdate,
 	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
-		elements, err := r.elements(ctx, src.Text)
+		images, err := elements[docx.Image](ctx, r, src.Text)
 		if err != nil {
 			return rendered{}, err
 		}
-		doc := docx.Document{Title: title, Markdown: src.Text, Created: r.s.cfg.Now(),
-			Elements: make(map[string]docx.Image, len(elements))}
-		for id, e := range elements {
-			doc.Elements[id] = docx.Image{PNG: e.png, Caption: e.caption}
-		}
-		out, err := docx.Render(ctx, doc)
+		out, err := docx.Render(ctx, docx.Document{Title: title, Markdown: src.Text, Created: r.s.cfg.Now(), Elements: images})
 		return rendered{data: out.DOCX, embedded: out.Embedded}, err
 	},
 }

@@ -83,13 +83,7 @@ func TestGuardAllowed(t *testing.T) {
 				}
 				return
 			}
-			var ce *tools.CallError
-			if !errors.As(err, &ce) {
-				t.Fatalf("Allowed(%s) = %v, want a *tools.CallError", tt.addr, err)
-			}
-			if !strings.HasPrefix(ce.Message, "refused: ") || !strings.Contains(ce.Message, tt.want) {
-				t.Errorf("Allowed(%s) = %q, want it to contain %q", tt.addr, ce.Message, tt.want)
-			}
+			wantRefusal(t, err, tt.want)
 		})
 	}
 }

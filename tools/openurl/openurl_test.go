@@ -85,6 +85,18 @@ func wantCallError(t *testing.T, err error, want string) {
 	}
 }
 
+// wantRefusal is wantCallError for a refusal of the address checks, whose
+// message starts with "refused: ".
+func wantRefusal(t *testing.T, err error, want string) {
+	t.Helper()
+	wantCallError(t, err, want)
+	var ce *tools.CallError
+	errors.As(err, &ce)
+	if !strings.HasPrefix(ce.Message, "refused: ") {
+		t.Errorf("message %q does not start with \"refused: \"", ce.Message)
+	}
+}
+
 var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain")
 	fmt.Fprintln(w, "internal secret")
@@ -140,10 +152,7 @@ func TestExecuteRefusesInternalAddresses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tool.Execute(context.Background(), call(tt.url, nil))
-			wantCallError(t, err, tt.want)
-			if !strings.HasPrefix(err.(*tools.CallError).Message, "refused: ") {
-				t.Errorf("message %q does not start with \"refused: \"", err.(*tools.CallError).Message)
-			}
+			wantRefusal(t, err, tt.want)
 		})
 	}
 	if n := v4ln.accepted.Load(); n != 0 {
