@@ -372,10 +372,7 @@ func settleOne(ctx context.Context, tx Tx, head ledgerHead, u storage.UsageRecor
 // finished first; all of them if limit <= 0. An unknown account has none.
 func (s *Store) UsageRecords(ctx context.Context, accountID string, limit int) ([]storage.UsageRecord, error) {
 	query := `SELECT ` + usageColumns + ` FROM usage_records WHERE account_id = $1
-		ORDER BY finished_at DESC, request_id DESC`
-	if limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", limit)
-	}
+		ORDER BY finished_at DESC, request_id DESC` + limitClause(limit)
 	records, err := queryAll(ctx, s.db, scanUsage, query, accountID)
 	return records, wrap(err, "listing usage records")
 }
@@ -473,10 +470,7 @@ const usageWindow = `u.account_id = $1 AND u.finished_at >= $2 AND u.finished_at
 
 // Charges lists the account's newest charges first; limit <= 0 lists all.
 func (s *Store) Charges(ctx context.Context, accountID string, limit int) ([]storage.LedgerEntry, error) {
-	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 AND kind = $2 ORDER BY seq DESC`
-	if limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", limit)
-	}
+	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 AND kind = $2 ORDER BY seq DESC` + limitClause(limit)
 	entries, err := queryAll(ctx, s.db, scanEntry, query, accountID, string(storage.EntryCharge))
 	return entries, wrap(err, "listing charges")
 }
