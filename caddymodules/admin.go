@@ -229,29 +229,14 @@ func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	for d.NextBlock(0) {
-		var dst *string
-		switch d.Val() {
-		case "jwt_secret":
-			dst = &h.JWTSecret
-		case "jwks_url":
-			dst = &h.JWKSURL
-		case "issuer":
-			dst = &h.Issuer
-		case "audience":
-			dst = &h.Audience
-		case "account_claim":
-			dst = &h.AccountClaim
-		case "role_claim":
-			dst = &h.RoleClaim
-		default:
-			return d.Errf("unrecognized switchyard_admin option %q", d.Val())
-		}
-		if err := oneArg(d, dst); err != nil {
-			return err
-		}
-	}
-	return nil
+	return stringOptions(d, 0, "switchyard_admin", map[string]*string{
+		"jwt_secret":    &h.JWTSecret,
+		"jwks_url":      &h.JWKSURL,
+		"issuer":        &h.Issuer,
+		"audience":      &h.Audience,
+		"account_claim": &h.AccountClaim,
+		"role_claim":    &h.RoleClaim,
+	})
 }
 
 // Interface guards

@@ -113,21 +113,10 @@ func (u *Upstream) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	for d.NextBlock(1) {
-		var dst *string
-		switch d.Val() {
-		case "api_key":
-			dst = &u.APIKey
-		case "model":
-			dst = &u.Model
-		default:
-			return d.Errf("unrecognized upstream option %q", d.Val())
-		}
-		if err := oneArg(d, dst); err != nil {
-			return err
-		}
-	}
-	return nil
+	return stringOptions(d, 1, "upstream", map[string]*string{
+		"api_key": &u.APIKey,
+		"model":   &u.Model,
+	})
 }
 
 // oneArg reads exactly one argument into dst.
@@ -138,6 +127,22 @@ func oneArg(d *caddyfile.Dispenser, dst *string) error {
 	*dst = d.Val()
 	if d.NextArg() {
 		return d.ArgErr()
+	}
+	return nil
+}
+
+// stringOptions reads a block whose options each take one argument,
+// each into the string opts maps its name to; what names the block in
+// the error for an option it does not know.
+func stringOptions(d *caddyfile.Dispenser, nesting int, what string, opts map[string]*string) error {
+	for d.NextBlock(nesting) {
+		dst, ok := opts[d.Val()]
+		if !ok {
+			return d.Errf("unrecognized %s option %q", what, d.Val())
+		}
+		if err := oneArg(d, dst); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -143,32 +143,25 @@ func unmarshalFiles(d *caddyfile.Dispenser) (*FilesConfig, error) {
 		return nil, d.ArgErr()
 	}
 	for d.NextBlock(1) {
-		opt := d.Val()
-		switch opt {
-		case "blobs", "clamd", "scan_policy":
-			var v string
-			if err := oneArg(d, &v); err != nil {
-				return nil, err
-			}
-			switch opt {
-			case "blobs":
-				c.Blobs = v
-			case "clamd":
-				c.Clamd = v
-			case "scan_policy":
-				c.ScanPolicy = v
-			}
+		var err error
+		switch d.Val() {
+		case "blobs":
+			err = oneArg(d, &c.Blobs)
+		case "clamd":
+			err = oneArg(d, &c.Clamd)
+		case "scan_policy":
+			err = oneArg(d, &c.ScanPolicy)
 		case "janitor_interval":
-			if err := positiveDurationArg(d, &c.JanitorInterval); err != nil {
-				return nil, err
-			}
+			err = positiveDurationArg(d, &c.JanitorInterval)
 		case "purposes":
-			c.Purposes = d.RemainingArgs()
-			if len(c.Purposes) == 0 {
-				return nil, d.ArgErr()
+			if c.Purposes = d.RemainingArgs(); len(c.Purposes) == 0 {
+				err = d.ArgErr()
 			}
 		default:
-			return nil, d.Errf("unrecognized files option %q", opt)
+			return nil, d.Errf("unrecognized files option %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if err := c.validate(); err != nil {

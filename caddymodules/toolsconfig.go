@@ -52,21 +52,13 @@ func unmarshalSearch(d *caddyfile.Dispenser) (*SearchConfig, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	for d.NextBlock(1) {
-		var dst *string
-		switch d.Val() {
-		case "searxng":
-			dst = &c.SearxNG
-		case "brave_key":
-			dst = &c.BraveKey
-		case "tavily_key":
-			dst = &c.TavilyKey
-		default:
-			return nil, d.Errf("unrecognized search option %q", d.Val())
-		}
-		if err := oneArg(d, dst); err != nil {
-			return nil, err
-		}
+	err := stringOptions(d, 1, "search", map[string]*string{
+		"searxng":    &c.SearxNG,
+		"brave_key":  &c.BraveKey,
+		"tavily_key": &c.TavilyKey,
+	})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }
