@@ -315,10 +315,7 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 				return nil, d.Errf("price: model %q priced twice", args[0])
 			}
 			var mp policy.ModelPrice
-			if mp.InputCentsPerMTok, err = billing.ParseUSD(args[1]); err != nil {
-				break
-			}
-			if mp.OutputCentsPerMTok, err = billing.ParseUSD(args[2]); err != nil {
+			if mp, err = parsePrice(args[1], args[2]); err != nil {
 				break
 			}
 			if c.Prices == nil {
@@ -395,6 +392,18 @@ func positiveInt(s string) (int, error) {
 		return 0, fmt.Errorf("want a positive whole number, not %q", s)
 	}
 	return n, nil
+}
+
+// parsePrice reads a model's price from its two arguments, dollars per
+// million input tokens and per million output tokens.
+func parsePrice(input, output string) (policy.ModelPrice, error) {
+	var mp policy.ModelPrice
+	var err error
+	if mp.InputCentsPerMTok, err = billing.ParseUSD(input); err != nil {
+		return mp, err
+	}
+	mp.OutputCentsPerMTok, err = billing.ParseUSD(output)
+	return mp, err
 }
 
 func ptr[T any](v T) *T { return &v }

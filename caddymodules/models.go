@@ -14,7 +14,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -368,11 +367,7 @@ func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
 			if len(args) != 2 {
 				return nil, d.ArgErr()
 			}
-			var mp policy.ModelPrice
-			var err error
-			if mp.InputCentsPerMTok, err = billing.ParseUSD(args[0]); err == nil {
-				mp.OutputCentsPerMTok, err = billing.ParseUSD(args[1])
-			}
+			mp, err := parsePrice(args[0], args[1])
 			if err != nil {
 				return nil, d.Errf("price: %v", err)
 			}
@@ -394,15 +389,13 @@ func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
 				codes = append(codes, c)
 			}
 			m.UnhealthyStatus = &codes
-		case "lb_policy", "health_path":
-			var v string
-			if err := oneArg(d, &v); err != nil {
+		case "lb_policy":
+			if err := oneArg(d, &m.LBPolicy); err != nil {
 				return nil, err
 			}
-			if opt == "lb_policy" {
-				m.LBPolicy = v
-			} else {
-				m.HealthPath = v
+		case "health_path":
+			if err := oneArg(d, &m.HealthPath); err != nil {
+				return nil, err
 			}
 		case "retries", "max_fails":
 			var v string
