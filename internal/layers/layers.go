@@ -19,6 +19,7 @@ var Order = [][]string{
 	{"translator", "admin", "admin/dashboard"},
 	{"tools/toolset"},
 	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
+	{"tools/toolstest"},
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
 	{"tools/render/markdown"},
