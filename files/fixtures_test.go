@@ -1,7 +1,6 @@
 package files_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"image"
 	"image/color"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/switchyardhq/switchyard/internal/officetest"
 )
 
 // Fixtures are built in code, so the repository holds no binaries and
@@ -78,23 +79,6 @@ func pdfBytes() []byte {
 	return []byte("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
 }
 
-// zipOf builds a zip archive of the given parts, in order.
-func zipOf(t testing.TB, parts ...[2]string) []byte {
-	var b bytes.Buffer
-	w := zip.NewWriter(&b)
-	for _, p := range parts {
-		f, err := w.Create(p[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write([]byte(p[1]))
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 func contentTypesXML(partName, contentType string) string {
 	return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">
@@ -104,7 +88,7 @@ func contentTypesXML(partName, contentType string) string {
 }
 
 func docxBytes(t testing.TB) []byte {
-	return zipOf(t,
+	return officetest.Zip(t,
 		[2]string{"[Content_Types].xml", contentTypesXML("/word/document.xml",
 			"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml")},
 		[2]string{"_rels/.rels", "<Relationships/>"},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/internal/officetest"
 )
 
 func TestDetectFormat(t *testing.T) {
@@ -54,18 +55,18 @@ func TestDetectFormat(t *testing.T) {
 		{"png without IHDR", "a.png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dJUNK1234"), files.Format{}},
 		{"webp without VP8 chunk", "a.webp", []byte("RIFF\x24\x00\x00\x00WEBPJUNK\x00\x00\x00\x00"), files.Format{}},
 		{"docx named .xlsx", "a.xlsx", docx, files.Format{}},
-		{"plain zip", "a.docx", zipOf(t, [2]string{"hello.txt", "hi"}), files.Format{}},
+		{"plain zip", "a.docx", officetest.Zip(t, [2]string{"hello.txt", "hi"}), files.Format{}},
 		{"zip named .zip", "a.zip", docx, files.Format{}},
-		{"docm", "a.docx", zipOf(t,
+		{"docm", "a.docx", officetest.Zip(t,
 			[2]string{"[Content_Types].xml", contentTypesXML("/word/document.xml", "application/vnd.ms-word.document.macroEnabled.main+xml")},
 			[2]string{"word/document.xml", "<w:document/>"}), files.Format{}},
-		{"docx with macros", "a.docx", zipOf(t,
+		{"docx with macros", "a.docx", officetest.Zip(t,
 			[2]string{"[Content_Types].xml", contentTypesXML("/word/document.xml", "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml")},
 			[2]string{"word/document.xml", "<w:document/>"},
 			[2]string{"word/vbaProject.bin", "\x00"}), files.Format{}},
-		{"docx main part missing", "a.docx", zipOf(t,
+		{"docx main part missing", "a.docx", officetest.Zip(t,
 			[2]string{"[Content_Types].xml", contentTypesXML("/word/document.xml", "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml")}), files.Format{}},
-		{"docx main part outside word/", "a.docx", zipOf(t,
+		{"docx main part outside word/", "a.docx", officetest.Zip(t,
 			[2]string{"[Content_Types].xml", contentTypesXML("/other/document.xml", "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml")},
 			[2]string{"other/document.xml", "<w:document/>"}), files.Format{}},
 		{"zip with data after the end record", "a.docx", append(bytes.Clone(docx), "trailing"...), files.Format{}},

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/officetest"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
@@ -112,7 +112,7 @@ func TestOpenerFormats(t *testing.T) {
 		{name: "md", filename: "README.md", data: []byte("# Title"), mime: "text/markdown; charset=utf-8", text: "# Title"},
 		{name: "csv", filename: "t.csv", data: []byte("a,b\n1,2\n"), mime: "text/csv; charset=utf-8", text: "a,b\n1,2\n"},
 		{name: "pdf", filename: "r.pdf", data: textPDF(t, "PDF text"), mime: mimePDF, text: "PDF text"},
-		{name: "docx", filename: "d.docx", data: docxOf(t, para("Word text")), mime: mimeDOCX, text: "Word text"},
+		{name: "docx", filename: "d.docx", data: officetest.Docx(t, officetest.Para("Word text")), mime: mimeDOCX, text: "Word text"},
 		{name: "xlsx", filename: "s.xlsx", data: sheetXLSX(t, "cell"), mime: mimeXLSX, text: "## Data\ncell"},
 		{name: "png", filename: "p.png", data: img, mime: "image/png", image: img},
 		{name: "video is described, not read", filename: "clip.mp4", data: mp4Bytes(), mime: "video/mp4"},
@@ -200,7 +200,7 @@ func TestOpenerTruncationNote(t *testing.T) {
 		data     []byte
 	}{
 		{name: "txt", filename: "long.txt", data: []byte(strings.Repeat("word ", 1000))},
-		{name: "docx", filename: "long.docx", data: docxOf(t, strings.Repeat(para("paragraph text"), 500))},
+		{name: "docx", filename: "long.docx", data: officetest.Docx(t, strings.Repeat(officetest.Para("paragraph text"), 500))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestOpenerTruncationNote(t *testing.T) {
 func TestOpenerUnreadableDocument(t *testing.T) {
 	env := newFilesEnv(t, nil)
 	// Passes the upload check (a docx package) but its body is not XML.
-	f := env.store("acct", "broken.docx", docxOf(t, `<w:p a=b>`))
+	f := env.store("acct", "broken.docx", officetest.Docx(t, `<w:p a=b>`))
 	var logs bytes.Buffer
 	o := &Opener{Files: env.svc, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	a, err := o.OpenFile(t.Context(), env.account("acct"), f.ID)
@@ -309,44 +309,6 @@ func (o *countingObject) Close() error {
 }
 
 var _ io.ReaderAt = (*bytes.Reader)(nil)
-
-// docxOf is a minimal Word document whose body XML is body.
-func docxOf(t testing.TB, body string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, p := range [][2]string{
-		{"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8"?>
-<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">
-<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>
-<Default Extension="xml" ContentType="application/xml"/>
-<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>
-</Types>`},
-		{"_rels/.rels", `<?xml version="1.0" encoding="UTF-8"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">
-<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/>
-</Relationships>`},
-		{"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>` + body + `</w:body></w:document>`},
-	} {
-		w, err := zw.Create(p[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(p[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// para is a paragraph of one run of text.
-func para(text string) string {
-	return `<w:p><w:r><w:t xml:space="preserve">` + text + `</w:t></w:r></w:p>`
-}
 
 // textPDF is a PDF whose body is text, made by the document renderer.
 func textPDF(t testing.TB, text string) []byte {

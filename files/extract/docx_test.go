@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/internal/officetest"
 )
 
 func TestDOCXText(t *testing.T) {
@@ -17,7 +19,7 @@ func TestDOCXText(t *testing.T) {
 	}{
 		{
 			name: "paragraphs as lines",
-			body: para("First paragraph.") + para("") + para("") + para("Second &amp; last."),
+			body: officetest.Para("First paragraph.") + officetest.Para("") + officetest.Para("") + officetest.Para("Second &amp; last."),
 			want: "First paragraph.\n\nSecond & last.",
 		},
 		{
@@ -32,17 +34,17 @@ func TestDOCXText(t *testing.T) {
 		},
 		{
 			name: "table rows as tab-separated cells",
-			body: para("Before") + `<w:tbl><w:tblPr/><w:tr>` +
+			body: officetest.Para("Before") + `<w:tbl><w:tblPr/><w:tr>` +
 				`<w:tc><w:p><w:r><w:t>Item</w:t></w:r></w:p></w:tc>` +
 				`<w:tc><w:p><w:r><w:t>Price</w:t></w:r></w:p></w:tc></w:tr><w:tr>` +
-				`<w:tc>` + para("Tea") + para("(green)") + `</w:tc>` +
-				`<w:tc><w:p><w:r><w:t>3</w:t><w:tab/><w:t>EUR</w:t></w:r></w:p></w:tc></w:tr></w:tbl>` + para("After"),
+				`<w:tc>` + officetest.Para("Tea") + officetest.Para("(green)") + `</w:tc>` +
+				`<w:tc><w:p><w:r><w:t>3</w:t><w:tab/><w:t>EUR</w:t></w:r></w:p></w:tc></w:tr></w:tbl>` + officetest.Para("After"),
 			want: "Before\nItem\tPrice\nTea (green)\t3 EUR\n\nAfter",
 		},
 		{
 			name: "nested table flattened into its cell",
-			body: `<w:tbl><w:tr><w:tc><w:tbl><w:tr><w:tc>` + para("a") + `</w:tc><w:tc>` + para("b") + `</w:tc></w:tr></w:tbl></w:tc>` +
-				`<w:tc>` + para("c") + `</w:tc></w:tr></w:tbl>`,
+			body: `<w:tbl><w:tr><w:tc><w:tbl><w:tr><w:tc>` + officetest.Para("a") + `</w:tc><w:tc>` + officetest.Para("b") + `</w:tc></w:tr></w:tbl></w:tc>` +
+				`<w:tc>` + officetest.Para("c") + `</w:tc></w:tr></w:tbl>`,
 			want: "a b\tc",
 		},
 		{
@@ -54,8 +56,8 @@ func TestDOCXText(t *testing.T) {
 		},
 		{
 			name: "text boxes once, without their fallback copy",
-			body: `<w:p><w:r><mc:AlternateContent><mc:Choice Requires="wps"><w:txbxContent>` + para("boxed") +
-				`</w:txbxContent></mc:Choice><mc:Fallback><w:txbxContent>` + para("boxed") +
+			body: `<w:p><w:r><mc:AlternateContent><mc:Choice Requires="wps"><w:txbxContent>` + officetest.Para("boxed") +
+				`</w:txbxContent></mc:Choice><mc:Fallback><w:txbxContent>` + officetest.Para("boxed") +
 				`</w:txbxContent></mc:Fallback></mc:AlternateContent></w:r></w:p>`,
 			want: "boxed",
 		},
@@ -67,7 +69,7 @@ func TestDOCXText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, truncated := mustExtract(t, mimeDOCX, docxOf(t, tt.body), 1000)
+			got, truncated := mustExtract(t, mimeDOCX, officetest.Docx(t, tt.body), 1000)
 			if got != tt.want || truncated {
 				t.Errorf("got %q, %v; want %q, false", got, truncated, tt.want)
 			}
@@ -76,8 +78,8 @@ func TestDOCXText(t *testing.T) {
 }
 
 func TestDOCXTruncation(t *testing.T) {
-	body := strings.Repeat(para("Lorem ipsum dolor sit amet."), 1000)
-	got, truncated := mustExtract(t, mimeDOCX, docxOf(t, body), 50)
+	body := strings.Repeat(officetest.Para("Lorem ipsum dolor sit amet."), 1000)
+	got, truncated := mustExtract(t, mimeDOCX, officetest.Docx(t, body), 50)
 	if !truncated || len([]rune(got)) > 50 || !strings.HasPrefix(got, "Lorem ipsum dolor sit amet.\nLorem") {
 		t.Errorf("got %q, truncated %v", got, truncated)
 	}
@@ -86,11 +88,11 @@ func TestDOCXTruncation(t *testing.T) {
 func TestDOCXStrictNamespaceAndMainPart(t *testing.T) {
 	// ISO strict documents use another namespace; some writers name the
 	// main part differently.
-	doc := zipOf(t,
+	doc := officetest.Zip(t,
 		[2]string{"[Content_Types].xml", `<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
 			`<Override PartName="/word/main.xml" ContentType="` + docxMainType + `"/></Types>`},
 		[2]string{"word/main.xml", `<w:document xmlns:w="http://purl.oclc.org/ooxml/wordprocessingml/main"><w:body>` +
-			para("strict") + `</w:body></w:document>`},
+			officetest.Para("strict") + `</w:body></w:document>`},
 	)
 	got, _ := mustExtract(t, mimeDOCX, doc, 100)
 	if got != "strict" {
@@ -108,7 +110,7 @@ func TestDOCXRefused(t *testing.T) {
 			// 8 MiB of zeros deflate to about 8 KiB: a ratio of 1000.
 			name: "zip bomb",
 			data: func(t *testing.T) []byte {
-				return zipOf(t,
+				return officetest.Zip(t,
 					[2]string{"[Content_Types].xml", `<Types><Override PartName="/word/document.xml" ContentType="` + docxMainType + `"/></Types>`},
 					[2]string{"word/document.xml", "<w:document>" + string(make([]byte, 8<<20))},
 				)
@@ -133,19 +135,21 @@ func TestDOCXRefused(t *testing.T) {
 		{
 			name: "oversized content types",
 			data: func(t *testing.T) []byte {
-				return zipOf(t, [2]string{"[Content_Types].xml", "<Types>" + strings.Repeat("<!-- padding -->", maxMetaPartBytes/16+1) + "</Types>"})
+				return officetest.Zip(t, [2]string{"[Content_Types].xml", "<Types>" + strings.Repeat("<!-- padding -->", maxMetaPartBytes/16+1) + "</Types>"})
 			},
 			want: ErrLimit,
 		},
 		{name: "not a zip", data: func(*testing.T) []byte { return []byte("plain text") }, want: ErrMalformed},
 		{
 			name: "no main part",
-			data: func(t *testing.T) []byte { return zipOf(t, [2]string{"[Content_Types].xml", "<Types/>"}) },
+			data: func(t *testing.T) []byte { return officetest.Zip(t, [2]string{"[Content_Types].xml", "<Types/>"}) },
 			want: ErrMalformed,
 		},
 		{
 			name: "broken XML",
-			data: func(t *testing.T) []byte { return docxOf(t, `<w:p><w:r w:x=unquoted><w:t>text</w:t></w:r></w:p>`) },
+			data: func(t *testing.T) []byte {
+				return officetest.Docx(t, `<w:p><w:r w:x=unquoted><w:t>text</w:t></w:r></w:p>`)
+			},
 			want: ErrMalformed,
 		},
 	}
@@ -162,7 +166,7 @@ func TestDOCXRefused(t *testing.T) {
 // TestPartReadLimit checks that a part is read only up to its limit and
 // the text so far is kept as truncated.
 func TestPartReadLimit(t *testing.T) {
-	data := docxOf(t, strings.Repeat(para("row"), 100))
+	data := officetest.Docx(t, strings.Repeat(officetest.Para("row"), 100))
 	pkg, err := openPackage("docx", bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/officetest"
 )
 
 // extract runs Text on b.
@@ -88,7 +90,7 @@ func TestTextCancelled(t *testing.T) {
 	}{
 		{name: "txt", mime: "text/plain", data: []byte("hello")},
 		{name: "pdf", mime: mimePDF, data: textPDF([]string{"hello"})},
-		{name: "docx", mime: mimeDOCX, data: docxOf(t, para("hello"))},
+		{name: "docx", mime: mimeDOCX, data: officetest.Docx(t, officetest.Para("hello"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Text(ctx, tc.mime, bytes.NewReader(tc.data), int64(len(tc.data)), 100)

@@ -1,16 +1,14 @@
 package extract
 
 import (
-	"archive/zip"
 	"bytes"
 	"compress/zlib"
 	"fmt"
 	"strings"
-	"testing"
 )
 
 // Fixtures are built by the tests: PDFs by hand, byte for byte, Office
-// files with archive/zip (docx) and excelize (xlsx, in xlsx_test.go).
+// files with internal/officetest (docx) and excelize (xlsx, in xlsx_test.go).
 
 // pdfBuilder writes a PDF whose objects are numbered from 1 in the order
 // added, with a classic cross-reference table or a cross-reference
@@ -151,49 +149,4 @@ func textPDF(pages ...[]string) []byte {
 	b.set(1, "<< /Type /Catalog /Pages 2 0 R >>")
 	b.set(2, fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(kids)))
 	return b.bytes(1)
-}
-
-// zipOf builds a zip archive of name, content pairs.
-func zipOf(t testing.TB, parts ...[2]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, p := range parts {
-		w, err := zw.Create(p[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(p[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-const wNS = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"`
-
-// docxOf builds a docx whose body is the given WordprocessingML.
-func docxOf(t testing.TB, body string) []byte {
-	return zipOf(t,
-		[2]string{"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8"?>
-<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">
-<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>
-<Default Extension="xml" ContentType="application/xml"/>
-<Override PartName="/word/document.xml" ContentType="` + docxMainType + `"/>
-</Types>`},
-		[2]string{"_rels/.rels", `<?xml version="1.0" encoding="UTF-8"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">
-<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/>
-</Relationships>`},
-		[2]string{"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<w:document ` + wNS + `><w:body>` + body + `</w:body></w:document>`},
-	)
-}
-
-// para is a paragraph of one run of text.
-func para(text string) string {
-	return `<w:p><w:r><w:t xml:space="preserve">` + text + `</w:t></w:r></w:p>`
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/switchyardhq/switchyard/internal/officetest"
 )
 
 // fuzzMaxAlloc bounds what one extraction of a small input may allocate:
@@ -43,7 +45,7 @@ func fuzzText(t *testing.T, mime string, data []byte) {
 }
 
 func FuzzOOXML(f *testing.F) {
-	f.Add(docxOf(f, para("Hello")+`<w:tbl><w:tr><w:tc>`+para("a")+`</w:tc></w:tr></w:tbl>`))
+	f.Add(officetest.Docx(f, officetest.Para("Hello")+`<w:tbl><w:tr><w:tc>`+officetest.Para("a")+`</w:tc></w:tr></w:tbl>`))
 	f.Add(handXLSX(f, `<row><c t="s"><v>0</v></c><c s="1"><v>45366</v></c></row>`, `<si><t>x</t></si>`,
 		`<cellXfs><xf numFmtId="0"/><xf numFmtId="14"/></cellXfs>`, false))
 	f.Add(excelizeXLSX(f, func(x *excelize.File) { x.SetCellValue("Sheet1", "B2", "cell") }))

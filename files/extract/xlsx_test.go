@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/switchyardhq/switchyard/internal/officetest"
 )
 
 // excelizeXLSX builds a workbook with excelize, as another program would.
@@ -93,7 +95,7 @@ func handXLSX(t testing.TB, sheet, sharedStrings, styles string, date1904 bool) 
 	if styles != "" {
 		parts = append(parts, [2]string{"xl/styles.xml", `<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` + styles + `</styleSheet>`})
 	}
-	return zipOf(t, parts...)
+	return officetest.Zip(t, parts...)
 }
 
 func TestXLSXCells(t *testing.T) {
@@ -210,7 +212,7 @@ func TestXLSXRefused(t *testing.T) {
 		{
 			name: "no workbook relationships for a sheet",
 			data: func(t *testing.T) []byte {
-				return zipOf(t,
+				return officetest.Zip(t,
 					[2]string{"[Content_Types].xml", `<Types><Override PartName="/xl/workbook.xml" ContentType="` + xlsxMainType + `"/></Types>`},
 					[2]string{"xl/workbook.xml", `<workbook><sheets><sheet name="S" r:id="rId1"/></sheets></workbook>`})
 			},

@@ -19,6 +19,7 @@ var Order = [][]string{
 	{"translator", "admin", "admin/dashboard"},
 	{"tools/toolset"},
 	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
+	{"tools/toolstest"},
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
 	{"tools/render/markdown"},
@@ -31,7 +32,7 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest"},
 	{"storage", "internal/testupstream", "internal/testenv"},
-	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/fakeclock", "internal/layers", "files/internal/zipdir"},
+	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/fakeclock", "internal/layers", "internal/officetest", "files/internal/zipdir"},
 }
 
 // Layer returns the layer of a package path relative to the module, 0

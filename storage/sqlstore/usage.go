@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -153,6 +154,27 @@ func (s *Store) lockLedgers(ctx context.Context, tx Tx, accounts []string) (map[
 	return heads, nil
 }
 
+// chargeable yields the index of each record of a batch that passed
+// checkUsage, with the head of its account's ledger. A record whose
+// account does not exist gets ErrNotFound in out and is not yielded.
+func chargeable(records []storage.UsageRecord, out []storage.Settlement, heads map[string]*ledgerHead) iter.Seq2[int, *ledgerHead] {
+	return func(yield func(int, *ledgerHead) bool) {
+		for i, u := range records {
+			if out[i].Err != nil {
+				continue
+			}
+			head := heads[u.AccountID]
+			if head == nil {
+				out[i].Err = storage.ErrNotFound
+				continue
+			}
+			if !yield(i, head) {
+				return
+			}
+		}
+	}
+}
+
 // settleEach settles each record of a batch in a savepoint, as
 // SettleUsage would, and returns the heads of the ledgers it appended
 // to. A record the database refuses gets its error in out and is rolled
@@ -160,15 +182,8 @@ func (s *Store) lockLedgers(ctx context.Context, tx Tx, accounts []string) (map[
 func settleEach(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement,
 	heads map[string]*ledgerHead, now time.Time) (map[string]ledgerHead, error) {
 	moved := make(map[string]ledgerHead)
-	for i, u := range records {
-		if out[i].Err != nil {
-			continue
-		}
-		head := heads[u.AccountID]
-		if head == nil {
-			out[i].Err = storage.ErrNotFound
-			continue
-		}
+	for i, head := range chargeable(records, out, heads) {
+		u := records[i]
 		if _, err := tx.Exec(ctx, `SAVEPOINT settle_usage`); err != nil {
 			return nil, err
 		}
@@ -205,15 +220,8 @@ func (s *Store) appendBatch(ctx context.Context, tx Tx, records []storage.UsageR
 	entryArgs := make([]any, 0, len(records)*9)
 	usageArgs := make([]any, 0, len(records)*usageColumnCount)
 	at := micros(now)
-	for i, u := range records {
-		if out[i].Err != nil {
-			continue
-		}
-		head := heads[u.AccountID]
-		if head == nil {
-			out[i].Err = storage.ErrNotFound
-			continue
-		}
+	for i, head := range chargeable(records, out, heads) {
+		u := records[i]
 		head.balance -= u.CostCents
 		head.seq++
 		moved[u.AccountID] = *head

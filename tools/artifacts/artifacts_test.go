@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/toolstest"
 )
 
 // fakeFiles keeps generated files in memory, or refuses with err.
@@ -262,31 +263,18 @@ func TestCreateDiagramAndEmbedIt(t *testing.T) {
 	}
 }
 
-// progress records what a call reports.
-type progress struct {
-	steps []tools.Step
-	data  []tools.StepData
-}
-
-func (p *progress) Step(s tools.Step)         { p.steps = append(p.steps, s) }
-func (p *progress) StepData(d tools.StepData) { p.data = append(p.data, d) }
-
 func TestRenderReportsItsPhases(t *testing.T) {
 	h := newHarness(t)
-	p := &progress{}
+	p := &toolstest.Progress{}
 	_, err := h.tools[tools.NameCreateChart].Execute(context.Background(), tools.Call{
 		Name: tools.NameCreateChart, Arguments: []byte(barArgs), Env: h.env, Progress: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var phases []string
-	for _, s := range p.steps {
-		phases = append(phases, s.ID+":"+s.Status)
-	}
-	if got := strings.Join(phases, " "); got != "render:active render:done store:active store:done" {
+	if got := p.Statuses(); got != "render:active render:done store:active store:done" {
 		t.Errorf("steps %q", got)
 	}
-	if len(p.data) != 1 || !strings.Contains(p.data[0].Content, `"bar"`) || len(p.data[0].Images) != 1 {
-		t.Errorf("step data %+v", p.data)
+	if len(p.Data) != 1 || !strings.Contains(p.Data[0].Content, `"bar"`) || len(p.Data[0].Images) != 1 {
+		t.Errorf("step data %+v", p.Data)
 	}
 }

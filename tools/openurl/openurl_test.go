@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/toolstest"
 )
 
 // countingListener counts the connections it accepts, to prove that a
@@ -217,21 +217,12 @@ func TestExecuteRefusesRedirectToInternal(t *testing.T) {
 	}
 }
 
-func readTestdata(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func allowLoopback() []netip.Prefix {
 	return []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 }
 
 func TestExecuteArticle(t *testing.T) {
-	article := readTestdata(t, "article.html")
+	article := toolstest.Testdata(t, "article.html")
 	srv, _ := listen(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(article)
@@ -532,32 +523,6 @@ func TestExecuteSearchOff(t *testing.T) {
 	})
 }
 
-type recordingSink struct {
-	mu    sync.Mutex
-	steps []tools.Step
-	data  []tools.StepData
-}
-
-func (s *recordingSink) Step(st tools.Step) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.steps = append(s.steps, st)
-}
-
-func (s *recordingSink) StepData(d tools.StepData) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.data = append(s.data, d)
-}
-
-func (s *recordingSink) statuses() string {
-	var out []string
-	for _, st := range s.steps {
-		out = append(out, st.ID+":"+st.Status)
-	}
-	return strings.Join(out, " ")
-}
-
 func TestExecuteProgress(t *testing.T) {
 	long := strings.Repeat("word ", 10000) // 50,000 characters
 	mux := http.NewServeMux()
@@ -569,33 +534,33 @@ func TestExecuteProgress(t *testing.T) {
 	tool := New(Options{Allow: allowLoopback()})
 
 	t.Run("success", func(t *testing.T) {
-		sink := &recordingSink{}
+		sink := &toolstest.Progress{}
 		c := call(srv.URL+"/long.txt", nil)
 		c.Progress = sink
 		if _, err := tool.Execute(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := sink.statuses(), "fetch:active fetch:done extract:active extract:done"; got != want {
+		if got, want := sink.Statuses(), "fetch:active fetch:done extract:active extract:done"; got != want {
 			t.Errorf("steps = %q, want %q", got, want)
 		}
-		if len(sink.data) != 1 || sink.data[0].ID != "extract" {
-			t.Fatalf("step data = %+v", sink.data)
+		if len(sink.Data) != 1 || sink.Data[0].ID != "extract" {
+			t.Fatalf("step data = %+v", sink.Data)
 		}
-		if n := utf8.RuneCountInString(sink.data[0].Content); n != maxDataChars {
+		if n := utf8.RuneCountInString(sink.Data[0].Content); n != maxDataChars {
 			t.Errorf("step data holds %d characters, want %d", n, maxDataChars)
 		}
 	})
 	t.Run("failure", func(t *testing.T) {
-		sink := &recordingSink{}
+		sink := &toolstest.Progress{}
 		c := call(srv.URL+"/missing", nil)
 		c.Progress = sink
 		if _, err := tool.Execute(context.Background(), c); err == nil {
 			t.Fatal("no error")
 		}
-		if got, want := sink.statuses(), "fetch:active fetch:error"; got != want {
+		if got, want := sink.Statuses(), "fetch:active fetch:error"; got != want {
 			t.Errorf("steps = %q, want %q", got, want)
 		}
-		if d := sink.steps[len(sink.steps)-1].Detail; d != "HTTP 404 from the site" {
+		if d := sink.Steps[len(sink.Steps)-1].Detail; d != "HTTP 404 from the site" {
 			t.Errorf("detail = %q", d)
 		}
 	})
@@ -684,7 +649,7 @@ func FuzzExecute(f *testing.F) {
 }
 
 func BenchmarkExtract(b *testing.B) {
-	body := readTestdata(b, "article.html")
+	body := toolstest.Testdata(b, "article.html")
 	u, _ := url.Parse("http://news.example/rail")
 	p := page{url: u, mediaType: "text/html", contentType: "text/html; charset=utf-8", body: body}
 	conv := newConverter()

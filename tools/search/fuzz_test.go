@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/toolstest"
 )
 
 // checkParsed holds for the answer of any parser on any input: a failure
@@ -59,7 +60,7 @@ func checkParsed(t *testing.T, rs []Result, err error) {
 
 func FuzzParseSearxNG(f *testing.F) {
 	for _, name := range []string{"searxng.json", "searxng-empty.json", "searxng-engines-down.json"} {
-		f.Add(readTestdata(f, name))
+		f.Add(toolstest.Testdata(f, name))
 	}
 	f.Add([]byte(`{"results":[{"url":"https://a.example/x?utm_source=1","title":"<b>A</b>","content":"x","publishedDate":"2024-01-02T03:04:05"},{"url":"HTTPS://A.example/x/","title":null}]}`))
 	f.Add([]byte(`{"results":[{"url":7},{"url":"javascript:alert(1)"},"x",null,{"url":"http://[::1]:80/"}]}`))
@@ -72,7 +73,7 @@ func FuzzParseSearxNG(f *testing.F) {
 
 func FuzzParseBrave(f *testing.F) {
 	for _, name := range []string{"brave.json", "brave-error.json"} {
-		f.Add(readTestdata(f, name))
+		f.Add(toolstest.Testdata(f, name))
 	}
 	f.Add([]byte(`{"type":"search","web":{"results":[{"url":"https://b.example","title":"a &lt;b&gt; <strong>c","description":"<em>d</em>","page_age":"2024-01-02T03:04:05","age":"2 days ago"}]}}`))
 	f.Add([]byte(`{"type":"search"}`))
@@ -84,7 +85,7 @@ func FuzzParseBrave(f *testing.F) {
 }
 
 func FuzzParseTavily(f *testing.F) {
-	f.Add(readTestdata(f, "tavily.json"))
+	f.Add(toolstest.Testdata(f, "tavily.json"))
 	f.Add([]byte(`{"results":[{"url":"https://t.example","title":"","content":"c","published_date":"Thu, 02 Nov 2023 09:15:00 GMT"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rs, err := parseTavily(body)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/toolstest"
 )
 
 // recorded is what a fake provider server saw of one request.
@@ -60,15 +60,6 @@ func searchOnce(t *testing.T, p Provider, seen *[]recorded, q Query) ([]Result, 
 	return got, (*seen)[0]
 }
 
-func readTestdata(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func date(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -78,7 +69,7 @@ func date(s string) time.Time {
 }
 
 func TestSearxNGSearch(t *testing.T) {
-	srv, seen := fakeServer(t, 200, readTestdata(t, "searxng.json"))
+	srv, seen := fakeServer(t, 200, toolstest.Testdata(t, "searxng.json"))
 	p, err := NewSearxNG(srv.URL+"/searxng/", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +101,7 @@ func TestSearxNGSearch(t *testing.T) {
 }
 
 func TestBraveSearch(t *testing.T) {
-	srv, seen := fakeServer(t, 200, readTestdata(t, "brave.json"))
+	srv, seen := fakeServer(t, 200, toolstest.Testdata(t, "brave.json"))
 	p, err := NewBrave(" secret-token ", srv.URL+"/res/v1/web/search", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +151,7 @@ func TestBraveSearch(t *testing.T) {
 }
 
 func TestTavilySearch(t *testing.T) {
-	srv, seen := fakeServer(t, 200, readTestdata(t, "tavily.json"))
+	srv, seen := fakeServer(t, 200, toolstest.Testdata(t, "tavily.json"))
 	p, err := NewTavily("tvly-secret", srv.URL+"/search", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -242,13 +233,13 @@ func TestProviderErrors(t *testing.T) {
 		{name: "searxng HTML page", provider: "searxng", status: 200, body: []byte(`<!DOCTYPE html><html>`), want: msgBadAnswer},
 		{name: "searxng without results", provider: "searxng", status: 200, body: []byte(`{"error": "x"}`), want: msgBadAnswer},
 		{name: "searxng oversize body", provider: "searxng", status: 200, body: big, want: msgBadAnswer, wantLog: "longer than"},
-		{name: "searxng engines down", provider: "searxng", status: 200, body: readTestdata(t, "searxng-engines-down.json"), want: msgUnavailable,
+		{name: "searxng engines down", provider: "searxng", status: 200, body: toolstest.Testdata(t, "searxng-engines-down.json"), want: msgUnavailable,
 			wantLog: "brave (HTTP error), duckduckgo (CAPTCHA), google (timeout)"},
-		{name: "brave invalid token", provider: "brave", status: 422, body: readTestdata(t, "brave-error.json"), want: msgRefused,
+		{name: "brave invalid token", provider: "brave", status: 422, body: toolstest.Testdata(t, "brave-error.json"), want: msgRefused,
 			wantLog: "SUBSCRIPTION_TOKEN_INVALID"},
 		{name: "brave rate limited", provider: "brave", status: 429, body: []byte(`{"type":"ErrorResponse","error":{"code":"RATE_LIMITED","detail":"slow down"}}`), want: msgRateLimited},
 		{name: "brave bad query", provider: "brave", status: 422, body: []byte(`{"type":"ErrorResponse","error":{"code":"VALIDATION","detail":"q too long"}}`), want: msgBadQuery},
-		{name: "brave error answer with 200", provider: "brave", status: 200, body: readTestdata(t, "brave-error.json"), want: msgBadAnswer},
+		{name: "brave error answer with 200", provider: "brave", status: 200, body: toolstest.Testdata(t, "brave-error.json"), want: msgBadAnswer},
 		{name: "brave 503", provider: "brave", status: 503, body: nil, want: msgUnavailable},
 		{name: "tavily bad key", provider: "tavily", status: 401, body: []byte(`{"detail":{"error":"Unauthorized"}}`), want: msgRefused},
 		{name: "tavily plan limit", provider: "tavily", status: 432, body: []byte(`{}`), want: msgRefused, wantLog: "usage limit"},
@@ -358,7 +349,7 @@ func BenchmarkParse(b *testing.B) {
 		{"Tavily", "tavily.json", parseTavily},
 	} {
 		b.Run(bb.provider, func(b *testing.B) {
-			body := readTestdata(b, bb.file)
+			body := toolstest.Testdata(b, bb.file)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
@@ -371,7 +362,7 @@ func BenchmarkParse(b *testing.B) {
 }
 
 func TestSearxNGNoResultsIsNotAnError(t *testing.T) {
-	srv, _ := fakeServer(t, 200, readTestdata(t, "searxng-empty.json"))
+	srv, _ := fakeServer(t, 200, toolstest.Testdata(t, "searxng-empty.json"))
 	p := newTestProvider(t, "searxng", srv.URL)
 	rs, err := p.Search(context.Background(), Query{Text: "zzqxv unlikely query"})
 	if err != nil || rs == nil || len(rs) != 0 {

@@ -6,33 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/toolstest"
 )
-
-// sink records progress rows.
-type sink struct {
-	mu    sync.Mutex
-	steps []tools.Step
-	data  []tools.StepData
-}
-
-func (s *sink) Step(st tools.Step) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.steps = append(s.steps, st)
-}
-
-func (s *sink) StepData(d tools.StepData) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.data = append(s.data, d)
-}
 
 // fakeProvider returns fixed results or an error and records queries.
 type fakeProvider struct {
@@ -52,12 +33,12 @@ func call(args string, progress tools.ProgressSink) tools.Call {
 
 // TestExecuteSearxNG runs the tool end to end against a SearxNG answer.
 func TestExecuteSearxNG(t *testing.T) {
-	srv, _ := fakeServer(t, 200, readTestdata(t, "searxng.json"))
+	srv, _ := fakeServer(t, 200, toolstest.Testdata(t, "searxng.json"))
 	p, err := NewSearxNG(srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress := &sink{}
+	progress := &toolstest.Progress{}
 	res, err := New(p, Options{}).Execute(context.Background(), call(`{"query":"  caddy\n health checks "}`, progress))
 	if err != nil {
 		t.Fatal(err)
@@ -99,13 +80,13 @@ Cite the pages you use by their URL. The titles and snippets are text from third
 		{ID: "search", Label: "Searching for “caddy health checks”", Status: tools.StepActive},
 		{ID: "search", Label: "Searching for “caddy health checks”", Status: tools.StepDone, Detail: "4 results"},
 	}
-	if diff := cmp.Diff(wantSteps, progress.steps); diff != "" {
+	if diff := cmp.Diff(wantSteps, progress.Steps); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if len(progress.data) != 1 || progress.data[0].ID != "search" ||
-		!strings.HasPrefix(progress.data[0].Content, "1. reverse_proxy (Caddyfile directive)") ||
-		!strings.Contains(progress.data[0].Content, "4. Reverse proxy\n   https://en.wikipedia.org/wiki/Reverse_proxy\n") {
-		t.Errorf("step data %+v", progress.data)
+	if len(progress.Data) != 1 || progress.Data[0].ID != "search" ||
+		!strings.HasPrefix(progress.Data[0].Content, "1. reverse_proxy (Caddyfile directive)") ||
+		!strings.Contains(progress.Data[0].Content, "4. Reverse proxy\n   https://en.wikipedia.org/wiki/Reverse_proxy\n") {
+		t.Errorf("step data %+v", progress.Data)
 	}
 }
 
@@ -127,7 +108,7 @@ func TestExecuteBoundsResults(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &fakeProvider{results: many}
-			progress := &sink{}
+			progress := &toolstest.Progress{}
 			res, err := New(p, tc.opts).Execute(context.Background(), call(`{"query":"x"}`, progress))
 			if err != nil {
 				t.Fatal(err)
@@ -139,7 +120,7 @@ func TestExecuteBoundsResults(t *testing.T) {
 				strings.Contains(res.Content, fmt.Sprintf("Result %d\n", tc.wantCount)) {
 				t.Errorf("content does not list exactly %d results", tc.wantCount)
 			}
-			if d := progress.data[0].Content; utf8.RuneCountInString(d) > maxStepDataChars {
+			if d := progress.Data[0].Content; utf8.RuneCountInString(d) > maxStepDataChars {
 				t.Errorf("step data has %d characters", utf8.RuneCountInString(d))
 			}
 		})
@@ -152,17 +133,17 @@ func TestExecuteStepDataIsBounded(t *testing.T) {
 		many = append(many, Result{Title: strings.Repeat("t", 300), URL: fmt.Sprintf("https://example.com/%d/%s", i, strings.Repeat("p", 1900)),
 			Snippet: strings.Repeat("s", 600)})
 	}
-	progress := &sink{}
+	progress := &toolstest.Progress{}
 	if _, err := New(&fakeProvider{results: many}, Options{MaxResults: MaxResults}).Execute(context.Background(), call(`{"query":"x"}`, progress)); err != nil {
 		t.Fatal(err)
 	}
-	if n := utf8.RuneCountInString(progress.data[0].Content); n > maxStepDataChars || n < maxStepDataChars-100 {
+	if n := utf8.RuneCountInString(progress.Data[0].Content); n > maxStepDataChars || n < maxStepDataChars-100 {
 		t.Errorf("step data has %d characters, want just under %d", n, maxStepDataChars)
 	}
 }
 
 func TestExecuteNoResults(t *testing.T) {
-	progress := &sink{}
+	progress := &toolstest.Progress{}
 	res, err := New(&fakeProvider{results: []Result{{Title: "not web", URL: "ftp://example.com"}}}, Options{}).
 		Execute(context.Background(), call(`{"query":"zzqxv"}`, progress))
 	if err != nil {
@@ -171,7 +152,7 @@ func TestExecuteNoResults(t *testing.T) {
 	if res.Content != "No web results for “zzqxv”. Try a different query, or answer from what you know." || len(res.Sources) != 0 {
 		t.Errorf("result %+v", res)
 	}
-	if last := progress.steps[len(progress.steps)-1]; last.Status != tools.StepDone || last.Detail != "no results" {
+	if last := progress.Steps[len(progress.Steps)-1]; last.Status != tools.StepDone || last.Detail != "no results" {
 		t.Errorf("last step %+v", last)
 	}
 }
@@ -203,7 +184,7 @@ func TestExecuteFailures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &fakeProvider{err: tc.err}
-			progress := &sink{}
+			progress := &toolstest.Progress{}
 			_, err := New(p, Options{}).Execute(context.Background(), call(tc.args, progress))
 			var ce *tools.CallError
 			if !errors.As(err, &ce) {
@@ -216,16 +197,16 @@ func TestExecuteFailures(t *testing.T) {
 				t.Errorf("error %q lost its cause %q", err, tc.err)
 			}
 			if tc.wantStep == "" {
-				if len(p.queries) != 0 || len(progress.steps) != 0 {
-					t.Errorf("bad arguments searched %v / reported %v", p.queries, progress.steps)
+				if len(p.queries) != 0 || len(progress.Steps) != 0 {
+					t.Errorf("bad arguments searched %v / reported %v", p.queries, progress.Steps)
 				}
 				return
 			}
-			if last := progress.steps[len(progress.steps)-1]; last.Status != tc.wantStep || last.Detail != "search failed" {
+			if last := progress.Steps[len(progress.Steps)-1]; last.Status != tc.wantStep || last.Detail != "search failed" {
 				t.Errorf("last step %+v, want status %s", last, tc.wantStep)
 			}
-			if len(progress.data) != 0 {
-				t.Errorf("step data on failure: %+v", progress.data)
+			if len(progress.Data) != 0 {
+				t.Errorf("step data on failure: %+v", progress.Data)
 			}
 		})
 	}
