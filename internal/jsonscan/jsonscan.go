@@ -103,11 +103,20 @@ func SkipValue(v []byte, i int) (int, bool) {
 		return 0, false
 	default: // number, true, false, null
 		start := i
-		for i < len(v) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(v[i])) {
+		for i < len(v) && !endsLiteral(v[i]) {
 			i++
 		}
 		return i, i > start
 	}
+}
+
+// endsLiteral reports whether c ends a number or literal.
+func endsLiteral(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
 }
 
 // SkipString returns the end of the string whose quote is at v[i].
