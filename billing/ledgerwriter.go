@@ -14,9 +14,10 @@ import (
 const (
 	// DefaultMaxDelay is long enough for a loaded node to settle tens of
 	// charges per transaction, where SQLite spends most of a commit's
-	// cost (one write call per page it changed) whatever its size: about
-	// 180 µs of CPU per charge committed alone, 60 µs in batches of 8, 35
-	// µs in batches of 32 (BenchmarkSettleUsageBatch in storage/sqlite).
+	// cost (one write call per page it changed) whatever its size: a
+	// charge committed alone costs three times the CPU of one in a batch
+	// of 8 and five times that of one in a batch of 32
+	// (BenchmarkSettleUsageBatch in storage/sqlite).
 	DefaultMaxDelay  = 10 * time.Millisecond
 	DefaultMaxBatch  = 256
 	DefaultQueueSize = 4096
