@@ -288,7 +288,7 @@ func raisedCaddyfile(dir string) (string, error) {
 }
 
 func plainCaddyfile(admin, addr, upstream string) string {
-	return fmt.Sprintf("{\n\tadmin %s\n}\nhttp://%s {\n\tbind %s\n\treverse_proxy %s {\n\t\tflush_interval -1\n\t}\n}\n",
+	return fmt.Sprintf("{\n\tadmin %s\n}\nhttp://%s {\n\tbind %s\n\treverse_proxy %s\n}\n",
 		admin, addr, strings.Split(addr, ":")[0], upstream)
 }
 

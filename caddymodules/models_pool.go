@@ -170,7 +170,6 @@ func poolHandlerConfig(cfg *Model, ups []modelUpstream) ([]byte, error) {
 		"upstreams":      upstreams,
 		"load_balancing": lb,
 		"health_checks":  health,
-		"flush_interval": -1,
 		"headers": map[string]any{
 			// As for the single upstream (reverseProxyConfigWith): the
 			// backend account's limits are not the caller's.

@@ -38,8 +38,11 @@ func init() {
 // headers: the caller's Authorization is replaced by the configured
 // upstream key, or removed when there is none, and no other credential
 // header or cookie reaches the upstream. Of the upstream's response
-// headers the client sees only an allow-list too. Responses are flushed
-// as they arrive, so streams stay streams. An upstream that does not
+// headers the client sees only an allow-list too. Streams are flushed as
+// they arrive: Caddy's proxy does so for event streams and for bodies of
+// unknown length; an answer of known length, such as a JSON completion,
+// leaves in one write instead of a header write, a body write and a
+// flush timer. An upstream that does not
 // accept a connection within DialTimeout, or send its response headers
 // within ResponseHeaderTimeout, gets the client 502 upstream_unavailable.
 type Proxy struct {
@@ -185,9 +188,8 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey string, t ups
 		reqHeaders["delete"] = []string{"Authorization"}
 	}
 	cfg := map[string]any{
-		"upstreams":      []map[string]string{{"dial": dial}},
-		"transport":      transport,
-		"flush_interval": -1,
+		"upstreams": []map[string]string{{"dial": dial}},
+		"transport": transport,
 		"headers": map[string]any{
 			"request": reqHeaders,
 			// The upstream's rate-limit headers describe the operator's
