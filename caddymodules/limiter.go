@@ -21,7 +21,15 @@ var (
 
 type pooled[T any] struct{ v T }
 
-func (pooled[T]) Destruct() error { return nil }
+// Destruct sends what the value still holds back (the Redis limiter's
+// gathered hold settlements); the ledger writer, closed before it, has
+// committed the charges they follow.
+func (p pooled[T]) Destruct() error {
+	if f, ok := any(p.v).(interface{ Flush() }); ok {
+		f.Flush()
+	}
+	return nil
+}
 
 // limiterKey names the limiter a config needs: one in-process limiter per
 // process, or a Redis limiter per Redis, prefix and tuning.

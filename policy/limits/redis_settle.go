@@ -74,6 +74,11 @@ func (q *settlements) send() {
 // failed).
 func (q *settlements) wait() { q.unsent.Wait() }
 
+// Flush returns once the hold settlements gathered so far have been sent
+// to Redis (or failed), so that a node shutting down after its ledger
+// writer committed sends every one of them.
+func (r *Redis) Flush() { r.settles.wait() }
+
 // settleHolds frees the holds of batch and lowers their mirrored
 // balances, in one round trip. When Redis does not answer, each hold
 // expires within LeaseTTL and each mirror, which then lacks the charge,

@@ -35,7 +35,7 @@ func mustHold(t *testing.T, l Admitter, ledger, want, wantHeld int64) *Hold {
 // limiter: Redis sends them a moment later, gathered.
 func settled(l Admitter) {
 	if r, ok := l.(*Redis); ok {
-		r.settles.wait()
+		r.Flush()
 	}
 }
 
