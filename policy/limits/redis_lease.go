@@ -100,25 +100,20 @@ func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold
 	member := id + "|" + strconv.FormatInt(cents, 10)
 	// A stream's settlement waits for its lease's release and shares its
 	// pipeline; else it is sent now (Settle) or gathered (Handover).
-	settleVia := func(send func(charge int64)) func(int64) {
-		return func(charge int64) {
-			settle := func(pipe redis.Pipeliner) {
-				if pipe == nil {
-					send(charge)
-					return
-				}
+	h := newHold(account, id, cents, func(charge int64, gathered bool) {
+		settle := func(pipe redis.Pipeliner) {
+			switch {
+			case pipe != nil:
 				pipe.EvalSha(context.Background(), settleScript.Hash(), []string{balanceKey, holdsKey}, member, charge)
-			}
-			if !end.deferSettle(settle) {
-				settle(nil)
+			case gathered:
+				r.settles.add(settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge})
+			default:
+				r.settleHold(balanceKey, holdsKey, member, charge)
 			}
 		}
-	}
-	h := newHold(account, id, cents, settleVia(func(charge int64) {
-		r.settleHold(balanceKey, holdsKey, member, charge)
-	}))
-	h.settleLater = settleVia(func(charge int64) {
-		r.settles.add(settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge})
+		if !end.deferSettle(settle) {
+			settle(nil)
+		}
 	})
 	go h.heartbeat(r.leaseTTL, func() bool {
 		kept, err := r.renew(holdsKey, member)

@@ -70,14 +70,10 @@ func (q *settlements) send() {
 	}
 }
 
-// wait returns once every settlement added before has been sent (or
-// failed).
-func (q *settlements) wait() { q.unsent.Wait() }
-
 // Flush returns once the hold settlements gathered so far have been sent
 // to Redis (or failed), so that a node shutting down after its ledger
 // writer committed sends every one of them.
-func (r *Redis) Flush() { r.settles.wait() }
+func (r *Redis) Flush() { r.settles.unsent.Wait() }
 
 // settleHolds frees the holds of batch and lowers their mirrored
 // balances, in one round trip. When Redis does not answer, each hold
@@ -93,7 +89,6 @@ func (r *Redis) settleHolds(batch []settlement) {
 			cmds[i] = pipe.EvalSha(ctx, settleScript.Hash(), []string{s.balanceKey, s.holdsKey}, s.member, s.charge)
 		}
 		_, err := pipe.Exec(ctx)
-		retry = retry[:0]
 		for i, cmd := range cmds {
 			if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 				retry = append(retry, batch[i])
@@ -104,9 +99,6 @@ func (r *Redis) settleHolds(batch []settlement) {
 		}
 		return err
 	})
-	for _, s := range retry {
-		r.settleHold(s.balanceKey, s.holdsKey, s.member, s.charge)
-	}
 	if err != nil {
 		for _, s := range batch {
 			if s.charge > 0 {
@@ -114,5 +106,9 @@ func (r *Redis) settleHolds(batch []settlement) {
 					zap.String("hold", s.member), zap.Error(err))
 			}
 		}
+		return // retry may still be written by a reply that came too late
+	}
+	for _, s := range retry {
+		r.settleHold(s.balanceKey, s.holdsKey, s.member, s.charge)
 	}
 }

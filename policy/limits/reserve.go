@@ -49,18 +49,17 @@ func (r Reservation) want() int64 { return max(r.Want, r.min()) }
 type Hold struct {
 	account, id string
 	cents       int64
-	settle      func(charge int64) // frees the hold, lowers the mirror; called once
-	// settleLater, if set, is what the function from Handover calls
-	// instead of settle: the same, but it may be sent a moment later,
-	// together with others (Redis: one round trip for a commit's holds).
-	settleLater func(charge int64)
-	once        sync.Once
-	handed      atomic.Bool   // Handover was called: Settle and Release do nothing
-	stop        chan struct{} // ends the heartbeat
-	abandoned   atomic.Bool   // tests: stop renewing without settling, as a crash would
+	// settle frees the hold and lowers the mirror, once. gathered: it
+	// may do so a moment later, together with others (Redis: one round
+	// trip for the holds of one ledger commit).
+	settle    func(charge int64, gathered bool)
+	once      sync.Once
+	handed    atomic.Bool   // Handover was called: Settle and Release do nothing
+	stop      chan struct{} // ends the heartbeat
+	abandoned atomic.Bool   // tests: stop renewing without settling, as a crash would
 }
 
-func newHold(account, id string, cents int64, settle func(int64)) *Hold {
+func newHold(account, id string, cents int64, settle func(charge int64, gathered bool)) *Hold {
 	return &Hold{account: account, id: id, cents: cents, settle: settle, stop: make(chan struct{})}
 }
 
@@ -113,15 +112,11 @@ func (h *Hold) Handover() func(charge int64) {
 
 func (h *Hold) settle1(charge int64) { h.settleOnce(charge, false) }
 
-func (h *Hold) settleOnce(charge int64, later bool) {
+func (h *Hold) settleOnce(charge int64, gathered bool) {
 	h.once.Do(func() {
 		close(h.stop)
-		switch {
-		case h.abandoned.Load():
-		case later && h.settleLater != nil:
-			h.settleLater(max(charge, 0))
-		default:
-			h.settle(max(charge, 0))
+		if !h.abandoned.Load() {
+			h.settle(max(charge, 0), gathered)
 		}
 	})
 }
