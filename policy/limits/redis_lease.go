@@ -187,7 +187,7 @@ func (e *streamEnd) leaseEnded() func(redis.Pipeliner) {
 // the settlement is sent again on its own, which loads it.
 func (r *Redis) settleAndRelease(settle func(redis.Pipeliner), leaseKey, id string) {
 	var noScript bool
-	_ = r.call(context.Background(), "release", func(ctx context.Context) error {
+	err := r.call(context.Background(), "release", func(ctx context.Context) error {
 		pipe := r.client.Pipeline()
 		settle(pipe)
 		pipe.ZRem(ctx, leaseKey, id)
@@ -198,7 +198,9 @@ func (r *Redis) settleAndRelease(settle func(redis.Pipeliner), leaseKey, id stri
 		}
 		return err
 	})
-	if noScript {
+	// noScript is only read once the reply is in: after a timeout the
+	// call may still be writing it.
+	if err == nil && noScript {
 		settle(nil)
 	}
 }
