@@ -104,7 +104,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	}
 	w.Header().Set("X-Request-Id", reqID)
 	repl.Set("switchyard.request_id", reqID)
-	repl.Set("switchyard.charge_id", newRequestID(repl))
+	repl.Set("switchyard.charge_id", policy.NewChargeID())
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
