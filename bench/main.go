@@ -47,6 +47,7 @@ type options struct {
 	nopin      bool
 	counts     int
 	contention bool
+	trace      bool
 }
 
 func main() {
@@ -61,6 +62,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "bench/results", "directory for latest.md and the profiles")
 	flag.IntVar(&o.idle, "idle", 1000, "idle open streams for the memory measurement (0: skip)")
 	flag.BoolVar(&o.nopin, "nopin", false, "do not pin processes to CPUs")
+	flag.BoolVar(&o.trace, "trace", false, "also save an execution trace of each gateway at concurrency 1 (go tool trace)")
 	flag.BoolVar(&o.contention, "contention", false, "also save mutex and block profiles (sampling them slows the gateways a little)")
 	flag.Parse()
 	o.modes = strings.Split(*modes, ",")

@@ -126,8 +126,9 @@ func countGrowth(t *target, s scenario, n int, metric string) (map[string]float6
 	return grew, nil
 }
 
-// takeProfiles saves a CPU profile of each gateway under load at
-// concurrency 32 (and 1 outside quick runs), and its allocation profile.
+// takeProfiles saves a CPU profile of each gateway under load in every
+// scenario at concurrency 32 (and 1 outside quick runs), and its
+// allocation profile.
 func takeProfiles(o options, gws []*target) ([]string, error) {
 	var files []string
 	concs := []int{32, 1}
@@ -136,7 +137,7 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 	}
 	for _, t := range gws {
 		slug := strings.ToLower(strings.TrimPrefix(t.name, "Switchyard "))
-		for _, s := range []scenario{scenarios[0], scenarios[3]} {
+		for _, s := range scenarios {
 			for _, c := range concs {
 				name := fmt.Sprintf("cpu-%s-%s-c%d.pprof", slug, strings.ToLower(strings.NewReplacer("/", "", " ", "-").Replace(s.name)), c)
 				file := filepath.Join(o.out, name)
@@ -154,6 +155,24 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 				}
 				files = append(files, name)
 			}
+		}
+		if o.trace {
+			// An execution trace shows what a request waited for, which
+			// a CPU profile cannot: the tail latency at concurrency 1.
+			name := fmt.Sprintf("trace-%s-v1-json-c1.out", slug)
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := drive(t, scenarios[0], 1, 1500*time.Millisecond)
+				done <- err
+			}()
+			err := fetchProfile(t.admin, "trace?seconds=1", filepath.Join(o.out, name))
+			if lerr := <-done; lerr != nil {
+				return nil, lerr
+			}
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, name)
 		}
 		kinds := []string{"allocs"}
 		if o.contention {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,9 +46,13 @@ func TestV1IsCharged(t *testing.T) {
 		t.Run("a JSON answer is charged its usage under the server's id", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
 			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
-			status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "json-1")
+			status, h, body := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "json-1")
 			if status != http.StatusOK || !strings.Contains(body, `"prompt_tokens":200000`) {
 				t.Fatalf("JSON: %d %s", status, body)
+			}
+			// A JSON answer passes through whole: its length is kept.
+			if cl := h.Get("Content-Length"); cl != strconv.Itoa(len(body)) {
+				t.Errorf("Content-Length %q for a body of %d bytes", cl, len(body))
 			}
 			got := chargedSince(t, e, "legacy", before)
 			if len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,6 +253,12 @@ type txn struct {
 
 func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	txStatements.Add(1)
+	// SQLite runs on the calling goroutine and never blocks for long: a
+	// write transaction of many statements, such as the ledger writer's
+	// commit of a batch of charges, would otherwise keep the processor
+	// from requests for its whole length where the gateway has one CPU.
+	// Yielding between statements bounds their wait to one statement.
+	runtime.Gosched()
 	if len(args) == 0 {
 		return t.querier.Exec(ctx, query)
 	}
