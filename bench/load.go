@@ -15,8 +15,9 @@ import (
 
 // scenario is one kind of request. The /v3 scenarios have no direct or
 // plain-Caddy equivalent (the backend speaks only /v1): their baseline is
-// the /v1 request the gateway itself sends the backend, JSON or stream
-// alike, sent straight or through plain Caddy.
+// the /v1 request the gateway itself sends the backend, a stream with
+// usage whether the client asked for one or not, sent straight or
+// through plain Caddy (without the tool schemas the gateway adds).
 type scenario struct {
 	name   string
 	path   string
@@ -37,7 +38,9 @@ const (
 var scenarios = []scenario{
 	{name: "/v1 JSON", path: "/v1/chat/completions", body: v1JSON},
 	{name: "/v1 SSE", path: "/v1/chat/completions", body: v1SSE, stream: true},
-	{name: "/v3 JSON", path: "/v3/chat/completions", body: v3JSON, basePath: "/v1/chat/completions", baseBody: v1JSON},
+	// The gateway streams every backend call, a /v3 JSON answer's too:
+	// that stream is the baseline of both /v3 scenarios.
+	{name: "/v3 JSON", path: "/v3/chat/completions", body: v3JSON, basePath: "/v1/chat/completions", baseBody: v1SSE},
 	{name: "/v3 SSE", path: "/v3/chat/completions", body: v3SSE, stream: true, basePath: "/v1/chat/completions", baseBody: v1SSE},
 }
 

@@ -156,13 +156,16 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 				files = append(files, name)
 			}
 		}
-		if o.trace {
+		for _, s := range scenarios {
+			if !o.trace {
+				break
+			}
 			// An execution trace shows what a request waited for, which
 			// a CPU profile cannot: the tail latency at concurrency 1.
-			name := fmt.Sprintf("trace-%s-v1-json-c1.out", slug)
+			name := fmt.Sprintf("trace-%s-%s-c1.out", slug, strings.ToLower(strings.NewReplacer("/", "", " ", "-").Replace(s.name)))
 			done := make(chan error, 1)
 			go func() {
-				_, _, err := drive(t, scenarios[0], 1, 1500*time.Millisecond)
+				_, _, err := drive(t, s, 1, 1500*time.Millisecond)
 				done <- err
 			}()
 			err := fetchProfile(t.admin, "trace?seconds=1", filepath.Join(o.out, name))
