@@ -44,6 +44,11 @@ var scenarios = []scenario{
 	{name: "/v3 SSE", path: "/v3/chat/completions", body: v3SSE, stream: true, basePath: "/v1/chat/completions", baseBody: v1SSE},
 }
 
+// slug is s's name in file names: "v1-json", "v3-sse".
+func (s scenario) slug() string {
+	return strings.ToLower(strings.NewReplacer("/", "", " ", "-").Replace(s.name))
+}
+
 // request returns what target t is sent for s.
 func (s scenario) request(t *target) (path, body string) {
 	if t.baseline && s.basePath != "" {

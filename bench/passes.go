@@ -139,43 +139,24 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 		slug := strings.ToLower(strings.TrimPrefix(t.name, "Switchyard "))
 		for _, s := range scenarios {
 			for _, c := range concs {
-				name := fmt.Sprintf("cpu-%s-%s-c%d.pprof", slug, strings.ToLower(strings.NewReplacer("/", "", " ", "-").Replace(s.name)), c)
-				file := filepath.Join(o.out, name)
-				done := make(chan error, 1)
-				go func() {
-					_, _, err := drive(t, s, c, o.profile+500*time.Millisecond)
-					done <- err
-				}()
-				err := fetchProfile(t.admin, fmt.Sprintf("profile?seconds=%d", int(o.profile.Seconds())), file)
-				if lerr := <-done; lerr != nil {
-					return nil, lerr
-				}
-				if err != nil {
+				name := fmt.Sprintf("cpu-%s-%s-c%d.pprof", slug, s.slug(), c)
+				path := fmt.Sprintf("profile?seconds=%d", int(o.profile.Seconds()))
+				if err := profileUnderLoad(t, s, c, o.profile, path, filepath.Join(o.out, name)); err != nil {
 					return nil, err
 				}
 				files = append(files, name)
 			}
 		}
-		for _, s := range scenarios {
-			if !o.trace {
-				break
-			}
+		if o.trace {
 			// An execution trace shows what a request waited for, which
 			// a CPU profile cannot: the tail latency at concurrency 1.
-			name := fmt.Sprintf("trace-%s-%s-c1.out", slug, strings.ToLower(strings.NewReplacer("/", "", " ", "-").Replace(s.name)))
-			done := make(chan error, 1)
-			go func() {
-				_, _, err := drive(t, s, 1, 1500*time.Millisecond)
-				done <- err
-			}()
-			err := fetchProfile(t.admin, "trace?seconds=1", filepath.Join(o.out, name))
-			if lerr := <-done; lerr != nil {
-				return nil, lerr
+			for _, s := range scenarios {
+				name := fmt.Sprintf("trace-%s-%s-c1.out", slug, s.slug())
+				if err := profileUnderLoad(t, s, 1, time.Second, "trace?seconds=1", filepath.Join(o.out, name)); err != nil {
+					return nil, err
+				}
+				files = append(files, name)
 			}
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, name)
 		}
 		kinds := []string{"allocs"}
 		if o.contention {
@@ -190,6 +171,21 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// profileUnderLoad saves t's /debug/pprof/<path>, which takes d, to file
+// while s loads t at concurrency conc a little longer than that.
+func profileUnderLoad(t *target, s scenario, conc int, d time.Duration, path, file string) error {
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := drive(t, s, conc, d+500*time.Millisecond)
+		done <- err
+	}()
+	err := fetchProfile(t.admin, path, file)
+	if lerr := <-done; lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 // idleResult is the memory that n idle open streams took.
