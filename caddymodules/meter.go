@@ -91,15 +91,6 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		x.Status, x.Streamed, x.Usage = mw.status, mw.meter.Streamed(), mw.meter.Usage()
 		x.ClientGone = r.Context().Err() != nil || rec != nil
 		x.Finished = time.Now()
-		if !x.ClientGone && mw.status != 0 {
-			// The client has its whole answer before the charge is
-			// queued, not when the handlers return: queuing it may
-			// wake the ledger writer, which then holds the processor
-			// for its commit. Only an answer that was written: an
-			// error the proxy returns is still to be written by
-			// Caddy, with its own status.
-			_ = http.NewResponseController(mw).Flush()
-		}
 		// The response is complete once the handlers return; the charge
 		// is committed after that, by the ledger writer, and the hold
 		// stays until then.
