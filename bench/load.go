@@ -16,8 +16,9 @@ import (
 // scenario is one kind of request. The /v3 scenarios have no direct or
 // plain-Caddy equivalent (the backend speaks only /v1): their baseline is
 // the /v1 request the gateway itself sends the backend, a stream with
-// usage whether the client asked for one or not, sent straight or
-// through plain Caddy (without the tool schemas the gateway adds).
+// usage whether the client asked for one or not, with the gateway's
+// system prompt and tool schemas (captureBaselines records it), sent
+// straight or through plain Caddy.
 type scenario struct {
 	name   string
 	path   string
@@ -39,7 +40,8 @@ var scenarios = []scenario{
 	{name: "/v1 JSON", path: "/v1/chat/completions", body: v1JSON},
 	{name: "/v1 SSE", path: "/v1/chat/completions", body: v1SSE, stream: true},
 	// The gateway streams every backend call, a /v3 JSON answer's too:
-	// that stream is the baseline of both /v3 scenarios.
+	// that stream is the baseline of both /v3 scenarios. baseBody is
+	// replaced by the request the gateway sends before the run.
 	{name: "/v3 JSON", path: "/v3/chat/completions", body: v3JSON, basePath: "/v1/chat/completions", baseBody: v1SSE},
 	{name: "/v3 SSE", path: "/v3/chat/completions", body: v3SSE, stream: true, basePath: "/v1/chat/completions", baseBody: v1SSE},
 }

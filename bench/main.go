@@ -138,11 +138,7 @@ func bench(o options) error {
 	var modes []*mode
 	for _, name := range o.modes {
 		m := &mode{name: name}
-		base := append(os.Environ(),
-			"SWITCHYARD_UPSTREAM=http://"+upAddr+"/v1",
-			"SWITCHYARD_UPSTREAM_MODEL=svc-3",
-			"SWITCHYARD_KEY_SECRET="+randomHex(24),
-		)
+		base := gatewayEnv(upAddr)
 		switch name {
 		case "embedded":
 			m.env = append(base, "SWITCHYARD_DATA_DIR="+filepath.Join(tmp, "embedded"))
@@ -173,6 +169,9 @@ func bench(o options) error {
 	if err != nil {
 		return err
 	}
+	if err := captureBaselines(o, pin, gwConfig, upAddr, tmp); err != nil {
+		return err
+	}
 	plainAddr, plainAdmin := freeAddr(), freeAddr()
 	plainCfg := filepath.Join(tmp, "Caddyfile.plain")
 	if err := os.WriteFile(plainCfg, []byte(plainCaddyfile(plainAdmin, plainAddr, upAddr)), 0o600); err != nil {
@@ -193,7 +192,7 @@ func bench(o options) error {
 		{name: "plain Caddy", base: "http://" + plainAddr, admin: plainAdmin, baseline: true, proc: plain},
 	}
 	for _, m := range modes {
-		t, err := startGateway(o, pin, m, gwConfig, upAddr, tmp)
+		t, err := startGateway(o, pin, m, gwConfig, tmp)
 		if err != nil {
 			return err
 		}
@@ -296,8 +295,18 @@ func plainCaddyfile(admin, addr, upstream string) string {
 
 const topUps = 20
 
+// gatewayEnv is the environment every Switchyard mode shares: the demo
+// backend at upAddr as its upstream.
+func gatewayEnv(upAddr string) []string {
+	return append(os.Environ(),
+		"SWITCHYARD_UPSTREAM=http://"+upAddr+"/v1",
+		"SWITCHYARD_UPSTREAM_MODEL=svc-3",
+		"SWITCHYARD_KEY_SECRET="+randomHex(24),
+	)
+}
+
 // startGateway starts Switchyard in mode m with a funded key.
-func startGateway(o options, pin pinning, m *mode, config, upAddr, tmp string) (*target, error) {
+func startGateway(o options, pin pinning, m *mode, config, tmp string) (*target, error) {
 	addr, admin := freeAddr(), freeAddr()
 	env := append(slices.Clone(m.env),
 		"SWITCHYARD_PROFILE_CONTENTION="+map[bool]string{true: "1", false: "0"}[o.contention],

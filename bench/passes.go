@@ -241,7 +241,7 @@ func idleStreams(o options, pin pinning, modes []*mode, config, tmp string) ([]i
 	for _, m := range modes {
 		m2 := *m
 		m2.env = append(append([]string(nil), m.env...), "SWITCHYARD_UPSTREAM=http://"+slowAddr+"/v1")
-		t, err := startGateway(o, pin, &m2, config, slowAddr, tmp)
+		t, err := startGateway(o, pin, &m2, config, tmp)
 		if err != nil {
 			return nil, err
 		}
