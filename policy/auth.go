@@ -18,7 +18,9 @@ type Principal struct {
 	AccountID   string
 	AccountName string
 	// BalanceCents is the account's balance as read while authenticating
-	// this request, never a cached value: the balance gate uses it.
+	// this request, or as read before if the store has committed nothing
+	// since (KeyCache): the current balance either way. The balance gate
+	// uses it.
 	BalanceCents int64
 }
 
@@ -26,6 +28,7 @@ type Principal struct {
 type KeyStore interface {
 	LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error)
 	KeyState(ctx context.Context, accountID string) (balanceCents, generation int64, err error)
+	Revision() (rev storage.Revision, ok bool)
 }
 
 type principalKey struct{}
@@ -43,10 +46,11 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 
 // Authenticator turns an Authorization header into a Principal.
 //
-// Every request makes one indexed read: without a cache the key lookup by
-// its keyed hash, which carries the balance; with a KeyCache, for a key
-// looked up before, the account's balance together with the store's key
-// generation. Either way a revoked key is refused on its very next
+// Without a cache every request makes one indexed read: the key lookup
+// by its keyed hash, which carries the balance. With a KeyCache, a key
+// looked up before costs the account's balance together with the store's
+// key generation, and nothing at all while the store reports no commit
+// since that read. Either way a revoked key is refused on its very next
 // request on every node (see KeyCache).
 type Authenticator struct {
 	keys     KeyStore
@@ -100,13 +104,20 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (storage.KeyOwn
 	if a.cache == nil {
 		return a.keys.LookupKey(ctx, hash)
 	}
-	if owner, ok := a.cache.get(hash, a.cacheTTL); ok {
-		// The key may come from the cache, its balance may not.
-		balance, gen, err := a.keys.KeyState(ctx, owner.AccountID)
+	// The revision is taken before the read it vouches for: a commit
+	// in between makes the next request read again, never the reverse.
+	rev, revOK := a.keys.Revision()
+	if e, ok := a.cache.get(hash, a.cacheTTL); ok {
+		if revOK && e.revOK && e.rev == rev {
+			return e.owner, nil // nothing committed since it was read
+		}
+		balance, gen, err := a.keys.KeyState(ctx, e.owner.AccountID)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return storage.KeyOwner{}, err
 		}
-		if err == nil && gen == owner.KeyGeneration {
+		if err == nil && gen == e.owner.KeyGeneration {
+			a.cache.refresh(hash, balance, rev, revOK)
+			owner := e.owner
 			owner.BalanceCents = balance
 			return owner, nil
 		}
@@ -116,7 +127,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (storage.KeyOwn
 	owner, err := a.keys.LookupKey(ctx, hash)
 	switch {
 	case err == nil:
-		a.cache.put(hash, owner)
+		a.cache.put(hash, owner, rev, revOK)
 	case errors.Is(err, storage.ErrNotFound):
 		a.cache.forget(hash)
 	}

@@ -19,20 +19,37 @@ type memKeys struct {
 	owners  map[string]storage.KeyOwner
 	gen     int64
 	lookups int
-	// balance is every account's balance; lookups return the balance as
-	// it was when the owner was stored, as a cache would hold it.
+	// balance is every account's balance.
 	balance      int64
 	balanceReads int
 	// during runs inside LookupKey after the record is read, to let a
 	// test interleave a revocation with a lookup in flight.
 	during func()
+	// commits counts the changes; Revision reports it when tracked is
+	// set, as the embedded store does, and nothing otherwise.
+	commits uint64
+	tracked bool
+}
+
+func (m *memKeys) Revision() (storage.Revision, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return storage.NewRevision(0, m.commits), m.tracked
+}
+
+// setBalance changes every account's balance, as a commit would.
+func (m *memKeys) setBalance(cents int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.balance = cents
+	m.commits++
 }
 
 func (m *memKeys) LookupKey(_ context.Context, hash string) (storage.KeyOwner, error) {
 	m.mu.Lock()
 	m.lookups++
 	o, ok := m.owners[hash]
-	o.KeyGeneration = m.gen
+	o.KeyGeneration, o.BalanceCents = m.gen, m.balance
 	during := m.during
 	m.mu.Unlock()
 	if during != nil {
@@ -58,6 +75,7 @@ func (m *memKeys) revoke(hash string) {
 	defer m.mu.Unlock()
 	delete(m.owners, hash)
 	m.gen++
+	m.commits++
 }
 
 func newTestAuth(t testing.TB, cache *KeyCache) (*Authenticator, *memKeys, string) {
@@ -152,7 +170,7 @@ func TestKeyCache(t *testing.T) {
 		t.Fatalf("%d lookups and %d balance reads, want 1 and 2 (one miss, two hits)", keys.lookups, keys.balanceReads)
 	}
 	// A cached key still gets its balance read fresh.
-	keys.balance = 777
+	keys.setBalance(777)
 	p, err := a.Authenticate(ctx, "Bearer "+key)
 	if err != nil || p.BalanceCents != 777 || keys.lookups != 1 {
 		t.Fatalf("cached key: balance %d, %d lookups, err %v; want the fresh balance 777 without a lookup", p.BalanceCents, keys.lookups, err)
@@ -195,6 +213,48 @@ func TestKeyCache(t *testing.T) {
 	}
 }
 
+// TestKeyCacheWhileNothingCommitted: where the store reports its
+// revision, a cached key costs no read until something is committed, and
+// then one, which sees the new balance or the revocation.
+func TestKeyCacheWhileNothingCommitted(t *testing.T) {
+	cache := NewKeyCache(100, nil)
+	a, keys, key := newTestAuth(t, cache)
+	keys.tracked = true
+	keys.setBalance(500)
+	ctx := context.Background()
+	balance := func() int64 {
+		t.Helper()
+		p, err := a.Authenticate(ctx, "Bearer "+key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.BalanceCents
+	}
+	for range 5 {
+		if got := balance(); got != 500 {
+			t.Fatalf("balance %d, want 500", got)
+		}
+	}
+	if keys.lookups != 1 || keys.balanceReads != 0 {
+		t.Fatalf("%d lookups and %d balance reads, want 1 and 0", keys.lookups, keys.balanceReads)
+	}
+
+	keys.setBalance(120)
+	for range 3 {
+		if got := balance(); got != 120 {
+			t.Fatalf("after a commit: balance %d, want 120", got)
+		}
+	}
+	if keys.lookups != 1 || keys.balanceReads != 1 {
+		t.Fatalf("after a commit: %d lookups and %d balance reads, want 1 and 1", keys.lookups, keys.balanceReads)
+	}
+
+	keys.revoke(a.hasher.Hash(key))
+	if _, err := a.Authenticate(ctx, "Bearer "+key); err == nil {
+		t.Fatal("revoked key still accepted")
+	}
+}
+
 func TestKeyCacheRevocationDuringLookup(t *testing.T) {
 	cache := NewKeyCache(100, nil)
 	a, keys, key := newTestAuth(t, cache)
@@ -216,7 +276,7 @@ func TestKeyCacheRevocationDuringLookup(t *testing.T) {
 func TestKeyCacheBounded(t *testing.T) {
 	cache := NewKeyCache(3, nil)
 	for i := 0; i < 10; i++ {
-		cache.put(NewKey(), storage.KeyOwner{})
+		cache.put(NewKey(), storage.KeyOwner{}, storage.Revision{}, false)
 		if cache.Len() > 3 {
 			t.Fatalf("cache grew to %d entries, bound 3", cache.Len())
 		}
@@ -224,7 +284,7 @@ func TestKeyCacheBounded(t *testing.T) {
 	// A lookup read under an older generation than one already seen is
 	// not kept.
 	cache.advance(5)
-	cache.put("old", storage.KeyOwner{KeyGeneration: 4})
+	cache.put("old", storage.KeyOwner{KeyGeneration: 4}, storage.Revision{}, false)
 	if _, ok := cache.get("old", time.Hour); ok {
 		t.Fatal("a lookup of an older generation was cached")
 	}

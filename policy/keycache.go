@@ -20,6 +20,13 @@ import (
 // refused on its very next request, on every node, with no extra round
 // trip. A request that finds the generation moved looks its key up again,
 // and the entries of older generations are dropped.
+//
+// Where the store can tell without a query that nothing was committed
+// since the balance was read (storage.Keys.Revision: the embedded store
+// reads SQLite's wal-index), that read is not made again either: nothing
+// committed means no revocation, no top-up and no charge, so the cached
+// balance and generation are still exact. Any commit, in any process,
+// sends the next request of every cached key to the store once.
 type KeyCache struct {
 	maxEntries int
 	now        func() time.Time
@@ -32,6 +39,10 @@ type KeyCache struct {
 type cachedKey struct {
 	owner storage.KeyOwner
 	added time.Time
+	// rev is the store's revision taken just before owner.BalanceCents
+	// was read: while the store is still at rev, that balance is current.
+	rev   storage.Revision
+	revOK bool
 }
 
 // NewKeyCache returns an empty cache. At maxEntries the cache is emptied
@@ -54,14 +65,14 @@ func (c *KeyCache) Len() int {
 // the memory of keys that stopped being used, and bounds how long a key
 // revoked behind the store's back (an UPDATE by hand, which raises no
 // generation) stays usable.
-func (c *KeyCache) get(hash string, maxAge time.Duration) (storage.KeyOwner, bool) {
+func (c *KeyCache) get(hash string, maxAge time.Duration) (cachedKey, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[hash]
 	c.mu.RUnlock()
 	if !ok || c.now().Sub(e.added) > maxAge {
-		return storage.KeyOwner{}, false
+		return cachedKey{}, false
 	}
-	return e.owner, true
+	return e, true
 }
 
 // advance records that the store's key generation is gen, dropping every
@@ -77,7 +88,7 @@ func (c *KeyCache) advance(gen int64) {
 
 // put stores a lookup unless a newer generation has been seen since it
 // was read: it could hold a key revoked in between.
-func (c *KeyCache) put(hash string, owner storage.KeyOwner) {
+func (c *KeyCache) put(hash string, owner storage.KeyOwner, rev storage.Revision, revOK bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if owner.KeyGeneration < c.gen {
@@ -90,7 +101,20 @@ func (c *KeyCache) put(hash string, owner storage.KeyOwner) {
 	if len(c.entries) >= c.maxEntries {
 		clear(c.entries)
 	}
-	c.entries[hash] = cachedKey{owner: owner, added: c.now()}
+	c.entries[hash] = cachedKey{owner: owner, added: c.now(), rev: rev, revOK: revOK}
+}
+
+// refresh records a cached key's balance read under revision rev, keeping
+// the entry's age: it was not looked up again.
+func (c *KeyCache) refresh(hash string, balance int64, rev storage.Revision, revOK bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[hash]
+	if !ok {
+		return
+	}
+	e.owner.BalanceCents, e.rev, e.revOK = balance, rev, revOK
+	c.entries[hash] = e
 }
 
 // forget drops a key the store no longer knows.

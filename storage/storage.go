@@ -79,7 +79,20 @@ type Keys interface {
 	// read it makes anyway whether any key was revoked since.
 	// ErrNotFound if the account never existed.
 	KeyState(ctx context.Context, accountID string) (balanceCents, generation int64, err error)
+	// Revision names the committed state of the whole store, read without
+	// a query, or reports false where the store cannot tell. Two equal
+	// revisions mean that nothing was committed in between, by this
+	// process or any other, so that a KeyState read under the first is
+	// still exact under the second.
+	Revision() (rev Revision, ok bool)
 }
+
+// Revision is an opaque name of a store's committed state (Keys.Revision).
+type Revision struct{ hi, lo uint64 }
+
+// NewRevision makes a Revision of two words that together change on every
+// commit. It is for store implementations.
+func NewRevision(hi, lo uint64) Revision { return Revision{hi, lo} }
 
 // Ledger is the append-only record of balance changes.
 type Ledger interface {

@@ -54,10 +54,14 @@ func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Sto
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
+	// Reads run on several connections at once under load; beyond the
+	// default two idle ones, each would be opened and closed again.
+	db.SetMaxIdleConns(8)
 	drv := &driver{db: db, querier: querier{q: db}, writer: make(chan struct{}, 1)}
 	for attempt := 1; ; attempt++ {
 		s, err := sqlstore.New(ctx, drv, opts)
 		if err == nil {
+			drv.watchCommits(ctx, abs)
 			return s, nil
 		}
 		// Switching a new database file to WAL needs a lock that SQLite
@@ -127,6 +131,44 @@ type driver struct {
 	stmts map[string]*sql.Stmt
 
 	writer chan struct{} // one write transaction of this process at a time
+
+	// wal tells whether anything was committed (Revision); nil where the
+	// wal-index could not be opened, and then every read goes to SQLite.
+	// pinned is a connection held open for as long as wal is read: while
+	// one connection of this process has the wal-index open, no other
+	// process may truncate and rebuild it (SQLite's DMS lock), which
+	// would start its change counter over.
+	wal    *walIndex
+	pinned *sql.Conn
+}
+
+// watchCommits opens the wal-index of the database at path. A failure
+// leaves Revision reporting false: the store still works, without the
+// read it saves.
+func (d *driver) watchCommits(ctx context.Context, path string) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	// A read maps the wal-index for the connection.
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		conn.Close()
+		return
+	}
+	wal, err := openWALIndex(path + "-shm")
+	if err != nil {
+		conn.Close()
+		return
+	}
+	d.pinned, d.wal = conn, wal
+}
+
+func (d *driver) revision() (storage.Revision, bool) {
+	if d.wal == nil {
+		return storage.Revision{}, false
+	}
+	return d.wal.revision()
 }
 
 func (d *driver) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -216,7 +258,7 @@ func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
 }
 
 func (d *driver) Dialect() sqlstore.Dialect {
-	return sqlstore.Dialect{Name: "sqlite", PositionalParams: true}
+	return sqlstore.Dialect{Name: "sqlite", PositionalParams: true, Revision: d.revision}
 }
 
 func (d *driver) IsUniqueViolation(err error) bool {
@@ -234,6 +276,10 @@ func (d *driver) Close() error {
 	}
 	d.stmts = nil
 	d.mu.Unlock()
+	if d.wal != nil {
+		d.wal.close()
+		d.pinned.Close()
+	}
 	return d.db.Close()
 }
 

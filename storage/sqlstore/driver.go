@@ -1,6 +1,10 @@
 package sqlstore
 
-import "context"
+import (
+	"context"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
 
 // Driver is the little a Store needs from a database. The sqlite and
 // postgres packages implement it; the SQL itself lives in this package and
@@ -45,6 +49,9 @@ type Dialect struct {
 	// keys with these hashes became unusable, so that they hear of it if
 	// and only if tx commits.
 	NotifyRevoked func(ctx context.Context, tx Tx, hashes []string) error
+	// Revision, if not nil, names the database's committed state without
+	// a query (storage.Keys.Revision).
+	Revision func() (storage.Revision, bool)
 }
 
 // Querier runs statements. Placeholders are $1, $2, ...

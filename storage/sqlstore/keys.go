@@ -130,6 +130,14 @@ func scanKey(r Row) (storage.APIKey, error) {
 	return k, nil
 }
 
+// Revision implements storage.Keys: the driver's, where it has one.
+func (s *Store) Revision() (storage.Revision, bool) {
+	if s.dialect.Revision == nil {
+		return storage.Revision{}, false
+	}
+	return s.dialect.Revision()
+}
+
 // KeyState is one query on the accounts primary key and the one-row
 // key_generation table.
 func (s *Store) KeyState(ctx context.Context, accountID string) (balance, generation int64, err error) {
