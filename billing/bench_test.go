@@ -87,3 +87,24 @@ func BenchmarkAdmit(b *testing.B) {
 		adm.Lease.Release()
 	}
 }
+
+// benchAnswer is a short /v1 JSON answer, as OpenAI and vLLM shape it.
+const benchAnswer = `{"id":"chatcmpl-000000000001","object":"chat.completion","created":1795493102,"model":"svc-3",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"Demo backend reply. Your message has 2 tokens (digest 7998e1ad): \"Benchmark me\"",` +
+	`"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":8,"completion_tokens":18,"total_tokens":26}}`
+
+// BenchmarkMeterAnswer is the usage extraction from a whole /v1 JSON
+// answer, once per non-stream request.
+func BenchmarkMeterAnswer(b *testing.B) {
+	p := []byte(benchAnswer)
+	b.SetBytes(int64(len(p)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := NewMeter(false)
+		m.Start("application/json")
+		m.Write(p)
+		if u := m.Usage(); u.Completion != 18 || u.Estimated {
+			b.Fatalf("usage %+v", u)
+		}
+	}
+}

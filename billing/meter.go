@@ -6,6 +6,7 @@ import (
 	"mime"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/internal/jsonscan"
 	"github.com/switchyardhq/switchyard/internal/sse"
 )
 
@@ -352,13 +353,23 @@ func (m *Meter) keepContent(text string) {
 // jsonUsage reads the usage of a JSON answer, whole or only its tail.
 func jsonUsage(body []byte, tail bool) (Usage, bool) {
 	if !tail {
-		var answer struct {
-			Usage *wireUsage `json:"usage"`
-		}
-		if json.Unmarshal(body, &answer) != nil {
+		// The answer must be valid JSON, as a decode of it would require,
+		// but only its usage is decoded: the choices are stepped over.
+		if !json.Valid(body) {
 			return Usage{}, false
 		}
-		return answer.Usage.counts()
+		var usage []byte
+		jsonscan.Members(body, func(key, value []byte) bool {
+			if string(key) == `"usage"` {
+				usage = value // the last one, as a decode would take
+			}
+			return true
+		})
+		var u *wireUsage
+		if usage == nil || json.Unmarshal(usage, &u) != nil {
+			return Usage{}, false
+		}
+		return u.counts()
 	}
 	// In the tail, the last "usage" key outside a string is the answer's:
 	// inside strings the quotes are escaped.

@@ -136,6 +136,10 @@ func TestMeterJSON(t *testing.T) {
 		{name: "embeddings", body: `{"object":"list","data":[],"usage":{"prompt_tokens":7,"total_tokens":7}}`, want: Usage{Prompt: 7}},
 		{name: "responses", body: `{"object":"response","output":[],"usage":{"input_tokens":40,"output_tokens":6,"total_tokens":46}}`, want: Usage{Prompt: 40, Completion: 6}},
 		{name: "no usage is estimated from the answer's tokens", body: `{"object":"list","data":[]}`, want: Usage{Completion: 8, Estimated: true}},
+		{name: "a usage that is null is none", body: `{"object":"list","data":[],"usage":null}`, want: Usage{Completion: 12, Estimated: true}},
+		{name: "only the answer's own usage counts", body: `{"data":[{"usage":{"prompt_tokens":1}}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`, want: Usage{Prompt: 5, Completion: 2}},
+		{name: "a usage in a nested object is not the answer's", body: `{"data":[{"usage":{"prompt_tokens":1,"completion_tokens":1}}]}`, want: Usage{Completion: 17, Estimated: true}},
+		{name: "an invalid answer is estimated", body: `{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3}`, want: Usage{Completion: 16, Estimated: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
