@@ -211,25 +211,15 @@ func keysCommand(cmd *cobra.Command) {
 	create.Flags().String("label", "", "A note to tell keys apart")
 	_ = create.MarkFlagRequired("account")
 
-	list := &cobra.Command{
-		Use:   "list --account NAME",
-		Short: "Lists an account's keys",
-		Args:  cobra.NoArgs,
-		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
-			acct, err := accountFlag(ctx, c, cmd)
-			if err != nil {
-				return err
-			}
+	list := accountCommand("list --account NAME", "Lists an account's keys",
+		func(ctx context.Context, c *cli, acct storage.Account) error {
 			keys, err := c.store.ListKeys(ctx, acct.ID)
 			if err != nil {
 				return err
 			}
 			printKeys(c.out, keys)
 			return nil
-		}),
-	}
-	list.Flags().String("account", "", "Account name")
-	_ = list.MarkFlagRequired("account")
+		})
 
 	revoke := &cobra.Command{
 		Use:   "revoke KEY_ID",
@@ -290,15 +280,8 @@ func accountsCommand(cmd *cobra.Command) {
 	_ = topup.MarkFlagRequired("account")
 	_ = topup.MarkFlagRequired("usd")
 
-	show := &cobra.Command{
-		Use:   "show --account NAME",
-		Short: "Shows an account's balance, keys and recent ledger entries",
-		Args:  cobra.NoArgs,
-		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
-			acct, err := accountFlag(ctx, c, cmd)
-			if err != nil {
-				return err
-			}
+	show := accountCommand("show --account NAME", "Shows an account's balance, keys and recent ledger entries",
+		func(ctx context.Context, c *cli, acct storage.Account) error {
 			balance, err := c.store.Balance(ctx, acct.ID)
 			if err != nil {
 				return err
@@ -345,10 +328,7 @@ func accountsCommand(cmd *cobra.Command) {
 				_ = tw.Flush()
 			}
 			return nil
-		}),
-	}
-	show.Flags().String("account", "", "Account name")
-	_ = show.MarkFlagRequired("account")
+		})
 	cmd.AddCommand(topup, show)
 }
 
@@ -394,6 +374,26 @@ func accountFlag(ctx context.Context, c *cli, cmd *cobra.Command) (storage.Accou
 		return acct, fmt.Errorf("no account named %q (keys create --account %s creates it)", name, name)
 	}
 	return acct, err
+}
+
+// accountCommand is a subcommand that acts on the existing account its
+// required --account flag names.
+func accountCommand(use, short string, run func(ctx context.Context, c *cli, acct storage.Account) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+			acct, err := accountFlag(ctx, c, cmd)
+			if err != nil {
+				return err
+			}
+			return run(ctx, c, acct)
+		}),
+	}
+	cmd.Flags().String("account", "", "Account name")
+	_ = cmd.MarkFlagRequired("account")
+	return cmd
 }
 
 func printKeys(w io.Writer, keys []storage.APIKey) {

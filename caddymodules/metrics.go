@@ -60,39 +60,33 @@ var processMetrics = newMetrics()
 func newMetrics() *metrics {
 	const ns = "switchyard"
 	return &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "requests_total",
-			Help: "Requests seen by switchyard_auth, by route, final status and error envelope code.",
-		}, []string{"route", "status", "code"}),
-		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "limiter_decisions_total",
-			Help: "Decisions of switchyard_limits' admission step.",
-		}, []string{"decision"}),
+		requests: counterVec("requests_total",
+			"Requests seen by switchyard_auth, by route, final status and error envelope code.",
+			"route", "status", "code"),
+		admissions: counterVec("limiter_decisions_total",
+			"Decisions of switchyard_limits' admission step.",
+			"decision"),
 		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Name: "limiter_redis_fallbacks_total",
 			Help: "Admissions decided in process because Redis did not answer (fail_open).",
 		}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "tokens_total",
-			Help: "Tokens of recorded usage, by route and kind (prompt, completion).",
-		}, []string{"route", "kind"}),
-		cents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "charged_cents_total",
-			Help: "Cents charged to accounts, by route.",
-		}, []string{"route"}),
-		chargeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "charge_errors_total",
-			Help: "Charges the store failed to record, by route.",
-		}, []string{"route"}),
+		tokens: counterVec("tokens_total",
+			"Tokens of recorded usage, by route and kind (prompt, completion).",
+			"route", "kind"),
+		cents: counterVec("charged_cents_total",
+			"Cents charged to accounts, by route.",
+			"route"),
+		chargeErrors: counterVec("charge_errors_total",
+			"Charges the store failed to record, by route.",
+			"route"),
 		upstreamFirst: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: ns, Name: "upstream_first_byte_seconds",
 			Help:    "Time from a metered /v1 request to the upstream's successful response headers.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
 		}),
-		toolRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "tool_runs_total",
-			Help: "Tool calls of /v3 chat completions, by tool and outcome (done, failed, timeout).",
-		}, []string{"tool", "outcome"}),
+		toolRuns: counterVec("tool_runs_total",
+			"Tool calls of /v3 chat completions, by tool and outcome (done, failed, timeout).",
+			"tool", "outcome"),
 		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns, Name: "tool_duration_seconds",
 			Help: "Time a tool call took, whatever its outcome, by tool.",
@@ -122,6 +116,11 @@ func (m *metrics) register(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// counterVec is the counter switchyard_<name>, with the given labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "switchyard", Name: name, Help: help}, labels)
 }
 
 func reuse[C prometheus.Collector](reg prometheus.Registerer, c *C, errs *[]error) {

@@ -340,12 +340,8 @@ func applyModelPrices(p *policy.Profile, models []*Model) {
 //	}
 func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
 	m := new(Model)
-	if !d.NextArg() {
-		return nil, d.ArgErr()
-	}
-	m.Name = d.Val()
-	if d.NextArg() {
-		return nil, d.ArgErr()
+	if err := oneArg(d, &m.Name); err != nil {
+		return nil, err
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
@@ -432,12 +428,8 @@ func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
 
 func unmarshalModelUpstream(d *caddyfile.Dispenser) (*ModelUpstream, error) {
 	u := new(ModelUpstream)
-	if !d.NextArg() {
-		return nil, d.ArgErr()
-	}
-	u.URL = d.Val()
-	if d.NextArg() {
-		return nil, d.ArgErr()
+	if err := oneArg(d, &u.URL); err != nil {
+		return nil, err
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		var err error

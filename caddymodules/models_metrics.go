@@ -17,18 +17,15 @@ type routeMetrics struct {
 }
 
 var processRouteMetrics = &routeMetrics{
-	selections: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "switchyard", Name: "upstream_selections_total",
-		Help: "Requests sent to an upstream of a model's pool, retries included, by model and upstream.",
-	}, []string{"model", "upstream"}),
-	retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "switchyard", Name: "upstream_retries_total",
-		Help: "Requests sent on to another upstream after one failed before its answer started, by model whose pool retried.",
-	}, []string{"model"}),
-	fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "switchyard", Name: "model_fallbacks_total",
-		Help: "Requests a model's pool could not start an answer for, moved on to the fallback model, by both models.",
-	}, []string{"from", "to"}),
+	selections: counterVec("upstream_selections_total",
+		"Requests sent to an upstream of a model's pool, retries included, by model and upstream.",
+		"model", "upstream"),
+	retries: counterVec("upstream_retries_total",
+		"Requests sent on to another upstream after one failed before its answer started, by model whose pool retried.",
+		"model"),
+	fallbacks: counterVec("model_fallbacks_total",
+		"Requests a model's pool could not start an answer for, moved on to the fallback model, by both models.",
+		"from", "to"),
 }
 
 // register registers m on reg, reusing collectors reg already holds.

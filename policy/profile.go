@@ -99,11 +99,11 @@ func ProfileFor(r Revision) Profile {
 		InputCentsPerMTok:  300,
 		OutputCentsPerMTok: 1000,
 		Period:             time.Minute,
+		Rolling:            true,
 	}
 	switch r {
 	case RevisionA:
 		p.RequestsPerPeriod = 150
-		p.Rolling = true
 		p.ConcurrentStreams = 34
 		p.MaxUploadBytes = 25 * mib
 		p.MaxStoredBytes = 500 * mib
@@ -111,7 +111,6 @@ func ProfileFor(r Revision) Profile {
 	default:
 		p.Revision = RevisionB
 		p.RequestsPerPeriod = 60
-		p.Rolling = true
 		p.ConcurrentStreams = 5
 		p.MaxUploadBytes = 25 * mb
 		p.MaxStoredBytes = 500 * mb

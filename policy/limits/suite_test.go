@@ -284,58 +284,60 @@ func testLeaseReleasedOnCancel(t *testing.T, h harness) {
 	acquire(t, l, "k", 1)
 }
 
-func testAdmitRateRefusalTakesNoLease(t *testing.T, h harness) {
+// eachWindow runs f with a fixed and with a rolling window, each on a new
+// node and a key of its own.
+func eachWindow(t *testing.T, h harness, f func(t *testing.T, l Limiter, key string, rolling bool)) {
 	for _, rolling := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rolling=%v", rolling), func(t *testing.T) {
-			l := h.node(t)
-			key := fmt.Sprint("k", rolling)
-			req := AdmitRequest{Key: key, Rate: Rate{Limit: 1, Period: time.Hour, Rolling: rolling}, StreamLimit: 2, WantLease: true}
-			first, err := l.Admit(context.Background(), req)
-			if err != nil || first.Lease == nil || !first.Rate.Allowed {
-				t.Fatalf("first Admit: %+v, %v", first, err)
-			}
-			second, err := l.Admit(context.Background(), req)
-			le, ok := errors.AsType[*LimitError](err)
-			if !ok || le.Limit != LimitRequests || second.Lease != nil || second.Rate.Allowed || second.Rate.RetryAfter <= 0 {
-				t.Fatalf("second Admit: %+v, %v; want refused by the rate with no lease", second, err)
-			}
-			// Only the first request holds a slot.
-			acquire(t, l, key, 2)
-			_, err = l.Acquire(context.Background(), key, 2)
-			wantStreamRefusal(t, err, 2)
+			f(t, h.node(t), fmt.Sprint("k", rolling), rolling)
 		})
 	}
 }
 
+func testAdmitRateRefusalTakesNoLease(t *testing.T, h harness) {
+	eachWindow(t, h, func(t *testing.T, l Limiter, key string, rolling bool) {
+		req := AdmitRequest{Key: key, Rate: Rate{Limit: 1, Period: time.Hour, Rolling: rolling}, StreamLimit: 2, WantLease: true}
+		first, err := l.Admit(context.Background(), req)
+		if err != nil || first.Lease == nil || !first.Rate.Allowed {
+			t.Fatalf("first Admit: %+v, %v", first, err)
+		}
+		second, err := l.Admit(context.Background(), req)
+		le, ok := errors.AsType[*LimitError](err)
+		if !ok || le.Limit != LimitRequests || second.Lease != nil || second.Rate.Allowed || second.Rate.RetryAfter <= 0 {
+			t.Fatalf("second Admit: %+v, %v; want refused by the rate with no lease", second, err)
+		}
+		// Only the first request holds a slot.
+		acquire(t, l, key, 2)
+		_, err = l.Acquire(context.Background(), key, 2)
+		wantStreamRefusal(t, err, 2)
+	})
+}
+
 func testAdmitStreamRefusalSpendsNoRate(t *testing.T, h harness) {
-	for _, rolling := range []bool{false, true} {
-		t.Run(fmt.Sprintf("rolling=%v", rolling), func(t *testing.T) {
-			l := h.node(t)
-			key := fmt.Sprint("k", rolling)
-			req := AdmitRequest{Key: key, Rate: Rate{Limit: 3, Period: time.Hour, Rolling: rolling}, StreamLimit: 1, WantLease: true}
-			first, err := l.Admit(context.Background(), req)
-			if err != nil || first.Rate.Remaining != 2 {
-				t.Fatalf("first Admit: %+v, %v", first, err)
+	eachWindow(t, h, func(t *testing.T, l Limiter, key string, rolling bool) {
+		req := AdmitRequest{Key: key, Rate: Rate{Limit: 3, Period: time.Hour, Rolling: rolling}, StreamLimit: 1, WantLease: true}
+		first, err := l.Admit(context.Background(), req)
+		if err != nil || first.Rate.Remaining != 2 {
+			t.Fatalf("first Admit: %+v, %v", first, err)
+		}
+		for range 5 {
+			a, err := l.Admit(context.Background(), req)
+			wantStreamRefusal(t, err, 1)
+			if a.Lease != nil || a.Rate.Allowed || a.Rate.Remaining != 2 || a.Rate.Limit != 3 {
+				t.Fatalf("refused Admit: %+v; want 2 requests remaining, untouched", a)
 			}
-			for range 5 {
-				a, err := l.Admit(context.Background(), req)
-				wantStreamRefusal(t, err, 1)
-				if a.Lease != nil || a.Rate.Allowed || a.Rate.Remaining != 2 || a.Rate.Limit != 3 {
-					t.Fatalf("refused Admit: %+v; want 2 requests remaining, untouched", a)
-				}
-			}
-			first.Lease.Release()
-			third, err := l.Admit(context.Background(), req)
-			if err != nil || third.Rate.Remaining != 1 {
-				t.Fatalf("Admit after release: %+v, %v; want 1 remaining", third, err)
-			}
-			third.Lease.Release()
-			noLease, err := l.Admit(context.Background(), AdmitRequest{Key: key, Rate: req.Rate})
-			if err != nil || noLease.Lease != nil || noLease.Rate.Remaining != 0 {
-				t.Fatalf("Admit without lease: %+v, %v", noLease, err)
-			}
-		})
-	}
+		}
+		first.Lease.Release()
+		third, err := l.Admit(context.Background(), req)
+		if err != nil || third.Rate.Remaining != 1 {
+			t.Fatalf("Admit after release: %+v, %v; want 1 remaining", third, err)
+		}
+		third.Lease.Release()
+		noLease, err := l.Admit(context.Background(), AdmitRequest{Key: key, Rate: req.Rate})
+		if err != nil || noLease.Lease != nil || noLease.Rate.Remaining != 0 {
+			t.Fatalf("Admit without lease: %+v, %v", noLease, err)
+		}
+	})
 }
 
 func testNodesShareLimits(t *testing.T, h harness) {

@@ -579,6 +579,15 @@ func reports(t *testing.T, s storage.Store) storage.UsageReports {
 	return r
 }
 
+// wantUsage checks the rows r reports for account; a nil want is no rows.
+func wantUsage(t *testing.T, r storage.UsageReports, account string, q storage.UsageQuery, want []storage.UsageRow) {
+	t.Helper()
+	rows, err := r.UsageSummary(t.Context(), account, q)
+	if err != nil || !slices.Equal(rows, want) {
+		t.Errorf("UsageSummary(%s, %+v) = %+v, %v; want %+v", account, q, rows, err, want)
+	}
+}
+
 func (h *harness) testUsageReports(t *testing.T) {
 	// A day in UTC, and the same instants seen from UTC+2 and UTC-5, so
 	// that grouping by local day would show.
@@ -595,10 +604,7 @@ func (h *harness) testUsageReports(t *testing.T) {
 		})
 		for _, account := range []string{a.ID, "acct_unknown"} {
 			for _, by := range []storage.UsageGrouping{storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser} {
-				rows, err := r.UsageSummary(t.Context(), account, storage.UsageQuery{By: by})
-				if err != nil || len(rows) != 0 {
-					t.Errorf("UsageSummary(%s, by %s) = %+v, %v; want no rows", account, by, rows, err)
-				}
+				wantUsage(t, r, account, storage.UsageQuery{By: by}, nil)
 			}
 			if cs, err := r.Charges(t.Context(), account, 0); err != nil || len(cs) != 0 {
 				t.Errorf("Charges(%s) = %+v, %v; want none", account, cs, err)
@@ -664,17 +670,11 @@ func (h *harness) testUsageReports(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				rows, err := r.UsageSummary(t.Context(), a.ID, tt.q)
-				if err != nil || !slices.Equal(rows, tt.want) {
-					t.Errorf("UsageSummary = %+v, %v; want %+v", rows, err, tt.want)
-				}
+				wantUsage(t, r, a.ID, tt.q, tt.want)
 			})
 		}
-		rows, err := r.UsageSummary(t.Context(), b.ID, storage.UsageQuery{By: storage.UsageByDay})
-		want := []storage.UsageRow{{Group: "2026-03-14", Requests: 1, PromptTokens: 1000, CompletionTokens: 100, CostCents: 13}}
-		if err != nil || !slices.Equal(rows, want) {
-			t.Errorf("other account: UsageSummary = %+v, %v; want %+v", rows, err, want)
-		}
+		wantUsage(t, r, b.ID, storage.UsageQuery{By: storage.UsageByDay},
+			[]storage.UsageRow{{Group: "2026-03-14", Requests: 1, PromptTokens: 1000, CompletionTokens: 100, CostCents: 13}})
 	})
 
 	t.Run("BeforeTheEpoch", func(t *testing.T) {
@@ -688,16 +688,12 @@ func (h *harness) testUsageReports(t *testing.T) {
 				AccountID: a.ID, RequestID: fmt.Sprint("r-", i), Finished: finished, CostCents: int64(i + 1),
 			})
 		}
-		rows, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: storage.UsageByDay})
-		want := []storage.UsageRow{
+		wantUsage(t, r, a.ID, storage.UsageQuery{By: storage.UsageByDay}, []storage.UsageRow{
 			{Group: "0001-01-01", Requests: 1, CostCents: 4},
 			{Group: "1969-12-30", Requests: 1, CostCents: 2},
 			{Group: "1969-12-31", Requests: 1, CostCents: 1},
 			{Group: "1970-01-01", Requests: 1, CostCents: 3},
-		}
-		if err != nil || !slices.Equal(rows, want) {
-			t.Errorf("UsageSummary = %+v, %v; want %+v", rows, err, want)
-		}
+		})
 	})
 
 	t.Run("ByKeyAndEndUser", func(t *testing.T) {
@@ -747,10 +743,7 @@ func (h *harness) testUsageReports(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				rows, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: tt.by, Since: midnight})
-				if err != nil || !slices.Equal(rows, tt.want) {
-					t.Errorf("UsageSummary = %+v, %v; want %+v", rows, err, tt.want)
-				}
+				wantUsage(t, r, a.ID, storage.UsageQuery{By: tt.by, Since: midnight}, tt.want)
 			})
 		}
 		t.Run("every grouping has the same total", func(t *testing.T) {

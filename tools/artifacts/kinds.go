@@ -133,10 +133,14 @@ func mustQuote(s string) string {
 	return string(b)
 }
 
+// embedHint ends the descriptions of the document tools, whose Markdown
+// may embed the images the other tools made.
+const embedHint = "Embed a chart, diagram or image made earlier with ![caption](ID) using its object id."
+
 var documentKind = &kind{
 	tool: tools.NameCreateDocument, typ: "document", ext: "pdf", mime: "application/pdf",
 	description: "Write a PDF document (report, memo, summary) from Markdown: headings, lists, tables, code, links. " +
-		"Embed a chart, diagram or image made earlier with ![caption](ID) using its object id.",
+		embedHint,
 	source: markdownSource,
 	update: markdownUpdate,
 	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
@@ -185,7 +189,7 @@ var wordKind = &kind{
 	tool: tools.NameCreateWordDocument, typ: "docx", ext: "docx",
 	mime: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 	description: "Write a Word document (docx) from Markdown, for text the user will edit further. " +
-		"Embed a chart, diagram or image made earlier with ![caption](ID) using its object id.",
+		embedHint,
 	source: markdownSource,
 	update: markdownUpdate,
 	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {

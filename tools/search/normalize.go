@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // Bounds of a normalised result, in characters (runes).
@@ -217,13 +219,9 @@ func truncate(s string, limit int) string {
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
-	cut := 0
-	for n := 0; n < limit-1; n++ {
-		_, size := utf8.DecodeRuneInString(s[cut:])
-		cut += size
-	}
-	head := s[:cut]
-	if s[cut] != ' ' { // the cut falls inside a word
+	// One rune less, to leave room for the ellipsis.
+	head := clip.Runes(s, limit-1)
+	if s[len(head)] != ' ' { // the cut falls inside a word
 		if sp := strings.LastIndexByte(head, ' '); sp > 0 && utf8.RuneCountInString(head[sp:]) <= 30 {
 			head = head[:sp]
 		}
