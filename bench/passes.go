@@ -19,7 +19,9 @@ import (
 type trips struct {
 	mode, scenario string
 	n              int
-	// SQLite, from the gateway's switchyard_sqlite_statements_total.
+	// From the gateway's switchyard_sqlite_statements_total, or
+	// switchyard_postgres_statements_total (no statements in write
+	// transactions).
 	sqlReads, sqlTxs, sqlTxStatements float64
 	// PostgreSQL, from pg_stat_database of the bench's own database.
 	pgXacts, pgRowsWritten float64
@@ -63,12 +65,16 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 			if err != nil {
 				return nil, err
 			}
+			pingsBefore, err := feedPings(t)
+			if err != nil {
+				return nil, err
+			}
 			for _, s := range counted {
 				rBefore, err := redisCalls(m.redis)
 				if err != nil {
 					return nil, err
 				}
-				tGrew, err := countGrowth(t, s, o.counts, "switchyard_redis_round_trips_total")
+				tGrew, err := countGrowth(t, s, o.counts, "switchyard_")
 				if err != nil {
 					return nil, err
 				}
@@ -81,7 +87,14 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				if err != nil {
 					return nil, err
 				}
+				pingsAfter, err := feedPings(t)
+				if err != nil {
+					return nil, err
+				}
 				n := float64(o.counts)
+				pg := func(kind string) float64 {
+					return tGrew[`switchyard_postgres_statements_total{kind="`+kind+`"}`] / n
+				}
 				var total int64
 				var by []string
 				for _, name := range slices.Sorted(maps.Keys(rAfter)) {
@@ -91,18 +104,28 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 					}
 				}
 				out = append(out, trips{mode: m.name, scenario: s.name, n: o.counts, distributed: true,
-					// One transaction is the previous reading's own.
-					pgXacts:       float64(pgAfter.xacts-pgBefore.xacts-1) / n,
+					sqlReads: pg("read"), sqlTxs: pg("transaction"),
+					// One transaction is the previous reading's own; the
+					// commit feed's pings are not the requests', and each
+					// is two on the server: the NOTIFY and its delivery.
+					pgXacts:       float64(pgAfter.xacts-pgBefore.xacts-1-2*int64(pingsAfter-pingsBefore)) / n,
 					pgRowsWritten: float64(pgAfter.written-pgBefore.written) / n,
 					redisTrips:    tGrew["switchyard_redis_round_trips_total"] / n,
 					redisCommands: float64(total) / n,
 					redisBy:       strings.Join(by, ", "),
 				})
-				pgBefore = pgAfter
+				pgBefore, pingsBefore = pgAfter, pingsAfter
 			}
 		}
 	}
 	return out, nil
+}
+
+// feedPings is how many statements t's commit feed has sent, which
+// pg_stat_database counts as transactions.
+func feedPings(t *target) (float64, error) {
+	m, err := scrape(t.admin, "switchyard_postgres_statements_total")
+	return m[`switchyard_postgres_statements_total{kind="feed_ping"}`], err
 }
 
 // countGrowth sends a scenario's requests one at a time and returns how much

@@ -255,8 +255,10 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 		"((p50 − first byte p50) − plain Caddy's) / chunks.\n\n")
 
 	p("## Round trips per request\n\n")
-	p("Counted over %d requests per row sent one at a time, not estimated: SQLite statements from the gateway's "+
-		"`switchyard_sqlite_statements_total`; PostgreSQL transactions (each statement outside a transaction is one) and rows "+
+	p("Counted over %d requests per row sent one at a time, not estimated: SQL reads and write transactions from the gateway's "+
+		"`switchyard_sqlite_statements_total` or `switchyard_postgres_statements_total`; PostgreSQL transactions (each statement "+
+		"outside a transaction is one, and so is each delivery of notifications to a listener; less the pings of the gateway's "+
+		"commit feed, two each) and rows "+
 		"written from `pg_stat_database` of the bench's own database, read after PostgreSQL published them; Redis round trips "+
 		"from the gateway's `switchyard_redis_round_trips_total` (a hook on the client: one per command or pipeline sent), and the "+
 		"commands Redis ran, those inside scripts included, from `INFO commandstats` of the bench's own Redis.\n\n", o.counts)
@@ -264,7 +266,7 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 	p("|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range tr {
 		if x.distributed {
-			p("| %s | %s | — | — | — | %.2f | %.2f | %.2f | %.2f: %s |\n", x.mode, x.scenario, x.pgXacts, x.pgRowsWritten, x.redisTrips, x.redisCommands, x.redisBy)
+			p("| %s | %s | %.2f | %.2f | — | %.2f | %.2f | %.2f | %.2f: %s |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.pgXacts, x.pgRowsWritten, x.redisTrips, x.redisCommands, x.redisBy)
 		} else {
 			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none | — |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
 		}

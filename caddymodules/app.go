@@ -80,13 +80,15 @@ type App struct {
 	// secret generated once and kept in data_dir/key_secret (mode 0600).
 	KeySecret string `json:"key_secret,omitempty"`
 
-	// How long a node may reuse a key lookup. A cached key still costs its
+	// How long a node may reuse a key lookup. A cached key costs its
 	// request one read, the balance, which also returns the store's key
-	// generation: every revocation raises it, so a revoked key is refused
-	// on its very next request on every node whatever this is. It only
-	// bounds the memory of idle keys and how long a key revoked behind
-	// the store's back (by hand in SQL) stays usable. Default: 1m; a
-	// negative value turns caching off.
+	// generation, and none while the store shows no commit since: every
+	// revocation raises the generation and commits, so a revoked key is
+	// refused on its next request whatever this is (with PostgreSQL, once
+	// the commit's notification reached the node: well under a
+	// millisecond, at most 250 ms). It only bounds the memory of idle keys
+	// and how long a key revoked behind the store's back (by hand in SQL)
+	// stays usable. Default: 1m; a negative value turns caching off.
 	KeyCacheTTL caddy.Duration `json:"key_cache_ttl,omitempty"`
 
 	// The OpenAI-compatible backend.

@@ -67,7 +67,8 @@ by that config's switchyard app; otherwise the one the environment names
       is printed once, alone on the last line of output; only a hash is kept.
   keys list --account NAME
   keys revoke KEY_ID
-      Revocation is immediate on every node.
+      Revocation takes effect on every node at once (with PostgreSQL, as
+      soon as its notification arrives: well under a millisecond).
 `
 
 const accountsHelp = `

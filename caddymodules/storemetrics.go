@@ -8,12 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/switchyardhq/switchyard/storage/postgres"
 	"github.com/switchyardhq/switchyard/storage/sqlite"
 )
 
-// registerStoreCounters exposes how many statements the embedded store
-// ran, so that the SQL a request costs can be counted rather than guessed
-// (make bench does). PostgreSQL counts its own, in pg_stat_database.
+// registerStoreCounters exposes how many statements the stores ran, so
+// that the SQL a request costs can be counted rather than guessed (make
+// bench does).
 func registerStoreCounters(reg prometheus.Registerer) error {
 	counter := func(kind, help string, read func() uint64) prometheus.CounterFunc {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -23,10 +24,21 @@ func registerStoreCounters(reg prometheus.Registerer) error {
 	}
 	const help = "Statements the embedded SQLite store ran: kind read (queries outside a write transaction), " +
 		"transaction (write transactions) or in_transaction (statements inside them)."
+	pgCounter := func(kind string, read func() uint64) prometheus.CounterFunc {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "switchyard", Name: "postgres_statements_total",
+			Help: "Statements the PostgreSQL store sent: kind read (queries outside a transaction), " +
+				"transaction (write transactions) or feed_ping (the commit feed proving how far it has read).",
+			ConstLabels: prometheus.Labels{"kind": kind},
+		}, func() float64 { return float64(read()) })
+	}
 	cs := []prometheus.CounterFunc{
 		counter("read", help, func() uint64 { r, _, _ := sqlite.Counts(); return r }),
 		counter("transaction", help, func() uint64 { _, t, _ := sqlite.Counts(); return t }),
 		counter("in_transaction", help, func() uint64 { _, _, s := sqlite.Counts(); return s }),
+		pgCounter("read", func() uint64 { r, _, _ := postgres.Counts(); return r }),
+		pgCounter("transaction", func() uint64 { _, t, _ := postgres.Counts(); return t }),
+		pgCounter("feed_ping", func() uint64 { _, _, p := postgres.Counts(); return p }),
 	}
 	var errs []error
 	for i := range cs {

@@ -50,8 +50,9 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 // by its keyed hash, which carries the balance. With a KeyCache, a key
 // looked up before costs the account's balance together with the store's
 // key generation, and nothing at all while the store reports no commit
-// since that read. Either way a revoked key is refused on its very next
-// request on every node (see KeyCache).
+// since that read. A revoked key is refused on its very next request, or
+// on PostgreSQL once the revocation's notification reached this node
+// (see KeyCache).
 type Authenticator struct {
 	keys     KeyStore
 	hasher   KeyHasher

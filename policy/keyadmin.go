@@ -66,7 +66,8 @@ func ValidAccountName(name string) error {
 // returns it unchanged. With accountID set, a key of another account is
 // answered like an unknown one, so that a caller scoped to one account
 // learns nothing of others' keys. Unknown keys are 404 key_not_found.
-// The revocation is immediate on every node (see storage.Keys).
+// The revocation takes effect on every node at once, or with PostgreSQL
+// as soon as its notification arrives (see KeyCache).
 func RevokeKey(ctx context.Context, keys storage.Keys, accountID, keyID string) (storage.APIKey, error) {
 	notFound := apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, "key_not_found",
 		fmt.Sprintf("No key with id %q.", keyID))

@@ -22,11 +22,17 @@ import (
 // and the entries of older generations are dropped.
 //
 // Where the store can tell without a query that nothing was committed
-// since the balance was read (storage.Keys.Revision: the embedded store
-// reads SQLite's wal-index), that read is not made again either: nothing
-// committed means no revocation, no top-up and no charge, so the cached
-// balance and generation are still exact. Any commit, in any process,
-// sends the next request of every cached key to the store once.
+// since the balance was read (storage.Keys.Revision), that read is not
+// made again either: nothing committed means no revocation, no top-up and
+// no charge, so the cached balance and generation are still current. Any
+// commit, in any process, sends the next request of every cached key to
+// the store once. The embedded store tells at once (SQLite's wal-index),
+// so a revocation still takes effect on the very next request. PostgreSQL
+// tells this node's own commits at once and other processes' by
+// notification: a key revoked by another node or the CLI is refused once
+// the notification arrives, well under a millisecond later and at most
+// 250 ms (beyond that the store reports no revision and every request
+// reads).
 type KeyCache struct {
 	maxEntries int
 	now        func() time.Time

@@ -83,7 +83,10 @@ type Keys interface {
 	// a query, or reports false where the store cannot tell. Two equal
 	// revisions mean that nothing was committed in between, by this
 	// process or any other, so that a KeyState read under the first is
-	// still exact under the second.
+	// still exact under the second. SQLite tells at once; PostgreSQL
+	// learns of other processes' commits by notification, so there two
+	// equal revisions mean nothing committed up to the notifications'
+	// delay before the second (well under a millisecond, at most 250 ms).
 	Revision() (rev Revision, ok bool)
 }
 

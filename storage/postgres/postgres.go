@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,7 +70,9 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connecting to %s: %w", where, err)
 	}
-	inner, err := sqlstore.New(ctx, &driver{pool: pool}, opts)
+	feedConfig := cfg.ConnConfig.Copy()
+	feedConfig.RuntimeParams["application_name"] = cfg.ConnConfig.RuntimeParams["application_name"] + "-commits"
+	inner, err := sqlstore.New(ctx, &driver{pool: pool, feed: newCommitFeed(feedConfig)}, opts)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %s: %w", where, err)
@@ -101,9 +104,26 @@ func (s *Store) Close() error {
 	return s.Store.Close()
 }
 
+// Counts of what every PostgreSQL store of this process sent, for the
+// metrics (and so the bench) to tell how much SQL a request costs:
+// pg_stat_database counts the commit feed's pings as transactions too.
+var (
+	reads        atomic.Uint64 // queries outside a transaction
+	transactions atomic.Uint64 // write transactions
+	feedPings    atomic.Uint64 // the commit feed's own statements
+)
+
+// Counts reports the queries sent outside transactions, the write
+// transactions begun, and the statements the commit feed sent to prove
+// its freshness, by every store this process opened.
+func Counts() (readQueries, writeTransactions, feedStatements uint64) {
+	return reads.Load(), transactions.Load(), feedPings.Load()
+}
+
 // driver adapts a pgx pool to sqlstore.Driver.
 type driver struct {
 	pool *pgxpool.Pool
+	feed *commitFeed
 }
 
 func (d *driver) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
@@ -112,10 +132,12 @@ func (d *driver) Exec(ctx context.Context, sql string, args ...any) (int64, erro
 }
 
 func (d *driver) Query(ctx context.Context, sql string, args ...any) (sqlstore.Rows, error) {
+	reads.Add(1)
 	return d.pool.Query(ctx, sql, args...)
 }
 
 func (d *driver) QueryRow(ctx context.Context, sql string, args ...any) sqlstore.Row {
+	reads.Add(1)
 	return d.pool.QueryRow(ctx, sql, args...)
 }
 
@@ -124,7 +146,8 @@ func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return txn{tx}, nil
+	transactions.Add(1)
+	return txn{tx: tx, feed: d.feed}, nil
 }
 
 func (d *driver) Dialect() sqlstore.Dialect {
@@ -136,6 +159,7 @@ func (d *driver) Dialect() sqlstore.Dialect {
 		// collation, not bytewise, which would break file-list cursors.
 		BytewiseCollation: `COLLATE "C"`,
 		NotifyRevoked:     notifyRevoked,
+		Revision:          d.feed.revision,
 	}
 }
 
@@ -152,11 +176,15 @@ func (d *driver) IsUniqueViolation(err error) bool {
 }
 
 func (d *driver) Close() error {
+	d.feed.stop()
 	d.pool.Close()
 	return nil
 }
 
-type txn struct{ tx pgx.Tx }
+type txn struct {
+	tx   pgx.Tx
+	feed *commitFeed
+}
 
 func (t txn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	tag, err := t.tx.Exec(ctx, sql, args...)
@@ -171,7 +199,23 @@ func (t txn) QueryRow(ctx context.Context, sql string, args ...any) sqlstore.Row
 	return t.tx.QueryRow(ctx, sql, args...)
 }
 
-func (t txn) Commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
+// Commit tells every process following the commit feed, this one at
+// once, the others by a notification PostgreSQL delivers if and only if
+// the transaction commits. Every write transaction signals, whatever it
+// wrote: the few that change nothing a cached key depends on cost their
+// followers one read each.
+func (t txn) Commit(ctx context.Context) error {
+	if _, err := t.tx.Exec(ctx, "SELECT pg_notify($1, '')", commitsChannel); err != nil {
+		_ = t.tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	if err := t.tx.Commit(ctx); err != nil {
+		return err
+	}
+	t.feed.committed()
+	return nil
+}
+
 func (t txn) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 
 // Interface guards.

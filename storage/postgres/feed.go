@@ -1,0 +1,177 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// commitsChannel is the NOTIFY channel every write transaction of every
+// Switchyard process signals on as it commits (txn.Commit).
+const commitsChannel = "switchyard_commits"
+
+const (
+	// maxFeedLag bounds how far behind the database a Revision may be: a
+	// commit older than this has reached the feed, or Revision reports
+	// false and every read goes to the database again.
+	maxFeedLag = 250 * time.Millisecond
+	// feedPingEvery is how often the feed proves how far it has read.
+	feedPingEvery = 50 * time.Millisecond
+)
+
+// commitFeed follows the notifications of commitsChannel on a connection
+// of its own, so that Revision can tell without a query whether anything
+// was committed since a read, by any process on any node.
+//
+// PostgreSQL delivers notifications to a listener in commit order, one
+// queue for every channel. So the feed pings itself on a channel of its
+// own (its connection's backend pid in the name): when the ping arrives,
+// every commit made before it was sent has been counted. Revision answers
+// only while the last ping that arrived was sent less than maxFeedLag ago,
+// which bounds how stale a revision can be; in practice a notification
+// arrives well under a millisecond after its commit. Commits of this
+// process also count as they return, so that this node sees its own
+// writes at once.
+type commitFeed struct {
+	config *pgx.ConnConfig
+	now    func() time.Time
+
+	mu      sync.Mutex
+	epoch   uint64 // a new one on every connection: counts start over
+	count   uint64
+	live    bool
+	fresh   time.Time // when the last ping that arrived was sent
+	started bool
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newCommitFeed(config *pgx.ConnConfig) *commitFeed {
+	return &commitFeed{config: config, now: time.Now, done: make(chan struct{})}
+}
+
+// revision starts the feed on its first call: processes that never ask,
+// the CLI's, hold no listening connection.
+func (f *commitFeed) revision() (storage.Revision, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.started {
+		f.started = true
+		ctx, cancel := context.WithCancel(context.Background())
+		f.cancel = cancel
+		go f.run(ctx)
+	}
+	if !f.live || f.now().Sub(f.fresh) > maxFeedLag {
+		return storage.Revision{}, false
+	}
+	return storage.NewRevision(f.epoch, f.count), true
+}
+
+// committed counts a commit of this process.
+func (f *commitFeed) committed() {
+	f.mu.Lock()
+	f.count++
+	f.mu.Unlock()
+}
+
+// stop ends the feed and waits for it.
+func (f *commitFeed) stop() {
+	f.mu.Lock()
+	started := f.started
+	f.started = true // a later revision call starts nothing
+	f.mu.Unlock()
+	if started && f.cancel != nil {
+		f.cancel()
+		<-f.done
+	}
+}
+
+func (f *commitFeed) run(ctx context.Context) {
+	defer close(f.done)
+	backoff := 100 * time.Millisecond
+	for {
+		if f.follow(ctx) {
+			backoff = 100 * time.Millisecond
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+// follow connects, listens and counts until the connection fails, a ping
+// does not come back within maxFeedLag, or ctx is done. It reports
+// whether it got as far as listening.
+func (f *commitFeed) follow(ctx context.Context) bool {
+	conn, err := pgx.ConnectConfig(ctx, f.config)
+	if err != nil {
+		return false
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		conn.Close(closeCtx)
+	}()
+	pings := "switchyard_feed_" + strconv.FormatUint(uint64(conn.PgConn().PID()), 10)
+	if _, err := conn.Exec(ctx, "LISTEN "+commitsChannel+"; LISTEN "+pings); err != nil {
+		return false
+	}
+	f.mu.Lock()
+	f.epoch++
+	f.count, f.live, f.fresh = 0, true, time.Time{}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.live = false
+		f.mu.Unlock()
+	}()
+
+	var seq uint64
+	var sent, next time.Time // sent: of ping seq, zero once it arrived
+	for {
+		now := f.now()
+		if sent.IsZero() && !now.Before(next) {
+			seq++
+			sent = now
+			feedPings.Add(1)
+			if _, err := conn.Exec(ctx, "SELECT pg_notify($1, $2)", pings, strconv.FormatUint(seq, 10)); err != nil {
+				return true
+			}
+		}
+		deadline := next
+		if !sent.IsZero() {
+			if now.Sub(sent) > maxFeedLag {
+				return true // the connection or the server is stuck
+			}
+			deadline = sent.Add(maxFeedLag)
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, max(deadline.Sub(now), time.Millisecond))
+		n, err := conn.WaitForNotification(waitCtx)
+		cancel()
+		switch {
+		case err == nil && n.Channel == pings:
+			if n.Payload == strconv.FormatUint(seq, 10) {
+				f.mu.Lock()
+				f.fresh = sent
+				f.mu.Unlock()
+				next, sent = sent.Add(feedPingEvery), time.Time{}
+			}
+		case err == nil:
+			f.committed()
+		case ctx.Err() != nil, !pgconn.Timeout(err):
+			return true
+		}
+	}
+}
