@@ -116,24 +116,6 @@ type Ledger interface {
 	Entries(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error)
 }
 
-// KeyWatcher is implemented by stores that can tell every process about
-// keys revoked by any process (PostgreSQL LISTEN/NOTIFY). Lookups may be
-// cached only by a process that watches.
-type KeyWatcher interface {
-	// WatchKeys blocks until ctx is done, reporting to sink. It calls
-	// sink.Live(true) once notifications flow, sink.Live(false) whenever
-	// they may have been lost (the sink must then drop everything it has
-	// cached and cache nothing until the next Live(true)), and
-	// sink.Revoked for every key revoked or made unusable anywhere.
-	WatchKeys(ctx context.Context, sink KeySink)
-}
-
-// KeySink receives key events from a KeyWatcher.
-type KeySink interface {
-	Live(live bool)
-	Revoked(hash string)
-}
-
 // Account is an owner of keys and a balance.
 type Account struct {
 	ID        string

@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,32 +20,14 @@ import (
 // show in pg_stat_activity unless the DSN sets one.
 const DefaultApplicationName = "switchyard"
 
-// keysChannel is the NOTIFY channel carrying the hashes of keys that
-// became unusable.
-const keysChannel = "switchyard_keys"
-
 // migrationLockKey is the pg_advisory_xact_lock key that serialises
 // migrations. Advisory locks are per database, so only processes sharing
 // the database contend for it. (It spells "swyd-mig" in ASCII.)
 const migrationLockKey int64 = 0x73777964_2d6d6967
 
-// Store is a storage.Store on PostgreSQL that also implements
-// storage.KeyWatcher.
+// Store is a storage.Store on PostgreSQL.
 type Store struct {
 	*sqlstore.Store
-	pool *pgxpool.Pool
-
-	// listenConfig is the configuration of the dedicated connection
-	// WatchKeys listens on.
-	listenConfig *pgx.ConnConfig
-	// Backoff between reconnection attempts of WatchKeys: it starts at
-	// minBackoff and doubles up to maxBackoff.
-	minBackoff, maxBackoff time.Duration
-
-	mu       sync.Mutex
-	closed   bool
-	done     chan struct{} // closed by Close
-	watchers sync.WaitGroup
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value
@@ -77,31 +57,7 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %s: %w", where, err)
 	}
-	listenConfig := cfg.ConnConfig.Copy()
-	listenConfig.RuntimeParams["application_name"] = cfg.ConnConfig.RuntimeParams["application_name"] + "-keywatch"
-	return &Store{
-		Store:        inner,
-		pool:         pool,
-		listenConfig: listenConfig,
-		minBackoff:   100 * time.Millisecond,
-		maxBackoff:   10 * time.Second,
-		done:         make(chan struct{}),
-	}, nil
-}
-
-// Close makes running WatchKeys calls return, waits for them, and closes
-// the pool.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	close(s.done)
-	s.mu.Unlock()
-	s.watchers.Wait()
-	return s.Store.Close()
+	return &Store{Store: inner}, nil
 }
 
 // Counts of what every PostgreSQL store of this process sent, for the
@@ -158,16 +114,8 @@ func (d *driver) Dialect() sqlstore.Dialect {
 		// Database locales other than C order ids by their letters'
 		// collation, not bytewise, which would break file-list cursors.
 		BytewiseCollation: `COLLATE "C"`,
-		NotifyRevoked:     notifyRevoked,
 		Revision:          d.feed.revision,
 	}
-}
-
-// notifyRevoked queues one notification per hash; PostgreSQL delivers
-// them when, and only if, tx commits.
-func notifyRevoked(ctx context.Context, tx sqlstore.Tx, hashes []string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, h) FROM unnest($2::text[]) AS h`, keysChannel, hashes)
-	return err
 }
 
 func (d *driver) IsUniqueViolation(err error) bool {
@@ -218,8 +166,5 @@ func (t txn) Commit(ctx context.Context) error {
 
 func (t txn) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 
-// Interface guards.
-var (
-	_ storage.Store      = (*Store)(nil)
-	_ storage.KeyWatcher = (*Store)(nil)
-)
+// Interface guard.
+var _ storage.Store = (*Store)(nil)

@@ -60,7 +60,7 @@ func (s *Store) DeleteAccount(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return s.notifyRevoked(ctx, tx, hashes)
+		return raiseKeyGeneration(ctx, tx, hashes)
 	})
 	return wrap(err, "deleting account")
 }
@@ -72,20 +72,15 @@ func (s *Store) CountAccounts(ctx context.Context) (int, error) {
 	return int(n), wrap(err, "counting accounts")
 }
 
-// notifyRevoked raises the key generation, in tx, for keys that tx
-// revokes, so that every cached lookup in every process is known stale
-// by the next read of KeyState, and tells listening processes.
-func (s *Store) notifyRevoked(ctx context.Context, tx Tx, hashes []string) error {
+// raiseKeyGeneration raises the key generation, in tx, when tx revokes
+// keys (hashes), so that every cached lookup in every process is known
+// stale by the next read of KeyState.
+func raiseKeyGeneration(ctx context.Context, tx Tx, hashes []string) error {
 	if len(hashes) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE key_generation SET generation = generation + 1 WHERE id = $1`, 1); err != nil {
-		return err
-	}
-	if s.dialect.NotifyRevoked == nil {
-		return nil
-	}
-	return s.dialect.NotifyRevoked(ctx, tx, hashes)
+	_, err := tx.Exec(ctx, `UPDATE key_generation SET generation = generation + 1 WHERE id = $1`, 1)
+	return err
 }
 
 // queryStrings returns the single string column of every row.

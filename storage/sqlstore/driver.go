@@ -45,10 +45,6 @@ type Dialect struct {
 	// the thousand parameters of a large INSERT took longer than running
 	// it.
 	PositionalParams bool
-	// NotifyRevoked, if not nil, tells other processes inside tx that the
-	// keys with these hashes became unusable, so that they hear of it if
-	// and only if tx commits.
-	NotifyRevoked func(ctx context.Context, tx Tx, hashes []string) error
 	// Revision, if not nil, names the database's committed state without
 	// a query (storage.Keys.Revision).
 	Revision func() (storage.Revision, bool)

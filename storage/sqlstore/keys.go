@@ -77,8 +77,8 @@ func (s *Store) ListKeys(ctx context.Context, accountID string) ([]storage.APIKe
 	return keys, wrap(err, "listing keys")
 }
 
-// RevokeKey revokes the key and, when it was active, tells other
-// processes in the same transaction.
+// RevokeKey revokes the key and, when it was active, raises the key
+// generation in the same transaction.
 func (s *Store) RevokeKey(ctx context.Context, keyID string) (storage.APIKey, error) {
 	var key storage.APIKey
 	err := s.inTx(ctx, func(tx Tx) error {
@@ -88,7 +88,7 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string) (storage.APIKey, er
 		if err != nil {
 			return err
 		}
-		if err := s.notifyRevoked(ctx, tx, hashes); err != nil {
+		if err := raiseKeyGeneration(ctx, tx, hashes); err != nil {
 			return err
 		}
 		key, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, keyID))
