@@ -122,7 +122,7 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 	p("- Demo backend without delays (`switchyard demo-backend`); plain Caddy is the same binary with a bare `reverse_proxy`. " +
 		"Switchyard runs `Caddyfile.example` with rate and stream limits raised out of the way: every request is " +
 		"authenticated, admitted (rate, stream slot, balance hold) and charged. " +
-		"The /v3 rows' direct and plain-Caddy baselines are the /v1 request the gateway itself sends the backend: a stream with usage, for /v3 JSON too.\n\n")
+		"The /v3 rows' direct and plain-Caddy baselines are the /v1 request the gateway itself sends the backend, recorded before the run, system prompt and tool schemas included: a stream with usage, for /v3 JSON too.\n\n")
 
 	modes := gatewayTargets(r)
 	// The budget.
