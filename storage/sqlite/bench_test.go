@@ -44,3 +44,19 @@ func BenchmarkKeyRead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRevision is what a cached key costs a request while nothing
+// was committed: one reading of the wal-index header.
+func BenchmarkRevision(b *testing.B) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "switchyard.db"), storage.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := s.Revision(); !ok {
+			b.Fatal("no revision")
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 // that every connection in WAL mode, in any process, shares through
 // mmap (https://www.sqlite.org/walformat.html, section 2.5). Every
 // commit rewrites it, so comparing two readings tells whether anything
-// was committed in between, for the cost of one pread instead of the
+// was committed in between, for the cost of a memory read instead of the
 // statement a PRAGMA data_version would be (in modernc's SQLite a
 // statement costs as much as the key read it would save).
 //
@@ -20,7 +20,8 @@ import (
 // two copies of it: a commit writes the second, then the first, and a
 // reader that finds them different retries, as SQLite's own do.
 type walIndex struct {
-	f *os.File
+	f   *os.File
+	hdr []byte // the mapped header, or nil: then each reading is a pread
 }
 
 const (
@@ -37,7 +38,7 @@ func openWALIndex(path string) (*walIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &walIndex{f: f}, nil
+	return &walIndex{f: f, hdr: mapHeader(f, 2*walIndexHdrSize)}, nil
 }
 
 // revision reads the header. The change counter and the last frame name
@@ -47,7 +48,7 @@ func openWALIndex(path string) (*walIndex, error) {
 func (w *walIndex) revision() (storage.Revision, bool) {
 	var b [2 * walIndexHdrSize]byte
 	for range 16 {
-		if n, _ := w.f.ReadAt(b[:], 0); n < len(b) {
+		if !w.read(b[:]) {
 			return storage.Revision{}, false // not initialised yet
 		}
 		h := b[:walIndexHdrSize]
@@ -65,4 +66,16 @@ func (w *walIndex) revision() (storage.Revision, bool) {
 	return storage.Revision{}, false
 }
 
-func (w *walIndex) close() error { return w.f.Close() }
+// read copies both header copies into b.
+func (w *walIndex) read(b []byte) bool {
+	if w.hdr != nil {
+		return copyMapped(b, w.hdr)
+	}
+	n, _ := w.f.ReadAt(b, 0)
+	return n == len(b)
+}
+
+func (w *walIndex) close() error {
+	unmapHeader(w.hdr)
+	return w.f.Close()
+}
