@@ -54,7 +54,7 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 					return nil, err
 				}
 				per := func(kind string) float64 {
-					return grew[`switchyard_sqlite_statements_total{kind="`+kind+`"}`] / float64(o.counts)
+					return perRequest(grew, "switchyard_sqlite_statements_total", kind, o.counts)
 				}
 				out = append(out, trips{mode: m.name, scenario: s.name, n: o.counts,
 					sqlReads: per("read"), sqlTxs: per("transaction"), sqlTxStatements: per("in_transaction")})
@@ -93,7 +93,7 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				}
 				n := float64(o.counts)
 				pg := func(kind string) float64 {
-					return tGrew[`switchyard_postgres_statements_total{kind="`+kind+`"}`] / n
+					return perRequest(tGrew, "switchyard_postgres_statements_total", kind, o.counts)
 				}
 				var total int64
 				var by []string
@@ -119,6 +119,11 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 		}
 	}
 	return out, nil
+}
+
+// perRequest is the growth of one kind of a labelled counter, per request.
+func perRequest(grew map[string]float64, metric, kind string, requests int) float64 {
+	return grew[metric+`{kind="`+kind+`"}`] / float64(requests)
 }
 
 // feedPings is how many statements t's commit feed has sent, which

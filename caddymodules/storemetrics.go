@@ -16,29 +16,27 @@ import (
 // that the SQL a request costs can be counted rather than guessed (make
 // bench does).
 func registerStoreCounters(reg prometheus.Registerer) error {
-	counter := func(kind, help string, read func() uint64) prometheus.CounterFunc {
+	counter := func(name, help, kind string, read func() uint64) prometheus.CounterFunc {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Namespace: "switchyard", Name: "sqlite_statements_total", Help: help,
+			Namespace: "switchyard", Name: name, Help: help,
 			ConstLabels: prometheus.Labels{"kind": kind},
 		}, func() float64 { return float64(read()) })
 	}
-	const help = "Statements the embedded SQLite store ran: kind read (queries outside a write transaction), " +
-		"transaction (write transactions) or in_transaction (statements inside them)."
-	pgCounter := func(kind string, read func() uint64) prometheus.CounterFunc {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Namespace: "switchyard", Name: "postgres_statements_total",
-			Help: "Statements the PostgreSQL store sent: kind read (queries outside a transaction), " +
-				"transaction (write transactions) or feed_ping (the commit feed proving how far it has read).",
-			ConstLabels: prometheus.Labels{"kind": kind},
-		}, func() float64 { return float64(read()) })
-	}
+	const (
+		sqliteName = "sqlite_statements_total"
+		sqliteHelp = "Statements the embedded SQLite store ran: kind read (queries outside a write transaction), " +
+			"transaction (write transactions) or in_transaction (statements inside them)."
+		pgName = "postgres_statements_total"
+		pgHelp = "Statements the PostgreSQL store sent: kind read (queries outside a transaction), " +
+			"transaction (write transactions) or feed_ping (the commit feed proving how far it has read)."
+	)
 	cs := []prometheus.CounterFunc{
-		counter("read", help, func() uint64 { r, _, _ := sqlite.Counts(); return r }),
-		counter("transaction", help, func() uint64 { _, t, _ := sqlite.Counts(); return t }),
-		counter("in_transaction", help, func() uint64 { _, _, s := sqlite.Counts(); return s }),
-		pgCounter("read", func() uint64 { r, _, _ := postgres.Counts(); return r }),
-		pgCounter("transaction", func() uint64 { _, t, _ := postgres.Counts(); return t }),
-		pgCounter("feed_ping", func() uint64 { _, _, p := postgres.Counts(); return p }),
+		counter(sqliteName, sqliteHelp, "read", func() uint64 { r, _, _ := sqlite.Counts(); return r }),
+		counter(sqliteName, sqliteHelp, "transaction", func() uint64 { _, t, _ := sqlite.Counts(); return t }),
+		counter(sqliteName, sqliteHelp, "in_transaction", func() uint64 { _, _, s := sqlite.Counts(); return s }),
+		counter(pgName, pgHelp, "read", func() uint64 { r, _, _ := postgres.Counts(); return r }),
+		counter(pgName, pgHelp, "transaction", func() uint64 { _, t, _ := postgres.Counts(); return t }),
+		counter(pgName, pgHelp, "feed_ping", func() uint64 { _, _, p := postgres.Counts(); return p }),
 	}
 	var errs []error
 	for i := range cs {

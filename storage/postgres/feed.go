@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,56 +39,52 @@ const (
 // arrives well under a millisecond after its commit. Commits of this
 // process also count as they return, so that this node sees its own
 // writes at once.
+//
+// The count never starts over: a new connection raises it once, so that
+// no revision read on a connection that broke (and may have missed
+// notifications) names a state after it.
 type commitFeed struct {
 	config *pgx.ConnConfig
-	now    func() time.Time
+	base   time.Time // fresh is measured from it, on the monotonic clock
 
-	mu      sync.Mutex
-	epoch   uint64 // a new one on every connection: counts start over
-	count   uint64
-	live    bool
-	fresh   time.Time // when the last ping that arrived was sent
-	started bool
+	count atomic.Uint64
+	// fresh is when the last ping that arrived was sent, in nanoseconds
+	// since base; 0 while the feed is not following.
+	fresh atomic.Int64
 
+	once   sync.Once // starts the feed, or, run by stop, keeps it from starting
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 func newCommitFeed(config *pgx.ConnConfig) *commitFeed {
-	return &commitFeed{config: config, now: time.Now, done: make(chan struct{})}
+	return &commitFeed{config: config, base: time.Now(), done: make(chan struct{})}
 }
 
 // revision starts the feed on its first call: processes that never ask,
 // the CLI's, hold no listening connection.
 func (f *commitFeed) revision() (storage.Revision, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.started {
-		f.started = true
-		ctx, cancel := context.WithCancel(context.Background())
-		f.cancel = cancel
-		go f.run(ctx)
-	}
-	if !f.live || f.now().Sub(f.fresh) > maxFeedLag {
+	f.once.Do(f.start)
+	fresh := f.fresh.Load()
+	if fresh == 0 || time.Since(f.base)-time.Duration(fresh) > maxFeedLag {
 		return storage.Revision{}, false
 	}
-	return storage.NewRevision(f.epoch, f.count), true
+	return storage.NewRevision(0, f.count.Load()), true
+}
+
+func (f *commitFeed) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	go f.run(ctx)
 }
 
 // committed counts a commit of this process.
-func (f *commitFeed) committed() {
-	f.mu.Lock()
-	f.count++
-	f.mu.Unlock()
-}
+func (f *commitFeed) committed() { f.count.Add(1) }
 
 // stop ends the feed and waits for it.
 func (f *commitFeed) stop() {
-	f.mu.Lock()
-	started := f.started
-	f.started = true // a later revision call starts nothing
-	f.mu.Unlock()
-	if started && f.cancel != nil {
+	f.once.Do(func() {}) // a later revision call starts nothing
+	if f.cancel != nil {
 		f.cancel()
 		<-f.done
 	}
@@ -128,20 +125,13 @@ func (f *commitFeed) follow(ctx context.Context) bool {
 	if _, err := conn.Exec(ctx, "LISTEN "+commitsChannel+"; LISTEN "+pings); err != nil {
 		return false
 	}
-	f.mu.Lock()
-	f.epoch++
-	f.count, f.live, f.fresh = 0, true, time.Time{}
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		f.live = false
-		f.mu.Unlock()
-	}()
+	f.count.Add(1)
+	defer f.fresh.Store(0)
 
 	var seq uint64
 	var sent, next time.Time // sent: of ping seq, zero once it arrived
 	for {
-		now := f.now()
+		now := time.Now()
 		if sent.IsZero() && !now.Before(next) {
 			seq++
 			sent = now
@@ -163,9 +153,7 @@ func (f *commitFeed) follow(ctx context.Context) bool {
 		switch {
 		case err == nil && n.Channel == pings:
 			if n.Payload == strconv.FormatUint(seq, 10) {
-				f.mu.Lock()
-				f.fresh = sent
-				f.mu.Unlock()
+				f.fresh.Store(int64(sent.Sub(f.base)))
 				next, sent = sent.Add(feedPingEvery), time.Time{}
 			}
 		case err == nil:
