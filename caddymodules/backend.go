@@ -153,14 +153,10 @@ func (c redisClient) Destruct() error { return c.Close() }
 
 func acquireRedis(rawURL string) (*redis.Client, error) {
 	v, _, err := redisClients.LoadOrNew(rawURL, func() (caddy.Destructor, error) {
-		opts, err := redis.ParseURL(rawURL)
+		opts, err := limits.RedisOptions(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %v", err)
 		}
-		// Let every call give up at its context's deadline, so a Redis that
-		// stops answering costs a request the limiter's timeout, not the
-		// client's read timeout.
-		opts.ContextTimeoutEnabled = true
 		return redisClient{redis.NewClient(opts)}, nil
 	})
 	if err != nil {

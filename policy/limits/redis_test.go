@@ -24,11 +24,10 @@ import (
 func testRedisClient(t testing.TB) *redis.Client {
 	t.Helper()
 	url, _ := testenv.Redis(t)
-	opts, err := redis.ParseURL(url)
+	opts, err := RedisOptions(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.ContextTimeoutEnabled = true
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { c.Close() })
 	return c
