@@ -103,7 +103,7 @@ type Redis struct {
 	fallbacks atomic.Uint64
 	refusals  atomic.Uint64
 
-	settles settlements // holds' settlements waiting to share a round trip
+	releases releases // slots and holds to free, gathered
 
 	onRenew func(kept bool) // test hook
 }
@@ -155,7 +155,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		clock = time.Now
 	}
 	r.breaker = newBreaker(cfg.Breaker, clock, r.breakerChanged)
-	r.settles.r = r
+	r.releases.r, r.releases.gather = r, releaseGather
 	return r, nil
 }
 
@@ -345,23 +345,50 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	var reply []any
 	err := r.call(ctx, "admit", func(ctx context.Context) error {
 		var err error
-		reply, err = admitScript.Run(ctx, r.client, keys, args...).Slice()
+		reply, err = r.runAdmit(ctx, keys, args)
 		return err
 	})
 	if err == nil {
 		return r.admission(ctx, req, id, reply)
 	}
+	if !errors.Is(err, errBreakerOpen) {
+		// The script may have run and only its answer been lost, or been
+		// left unread by a request that went away.
+		if leaseLimit > 0 {
+			go r.removeLease(r.leaseKey(req.Key), id)
+		}
+		if res.wanted() {
+			go r.removeHold(r.holdsKey(res.Account), id)
+		}
+	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()
 	}
-	if leaseLimit > 0 && !errors.Is(err, errBreakerOpen) {
-		// The script may have run and only its answer been lost.
-		go r.removeLease(r.leaseKey(req.Key), id)
-	}
-	if res.wanted() && !errors.Is(err, errBreakerOpen) {
-		go r.removeHold(r.holdsKey(res.Account), id)
-	}
 	return r.fail(ctx, req, err)
+}
+
+// runAdmit runs the admit script with the releases this node has gathered
+// ahead of it, in the same round trip: what the node freed is free for
+// its next admission, and a stream's end needs no round trip of its own
+// while the node admits requests. The releases are sent even if the
+// request goes away meanwhile (within the limiter's timeout): they are
+// other requests' to lose.
+func (r *Redis) runAdmit(ctx context.Context, keys []string, args []any) ([]any, error) {
+	batch := r.releases.take()
+	if len(batch) == 0 {
+		return admitScript.Run(ctx, r.client, keys, args...).Slice()
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
+	defer cancel()
+	pipe := r.client.Pipeline()
+	settles := queueReleases(pctx, pipe, batch)
+	admit := pipe.EvalSha(pctx, admitScript.Hash(), keys, args...)
+	_, _ = pipe.Exec(pctx)
+	r.released(batch, settles)
+	if redis.HasErrorPrefix(admit.Err(), "NOSCRIPT") {
+		return admitScript.Run(ctx, r.client, keys, args...).Slice()
+	}
+	return admit.Slice()
 }
 
 func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, reply []any) (Admission, error) {

@@ -7,30 +7,28 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
 // startLease returns the handle of a lease the admit script has added and
 // starts its heartbeat. The heartbeat goroutine renews the lease every
-// TTL/3 and releases it when ctx is done; it ends with the lease.
+// TTL/3 and releases it when ctx is done; it ends with the lease. The
+// release is gathered (releases), with the hold's settlement if that
+// waited for it.
 func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) *Lease {
 	leaseKey := r.leaseKey(key)
 	stop := make(chan struct{})
 	var abandoned atomic.Bool
 	l := newLease(key, id, func() {
 		close(stop)
-		settle := end.leaseEnded()
-		switch {
-		case abandoned.Load():
-			if settle != nil {
-				settle(nil)
+		hold := end.leaseEnded()
+		if abandoned.Load() {
+			if hold != nil {
+				r.settleHold(*hold)
 			}
-		case settle != nil:
-			r.settleAndRelease(settle, leaseKey, id)
-		default:
-			r.releaseLease(leaseKey, id)
+			return
 		}
+		r.releases.add(release{leaseKey: leaseKey, leaseID: id, hold: hold})
 	})
 	l.abandon = func() {
 		abandoned.Store(true)
@@ -83,36 +81,22 @@ func (r *Redis) renew(leaseKey, id string) (kept bool, err error) {
 	return kept, nil
 }
 
-// releaseLease removes the lease member. Release is usually called when
-// the request context is already done, hence a context of its own. When
-// Redis does not answer, the member expires within the lease TTL.
-func (r *Redis) releaseLease(leaseKey, id string) {
-	_ = r.call(context.Background(), "release", func(ctx context.Context) error {
-		return r.client.ZRem(ctx, leaseKey, id).Err()
-	})
-}
-
 // startHold returns the handle of a hold the admit script has added and
 // starts its heartbeat, which renews it every LeaseTTL/3 until it is
 // settled.
 func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold {
 	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
 	member := id + "|" + strconv.FormatInt(cents, 10)
-	// A stream's settlement waits for its lease's release and shares its
-	// pipeline; else it is sent now (Settle) or gathered (Handover).
+	// A stream's settlement waits for its slot's release and goes with
+	// it; else it is sent now (Settle) or gathered (Handover).
 	h := newHold(account, id, cents, func(charge int64, gathered bool) {
-		settle := func(pipe redis.Pipeliner) {
-			switch {
-			case pipe != nil:
-				pipe.EvalSha(context.Background(), settleScript.Hash(), []string{balanceKey, holdsKey}, member, charge)
-			case gathered:
-				r.settles.add(settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge})
-			default:
-				r.settleHold(balanceKey, holdsKey, member, charge)
-			}
-		}
-		if !end.deferSettle(settle) {
-			settle(nil)
+		s := &settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge}
+		switch {
+		case end.deferSettle(s):
+		case gathered:
+			r.releases.add(release{hold: s})
+		default:
+			r.settleHold(*s)
 		}
 	})
 	go h.heartbeat(r.leaseTTL, func() bool {
@@ -129,33 +113,20 @@ func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold
 	return h
 }
 
-// settleHold frees the hold and lowers the mirrored balance by charge.
-// When Redis does not answer, the hold expires within LeaseTTL and the
-// mirror, which then lacks the charge, within BalanceTTL.
-func (r *Redis) settleHold(balanceKey, holdsKey, member string, charge int64) {
-	err := r.call(context.Background(), "settle", func(ctx context.Context) error {
-		return settleScript.Run(ctx, r.client, []string{balanceKey, holdsKey}, member, charge).Err()
-	})
-	if err != nil && charge > 0 {
-		r.log.Warn("redis limiter could not lower a mirrored balance by a charge",
-			zap.String("hold", member), zap.Error(err))
-	}
-}
-
 // streamEnd ends a stream's hold and lease, admitted together, with one
-// round trip: a hold settled while its lease is held (the charge is
+// release: a hold settled while its lease is held (the charge is
 // recorded before the handlers return, the slot freed as they return)
-// waits for the lease's release, which sends both in one pipeline. A nil
-// *streamEnd defers nothing.
+// waits for the lease's release and goes with it. A nil *streamEnd defers
+// nothing.
 type streamEnd struct {
 	mu     sync.Mutex
-	ended  bool                  // the lease was released
-	settle func(redis.Pipeliner) // a settlement waiting for it
+	ended  bool        // the lease was released
+	settle *settlement // a settlement waiting for it
 }
 
-// deferSettle keeps settle for the lease's release and reports whether it
-// did; false when the lease is already gone.
-func (e *streamEnd) deferSettle(settle func(redis.Pipeliner)) bool {
+// deferSettle keeps s for the lease's release and reports whether it did;
+// false when the lease is already gone.
+func (e *streamEnd) deferSettle(s *settlement) bool {
 	if e == nil {
 		return false
 	}
@@ -164,43 +135,20 @@ func (e *streamEnd) deferSettle(settle func(redis.Pipeliner)) bool {
 	if e.ended {
 		return false
 	}
-	e.settle = settle
+	e.settle = s
 	return true
 }
 
 // leaseEnded marks the lease released and returns the settlement waiting
 // for it, if any.
-func (e *streamEnd) leaseEnded() func(redis.Pipeliner) {
+func (e *streamEnd) leaseEnded() *settlement {
 	if e == nil {
 		return nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ended = true
-	settle := e.settle
+	s := e.settle
 	e.settle = nil
-	return settle
-}
-
-// settleAndRelease sends a deferred settlement and the lease's removal in
-// one pipeline. Should Redis not know the settle script yet (a restart),
-// the settlement is sent again on its own, which loads it.
-func (r *Redis) settleAndRelease(settle func(redis.Pipeliner), leaseKey, id string) {
-	var noScript bool
-	err := r.call(context.Background(), "release", func(ctx context.Context) error {
-		pipe := r.client.Pipeline()
-		settle(pipe)
-		pipe.ZRem(ctx, leaseKey, id)
-		cmds, err := pipe.Exec(ctx)
-		if len(cmds) > 0 && redis.HasErrorPrefix(cmds[0].Err(), "NOSCRIPT") {
-			noScript = true
-			return nil
-		}
-		return err
-	})
-	// noScript is only read once the reply is in: after a timeout the
-	// call may still be writing it.
-	if err == nil && noScript {
-		settle(nil)
-	}
+	return s
 }
