@@ -104,6 +104,7 @@ type Redis struct {
 	refusals  atomic.Uint64
 
 	releases releases // slots and holds to free, gathered
+	renewals renewals // leases and holds to keep alive
 
 	onRenew func(kept bool) // test hook
 }
@@ -156,6 +157,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	}
 	r.breaker = newBreaker(cfg.Breaker, clock, r.breakerChanged)
 	r.releases.r, r.releases.gather = r, releaseGather
+	r.renewals.r = r
 	return r, nil
 }
 

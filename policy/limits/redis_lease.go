@@ -5,22 +5,18 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"go.uber.org/zap"
 )
 
-// startLease returns the handle of a lease the admit script has added and
-// starts its heartbeat. The heartbeat goroutine renews the lease every
-// TTL/3 and releases it when ctx is done; it ends with the lease. The
-// release is gathered (releases), with the hold's settlement if that
-// waited for it.
+// startLease returns the handle of a lease the admit script has added,
+// renewed (renewals) until it is released, by the holder or when ctx is
+// done. The release is gathered (releases), with the hold's settlement if
+// that waited for it.
 func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) *Lease {
 	leaseKey := r.leaseKey(key)
-	stop := make(chan struct{})
+	renewal := r.renewals.add(leaseKey, id, r.lostLease(key, id))
 	var abandoned atomic.Bool
 	l := newLease(key, id, func() {
-		close(stop)
+		r.renewals.remove(renewal)
 		hold := end.leaseEnded()
 		if abandoned.Load() {
 			if hold != nil {
@@ -34,44 +30,16 @@ func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) 
 		abandoned.Store(true)
 		l.Release()
 	}
-	go r.heartbeat(ctx, l, leaseKey, id, stop)
+	l.tie(ctx)
 	return l
 }
 
-func (r *Redis) heartbeat(ctx context.Context, l *Lease, leaseKey, id string, stop <-chan struct{}) {
-	t := time.NewTicker(max(r.leaseTTL/3, time.Millisecond))
-	defer t.Stop()
-	tick := t.C
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			l.Release()
-			return
-		case <-tick:
-			kept, err := r.renew(leaseKey, id)
-			if err == nil && !kept {
-				// Renewals failed for a whole TTL and the slot was given
-				// up. The stream goes on; its slot may be counted for
-				// another holder, so the limit is exceeded by one until
-				// the stream ends. Re-adding it could push others over.
-				r.log.Warn("redis limiter lost a lease that expired while renewals failed",
-					zap.String("key", l.key), zap.String("lease", id))
-				tick = nil
-			}
-			if r.onRenew != nil {
-				r.onRenew(kept)
-			}
-		}
-	}
-}
-
-// renew extends the lease. It runs outside any request, so it has no
+// renew extends one lease or hold (member of the sorted set at key) in a
+// round trip of its own. It runs outside any request, so it has no
 // request context; the breaker spares Redis while it is down.
-func (r *Redis) renew(leaseKey, id string) (kept bool, err error) {
+func (r *Redis) renew(key, member string) (kept bool, err error) {
 	err = r.call(context.Background(), "renew", func(ctx context.Context) error {
-		n, err := renewScript.Run(ctx, r.client, []string{leaseKey}, r.nowArg(), id, seconds(r.leaseTTL)).Int()
+		n, err := renewScript.Run(ctx, r.client, []string{key}, r.nowArg(), member, seconds(r.leaseTTL)).Int()
 		kept = n == 1
 		return err
 	})
@@ -81,9 +49,8 @@ func (r *Redis) renew(leaseKey, id string) (kept bool, err error) {
 	return kept, nil
 }
 
-// startHold returns the handle of a hold the admit script has added and
-// starts its heartbeat, which renews it every LeaseTTL/3 until it is
-// settled.
+// startHold returns the handle of a hold the admit script has added,
+// renewed (renewals) until it is settled or abandoned.
 func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold {
 	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
 	member := id + "|" + strconv.FormatInt(cents, 10)
@@ -99,17 +66,8 @@ func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold
 			r.settleHold(*s)
 		}
 	})
-	go h.heartbeat(r.leaseTTL, func() bool {
-		kept, err := r.renew(holdsKey, member)
-		if err == nil && !kept {
-			r.log.Warn("redis limiter lost a hold that expired while renewals failed",
-				zap.String("account", account), zap.String("hold", id))
-		}
-		if r.onRenew != nil {
-			r.onRenew(kept)
-		}
-		return err != nil || kept
-	})
+	renewal := r.renewals.add(holdsKey, member, r.lostHold(account, id))
+	h.stopRenewal = func() { r.renewals.remove(renewal) }
 	return h
 }
 

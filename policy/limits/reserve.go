@@ -3,7 +3,6 @@ package limits
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Reservation asks Admit to hold money against an account's balance for
@@ -52,15 +51,17 @@ type Hold struct {
 	// settle frees the hold and lowers the mirror, once. gathered: it
 	// may do so a moment later, together with others (Redis: one round
 	// trip for the holds of one ledger commit).
-	settle    func(charge int64, gathered bool)
-	once      sync.Once
-	handed    atomic.Bool   // Handover was called: Settle and Release do nothing
-	stop      chan struct{} // ends the heartbeat
-	abandoned atomic.Bool   // tests: stop renewing without settling, as a crash would
+	settle func(charge int64, gathered bool)
+	once   sync.Once
+	handed atomic.Bool // Handover was called: Settle and Release do nothing
+	// stopRenewal, if set, stops renewing the hold; called once, when it
+	// is settled or abandoned.
+	stopRenewal func()
+	abandoned   atomic.Bool // tests: stop renewing without settling, as a crash would
 }
 
 func newHold(account, id string, cents int64, settle func(charge int64, gathered bool)) *Hold {
-	return &Hold{account: account, id: id, cents: cents, settle: settle, stop: make(chan struct{})}
+	return &Hold{account: account, id: id, cents: cents, settle: settle}
 }
 
 // Account is the account held against.
@@ -114,7 +115,9 @@ func (h *Hold) settle1(charge int64) { h.settleOnce(charge, false) }
 
 func (h *Hold) settleOnce(charge int64, gathered bool) {
 	h.once.Do(func() {
-		close(h.stop)
+		if h.stopRenewal != nil {
+			h.stopRenewal()
+		}
 		if !h.abandoned.Load() {
 			h.settle(max(charge, 0), gathered)
 		}
@@ -130,21 +133,4 @@ func (h *Hold) Release() { h.Settle(0) }
 func (h *Hold) abandon() {
 	h.abandoned.Store(true)
 	h.settle1(0)
-}
-
-// heartbeat calls renew every ttl/3 until the hold is settled, and stops
-// early when renew reports the hold gone.
-func (h *Hold) heartbeat(ttl time.Duration, renew func() (kept bool)) {
-	t := time.NewTicker(max(ttl/3, time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case <-t.C:
-			if !renew() {
-				return
-			}
-		}
-	}
 }

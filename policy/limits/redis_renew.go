@@ -1,0 +1,151 @@
+package limits
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// maxRenewPipeline bounds the renewals of one pipeline.
+const maxRenewPipeline = 512
+
+// renewals keeps this node's leases and holds alive in Redis. While there
+// is any, one goroutine renews every one of them each LeaseTTL/3, in
+// pipelined round trips of up to maxRenewPipeline. A goroutine per lease
+// and per hold would cost every open stream two goroutines, whose stacks
+// grow deep in the Redis client, and a node with 1,000 open streams 200
+// round trips a second.
+//
+// A lease or hold is renewed within LeaseTTL/3 of being added and every
+// LeaseTTL/3 after, as its own heartbeat would. One Redis reports gone
+// (it expired while renewals failed for a whole TTL; its slot or money
+// may be counted for another holder by now) is logged and no longer
+// renewed; one whose renewal failed is tried again at the next tick.
+type renewals struct {
+	r       *Redis
+	mu      sync.Mutex
+	live    map[*renewal]struct{}
+	running bool
+}
+
+// renewal is one lease or hold: member of the sorted set at key.
+type renewal struct {
+	key, member string
+	lost        func() // logs the loss
+}
+
+// add starts renewing member of key and returns the handle that remove
+// takes.
+func (q *renewals) add(key, member string, lost func()) *renewal {
+	x := &renewal{key: key, member: member, lost: lost}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.live == nil {
+		q.live = make(map[*renewal]struct{})
+	}
+	q.live[x] = struct{}{}
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
+	return x
+}
+
+// remove stops renewing x. Removing twice does nothing.
+func (q *renewals) remove(x *renewal) {
+	q.mu.Lock()
+	delete(q.live, x)
+	q.mu.Unlock()
+}
+
+func (q *renewals) isLive(x *renewal) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.live[x]
+	return ok
+}
+
+// run renews everything live at each tick and ends at the first tick
+// that finds nothing to renew.
+func (q *renewals) run() {
+	t := time.NewTicker(max(q.r.leaseTTL/3, time.Millisecond))
+	defer t.Stop()
+	for range t.C {
+		q.mu.Lock()
+		if len(q.live) == 0 {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		due := slices.Collect(maps.Keys(q.live))
+		q.mu.Unlock()
+		for batch := range slices.Chunk(due, maxRenewPipeline) {
+			q.renew(batch)
+		}
+	}
+}
+
+// renew extends batch in one round trip. It runs outside any request, so
+// it has no request context; the breaker spares Redis while it is down.
+func (q *renewals) renew(batch []*renewal) {
+	r := q.r
+	cmds := make([]*redis.Cmd, len(batch))
+	err := r.call(context.Background(), "renew", func(ctx context.Context) error {
+		pipe := r.client.Pipeline()
+		now, ttl := r.nowArg(), seconds(r.leaseTTL)
+		for i, x := range batch {
+			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), []string{x.key}, now, x.member, ttl)
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Redis restarted: renewing the first on its own loads the
+		// script, and the next tick renews the rest.
+		_, _ = r.renew(batch[0].key, batch[0].member)
+		return
+	}
+	if err != nil {
+		return // a reply may still be written by a call that timed out
+	}
+	for i, x := range batch {
+		n, err := cmds[i].Int()
+		if err != nil {
+			continue
+		}
+		if !q.isLive(x) {
+			continue // released meanwhile: its answer tells nothing
+		}
+		kept := n == 1
+		if !kept {
+			q.remove(x)
+			x.lost()
+		}
+		if r.onRenew != nil {
+			r.onRenew(kept)
+		}
+	}
+}
+
+// lostLease and lostHold log what the renewals found gone.
+func (r *Redis) lostLease(key, id string) func() {
+	return func() {
+		// The stream goes on; its slot may be counted for another holder,
+		// so the limit is exceeded by one until the stream ends. Re-adding
+		// it could push others over.
+		r.log.Warn("redis limiter lost a lease that expired while renewals failed",
+			zap.String("key", key), zap.String("lease", id))
+	}
+}
+
+func (r *Redis) lostHold(account, id string) func() {
+	return func() {
+		r.log.Warn("redis limiter lost a hold that expired while renewals failed",
+			zap.String("account", account), zap.String("hold", id))
+	}
+}
