@@ -24,7 +24,7 @@ type LedgerConfig struct {
 	// that much longer, and that a node killed with -9 loses the charges
 	// of about this long (the requests are then not charged at all). 0
 	// commits at once what is queued; charges that finish during a
-	// commit still share the next one. Default: 10ms.
+	// commit still share the next one. Default: 25ms.
 	MaxDelay *caddy.Duration `json:"max_delay,omitempty"`
 
 	// Most charges one transaction writes. Default: 256.
