@@ -156,7 +156,7 @@ func TestRedisLeaseExpiresAfterCrash(t *testing.T) {
 	crashed, survivor := newTestRedis(t, cfg), newTestRedis(t, cfg)
 
 	lease := acquire(t, crashed, "k", 1)
-	lease.abandon() // heartbeat stops, nothing is removed
+	lease.abandon() // renewals stop, nothing is removed
 	_, err := survivor.Acquire(context.Background(), "k", 1)
 	wantStreamRefusal(t, err, 1)
 	clock.Advance(29 * time.Second)
@@ -192,7 +192,7 @@ func TestRedisLeaseRenewal(t *testing.T) {
 	other.Release()
 }
 
-// TestRedisHeartbeat: the heartbeat goroutine renews on its own, on the
+// TestRedisHeartbeat: the renewing goroutine renews on its own, on the
 // server clock with a tiny TTL.
 func TestRedisHeartbeat(t *testing.T) {
 	l, renewed := newHeartbeatRedis(t)
@@ -218,9 +218,8 @@ func TestRedisHeartbeat(t *testing.T) {
 	}
 }
 
-// newHeartbeatRedis returns a limiter with a 300ms lease TTL, whose
-// heartbeat tells every renewal on the channel: true when it kept what it
-// renewed.
+// newHeartbeatRedis returns a limiter with a 300ms lease TTL that tells
+// every renewal on the channel: true when it kept what it renewed.
 func newHeartbeatRedis(t *testing.T) (*Redis, <-chan bool) {
 	c := testRedisClient(t)
 	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), LeaseTTL: 300 * time.Millisecond})

@@ -128,7 +128,7 @@ func (h *Hold) settleOnce(charge int64, gathered bool) {
 // does nothing, so it is what a deferred call makes sure of.
 func (h *Hold) Release() { h.Settle(0) }
 
-// abandon stops the heartbeat and leaves the hold in place, as a crash
+// abandon stops the renewals and leaves the hold in place, as a crash
 // would, for tests of expiry.
 func (h *Hold) abandon() {
 	h.abandoned.Store(true)

@@ -7,7 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestRedisHoldHeartbeat: the heartbeat keeps a hold past its TTL on the
+// TestRedisHoldHeartbeat: renewals keep a hold past its TTL on the
 // server clock, and settling it frees it and lowers the mirror.
 func TestRedisHoldHeartbeat(t *testing.T) {
 	l, renewed := newHeartbeatRedis(t)
