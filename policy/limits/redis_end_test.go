@@ -27,13 +27,8 @@ func TestRedisStreamEndsInOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	warm.Hold.Settle(0)
-	req := AdmitRequest{Key: "k", Rate: Rate{Limit: 1000, Period: time.Minute}, StreamLimit: 1, WantLease: true,
-		Reserve: Reservation{Account: "acct", Balance: 100, Want: 10, Min: 1}}
-
-	a, err := l.Admit(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := billedStream()
+	a := mustAdmit(t, l, req)
 	before := hook.n.Load()
 	a.Hold.Settle(7)
 	if n := hook.n.Load() - before; n != 0 {
@@ -78,12 +73,8 @@ func TestRedisReleasesRideTheNextAdmission(t *testing.T) {
 	l, hook := countedRedis(t, func(cmd redis.Cmder) bool { return !connSetup(cmd) })
 	l.releases.gather = time.Hour // only an admission sends them
 	ctx := context.Background()
-	req := AdmitRequest{Key: "k", Rate: Rate{Limit: 1000, Period: time.Minute}, StreamLimit: 1, WantLease: true,
-		Reserve: Reservation{Account: "acct", Balance: 100, Want: 10, Min: 1}}
-	a, err := l.Admit(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := billedStream()
+	a := mustAdmit(t, l, req)
 	before := hook.n.Load()
 	// As the gateway ends a stream: the hold is handed over to the ledger
 	// writer, settled with the charge once it is committed, and the slot
@@ -119,4 +110,20 @@ func TestRedisReleasesRideTheNextAdmission(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Flush still waits for releases an admission sent")
 	}
+}
+
+// billedStream is a stream's admission as the gateway asks for it: a
+// rate, the key's one slot and a hold of 10 of the account's 100 cents.
+func billedStream() AdmitRequest {
+	return AdmitRequest{Key: "k", Rate: Rate{Limit: 1000, Period: time.Minute}, StreamLimit: 1, WantLease: true,
+		Reserve: Reservation{Account: "acct", Balance: 100, Want: 10, Min: 1}}
+}
+
+func mustAdmit(t *testing.T, l Admitter, req AdmitRequest) Admission {
+	t.Helper()
+	a, err := l.Admit(context.Background(), req)
+	if err != nil {
+		t.Fatalf("admitting %+v: %v", req, err)
+	}
+	return a
 }
