@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
@@ -333,10 +333,11 @@ func (u *Client) send(ctx context.Context, t target, req Request) (*http.Respons
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, nil)
 	if err != nil {
 		return nil, &Error{Message: "building the request", Err: err}
 	}
+	setBody(hreq, body, func() ([]byte, error) { return u.encode(req, t.model) })
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	if u.apiKey != "" && u.router == nil {
@@ -351,6 +352,53 @@ func (u *Client) send(ctx context.Context, t target, req Request) (*http.Respons
 		return nil, statusError(resp)
 	}
 	return resp, nil
+}
+
+// setBody makes body the request's, let go of once it is sent. The
+// request stays referenced for as long as its answer streams (by the
+// response and by the transport's connection), and a bytes.Reader would
+// keep the whole encoded request, system prompt and tool schemas
+// included, alive with it: about 5 KB per open stream. A retry that
+// needs the body again (HTTP/2 after a GOAWAY) has it encoded anew.
+func setBody(r *http.Request, body []byte, encode func() ([]byte, error)) {
+	r.Body = &sentOnce{b: body}
+	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) {
+		b, err := encode()
+		if err != nil {
+			return nil, err
+		}
+		return &sentOnce{b: b}, nil
+	}
+}
+
+// sentOnce reads b once and drops it at its end or when closed. The
+// transport may close a request body while its writer still reads it.
+type sentOnce struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *sentOnce) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.b) == 0 {
+		s.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	if len(s.b) == 0 {
+		s.b = nil
+	}
+	return n, nil
+}
+
+func (s *sentOnce) Close() error {
+	s.mu.Lock()
+	s.b = nil
+	s.mu.Unlock()
+	return nil
 }
 
 // failure describes err, which happened while ctx was alive or after it

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -448,5 +449,44 @@ func TestUpstreamReusesConnections(t *testing.T) {
 func TestNewUpstreamRejectsBadURL(t *testing.T) {
 	if _, err := New(Config{BaseURL: "localhost:8000"}); err == nil {
 		t.Fatal("accepted a base URL without scheme")
+	}
+}
+
+// TestRequestBodyLetGoOnceSent: the encoded request is sent with its
+// length, dropped once read to its end (or closed), and encoded again for
+// a retry that asks for it.
+func TestRequestBodyLetGoOnceSent(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[]}`)
+	r, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodes := 0
+	setBody(r, bytes.Clone(body), func() ([]byte, error) { encodes++; return bytes.Clone(body), nil })
+	if r.ContentLength != int64(len(body)) {
+		t.Errorf("ContentLength %d, want %d", r.ContentLength, len(body))
+	}
+	got, err := io.ReadAll(r.Body)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("read %q, %v; want %q", got, err, body)
+	}
+	if held := r.Body.(*sentOnce).b; held != nil {
+		t.Errorf("%d bytes still held after the body was sent", cap(held))
+	}
+	again, err := r.GetBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := io.ReadAll(again); !bytes.Equal(got, body) || encodes != 1 {
+		t.Errorf("the retry's body %q after %d encodings, want %q after 1", got, encodes, body)
+	}
+
+	cut := &sentOnce{b: bytes.Clone(body)}
+	if _, err := cut.Read(make([]byte, 4)); err != nil {
+		t.Fatal(err)
+	}
+	cut.Close()
+	if cut.b != nil {
+		t.Error("a body closed before its end is still held")
 	}
 }
