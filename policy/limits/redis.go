@@ -190,6 +190,7 @@ func (r *Redis) leaseKey(key string) string  { return r.tagged(key) + ":streams"
 func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:" + account + "}" }
 func (r *Redis) balanceKey(account string) string    { return r.accountTagged(account) + ":balance" }
 func (r *Redis) holdsKey(account string) string      { return r.accountTagged(account) + ":holds" }
+func (r *Redis) heldKey(account string) string       { return r.accountTagged(account) + ":held" } // the holds' sum
 
 func (r *Redis) newID() string {
 	return r.idPrefix + strconv.FormatUint(r.idSeq.Add(1), 36)
@@ -341,7 +342,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		leaseLimit, id, seconds(r.leaseTTL)}
 	res := req.Reserve
 	if res.wanted() {
-		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account))
+		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account), r.heldKey(res.Account))
 		args = append(args, res.want(), res.min(), res.Balance, seconds(r.balanceTTL))
 	}
 	var reply []any
@@ -360,7 +361,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 			go r.removeLease(r.leaseKey(req.Key), id)
 		}
 		if res.wanted() {
-			go r.removeHold(r.holdsKey(res.Account), id)
+			go r.removeHold(res.Account, id)
 		}
 	}
 	if ctx.Err() != nil {
@@ -495,13 +496,13 @@ func (r *Redis) removeLease(leaseKey, id string) {
 
 // removeHold deletes the hold of an admission whose answer was lost. Like
 // removeLease it is best effort: the hold expires anyway.
-func (r *Redis) removeHold(holdsKey, id string) {
+func (r *Redis) removeHold(account, id string) {
 	if r.breaker.isOpen() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
-	_ = dropHoldScript.Run(ctx, r.client, []string{holdsKey}, id).Err()
+	_ = dropHoldScript.Run(ctx, r.client, []string{r.holdsKey(account), r.heldKey(account)}, id).Err()
 }
 
 // Interface guards.

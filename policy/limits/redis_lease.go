@@ -13,7 +13,7 @@ import (
 // that waited for it.
 func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) *Lease {
 	leaseKey := r.leaseKey(key)
-	renewal := r.renewals.add(leaseKey, id, r.lostLease(key, id))
+	renewal := r.renewals.add([]string{leaseKey}, id, r.lostLease(key, id))
 	var abandoned atomic.Bool
 	l := newLease(key, id, func() {
 		r.renewals.remove(renewal)
@@ -34,12 +34,12 @@ func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) 
 	return l
 }
 
-// renew extends one lease or hold (member of the sorted set at key) in a
-// round trip of its own. It runs outside any request, so it has no
+// renew extends one lease or hold (member of the sorted set at keys[0];
+// keys[1] is a hold's sum) in a round trip of its own. It runs outside any request, so it has no
 // request context; the breaker spares Redis while it is down.
-func (r *Redis) renew(key, member string) (kept bool, err error) {
+func (r *Redis) renew(keys []string, member string) (kept bool, err error) {
 	err = r.call(context.Background(), "renew", func(ctx context.Context) error {
-		n, err := renewScript.Run(ctx, r.client, []string{key}, r.nowArg(), member, seconds(r.leaseTTL)).Int()
+		n, err := renewScript.Run(ctx, r.client, keys, r.nowArg(), member, seconds(r.leaseTTL)).Int()
 		kept = n == 1
 		return err
 	})
@@ -52,12 +52,12 @@ func (r *Redis) renew(key, member string) (kept bool, err error) {
 // startHold returns the handle of a hold the admit script has added,
 // renewed (renewals) until it is settled or abandoned.
 func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold {
-	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
+	balanceKey, holdsKey, heldKey := r.balanceKey(account), r.holdsKey(account), r.heldKey(account)
 	member := id + "|" + strconv.FormatInt(cents, 10)
 	// A stream's settlement waits for its slot's release and goes with
 	// it; else it is sent now (Settle) or gathered (Handover).
 	h := newHold(account, id, cents, func(charge int64, gathered bool) {
-		s := &settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge}
+		s := &settlement{balanceKey: balanceKey, holdsKey: holdsKey, heldKey: heldKey, member: member, charge: charge}
 		switch {
 		case end.deferSettle(s):
 		case gathered:
@@ -66,7 +66,7 @@ func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold
 			r.settleHold(*s)
 		}
 	})
-	renewal := r.renewals.add(holdsKey, member, r.lostHold(account, id))
+	renewal := r.renewals.add([]string{holdsKey, heldKey}, member, r.lostHold(account, id))
 	h.stopRenewal = func() { r.renewals.remove(renewal) }
 	return h
 }

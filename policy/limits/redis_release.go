@@ -25,9 +25,12 @@ const maxReleasePipeline = 256
 // settlement is one hold to free, with the charge to take off the
 // mirrored balance.
 type settlement struct {
-	balanceKey, holdsKey, member string
-	charge                       int64
+	balanceKey, holdsKey, heldKey, member string
+	charge                                int64
 }
+
+// keys are the settle script's.
+func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey, s.heldKey} }
 
 // release frees what an admission took: its stream slot, its hold, or
 // both.
@@ -125,7 +128,7 @@ func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) [
 	settles := make([]*redis.Cmd, len(batch))
 	for i, rel := range batch {
 		if s := rel.hold; s != nil {
-			settles[i] = pipe.EvalSha(ctx, settleScript.Hash(), []string{s.balanceKey, s.holdsKey}, s.member, s.charge)
+			settles[i] = pipe.EvalSha(ctx, settleScript.Hash(), s.keys(), s.member, s.charge)
 		}
 		if rel.leaseKey != "" {
 			pipe.ZRem(ctx, rel.leaseKey, rel.leaseID)
@@ -167,7 +170,7 @@ func (r *Redis) released(batch []release, settles []*redis.Cmd) (onlyNoScript bo
 // charge, within BalanceTTL.
 func (r *Redis) settleHold(s settlement) {
 	err := r.call(context.Background(), "settle", func(ctx context.Context) error {
-		return settleScript.Run(ctx, r.client, []string{s.balanceKey, s.holdsKey}, s.member, s.charge).Err()
+		return settleScript.Run(ctx, r.client, s.keys(), s.member, s.charge).Err()
 	})
 	if err != nil && s.charge > 0 {
 		r.log.Warn("redis limiter could not lower a mirrored balance by a charge",

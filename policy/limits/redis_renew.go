@@ -33,16 +33,18 @@ type renewals struct {
 	running bool
 }
 
-// renewal is one lease or hold: member of the sorted set at key.
+// renewal is one lease or hold: member of the sorted set at keys[0]
+// (keys[1]: a hold's sum).
 type renewal struct {
-	key, member string
-	lost        func() // logs the loss
+	keys   []string
+	member string
+	lost   func() // logs the loss
 }
 
-// add starts renewing member of key and returns the handle that remove
+// add starts renewing member of keys[0] and returns the handle that remove
 // takes.
-func (q *renewals) add(key, member string, lost func()) *renewal {
-	x := &renewal{key: key, member: member, lost: lost}
+func (q *renewals) add(keys []string, member string, lost func()) *renewal {
+	x := &renewal{keys: keys, member: member, lost: lost}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.live == nil {
@@ -99,7 +101,7 @@ func (q *renewals) renew(batch []*renewal) {
 		pipe := r.client.Pipeline()
 		now, ttl := r.nowArg(), seconds(r.leaseTTL)
 		for i, x := range batch {
-			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), []string{x.key}, now, x.member, ttl)
+			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), x.keys, now, x.member, ttl)
 		}
 		_, err := pipe.Exec(ctx)
 		return err
@@ -107,7 +109,7 @@ func (q *renewals) renew(batch []*renewal) {
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Redis restarted: renewing the first on its own loads the
 		// script, and the next tick renews the rest.
-		_, _ = r.renew(batch[0].key, batch[0].member)
+		_, _ = r.renew(batch[0].keys, batch[0].member)
 		return
 	}
 	if err != nil {

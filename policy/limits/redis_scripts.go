@@ -20,10 +20,72 @@ end
 
 // expireLua defines expire_after_longest, which makes a sorted set of
 // expiry scores (leases, holds) live as long as its longest member, and
-// a second more.
-const expireLua = `local function expire_after_longest(key, now)
+// a second more; and with it companion, a key that lives and dies with
+// the set (the sum of the holds).
+const expireLua = `local function expire_after_longest(key, now, companion)
   local longest = redis.call("ZRANGE", key, -1, -1, "WITHSCORES")
-  redis.call("PEXPIRE", key, math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+  local ms = math.ceil((tonumber(longest[2]) - now) * 1000) + 1000
+  redis.call("PEXPIRE", key, ms)
+  if companion then
+    redis.call("PEXPIRE", companion, ms)
+  end
+end
+`
+
+// heldLua defines what the scripts that add or remove holds share. An
+// account's holds are a sorted set (member "<id>|<cents>", score: its
+// expiry) and, beside it, the sum of their cents, which every script that
+// adds or removes a member keeps up to date: the admission reads the sum
+// instead of adding up every hold in flight, which cost it about half a
+// microsecond per hold (48 µs with 100 in flight) on Redis's one thread.
+//
+//   - hold_cents(m) is the cents of member m.
+//   - lower_sum(sum, cents) takes cents off the sum, if there is one: a
+//     missing sum is counted again by the next holds_total.
+//   - drop_expired_holds(holds, sum, now) removes the expired members and
+//     their cents from the sum.
+//   - holds_total(holds, sum) is the sum; it is counted again from the
+//     members when it is missing or broken (it cannot be negative), and
+//     is 0 when the set is gone, which takes the sum with it.
+const heldLua = `local function hold_cents(m)
+  return tonumber(string.match(m, "|(%-?%d+)$"))
+end
+local function lower_sum(sum, cents)
+  if redis.call("EXISTS", sum) == 1 then
+    redis.call("DECRBY", sum, cents)
+  end
+end
+local function drop_expired_holds(holds, sum, now)
+  local expired = redis.call("ZRANGEBYSCORE", holds, "-inf", now + 0.000001)
+  if #expired == 0 then
+    return
+  end
+  local cut = 0
+  for _, m in ipairs(expired) do
+    cut = cut + hold_cents(m)
+  end
+  redis.call("ZREMRANGEBYSCORE", holds, "-inf", now + 0.000001)
+  lower_sum(sum, cut)
+end
+local function holds_total(holds, sum)
+  if redis.call("EXISTS", holds) == 0 then
+    redis.call("DEL", sum)
+    return 0
+  end
+  local total = tonumber(redis.call("GET", sum))
+  if total and total >= 0 then
+    return total
+  end
+  total = 0
+  for _, m in ipairs(redis.call("ZRANGE", holds, 0, -1)) do
+    total = total + hold_cents(m)
+  end
+  redis.call("SET", sum, string.format("%d", total))
+  local ttl = redis.call("PTTL", holds)
+  if ttl > 0 then
+    redis.call("PEXPIRE", sum, ttl)
+  end
+  return total
 end
 `
 
@@ -37,6 +99,7 @@ end
 // balance last taken in)
 // KEYS[4]: with a reservation only, the account's holds (sorted set:
 // member "<id>|<cents>", score: expiry)
+// KEYS[5]: with a reservation only, the sum of the holds' cents (heldLua)
 // ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
 // (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
 // rolling member), lease and hold TTL (seconds), then for a reservation:
@@ -50,7 +113,7 @@ end
 // less the holds). Nothing is consumed unless the request is admitted by
 // every check; keeping the mirror up to date and dropping expired holds
 // happen either way.
-var admitScript = redis.NewScript(nowLua + expireLua + `
+var admitScript = redis.NewScript(nowLua + expireLua + heldLua + `
 local mode = ARGV[2]
 local limit = tonumber(ARGV[3])
 local period = tonumber(ARGV[4])
@@ -70,11 +133,8 @@ if #KEYS >= 4 then
   local need = tonumber(ARGV[10])
   local ledger = tonumber(ARGV[11])
   local balance_ttl = tonumber(ARGV[12])
-  redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", now + eps)
-  local held = 0
-  for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
-    held = held + tonumber(string.match(m, "|(%-?%d+)$"))
-  end
+  drop_expired_holds(KEYS[4], KEYS[5], now)
+  local held = holds_total(KEYS[4], KEYS[5])
   local mirror = redis.call("HMGET", KEYS[3], "bal", "base")
   local bal, base = tonumber(mirror[1]), tonumber(mirror[2])
   if not bal or not base then
@@ -148,7 +208,8 @@ end
 
 if hold_member then
   redis.call("ZADD", KEYS[4], now + ttl, hold_member)
-  expire_after_longest(KEYS[4], now)
+  redis.call("INCRBY", KEYS[5], hold)
+  expire_after_longest(KEYS[4], now, KEYS[5])
 end
 
 if mode == "1" then
@@ -164,10 +225,13 @@ return {1, lease, remaining, "0", tostring(reset_after), hold, 0}
 // request's charge. A mirror that expired is left alone: the next
 // admission seeds it from a ledger balance that has the charge.
 //
-// KEYS[1]: the account's mirrored balance; KEYS[2]: its holds
+// KEYS[1]: the account's mirrored balance; KEYS[2]: its holds; KEYS[3]:
+// the sum of the holds' cents
 // ARGV: hold member, charge in cents
-var settleScript = redis.NewScript(`
-redis.call("ZREM", KEYS[2], ARGV[1])
+var settleScript = redis.NewScript(heldLua + `
+if redis.call("ZREM", KEYS[2], ARGV[1]) == 1 then
+  lower_sum(KEYS[3], hold_cents(ARGV[1]))
+end
 local charge = tonumber(ARGV[2])
 if charge > 0 and redis.call("EXISTS", KEYS[1]) == 1 then
   redis.call("HINCRBY", KEYS[1], "bal", -charge)
@@ -178,26 +242,28 @@ return 1
 // dropHoldScript removes the hold of an admission whose answer was lost,
 // whatever amount it held.
 //
-// KEYS[1]: the account's holds; ARGV: hold id
-var dropHoldScript = redis.NewScript(`
+// KEYS[1]: the account's holds; KEYS[2]: the sum of their cents
+// ARGV: hold id
+var dropHoldScript = redis.NewScript(heldLua + `
 local prefix = ARGV[1] .. "|"
 for _, m in ipairs(redis.call("ZRANGE", KEYS[1], 0, -1)) do
-  if string.sub(m, 1, #prefix) == prefix then
-    redis.call("ZREM", KEYS[1], m)
+  if string.sub(m, 1, #prefix) == prefix and redis.call("ZREM", KEYS[1], m) == 1 then
+    lower_sum(KEYS[2], hold_cents(m))
   end
 end
 return 1
 `)
 
-// renewScript extends a lease that is still held.
+// renewScript extends a lease or a hold that is still held.
 //
-// KEYS[1]: the lease sorted set
-// ARGV: now, lease id, lease TTL (seconds)
+// KEYS[1]: the lease or hold sorted set; KEYS[2], for a hold: the sum of
+// the holds' cents
+// ARGV: now, lease id or hold member, TTL (seconds)
 //
 // Returns 1 when renewed, 0 when the lease was gone: it expired because
 // renewals failed for a whole TTL, and its slot may belong to another
 // holder by now.
-var renewScript = redis.NewScript(nowLua + expireLua + `
+var renewScript = redis.NewScript(nowLua + expireLua + heldLua + `
 local ttl = tonumber(ARGV[3])
 local score = redis.call("ZSCORE", KEYS[1], ARGV[2])
 if not score then
@@ -205,10 +271,13 @@ if not score then
 end
 if tonumber(score) <= now then
   redis.call("ZREM", KEYS[1], ARGV[2])
+  if KEYS[2] then
+    lower_sum(KEYS[2], hold_cents(ARGV[2]))
+  end
   return 0
 end
 redis.call("ZADD", KEYS[1], "XX", now + ttl, ARGV[2])
-expire_after_longest(KEYS[1], now)
+expire_after_longest(KEYS[1], now, KEYS[2])
 return 1
 `)
 

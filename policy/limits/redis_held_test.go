@@ -1,0 +1,71 @@
+package limits
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestRedisHeldSumFollowsTheHolds: the sum of an account's holds, which
+// the admission reads instead of adding up every hold in flight, stays
+// equal to the holds through every way one comes and goes (admitted,
+// settled, handed over, dropped after a lost answer, expired), and is
+// counted again from the holds when it is lost.
+func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
+	c := testRedisClient(t)
+	clock := newFakeClock()
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), Now: clock.Now, LeaseTTL: 30 * time.Second})
+	ctx := context.Background()
+	// sum is what Redis keeps; members what its holds add up to.
+	check := func(when string) {
+		t.Helper()
+		l.Flush()
+		sum, _ := c.Get(ctx, l.heldKey("acct")).Int64()
+		members, err := l.Held(ctx, "acct")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum != members {
+			t.Fatalf("%s: the sum says %d held, the holds %d", when, sum, members)
+		}
+	}
+
+	var holds []*Hold
+	for range 10 {
+		holds = append(holds, mustHold(t, l, 1000, 7, 7))
+	}
+	check("after 10 admissions")
+	holds[0].Settle(5)
+	holds[1].Release()
+	holds[2].Handover()(3)
+	check("after a settle, a release and a handover")
+	l.removeHold("acct", holds[3].id)
+	check("after dropping the hold of a lost answer")
+
+	// Holds that stopped renewing expire; the next admission drops them.
+	holds[4].abandon()
+	holds[5].abandon()
+	clock.Advance(20 * time.Second)
+	for _, h := range holds[6:] {
+		if kept, err := l.renew([]string{l.holdsKey("acct"), l.heldKey("acct")}, h.id+"|7"); !kept || err != nil {
+			t.Fatalf("renew: %v, %v", kept, err)
+		}
+	}
+	clock.Advance(11 * time.Second)
+	// The ledger (and the mirror) stand at 1000 less the charges of 5 and
+	// 3; 4 holds of 7 are still in flight.
+	mustHold(t, l, 992, 1000, 992-4*7).Release()
+	check("after two holds expired")
+
+	// A lost sum (evicted, or written by an older gateway) is counted
+	// again from the holds.
+	if err := c.Del(ctx, l.heldKey("acct")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustHold(t, l, 992, 1000, 992-4*7).Release()
+	check("after the sum was lost")
+	for _, h := range holds[6:] {
+		h.Release()
+	}
+	check("after every hold was released")
+}
