@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestRedisHeldSumFollowsTheHolds: the sum of an account's holds, which
@@ -20,7 +22,7 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		l.Flush()
-		sum, _ := c.Get(ctx, l.heldKey("acct")).Int64()
+		sum, _ := c.HGet(ctx, l.heldKey("acct"), "sum").Int64()
 		members, err := l.Held(ctx, "acct")
 		if err != nil {
 			t.Fatal(err)
@@ -57,13 +59,24 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 	mustHold(t, l, 992, 1000, 992-4*7).Release()
 	check("after two holds expired")
 
-	// A lost sum (evicted, or written by an older gateway) is counted
-	// again from the holds.
+	// A lost sum (evicted) is counted again from the holds, and so is
+	// one that a writer which does not keep it (an older gateway) left
+	// counting other holds than there are.
 	if err := c.Del(ctx, l.heldKey("acct")).Err(); err != nil {
 		t.Fatal(err)
 	}
 	mustHold(t, l, 992, 1000, 992-4*7).Release()
 	check("after the sum was lost")
+	if err := c.ZAdd(ctx, l.holdsKey("acct"), redis.Z{Score: 1e12, Member: "older-gateway|50"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustHold(t, l, 992, 1000, 992-4*7-50).Release()
+	check("after a hold the sum was not told of")
+	if err := c.ZRem(ctx, l.holdsKey("acct"), "older-gateway|50").Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustHold(t, l, 992, 1000, 992-4*7).Release()
+	check("after that hold went as it came")
 	for _, h := range holds[6:] {
 		h.Release()
 	}

@@ -34,25 +34,34 @@ end
 
 // heldLua defines what the scripts that add or remove holds share. An
 // account's holds are a sorted set (member "<id>|<cents>", score: its
-// expiry) and, beside it, the sum of their cents, which every script that
-// adds or removes a member keeps up to date: the admission reads the sum
-// instead of adding up every hold in flight, which cost it about half a
-// microsecond per hold (48 µs with 100 in flight) on Redis's one thread.
+// expiry) and, beside it, a hash of their cents' sum and their number,
+// which every script that adds or removes a member keeps up to date: the
+// admission reads the sum instead of adding up every hold in flight,
+// which cost it about half a microsecond per hold (48 µs with 100 in
+// flight) on Redis's one thread.
 //
 //   - hold_cents(m) is the cents of member m.
-//   - lower_sum(sum, cents) takes cents off the sum, if there is one: a
-//     missing sum is counted again by the next holds_total.
+//   - add_to_sum(sum, cents, n) adds n holds of cents in all.
+//   - lower_sum(sum, cents, n) takes n holds of cents in all off the sum,
+//     if there is one: a missing sum is counted again by the next
+//     holds_total.
 //   - drop_expired_holds(holds, sum, now) removes the expired members and
-//     their cents from the sum.
-//   - holds_total(holds, sum) is the sum; it is counted again from the
-//     members when it is missing or broken (it cannot be negative), and
-//     is 0 when the set is gone, which takes the sum with it.
+//     takes them off the sum.
+//   - holds_total(holds, sum) is the sum. It is counted again from the
+//     members when it is missing, negative, or counts another number of
+//     holds than the set has (a writer that does not keep it, such as an
+//     older gateway during an upgrade); it is 0 when the set is gone,
+//     which takes the sum with it.
 const heldLua = `local function hold_cents(m)
   return tonumber(string.match(m, "|(%-?%d+)$"))
 end
-local function lower_sum(sum, cents)
+local function add_to_sum(sum, cents, n)
+  redis.call("HINCRBY", sum, "sum", cents)
+  redis.call("HINCRBY", sum, "n", n)
+end
+local function lower_sum(sum, cents, n)
   if redis.call("EXISTS", sum) == 1 then
-    redis.call("DECRBY", sum, cents)
+    add_to_sum(sum, -cents, -n)
   end
 end
 local function drop_expired_holds(holds, sum, now)
@@ -65,22 +74,24 @@ local function drop_expired_holds(holds, sum, now)
     cut = cut + hold_cents(m)
   end
   redis.call("ZREMRANGEBYSCORE", holds, "-inf", now + 0.000001)
-  lower_sum(sum, cut)
+  lower_sum(sum, cut, #expired)
 end
 local function holds_total(holds, sum)
   if redis.call("EXISTS", holds) == 0 then
     redis.call("DEL", sum)
     return 0
   end
-  local total = tonumber(redis.call("GET", sum))
-  if total and total >= 0 then
+  local kept = redis.call("HMGET", sum, "sum", "n")
+  local total, n = tonumber(kept[1]), tonumber(kept[2])
+  local members = redis.call("ZCARD", holds)
+  if total and total >= 0 and n == members then
     return total
   end
   total = 0
   for _, m in ipairs(redis.call("ZRANGE", holds, 0, -1)) do
     total = total + hold_cents(m)
   end
-  redis.call("SET", sum, string.format("%d", total))
+  redis.call("HSET", sum, "sum", string.format("%d", total), "n", members)
   local ttl = redis.call("PTTL", holds)
   if ttl > 0 then
     redis.call("PEXPIRE", sum, ttl)
@@ -99,7 +110,7 @@ end
 // balance last taken in)
 // KEYS[4]: with a reservation only, the account's holds (sorted set:
 // member "<id>|<cents>", score: expiry)
-// KEYS[5]: with a reservation only, the sum of the holds' cents (heldLua)
+// KEYS[5]: with a reservation only, the sum of the holds (heldLua)
 // ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
 // (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
 // rolling member), lease and hold TTL (seconds), then for a reservation:
@@ -208,7 +219,7 @@ end
 
 if hold_member then
   redis.call("ZADD", KEYS[4], now + ttl, hold_member)
-  redis.call("INCRBY", KEYS[5], hold)
+  add_to_sum(KEYS[5], hold, 1)
   expire_after_longest(KEYS[4], now, KEYS[5])
 end
 
@@ -230,7 +241,7 @@ return {1, lease, remaining, "0", tostring(reset_after), hold, 0}
 // ARGV: hold member, charge in cents
 var settleScript = redis.NewScript(heldLua + `
 if redis.call("ZREM", KEYS[2], ARGV[1]) == 1 then
-  lower_sum(KEYS[3], hold_cents(ARGV[1]))
+  lower_sum(KEYS[3], hold_cents(ARGV[1]), 1)
 end
 local charge = tonumber(ARGV[2])
 if charge > 0 and redis.call("EXISTS", KEYS[1]) == 1 then
@@ -248,7 +259,7 @@ var dropHoldScript = redis.NewScript(heldLua + `
 local prefix = ARGV[1] .. "|"
 for _, m in ipairs(redis.call("ZRANGE", KEYS[1], 0, -1)) do
   if string.sub(m, 1, #prefix) == prefix and redis.call("ZREM", KEYS[1], m) == 1 then
-    lower_sum(KEYS[2], hold_cents(m))
+    lower_sum(KEYS[2], hold_cents(m), 1)
   end
 end
 return 1
@@ -272,7 +283,7 @@ end
 if tonumber(score) <= now then
   redis.call("ZREM", KEYS[1], ARGV[2])
   if KEYS[2] then
-    lower_sum(KEYS[2], hold_cents(ARGV[2]))
+    lower_sum(KEYS[2], hold_cents(ARGV[2]), 1)
   end
   return 0
 end
