@@ -14,15 +14,7 @@ import (
 // generation on a hit.
 func BenchmarkKeyRead(b *testing.B) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "switchyard.db"), storage.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	a, err := s.EnsureAccount(ctx, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, a := openWithAccount(b, filepath.Join(b.TempDir(), "switchyard.db"), "bench")
 	const hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	if _, err := s.CreateKey(ctx, storage.NewKey{AccountID: a.ID, Hash: hash, Hint: "sk-...abcd"}); err != nil {
 		b.Fatal(err)

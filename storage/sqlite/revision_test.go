@@ -46,15 +46,7 @@ func topUp(path string) int {
 func TestRevisionMovesOnEveryCommit(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "switchyard.db")
-	s, err := sqlite.Open(ctx, path, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	a, err := s.EnsureAccount(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, a := openWithAccount(t, path, "alice")
 	rev := func() storage.Revision {
 		t.Helper()
 		r, ok := s.Revision()
