@@ -377,7 +377,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 // request goes away meanwhile (within the limiter's timeout): they are
 // other requests' to lose.
 func (r *Redis) runAdmit(ctx context.Context, keys []string, args []any) ([]any, error) {
-	batch := r.releases.take()
+	batch := r.releases.take(false)
 	if len(batch) == 0 {
 		return admitScript.Run(ctx, r.client, keys, args...).Slice()
 	}

@@ -35,8 +35,9 @@ func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) 
 }
 
 // renew extends one lease or hold (member of the sorted set at keys[0];
-// keys[1] is a hold's sum) in a round trip of its own. It runs outside any request, so it has no
-// request context; the breaker spares Redis while it is down.
+// keys[1] is a hold's sum) in a round trip of its own. It runs outside
+// any request, so it has no request context; the breaker spares Redis
+// while it is down.
 func (r *Redis) renew(keys []string, member string) (kept bool, err error) {
 	err = r.call(context.Background(), "renew", func(ctx context.Context) error {
 		n, err := renewScript.Run(ctx, r.client, keys, r.nowArg(), member, seconds(r.leaseTTL)).Int()

@@ -68,8 +68,10 @@ func (q *releases) add(rel release) {
 }
 
 // take removes and returns up to maxReleasePipeline queued releases, the
-// oldest first. Their sender calls sent once their pipeline is done.
-func (q *releases) take() []release {
+// oldest first; their sender passes them to Redis.released once their
+// pipeline is done. stop, when nothing is queued, also marks the gathering
+// goroutine gone, under the same lock that add checks it.
+func (q *releases) take(stop bool) []release {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	batch := q.queue[:min(len(q.queue), maxReleasePipeline)]
@@ -77,24 +79,15 @@ func (q *releases) take() []release {
 	if len(q.queue) == 0 {
 		q.queue = nil
 	}
+	if stop && len(batch) == 0 {
+		q.sending = false
+	}
 	return batch
 }
 
 func (q *releases) send() {
 	time.Sleep(q.gather)
-	for {
-		batch := q.take()
-		if len(batch) == 0 {
-			q.mu.Lock()
-			// An add after the take above saw sending and started nothing.
-			if len(q.queue) > 0 {
-				q.mu.Unlock()
-				continue
-			}
-			q.sending = false
-			q.mu.Unlock()
-			return
-		}
+	for batch := q.take(true); len(batch) > 0; batch = q.take(true) {
 		q.r.sendReleases(batch)
 	}
 }

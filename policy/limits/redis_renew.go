@@ -65,10 +65,15 @@ func (q *renewals) remove(x *renewal) {
 	q.mu.Unlock()
 }
 
-func (q *renewals) isLive(x *renewal) bool {
+// stillLive reports whether x is still renewed; unless keep, it stops
+// renewing it.
+func (q *renewals) stillLive(x *renewal, keep bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	_, ok := q.live[x]
+	if !keep {
+		delete(q.live, x)
+	}
 	return ok
 }
 
@@ -120,12 +125,11 @@ func (q *renewals) renew(batch []*renewal) {
 		if err != nil {
 			continue
 		}
-		if !q.isLive(x) {
+		kept := n == 1
+		if !q.stillLive(x, kept) {
 			continue // released meanwhile: its answer tells nothing
 		}
-		kept := n == 1
 		if !kept {
-			q.remove(x)
 			x.lost()
 		}
 		if r.onRenew != nil {
