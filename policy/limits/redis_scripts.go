@@ -77,13 +77,13 @@ local function drop_expired_holds(holds, sum, now)
   lower_sum(sum, cut, #expired)
 end
 local function holds_total(holds, sum)
-  if redis.call("EXISTS", holds) == 0 then
+  local members = redis.call("ZCARD", holds)
+  if members == 0 then
     redis.call("DEL", sum)
     return 0
   end
   local kept = redis.call("HMGET", sum, "sum", "n")
   local total, n = tonumber(kept[1]), tonumber(kept[2])
-  local members = redis.call("ZCARD", holds)
   if total and total >= 0 and n == members then
     return total
   end
