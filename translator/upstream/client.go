@@ -383,7 +383,6 @@ func (s *sentOnce) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.b) == 0 {
-		s.b = nil
 		return 0, io.EOF
 	}
 	n := copy(p, s.b)
