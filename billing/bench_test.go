@@ -49,6 +49,28 @@ func BenchmarkMeterChunk(b *testing.B) {
 	}
 }
 
+// BenchmarkMeterStream is the metering of a whole /v1 stream as the bench
+// relays it: 20 content chunks, the usage chunk and the end.
+func BenchmarkMeterStream(b *testing.B) {
+	var stream []byte
+	for range 20 {
+		stream = append(stream, benchContentChunk...)
+	}
+	stream = append(stream, benchUsageChunk...)
+	stream = append(stream, "data: [DONE]\n\n"...)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := NewMeter(false)
+		m.Start("text/event-stream")
+		m.Write(stream)
+		m.Close()
+		if m.Usage().Completion != 40 {
+			b.Fatalf("usage %+v", m.Usage())
+		}
+	}
+}
+
 // BenchmarkParseV1 is the strict parse of a short /v1 body by the limits
 // probe.
 func BenchmarkParseV1(b *testing.B) {

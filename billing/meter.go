@@ -205,14 +205,29 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 			return false
 		}
 	}
+	var c streamChunk
+	if json.Unmarshal(data, &c) != nil {
+		return false
+	}
+	if u, inChunk, ok := c.usage(); ok {
+		// The usage makes every estimate moot: what waits undecoded, a
+		// whole answer's chunks when the usage comes last, never is.
+		m.usage, m.found = u, true
+		m.deferred, m.deferredBytes = nil, 0
+		return inChunk && len(c.Choices) == 0
+	}
 	m.readDeferred()
-	return m.decodeEvent(data)
+	m.keepChunkContent(&c)
+	return false
 }
 
 // readDeferred decodes the chunks deferred so far.
 func (m *Meter) readDeferred() {
 	for _, d := range m.deferred {
-		m.decodeEvent(d)
+		var c streamChunk
+		if json.Unmarshal(d, &c) == nil {
+			m.keepChunkContent(&c)
+		}
 	}
 	m.deferred, m.deferredBytes = nil, 0
 }
@@ -278,40 +293,40 @@ func foldIndex(data []byte, word string) int {
 	return -1
 }
 
-// decodeEvent is readEvent's full decode of one chunk.
-func (m *Meter) decodeEvent(data []byte) (usageOnly bool) {
-	var chunk struct {
-		Choices []struct {
-			Delta struct {
-				Content string `json:"content"`
-			} `json:"delta"`
-			Text string `json:"text"`
-		} `json:"choices"`
+// streamChunk is what the meter reads of one stream event.
+type streamChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+		Text string `json:"text"`
+	} `json:"choices"`
+	Usage *wireUsage `json:"usage"`
+	// Responses API events carry the usage in the final response.
+	Response *struct {
 		Usage *wireUsage `json:"usage"`
-		// Responses API events carry the usage in the final response.
-		Response *struct {
-			Usage *wireUsage `json:"usage"`
-		} `json:"response"`
-		Delta string `json:"delta"`
+	} `json:"response"`
+	Delta string `json:"delta"`
+}
+
+// usage returns the chunk's usage and whether it is the chunk's own (a
+// Chat Completions usage chunk) rather than its response's.
+func (c *streamChunk) usage() (u Usage, inChunk, ok bool) {
+	if u, ok := c.Usage.counts(); ok {
+		return u, true, true
 	}
-	if json.Unmarshal(data, &chunk) != nil {
-		return false
+	if c.Response != nil {
+		u, ok = c.Response.Usage.counts()
 	}
-	for _, c := range chunk.Choices {
-		m.keepContent(c.Delta.Content)
-		m.keepContent(c.Text)
+	return u, false, ok
+}
+
+func (m *Meter) keepChunkContent(c *streamChunk) {
+	for _, ch := range c.Choices {
+		m.keepContent(ch.Delta.Content)
+		m.keepContent(ch.Text)
 	}
-	m.keepContent(chunk.Delta)
-	if u, ok := chunk.Usage.counts(); ok {
-		m.usage, m.found = u, true
-		return len(chunk.Choices) == 0
-	}
-	if chunk.Response != nil {
-		if u, ok := chunk.Response.Usage.counts(); ok {
-			m.usage, m.found = u, true
-		}
-	}
-	return false
+	m.keepContent(c.Delta)
 }
 
 // Usage returns the token counts the backend reported, or, when it
