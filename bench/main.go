@@ -24,6 +24,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -288,9 +289,13 @@ func raisedCaddyfile(dir string) (string, error) {
 	return path, os.WriteFile(path, []byte(raised), 0o600)
 }
 
+// plainCaddyfile is plain Caddy laid out as Caddyfile.example is: a site
+// of any Host on the port, bound to the host, so that neither pays for a
+// host matcher and the nested route it puts the site in.
 func plainCaddyfile(admin, addr, upstream string) string {
-	return fmt.Sprintf("{\n\tadmin %s\n}\nhttp://%s {\n\tbind %s\n\treverse_proxy %s\n}\n",
-		admin, addr, strings.Split(addr, ":")[0], upstream)
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf("{\n\tadmin %s\n}\nhttp://:%s {\n\tbind %s\n\treverse_proxy %s\n}\n",
+		admin, port, host, upstream)
 }
 
 const topUps = 20

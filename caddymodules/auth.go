@@ -103,8 +103,8 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		r.Header.Set("X-Request-Id", reqID)
 	}
 	w.Header().Set("X-Request-Id", reqID)
-	repl.Set("switchyard.request_id", reqID)
-	repl.Set("switchyard.charge_id", policy.NewChargeID())
+	id := &identity{requestID: reqID, chargeID: policy.NewChargeID()}
+	repl.Map(id.placeholder)
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
@@ -117,11 +117,41 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		return nil
 	}
 	r.Header.Del("Authorization")
-	repl.Set("switchyard.account_id", p.AccountID)
-	repl.Set("switchyard.account", p.AccountName)
-	repl.Set("switchyard.key_id", p.KeyID)
-	repl.Set("switchyard.key_hint", p.KeyHint)
+	id.principal, id.authenticated = p, true
 	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
+}
+
+// identity is what switchyard_auth learnt of a request, offered to the
+// handlers and logs after it as {switchyard.*} placeholders. It is one
+// provider of the request's replacer rather than a Set per value, each of
+// which would box its value on every request for the few that are read.
+type identity struct {
+	requestID, chargeID string
+	principal           policy.Principal
+	authenticated       bool
+}
+
+func (id *identity) placeholder(key string) (any, bool) {
+	switch key {
+	case "switchyard.request_id":
+		return id.requestID, true
+	case "switchyard.charge_id":
+		return id.chargeID, true
+	}
+	if !id.authenticated {
+		return nil, false
+	}
+	switch key {
+	case "switchyard.account_id":
+		return id.principal.AccountID, true
+	case "switchyard.account":
+		return id.principal.AccountName, true
+	case "switchyard.key_id":
+		return id.principal.KeyID, true
+	case "switchyard.key_hint":
+		return id.principal.KeyHint, true
+	}
+	return nil, false
 }
 
 // chargeID returns the server's own id of r, set by switchyard_auth.

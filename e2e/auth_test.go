@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -239,6 +240,32 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 			status, _, body := g.do(tt.method, tt.path, key, "")
 			wantError(t, tt.method+" "+tt.path, status, body, tt.status, tt.code, "")
 		})
+	}
+}
+
+// TestAnyHostIsServed: the shipped Caddyfile serves the API whatever Host
+// the client names (a load balancer's public name, localhost), not only
+// the listening address; Caddy answers a site it has no route for with
+// an empty 200.
+func TestAnyHostIsServed(t *testing.T) {
+	_, _, key, g := fundedGateway(t, "acme")
+	for _, host := range []string{"api.example.com", "localhost", "localhost:1"} {
+		send := func(key string) (int, string) {
+			req := newRequest(t, g, "GET", "/v1/models", key, "")
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		status, body := send("")
+		wantError(t, "no key, Host "+host, status, body, http.StatusUnauthorized, "invalid_api_key", "invalid_request_error")
+		if status, body := send(key); status != http.StatusOK || !strings.Contains(body, `"data"`) {
+			t.Errorf("Host %s: %d %s", host, status, body)
+		}
 	}
 }
 

@@ -293,8 +293,8 @@ func TestFaultUpstream(t *testing.T) {
 	e := distributedEnv(t, upURL)
 	key := fundedKey(t, e, "upstream-fault")
 	short := faultConfig(t, []string{faultLimits},
-		"response_header_timeout 120s", "response_header_timeout 1s\n\t\t\t\tstream_idle_timeout 1s",
-		"switchyard_chat\n", "switchyard_chat {\n\t\t\t\tfirst_byte_timeout 1s\n\t\t\t\tidle_timeout 1s\n\t\t\t}\n")
+		"response_header_timeout 120s", "response_header_timeout 1s\n\t\t\tstream_idle_timeout 1s",
+		"switchyard_chat /v3/chat/completions\n", "switchyard_chat /v3/chat/completions {\n\t\t\tfirst_byte_timeout 1s\n\t\t\tidle_timeout 1s\n\t\t}\n")
 	g := startGateway(t, e, short)
 	const limit = 8 * time.Second // every timeout above is 1s
 

@@ -97,7 +97,7 @@ func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
 	})
 	e := embeddedEnv(t, up.URL()).with("OTEL_TRACES_EXPORTER", "console", "OTEL_SERVICE_NAME", "switchyard-test")
 	key := fundedKey(t, e, "traced")
-	cfg := faultConfig(t, nil, "\t\t@api path /v1/* /v3/*\n", "\t\t@api path /v1/* /v3/*\n"+tracingSnippet)
+	cfg := faultConfig(t, nil, "\troute /v1/* {\n", "\troute /v1/* {\n"+tracingSnippet, "\troute /v3/* {\n", "\troute /v3/* {\n"+tracingSnippet)
 	g := startGateway(t, e, cfg)
 	sendSecrets(t, g, key, prompt)
 	g.stop() // the batcher writes its spans on shutdown
@@ -113,8 +113,8 @@ func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
 }
 
 // tracingSnippet is the tracing directive docs/operations.md shows, as it
-// goes in the route of Caddyfile.example.
-const tracingSnippet = `		tracing @api {
+// goes in each API route of Caddyfile.example.
+const tracingSnippet = `		tracing {
 			span "{http.request.method} {http.request.uri.path}"
 		}
 `

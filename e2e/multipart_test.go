@@ -107,8 +107,8 @@ func TestMultipartPassesThroughUnread(t *testing.T) {
 // added to the routes switchyard_proxy passes upstream.
 func uploadRouteConfig(t *testing.T) string {
 	t.Helper()
-	const anchor = "\t\t\t\tdial_timeout 10s" // in switchyard_proxy
-	return writeConfig(t, exampleConfig(t, anchor, "\t\t\t\troutes POST /audio/transcriptions\n"+anchor))
+	const anchor = "\t\t\tdial_timeout 10s" // in switchyard_proxy
+	return writeConfig(t, exampleConfig(t, anchor, "\t\t\troutes POST /audio/transcriptions\n"+anchor))
 }
 
 // hashingUpstream answers POST /v1/audio/transcriptions after reading the
