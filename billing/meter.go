@@ -3,10 +3,10 @@ package billing
 import (
 	"bytes"
 	"encoding/json"
-	"mime"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/jsonscan"
+	"github.com/switchyardhq/switchyard/internal/mediatype"
 	"github.com/switchyardhq/switchyard/internal/sse"
 )
 
@@ -82,8 +82,7 @@ func (m *Meter) Streamed() bool { return m.stream }
 
 // Start is called with the final response's Content-Type before Write.
 func (m *Meter) Start(contentType string) {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	m.stream = mt == "text/event-stream"
+	m.stream = mediatype.Of(contentType) == "text/event-stream"
 }
 
 // Write takes the next bytes of the response and returns what to send to

@@ -1,10 +1,10 @@
 package billing
 
 import (
-	"mime"
 	"net/http"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/internal/mediatype"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -50,8 +50,7 @@ func Chargeable(method, path, contentType string) bool {
 		return false
 	}
 	if method == http.MethodPost && strings.TrimSuffix(path, "/") == UploadPath {
-		mt, _, _ := mime.ParseMediaType(contentType)
-		return !strings.HasPrefix(mt, "multipart/")
+		return !strings.HasPrefix(mediatype.Of(contentType), "multipart/")
 	}
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/mediatype"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/translator/request"
 )
@@ -167,7 +167,7 @@ func probeBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted, prof
 	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
 		return ask, nil
 	}
-	if mt, _, _ := mime.ParseMediaType(ask.ContentType); strings.HasPrefix(mt, "multipart/") {
+	if strings.HasPrefix(mediatype.Of(ask.ContentType), "multipart/") {
 		return ask, nil
 	}
 	body, err := requestBody(r, maxBytes, budget)

@@ -97,6 +97,9 @@ func clientAddr(r *http.Request) string {
 	if err != nil {
 		return s
 	}
+	if ip.Is4() {
+		return s // ParseAddr takes IPv4 only in the form String gives
+	}
 	ip = ip.Unmap()
 	if ip.Is6() {
 		p, _ := ip.Prefix(64)

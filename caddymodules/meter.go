@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/mediatype"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -65,7 +65,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	if !ok || r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		return next.ServeHTTP(w, r)
 	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
+	if strings.HasPrefix(mediatype.Of(r.Header.Get("Content-Type")), "multipart/") {
 		return next.ServeHTTP(w, r) // uploads stream through; they are not completions
 	}
 	// The parse stays on the request: the proxy routes by its model.

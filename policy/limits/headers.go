@@ -21,9 +21,13 @@ func SetHeaders(h http.Header, res RateResult) {
 	if res.Limit <= 0 {
 		return
 	}
-	h.Set(HeaderLimitRequests, strconv.Itoa(res.Limit))
-	h.Set(HeaderRemainingRequests, strconv.Itoa(max(res.Remaining, 0)))
-	h.Set(HeaderResetRequests, FormatDuration(res.ResetAfter))
+	// One array for the three values rather than one per Set: this runs
+	// on every request. The names are in canonical form already.
+	v := [...]string{strconv.Itoa(res.Limit), strconv.Itoa(max(res.Remaining, 0)), FormatDuration(res.ResetAfter)}
+	vals := v[:]
+	h[HeaderLimitRequests] = vals[0:1:1]
+	h[HeaderRemainingRequests] = vals[1:2:2]
+	h[HeaderResetRequests] = vals[2:3:3]
 }
 
 // FormatDuration writes d the way OpenAI writes x-ratelimit-reset-*

@@ -64,3 +64,13 @@ func TestSetHeaders(t *testing.T) {
 		})
 	}
 }
+
+// SetHeaders writes the header map directly: its names must be canonical
+// for Get to find them.
+func TestHeaderNamesAreCanonical(t *testing.T) {
+	for _, name := range []string{HeaderLimitRequests, HeaderRemainingRequests, HeaderResetRequests} {
+		if c := http.CanonicalHeaderKey(name); c != name {
+			t.Errorf("%q is not canonical (%q)", name, c)
+		}
+	}
+}
