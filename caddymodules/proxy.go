@@ -72,8 +72,9 @@ type Proxy struct {
 	// good; past it the stream is cut. Default: 120s.
 	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
 
-	rp    *reverseproxy.Handler // nil when no upstream is configured
-	queue *limits.Queue         // nil: no cap on generations in flight
+	rp       *reverseproxy.Handler // nil when no upstream is configured
+	upstream upstreamHeaders
+	queue    *limits.Queue // nil: no cap on generations in flight
 
 	pools   *pools // the app's models; nil without
 	maxBody int64
@@ -116,6 +117,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	h.upstream = newUpstreamHeaders(u.Host, app.settings.upstreamKey)
 	h.rp = new(reverseproxy.Handler)
 	if err := json.Unmarshal(cfg, h.rp); err != nil {
 		return fmt.Errorf("building reverse proxy: %v", err)
@@ -181,17 +183,13 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey string, t ups
 	if scheme == "https" {
 		transport["tls"] = map[string]any{"server_name": hostname}
 	}
-	reqHeaders := map[string]any{"set": map[string][]string{"Host": {host}}}
-	if apiKey != "" {
-		reqHeaders["set"].(map[string][]string)["Authorization"] = []string{"Bearer " + apiKey}
-	} else {
-		reqHeaders["delete"] = []string{"Authorization"}
-	}
 	cfg := map[string]any{
 		"upstreams": []map[string]string{{"dial": dial}},
 		"transport": transport,
+		// No request header operations: reverse_proxy would copy every
+		// header of every request to apply them. ServeHTTP sets the
+		// upstream's Host and key (upstreamHeaders).
 		"headers": map[string]any{
-			"request": reqHeaders,
 			// The upstream's rate-limit headers describe the operator's
 			// account with the backend, not the caller's limits, which
 			// switchyard_limits reports under the same names.
@@ -204,6 +202,32 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey string, t ups
 		}
 	}
 	return json.Marshal(cfg)
+}
+
+// upstreamHeaders are what the request names of the upstream: its Host
+// and the operator's key, in place of any credential of the caller's.
+type upstreamHeaders struct {
+	host          string
+	authorization string // "" sends none
+}
+
+func newUpstreamHeaders(host, apiKey string) upstreamHeaders {
+	u := upstreamHeaders{host: host}
+	if apiKey != "" {
+		u.authorization = "Bearer " + apiKey
+	}
+	return u
+}
+
+// apply sets u on r, whose headers filterRequestHeaders already cut down
+// to the allowed ones.
+func (u upstreamHeaders) apply(r *http.Request) {
+	r.Host = u.host
+	if u.authorization == "" {
+		delete(r.Header, "Authorization")
+		return
+	}
+	r.Header["Authorization"] = []string{u.authorization}
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -221,6 +245,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
 	}
+	h.upstream.apply(r)
 	w, r, done, err := h.startGeneration(w, r)
 	if err != nil {
 		apierror.Write(w, err)
