@@ -99,10 +99,22 @@ func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([
 		n := held
 		context.AfterFunc(r.Context(), func() { budget.Release(n) })
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = newReadBody(body)
 	caddyhttp.SetVar(r.Context(), bodyVar, body)
 	return body, nil
 }
+
+// readBody gives a request the body already read from it, in one
+// allocation where io.NopCloser(bytes.NewReader(body)) takes two.
+type readBody struct{ bytes.Reader }
+
+func newReadBody(body []byte) *readBody {
+	b := new(readBody)
+	b.Reset(body)
+	return b
+}
+
+func (*readBody) Close() error { return nil }
 
 func errBodyBudget() *apierror.Error {
 	e := apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "server_overloaded",

@@ -1,9 +1,7 @@
 package caddymodules
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -74,7 +72,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, err)
 		return nil
 	}
-	r.Body = io.NopCloser(bytes.NewReader(req.Body))
+	r.Body = newReadBody(req.Body)
 	r.ContentLength = int64(len(req.Body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
 	// The body is already read: a 100 Continue must not be asked of, or

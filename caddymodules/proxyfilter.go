@@ -81,21 +81,27 @@ func routeAllowed(routes []string, method, rest string) bool {
 // refused rather than interpreted.
 func admitRoute(r *http.Request, prefix string, routes []string) error {
 	p := r.URL.Path
-	notFound := apierror.NotFound("This gateway does not serve " + r.Method + " " + clip.Ellipsis(p, 80) + ".")
-	notFound.Code = "route_not_found"
 	if len(p) < len(prefix) || !strings.EqualFold(p[:len(prefix)], prefix) {
-		return notFound
+		return routeNotFound(r)
 	}
 	rest := p[len(prefix):]
 	if rest == "" || rest[0] != '/' || path.Clean(rest) != rest || strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
-		return notFound
+		return routeNotFound(r)
 	}
 	if !routeAllowed(routes, r.Method, rest) {
-		return notFound
+		return routeNotFound(r)
 	}
-	r.URL.Path = prefix + rest
+	if p[:len(prefix)] != prefix {
+		r.URL.Path = prefix + rest
+	}
 	r.URL.RawPath = ""
 	return nil
+}
+
+func routeNotFound(r *http.Request) error {
+	err := apierror.NotFound("This gateway does not serve " + r.Method + " " + clip.Ellipsis(r.URL.Path, 80) + ".")
+	err.Code = "route_not_found"
+	return err
 }
 
 // filterRequestHeaders drops every request header not on the list.
