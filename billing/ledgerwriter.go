@@ -80,11 +80,20 @@ type LedgerWriter struct {
 	retryFor time.Duration
 	log      *slog.Logger
 
-	queue   chan pendingRecord
-	pending atomic.Int64 // records enqueued whose completion has not returned
+	// The queue is a slice under a mutex rather than a channel: a
+	// channel's buffer is scanned whole by every garbage collection
+	// (QueueSize records of pointers, about a megabyte), and a receive
+	// per record would wake the writer for every request it then lets
+	// wait for the batch's delay. Enqueue wakes it only when the queue
+	// stops being empty or fills a batch.
+	mu        sync.Mutex
+	queued    []pendingRecord // waiting for the writer, in order
+	queueSize int
+	room      sync.Cond // signalled when the writer takes records, or on Close
+	wake      chan struct{}
+	closed    bool
 
-	mu      sync.RWMutex // held for reading while sending to queue
-	closed  bool
+	pending atomic.Int64 // records enqueued whose completion has not returned
 	closing chan struct{}
 	done    chan struct{}  // the writer goroutine ended
 	calls   sync.WaitGroup // completions running
@@ -117,14 +126,16 @@ func newLedgerWriter(cfg WriterConfig, after func(time.Duration) <-chan time.Tim
 		cfg.Logger = slog.Default()
 	}
 	w := &LedgerWriter{
-		store:    cfg.Store,
-		retryFor: cfg.RetryFor,
-		log:      cfg.Logger,
-		queue:    make(chan pendingRecord, cfg.QueueSize),
-		closing:  make(chan struct{}),
-		done:     make(chan struct{}),
-		after:    after,
+		store:     cfg.Store,
+		retryFor:  cfg.RetryFor,
+		log:       cfg.Logger,
+		queueSize: cfg.QueueSize,
+		wake:      make(chan struct{}, 1),
+		closing:   make(chan struct{}),
+		done:      make(chan struct{}),
+		after:     after,
 	}
+	w.room.L = &w.mu
 	w.Tune(cfg.MaxDelay, cfg.MaxBatch)
 	go w.run()
 	return w
@@ -148,15 +159,19 @@ func (w *LedgerWriter) Tune(maxDelay time.Duration, maxBatch int) {
 // writer that falls behind slows requests down instead of dropping their
 // charges. done is called once, from another goroutine, with the record
 // as stored (storage.Usage.SettleUsage) after it was committed, or with
-// the error that kept it from being settled.
+// the error that kept it from being settled. The completions of a batch
+// run one after the other on one goroutine: done must not wait on I/O.
 //
 // After Close the record is settled at once, in a transaction of its
 // own, before Enqueue returns.
 func (w *LedgerWriter) Enqueue(rec storage.UsageRecord, done func(storage.UsageRecord, error)) {
 	w.pending.Add(1)
-	w.mu.RLock()
+	w.mu.Lock()
+	for len(w.queued) >= w.queueSize && !w.closed {
+		w.room.Wait()
+	}
 	if w.closed {
-		w.mu.RUnlock()
+		w.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 		defer cancel()
 		stored, err := w.store.SettleUsage(ctx, rec)
@@ -164,8 +179,15 @@ func (w *LedgerWriter) Enqueue(rec storage.UsageRecord, done func(storage.UsageR
 		w.pending.Add(-1)
 		return
 	}
-	w.queue <- pendingRecord{rec: rec, done: done}
-	w.mu.RUnlock()
+	w.queued = append(w.queued, pendingRecord{rec: rec, done: done})
+	n := len(w.queued)
+	w.mu.Unlock()
+	if n == 1 || n >= int(w.maxBatch.Load()) {
+		select {
+		case w.wake <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+	}
 }
 
 // Pending is the number of records enqueued whose completion has not
@@ -182,6 +204,7 @@ func (w *LedgerWriter) Close() error {
 	if !w.closed {
 		w.closed = true
 		close(w.closing)
+		w.room.Broadcast()
 	}
 	w.mu.Unlock()
 	<-w.done
@@ -193,71 +216,82 @@ func (w *LedgerWriter) Close() error {
 func (w *LedgerWriter) run() {
 	defer close(w.done)
 	var batch []pendingRecord
-	for {
-		var first pendingRecord
-		select {
-		case first = <-w.queue:
-		case <-w.closing:
-			w.drain()
-			return
-		}
-		batch = w.collect(append(batch[:0], first))
+	for w.waitForRecords() {
+		batch = w.collect(batch[:0])
 		w.commit(batch)
 		clear(batch) // let the records and completions go
 	}
+	w.drain()
 }
 
-// collect adds queued records to batch until it holds MaxBatch, MaxDelay
-// has passed, or the writer is closing.
+// queuedCount is the number of records waiting.
+func (w *LedgerWriter) queuedCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queued)
+}
+
+// waitForRecords waits until a record is queued (true) or the writer is
+// closing (false).
+func (w *LedgerWriter) waitForRecords() bool {
+	for w.queuedCount() == 0 {
+		select {
+		case <-w.wake:
+		case <-w.closing:
+			return false
+		}
+	}
+	return true
+}
+
+// collect takes queued records into batch, up to MaxBatch: at once what
+// fills it, else, after MaxDelay has passed or the writer started
+// closing, what is queued by then.
 func (w *LedgerWriter) collect(batch []pendingRecord) []pendingRecord {
 	limit := int(w.maxBatch.Load())
-	// What is queued already needs no waiting.
-	for len(batch) < limit {
-		select {
-		case p := <-w.queue:
-			batch = append(batch, p)
-			continue
-		default:
-		}
-		break
-	}
 	delay := time.Duration(w.maxDelay.Load())
-	if len(batch) >= limit || delay <= 0 {
-		return batch
-	}
-	timer := w.after(delay)
-	for len(batch) < limit {
-		select {
-		case p := <-w.queue:
-			batch = append(batch, p)
-		case <-timer:
-			return batch
-		case <-w.closing:
-			return batch
+	if delay > 0 && w.queuedCount() < limit {
+		timer := w.after(delay)
+	wait:
+		for {
+			select {
+			case <-w.wake:
+				if w.queuedCount() >= limit {
+					break wait
+				}
+			case <-timer:
+				break wait
+			case <-w.closing:
+				break wait
+			}
 		}
 	}
+	return w.take(batch, limit)
+}
+
+// take moves up to limit queued records, the oldest, into batch.
+func (w *LedgerWriter) take(batch []pendingRecord, limit int) []pendingRecord {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := min(len(w.queued), limit)
+	batch = append(batch, w.queued[:k]...)
+	n := copy(w.queued, w.queued[k:])
+	clear(w.queued[n:])
+	w.queued = w.queued[:n]
+	w.room.Broadcast()
 	return batch
 }
 
 // drain commits everything left in the queue. No Enqueue can add to it
-// any more: Close set closed under the lock that senders hold.
+// any more: Close set closed under the lock that Enqueue holds.
 func (w *LedgerWriter) drain() {
 	limit := int(w.maxBatch.Load())
-	var batch []pendingRecord
 	for {
-		select {
-		case p := <-w.queue:
-			batch = append(batch, p)
-			if len(batch) < limit {
-				continue
-			}
-		default:
-		}
+		batch := w.take(nil, limit)
 		if len(batch) == 0 {
 			return
 		}
 		w.commit(batch)
-		batch = batch[:0]
 	}
 }
 
@@ -290,19 +324,28 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 			slog.Int("attempt", attempt+1), slog.Any("error", err))
 		time.Sleep(min(10*time.Millisecond<<min(attempt, 7), time.Second, w.retryFor-now.Sub(w.failingSince)))
 	}
-	for i, p := range batch {
-		var rec storage.UsageRecord
-		recErr := err
-		if err == nil {
-			rec, recErr = settled[i].Record, settled[i].Err
-		}
-		w.calls.Add(1)
-		// Completions free holds, which may be a round trip to Redis
-		// each: they must not hold up the next batch, nor each other.
-		go func() {
-			defer w.calls.Done()
-			p.done(rec, recErr)
-			w.pending.Add(-1)
-		}()
+	// The completions free holds: not on the writer's goroutine, so
+	// that they do not hold up the next batch, but on one of their own
+	// for the whole batch, not one each. Freeing a hold sends nothing
+	// to Redis by itself (the releases are gathered).
+	type completion struct {
+		done func(storage.UsageRecord, error)
+		rec  storage.UsageRecord
+		err  error
 	}
+	completions := make([]completion, len(batch))
+	for i, p := range batch {
+		completions[i] = completion{done: p.done, err: err}
+		if err == nil {
+			completions[i].rec, completions[i].err = settled[i].Record, settled[i].Err
+		}
+	}
+	w.calls.Add(1)
+	go func() {
+		defer w.calls.Done()
+		for _, c := range completions {
+			c.done(c.rec, c.err)
+			w.pending.Add(-1)
+		}
+	}()
 }
