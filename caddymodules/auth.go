@@ -97,13 +97,16 @@ func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp
 func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
-	reqID := r.Header.Get("X-Request-Id")
-	if !validRequestID(reqID) {
-		reqID = newRequestID(repl)
-		r.Header.Set("X-Request-Id", reqID)
+	// A request without an id of its own is known by its charge id:
+	// one id in every log, the upstream's included, and in the ledger.
+	id := &identity{chargeID: policy.NewChargeID()}
+	id.requestID = r.Header.Get("X-Request-Id")
+	if !validRequestID(id.requestID) {
+		id.requestID = id.chargeID
+		r.Header.Set("X-Request-Id", id.requestID)
 	}
+	reqID := id.requestID
 	w.Header().Set("X-Request-Id", reqID)
-	id := &identity{requestID: reqID, chargeID: policy.NewChargeID()}
 	repl.Map(id.placeholder)
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
@@ -159,15 +162,6 @@ func chargeID(r *http.Request) string {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	id, _ := repl.GetString("switchyard.charge_id")
 	return id
-}
-
-// newRequestID reuses Caddy's per-request UUID so that Caddy's own logs
-// and Switchyard's agree.
-func newRequestID(repl *caddy.Replacer) string {
-	if v, ok := repl.GetString("http.request.uuid"); ok && v != "" {
-		return v
-	}
-	return policy.RandomBase62(24)
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:

@@ -193,8 +193,7 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		if acct != nil {
 			id, account := "hold-"+seq, req.Reserve.Account
 			adm.Hold = newHold(account, id, hold, func(charge int64, _ bool) { l.settle(account, id, charge) })
-			acct.holds[id] = localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold}
-			acct.held += hold
+			acct.addHold(id, localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold})
 		}
 	}
 	return adm, nil

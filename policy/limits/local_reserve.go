@@ -22,6 +22,20 @@ type localAccount struct {
 	mirrorExpiry int64
 	held         int64
 	holds        map[string]localHold
+	// nextExpiry is at or before the earliest expiry of holds: until then
+	// no hold can have expired, and admissions skip looking, which would
+	// cost them every hold in flight (a loaded account has hundreds,
+	// waiting for their batch's commit).
+	nextExpiry int64
+}
+
+// addHold adds a hold of cents that expires at expiry.
+func (a *localAccount) addHold(id string, h localHold) {
+	a.holds[id] = h
+	a.held += h.cents
+	if len(a.holds) == 1 || h.expiry < a.nextExpiry {
+		a.nextExpiry = h.expiry
+	}
 }
 
 type localHold struct {
@@ -59,8 +73,13 @@ func (l *Local) account(sh *localAccountShard, id string, now int64) *localAccou
 // expire drops holds whose holder stopped renewing them, and renews, by
 // ttl, those past their expiry whose holder still holds them.
 func (a *localAccount) expire(now, ttl int64) {
+	if now < a.nextExpiry || len(a.holds) == 0 {
+		return
+	}
+	next := now + ttl
 	for id, h := range a.holds {
 		if h.expiry > now {
+			next = min(next, h.expiry)
 			continue
 		}
 		if h.holder != nil && !h.holder.abandoned.Load() {
@@ -71,6 +90,7 @@ func (a *localAccount) expire(now, ttl int64) {
 		a.held -= h.cents
 		delete(a.holds, id)
 	}
+	a.nextExpiry = next
 }
 
 // available brings the mirror up to date with the ledger balance r

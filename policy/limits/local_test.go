@@ -53,3 +53,29 @@ func TestLocalForgetsIdleKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalHoldsExpireWhateverTheirOrder: an admission looks for expired
+// holds only once the earliest of them may have expired, and that bound
+// follows the holds as they are taken, settled and found still held.
+func TestLocalHoldsExpireWhateverTheirOrder(t *testing.T) {
+	clock := newFakeClock()
+	l := NewLocal(LocalConfig{Now: clock.Now})
+	a := mustHold(t, l, 100, 10, 10) // expires at 30s
+	clock.Advance(10 * time.Second)
+	b := mustHold(t, l, 100, 10, 10) // 40s
+	a.Release()
+	clock.Advance(10 * time.Second)
+	c := mustHold(t, l, 100, 10, 10) // 50s
+	b.abandon()                      // no longer held, not freed: as after a crash
+	wantHeld(t, l, 20)
+
+	clock.Advance(11 * time.Second) // 31s: a's expiry is past, but a is gone
+	mustHold(t, l, 100, 1, 1).Release()
+	wantHeld(t, l, 20)
+	clock.Advance(10 * time.Second) // 41s: b expired
+	wantHeld(t, l, 10)
+	clock.Advance(10 * time.Second) // 51s: c expired, but is still held: renewed
+	wantHeld(t, l, 10)
+	c.Settle(3)
+	wantHeld(t, l, 0)
+}
