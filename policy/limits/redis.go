@@ -103,8 +103,9 @@ type Redis struct {
 	fallbacks atomic.Uint64
 	refusals  atomic.Uint64
 
-	releases releases // slots and holds to free, gathered
-	renewals renewals // leases and holds to keep alive
+	releases releases   // slots and holds to free, gathered
+	admits   admitQueue // admissions waiting for the pipeline in flight
+	renewals renewals   // leases and holds to keep alive
 
 	onRenew func(kept bool) // test hook
 }
@@ -368,30 +369,6 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		return Admission{}, ctx.Err()
 	}
 	return r.fail(ctx, req, err)
-}
-
-// runAdmit runs the admit script with the releases this node has gathered
-// ahead of it, in the same round trip: what the node freed is free for
-// its next admission, and a stream's end needs no round trip of its own
-// while the node admits requests. The releases are sent even if the
-// request goes away meanwhile (within the limiter's timeout): they are
-// other requests' to lose.
-func (r *Redis) runAdmit(ctx context.Context, keys []string, args []any) ([]any, error) {
-	batch := r.releases.take(false)
-	if len(batch) == 0 {
-		return admitScript.Run(ctx, r.client, keys, args...).Slice()
-	}
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
-	defer cancel()
-	pipe := r.client.Pipeline()
-	settles := queueReleases(pctx, pipe, batch)
-	admit := pipe.EvalSha(pctx, admitScript.Hash(), keys, args...)
-	_, _ = pipe.Exec(pctx)
-	r.released(batch, settles)
-	if redis.HasErrorPrefix(admit.Err(), "NOSCRIPT") {
-		return admitScript.Run(ctx, r.client, keys, args...).Slice()
-	}
-	return admit.Slice()
 }
 
 func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, reply []any) (Admission, error) {

@@ -1,0 +1,89 @@
+package limits
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// gateHook holds the first script call after arm until open is closed.
+type gateHook struct {
+	armed   chan struct{}
+	entered chan struct{}
+	open    chan struct{}
+	once    sync.Once
+}
+
+func (g *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (g *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		select {
+		case <-g.armed:
+			if runsScript(cmd) {
+				g.once.Do(func() {
+					close(g.entered)
+					<-g.open
+				})
+			}
+		default:
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (g *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRedisConcurrentAdmissionsShareARoundTrip: admissions that arrive
+// while one is in flight go to Redis together, in one round trip, and
+// each gets its own answer.
+func TestRedisConcurrentAdmissionsShareARoundTrip(t *testing.T) {
+	l, trips := countedRedis(t, runsScript)
+	gate := &gateHook{armed: make(chan struct{}), entered: make(chan struct{}), open: make(chan struct{})}
+	l.client.AddHook(gate)
+	mustHold(t, l, 1000, 1, 1).Release() // the script is loaded
+	l.Flush()
+	before := trips.n.Load()
+	close(gate.armed)
+
+	const queued = 10
+	errs := make(chan error, queued+1)
+	admit := func() {
+		_, err := reserve(l, "k", 1000, 1)
+		errs <- err
+	}
+	go admit()
+	<-gate.entered // the first admission is in flight
+	for range queued {
+		go admit()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.admits.mu.Lock()
+		n := len(l.admits.waiting)
+		l.admits.mu.Unlock()
+		if n == queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d admissions queued behind the one in flight, want %d", n, queued)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate.open)
+	for range queued + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := trips.n.Load() - before; n != 2 {
+		t.Errorf("%d admissions, %d of them concurrent, took %d round trips; want 2", queued+1, queued, n)
+	}
+	// Each admission took a hold of its own.
+	wantHeld(t, l, queued+1)
+}
