@@ -1,9 +1,6 @@
 package sqlstore
 
-import (
-	"crypto/rand"
-	"fmt"
-)
+import "crypto/rand"
 
 const (
 	base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -17,9 +14,14 @@ const (
 func newID(prefix string) string {
 	b := make([]byte, len(prefix)+idChars)
 	copy(b, prefix)
-	out := b[len(prefix):]
+	fillBase62(b[len(prefix):])
+	return string(b)
+}
+
+// fillBase62 fills out with random base62 characters.
+func fillBase62(out []byte) {
 	var buf [32]byte
-	for n := 0; n < idChars; {
+	for n := 0; n < len(out); {
 		rand.Read(buf[:]) // never fails (crypto/rand.Read panics instead)
 		for _, c := range buf {
 			// 248 = 4*62: rejecting the bytes above it keeps every
@@ -29,12 +31,11 @@ func newID(prefix string) string {
 			}
 			out[n] = base62[c%62]
 			n++
-			if n == idChars {
+			if n == len(out) {
 				break
 			}
 		}
 	}
-	return string(b)
 }
 
 // newTimeID returns prefix, the time at (microseconds) in fixed-width
@@ -43,5 +44,13 @@ func newID(prefix string) string {
 // lands at the end of the id index instead of on a random page of it:
 // a batch of ledger entries writes one index page, not one each.
 func newTimeID(prefix string, at int64) string {
-	return fmt.Sprintf("%s%016x", prefix, uint64(at)) + newID("")[:12]
+	const hexDigits, random = 16, 12
+	var b [8 + hexDigits + random]byte // every prefix in use fits
+	id := append(b[:0], prefix...)
+	for shift := 4 * (hexDigits - 1); shift >= 0; shift -= 4 {
+		id = append(id, "0123456789abcdef"[uint64(at)>>shift&0xf])
+	}
+	id = append(id, make([]byte, random)...)
+	fillBase62(id[len(id)-random:])
+	return string(id)
 }

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 func TestNewID(t *testing.T) {
@@ -30,5 +32,32 @@ func TestNewID(t *testing.T) {
 		if counts[c] < 500 {
 			t.Errorf("symbol %q appeared %d times in 44000, want about 710", c, counts[c])
 		}
+	}
+}
+
+func TestNewTimeID(t *testing.T) {
+	const at = 0x1234_5678_9abc
+	id := newTimeID("le_", at)
+	if !strings.HasPrefix(id, "le_0000123456789abc") || len(id) != len("le_")+16+12 {
+		t.Fatalf("newTimeID = %q, want le_, the time in 16 hex digits and 12 characters", id)
+	}
+	for _, c := range id[len(id)-12:] {
+		if !strings.ContainsRune(base62, c) {
+			t.Fatalf("newTimeID = %q has %q, not base62", id, c)
+		}
+	}
+	// Later ids sort after earlier ones.
+	if later := newTimeID("le_", at+1); later <= id {
+		t.Errorf("newTimeID(at+1) = %q sorts before %q", later, id)
+	}
+	if other := newTimeID("le_", at); other == id {
+		t.Errorf("two ids of the same time are equal: %q", id)
+	}
+}
+
+func TestChargeNote(t *testing.T) {
+	got := chargeNote(storage.UsageRecord{Model: "svc-3", PromptTokens: 12, CompletionTokens: 345})
+	if want := "svc-3: 12 prompt + 345 completion tokens"; got != want {
+		t.Errorf("chargeNote = %q, want %q", got, want)
 	}
 }

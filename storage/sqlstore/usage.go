@@ -7,6 +7,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -311,7 +312,14 @@ func insertStatement(prefix string, cols, rows int, positional bool) string {
 
 // chargeNote is the note of a request's ledger charge.
 func chargeNote(u storage.UsageRecord) string {
-	return fmt.Sprintf("%s: %d prompt + %d completion tokens", u.Model, u.PromptTokens, u.CompletionTokens)
+	b := make([]byte, 0, len(u.Model)+48)
+	b = append(b, u.Model...)
+	b = append(b, ": "...)
+	b = strconv.AppendInt(b, u.PromptTokens, 10)
+	b = append(b, " prompt + "...)
+	b = strconv.AppendInt(b, u.CompletionTokens, 10)
+	b = append(b, " completion tokens"...)
+	return string(b)
 }
 
 // checkUsage refuses records that no store could settle.
