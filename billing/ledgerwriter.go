@@ -278,6 +278,10 @@ func (w *LedgerWriter) take(batch []pendingRecord, limit int) []pendingRecord {
 	n := copy(w.queued, w.queued[k:])
 	clear(w.queued[n:])
 	w.queued = w.queued[:n]
+	// A backlog's array would stay, and be scanned by every collection.
+	if c := cap(w.queued); c > 1024 && n < c/4 {
+		w.queued = append(make([]pendingRecord, 0, c/2), w.queued...)
+	}
 	w.room.Broadcast()
 	return batch
 }
