@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -146,19 +147,40 @@ func (l fieldList) set(name string, value json.RawMessage) []byte {
 }
 
 func encodeObject(fs fieldList) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	size := 2
+	for _, f := range fs {
+		size += len(f.name) + len(f.value) + 4
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{')
 	for i, f := range fs {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		name, _ := json.Marshal(f.name)
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(f.value)
+		if plainName(f.name) {
+			b = append(b, '"')
+			b = append(b, f.name...)
+			b = append(b, '"')
+		} else {
+			name, _ := json.Marshal(f.name)
+			b = append(b, name...)
+		}
+		b = append(b, ':')
+		b = append(b, f.value...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
+}
+
+// plainName reports whether name is a JSON string's content as it is:
+// printable ASCII without quotes or backslashes, what member names
+// almost always are.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // topLevel splits a JSON object into its members in order, refusing what
@@ -172,6 +194,9 @@ func topLevel(body []byte) (fieldList, error) {
 		return topLevelChecked(body)
 	}
 	fields := make(fieldList, 0, 8)
+	// The names seen, in lower case: compared one by one while they are
+	// few, as a body's almost always are, and through a map past that.
+	var folds [16]string
 	var seen map[string]struct{}
 	var err error
 	object := jsonscan.Members(body, func(key, value []byte) bool {
@@ -179,15 +204,25 @@ func topLevel(body []byte) (fieldList, error) {
 		if name, err = memberName(key); err != nil {
 			return false
 		}
-		if seen == nil {
-			seen = make(map[string]struct{}, 8)
-		}
 		fold := strings.ToLower(name)
-		if _, twice := seen[fold]; twice {
+		twice := false
+		if n := len(fields); n < len(folds) {
+			twice = slices.Contains(folds[:n], fold)
+			folds[n] = fold
+		} else {
+			if seen == nil {
+				seen = make(map[string]struct{}, 2*len(folds))
+				for _, f := range folds {
+					seen[f] = struct{}{}
+				}
+			}
+			_, twice = seen[fold]
+			seen[fold] = struct{}{}
+		}
+		if twice {
 			err = invalidJSON(fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(name, 40)))
 			return false
 		}
-		seen[fold] = struct{}{}
 		fields = append(fields, field{name, json.RawMessage(value)})
 		return true
 	})

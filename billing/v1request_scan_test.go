@@ -2,6 +2,7 @@ package billing
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -13,10 +14,22 @@ func FuzzTopLevel(f *testing.F) {
 		`{}`, ` { } `, `{"a":1}`, `{"a":1,"A":2}`, `{"a":"x","b":[1,{"c":"}"}],"d":{"e":"\""}}`,
 		`{"mod\u0065l":"m","model":"n"}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", "{\"\xff\":1,\"\xfe\":2}",
 		`{"a":true,"b":false,"c":null,"d":-1.5e3}`, `[1]`, `"x"`, `{"a":1}x`, `{"a":1} {}`, "\ufeff{}",
-		`{"a":}`, `{"a" : 1 , "b" : [ ] }`, `{"stream":true,"Stream":false}`, `{"K":1,"` + "\u212a" + `":2}`,
+		`{"a":}`, `{"a" : 1 , "b" : [ ] }`, `{"a\"b":1}`, `{"a\\b":1}`, `{"\u0001":1,"<&>":2}`, `{"stream":true,"Stream":false}`, `{"K":1,"` + "\u212a" + `":2}`,
 	} {
 		f.Add([]byte(s))
 	}
+	// Past 16 members the repeats are found through a map: a repeat of
+	// the first member, of a later one, and none.
+	many := func(last string) []byte {
+		b := []byte(`{`)
+		for i := range 20 {
+			b = fmt.Appendf(b, `"k%d":%d,`, i, i)
+		}
+		return append(b, `"`+last+`":0}`...)
+	}
+	f.Add(many("K0"))
+	f.Add(many("k18"))
+	f.Add(many("k20"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fast, ferr := topLevel(body)
 		slow, serr := topLevelChecked(body)
@@ -33,6 +46,12 @@ func FuzzTopLevel(f *testing.F) {
 			if fast[i].name != slow[i].name || !reflect.DeepEqual([]byte(fast[i].value), []byte(slow[i].value)) {
 				t.Fatalf("%q: member %d: scan %q=%s, decoder %q=%s", body, i, fast[i].name, fast[i].value, slow[i].name, slow[i].value)
 			}
+		}
+		// What the meter sends upstream after adding a member splits
+		// back into the same members.
+		again, err := topLevelChecked(encodeObject(fast))
+		if err != nil || !reflect.DeepEqual(again, fast) && len(fast) > 0 {
+			t.Fatalf("%q: encoded as %s: %v %v", body, encodeObject(fast), again, err)
 		}
 	})
 }
