@@ -3,6 +3,7 @@ package billing
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/jsonscan"
@@ -177,6 +178,72 @@ func (w *wireUsage) counts() (Usage, bool) {
 		return Usage{Prompt: deref(w.InputTokens), Completion: deref(w.OutputTokens)}, true
 	}
 	return Usage{}, false
+}
+
+// decodeUsage reads a usage object as encoding/json would into a
+// *wireUsage, without it when the object is plain: member names spelled
+// as the wire spells them and integer or null values. Anything else, a
+// name in another case, a number with a fraction, goes to encoding/json.
+func decodeUsage(v []byte) (Usage, bool) {
+	var n [4]int64
+	var set [4]bool
+	plain := jsonscan.Members(v, func(key, value []byte) bool {
+		i := usageField(key)
+		if i < 0 {
+			return !mayNameUsageField(key)
+		}
+		if string(value) == "null" {
+			set[i] = false
+			return true
+		}
+		x, err := strconv.ParseInt(string(value), 10, 64)
+		if err != nil {
+			return false
+		}
+		n[i], set[i] = x, true
+		return true
+	})
+	if !plain {
+		var u *wireUsage
+		if json.Unmarshal(v, &u) != nil {
+			return Usage{}, false
+		}
+		return u.counts()
+	}
+	w := wireUsage{}
+	for i, p := range []**int64{&w.PromptTokens, &w.CompletionTokens, &w.InputTokens, &w.OutputTokens} {
+		if set[i] {
+			*p = &n[i]
+		}
+	}
+	return w.counts()
+}
+
+// usageFields are wireUsage's names, in the order decodeUsage counts them.
+var usageFields = [...]string{`"prompt_tokens"`, `"completion_tokens"`, `"input_tokens"`, `"output_tokens"`}
+
+func usageField(key []byte) int {
+	for i, f := range usageFields {
+		if string(key) == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// mayNameUsageField reports whether encoding/json might match key, a
+// quoted member name, to one of wireUsage's fields: it matches names
+// without regard to case, escapes included.
+func mayNameUsageField(key []byte) bool {
+	if bytes.IndexByte(key, '\\') >= 0 || bytes.ContainsFunc(key, func(r rune) bool { return r >= 0x80 }) {
+		return true
+	}
+	for _, f := range usageFields {
+		if bytes.EqualFold(key, []byte(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 func deref(p *int64) int64 {
@@ -379,11 +446,10 @@ func jsonUsage(body []byte, tail bool) (Usage, bool) {
 			}
 			return true
 		})
-		var u *wireUsage
-		if usage == nil || json.Unmarshal(usage, &u) != nil {
+		if usage == nil {
 			return Usage{}, false
 		}
-		return u.counts()
+		return decodeUsage(usage)
 	}
 	// In the tail, the last "usage" key outside a string is the answer's:
 	// inside strings the quotes are escaped.

@@ -290,3 +290,31 @@ func FuzzMeterDeferral(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeUsage holds decodeUsage to what encoding/json reads of the
+// same usage object.
+func FuzzDecodeUsage(f *testing.F) {
+	for _, s := range []string{
+		`{"prompt_tokens":12,"completion_tokens":40,"total_tokens":52}`,
+		`{"input_tokens":3,"output_tokens":4,"input_tokens_details":{"cached_tokens":1}}`,
+		`{"prompt_tokens":null,"completion_tokens":-2}`, `{"Prompt_Tokens":5}`, `{"prompt_tokens":1.0}`,
+		`{"prompt_tokens":1e2}`, `{"prompt_tokens":"3"}`, `{"prompt_tokens":99999999999999999999}`,
+		`{"prompt_tokens":1,"prompt_tokens":2}`, `{"prompt_tokens":1,"PROMPT_TOKENS":null}`, `{"prompt_\u0074okens":7}`,
+		`{"output_` + "\u212a" + `":1}`, `null`, `[]`, `7`, `{}`, `{"prompt_tokens":-0}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if !json.Valid(v) {
+			return
+		}
+		var w *wireUsage
+		want, wantOK := Usage{}, false
+		if json.Unmarshal(v, &w) == nil {
+			want, wantOK = w.counts()
+		}
+		if got, ok := decodeUsage(v); got != want || ok != wantOK {
+			t.Fatalf("%s: decodeUsage %+v %v, encoding/json %+v %v", v, got, ok, want, wantOK)
+		}
+	})
+}
