@@ -3,6 +3,7 @@ package caddymodules
 import (
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -118,20 +119,22 @@ func filterRequestHeaders(h http.Header) {
 // proxying stay.
 type headerFilter struct {
 	http.ResponseWriter
-	own map[string]bool
+	own    []string // the names set before proxying: a few, looked through
+	ownBuf [8]string
 }
 
 func newHeaderFilter(w http.ResponseWriter) *headerFilter {
-	own := make(map[string]bool, len(w.Header()))
+	f := &headerFilter{ResponseWriter: w}
+	f.own = f.ownBuf[:0]
 	for name := range w.Header() {
-		own[name] = true
+		f.own = append(f.own, name)
 	}
-	return &headerFilter{ResponseWriter: w, own: own}
+	return f
 }
 
 func (f *headerFilter) WriteHeader(code int) {
 	for name := range f.Header() {
-		if !f.own[name] && !returnedResponseHeaders[name] {
+		if !returnedResponseHeaders[name] && !slices.Contains(f.own, name) {
 			delete(f.Header(), name)
 		}
 	}
