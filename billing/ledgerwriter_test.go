@@ -308,6 +308,48 @@ func TestWriterCloseCommitsEverythingQueued(t *testing.T) {
 	w.Close()
 }
 
+// TestWriterBacklogDrainsInOrder: a backlog far larger than a batch, built
+// while a commit hangs, is settled in queue order, and the queue does not
+// keep the backlog's array once it has drained.
+func TestWriterBacklogDrainsInOrder(t *testing.T) {
+	store := newBatchStore()
+	store.gate, store.entered = make(chan struct{}), make(chan int, 1000)
+	w := newLedgerWriter(WriterConfig{Store: store, MaxDelay: 0, MaxBatch: 64}, never)
+	c := newCompletions()
+	c.enqueue(w, "r-0", 1)
+	<-store.entered // the writer hangs in its first commit
+	const backlog = 3000
+	for i := 1; i <= backlog; i++ {
+		c.enqueue(w, fmt.Sprint("r-", i), 1)
+	}
+	stop := openGate(store.gate)
+	c.all.Wait()
+	stop()
+	batches, settled := store.snapshot()
+	if len(settled) != backlog+1 {
+		t.Fatalf("settled %d of %d", len(settled), backlog+1)
+	}
+	next := 0
+	for _, b := range batches {
+		if len(b) > 64 {
+			t.Fatalf("a batch of %d, over MaxBatch", len(b))
+		}
+		for _, id := range b {
+			if id != fmt.Sprint("r-", next) {
+				t.Fatalf("settled %s where r-%d was next", id, next)
+			}
+			next++
+		}
+	}
+	w.mu.Lock()
+	kept := cap(w.queued)
+	w.mu.Unlock()
+	if kept > 1024 {
+		t.Errorf("the drained queue keeps an array of %d records", kept)
+	}
+	w.Close()
+}
+
 func TestWriterRetriesABatchTheDatabaseRefused(t *testing.T) {
 	store := newBatchStore()
 	store.fail = 2
