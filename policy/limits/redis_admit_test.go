@@ -87,3 +87,40 @@ func TestRedisConcurrentAdmissionsShareARoundTrip(t *testing.T) {
 	// Each admission took a hold of its own.
 	wantHeld(t, l, queued+1)
 }
+
+// TestAdmitQueue: the admissions that queue behind a pipeline go in the
+// order they came, at most maxAdmitPipeline at a time, and the queue is
+// idle again once none are left.
+func TestAdmitQueue(t *testing.T) {
+	var q admitQueue
+	if q.join(&admitCall{}) {
+		t.Fatal("the first admission queued with nothing in flight")
+	}
+	const queued = maxAdmitPipeline + 72
+	calls := make([]*admitCall, queued)
+	for i := range calls {
+		calls[i] = &admitCall{}
+		if !q.join(calls[i]) {
+			t.Fatalf("admission %d went with a pipeline in flight", i)
+		}
+	}
+	sent := 0
+	for _, want := range []int{maxAdmitPipeline, 72} {
+		batch := q.next()
+		if len(batch) != want {
+			t.Fatalf("a pipeline of %d, want %d", len(batch), want)
+		}
+		for _, c := range batch {
+			if c != calls[sent] {
+				t.Fatalf("admission %d sent out of order", sent)
+			}
+			sent++
+		}
+	}
+	if batch := q.next(); batch != nil {
+		t.Fatalf("a pipeline of %d with none queued", len(batch))
+	}
+	if q.join(&admitCall{}) {
+		t.Error("an admission queued though nothing is in flight")
+	}
+}
