@@ -13,6 +13,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/jsonscan"
+	"github.com/switchyardhq/switchyard/internal/jsonstr"
 )
 
 // MaxModelChars bounds the model string of a metered request. Model names
@@ -157,30 +158,11 @@ func encodeObject(fs fieldList) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if plainName(f.name) {
-			b = append(b, '"')
-			b = append(b, f.name...)
-			b = append(b, '"')
-		} else {
-			name, _ := json.Marshal(f.name)
-			b = append(b, name...)
-		}
+		b = jsonstr.Append(b, f.name)
 		b = append(b, ':')
 		b = append(b, f.value...)
 	}
 	return append(b, '}')
-}
-
-// plainName reports whether name is a JSON string's content as it is:
-// printable ASCII without quotes or backslashes, what member names
-// almost always are.
-func plainName(name string) bool {
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // topLevel splits a JSON object into its members in order, refusing what

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/jsonstr"
 )
 
 // StreamWriter writes a chat completion as server-sent events: one
@@ -74,47 +73,12 @@ func NewStreamWriter(w http.ResponseWriter, o StreamOptions) *StreamWriter {
 // Chunk does.
 func chunkHead(id string, created int64, model string) []byte {
 	b := []byte(`data: {"id":`)
-	b = appendJSONString(b, id)
+	b = jsonstr.Append(b, id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, model)
+	b = jsonstr.Append(b, model)
 	return append(b, `,"choices":`...)
-}
-
-// appendJSONString appends s as encoding/json encodes a string. Text that
-// needs no escaping, nearly every token, is copied as it is; anything
-// else is left to encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
-			if c < utf8.RuneSelf || !plainUTF8(s[i:]) {
-				q, _ := json.Marshal(s)
-				return append(b, q...)
-			}
-			break
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// plainUTF8 reports whether s is valid UTF-8 with no byte encoding/json
-// would escape: no ASCII control, quote, backslash or HTML character, no
-// U+2028 or U+2029.
-func plainUTF8(s string) bool {
-	if !utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
 }
 
 // Start sends the response headers and the first chunk, which carries
@@ -257,7 +221,7 @@ func (s *StreamWriter) chunkLocked(c Chunk) error {
 	s.buf = append(s.buf[:0], s.head...)
 	if text, ok := c.textOnly(); ok {
 		s.buf = append(s.buf, `[{"index":0,"delta":{"content":`...)
-		s.buf = appendJSONString(s.buf, text)
+		s.buf = jsonstr.Append(s.buf, text)
 		s.buf = append(s.buf, "},\"finish_reason\":null}]}\n\n"...)
 		return s.frameLocked(s.buf)
 	}

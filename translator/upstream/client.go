@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/internal/jsonstr"
 	"github.com/switchyardhq/switchyard/internal/sse"
 )
 
@@ -434,7 +435,7 @@ func (u *Client) encode(req Request, model string) ([]byte, error) {
 	}
 	b := make([]byte, 0, len(messages)+toolsSize(req.Tools)+256)
 	b = append(b, `{"model":`...)
-	b = appendJSONString(b, model)
+	b = jsonstr.Append(b, model)
 	b = append(b, `,"messages":`...)
 	b = append(b, messages...)
 	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
@@ -445,12 +446,12 @@ func (u *Client) encode(req Request, model string) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":`...)
-			b = appendJSONString(b, t.Type)
+			b = jsonstr.Append(b, t.Type)
 			b = append(b, `,"function":{"name":`...)
-			b = appendJSONString(b, t.Function.Name)
+			b = jsonstr.Append(b, t.Function.Name)
 			if t.Function.Description != "" {
 				b = append(b, `,"description":`...)
-				b = appendJSONString(b, t.Function.Description)
+				b = jsonstr.Append(b, t.Function.Description)
 			}
 			b = append(b, `,"parameters":`...)
 			if len(t.Function.Parameters) == 0 {
@@ -468,7 +469,7 @@ func (u *Client) encode(req Request, model string) ([]byte, error) {
 			continue // the gateway's own
 		}
 		b = append(b, ',')
-		b = appendJSONString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		if v := req.Sampling[k]; len(v) == 0 {
 			b = append(b, "null"...)
@@ -485,13 +486,6 @@ func toolsSize(tools []ToolDefinition) int {
 		n += len(t.Function.Name) + len(t.Function.Description) + len(t.Function.Parameters) + 64
 	}
 	return n
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
 }
 
 // statusError reads the backend's error answer into an *Error.
