@@ -210,12 +210,13 @@ func decodeUsage(v []byte) (Usage, bool) {
 		}
 		return u.counts()
 	}
-	w := wireUsage{}
-	for i, p := range []**int64{&w.PromptTokens, &w.CompletionTokens, &w.InputTokens, &w.OutputTokens} {
+	field := func(i int) *int64 {
 		if set[i] {
-			*p = &n[i]
+			return &n[i]
 		}
+		return nil
 	}
+	w := wireUsage{PromptTokens: field(0), CompletionTokens: field(1), InputTokens: field(2), OutputTokens: field(3)}
 	return w.counts()
 }
 

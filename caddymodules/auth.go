@@ -105,16 +105,15 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		id.requestID = id.chargeID
 		r.Header.Set("X-Request-Id", id.requestID)
 	}
-	reqID := id.requestID
-	w.Header().Set("X-Request-Id", reqID)
+	w.Header().Set("X-Request-Id", id.requestID)
 	repl.Map(id.placeholder)
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
 		if _, ok := err.(*apierror.Error); !ok {
-			h.logger.Error("authenticating request", zap.String("request_id", reqID), zap.Error(err))
+			h.logger.Error("authenticating request", zap.String("request_id", id.requestID), zap.Error(err))
 		} else if c := h.logger.Check(zap.DebugLevel, "authentication refused"); c != nil {
-			c.Write(zap.String("request_id", reqID), zap.String("reason", err.Error()))
+			c.Write(zap.String("request_id", id.requestID), zap.String("reason", err.Error()))
 		}
 		apierror.Write(w, err)
 		return nil
