@@ -113,7 +113,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 		ctx.Logger().Warn("no upstream configured: proxied requests will answer 502 upstream_unavailable")
 		return nil
 	}
-	cfg, err := reverseProxyConfigWith(h.Prefix, u.Scheme, u.Host, u.Path, app.settings.upstreamKey, h.timeouts())
+	cfg, err := reverseProxyConfigWith(h.Prefix, u.Scheme, u.Host, u.Path, h.timeouts())
 	if err != nil {
 		return err
 	}
@@ -157,14 +157,14 @@ func (h *Proxy) timeouts() upstreamTimeouts {
 
 // reverseProxyConfig is the reverse_proxy JSON for one upstream base URL,
 // with the default timeouts.
-func reverseProxyConfig(prefix, scheme, host, basePath, apiKey string) ([]byte, error) {
-	return reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey, new(Proxy).timeouts())
+func reverseProxyConfig(prefix, scheme, host, basePath string) ([]byte, error) {
+	return reverseProxyConfigWith(prefix, scheme, host, basePath, new(Proxy).timeouts())
 }
 
 // reverseProxyConfigWith is the reverse_proxy JSON for one upstream base
 // URL. It is built as JSON, as an operator would write it, so that it goes
 // through reverse_proxy's own decoding and validation.
-func reverseProxyConfigWith(prefix, scheme, host, basePath, apiKey string, t upstreamTimeouts) ([]byte, error) {
+func reverseProxyConfigWith(prefix, scheme, host, basePath string, t upstreamTimeouts) ([]byte, error) {
 	dial := host
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		port := "80"
