@@ -155,6 +155,10 @@ func (h *Proxy) timeouts() upstreamTimeouts {
 	return t
 }
 
+// requestBufferBytes is net/http's write buffer of an upstream connection:
+// a larger body does not fit in one write with its headers anyway.
+const requestBufferBytes = 4096
+
 // reverseProxyConfig is the reverse_proxy JSON for one upstream base URL,
 // with the default timeouts.
 func reverseProxyConfig(prefix, scheme, host, basePath string) ([]byte, error) {
@@ -186,6 +190,12 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath string, t upstreamTim
 	cfg := map[string]any{
 		"upstreams": []map[string]string{{"dial": dial}},
 		"transport": transport,
+		// reverse_proxy sends the headers of a request whose body it does
+		// not hold in memory in a write of their own, then the body in
+		// another; a small body it holds goes out with them in one. Most
+		// bodies are in memory already (the meter read them), and a copy
+		// of a few KiB costs less than a system call.
+		"request_buffers": requestBufferBytes,
 		// No request header operations: reverse_proxy would copy every
 		// header of every request to apply them. ServeHTTP sets the
 		// upstream's Host and key (upstreamHeaders).

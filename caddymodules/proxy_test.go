@@ -1,0 +1,137 @@
+package caddymodules
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// A small body goes upstream in the same write as the request's headers,
+// one system call where reverse_proxy would make two; a large one still
+// arrives whole. The upstream is reached over a SOCK_SEQPACKET socket,
+// which keeps the boundaries of the writes, and a relay that counts them.
+func TestSmallBodyGoesUpstreamWithItsHeaders(t *testing.T) {
+	var got atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.Store(b)
+		w.Write([]byte(`{}`))
+	}))
+	defer up.Close()
+	sock := filepath.Join(t.TempDir(), "up.sock")
+	var writes atomic.Int32
+	relay := packetRelay(t, sock, up.Listener.Addr().String(), &writes)
+	defer relay.Close()
+
+	cfg, err := reverseProxyConfig("/v1", "http", "upstream", "/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rp map[string]any
+	if err := json.Unmarshal(cfg, &rp); err != nil {
+		t.Fatal(err)
+	}
+	rp["handler"] = "reverse_proxy"
+	rp["upstreams"] = []map[string]string{{"dial": "unixpacket/" + sock}}
+	front := freeTCPAddr(t)
+	caddyCfg, _ := json.Marshal(map[string]any{
+		"admin": map[string]any{"disabled": true},
+		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"front": map[string]any{
+			"listen": []string{front},
+			"routes": []any{map[string]any{"handle": []any{rp}}},
+		}}}},
+	})
+	if err := caddy.Load(caddyCfg, true); err != nil {
+		t.Fatal(err)
+	}
+	defer caddy.Stop()
+
+	for _, tt := range []struct {
+		size   int
+		writes int32 // at most
+	}{
+		{size: 300, writes: 1},
+		{size: 3000, writes: 1},
+		{size: 64 << 10, writes: 64},
+	} {
+		body := bytes.Repeat([]byte("x"), tt.size)
+		writes.Store(0)
+		resp, err := http.Post("http://"+front+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d bytes: status %d", tt.size, resp.StatusCode)
+		}
+		if b, _ := got.Load().([]byte); !bytes.Equal(b, body) {
+			t.Errorf("%d bytes: the upstream got %d", tt.size, len(b))
+		}
+		if n := writes.Load(); n > tt.writes || n == 0 {
+			t.Errorf("%d bytes: sent upstream in %d writes, want 1 to %d", tt.size, n, tt.writes)
+		}
+	}
+}
+
+// packetRelay accepts SOCK_SEQPACKET connections on sock and relays each
+// to the TCP address to, counting the packets (the writes of the peer)
+// that come in.
+func packetRelay(t *testing.T, sock, to string, packets *atomic.Int32) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("unixpacket", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("tcp", to)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() {
+				defer d.Close()
+				buf := make([]byte, 1<<20) // larger than any packet: none is cut
+				for {
+					n, err := c.Read(buf)
+					if err != nil || n == 0 {
+						return
+					}
+					packets.Add(1)
+					if _, err := d.Write(buf[:n]); err != nil {
+						return
+					}
+				}
+			}()
+			go func() {
+				defer c.Close()
+				io.Copy(c, d)
+			}()
+		}
+	}()
+	return ln
+}
+
+func freeTCPAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr())
+}
