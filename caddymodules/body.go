@@ -27,6 +27,9 @@ const bodyVar = "switchyard.body"
 // it uses.
 const bodyChunk = 256 << 10
 
+// unsizedBodyStart is the first buffer of a body sent without a length.
+const unsizedBodyStart = 16 << 10
+
 // requestBody reads the request body, at most maxBytes of it, once per
 // request: later calls return the same bytes. The body is put back for
 // handlers that read r.Body themselves, such as reverse_proxy.
@@ -66,24 +69,48 @@ func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([
 	if !take(size) {
 		return nil, errBodyBudget()
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(size))
-	lr := io.LimitReader(r.Body, maxBytes+1)
+	// A body of a declared length is read into a buffer of that length,
+	// once; one of unknown length starts small and grows.
+	first := size
+	if r.ContentLength <= 0 {
+		first = min(size, unsizedBodyStart)
+	}
+	body := make([]byte, 0, first)
+	lr := io.LimitedReader{R: r.Body, N: maxBytes + 1}
 	for {
-		if int64(buf.Len()) >= held && budget != nil && !take(bodyChunk) {
-			release()
-			return nil, errBodyBudget()
+		room := cap(body)
+		if budget != nil {
+			room = min(room, int(held))
 		}
-		_, err := io.CopyN(&buf, lr, bodyChunk)
+		if len(body) == room {
+			// Full, as far as memory or budget go: one byte says whether
+			// there is more before either is taken for it.
+			var one [1]byte
+			n, err := io.ReadFull(&lr, one[:])
+			if n == 0 {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				release()
+				return nil, errUnreadableBody()
+			}
+			if int64(len(body)) >= held && budget != nil && !take(bodyChunk) {
+				release()
+				return nil, errBodyBudget()
+			}
+			body = append(body, one[0])
+			continue
+		}
+		n, err := lr.Read(body[len(body):room])
+		body = body[:len(body)+n]
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			release()
-			return nil, apierror.InvalidRequest("invalid_body", "The request body could not be read.")
+			return nil, errUnreadableBody()
 		}
 	}
-	body := buf.Bytes()
 	if int64(len(body)) > maxBytes {
 		release()
 		return nil, apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
@@ -115,6 +142,10 @@ func newReadBody(body []byte) *readBody {
 }
 
 func (*readBody) Close() error { return nil }
+
+func errUnreadableBody() *apierror.Error {
+	return apierror.InvalidRequest("invalid_body", "The request body could not be read.")
+}
 
 func errBodyBudget() *apierror.Error {
 	e := apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "server_overloaded",

@@ -68,3 +68,20 @@ func TestBodyTooLargeGivesBackItsMemory(t *testing.T) {
 		t.Fatal("a refused body kept its share of the budget")
 	}
 }
+
+// A body of declared length is read into memory of that length, once,
+// and fits a budget of that length: the read learns that the body has
+// ended before it asks for more of either.
+func TestBodyOfDeclaredLengthFitsItsBudgetExactly(t *testing.T) {
+	const n = 700 << 10
+	budget := semaphore.NewWeighted(n)
+	// bytes.Reader, unlike a server's body, gives io.EOF only on the read
+	// after the last byte.
+	b, err := requestBody(bodyRequest(context.Background(), n, false), 32<<20, budget)
+	if err != nil || len(b) != n || !bytes.Equal(b, bytes.Repeat([]byte("x"), n)) {
+		t.Fatalf("%d bytes, %v", len(b), err)
+	}
+	if cap(b) != n {
+		t.Errorf("read into %d bytes of memory, want the declared %d", cap(b), n)
+	}
+}
