@@ -241,9 +241,13 @@ func privateRedis(pin pinning, dir string) (*proc, string, error) {
 	return p, addr, nil
 }
 
-// redisCalls is the number of commands Redis at addr has run, by command,
-// but for the INFO commands that count them.
-func redisCalls(addr string) (map[string]int64, error) {
+// redisStat is what Redis counts of one command: its calls, and the time
+// it spent running them.
+type redisStat struct{ calls, usec int64 }
+
+// redisCalls is what Redis at addr has run, by command, but for the INFO
+// commands that count them.
+func redisCalls(addr string) (map[string]redisStat, error) {
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
 		return nil, err
@@ -263,17 +267,58 @@ func redisCalls(addr string) (map[string]int64, error) {
 	if _, err := io.ReadFull(r, body); err != nil {
 		return nil, err
 	}
-	out := make(map[string]int64)
+	out := make(map[string]redisStat)
 	for _, line := range strings.Split(string(body), "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
 			continue
 		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		v, _ := strconv.ParseInt(calls, 10, 64)
-		out[strings.TrimPrefix(name, "cmdstat_")] = v
+		var st redisStat
+		for _, field := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(field, "=")
+			switch k {
+			case "calls":
+				st.calls, _ = strconv.ParseInt(v, 10, 64)
+			case "usec":
+				st.usec, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = st
 	}
 	return out, nil
+}
+
+// redisPing is the round trip of a bare PING to Redis at addr from the
+// proxies' CPU, over one connection, as redis-benchmark measures it: the
+// least a request that waits for Redis can wait.
+type redisPing struct {
+	p50, p99 float64 // µs
+}
+
+func measureRedisPing(pin pinning, addr string) (redisPing, error) {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		return redisPing{}, errors.New("redis-benchmark not found")
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := pin.command(pin.proxy, bin, "-h", host, "-p", port, "-c", "1", "-n", "20000", "-t", "ping", "--csv").Output()
+	if err != nil {
+		return redisPing{}, fmt.Errorf("redis-benchmark: %v", err)
+	}
+	// "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(strings.ReplaceAll(line, `"`, ""), ",")
+		if len(f) < 7 || f[0] != "PING_MBULK" {
+			continue
+		}
+		p50, err1 := strconv.ParseFloat(f[4], 64)
+		p99, err2 := strconv.ParseFloat(f[6], 64)
+		if err1 != nil || err2 != nil {
+			break
+		}
+		return redisPing{p50: p50 * 1000, p99: p99 * 1000}, nil
+	}
+	return redisPing{}, fmt.Errorf("redis-benchmark: no PING_MBULK row in %q", out)
 }
 
 // pgDatabase creates a database of the bench's own on the server of url,

@@ -107,7 +107,7 @@ func verdict(vs []float64, ok func(float64) bool) string {
 	return "**missed**"
 }
 
-func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, profiles []string, took time.Duration) string {
+func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idle []idleResult, profiles []string, took time.Duration) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# Switchyard benchmark\n\n")
@@ -205,6 +205,11 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 		p(" %s %s | counted, see below |", span(vs, fmtF), unit)
 	}
 	p("\n\n")
+	if ping != nil {
+		p("The distributed mode's floor: a bare Redis `PING` from the proxies' CPU to the bench's Redis, over one connection "+
+			"(`redis-benchmark -c 1`, pinned like the proxies), takes %.0f µs at p50 and %.0f µs at p99. Every request waits "+
+			"for one round trip to Redis, before any work of the gateway's.\n\n", ping.p50, ping.p99)
+	}
 
 	// Every cell.
 	p("## Latency and throughput\n\n")
@@ -261,14 +266,14 @@ func report(o options, pin pinning, r *results, tr []trips, idle []idleResult, p
 		"commit feed, two each) and rows "+
 		"written from `pg_stat_database` of the bench's own database, read after PostgreSQL published them; Redis round trips "+
 		"from the gateway's `switchyard_redis_round_trips_total` (a hook on the client: one per command or pipeline sent), and the "+
-		"commands Redis ran, those inside scripts included, from `INFO commandstats` of the bench's own Redis.\n\n", o.counts)
-	p("| mode | scenario | SQL reads | SQL write tx | statements in write tx | PostgreSQL tx | rows written | Redis round trips | commands Redis ran |\n")
-	p("|---|---|---|---|---|---|---|---|---|\n")
+		"commands Redis ran, those inside scripts included, and the time it spent in the scripts, from `INFO commandstats` of the bench's own Redis.\n\n", o.counts)
+	p("| mode | scenario | SQL reads | SQL write tx | statements in write tx | PostgreSQL tx | rows written | Redis round trips | Redis time in scripts | commands Redis ran |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range tr {
 		if x.distributed {
-			p("| %s | %s | %.2f | %.2f | — | %.2f | %.2f | %.2f | %.2f: %s |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.pgXacts, x.pgRowsWritten, x.redisTrips, x.redisCommands, x.redisBy)
+			p("| %s | %s | %.2f | %.2f | — | %.2f | %.2f | %.2f | %.1f µs | %.2f: %s |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.pgXacts, x.pgRowsWritten, x.redisTrips, x.redisScriptUs, x.redisCommands, x.redisBy)
 		} else {
-			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none | — |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
+			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none | — | — |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
 		}
 	}
 	p("\nWhether a write is on the client's path is not visible in a count; docs/performance.md says which are.\n\n")
