@@ -30,13 +30,21 @@ const bodyChunk = 256 << 10
 // unsizedBodyStart is the first buffer of a body sent without a length.
 const unsizedBodyStart = 16 << 10
 
+// uncountedBodyBytes is the largest declared body that takes nothing from
+// the memory budget: every request holds more than this of the server's
+// own (buffers, goroutine, parsed headers) whatever its body, so counting
+// it would not bound memory, and giving it back costs each request a
+// callback on its context.
+const uncountedBodyBytes = 4 << 10
+
 // requestBody reads the request body, at most maxBytes of it, once per
 // request: later calls return the same bytes. The body is put back for
 // handlers that read r.Body themselves, such as reverse_proxy.
 //
-// Every body held in memory takes its size from budget until its request
-// ends, so that many large bodies at once cannot exhaust the process's
-// memory: when the budget is spent, the request is refused with 503
+// Every body held in memory, but for one declared no larger than
+// uncountedBodyBytes, takes its size from budget until its request ends,
+// so that many large bodies at once cannot exhaust the process's memory:
+// when the budget is spent, the request is refused with 503
 // server_overloaded and Retry-After, before more of it is read.
 func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([]byte, error) {
 	if b, ok := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); ok {
@@ -44,6 +52,9 @@ func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([
 	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
+	}
+	if r.ContentLength >= 0 && r.ContentLength <= uncountedBodyBytes {
+		budget = nil
 	}
 	var held int64
 	release := func() {
@@ -86,7 +97,10 @@ func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([
 			// Full, as far as memory or budget go: one byte says whether
 			// there is more before either is taken for it.
 			var one [1]byte
-			n, err := io.ReadFull(&lr, one[:])
+			n, err := lr.Read(one[:])
+			for n == 0 && err == nil {
+				n, err = lr.Read(one[:])
+			}
 			if n == 0 {
 				if errors.Is(err, io.EOF) {
 					break

@@ -85,3 +85,19 @@ func TestBodyOfDeclaredLengthFitsItsBudgetExactly(t *testing.T) {
 		t.Errorf("read into %d bytes of memory, want the declared %d", cap(b), n)
 	}
 }
+
+// A small body of declared length is read whatever the budget holds; one
+// without a length is counted, as it may turn out large.
+func TestSmallBodyTakesNoBudget(t *testing.T) {
+	budget := semaphore.NewWeighted(1)
+	if !budget.TryAcquire(1) {
+		t.Fatal("budget")
+	}
+	if b, err := requestBody(bodyRequest(context.Background(), 300, false), 32<<20, budget); err != nil || len(b) != 300 {
+		t.Fatalf("declared 300 bytes: %d bytes, %v", len(b), err)
+	}
+	var ae *apierror.Error
+	if _, err := requestBody(bodyRequest(context.Background(), 300, true), 32<<20, budget); !errors.As(err, &ae) || ae.Code != "server_overloaded" {
+		t.Fatalf("300 bytes without a length: %v, want server_overloaded", err)
+	}
+}
