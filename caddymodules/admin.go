@@ -229,13 +229,13 @@ func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	return stringOptions(d, 0, "switchyard_admin", map[string]*string{
-		"jwt_secret":    &h.JWTSecret,
-		"jwks_url":      &h.JWKSURL,
-		"issuer":        &h.Issuer,
-		"audience":      &h.Audience,
-		"account_claim": &h.AccountClaim,
-		"role_claim":    &h.RoleClaim,
+	return blockOptions(d, 0, "switchyard_admin", map[string]optionReader{
+		"jwt_secret":    stringOption(&h.JWTSecret),
+		"jwks_url":      stringOption(&h.JWKSURL),
+		"issuer":        stringOption(&h.Issuer),
+		"audience":      stringOption(&h.Audience),
+		"account_claim": stringOption(&h.AccountClaim),
+		"role_claim":    stringOption(&h.RoleClaim),
 	})
 }
 

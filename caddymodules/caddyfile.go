@@ -48,55 +48,42 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	for d.NextBlock(0) {
-		var err error
-		switch d.Val() {
-		case "revision":
-			err = oneArg(d, &a.Revision)
-		case "data_dir":
-			err = oneArg(d, &a.DataDir)
-		case "postgres":
-			err = oneArg(d, &a.Postgres)
-		case "redis":
-			err = oneArg(d, &a.Redis)
-		case "key_cache_ttl":
-			var v string
-			if err = oneArg(d, &v); err != nil {
-				break
-			}
-			ttl, perr := caddy.ParseDuration(v)
-			if perr != nil {
-				return d.Errf("key_cache_ttl: %v", perr)
-			}
-			a.KeyCacheTTL = caddy.Duration(ttl)
-		case "redis_prefix":
-			err = oneArg(d, &a.RedisPrefix)
-		case "limits":
-			a.Limits, err = unmarshalLimits(d)
-		case "ledger":
-			a.Ledger, err = unmarshalLedger(d)
-		case "files":
-			a.Files, err = unmarshalFiles(d)
-		case "key_secret":
-			err = oneArg(d, &a.KeySecret)
-		case "search":
-			a.Search, err = unmarshalSearch(d)
-		case "open_url":
-			a.OpenURL, err = unmarshalOpenURL(d)
-		case "model":
-			var m *Model
-			if m, err = unmarshalModel(d); err == nil {
+	return blockOptions(d, 0, "switchyard", map[string]optionReader{
+		"revision":      stringOption(&a.Revision),
+		"data_dir":      stringOption(&a.DataDir),
+		"postgres":      stringOption(&a.Postgres),
+		"redis":         stringOption(&a.Redis),
+		"redis_prefix":  stringOption(&a.RedisPrefix),
+		"key_secret":    stringOption(&a.KeySecret),
+		"key_cache_ttl": a.unmarshalKeyCacheTTL,
+		"limits":        subBlockOption(&a.Limits, unmarshalLimits),
+		"ledger":        subBlockOption(&a.Ledger, unmarshalLedger),
+		"files":         subBlockOption(&a.Files, unmarshalFiles),
+		"search":        subBlockOption(&a.Search, unmarshalSearch),
+		"open_url":      subBlockOption(&a.OpenURL, unmarshalOpenURL),
+		"upstream":      a.Upstream.unmarshalCaddyfile,
+		"model": func(d *caddyfile.Dispenser) error {
+			m, err := unmarshalModel(d)
+			if err == nil {
 				a.Models = append(a.Models, m)
 			}
-		case "upstream":
-			err = a.Upstream.unmarshalCaddyfile(d)
-		default:
-			return d.Errf("unrecognized switchyard option %q", d.Val())
-		}
-		if err != nil {
 			return err
-		}
+		},
+	})
+}
+
+// unmarshalKeyCacheTTL reads key_cache_ttl's duration, which may be
+// negative to turn caching off.
+func (a *App) unmarshalKeyCacheTTL(d *caddyfile.Dispenser) error {
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
 	}
+	ttl, err := caddy.ParseDuration(v)
+	if err != nil {
+		return d.Errf("key_cache_ttl: %v", err)
+	}
+	a.KeyCacheTTL = caddy.Duration(ttl)
 	return nil
 }
 
@@ -113,9 +100,9 @@ func (u *Upstream) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	return stringOptions(d, 1, "upstream", map[string]*string{
-		"api_key": &u.APIKey,
-		"model":   &u.Model,
+	return blockOptions(d, 1, "upstream", map[string]optionReader{
+		"api_key": stringOption(&u.APIKey),
+		"model":   stringOption(&u.Model),
 	})
 }
 
@@ -131,20 +118,49 @@ func oneArg(d *caddyfile.Dispenser, dst *string) error {
 	return nil
 }
 
-// stringOptions reads a block whose options each take one argument,
-// each into the string opts maps its name to; what names the block in
-// the error for an option it does not know.
-func stringOptions(d *caddyfile.Dispenser, nesting int, what string, opts map[string]*string) error {
+// optionReader reads the arguments of the block option d is on.
+type optionReader func(d *caddyfile.Dispenser) error
+
+// blockOptions reads a block whose options each read their arguments with
+// the reader opts maps their name to; what names the block in the error
+// for an option it does not know.
+func blockOptions(d *caddyfile.Dispenser, nesting int, what string, opts map[string]optionReader) error {
 	for d.NextBlock(nesting) {
-		dst, ok := opts[d.Val()]
+		read, ok := opts[d.Val()]
 		if !ok {
 			return d.Errf("unrecognized %s option %q", what, d.Val())
 		}
-		if err := oneArg(d, dst); err != nil {
+		if err := read(d); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// stringOption reads an option's one argument into dst.
+func stringOption(dst *string) optionReader {
+	return func(d *caddyfile.Dispenser) error { return oneArg(d, dst) }
+}
+
+// positiveIntOption reads an option's one argument, a positive whole
+// number, into dst.
+func positiveIntOption(dst *int) optionReader {
+	return func(d *caddyfile.Dispenser) error { return positiveIntArg(d, dst) }
+}
+
+// positiveDurationOption reads an option's one argument, a positive
+// duration, into dst.
+func positiveDurationOption(dst *caddy.Duration) optionReader {
+	return func(d *caddyfile.Dispenser) error { return positiveDurationArg(d, dst) }
+}
+
+// subBlockOption reads an option that opens a block of its own with
+// unmarshal, into dst.
+func subBlockOption[T any](dst **T, unmarshal func(*caddyfile.Dispenser) (*T, error)) optionReader {
+	return func(d *caddyfile.Dispenser) (err error) {
+		*dst, err = unmarshal(d)
+		return err
+	}
 }
 
 // positiveDurationArg reads the one argument of the current option, a

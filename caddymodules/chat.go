@@ -210,27 +210,13 @@ func (h *Chat) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	for d.NextBlock(0) {
-		var err error
-		switch d.Val() {
-		case "instructions":
-			err = oneArg(d, &h.Instructions)
-		case "max_rounds":
-			err = positiveIntArg(d, &h.MaxRounds)
-		case "tool_timeout":
-			err = positiveDurationArg(d, &h.ToolTimeout)
-		case "first_byte_timeout":
-			err = positiveDurationArg(d, &h.FirstByteTimeout)
-		case "idle_timeout":
-			err = positiveDurationArg(d, &h.IdleTimeout)
-		default:
-			return d.Errf("unrecognized switchyard_chat option %q", d.Val())
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return blockOptions(d, 0, "switchyard_chat", map[string]optionReader{
+		"instructions":       stringOption(&h.Instructions),
+		"max_rounds":         positiveIntOption(&h.MaxRounds),
+		"tool_timeout":       positiveDurationOption(&h.ToolTimeout),
+		"first_byte_timeout": positiveDurationOption(&h.FirstByteTimeout),
+		"idle_timeout":       positiveDurationOption(&h.IdleTimeout),
+	})
 }
 
 // Interface guards

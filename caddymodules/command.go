@@ -249,10 +249,9 @@ func accountsCommand(cmd *cobra.Command) {
 		Short: "Credits an account with $5 to $1000",
 		Args:  cobra.NoArgs,
 		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
-			usd, _ := cmd.Flags().GetString("usd")
-			cents, err := billing.ParseUSD(usd)
+			cents, err := usdFlag(cmd)
 			if err != nil {
-				return fmt.Errorf("--usd %q: %v", usd, err)
+				return err
 			}
 			acct, err := accountFlag(ctx, c, cmd)
 			if err != nil {
@@ -348,10 +347,9 @@ func bootstrapCommand(cmd *cobra.Command) {
 			return nil
 		}
 		name, _ := cmd.Flags().GetString("account")
-		usd, _ := cmd.Flags().GetString("usd")
-		cents, err := billing.ParseUSD(usd)
+		cents, err := usdFlag(cmd)
 		if err != nil {
-			return fmt.Errorf("--usd %q: %v", usd, err)
+			return err
 		}
 		key, rec, err := policy.IssueKey(ctx, c.store, c.hasher, c.settings.profile, name, "bootstrap")
 		if err != nil {
@@ -375,6 +373,16 @@ func accountFlag(ctx context.Context, c *cli, cmd *cobra.Command) (storage.Accou
 		return acct, fmt.Errorf("no account named %q (keys create --account %s creates it)", name, name)
 	}
 	return acct, err
+}
+
+// usdFlag reads the --usd flag, an amount in dollars, in cents.
+func usdFlag(cmd *cobra.Command) (int64, error) {
+	usd, _ := cmd.Flags().GetString("usd")
+	cents, err := billing.ParseUSD(usd)
+	if err != nil {
+		return 0, fmt.Errorf("--usd %q: %v", usd, err)
+	}
+	return cents, nil
 }
 
 // accountCommand is a subcommand that acts on the existing account its

@@ -142,27 +142,20 @@ func unmarshalFiles(d *caddyfile.Dispenser) (*FilesConfig, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	for d.NextBlock(1) {
-		var err error
-		switch d.Val() {
-		case "blobs":
-			err = oneArg(d, &c.Blobs)
-		case "clamd":
-			err = oneArg(d, &c.Clamd)
-		case "scan_policy":
-			err = oneArg(d, &c.ScanPolicy)
-		case "janitor_interval":
-			err = positiveDurationArg(d, &c.JanitorInterval)
-		case "purposes":
+	err := blockOptions(d, 1, "files", map[string]optionReader{
+		"blobs":            stringOption(&c.Blobs),
+		"clamd":            stringOption(&c.Clamd),
+		"scan_policy":      stringOption(&c.ScanPolicy),
+		"janitor_interval": positiveDurationOption(&c.JanitorInterval),
+		"purposes": func(d *caddyfile.Dispenser) error {
 			if c.Purposes = d.RemainingArgs(); len(c.Purposes) == 0 {
-				err = d.ArgErr()
+				return d.ArgErr()
 			}
-		default:
-			return nil, d.Errf("unrecognized files option %q", d.Val())
-		}
-		if err != nil {
-			return nil, err
-		}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := c.validate(); err != nil {
 		return nil, d.Err(err.Error())

@@ -76,29 +76,28 @@ func unmarshalLedger(d *caddyfile.Dispenser) (*LedgerConfig, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	for d.NextBlock(1) {
-		var err error
-		switch d.Val() {
-		case "max_delay":
-			var v string
-			if err = oneArg(d, &v); err != nil {
-				break
-			}
-			dur, perr := caddy.ParseDuration(v)
-			if perr != nil || dur < 0 {
-				return nil, d.Errf("max_delay: want a duration of 0 or more, not %q", v)
-			}
-			c.MaxDelay = ptr(caddy.Duration(dur))
-		case "max_batch":
-			err = positiveIntArg(d, &c.MaxBatch)
-		case "queue":
-			err = positiveIntArg(d, &c.Queue)
-		default:
-			return nil, d.Errf("unrecognized ledger option %q", d.Val())
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := blockOptions(d, 1, "ledger", map[string]optionReader{
+		"max_delay": c.unmarshalMaxDelay,
+		"max_batch": positiveIntOption(&c.MaxBatch),
+		"queue":     positiveIntOption(&c.Queue),
+	})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// unmarshalMaxDelay reads max_delay's duration, which unlike the other
+// durations may be 0.
+func (c *LedgerConfig) unmarshalMaxDelay(d *caddyfile.Dispenser) error {
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	dur, err := caddy.ParseDuration(v)
+	if err != nil || dur < 0 {
+		return d.Errf("max_delay: want a duration of 0 or more, not %q", v)
+	}
+	c.MaxDelay = ptr(caddy.Duration(dur))
+	return nil
 }

@@ -431,23 +431,14 @@ func unmarshalModelUpstream(d *caddyfile.Dispenser) (*ModelUpstream, error) {
 	if err := oneArg(d, &u.URL); err != nil {
 		return nil, err
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch d.Val() {
-		case "api_key":
-			err = oneArg(d, &u.APIKey)
-		case "model":
-			err = oneArg(d, &u.Model)
-		case "name":
-			err = oneArg(d, &u.Name)
-		case "weight":
-			err = positiveIntArg(d, &u.Weight)
-		default:
-			return nil, d.Errf("unrecognized model upstream option %q", d.Val())
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := blockOptions(d, d.Nesting(), "model upstream", map[string]optionReader{
+		"api_key": stringOption(&u.APIKey),
+		"model":   stringOption(&u.Model),
+		"name":    stringOption(&u.Name),
+		"weight":  positiveIntOption(&u.Weight),
+	})
+	if err != nil {
+		return nil, err
 	}
 	return u, nil
 }

@@ -52,10 +52,10 @@ func unmarshalSearch(d *caddyfile.Dispenser) (*SearchConfig, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	err := stringOptions(d, 1, "search", map[string]*string{
-		"searxng":    &c.SearxNG,
-		"brave_key":  &c.BraveKey,
-		"tavily_key": &c.TavilyKey,
+	err := blockOptions(d, 1, "search", map[string]optionReader{
+		"searxng":    stringOption(&c.SearxNG),
+		"brave_key":  stringOption(&c.BraveKey),
+		"tavily_key": stringOption(&c.TavilyKey),
 	})
 	if err != nil {
 		return nil, err

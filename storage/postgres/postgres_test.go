@@ -14,13 +14,7 @@ import (
 
 var databaseDSN = storagetest.DatabasePerTest(func(t *testing.T) string { return testenv.Postgres(t) })
 
-func open(t *testing.T, opts storage.Options) storage.Store {
-	s, err := postgres.Open(t.Context(), databaseDSN(t), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+var open = storagetest.OpenWith(databaseDSN, postgres.Open)
 
 func TestContract(t *testing.T) {
 	storagetest.Run(t, open)

@@ -14,13 +14,7 @@ var databasePath = storagetest.DatabasePerTest(func(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "data", "switchyard.db")
 })
 
-func open(t *testing.T, opts storage.Options) storage.Store {
-	s, err := sqlite.Open(t.Context(), databasePath(t), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+var open = storagetest.OpenWith(databasePath, sqlite.Open)
 
 func TestContract(t *testing.T) {
 	storagetest.Run(t, open)

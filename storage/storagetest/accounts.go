@@ -11,8 +11,7 @@ import (
 
 func (h *harness) testAccounts(t *testing.T) {
 	t.Run("EnsureCreatesOnce", func(t *testing.T) {
-		c := newClock()
-		s := h.store(t, c.options())
+		s, c := h.clockedStore(t)
 		ctx := t.Context()
 
 		a, err := s.EnsureAccount(ctx, "alice")
@@ -76,8 +75,7 @@ func (h *harness) testAccounts(t *testing.T) {
 	})
 
 	t.Run("Delete", func(t *testing.T) {
-		c := newClock()
-		s := h.store(t, c.options())
+		s, c := h.clockedStore(t)
 		ctx := t.Context()
 		a := mustAccount(t, s, "dave")
 		other := mustAccount(t, s, "erin")

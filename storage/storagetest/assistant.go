@@ -324,8 +324,7 @@ func settle(ctx context.Context, s storage.Usage, u storage.UsageRecord) (int64,
 func (h *harness) testUsage(t *testing.T) {
 
 	t.Run("RecordAndCharge", func(t *testing.T) {
-		c := newClock()
-		s, a := h.storeWithAlice(t, c.options())
+		s, a, c := h.clockedStoreWithAlice(t)
 		ctx := t.Context()
 		k, _ := mustKey(t, s, a.ID)
 		mustPost(t, s, a.ID, 1000, "topup-1")
@@ -384,8 +383,7 @@ func (h *harness) testUsage(t *testing.T) {
 	})
 
 	t.Run("RecordedTwice", func(t *testing.T) {
-		c := newClock()
-		s := h.store(t, c.options())
+		s, c := h.clockedStore(t)
 		ctx := t.Context()
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		mustPost(t, s, a.ID, 1000, "topup-1")
@@ -519,8 +517,7 @@ func (h *harness) testUsage(t *testing.T) {
 	})
 
 	t.Run("List", func(t *testing.T) {
-		c := newClock()
-		s := h.store(t, c.options())
+		s, c := h.clockedStore(t)
 		ctx := t.Context()
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		for i, account := range []string{a.ID, a.ID, b.ID, a.ID} {

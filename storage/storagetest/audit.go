@@ -11,8 +11,7 @@ import (
 
 func (h *harness) testAudit(t *testing.T) {
 	t.Run("AppendAndList", func(t *testing.T) {
-		c := newClock()
-		s := h.store(t, c.options())
+		s, c := h.clockedStore(t)
 		ctx := t.Context()
 		var want []storage.AuditEntry
 		for i := range 5 {

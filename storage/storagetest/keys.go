@@ -11,8 +11,7 @@ import (
 
 func (h *harness) testKeys(t *testing.T) {
 	t.Run("CreateAndLookup", func(t *testing.T) {
-		c := newClock()
-		s, a := h.storeWithAlice(t, c.options())
+		s, a, c := h.clockedStoreWithAlice(t)
 		ctx := t.Context()
 		hash := newHash()
 
@@ -98,8 +97,7 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("Revoke", func(t *testing.T) {
-		c := newClock()
-		s, a := h.storeWithAlice(t, c.options())
+		s, a, c := h.clockedStoreWithAlice(t)
 		ctx := t.Context()
 		k, hash := mustKey(t, s, a.ID)
 		_, keptHash := mustKey(t, s, a.ID)
@@ -214,8 +212,7 @@ func (h *harness) testKeys(t *testing.T) {
 	})
 
 	t.Run("CreationWindow", func(t *testing.T) {
-		c := newClock()
-		s, a := h.storeWithAlice(t, c.options())
+		s, a, c := h.clockedStoreWithAlice(t)
 		ctx := t.Context()
 		start := c.Now()
 		create := func() (storage.APIKey, error) {

@@ -12,8 +12,7 @@ import (
 
 func (h *harness) testLedger(t *testing.T) {
 	t.Run("PostAndBalance", func(t *testing.T) {
-		c := newClock()
-		s, a := h.storeWithAlice(t, c.options())
+		s, a, c := h.clockedStoreWithAlice(t)
 		ctx := t.Context()
 		wantBalance(t, s, a.ID, 0)
 		if es, err := s.Entries(ctx, a.ID, 10); err != nil || len(es) != 0 {
@@ -101,8 +100,7 @@ func (h *harness) testLedger(t *testing.T) {
 	})
 
 	t.Run("DuplicateReference", func(t *testing.T) {
-		c := newClock()
-		s, a := h.storeWithAlice(t, c.options())
+		s, a, c := h.clockedStoreWithAlice(t)
 		ctx := t.Context()
 		b := mustAccount(t, s, "bob")
 		first, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 100, Kind: storage.EntryTopUp, Reference: "r1"})

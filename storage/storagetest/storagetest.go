@@ -3,6 +3,7 @@
 package storagetest
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
@@ -56,6 +57,19 @@ func DatabasePerTest(create func(t *testing.T) string) func(t *testing.T) string
 	}
 }
 
+// OpenWith is the Opener of a driver: it opens a store with open on the
+// database that database, a DatabasePerTest, names for the test.
+func OpenWith[S storage.Store](database func(t *testing.T) string, open func(ctx context.Context, db string, opts storage.Options) (S, error)) Opener {
+	return func(t *testing.T, opts storage.Options) storage.Store {
+		t.Helper()
+		s, err := open(t.Context(), database(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
 type harness struct {
 	open Opener
 }
@@ -78,6 +92,23 @@ func (h *harness) storeWithAlice(t *testing.T, opts storage.Options) (storage.St
 	t.Helper()
 	s := h.store(t, opts)
 	return s, mustAccount(t, s, "alice")
+}
+
+// clockedStore opens a store as store does, on a clock of its own that
+// the test moves.
+func (h *harness) clockedStore(t *testing.T) (storage.Store, clock) {
+	t.Helper()
+	c := newClock()
+	return h.store(t, c.options()), c
+}
+
+// clockedStoreWithAlice opens a store as storeWithAlice does, on a clock
+// of its own that the test moves.
+func (h *harness) clockedStoreWithAlice(t *testing.T) (storage.Store, storage.Account, clock) {
+	t.Helper()
+	c := newClock()
+	s, a := h.storeWithAlice(t, c.options())
+	return s, a, c
 }
 
 // processes is two stores on one database, standing for two processes.

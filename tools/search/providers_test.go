@@ -60,6 +60,18 @@ func searchOnce(t *testing.T, p Provider, seen *[]recorded, q Query) ([]Result, 
 	return got, (*seen)[0]
 }
 
+// wantRequest reports a request other than method path?query, or one
+// whose User-Agent does not name the gateway.
+func wantRequest(t *testing.T, req recorded, method, path string, query map[string][]string) {
+	t.Helper()
+	if req.method != method || req.path != path || !cmp.Equal(req.query, query) {
+		t.Errorf("request %s %s %v, want %s %s %v", req.method, req.path, req.query, method, path, query)
+	}
+	if ua := req.header.Get("User-Agent"); !strings.Contains(ua, "Switchyard") {
+		t.Errorf("User-Agent %q does not name Switchyard", ua)
+	}
+}
+
 func date(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -75,13 +87,7 @@ func TestSearxNGSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, req := searchOnce(t, p, seen, Query{Text: "caddy health & checks", Count: 8})
-	wantQuery := map[string][]string{"q": {"caddy health & checks"}, "format": {"json"}}
-	if req.method != "GET" || req.path != "/searxng/search" || !cmp.Equal(req.query, wantQuery) {
-		t.Errorf("request %s %s %v, want GET /searxng/search %v", req.method, req.path, req.query, wantQuery)
-	}
-	if ua := req.header.Get("User-Agent"); !strings.Contains(ua, "Switchyard") {
-		t.Errorf("User-Agent %q does not name Switchyard", ua)
-	}
+	wantRequest(t, req, "GET", "/searxng/search", map[string][]string{"q": {"caddy health & checks"}, "format": {"json"}})
 	want := []Result{
 		{Title: "reverse_proxy (Caddyfile directive) — Caddy Documentation", URL: "https://caddyserver.com/docs/caddyfile/directives/reverse_proxy",
 			Snippet: "Proxies requests to one or more backends with configurable transport, load balancing, health checking, request manipulation, and buffering options. Active health checks &amp; passive health checks ..."},
@@ -107,17 +113,11 @@ func TestBraveSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, req := searchOnce(t, p, seen, Query{Text: "caddy health checks", Count: 50})
-	wantQuery := map[string][]string{"q": {"caddy health checks"}, "count": {"20"}}
-	if req.method != "GET" || req.path != "/res/v1/web/search" || !cmp.Equal(req.query, wantQuery) {
-		t.Errorf("request %s %s %v, want GET /res/v1/web/search %v", req.method, req.path, req.query, wantQuery)
-	}
+	wantRequest(t, req, "GET", "/res/v1/web/search", map[string][]string{"q": {"caddy health checks"}, "count": {"20"}})
 	for h, want := range map[string]string{"X-Subscription-Token": "secret-token", "Accept": "application/json"} {
 		if got := req.header.Get(h); got != want {
 			t.Errorf("header %s = %q, want %q", h, got, want)
 		}
-	}
-	if !strings.Contains(req.header.Get("User-Agent"), "Switchyard") {
-		t.Errorf("User-Agent %q", req.header.Get("User-Agent"))
 	}
 	wantURLs := []string{
 		"https://caddyserver.com/docs/caddyfile/directives/reverse_proxy",
@@ -157,9 +157,7 @@ func TestTavilySearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, req := searchOnce(t, p, seen, Query{Text: "caddy health checks", Count: 8})
-	if req.method != "POST" || req.path != "/search" || len(req.query) != 0 {
-		t.Errorf("request %s %s %v, want POST /search", req.method, req.path, req.query)
-	}
+	wantRequest(t, req, "POST", "/search", map[string][]string{})
 	if got := req.header.Get("Authorization"); got != "Bearer tvly-secret" {
 		t.Errorf("Authorization %q", got)
 	}

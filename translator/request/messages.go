@@ -40,19 +40,12 @@ func parseMessages(v rawJSON, lim Limits) ([]Message, error) {
 }
 
 func parseMessage(v rawJSON, at string, lim Limits) (Message, error) {
-	fields, ok := splitObject(v)
-	if !ok {
-		return Message{}, typeError(at, "an object with role and content")
-	}
-	d := decoder{fields: fields}
-	role := d.str("role")
-	if d.err != nil {
-		return Message{}, typeError(at+".role", "a string")
+	d, role, err := taggedObject(v, at, "role", "an object with role and content")
+	if err != nil {
+		return Message{}, err
 	}
 	switch role {
 	case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant:
-	case "":
-		return Message{}, invalid(CodeMissingParameter, at+".role is required.")
 	case "tool", "function":
 		return Message{}, invalid(CodeInvalidRole, fmt.Sprintf(
 			"%s.role %q is not supported: the assistant runs its own tools; send system, developer, user and assistant messages.", at, role))
@@ -91,14 +84,9 @@ func parseMessage(v rawJSON, at string, lim Limits) (Message, error) {
 }
 
 func parsePart(v rawJSON, at string, lim Limits) (Part, error) {
-	fields, ok := splitObject(v)
-	if !ok {
-		return Part{}, typeError(at, "an object with a type")
-	}
-	d := decoder{fields: fields}
-	typ := d.str("type")
-	if d.err != nil {
-		return Part{}, typeError(at+".type", "a string")
+	d, typ, err := taggedObject(v, at, "type", "an object with a type")
+	if err != nil {
+		return Part{}, err
 	}
 	switch typ {
 	case "text":
@@ -108,7 +96,7 @@ func parsePart(v rawJSON, at string, lim Limits) (Part, error) {
 		}
 		return Part{Kind: PartText, Text: text}, nil
 	case "input_file":
-		return filePart(fields, at)
+		return filePart(d.fields, at)
 	case "file":
 		// The shape OpenAI's SDKs send: {type:"file", file:{file_id}}.
 		inner, _ := d.raw("file")
@@ -118,13 +106,30 @@ func parsePart(v rawJSON, at string, lim Limits) (Part, error) {
 		}
 		return filePart(f, at+".file")
 	case "image_url":
-		return imageURLPart(fields, at, lim)
-	case "":
-		return Part{}, invalid(CodeMissingParameter, at+".type is required.")
+		return imageURLPart(d.fields, at, lim)
 	default:
 		return Part{}, invalid(CodeInvalidContent, fmt.Sprintf(
 			"%s.type %q is not supported; use text, input_file or image_url.", at, clip.Ellipsis(typ, 40)))
 	}
+}
+
+// taggedObject reads v, found at at, as an object whose string member key,
+// which is required, tells what it holds; shape describes the object for
+// the error when v is not one.
+func taggedObject(v rawJSON, at, key, shape string) (decoder, string, error) {
+	fields, ok := splitObject(v)
+	if !ok {
+		return decoder{}, "", typeError(at, shape)
+	}
+	d := decoder{fields: fields}
+	tag := d.str(key)
+	if d.err != nil {
+		return decoder{}, "", typeError(at+"."+key, "a string")
+	}
+	if tag == "" {
+		return decoder{}, "", invalid(CodeMissingParameter, at+"."+key+" is required.")
+	}
+	return d, tag, nil
 }
 
 func filePart(fields map[string]rawJSON, at string) (Part, error) {

@@ -3,10 +3,9 @@ package chart
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // FuzzParse checks that any input either parses into a spec that renders,
@@ -26,10 +25,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
 		if err != nil {
-			var se *render.SourceError
-			if !errors.As(err, &se) || se.Message == "" {
-				t.Fatalf("Parse error %v (%T) is not a *render.SourceError with a message", err, err)
-			}
+			rendertest.SourceError(t, err)
 			return
 		}
 		out, err := json.Marshal(s)

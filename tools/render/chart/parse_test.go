@@ -2,14 +2,13 @@ package chart
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 func TestParseRefuses(t *testing.T) {
@@ -70,13 +69,7 @@ func TestParseRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.spec))
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("Parse error = %v (%T), want a *render.SourceError", err, err)
-			}
-			if !strings.Contains(se.Message, tt.want) {
-				t.Errorf("message %q does not contain %q", se.Message, tt.want)
-			}
+			rendertest.SourceError(t, err, tt.want)
 		})
 	}
 }

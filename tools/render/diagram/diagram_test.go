@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 func decode(t testing.TB, b []byte) image.Image {
@@ -315,14 +316,8 @@ func TestSourceErrors(t *testing.T) {
 		{"unknown aspect", Diagram{Source: "digraph { a }", Aspect: "wide"}, "landscape"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := Render(context.Background(), tc.d)
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("got %v (%d bytes), want a *render.SourceError", err, len(out))
-			}
-			if !strings.Contains(se.Message, tc.want) {
-				t.Errorf("message %q, want it to mention %q", se.Message, tc.want)
-			}
+			_, err := Render(context.Background(), tc.d)
+			rendertest.SourceError(t, err, tc.want)
 		})
 	}
 }

@@ -3,12 +3,11 @@ package diagram
 import (
 	"bytes"
 	"context"
-	"errors"
 	"image/png"
 	"testing"
 	"time"
 
-	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // FuzzRender feeds arbitrary sources through the whole renderer. It
@@ -45,13 +44,7 @@ func FuzzRender(f *testing.F) {
 		defer cancel()
 		out, err := renderWithin(ctx, Diagram{Source: src}, lim)
 		if err != nil {
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("%q: error is not a *render.SourceError: %v", src, err)
-			}
-			if se.Message == "" {
-				t.Fatalf("%q: empty error message", src)
-			}
+			rendertest.SourceError(t, err)
 		} else {
 			cfg, err := png.DecodeConfig(bytes.NewReader(out))
 			if err != nil {

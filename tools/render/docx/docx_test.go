@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // styled is the style and text a paragraph is expected to have.
@@ -388,15 +389,7 @@ func TestRenderUnknownID(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Render(context.Background(), Document{Markdown: "# x\n\n![c](obj3)\n\n![c](obj7)", Elements: tt.elements})
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("err = %v, want a *render.SourceError", err)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(se.Message, w) {
-					t.Errorf("message %q does not mention %q", se.Message, w)
-				}
-			}
+			rendertest.SourceError(t, err, tt.want...)
 		})
 	}
 }

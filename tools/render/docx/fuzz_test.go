@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"errors"
 	"io"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // FuzzRender feeds arbitrary Markdown to Render. Whatever the source, the
@@ -29,10 +28,7 @@ func FuzzRender(f *testing.F) {
 	f.Fuzz(func(t *testing.T, md string) {
 		res, err := Render(context.Background(), Document{Title: "Fuzz", Markdown: md, Elements: elements})
 		if err != nil {
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("error %v is not a SourceError", err)
-			}
+			rendertest.SourceError(t, err)
 			return
 		}
 		for _, id := range res.Embedded {

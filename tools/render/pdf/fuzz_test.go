@@ -3,11 +3,10 @@ package pdf
 import (
 	"bytes"
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // FuzzRender checks that any Markdown either renders to a complete PDF
@@ -45,10 +44,7 @@ func FuzzRender(f *testing.F) {
 		}
 		res, err := o.res, o.err
 		if err != nil {
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("internal error: %v", err)
-			}
+			rendertest.SourceError(t, err)
 			return
 		}
 		if !bytes.HasPrefix(res.PDF, []byte("%PDF-")) || !bytes.HasSuffix(bytes.TrimSpace(res.PDF), []byte("%%EOF")) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 func TestRenderReadsBack(t *testing.T) {
@@ -106,15 +107,7 @@ func TestUnknownEmbedIsSourceError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Render(context.Background(), Document{Markdown: "# Title\n\n![Sales](obj7)\n", Elements: tt.elements})
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("err = %v, want a *render.SourceError", err)
-			}
-			for _, w := range tt.wants {
-				if !strings.Contains(se.Message, w) {
-					t.Errorf("message %q lacks %q", se.Message, w)
-				}
-			}
+			rendertest.SourceError(t, err, tt.wants...)
 		})
 	}
 }

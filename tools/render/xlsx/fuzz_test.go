@@ -3,14 +3,13 @@ package xlsx
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
 
-	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // FuzzParse checks that Parse refuses bad arguments only with a
@@ -28,10 +27,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		wb, err := Parse(data)
 		if err != nil {
-			var se *render.SourceError
-			if !errors.As(err, &se) || se.Message == "" {
-				t.Fatalf("Parse error %v (%T) is not a *render.SourceError with a message", err, err)
-			}
+			rendertest.SourceError(t, err)
 			return
 		}
 		if len(data) > 1<<14 {

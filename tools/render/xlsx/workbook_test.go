@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 func TestParse(t *testing.T) {
@@ -61,13 +62,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.in))
-			var se *render.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("Parse error = %v (%T), want a *render.SourceError", err, err)
-			}
-			if !strings.Contains(se.Message, tt.want) {
-				t.Fatalf("Parse error = %q, want it to contain %q", se.Message, tt.want)
-			}
+			rendertest.SourceError(t, err, tt.want)
 		})
 	}
 }
