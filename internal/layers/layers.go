@@ -22,7 +22,7 @@ var Order = [][]string{
 	{"tools/toolstest"},
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
-	{"tools/render/markdown"},
+	{"tools/render/markdown", "tools/render/rendertest"},
 	{"tools/render"},
 	{"files/filestest"},
 	{"billing", "files"},
