@@ -309,7 +309,7 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 	var settled []storage.Settlement
 	var err error
 	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+		ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
 		settled, err = w.store.SettleUsageBatch(ctx, recs)
 		cancel()
 		if err == nil {

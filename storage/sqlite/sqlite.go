@@ -283,6 +283,33 @@ func (d *driver) Close() error {
 	return d.db.Close()
 }
 
+// yield lets other goroutines run before a statement of a write
+// transaction. SQLite runs on the calling goroutine and never blocks for
+// long: a transaction of many statements, such as the ledger writer's
+// batch of charges, would otherwise keep the processor from requests for
+// its whole length where the gateway has one CPU.
+//
+// runtime.Gosched lets the goroutines already runnable go first, but not
+// those waiting for their connections: the scheduler polls the network
+// only when it finds nothing else to run, and the yielding goroutine is
+// on its run queue. Work no client waits for (storage.Unhurried) parks
+// instead, on a timer short enough to expire at the next chance to run
+// it, so the scheduler polls the network before it comes back: a request
+// waits for at most one statement of it. Where nothing else happens the
+// park lasts up to the netpoller's millisecond, which delays only that
+// work.
+func yield(ctx context.Context) {
+	if storage.IsUnhurried(ctx) {
+		time.Sleep(unhurriedPark)
+		return
+	}
+	runtime.Gosched()
+}
+
+// unhurriedPark outlasts a return to the scheduler, which runs the timers
+// that have expired before anything else.
+const unhurriedPark = 5 * time.Microsecond
+
 type txn struct {
 	tx *sql.Tx
 	d  *driver
@@ -299,12 +326,7 @@ type txn struct {
 
 func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	txStatements.Add(1)
-	// SQLite runs on the calling goroutine and never blocks for long: a
-	// write transaction of many statements, such as the ledger writer's
-	// commit of a batch of charges, would otherwise keep the processor
-	// from requests for its whole length where the gateway has one CPU.
-	// Yielding between statements bounds their wait to one statement.
-	runtime.Gosched()
+	yield(ctx)
 	if len(args) == 0 {
 		return t.querier.Exec(ctx, query)
 	}
@@ -341,8 +363,9 @@ func (t *txn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.
 	return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 }
 
-func (t *txn) Commit(context.Context) error {
+func (t *txn) Commit(ctx context.Context) error {
 	defer t.once.Do(t.done)
+	yield(ctx) // the commit writes the transaction's pages, a statement's worth of work
 	return t.tx.Commit()
 }
 
