@@ -104,7 +104,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			close(c.done)
 		}
 	}()
-	releases := r.releases.take(false)
+	releases := r.releases.take()
 	if len(batch) == 1 && len(releases) == 0 {
 		c := batch[0]
 		c.reply, c.err = admitScript.Run(ctx, r.client, c.keys, c.args...).Slice()

@@ -41,13 +41,17 @@ func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey, 
 type release struct {
 	leaseKey, leaseID string      // the slot; leaseKey is empty for none
 	hold              *settlement // nil for none
+	queued            time.Time   // when it was added to the queue
 }
 
 // releases gathers this node's releases and sends them in one pipeline
 // with whichever comes first: the node's next admission, ahead of its
-// script in the same round trip, or a goroutine that waits gather after
-// the first release. Releases that arrive while a pipeline is in flight
-// go in the next.
+// script in the same round trip, or a goroutine once the oldest of them
+// has waited the gather time. Every release gets the whole gather time
+// from its own arrival: a goroutine that woke the gather time after the
+// first release of its round would send a later one that had waited only
+// a fraction of it, just before the admission it would have ridden.
+// Releases that arrive while a pipeline is in flight go in the next.
 type releases struct {
 	r       *Redis
 	gather  time.Duration
@@ -61,6 +65,7 @@ type releases struct {
 // queued before it.
 func (q *releases) add(rel release) {
 	q.unsent.Add(1)
+	rel.queued = time.Now()
 	q.mu.Lock()
 	q.queue = append(q.queue, rel)
 	start := !q.sending
@@ -73,26 +78,53 @@ func (q *releases) add(rel release) {
 
 // take removes and returns up to maxReleasePipeline queued releases, the
 // oldest first; their sender passes them to Redis.released once their
-// pipeline is done. stop, when nothing is queued, also marks the gathering
-// goroutine gone, under the same lock that add checks it.
-func (q *releases) take(stop bool) []release {
+// pipeline is done.
+func (q *releases) take() []release {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.takeLocked()
+}
+
+func (q *releases) takeLocked() []release {
 	batch := q.queue[:min(len(q.queue), maxReleasePipeline)]
 	q.queue = q.queue[len(batch):]
 	if len(q.queue) == 0 {
 		q.queue = nil
 	}
-	if stop && len(batch) == 0 {
-		q.sending = false
-	}
 	return batch
 }
 
+// due is what the gathering goroutine does at now: send the queued
+// releases (up to a pipeline's worth) once the oldest has waited the
+// gather time, or else wait the rest of that time. With nothing queued
+// it marks the goroutine gone, under the same lock that add checks it,
+// and returns neither.
+func (q *releases) due(now time.Time) (batch []release, wait time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) == 0 {
+		q.sending = false
+		return nil, 0
+	}
+	if left := q.queue[0].queued.Add(q.gather).Sub(now); left > 0 {
+		return nil, left
+	}
+	return q.takeLocked(), 0
+}
+
 func (q *releases) send() {
-	time.Sleep(q.gather)
-	for batch := q.take(true); len(batch) > 0; batch = q.take(true) {
-		q.r.sendReleases(batch)
+	for wait := q.gather; ; {
+		time.Sleep(wait)
+		batch, next := q.due(time.Now())
+		switch {
+		case len(batch) > 0:
+			q.r.sendReleases(batch)
+			wait = 0
+		case next == 0:
+			return
+		default:
+			wait = next
+		}
 	}
 }
 

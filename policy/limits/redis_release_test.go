@@ -3,6 +3,7 @@ package limits
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -36,4 +37,32 @@ func TestRedisHandedOverHoldsShareARoundTrip(t *testing.T) {
 	}
 	// Nothing held any more, and the mirror took the 20 charges of 2.
 	mustHold(t, l, 1000, 1000, 1000-holds*2).Release()
+}
+
+// A release waits the whole gather time from its own arrival for an
+// admission to ride, however long the gathering goroutine has been up:
+// a stream's release that came after the node's last admission still
+// rides the next one.
+func TestReleaseWaitsTheGatherFromItsOwnArrival(t *testing.T) {
+	const gather = 2 * time.Millisecond
+	q := &releases{gather: gather, sending: true}
+	t0 := time.Now()
+	q.queue = []release{{leaseKey: "first", queued: t0}}
+	if batch, wait := q.due(t0.Add(gather / 2)); len(batch) != 0 || wait != gather/2 {
+		t.Fatalf("half way: %d sent, wait %v; want none sent, wait %v", len(batch), wait, gather/2)
+	}
+	// An admission takes the first; a second arrives after it.
+	if batch := q.take(); len(batch) != 1 {
+		t.Fatalf("the admission took %d, want 1", len(batch))
+	}
+	q.queue = []release{{leaseKey: "second", queued: t0.Add(gather * 3 / 4)}}
+	if batch, wait := q.due(t0.Add(gather)); len(batch) != 0 || wait != gather*3/4 {
+		t.Fatalf("at the first's gather time: %d sent, wait %v; want none sent, wait %v", len(batch), wait, gather*3/4)
+	}
+	if batch, _ := q.due(t0.Add(gather * 7 / 4)); len(batch) != 1 || batch[0].leaseKey != "second" {
+		t.Fatalf("at the second's gather time: %v, want the second sent", batch)
+	}
+	if batch, wait := q.due(t0.Add(2 * gather)); len(batch) != 0 || wait != 0 || q.sending {
+		t.Fatalf("with nothing queued: %d sent, wait %v, sending %v; want the goroutine gone", len(batch), wait, q.sending)
+	}
 }
