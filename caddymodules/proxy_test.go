@@ -3,7 +3,6 @@ package caddymodules
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // A small body goes upstream in the same write as the request's headers,
@@ -42,7 +43,7 @@ func TestSmallBodyGoesUpstreamWithItsHeaders(t *testing.T) {
 	}
 	rp["handler"] = "reverse_proxy"
 	rp["upstreams"] = []map[string]string{{"dial": "unixpacket/" + sock}}
-	front := freeTCPAddr(t)
+	front := testenv.FreeAddr(t)
 	caddyCfg, _ := json.Marshal(map[string]any{
 		"admin": map[string]any{"disabled": true},
 		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"front": map[string]any{
@@ -124,14 +125,4 @@ func packetRelay(t *testing.T, sock, to string, packets *atomic.Int32) net.Liste
 		}
 	}()
 	return ln
-}
-
-func freeTCPAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr())
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -286,7 +287,7 @@ func TestRequestIDIsEchoed(t *testing.T) {
 }
 
 func TestUnreachableUpstream(t *testing.T) {
-	e := embeddedEnv(t, "http://"+freeAddr(t)+"/v1")
+	e := embeddedEnv(t, "http://"+testenv.FreeAddr(t)+"/v1")
 	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)
 	status, _, body := g.do("POST", "/v1/chat/completions", key, `{"model":"m","messages":[]}`)

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -400,7 +401,7 @@ func TestFaultUpstream(t *testing.T) {
 }
 
 // closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string { return freeAddr(t) }
+func closedAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 // TestFaultKillMidHundredStreams kills a node with SIGKILL while it relays
 // 100 streams of one key, and starts it again. Within the lease TTL the

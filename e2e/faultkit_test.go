@@ -22,6 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // cutProxy relays TCP connections to target until it is cut. Cutting
@@ -141,7 +143,7 @@ func startRedisProc(t *testing.T) *redisProc {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not installed: run `make test`, which installs it, or apt-get install redis-server")
 	}
-	r := &redisProc{t: t, addr: freeAddr(t), dir: t.TempDir()}
+	r := &redisProc{t: t, addr: testenv.FreeAddr(t), dir: t.TempDir()}
 	r.start()
 	t.Cleanup(r.stop)
 	return r

@@ -17,6 +17,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/storage/blob/blobtest"
 )
 
@@ -270,7 +271,7 @@ func TestMalwareScan(t *testing.T) {
 	}
 
 	// clamd unreachable: refused by default, kept when failing open.
-	down := e.with("SWITCHYARD_CLAMD_ADDR", "tcp://"+freeAddr(t))
+	down := e.with("SWITCHYARD_CLAMD_ADDR", "tcp://"+testenv.FreeAddr(t))
 	closed := startGateway(t, down)
 	if status, body := upload(closed, "x.txt", "hello"); status != 503 || !strings.Contains(body, "av_unavailable") {
 		t.Fatalf("clamd down, fail_closed: %d %s", status, body)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -97,17 +97,6 @@ func (e env) environ() []string {
 	return out
 }
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // gateway is a running switchyard process.
 type gateway struct {
 	t     *testing.T
@@ -127,7 +116,7 @@ func startGateway(t *testing.T, e env, config ...string) *gateway {
 	if len(config) > 0 {
 		cfg = config[0]
 	}
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	e = e.with("SWITCHYARD_LISTEN", listen, "SWITCHYARD_ADMIN", admin)
 	g := &gateway{t: t, env: e, base: "http://" + listen, admin: admin, log: new(syncBuffer), done: make(chan struct{})}
 	g.cmd = exec.Command(bin, "run", "--config", cfg, "--adapter", "caddyfile")

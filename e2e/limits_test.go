@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -300,7 +301,7 @@ func privateRedis(t *testing.T) (url string, stop func()) {
 	if err != nil {
 		t.Fatal("redis-server is not installed: run `make test`, which installs it, or apt-get install redis-server")
 	}
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	host, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(path, "--bind", host, "--port", port, "--save", "", "--appendonly", "no", "--dir", t.TempDir())
 	if err := cmd.Start(); err != nil {
