@@ -57,7 +57,7 @@ func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Sto
 	// Reads run on several connections at once under load; beyond the
 	// default two idle ones, each would be opened and closed again.
 	db.SetMaxIdleConns(8)
-	drv := &driver{db: db, querier: querier{q: db}, writer: make(chan struct{}, 1)}
+	drv := &driver{db: db, querier: querier{q: db}, writer: make(chan struct{}, 1), park: parkUnhurried}
 	for attempt := 1; ; attempt++ {
 		s, err := sqlstore.New(ctx, drv, opts)
 		if err == nil {
@@ -130,7 +130,9 @@ type driver struct {
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
 
-	writer chan struct{} // one write transaction of this process at a time
+	writer  chan struct{} // one write transaction of this process at a time
+	waiting atomic.Int32  // transactions waiting for writer
+	park    func()        // how unhurried work lets the network in (yield)
 
 	// wal tells whether anything was committed (Revision); nil where the
 	// wal-index could not be opened, and then every read goes to SQLite.
@@ -243,9 +245,12 @@ func (r errRow) Scan(...any) error { return r.err }
 // other processes (the CLI) are still serialised by SQLite's lock and the
 // busy timeout.
 func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
+	d.waiting.Add(1)
 	select {
 	case d.writer <- struct{}{}:
+		d.waiting.Add(-1)
 	case <-ctx.Done():
+		d.waiting.Add(-1)
 		return nil, ctx.Err()
 	}
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -297,18 +302,19 @@ func (d *driver) Close() error {
 // it, so the scheduler polls the network before it comes back: a request
 // waits for at most one statement of it. Where nothing else happens the
 // park lasts up to the netpoller's millisecond, which delays only that
-// work.
-func yield(ctx context.Context) {
-	if storage.IsUnhurried(ctx) {
-		time.Sleep(unhurriedPark)
+// work. While another transaction of this process waits for the write
+// lock, the work does not park: that would keep the other waiting.
+func (d *driver) yield(ctx context.Context) {
+	if storage.IsUnhurried(ctx) && d.waiting.Load() == 0 {
+		d.park()
 		return
 	}
 	runtime.Gosched()
 }
 
-// unhurriedPark outlasts a return to the scheduler, which runs the timers
-// that have expired before anything else.
-const unhurriedPark = 5 * time.Microsecond
+// parkUnhurried parks for longer than a return to the scheduler takes,
+// which runs the timers that have expired before anything else.
+func parkUnhurried() { time.Sleep(5 * time.Microsecond) }
 
 type txn struct {
 	tx *sql.Tx
@@ -326,7 +332,7 @@ type txn struct {
 
 func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	txStatements.Add(1)
-	yield(ctx)
+	t.d.yield(ctx)
 	if len(args) == 0 {
 		return t.querier.Exec(ctx, query)
 	}
@@ -365,7 +371,7 @@ func (t *txn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.
 
 func (t *txn) Commit(ctx context.Context) error {
 	defer t.once.Do(t.done)
-	yield(ctx) // the commit writes the transaction's pages, a statement's worth of work
+	t.d.yield(ctx) // the commit writes the transaction's pages, a statement's worth of work
 	return t.tx.Commit()
 }
 
