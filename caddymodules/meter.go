@@ -72,7 +72,14 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, err)
 		return nil
 	}
-	r.Body = newReadBody(req.Body)
+	// The bytes the backend gets: the body as read, or as rewritten to
+	// ask for usage. The probe in front has put the read body back
+	// already, which is pointed at them rather than replaced.
+	if rb, ok := r.Body.(*readBody); ok {
+		rb.Reset(req.Body)
+	} else {
+		r.Body = newReadBody(req.Body)
+	}
 	r.ContentLength = int64(len(req.Body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
 	// The body is already read: a 100 Continue must not be asked of, or
