@@ -192,7 +192,11 @@ func (q *request) accountRoute(name string, p []string, on func(map[string]func(
 	case len(p) == 2 && p[0] == "keys" && p[1] != "":
 		on(map[string]func(){http.MethodDelete: with("key.revoke", func(a storage.Account) { q.revokeKey(a, p[1]) })})
 	case len(p) == 1 && p[0] == "topups":
-		on(map[string]func(){http.MethodPost: with("topup", q.topUp)})
+		on(map[string]func(){http.MethodPost: with("topup", func(a storage.Account) {
+			if q.mayTopUp(a.Name) {
+				q.topUp(a)
+			}
+		})})
 	case len(p) == 1 && p[0] == "ledger":
 		on(map[string]func(){http.MethodGet: with("ledger.read", q.ledger)})
 	case len(p) == 1 && p[0] == "usage":
@@ -242,6 +246,19 @@ func (q *request) operatorOnly(action string) bool {
 	q.audit(action, "", "", "permission_denied", "")
 	q.fail(apierror.New(http.StatusForbidden, apierror.TypePermission, "permission_denied",
 		"Only an operator token may do this."))
+	return false
+}
+
+// mayTopUp refuses, with 403 permission_denied, a token that may not
+// credit the balance of the account named.
+func (q *request) mayTopUp(account string) bool {
+	if q.who.MayTopUp() {
+		return true
+	}
+	q.audit("topup", account, "", "permission_denied", "")
+	q.fail(apierror.New(http.StatusForbidden, apierror.TypePermission, "permission_denied",
+		"An account's token cannot add funds to a balance: this gateway takes no payments, "+
+			"so top-ups are made by an operator (an operator token, or switchyard accounts topup)."))
 	return false
 }
 
