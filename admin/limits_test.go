@@ -2,6 +2,8 @@ package admin
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,5 +207,32 @@ func testRefusalFloods(t *testing.T, open func(t *testing.T) storage.Store) {
 		if len(line) > 4000 {
 			t.Errorf("a log line of %d bytes: %.200s…", len(line), line)
 		}
+	}
+}
+
+// downLimiter is a limiter whose Redis does not answer, under
+// fail_closed.
+type downLimiter struct{}
+
+func (downLimiter) Allow(context.Context, string, limits.Rate) (limits.RateResult, error) {
+	return limits.RateResult{}, &limits.UnavailableError{Limit: limits.LimitRequests, Err: errors.New("dial tcp: connection refused")}
+}
+
+// TestAdminRateLimitUnavailable: when the limiter cannot say, the admin
+// API answers 503 in the envelope and does nothing, as the limits'
+// fail_closed policy asks; the refusals are logged, a flood of them
+// counted.
+func TestAdminRateLimitUnavailable(t *testing.T) {
+	f, _, logs := limitedFixture(t, stores[0].open, limits.Rate{Limit: 5, Period: time.Minute}, limits.Rate{Limit: 5, Period: time.Minute})
+	f.h.cfg.Limiter = downLimiter{}
+	for range 15 {
+		r := f.do("GET", "/admin/me", f.alice, "")
+		f.want(r, 503, "service_unavailable")
+		if strings.Contains(r.body, "dial tcp") {
+			t.Fatalf("the limiter's error reached the client: %s", r.body)
+		}
+	}
+	if got := strings.Count(logs.String(), `"outcome":"service_unavailable"`); got != refusalsWritten {
+		t.Errorf("15 requests the limiter could not check wrote %d log lines, want %d", got, refusalsWritten)
 	}
 }

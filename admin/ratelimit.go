@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -42,7 +40,10 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, scope rateScope,
 	}
 	res, err := h.cfg.Limiter.Allow(r.Context(), key, rate)
 	if err != nil {
-		h.cfg.Logger.Warn("admin rate limit not checked", zap.Error(err))
+		// Logged as a refusal, so that an outage of the limiter under a
+		// flood writes a few lines with a count, not one per request.
+		h.refused(r, storage.AuditEntry{Subject: p.Subject, Action: "request", Outcome: "service_unavailable",
+			Detail: "rate limit not checked: " + err.Error()}, false)
 		apierror.Write(w, limits.APIError(err))
 		return false
 	}

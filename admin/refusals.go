@@ -27,9 +27,11 @@ const refusalsWritten = 10
 
 // refusalKey is what makes refusals alike: who was refused (a token's
 // subject, or an address for requests without a genuine token), what was
-// attempted and how it was answered.
+// attempted, how it was answered, and whether it is stored or only
+// logged.
 type refusalKey struct {
 	source, action, outcome string
+	stored                  bool
 }
 
 // refusalWindow counts the refusals of one key within an interval.
@@ -74,7 +76,7 @@ func newRefusals(interval time.Duration, now func() time.Time, write func(storag
 // summary due for the previous interval is written first.
 func (f *refusals) record(source string, e storage.AuditEntry, stored bool) {
 	now := f.now()
-	key := refusalKey{source: source, action: e.Action, outcome: e.Outcome}
+	key := refusalKey{source: source, action: e.Action, outcome: e.Outcome, stored: stored}
 	f.mu.Lock()
 	w, ok := f.windows[key]
 	if !ok && len(f.windows) >= maxRefusalSources {
