@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -48,13 +49,55 @@ type Config struct {
 	ClientIP func(r *http.Request) string
 	// Logger receives every audit entry too. Default: no logging.
 	Logger *zap.Logger
-	// Now is the clock for usage periods. Default: time.Now.
+	// Now is the clock for usage periods and for RefusalInterval.
+	// Default: time.Now.
 	Now func() time.Time
+
+	// Limiter counts requests against TokenRate and AddressRate (in
+	// process, or in Redis across nodes). Nil: no rate limit.
+	Limiter limits.RateLimiter
+	// TokenRate bounds the requests of one token subject (every token
+	// with the same sub claim counts together), after the token is
+	// verified. A zero Rate: no limit. The Caddy module's default is
+	// DefaultTokenRate.
+	TokenRate limits.Rate
+	// AddressRate bounds the requests from one client address, counted
+	// before the token is looked at, so that it also bounds the cost of
+	// checking forged ones. A zero Rate: no limit. The Caddy module's
+	// default is DefaultAddressRate.
+	AddressRate limits.Rate
+	// AddressKey is the address a request counts under for AddressRate.
+	// Default: ClientIP.
+	AddressKey func(r *http.Request) string
+	// RefusalInterval is how often a flood of refused requests is
+	// written: of the refusals alike (same token subject, or address for
+	// requests without a genuine token; same action and outcome), the
+	// first 10 of each interval are written to the audit log and the
+	// server log, and one summary entry counts the others. Default (0):
+	// DefaultRefusalInterval.
+	RefusalInterval time.Duration
 }
 
-// Handler serves the admin API. It is safe for concurrent use.
+// Defaults of the admin API's rate limits, as the Caddy module sets
+// them. The dashboard makes a handful of requests per page, so these
+// leave a person clicking through it, or a script working through
+// accounts, far below them, and a flood is refused long before it costs
+// anything noticeable.
+var (
+	DefaultTokenRate   = limits.Rate{Limit: 120, Period: time.Minute}
+	DefaultAddressRate = limits.Rate{Limit: 300, Period: time.Minute}
+)
+
+// Handler serves the admin API. It is safe for concurrent use. Close
+// stops the goroutine that writes the summaries of refused requests.
 type Handler struct {
-	cfg Config
+	cfg      Config
+	refusals *refusals
+
+	startFlusher sync.Once
+	stop         chan struct{}
+	stopped      chan struct{}
+	closeOnce    sync.Once
 }
 
 // New checks cfg and returns a Handler.
@@ -65,13 +108,21 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.ClientIP == nil {
 		cfg.ClientIP = remoteHost
 	}
+	if cfg.AddressKey == nil {
+		cfg.AddressKey = cfg.ClientIP
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handler{cfg: cfg}, nil
+	if cfg.RefusalInterval <= 0 {
+		cfg.RefusalInterval = DefaultRefusalInterval
+	}
+	h := &Handler{cfg: cfg, stop: make(chan struct{}), stopped: make(chan struct{})}
+	h.refusals = newRefusals(cfg.RefusalInterval, cfg.Now, h.write)
+	return h, nil
 }
 
 func remoteHost(r *http.Request) string {
@@ -98,6 +149,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")
 
+	addr := h.cfg.AddressKey(r)
+	if !h.allow(w, r, addressLimit, addr, Principal{}) {
+		return
+	}
 	token, ok := bearer(r)
 	if !ok {
 		hd.Set("WWW-Authenticate", `Bearer realm="switchyard-admin"`)
@@ -113,10 +168,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if te.SignatureValid {
 			h.audit(r, storage.AuditEntry{Subject: te.Subject, Action: "auth", Outcome: "invalid_token", Detail: te.Reason})
 		} else {
-			h.cfg.Logger.Info("admin token refused", zap.String("reason", te.Reason), zap.String("remote_ip", h.cfg.ClientIP(r)))
+			// Anyone can send any number of these: logged, not stored.
+			h.refused(r, storage.AuditEntry{Action: "auth", Outcome: "invalid_token", Detail: te.Reason}, false)
 		}
 		hd.Set("WWW-Authenticate", `Bearer realm="switchyard-admin", error="invalid_token"`)
-		apierror.Write(w, invalidToken("The token was refused: "+te.Reason+"."))
+		apierror.Write(w, invalidToken("The token was refused: "+clip.Ellipsis(te.Reason, 200)+"."))
+		return
+	}
+	if !h.allow(w, r, tokenLimit, who.Subject, who) {
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/admin/")
@@ -192,7 +251,11 @@ func (q *request) accountRoute(name string, p []string, on func(map[string]func(
 	case len(p) == 2 && p[0] == "keys" && p[1] != "":
 		on(map[string]func(){http.MethodDelete: with("key.revoke", func(a storage.Account) { q.revokeKey(a, p[1]) })})
 	case len(p) == 1 && p[0] == "topups":
-		on(map[string]func(){http.MethodPost: with("topup", q.topUp)})
+		on(map[string]func(){http.MethodPost: with("topup", func(a storage.Account) {
+			if q.mayTopUp(a.Name) {
+				q.topUp(a)
+			}
+		})})
 	case len(p) == 1 && p[0] == "ledger":
 		on(map[string]func(){http.MethodGet: with("ledger.read", q.ledger)})
 	case len(p) == 1 && p[0] == "usage":
@@ -245,13 +308,26 @@ func (q *request) operatorOnly(action string) bool {
 	return false
 }
 
+// mayTopUp refuses, with 403 permission_denied, a token that may not
+// credit the balance of the account named.
+func (q *request) mayTopUp(account string) bool {
+	if q.who.MayTopUp() {
+		return true
+	}
+	q.audit("topup", account, "", "permission_denied", "")
+	q.fail(apierror.New(http.StatusForbidden, apierror.TypePermission, "permission_denied",
+		"An account's token cannot add funds to a balance: this gateway takes no payments, "+
+			"so top-ups are made by an operator (an operator token, or switchyard accounts topup)."))
+	return false
+}
+
 // fail answers with err's envelope; errors that are not client errors
 // are logged and answered as internal_error.
 func (q *request) fail(err error) {
 	var ae *apierror.Error
 	if !errors.As(err, &ae) {
-		q.h.cfg.Logger.Error("admin request failed", zap.String("method", q.r.Method),
-			zap.String("path", q.r.URL.Path), zap.Error(err))
+		q.h.cfg.Logger.Error("admin request failed", zap.String("method", clip.Ellipsis(q.r.Method, 16)),
+			zap.String("path", clip.Ellipsis(q.r.URL.Path, maxLoggedPath)), zap.Error(err))
 	}
 	apierror.Write(q.w, err)
 }

@@ -176,6 +176,7 @@ func TestHandler(t *testing.T) {
 			t.Run("Scoping", func(t *testing.T) { testScoping(t, newFixture(t, s.open)) })
 			t.Run("Keys", func(t *testing.T) { testKeys(t, newFixture(t, s.open)) })
 			t.Run("TopUps", func(t *testing.T) { testTopUps(t, newFixture(t, s.open)) })
+			t.Run("AccountTokensCannotTopUp", func(t *testing.T) { testAccountTokensCannotTopUp(t, newFixture(t, s.open)) })
 			t.Run("UsageAndLedger", func(t *testing.T) { testUsage(t, newFixture(t, s.open)) })
 			t.Run("Files", func(t *testing.T) { testFiles(t, newFixture(t, s.open)) })
 			t.Run("AuditAndRequests", func(t *testing.T) { testAuditAndRequests(t, newFixture(t, s.open)) })
@@ -243,7 +244,6 @@ func testScoping(t *testing.T, f *fixture) {
 		f.want(f.do("GET", "/admin/accounts/bob"+p, f.alice, ""), 404, "account_not_found")
 	}
 	f.want(f.do("POST", "/admin/accounts/bob/keys", f.alice, `{"label":"x"}`), 404, "account_not_found")
-	f.want(f.do("POST", "/admin/accounts/bob/topups", f.alice, `{"cents":500}`), 404, "account_not_found")
 	if keys, _ := f.store.ListKeys(t.Context(), bob.ID); len(keys) != 0 {
 		t.Errorf("alice's token created a key for bob: %+v", keys)
 	}
@@ -254,6 +254,7 @@ func testScoping(t *testing.T, f *fixture) {
 	if len(refusals) < 2 || refusals[0].Outcome != "account_not_found" || refusals[0].Subject != "alice-owner" {
 		t.Errorf("scope refusals audited as %+v", refusals)
 	}
+	f.want(f.do("POST", "/admin/accounts/bob/topups", f.alice, `{"cents":500}`), 404, "account_not_found")
 
 	var own accountJSON
 	r := f.do("GET", "/admin/accounts/alice", f.alice, "")
@@ -280,12 +281,12 @@ func testScoping(t *testing.T, f *fixture) {
 
 	var me meJSON
 	f.do("GET", "/admin/me", f.bobCarol, "").json(t, &me)
-	if me.Subject != "bc" || me.Role != "account" || me.Operator || strings.Join(me.Accounts, ",") != "bob,carol" {
+	if me.Subject != "bc" || me.Role != "account" || me.Operator || strings.Join(me.Accounts, ",") != "bob,carol" || me.CanTopUp {
 		t.Errorf("me = %+v", me)
 	}
 	var raw map[string]any
 	f.do("GET", "/admin/me", f.operator, "").json(t, &raw)
-	if raw["operator"] != true || raw["role"] != "operator" || raw["accounts"] != nil {
+	if raw["operator"] != true || raw["role"] != "operator" || raw["accounts"] != nil || raw["can_top_up"] != true {
 		t.Errorf("operator's me = %v", raw)
 	}
 
@@ -400,8 +401,10 @@ func testTopUps(t *testing.T, f *fixture) {
 		{`{"usd":5}`, 400, "invalid_json"},
 		{`{"usd":"5"} {"usd":"5"}`, 400, "invalid_json"},
 		{`{"usd":"5","reference":"has space"}`, 400, "invalid_reference"},
+		// Charge references are the server's own.
+		{`{"usd":"5","reference":"req:0190a3f2-aaaa-7bbb-8ccc-123456789abc"}`, 400, "invalid_reference"},
 	} {
-		f.want(f.do("POST", "/admin/accounts/alice/topups", f.alice, c.body), c.status, c.code)
+		f.want(f.do("POST", "/admin/accounts/alice/topups", f.operator, c.body), c.status, c.code)
 	}
 	if b, _ := f.store.Balance(t.Context(), alice.ID); b != 0 {
 		t.Fatalf("refused top-ups moved the balance to %d", b)
@@ -411,7 +414,7 @@ func testTopUps(t *testing.T, f *fixture) {
 		Entry        ledgerJSON `json:"entry"`
 		BalanceCents int64      `json:"balance_cents"`
 	}
-	r := f.do("POST", "/admin/accounts/alice/topups", f.alice, `{"usd":"5.00"}`)
+	r := f.do("POST", "/admin/accounts/alice/topups", f.operator, `{"usd":"5.00"}`)
 	f.want(r, 201, "")
 	r.json(t, &res)
 	if res.BalanceCents != 500 || res.Entry.AmountCents != 500 || res.Entry.Kind != "topup" || res.Entry.BalanceAfterCents != 500 {
@@ -422,11 +425,23 @@ func testTopUps(t *testing.T, f *fixture) {
 	r = f.do("POST", "/admin/accounts/alice/topups", f.operator, `{"cents":100000,"reference":"inv-1"}`)
 	f.want(r, 200, "")
 	r.json(t, &res)
-	if res.BalanceCents != 100500 || res.Entry.Reference != "inv-1" {
+	if res.BalanceCents != 100500 || res.Entry.Reference != "inv-1" || res.Entry.AmountCents != 100000 {
 		t.Errorf("repeated top-up = %+v; want the balance unchanged at 100500", res)
 	}
+	// The same reference for another amount is not a retry: it changes
+	// nothing and says so.
+	for _, body := range []string{`{"cents":50000,"reference":"inv-1"}`, `{"usd":"999.99","reference":"inv-1"}`} {
+		r = f.do("POST", "/admin/accounts/alice/topups", f.operator, body)
+		f.want(r, 409, "reference_conflict")
+		if !strings.Contains(r.body, "inv-1") || !strings.Contains(r.body, "$1000.00") {
+			t.Errorf("conflict %s: the message should name the reference and the first amount", r.body)
+		}
+	}
+	if b, _ := f.store.Balance(t.Context(), alice.ID); b != 100500 {
+		t.Errorf("balance after conflicting replays = %d, want 100500", b)
+	}
 	big := `{"usd":"5","reference":"` + strings.Repeat("a", 20000) + `"}`
-	f.want(f.do("POST", "/admin/accounts/alice/topups", f.alice, big), 413, "request_too_large")
+	f.want(f.do("POST", "/admin/accounts/alice/topups", f.operator, big), 413, "request_too_large")
 
 	// Creating an account with a balance: checked before anything is written.
 	f.want(f.do("POST", "/admin/accounts", f.operator, `{"name":"erin","usd":"2"}`), 400, "invalid_amount")
@@ -450,9 +465,50 @@ func testTopUps(t *testing.T, f *fixture) {
 			topups++
 		}
 	}
-	// 11 refused, 3 accepted (one a repeat); the 413 is audited too.
-	if topups != 15 {
-		t.Errorf("%d top-ups audited, want 15", topups)
+	// 12 refused, 3 accepted (one a repeat), 2 conflicts; the 413 is
+	// audited too.
+	if topups != 18 {
+		t.Errorf("%d top-ups audited, want 18", topups)
+	}
+}
+
+// testAccountTokensCannotTopUp: a balance is credited by an operator (or,
+// later, against a payment), never by the account's own token, whatever
+// the body. (Another account's top-up answers 404 as every route does,
+// testScoping.)
+func testAccountTokensCannotTopUp(t *testing.T, f *fixture) {
+	alice := f.account("alice", 0)
+	f.account("bob", 0)
+	for _, c := range []struct{ token, path, body string }{
+		{f.alice, "/admin/accounts/alice/topups", `{"usd":"1000.00"}`},
+		{f.alice, "/admin/accounts/alice/topups", `{"cents":500,"reference":"mine"}`},
+		{f.alice, "/admin/accounts/alice/topups", `not json`},
+		{f.bobCarol, "/admin/accounts/bob/topups", `{"usd":"25"}`},
+	} {
+		r := f.do("POST", c.path, c.token, c.body)
+		f.want(r, 403, "permission_denied")
+		var env struct {
+			Error struct{ Message, Type string }
+		}
+		r.json(t, &env)
+		if env.Error.Type != "permission_error" || !strings.Contains(env.Error.Message, "operator") {
+			t.Errorf("%s %s: %+v; want a permission_error that says who may add funds", c.path, c.body, env.Error)
+		}
+	}
+	if b, _ := f.store.Balance(t.Context(), alice.ID); b != 0 {
+		t.Errorf("account tokens moved alice's balance to %d", b)
+	}
+	if es, _ := f.store.Entries(t.Context(), alice.ID, 0); len(es) != 0 {
+		t.Errorf("account tokens posted %+v", es)
+	}
+	es := f.audit("alice")
+	if len(es) != 3 || es[0].Action != "topup" || es[0].Outcome != "permission_denied" || es[0].Subject != "alice-owner" {
+		t.Errorf("refused top-ups audited as %+v", es)
+	}
+	var me meJSON
+	f.do("GET", "/admin/me", f.alice, "").json(t, &me)
+	if me.CanTopUp {
+		t.Errorf("alice's me = %+v: an account token must not be offered top-ups", me)
 	}
 }
 
@@ -579,13 +635,13 @@ func testAuditAndRequests(t *testing.T, f *fixture) {
 	}
 	f.want(f.do("POST", "/admin/accounts/alice/keys", f.alice, `[1]`), 400, "invalid_json")
 	f.want(f.do("POST", "/admin/accounts/alice/keys", f.alice, `{"label":"a","key":"sk-mine"}`), 400, "invalid_json")
-	f.want(f.do("POST", "/admin/accounts/alice/topups", f.alice, `{"usd":"10"}`), 201, "")
+	f.want(f.do("POST", "/admin/accounts/alice/topups", f.operator, `{"usd":"10"}`), 201, "")
 
 	var l list[auditJSON]
 	r = f.do("GET", "/admin/audit?limit=2", f.operator, "")
 	f.want(r, 200, "")
 	r.json(t, &l)
-	if len(l.Data) != 2 || l.Data[0].Action != "topup" || l.Data[0].Subject != "alice-owner" || l.Data[0].Role != "account" ||
+	if len(l.Data) != 2 || l.Data[0].Action != "topup" || l.Data[0].Subject != "root" || l.Data[0].Role != "operator" ||
 		l.Data[0].Outcome != "ok" || l.Data[0].Detail != "$10.00" || l.Data[0].RemoteIP != "198.51.100.7" || l.Data[0].At == "" {
 		t.Fatalf("audit = %+v", l.Data)
 	}

@@ -21,10 +21,14 @@ type meJSON struct {
 	Role     string   `json:"role"`
 	Operator bool     `json:"operator,omitempty"`
 	Accounts []string `json:"accounts,omitempty"`
+	// CanTopUp tells a client such as the dashboard whether to offer
+	// adding funds (POST .../topups); see Principal.MayTopUp.
+	CanTopUp bool `json:"can_top_up"`
 }
 
 func (q *request) me() {
-	q.reply(http.StatusOK, meJSON{Subject: q.who.Subject, Role: q.who.Role(), Operator: q.who.Operator, Accounts: q.who.Accounts})
+	q.reply(http.StatusOK, meJSON{Subject: q.who.Subject, Role: q.who.Role(), Operator: q.who.Operator,
+		Accounts: q.who.Accounts, CanTopUp: q.who.MayTopUp()})
 }
 
 // accountJSON is an account with its balance.
@@ -256,6 +260,9 @@ func (q *request) topUp(a storage.Account) {
 	if err == nil && body.Reference != "" && (len(body.Reference) > 128 || !printableASCII(body.Reference)) {
 		err = apierror.InvalidRequest("invalid_reference", "A reference is 1 to 128 printable ASCII characters.")
 	}
+	if err == nil && body.Reference != "" {
+		err = billing.CheckTopUpReference(body.Reference)
+	}
 	ref := body.Reference
 	if ref == "" {
 		ref = "admin_" + policy.RandomBase62(20)
@@ -265,11 +272,12 @@ func (q *request) topUp(a storage.Account) {
 	if err == nil {
 		e, err = billing.TopUp(q.ctx, q.h.cfg.Store, q.h.cfg.Profile, a.ID, cents, ref, "admin API top-up by "+clipNote(q.who.Subject))
 		if errors.Is(err, storage.ErrDuplicateReference) {
-			// A retry: the first post stands and nothing changed.
+			// A retry of the same amount: the first post stands and
+			// nothing changed. Another amount is reference_conflict.
 			err, status = nil, http.StatusOK
 		}
 	}
-	q.audit("topup", a.Name, ref, outcome(err), billing.FormatCents(cents))
+	q.audit("topup", a.Name, clipNote(ref), outcome(err), billing.FormatCents(cents))
 	if err != nil {
 		q.fail(err)
 		return

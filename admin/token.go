@@ -128,6 +128,14 @@ func (p Principal) MayManage(name string) bool {
 	return p.Operator || slices.Contains(p.Accounts, name)
 }
 
+// MayTopUp reports whether p may credit balances through the admin API.
+// Adding funds needs authority over money, which only an operator has:
+// the gateway takes no payments, so an account's own token crediting its
+// balance would be money from nothing. A payment provider, once there is
+// one, is where an account's top-up will come from, confirmed by the
+// provider and not by this check.
+func (p Principal) MayTopUp() bool { return p.Operator }
+
 // TokenError is a refused token. SignatureValid tells refusals of
 // tokens that some trusted key signed (expired, wrong audience, no
 // account), which the audit log records, from forgeries and garbage,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 func init() {
@@ -68,6 +70,30 @@ type Admin struct {
 	// Claim holding the role; the value "operator" (alone or in an
 	// array) may manage every account. Default: "role".
 	RoleClaim string `json:"role_claim,omitempty"`
+
+	// Requests that tokens with one sub claim may make per
+	// rate_limit_period; past it, 429 rate_limit_exceeded with
+	// Retry-After. Counted on the app's limiter (in Redis across nodes
+	// when there is one) with bursts of up to the limit. 0 turns the limit
+	// off. Default: 120.
+	RateLimit *int `json:"rate_limit,omitempty"`
+	// Period of rate_limit. Default: 1m.
+	RateLimitPeriod caddy.Duration `json:"rate_limit_period,omitempty"`
+
+	// Requests one client address may make per address_rate_limit_period,
+	// counted before the token is checked, whatever it is. The address is
+	// Caddy's client IP (forwarded only from trusted_proxies), IPv6 per
+	// /64. 0 turns the limit off. Default: 300.
+	AddressRateLimit *int `json:"address_rate_limit,omitempty"`
+	// Period of address_rate_limit. Default: 1m.
+	AddressRateLimitPeriod caddy.Duration `json:"address_rate_limit_period,omitempty"`
+
+	// How often a flood of refused requests is written: of the refusals
+	// alike (one token subject, or one address without a genuine token;
+	// the same action and outcome), the first 10 of each interval are
+	// written one by one to the audit log and the server log, and one
+	// summary entry counts the rest. Default: 1m.
+	RefusalLogInterval caddy.Duration `json:"refusal_log_interval,omitempty"`
 
 	handler  *admin.Handler
 	guard    *ipGuard // nil: no limit on refused tokens per address
@@ -126,16 +152,43 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.handler, err = admin.New(admin.Config{
-		Store:    app.Store(),
-		Hasher:   app.hasher,
-		Profile:  app.Profile(),
-		Verifier: verifier,
-		Files:    func() (*files.Service, error) { return app.FilesService() },
-		Held:     app.Limiter(),
-		ClientIP: clientIP,
-		Logger:   ctx.Logger(),
+		Store:           app.Store(),
+		Hasher:          app.hasher,
+		Profile:         app.Profile(),
+		Verifier:        verifier,
+		Files:           func() (*files.Service, error) { return app.FilesService() },
+		Held:            app.Limiter(),
+		ClientIP:        clientIP,
+		Logger:          ctx.Logger(),
+		Limiter:         app.Limiter(),
+		TokenRate:       adminRate(h.RateLimit, h.RateLimitPeriod, admin.DefaultTokenRate),
+		AddressRate:     adminRate(h.AddressRateLimit, h.AddressRateLimitPeriod, admin.DefaultAddressRate),
+		AddressKey:      clientAddr,
+		RefusalInterval: time.Duration(h.RefusalLogInterval),
 	})
 	return err
+}
+
+// adminRate is the rate of a limit configured as n per period, each
+// falling back to def's; n = 0 is no limit.
+func adminRate(n *int, period caddy.Duration, def limits.Rate) limits.Rate {
+	r := def
+	if n != nil {
+		r.Limit = *n
+	}
+	if period > 0 {
+		r.Period = time.Duration(period)
+	}
+	return r
+}
+
+// Cleanup implements caddy.CleanerUpper: it writes the summaries of the
+// refusals counted so far.
+func (h *Admin) Cleanup() error {
+	if h.handler == nil {
+		return nil
+	}
+	return h.handler.Close()
 }
 
 // verifierConfig resolves the fields: config, then environment, then
@@ -223,6 +276,9 @@ func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 //		audience      <aud>
 //		account_claim <name>
 //		role_claim    <name>
+//		rate_limit         <n> [<period>] | off
+//		address_rate_limit <n> [<period>] | off
+//		refusal_log_interval <duration>
 //	}
 func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
@@ -230,19 +286,54 @@ func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	return blockOptions(d, 0, "switchyard_admin", map[string]optionReader{
-		"jwt_secret":    stringOption(&h.JWTSecret),
-		"jwks_url":      stringOption(&h.JWKSURL),
-		"issuer":        stringOption(&h.Issuer),
-		"audience":      stringOption(&h.Audience),
-		"account_claim": stringOption(&h.AccountClaim),
-		"role_claim":    stringOption(&h.RoleClaim),
+		"jwt_secret":           stringOption(&h.JWTSecret),
+		"jwks_url":             stringOption(&h.JWKSURL),
+		"issuer":               stringOption(&h.Issuer),
+		"audience":             stringOption(&h.Audience),
+		"account_claim":        stringOption(&h.AccountClaim),
+		"role_claim":           stringOption(&h.RoleClaim),
+		"rate_limit":           rateOption(&h.RateLimit, &h.RateLimitPeriod),
+		"address_rate_limit":   rateOption(&h.AddressRateLimit, &h.AddressRateLimitPeriod),
+		"refusal_log_interval": positiveDurationOption(&h.RefusalLogInterval),
 	})
+}
+
+// rateOption reads the arguments of an option of the form
+//
+//	<option> <n> [<period>] | off
+//
+// into n (0 for off) and period.
+func rateOption(n **int, period *caddy.Duration) optionReader {
+	return func(d *caddyfile.Dispenser) error {
+		opt, args := d.Val(), d.RemainingArgs()
+		if len(args) == 1 && args[0] == "off" {
+			*n = ptr(0)
+			return nil
+		}
+		if len(args) < 1 || len(args) > 2 {
+			return d.Errf("%s: want <n> [<period>] or off", opt)
+		}
+		v, err := positiveInt(args[0])
+		if err != nil {
+			return d.Errf("%s: %v", opt, err)
+		}
+		*n = &v
+		if len(args) == 2 {
+			p, err := caddy.ParseDuration(args[1])
+			if err != nil || p <= 0 {
+				return d.Errf("%s: want a positive period, not %q", opt, args[1])
+			}
+			*period = caddy.Duration(p)
+		}
+		return nil
+	}
 }
 
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Admin)(nil)
 	_ caddy.Validator             = (*Admin)(nil)
+	_ caddy.CleanerUpper          = (*Admin)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Admin)(nil)
 	_ caddyfile.Unmarshaler       = (*Admin)(nil)
 )

@@ -16,8 +16,9 @@ import (
 
 // TestAdminAPIKeyLifecycle is what an account owner does on the
 // dashboard, through the API it calls: a token minted by the CLI, a key
-// created (and shown once), used with the OpenAI client, a top-up, the
-// balance and usage moving, the key revoked and refused.
+// created (and shown once), used with the OpenAI client, a top-up refused
+// to the owner and made by an operator, the balance and usage moving, the
+// key revoked and refused.
 func TestAdminAPIKeyLifecycle(t *testing.T) {
 	up, e := scriptedEnv(t)
 	g := startGateway(t, e)
@@ -90,8 +91,9 @@ func TestAdminAPIKeyLifecycle(t *testing.T) {
 	var topup struct {
 		BalanceCents int64 `json:"balance_cents"`
 	}
-	must(http.StatusBadRequest, "POST", "/admin/accounts/acme/topups", owner, `{"usd":"4.99"}`, nil)
-	must(http.StatusCreated, "POST", "/admin/accounts/acme/topups", owner, `{"usd":"10.00"}`, &topup)
+	must(http.StatusForbidden, "POST", "/admin/accounts/acme/topups", owner, `{"usd":"10.00"}`, nil)
+	must(http.StatusBadRequest, "POST", "/admin/accounts/acme/topups", operator, `{"usd":"4.99"}`, nil)
+	must(http.StatusCreated, "POST", "/admin/accounts/acme/topups", operator, `{"usd":"10.00"}`, &topup)
 	var acct struct {
 		BalanceCents int64 `json:"balance_cents"`
 	}
@@ -132,7 +134,7 @@ func TestAdminAPIKeyLifecycle(t *testing.T) {
 			t.Errorf("audit entry %+v: remote IP", a)
 		}
 	}
-	want := "key.revoke:ok topup:ok topup:invalid_amount key.create:ok account.create:permission_denied account.create:ok"
+	want := "key.revoke:ok topup:ok topup:invalid_amount topup:permission_denied key.create:ok account.create:permission_denied account.create:ok"
 	if got := strings.Join(actions, " "); got != want {
 		t.Errorf("audit log %q, want %q", got, want)
 	}

@@ -101,8 +101,11 @@ func NewRevision(hi, lo uint64) Revision { return Revision{hi, lo} }
 type Ledger interface {
 	// Post appends an entry and returns it with its ID, BalanceAfter and
 	// CreatedAt filled in. Reference is an idempotency key unique per
-	// account: posting a reference that already exists changes nothing and
-	// returns the existing entry together with ErrDuplicateReference.
+	// account and kind: posting a reference that already exists for the
+	// entry's kind changes nothing and returns the existing entry together
+	// with ErrDuplicateReference. Each kind has references of its own, so
+	// that no top-up, whatever its reference, is ever taken for a
+	// request's charge (ChargeReferencePrefix).
 	// Post does not refuse to overdraw: whether a debit is allowed is the
 	// caller's decision, made before it posts. Entries may be posted to
 	// deleted accounts, so that charges in flight at deletion settle;
@@ -172,7 +175,7 @@ type Entry struct {
 	AccountID   string
 	AmountCents int64     // positive credits, negative debits
 	Kind        EntryKind // what caused it
-	Reference   string    // idempotency key, unique per account; required
+	Reference   string    // idempotency key, unique per account and Kind; required
 	Note        string
 }
 

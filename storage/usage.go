@@ -6,7 +6,8 @@ import (
 )
 
 // ChargeReferencePrefix starts the ledger reference of a request's
-// charge; the request id follows.
+// charge; the request id follows. Only entries of kind EntryCharge are
+// read as charges: references are unique per kind (Ledger.Post).
 const ChargeReferencePrefix = "req:"
 
 // Usage keeps usage records and charges them to the ledger, once per

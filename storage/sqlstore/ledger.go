@@ -14,7 +14,9 @@ const entryColumns = `id, account_id, amount_cents, balance_after_cents, kind, r
 // balance_after_cents, in one transaction that starts by locking the
 // account row. With the lock held, the duplicate check and the next
 // sequence number cannot race another Post for the same account; the
-// unique index on (account_id, reference) is the last line of defence.
+// unique index on (account_id, kind, reference) is the last line of
+// defence. References are unique per kind: a top-up spelt like a
+// request's charge reference is a top-up of its own.
 //
 // Post accepts entries for deleted accounts, so that charges for requests
 // in flight when the account was deleted still settle.
@@ -29,7 +31,7 @@ func (s *Store) Post(ctx context.Context, e storage.Entry) (storage.LedgerEntry,
 		if err != nil {
 			return err
 		}
-		existing, err = s.entryByReference(ctx, tx, e.AccountID, e.Reference)
+		existing, err = s.entryByReference(ctx, tx, e.AccountID, e.Kind, e.Reference)
 		if err == nil {
 			return storage.ErrDuplicateReference
 		}
@@ -47,7 +49,7 @@ func (s *Store) Post(ctx context.Context, e storage.Entry) (storage.LedgerEntry,
 	case s.db.IsUniqueViolation(err):
 		// Only reachable if the row lock did not serialise us, but if
 		// it happens the answer is still the entry that won.
-		if existing, lookupErr := s.entryByReference(ctx, s.db, e.AccountID, e.Reference); lookupErr == nil {
+		if existing, lookupErr := s.entryByReference(ctx, s.db, e.AccountID, e.Kind, e.Reference); lookupErr == nil {
 			return existing, storage.ErrDuplicateReference
 		}
 	}
@@ -117,9 +119,9 @@ func writeHead(ctx context.Context, tx Tx, accountID string, head ledgerHead) er
 	return err
 }
 
-func (s *Store) entryByReference(ctx context.Context, q Querier, accountID, reference string) (storage.LedgerEntry, error) {
-	return scanEntry(q.QueryRow(ctx, `SELECT `+entryColumns+` FROM ledger_entries WHERE account_id = $1 AND reference = $2`,
-		accountID, reference))
+func (s *Store) entryByReference(ctx context.Context, q Querier, accountID string, kind storage.EntryKind, reference string) (storage.LedgerEntry, error) {
+	return scanEntry(q.QueryRow(ctx, `SELECT `+entryColumns+` FROM ledger_entries
+		WHERE account_id = $1 AND kind = $2 AND reference = $3`, accountID, string(kind), reference))
 }
 
 // Balance reads the running total kept on the account row.

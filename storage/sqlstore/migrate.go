@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,15 +79,27 @@ func LatestVersion() int {
 	return ms[len(ms)-1].version
 }
 
-// migrate applies the migrations the database lacks, all in one
-// transaction that first takes the dialect's migration lock: of several
-// processes starting at once, one migrates and the others then find
-// nothing left to do. A database migrated by a newer build (versions this
-// build does not know) is used as is: migrations only add.
-func migrate(ctx context.Context, db Driver, now func() time.Time) error {
+// MigrateTo applies the migrations up to and including version that d's
+// database lacks, as New would apply them all. It leaves a database as
+// an older build left it, for tests of what a later migration does to
+// the rows it finds.
+func MigrateTo(ctx context.Context, d Driver, version int) error {
+	return migrate(ctx, d, time.Now, version)
+}
+
+// migrate applies the migrations the database lacks, up to version (all
+// of them when version <= 0), all in one transaction that first takes
+// the dialect's migration lock: of several processes starting at once,
+// one migrates and the others then find nothing left to do. A database
+// migrated by a newer build (versions this build does not know) is used
+// as is: migrations only add.
+func migrate(ctx context.Context, db Driver, now func() time.Time, version int) error {
 	ms, err := loadMigrations(migrationFiles)
 	if err != nil {
 		return err
+	}
+	if version > 0 {
+		ms = slices.DeleteFunc(ms, func(m migration) bool { return m.version > version })
 	}
 	err = inTx(ctx, db, func(tx Tx) error {
 		if lock := db.Dialect().MigrationLock; lock != "" {

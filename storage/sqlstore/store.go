@@ -29,7 +29,7 @@ type Store struct {
 // the caller to close.
 func New(ctx context.Context, d Driver, opts storage.Options) (*Store, error) {
 	s := &Store{db: d, dialect: d.Dialect(), now: opts.Clock()}
-	if err := migrate(ctx, d, s.now); err != nil {
+	if err := migrate(ctx, d, s.now, 0); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -335,11 +335,14 @@ func checkUsage(u storage.UsageRecord) error {
 
 // settledQuery tells whether a request already has its usage record and
 // whether, and for how much, its charge is already in the ledger: one
-// round trip for what most records do not have.
+// round trip for what most records do not have. Only an entry of kind
+// charge is the request's charge: another kind's entry with the same
+// reference (a top-up whose reference a client spelt "req:...") is no
+// answer for it.
 const settledQuery = `SELECT
 	(SELECT COUNT(*) FROM usage_records WHERE account_id = $1 AND request_id = $2),
-	(SELECT COUNT(*) FROM ledger_entries WHERE account_id = $3 AND reference = $4),
-	COALESCE((SELECT amount_cents FROM ledger_entries WHERE account_id = $5 AND reference = $6), 0)`
+	(SELECT COUNT(*) FROM ledger_entries WHERE account_id = $3 AND kind = '` + string(storage.EntryCharge) + `' AND reference = $4),
+	COALESCE((SELECT amount_cents FROM ledger_entries WHERE account_id = $5 AND kind = '` + string(storage.EntryCharge) + `' AND reference = $6), 0)`
 
 // settleOne writes u's usage record and, unless the ledger has it
 // already, its charge as the entry after head, and returns the record as

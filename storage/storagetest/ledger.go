@@ -108,7 +108,7 @@ func (h *harness) testLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Advance(time.Minute)
-		again, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 999, Kind: storage.EntryCharge, Reference: "r1"})
+		again, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 999, Kind: storage.EntryTopUp, Reference: "r1"})
 		if !errors.Is(err, storage.ErrDuplicateReference) || !entriesEqual(again, first) {
 			t.Errorf("Post of a posted reference = %+v, %v; want %+v, ErrDuplicateReference", again, err, first)
 		}
@@ -121,6 +121,8 @@ func (h *harness) testLedger(t *testing.T) {
 			t.Errorf("the same reference on another account: %v", err)
 		}
 	})
+
+	t.Run("ReferencesPerKind", h.testReferencesPerKind)
 
 	t.Run("ConcurrentDuplicates", func(t *testing.T) {
 		procs := h.processes(t, storage.Options{})
@@ -180,6 +182,81 @@ func (h *harness) testLedger(t *testing.T) {
 		}
 		checkChain(t, es)
 	})
+}
+
+// testReferencesPerKind checks that each kind of entry has references of
+// its own: a top-up whose reference is spelt like a request's charge
+// ("req:" + its charge id) is a top-up, never taken for that charge, and
+// the request is still charged in full, alone or in a batch, whichever
+// was posted first.
+func (h *harness) testReferencesPerKind(t *testing.T) {
+	s, a := h.storeWithAlice(t, storage.Options{})
+	ctx := t.Context()
+	topUp := func(ref string, cents int64) storage.LedgerEntry {
+		t.Helper()
+		e, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: cents, Kind: storage.EntryTopUp, Reference: ref})
+		if err != nil || e.Kind != storage.EntryTopUp || e.AmountCents != cents {
+			t.Fatalf("top-up %s = %+v, %v; want a new top-up of %d", ref, e, err, cents)
+		}
+		return e
+	}
+
+	// The top-up first, then the request it names settles alone.
+	first := topUp(storage.ChargeReferencePrefix+"r-1", 1000)
+	u, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 40})
+	if err != nil || u.CostCents != 40 {
+		t.Errorf("SettleUsage after a top-up spelt like its charge = cost %d, %v; want 40", u.CostCents, err)
+	}
+	wantBalance(t, s, a.ID, 960)
+
+	// The same in a batch.
+	topUp(storage.ChargeReferencePrefix+"b-1", 500)
+	topUp(storage.ChargeReferencePrefix+"b-2", 500)
+	got, err := s.SettleUsageBatch(ctx, []storage.UsageRecord{
+		{AccountID: a.ID, RequestID: "b-1", CostCents: 5},
+		{AccountID: a.ID, RequestID: "b-2", CostCents: 7},
+	})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("SettleUsageBatch = %+v, %v", got, err)
+	}
+	for i, want := range []int64{5, 7} {
+		if got[i].Err != nil || got[i].Record.CostCents != want {
+			t.Errorf("batch record %d = cost %d, %v; want %d", i, got[i].Record.CostCents, got[i].Err, want)
+		}
+	}
+	wantBalance(t, s, a.ID, 960+1000-12)
+
+	// The charge first: a top-up spelt like it is a top-up of its own.
+	if u, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "r-2", CostCents: 3}); err != nil || u.CostCents != 3 {
+		t.Fatalf("SettleUsage r-2 = %+v, %v", u, err)
+	}
+	topUp(storage.ChargeReferencePrefix+"r-2", 600)
+	wantBalance(t, s, a.ID, 1948-3+600)
+
+	// Within a kind a reference is still posted once.
+	again, err := s.Post(ctx, storage.Entry{AccountID: a.ID, AmountCents: 1000, Kind: storage.EntryTopUp, Reference: first.Reference})
+	if !errors.Is(err, storage.ErrDuplicateReference) || !entriesEqual(again, first) {
+		t.Errorf("the top-up posted again = %+v, %v; want the first, ErrDuplicateReference", again, err)
+	}
+	if u, err := s.SettleUsage(ctx, storage.UsageRecord{AccountID: a.ID, RequestID: "r-1", CostCents: 99}); err != nil || u.CostCents != 40 {
+		t.Errorf("r-1 settled again = cost %d, %v; want the first record's 40", u.CostCents, err)
+	}
+	wantBalance(t, s, a.ID, 2545)
+
+	charges, err := s.Charges(ctx, a.ID, 0)
+	if err != nil || len(charges) != 4 {
+		t.Fatalf("Charges = %+v, %v; want 4", charges, err)
+	}
+	for _, c := range charges {
+		if c.AmountCents >= 0 || c.Kind != storage.EntryCharge {
+			t.Errorf("charge %+v: want a debit", c)
+		}
+	}
+	all, err := s.Entries(ctx, a.ID, 0)
+	if err != nil || len(all) != 8 {
+		t.Fatalf("Entries = %d, %v; want 4 top-ups and 4 charges", len(all), err)
+	}
+	checkChain(t, all)
 }
 
 // checkChain reports every entry, of a ledger listed newest first, whose

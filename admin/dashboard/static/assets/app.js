@@ -213,6 +213,7 @@ async function renderView(focus) {
   replace(body, loading());
   const ctx = {
     client: state.client,
+    me: state.me,
     account: state.account,
     heading,
     // current is false once the user has moved on, so late answers of a

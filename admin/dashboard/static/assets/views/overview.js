@@ -1,4 +1,5 @@
-// Overview: balance, top-up, usage per day and recent ledger entries.
+// Overview: balance, top-up (for tokens the API lets add funds), usage
+// per day and recent ledger entries.
 
 import { path } from '../api.js';
 import { h, replace, uid } from '../dom.js';
@@ -26,10 +27,15 @@ export async function overview(body, ctx) {
     if (ctx.current()) replace(activity, ledgerCard(fresh));
   };
   replace(activity, ledgerCard(ledger));
-  const topup = topUpCard(ctx, acct, (res) => {
-    balance.update(res);
-    refreshActivity();
-  });
+  // The API says whether this token may add funds (GET /admin/me,
+  // can_top_up): an operator's may; an account owner's may not, since the
+  // gateway takes no payments.
+  const topup = ctx.me && ctx.me.can_top_up
+    ? topUpCard(ctx, acct, (res) => {
+      balance.update(res);
+      refreshActivity();
+    })
+    : fundsNoteCard();
   const usageSection = usageCard(usage, since, ctx);
 
   replace(body,
@@ -55,6 +61,12 @@ function balanceCard(account) {
     h('div', { class: 'card-body' }, amount, reserved,
       account.created_at ? h('p', { class: 'stat-note muted' }, `Account created ${fmt.date(account.created_at)}`) : null));
   return { el, update: (res) => { if (res && res.balance_cents !== undefined) update(res); } };
+}
+
+function fundsNoteCard() {
+  return card('Funds', {}, h('div', { class: 'card-body' },
+    h('p', { class: 'stat-note', 'data-testid': 'funds-note' },
+      'Funds are added to this balance by an operator of this gateway, which takes no payments online. Ask your operator to top up the account.')));
 }
 
 function topUpCard(ctx, acct, onDone) {
