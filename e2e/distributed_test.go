@@ -148,8 +148,12 @@ func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 	if status, _, body := g.do("GET", "/v1/models", key, ""); status != http.StatusOK {
 		t.Fatalf("after reloads: %d %s", status, body)
 	}
+	// One more connection than before is the shared pool growing: a
+	// commit and a request that overlapped each took one, and the pool
+	// keeps idle connections. A pool opened or left behind per reload
+	// would add one for each of the four.
 	after := backendConnections(t, e["SWITCHYARD_POSTGRES_URL"])
-	if after > before {
+	if after > before+1 {
 		t.Fatalf("PostgreSQL connections grew from %d to %d across reloads", before, after)
 	}
 	if !strings.Contains(g.log.String(), `"revision":"A"`) {
