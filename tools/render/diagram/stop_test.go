@@ -53,8 +53,8 @@ func slotFreeWithin(d time.Duration) bool {
 	}
 }
 
-// TestOrthoGraphDoesNotHoldTheEngine is the diagram of the finding: 1,000
-// nodes and 2,000 edges with splines=ortho, whose layout once burned
+// TestOrthoGraphDoesNotHoldTheEngine draws 1,000 nodes and 2,000 edges
+// with splines=ortho, a diagram whose layout once burned
 // about 65 s of CPU in the one layout slot every tenant shares, long
 // after the tool call and its client had given up. The call must end
 // within a second of its context, and the slot be free right after.
