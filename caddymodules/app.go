@@ -109,6 +109,10 @@ type App struct {
 	// Default: $SWITCHYARD_OPEN_URL_ALLOW.
 	OpenURL *OpenURLConfig `json:"open_url,omitempty"`
 
+	// Bounds on the tool calls of /v3 chat completions. Default: see
+	// ToolsConfig.
+	Tools *ToolsConfig `json:"tools,omitempty"`
+
 	settings settings
 	hasher   policy.KeyHasher
 	backend  *backend
@@ -162,7 +166,7 @@ func (a *App) Validate() error {
 	if a.Limits != nil {
 		prices = a.Limits.Prices
 	}
-	return errors.Join(a.Limits.validate(), a.Files.validate(), a.Ledger.validate(), validateModels(a.Models, prices))
+	return errors.Join(a.Limits.validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), validateModels(a.Models, prices))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store

@@ -26,6 +26,9 @@ func init() {
 //		limits { ... }        (see unmarshalLimits)
 //		ledger { ... }        (see unmarshalLedger)
 //		files { ... }         (see unmarshalFiles)
+//		search ...            (see unmarshalSearch)
+//		open_url { ... }      (see unmarshalOpenURL)
+//		tools { ... }         (see unmarshalTools)
 //		upstream   <base_url> {
 //			api_key <key>
 //			model   <name>
@@ -61,6 +64,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"files":         subBlockOption(&a.Files, unmarshalFiles),
 		"search":        subBlockOption(&a.Search, unmarshalSearch),
 		"open_url":      subBlockOption(&a.OpenURL, unmarshalOpenURL),
+		"tools":         subBlockOption(&a.Tools, unmarshalTools),
 		"upstream":      a.Upstream.unmarshalCaddyfile,
 		"model": func(d *caddyfile.Dispenser) error {
 			m, err := unmarshalModel(d)

@@ -100,6 +100,9 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		ToolTimeout:  time.Duration(h.ToolTimeout),
 		Logger:       slogFor(h.logger),
 		ToolObserver: app.metrics.observeTool,
+
+		MaxToolCallsPerRound: app.Tools.maxToolCalls(),
+		RenderConcurrency:    app.Tools.renderConcurrency(),
 	}
 	if q := app.Queue(); q != nil {
 		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {

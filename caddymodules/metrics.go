@@ -85,7 +85,7 @@ func newMetrics() *metrics {
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
 		}),
 		toolRuns: counterVec("tool_runs_total",
-			"Tool calls of /v3 chat completions, by tool and outcome (done, failed, timeout).",
+			"Tool calls of /v3 chat completions, by tool and outcome (done, failed, timeout, refused).",
 			"tool", "outcome"),
 		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns, Name: "tool_duration_seconds",

@@ -212,6 +212,9 @@ func TestHandlersValidate(t *testing.T) {
 		{name: "files prefix", v: &Files{Prefix: "/v3"}, ok: true},
 		{name: "files prefix without slash", v: &Files{Prefix: "v3"}},
 		{name: "proxy prefix with trailing slash", v: &Proxy{Prefix: "/v1/"}},
+		{name: "tools bounds", v: &App{Tools: &ToolsConfig{MaxToolCalls: 3, RenderConcurrency: 1}}, ok: true},
+		{name: "tools negative calls", v: &App{Tools: &ToolsConfig{MaxToolCalls: -1}}},
+		{name: "tools negative concurrency", v: &App{Tools: &ToolsConfig{RenderConcurrency: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

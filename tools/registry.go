@@ -95,6 +95,7 @@ func (r *Registry) Offer(m Mode) Set {
 	for _, e := range r.entries {
 		if m.allows(e.capability) {
 			s.tools = append(s.tools, e.tool)
+			s.caps = append(s.caps, e.capability)
 		}
 	}
 	return s
@@ -105,6 +106,7 @@ func (r *Registry) Offer(m Mode) Set {
 // request's mode switched off by guessing its name.
 type Set struct {
 	tools []Tool
+	caps  []Capability // caps[i] is the capability tools[i] was registered with
 }
 
 // Tools returns the offered tools in order.
@@ -121,6 +123,17 @@ func (s Set) Lookup(name string) (Tool, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Capability returns the capability an offered tool was registered
+// with, and false when no tool of that name is offered.
+func (s Set) Capability(name string) (Capability, bool) {
+	for i, t := range s.tools {
+		if t.Name() == name {
+			return s.caps[i], true
+		}
+	}
+	return 0, false
 }
 
 // Names lists the offered tool names in order.

@@ -89,6 +89,20 @@ func TestSetLookupOnlyFindsOffered(t *testing.T) {
 	}
 }
 
+func TestSetCapability(t *testing.T) {
+	s := fullRegistry(t).Offer(Mode{Files: true, Search: true})
+	for name, want := range map[string]Capability{
+		NameWebSearch: WebSearch, NameOpenURL: OpenURL, NameCreateDiagram: FileOutput, NameDeleteObject: FileOutput, "clock": Always,
+	} {
+		if got, ok := s.Capability(name); !ok || got != want {
+			t.Errorf("%s: capability %d, %v; want %d", name, got, ok, want)
+		}
+	}
+	if _, ok := s.Capability(NameRemember); ok {
+		t.Error("a tool that was not offered has a capability")
+	}
+}
+
 func TestRegisterRejects(t *testing.T) {
 	r := &Registry{}
 	if err := r.Register(Always, namedTool("a")); err != nil {

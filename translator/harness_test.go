@@ -125,6 +125,11 @@ type harnessOptions struct {
 	admit     func(ctx context.Context, onPosition func(int)) (func(), error)
 	ids       storage.ObjectIDs
 	outputs   artifacts.FileStore
+
+	maxToolCalls      int
+	renderConcurrency int
+	toolTimeout       time.Duration
+	observer          func(tool, outcome string, d time.Duration)
 }
 
 type registeredTool struct {
@@ -173,6 +178,11 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Admit:     o.admit,
 		IDs:       o.ids,
 		Now:       h.clock.Now,
+
+		MaxToolCallsPerRound: o.maxToolCalls,
+		RenderConcurrency:    o.renderConcurrency,
+		ToolTimeout:          o.toolTimeout,
+		ToolObserver:         o.observer,
 		NewTicker: func(time.Duration) (<-chan time.Time, func()) {
 			return h.ticks, func() {}
 		},
@@ -199,6 +209,12 @@ func (h *harness) do(body string, headers map[string]string) result {
 // doWith lets the test wrap the response writer.
 func (h *harness) doWith(ctx context.Context, wrap func(http.ResponseWriter) http.ResponseWriter, body string, headers map[string]string) result {
 	h.t.Helper()
+	return h.doAs(ctx, "acct1", wrap, body, headers)
+}
+
+// doAs is doWith for a request of the given account.
+func (h *harness) doAs(ctx context.Context, account string, wrap func(http.ResponseWriter) http.ResponseWriter, body string, headers map[string]string) result {
+	h.t.Helper()
 	r := httptest.NewRequest(http.MethodPost, "/v3/chat/completions", strings.NewReader(body)).WithContext(ctx)
 	for k, v := range headers {
 		r.Header.Set(k, v)
@@ -212,7 +228,7 @@ func (h *harness) doWith(ctx context.Context, wrap func(http.ResponseWriter) htt
 	if err != nil {
 		h.t.Fatalf("request.Parse: %v", err)
 	}
-	h.orch.Serve(w, r, req, Caller{AccountID: "acct1", KeyID: "key1", RequestID: "req1"})
+	h.orch.Serve(w, r, req, Caller{AccountID: account, KeyID: "key1", RequestID: "req1"})
 	return result{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
 }
 

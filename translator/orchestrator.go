@@ -26,6 +26,14 @@ const (
 	DefaultHeartbeat          = 10 * time.Second
 	DefaultToolTimeout        = 2 * time.Minute
 	DefaultMaxAttachmentChars = 100_000
+	// DefaultMaxToolCallsPerRound is as many calls as a model asking
+	// for several charts and a document around them needs.
+	DefaultMaxToolCallsPerRound = 8
+	// DefaultRenderConcurrency lets an account render two deliverables
+	// at once, and no more: the renderers are CPU bound, and diagrams
+	// share one layout engine per process, so an account's further
+	// renders wait behind its own rather than crowd out other accounts.
+	DefaultRenderConcurrency = 2
 	// reasoningEvery spaces reasoning_chars events (Revision B), which
 	// would otherwise follow every reasoning token.
 	reasoningEvery = 250 * time.Millisecond
@@ -36,6 +44,7 @@ const (
 	ToolOutcomeDone    = "done"    // the tool returned a result
 	ToolOutcomeFailed  = "failed"  // the tool returned an error, or the call was malformed
 	ToolOutcomeTimeout = "timeout" // the call ran past Config.ToolTimeout
+	ToolOutcomeRefused = "refused" // the call was past Config.MaxToolCallsPerRound and did not run
 )
 
 // ToolUnknown is the tool name reported to Config.ToolObserver for a
@@ -89,6 +98,19 @@ type Config struct {
 	Heartbeat time.Duration
 	// ToolTimeout bounds one tool call. Default: DefaultToolTimeout.
 	ToolTimeout time.Duration
+	// MaxToolCallsPerRound bounds the tool calls run from one backend
+	// answer. Calls past it are not run: each is answered to the model
+	// with an error saying so (every call needs an answer for the next
+	// round to be valid), and reported to ToolObserver as
+	// ToolOutcomeRefused. Default: DefaultMaxToolCallsPerRound.
+	MaxToolCallsPerRound int
+	// RenderConcurrency bounds the calls of file-output tools (the
+	// create_* tools, update_object, delete_object: tools registered
+	// with tools.FileOutput) one account runs at once, counted across
+	// the account's concurrent requests served by this Orchestrator. A
+	// call past it waits for a turn within its ToolTimeout and fails
+	// when none comes. Default: DefaultRenderConcurrency.
+	RenderConcurrency int
 	// MaxAttachmentChars bounds the extracted text of one attached file
 	// given to the model. Default: DefaultMaxAttachmentChars.
 	MaxAttachmentChars int
@@ -117,8 +139,9 @@ type Config struct {
 // Orchestrator serves /v3 chat completions. It is safe for concurrent
 // use; each request gets its own turn state.
 type Orchestrator struct {
-	cfg Config
-	log *slog.Logger
+	cfg     Config
+	log     *slog.Logger
+	renders *accountSlots // RenderConcurrency per account
 }
 
 // New checks cfg and returns an Orchestrator.
@@ -141,6 +164,12 @@ func New(cfg Config) (*Orchestrator, error) {
 	if cfg.MaxAttachmentChars <= 0 {
 		cfg.MaxAttachmentChars = DefaultMaxAttachmentChars
 	}
+	if cfg.MaxToolCallsPerRound <= 0 {
+		cfg.MaxToolCallsPerRound = DefaultMaxToolCallsPerRound
+	}
+	if cfg.RenderConcurrency <= 0 {
+		cfg.RenderConcurrency = DefaultRenderConcurrency
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -157,7 +186,7 @@ func New(cfg Config) (*Orchestrator, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Orchestrator{cfg: cfg, log: log}, nil
+	return &Orchestrator{cfg: cfg, log: log, renders: newAccountSlots(cfg.RenderConcurrency)}, nil
 }
 
 func (o *Orchestrator) maxAttachmentChars() int { return o.cfg.MaxAttachmentChars }

@@ -166,8 +166,13 @@ func (t *turn) loop(ctx context.Context, out output) error {
 			return nil
 		}
 		t.messages = append(t.messages, upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
-		for _, c := range calls {
-			result, err := t.runTool(ctx, out, c)
+		for i, c := range calls {
+			var result string
+			if i < t.o.cfg.MaxToolCallsPerRound {
+				result, err = t.runTool(ctx, out, c)
+			} else {
+				result = t.refuseTool(c)
+			}
 			if err != nil {
 				return err
 			}
@@ -360,7 +365,7 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 		call.Progress = &stepSink{out: out, act: start.ID}
 	}
 	tctx, cancel := context.WithTimeout(ctx, t.o.cfg.ToolTimeout)
-	res, err := tool.Execute(tctx, call)
+	res, err := t.execute(tctx, tool, call)
 	timedOut := errors.Is(tctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if ctx.Err() != nil {
@@ -389,6 +394,37 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 		return "done", nil // some backends refuse an empty tool message
 	}
 	return res.Content, nil
+}
+
+// execute runs an offered tool. A file-output tool first waits for one
+// of the account's render places (Config.RenderConcurrency), within the
+// call's time.
+func (t *turn) execute(ctx context.Context, tool tools.Tool, call tools.Call) (tools.Result, error) {
+	if c, _ := t.offered.Capability(tool.Name()); c != tools.FileOutput {
+		return tool.Execute(ctx, call)
+	}
+	release, err := t.o.renders.acquire(ctx, t.caller.AccountID)
+	if err != nil {
+		return tools.Result{}, &tools.CallError{
+			Message: fmt.Sprintf("this account already has %d renders running and none finished in time; try again later", t.o.cfg.RenderConcurrency),
+			Err:     err,
+		}
+	}
+	defer release()
+	return tool.Execute(ctx, call)
+}
+
+// refuseTool answers a call past Config.MaxToolCallsPerRound without
+// running it. The model still needs an answer to every call it made;
+// the client sees no activity, since nothing ran.
+func (t *turn) refuseTool(c upstream.ToolCall) string {
+	name := ToolUnknown
+	if tool, ok := t.offered.Lookup(c.Function.Name); ok {
+		name = tool.Name()
+	}
+	t.observeTool(name, ToolOutcomeRefused, t.o.cfg.Now())
+	return fmt.Sprintf("error: not run: only the first %d tool calls of one answer are run; make this call again after reading their results if it is still needed",
+		t.o.cfg.MaxToolCallsPerRound)
 }
 
 // observeTool reports a finished tool call to Config.ToolObserver.

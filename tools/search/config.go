@@ -25,7 +25,9 @@ type Config struct {
 	// TavilyURL overrides the Tavily endpoint. Default: DefaultTavilyURL.
 	TavilyURL string
 	// Client sends the searches. Give it a Timeout: a provider waits as
-	// long as the client and the call's context allow. Default (nil): a
+	// long as the client and the call's context allow. Providers use a
+	// copy that follows redirects only within the provider's own origin
+	// (its CheckRedirect, if set, runs after that rule). Default (nil): a
 	// client bounded by DefaultTimeout per request.
 	Client *http.Client
 }

@@ -39,10 +39,63 @@ const (
 	msgBadQuery    = "search failed: the search service rejected the query; try a shorter or simpler query"
 )
 
+// maxRedirects bounds the redirects one search follows.
+const maxRedirects = 3
+
 // newClient returns the client providers use when given none: bounded in
 // time, and without cookies, since a search needs no session.
 func newClient() *http.Client {
-	return &http.Client{Timeout: DefaultTimeout}
+	return guarded(&http.Client{Timeout: DefaultTimeout})
+}
+
+// guarded returns a copy of c that follows a redirect only to the origin
+// (scheme, host and port) of the request it started from, and at most
+// maxRedirects of them. A provider's keys travel in headers, and Go's
+// client forwards every header but Authorization and cookies to any host
+// (and even those to another port of the same host), so a provider, or
+// whoever answers in its name, could otherwise send the key elsewhere, or
+// point the gateway at an address inside its own network. c's own
+// redirect policy, if any, still applies after this one. c is not
+// changed.
+func guarded(c *http.Client) *http.Client {
+	g := *c
+	next := c.CheckRedirect
+	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > maxRedirects {
+			return fmt.Errorf("refused redirect: more than %d redirects", maxRedirects)
+		}
+		if from := via[0].URL; !sameOrigin(from, req.URL) {
+			return fmt.Errorf("refused redirect from %s to another origin %s", origin(from), origin(req.URL))
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+	return &g
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port,
+// a missing port being the scheme's default.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// origin is u's scheme://host[:port], for the log: no path, no query.
+func origin(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 }
 
 // do sends req and returns the body of a 2xx answer. Failures come back
@@ -129,6 +182,8 @@ func newHostedAPI(name, key, endpoint, def string, client *http.Client) (hostedA
 	}
 	if client == nil {
 		client = newClient()
+	} else {
+		client = guarded(client)
 	}
 	return hostedAPI{key: key, endpoint: u, client: client}, nil
 }

@@ -34,6 +34,8 @@ func NewSearxNG(baseURL string, client *http.Client) (*SearxNG, error) {
 	}
 	if client == nil {
 		client = newClient()
+	} else {
+		client = guarded(client)
 	}
 	return &SearxNG{base: u, client: client}, nil
 }

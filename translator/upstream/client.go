@@ -24,6 +24,10 @@ const (
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultFirstByteTimeout = 120 * time.Second
 	DefaultIdleTimeout      = 60 * time.Second
+	// DefaultMaxArgumentBytes bounds the tool-call arguments of one
+	// round: room for a few documents at the renderers' 1 MiB Markdown
+	// limit, escaped as JSON.
+	DefaultMaxArgumentBytes = 8 << 20
 )
 
 // Config configures the client of the OpenAI-compatible backend.
@@ -64,6 +68,10 @@ type Config struct {
 	// IdleTimeout bounds the silence between two events of a stream.
 	// Default: DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// MaxArgumentBytes bounds the tool-call arguments of one round, all
+	// calls together; a round that streams more fails as a broken
+	// answer. Default: DefaultMaxArgumentBytes.
+	MaxArgumentBytes int
 	// HTTPClient sends the requests. Its Timeout must be zero, since a
 	// stream may rightly last long; the timeouts above apply instead.
 	// Default: a client owned by the Client, reusing connections (up to
@@ -81,6 +89,7 @@ type Client struct {
 	model      string
 	firstByte  time.Duration
 	idle       time.Duration
+	maxArgs    int
 	client     *http.Client
 	ownsClient bool
 	discovery  *discovery // nil unless the model is discovered
@@ -112,6 +121,7 @@ func New(cfg Config) (*Client, error) {
 		model:      cfg.Model,
 		firstByte:  orDefault(cfg.FirstByteTimeout, DefaultFirstByteTimeout),
 		idle:       orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		maxArgs:    orDefault(cfg.MaxArgumentBytes, DefaultMaxArgumentBytes),
 		client:     cfg.HTTPClient,
 		afterFunc:  func(d time.Duration, f func()) watchdogTimer { return time.AfterFunc(d, f) },
 	}
@@ -145,7 +155,7 @@ func (u *Client) Close() {
 	}
 }
 
-func orDefault(d, def time.Duration) time.Duration {
+func orDefault[T time.Duration | int](d, def T) T {
 	if d > 0 {
 		return d
 	}
@@ -267,6 +277,7 @@ func (u *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 				cancel:   cancel,
 				timer:    timer,
 				idle:     u.idle,
+				calls:    toolCallAccumulator{max: u.maxArgs},
 				request:  req,
 				isJSON:   strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"),
 				upstream: u,

@@ -2,6 +2,8 @@ package diagram
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/goccy/go-graphviz/cgraph"
 )
@@ -15,9 +17,11 @@ import (
 const maxVirtualNodes = 3000
 
 // virtualNodes estimates how many virtual nodes dot will add to g. Ranks
-// are taken by longest path over the graph with its cycles broken, a
-// feasible ranking that dot's own (which minimises total edge length)
-// can only improve on, so the estimate errs on the high side.
+// are taken by longest path over the graph with its cycles broken, each
+// edge at least its minlen long, a feasible ranking that dot's own (which
+// minimises total edge length) can only improve on, so the estimate errs
+// on the high side. When any edge has a label, dot doubles every rank
+// and puts the label on a node of its own in the middle.
 func virtualNodes(g *cgraph.Graph) (int, error) {
 	index := make(map[string]int)
 	var nodes []*cgraph.Node
@@ -32,11 +36,15 @@ func virtualNodes(g *cgraph.Graph) (int, error) {
 		index[name] = len(nodes)
 		nodes = append(nodes, n)
 	}
-	out := make([][]int, len(nodes))
+	out := make([][]arc, len(nodes))
+	labelled := false
 	for i, n := range nodes {
 		for e, err := g.FirstOut(n); e != nil; e, err = g.NextOut(e) {
 			if err != nil {
 				return 0, fmt.Errorf("walking edges: %w", err)
+			}
+			if e.GetStr("label") != "" {
+				labelled = true
 			}
 			if e.GetStr("constraint") == "false" {
 				continue
@@ -49,18 +57,27 @@ func virtualNodes(g *cgraph.Graph) (int, error) {
 			if err != nil {
 				return 0, fmt.Errorf("reading a node name: %w", err)
 			}
+			minlen := 1
+			if v, err := strconv.ParseFloat(strings.TrimSpace(e.GetStr("minlen")), 64); err == nil {
+				minlen = int(max(0, min(v, maxMinlen)))
+			}
 			if j, ok := index[name]; ok && j != i {
-				out[i] = append(out[i], j)
+				out[i] = append(out[i], arc{to: j, minlen: minlen})
 			}
 		}
 	}
-	return skippedRanks(out), nil
+	return skippedRanks(out, labelled), nil
 }
+
+// arc is an edge of skippedRanks' graph: its head and its least length.
+type arc struct{ to, minlen int }
 
 // skippedRanks ranks the nodes of a graph given as adjacency lists by
 // longest path, reversing the edges that close a cycle as dot does, and
-// returns the ranks skipped by all edges together.
-func skippedRanks(out [][]int) int {
+// returns the virtual nodes of all edges together: one for each rank an
+// edge skips, or with labelled ranks doubled, one for each rank it spans
+// and one for each it skips.
+func skippedRanks(out [][]arc, labelled bool) int {
 	const (
 		unseen = iota
 		open
@@ -79,7 +96,7 @@ func skippedRanks(out [][]int) int {
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
 			if top.next < len(out[top.node]) {
-				v := out[top.node][top.next]
+				v := out[top.node][top.next].to
 				top.next++
 				switch state[v] {
 				case unseen:
@@ -98,20 +115,23 @@ func skippedRanks(out [][]int) int {
 	rank := make([]int, len(out))
 	for i := len(order) - 1; i >= 0; i-- {
 		u := order[i]
-		for _, v := range out[u] {
-			if !back[[2]int{u, v}] && rank[u]+1 > rank[v] {
-				rank[v] = rank[u] + 1
+		for _, a := range out[u] {
+			if !back[[2]int{u, a.to}] && rank[u]+a.minlen > rank[a.to] {
+				rank[a.to] = rank[u] + a.minlen
 			}
 		}
 	}
 	skipped := 0
-	for u, vs := range out {
-		for _, v := range vs {
-			span := rank[v] - rank[u]
+	for u, arcs := range out {
+		for _, a := range arcs {
+			span := rank[a.to] - rank[u]
 			if span < 0 {
 				span = -span
 			}
-			if span > 1 {
+			switch {
+			case labelled && span > 0:
+				skipped += 2*span - 1
+			case span > 1:
 				skipped += span - 1
 			}
 		}

@@ -20,9 +20,10 @@ const (
 const (
 	// MaxSourceBytes is the largest source accepted.
 	MaxSourceBytes = 256 << 10
-	// MaxNodes and MaxEdges bound the graph Graphviz lays out.
-	MaxNodes = 1000
-	MaxEdges = 2000
+	// MaxNodes and MaxEdges bound the graph Graphviz lays out: more
+	// than a reader can follow, and a layout of a few seconds at most.
+	MaxNodes = 500
+	MaxEdges = 1000
 	// MaxPixels bounds the output image; larger layouts are drawn at a
 	// lower density to fit.
 	MaxPixels = 16 << 20
@@ -61,10 +62,11 @@ type Diagram struct {
 
 // Render lays d out with Graphviz and returns it as a PNG image. Problems
 // with d (a DOT syntax error, an unknown language or theme, a graph over
-// the limits) are reported as *render.SourceError with a message for the
-// author of the source. Render is safe for concurrent use; layouts run one
-// at a time, and Render returns when ctx is done even if Graphviz is still
-// working.
+// the limits, a layout past MaxLayoutTime) are reported as
+// *render.SourceError with a message for the author of the source.
+// Render is safe for concurrent use; layouts run one at a time, in a
+// worker process, and when ctx ends the layout in progress is stopped and
+// Render returns.
 func Render(ctx context.Context, d Diagram) ([]byte, error) {
 	return renderWithin(ctx, d, canvasLimit{pixels: MaxPixels, side: MaxSide})
 }

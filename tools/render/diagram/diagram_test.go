@@ -261,20 +261,42 @@ func matrix(n int) string {
 }
 
 func TestSkippedRanks(t *testing.T) {
+	// arcs makes edges of least length 1, or of the length after a
+	// negative entry (-3, 4: an edge to 4 of minlen 3).
+	arcs := func(out [][]int) [][]arc {
+		res := make([][]arc, len(out))
+		for i, heads := range out {
+			minlen := 1
+			for _, h := range heads {
+				if h < 0 {
+					minlen = -h
+					continue
+				}
+				res[i] = append(res[i], arc{to: h, minlen: minlen})
+				minlen = 1
+			}
+		}
+		return res
+	}
 	for _, tc := range []struct {
-		name string
-		out  [][]int
-		want int
+		name     string
+		out      [][]int
+		labelled bool
+		want     int
 	}{
-		{"chain", [][]int{{1}, {2}, {}}, 0},
-		{"shortcut", [][]int{{1, 2}, {2}, {}}, 1},
-		{"long shortcut", [][]int{{1, 4}, {2}, {3}, {4}, {}}, 3},
-		{"cycle", [][]int{{1}, {2}, {0}}, 1},
-		{"disconnected", [][]int{{}, {}, {}}, 0},
-		{"matrix", [][]int{{1, 2, 3}, {2, 3}, {3}, {}}, 1 + 2 + 1},
+		{"chain", [][]int{{1}, {2}, {}}, false, 0},
+		{"shortcut", [][]int{{1, 2}, {2}, {}}, false, 1},
+		{"long shortcut", [][]int{{1, 4}, {2}, {3}, {4}, {}}, false, 3},
+		{"cycle", [][]int{{1}, {2}, {0}}, false, 1},
+		{"disconnected", [][]int{{}, {}, {}}, false, 0},
+		{"matrix", [][]int{{1, 2, 3}, {2, 3}, {3}, {}}, false, 1 + 2 + 1},
+		{"minlen", [][]int{{-5, 1}, {}}, false, 4},
+		{"minlen pushes the rest", [][]int{{-3, 1, 2}, {2}, {}}, false, 2 + 3},
+		{"labelled chain", [][]int{{1}, {2}, {}}, true, 1 + 1},
+		{"labelled shortcut", [][]int{{1, 2}, {2}, {}}, true, 1 + 3 + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := skippedRanks(tc.out); got != tc.want {
+			if got := skippedRanks(arcs(tc.out), tc.labelled); got != tc.want {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
 		})

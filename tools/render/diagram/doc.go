@@ -2,7 +2,7 @@
 // behind the create_diagram tool.
 //
 // The layout is Graphviz's own, from github.com/goccy/go-graphviz, which
-// runs Graphviz compiled to WebAssembly inside the process, so the output
+// runs Graphviz compiled to WebAssembly within the program, so the output
 // is the same on machines without Graphviz installed. go-graphviz's PNG
 // output is not used: it loses node borders and most edges. Instead
 // Graphviz writes its "json" output, which carries every object's xdot
@@ -19,14 +19,30 @@
 // about 2 %, so labels fit their boxes; text that would not is narrowed.
 // Anything the source sets itself comes later in the text and wins.
 //
-// Graphviz runs as one WebAssembly instance per process, shared and not
-// safe for concurrent use: layouts run one at a time. The instance cannot
-// be interrupted, nor rebuilt once damaged, so what reaches it is bounded
-// first: one graph per source (its parser keeps unread text for the next
-// call), limited nesting (deep recursion overwrites its memory), and
-// limited node, edge and long-edge counts (its crossing minimisation can
-// run for minutes on a dense graph). go-graphviz compiles the module
-// when the program starts, about 0.7 s the first time and 50 ms once the
-// compiled code is cached under the temporary directory; the Graphviz
-// context itself is made by the first Render.
+// Graphviz runs in a worker process: this same program started again,
+// which lays out one graph at a time for every caller of the process.
+// Graphviz cannot be interrupted where it runs (go-graphviz compiles its
+// WebAssembly module without the checks that would let wazero stop it,
+// once, when the program starts), so when a caller's context ends, or a
+// layout runs past MaxLayoutTime, the worker is killed: its CPU stops at
+// once, the layout slot is free when Render returns, and the next layout
+// starts a new worker (about a quarter of a second). A worker also goes
+// after any internal failure, so whatever a hostile graph did to
+// Graphviz's memory goes with it. The worker gets none of the gateway's
+// environment but what the Go runtime reads.
+//
+// What reaches Graphviz is bounded first: one graph per source (its
+// parser keeps unread text for the next call), limited nesting (deep
+// recursion overwrites its memory), limited node, edge and long-edge
+// counts (its crossing minimisation can run for minutes on a dense
+// graph), and an allow-list of attributes (attrs.go): anything that
+// names a file, picks another engine or sizes the output is dropped, the
+// work bounds of dot (mclimit, nslimit, nslimit1, searchsize, minlen,
+// weight) and sizes that multiply the output (peripheries, sides) are
+// clamped, and orthogonal edges, whose routing grows far faster than the
+// graph, are drawn as polylines beyond 100 nodes or 200 edges.
+// go-graphviz compiles the module when the program starts, about 0.7 s
+// the first time and 50 ms once the compiled code is cached under the
+// temporary directory; the Graphviz context itself is made by the
+// worker's first layout.
 package diagram

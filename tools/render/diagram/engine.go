@@ -3,25 +3,39 @@ package diagram
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goccy/go-graphviz"
 	"github.com/goccy/go-graphviz/cgraph"
 	"github.com/switchyardhq/switchyard/tools/render"
 )
 
-// Graphviz runs as one WebAssembly module per process, shared by every
-// caller and not safe for concurrent use. slot is the lock around it: a
-// channel rather than a mutex so that a caller waiting for its turn can
-// give up when its context ends.
+// The Graphviz worker (see worker.go) lays out one graph at a time, for
+// every caller of the process. slot is the lock around it: a channel
+// rather than a mutex so that a caller waiting for its turn can give up
+// when its context ends. The holder of the slot owns current.
 var (
-	slot = make(chan struct{}, 1)
+	slot    = make(chan struct{}, 1)
+	current *worker // nil until the first layout, and after one was stopped
+)
 
+// MaxLayoutTime bounds the layouts of one diagram. A graph within the
+// node, edge and attribute bounds lays out in a few seconds at most; one
+// that takes longer is stopped and refused, so that no diagram holds the
+// layout engine every caller shares for long.
+const MaxLayoutTime = 10 * time.Second
+
+// layoutLimit is MaxLayoutTime; tests shorten it.
+var layoutLimit = MaxLayoutTime
+
+// Graphviz in the worker process.
+var (
 	gvOnce sync.Once
 	gv     *graphviz.Graphviz
 	gvErr  error
@@ -36,9 +50,10 @@ func (noFiles) Open(name string) (fs.File, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
-// instance returns the shared Graphviz context, creating it on first use.
-// The WebAssembly module itself is compiled when go-graphviz is loaded;
-// the context (plugins, the layout engines) is the part made here.
+// instance returns the worker's Graphviz context, creating it on first
+// use. The WebAssembly module itself is compiled when go-graphviz is
+// loaded; the context (plugins, the layout engines) is the part made
+// here.
 func instance() (*graphviz.Graphviz, error) {
 	gvOnce.Do(func() {
 		graphviz.SetFileSystem(noFiles{})
@@ -50,33 +65,27 @@ func instance() (*graphviz.Graphviz, error) {
 // layout lays src out with Graphviz's dot engine and returns the scene
 // to paint. src must hold exactly one graph (see scanGraph).
 //
-// Graphviz cannot be interrupted, so the work runs in its own goroutine
-// holding the slot: a caller whose context ends stops waiting at once,
-// and the layout it started finishes in the background before the next
-// one begins. At most one layout runs at a time and none piles up behind
-// an abandoned one, because a waiter that has given up never starts.
+// It waits for the slot, then has the worker lay src out. When ctx ends,
+// or the layout runs past layoutLimit, the worker is killed and the slot
+// given back before layout returns: the CPU the layout burned stops with
+// it, and the next caller gets a new worker.
 func layout(ctx context.Context, src string, t *theme, aspect string) (*scene, error) {
 	select {
 	case slot <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	type result struct {
-		sc  *scene
-		err error
+	defer func() { <-slot }()
+	limit, cancel := context.WithTimeout(ctx, layoutLimit)
+	defer cancel()
+	sc, err := layoutLocked(limit, src, t, aspect)
+	if err != nil && limit.Err() != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, sourceErrorf("the graph took more than %s to lay out; make it smaller (fewer nodes and edges, fewer clusters), or use straighter edges (splines=polyline or splines=line)", layoutLimit)
 	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() { <-slot }()
-		sc, err := layoutLocked(src, t, aspect)
-		done <- result{sc, err}
-	}()
-	select {
-	case r := <-done:
-		return r.sc, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return sc, err
 }
 
 // direction is how an aspect is reached: the rank direction tried first,
@@ -101,9 +110,9 @@ const maxRetryNodes = 200
 // layoutLocked does the work of layout; the caller holds the slot. When
 // the source sets no rankdir it may lay the graph out twice, once per
 // direction, and keep the one closer to the aspect.
-func layoutLocked(src string, t *theme, aspect string) (*scene, error) {
+func layoutLocked(ctx context.Context, src string, t *theme, aspect string) (*scene, error) {
 	dir := directions[aspect]
-	sc, chosen, err := layoutOnce(src, t, dir.first, true)
+	sc, chosen, err := layoutOnce(ctx, src, t, dir.first, true)
 	if err != nil || !chosen {
 		return sc, err
 	}
@@ -111,7 +120,10 @@ func layoutLocked(src string, t *theme, aspect string) (*scene, error) {
 	if (r >= dir.low && r <= dir.high) || sc.nodeCount > maxRetryNodes {
 		return sc, nil
 	}
-	other, _, err := layoutOnce(src, t, dir.second, false)
+	other, _, err := layoutOnce(ctx, src, t, dir.second, false)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return sc, nil
 	}
@@ -126,10 +138,48 @@ func layoutLocked(src string, t *theme, aspect string) (*scene, error) {
 	return sc, nil
 }
 
-// layoutOnce parses and lays out src. rankdir applies unless the source
-// sets its own; chosen reports whether it applied. check asks for the
-// complexity checks, which a second layout of the same source skips.
-func layoutOnce(src string, t *theme, rankdir string, check bool) (sc *scene, chosen bool, err error) {
+// layoutOnce has the worker parse and lay out src (see layoutSource), and
+// reads its output. The caller holds the slot. When ctx ends first the
+// worker is stopped and ctx's error returned.
+func layoutOnce(ctx context.Context, src string, t *theme, rankdir string, check bool) (sc *scene, chosen bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if current == nil {
+		if current, err = startWorker(); err != nil {
+			return nil, false, err
+		}
+	}
+	job := layoutJob{Source: src, Rankdir: rankdir, Check: check, ClusterFill: t.clusterFill, ClusterInner: t.clusterInner}
+	if deadline, ok := ctx.Deadline(); ok {
+		job.Limit = time.Until(deadline)
+	}
+	res, err := current.run(job, ctx.Done())
+	if err == nil && res.Failure != "" {
+		err = fmt.Errorf("graphviz: %s", res.Failure)
+	}
+	if err != nil {
+		// Stopped, or failed: either way the worker is not to be
+		// trusted with the next graph.
+		current.stop()
+		current = nil
+		if errors.Is(err, errStopped) {
+			return nil, false, ctx.Err()
+		}
+		return nil, false, err
+	}
+	if res.Problem != "" {
+		return nil, false, &render.SourceError{Message: res.Problem}
+	}
+	sc, err = parseLayout(res.JSON)
+	return sc, res.Chosen, err
+}
+
+// layoutSource parses and lays out src in the worker and returns
+// Graphviz's json output. rankdir applies unless the source sets its
+// own; chosen reports whether it applied. check asks for the complexity
+// checks, which a second layout of the same source skips.
+func layoutSource(src string, t *theme, rankdir string, check bool) (out []byte, chosen bool, err error) {
 	g, err := instance()
 	if err != nil {
 		return nil, false, fmt.Errorf("starting graphviz: %w", err)
@@ -152,17 +202,21 @@ func layoutOnce(src string, t *theme, rankdir string, check bool) (sc *scene, ch
 		return nil, false, fmt.Errorf("counting edges: %w", err)
 	}
 	if nodes > MaxNodes || edges > MaxEdges {
-		return nil, false, sourceErrorf("the graph has %d nodes and %d edges; at most %d nodes and %d edges are allowed", nodes, edges, MaxNodes, MaxEdges)
+		return nil, false, sourceErrorf("the graph has %d nodes and %d edges; at most %d nodes and %d edges are allowed: split the diagram, or group details into fewer nodes", nodes, edges, MaxNodes, MaxEdges)
 	}
-	// Each edge skips at most nodes-2 ranks; most graphs are too small
-	// to need the (many-call) estimate at all.
-	if check && edges*max(nodes-2, 0) > maxVirtualNodes {
+	if err := restrictAttributes(graph, nodes, edges); err != nil {
+		return nil, false, err
+	}
+	// An edge spans at most (nodes-1)*maxMinlen ranks, each twice over
+	// when edges have labels; most graphs are too small to need the
+	// (many-call) estimate at all.
+	if check && edges*2*max(nodes-1, 0)*maxMinlen > maxVirtualNodes {
 		n, err := virtualNodes(graph)
 		if err != nil {
 			return nil, false, err
 		}
 		if n > maxVirtualNodes {
-			return nil, false, sourceErrorf("the graph is too complex to lay out: its edges skip about %d ranks in all, at most %d are allowed; shorten long edges (or give them constraint=false) or split the diagram", n, maxVirtualNodes)
+			return nil, false, sourceErrorf("the graph is too complex to lay out: its edges skip about %d ranks in all, at most %d are allowed; shorten long edges (or give them constraint=false), drop edge labels, or split the diagram", n, maxVirtualNodes)
 		}
 	}
 	if graph.GetStr("rankdir") == "" {
@@ -179,18 +233,11 @@ func layoutOnce(src string, t *theme, rankdir string, check bool) (sc *scene, ch
 	if err := g.Render(context.Background(), graph, "json", &buf); err != nil {
 		return nil, false, graphvizError(err)
 	}
-	sc, err = parseLayout(buf.Bytes())
-	return sc, chosen, err
+	return buf.Bytes(), chosen, nil
 }
 
 // adjustGraph fixes what defaults cannot express before the layout runs.
 func adjustGraph(g *cgraph.Graph, t *theme) error {
-	// Work bounds: mclimit multiplies the crossing-minimisation passes.
-	if v, err := strconv.ParseFloat(g.GetStr("mclimit"), 64); err == nil && v > 1 {
-		if err := g.Set("mclimit", "1"); err != nil {
-			return fmt.Errorf("setting mclimit: %w", err)
-		}
-	}
 	// Text-only shapes keep no box, which the default fill would draw,
 	// and pointed shapes keep their points (see roundedShapes).
 	for n, err := g.FirstNode(); n != nil; n, err = g.NextNode(n) {
@@ -246,10 +293,12 @@ func tintNested(g *cgraph.Graph, t *theme, depth int) error {
 
 // graphvizError sorts what Graphviz returned: its own messages describe
 // the source (a syntax error, a bad HTML label) and go to the model;
-// failures of the WebAssembly runtime are internal.
+// failures of the WebAssembly runtime and of the bindings ("wasm error:
+// out of bounds memory access", "failed to read wasm memory") are
+// internal, and end the worker.
 func graphvizError(err error) error {
 	msg := strings.TrimSpace(err.Error())
-	if msg == "" || strings.Contains(msg, "wasm error") || strings.Contains(msg, "module closed") {
+	if msg == "" || strings.Contains(msg, "wasm") || strings.Contains(msg, "module closed") {
 		return fmt.Errorf("graphviz: %w", err)
 	}
 	msg = strings.TrimPrefix(msg, "Error: ")
