@@ -216,13 +216,24 @@ func (m *metrics) countCharge(route string, rec storage.UsageRecord, cents int64
 	if m == nil {
 		return
 	}
-	m.tokens.WithLabelValues(route, "prompt").Add(float64(rec.PromptTokens))
-	m.tokens.WithLabelValues(route, "completion").Add(float64(rec.CompletionTokens))
+	addCount(m.tokens.WithLabelValues(route, "prompt"), rec.PromptTokens)
+	addCount(m.tokens.WithLabelValues(route, "completion"), rec.CompletionTokens)
 	if err != nil {
 		m.chargeErrors.WithLabelValues(route).Inc()
 		return
 	}
-	m.cents.WithLabelValues(route).Add(float64(cents))
+	addCount(m.cents.WithLabelValues(route), cents)
+}
+
+// addCount adds n to c when it is positive. A Prometheus counter panics
+// on a negative add, and these run on the ledger writer's goroutine,
+// where a panic used to end the process: the counts are normalised
+// before they get here (billing.Usage.Normalized) and a charge is never
+// negative, but a metric is no place to find out that one was.
+func addCount(c prometheus.Counter, n int64) {
+	if n > 0 {
+		c.Add(float64(n))
+	}
 }
 
 // observeFirstByte records how long the upstream took to answer a /v1
