@@ -129,3 +129,19 @@ func deref(p *int64) any {
 	}
 	return *p
 }
+
+// TestUsageThatIsNoNumberIsNotBelieved: a usage count that is not a
+// number makes its chunk malformed: the answer ends with an error, and the
+// round is charged by estimate, not by the count.
+func TestUsageThatIsNoNumberIsNotBelieved(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	h.up.Enqueue(testupstream.Reply{Content: "Fine.", UsageJSON: json.RawMessage(`{"prompt_tokens":"900000","completion_tokens":2}`)})
+	r := h.do(chatBody(true, "Go.", `"stream_options":{"include_usage":true}`), withUser(nil))
+	if !strings.Contains(r.body, CodeStreamInterrupted) {
+		t.Errorf("the stream did not end with %s:\n%s", CodeStreamInterrupted, r.body)
+	}
+	recs := h.recorder.all()
+	if len(recs) != 1 || !recs[0].Estimated || recs[0].PromptTokens == 900000 || recs[0].CompletionTokens == 0 {
+		t.Errorf("recorded %+v; want an estimate", recs)
+	}
+}
