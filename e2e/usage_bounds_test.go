@@ -106,7 +106,11 @@ func TestBackendUsageIsNormalised(t *testing.T) {
 		if status, _, body := g.do("POST", "/v3/chat/completions", key, `{"model":"svc-3","messages":[{"role":"user","content":"hi"}]}`); status != http.StatusOK || !strings.Contains(body, "Still here.") {
 			t.Fatalf("after the odd usage: %d %s", status, body)
 		}
-		for series, v := range scrape(t, g) {
+		got := scrape(t, g)
+		if _, ok := got[`switchyard_panics_recovered_total{goroutine="ledger_completions"}`]; !ok {
+			t.Error("no switchyard_panics_recovered_total series for the ledger's completions")
+		}
+		for series, v := range got {
 			if strings.HasPrefix(series, "switchyard_panics_recovered_total") && v != 0 {
 				t.Errorf("%s = %v: the usage was not normalised before something panicked on it", series, v)
 			}
