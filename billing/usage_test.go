@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -134,4 +135,53 @@ func TestV1RecordNormalizes(t *testing.T) {
 	if !ok || rec.PromptTokens != 0 || rec.CompletionTokens != MaxReportedTokens {
 		t.Fatalf("record %+v, %v", rec, ok)
 	}
+}
+
+// FuzzTokenCount holds TokenCount to the number a JSON count is: any
+// JSON number is read, and once normalised it is 0 for a number at or
+// below 0, the bound for one at or above the bound, and the number
+// rounded up in between; anything else is refused.
+func FuzzTokenCount(f *testing.F) {
+	for _, s := range []string{"12", "-3", "1.5", "1e2", "1E+30", "-0.0", "99999999999999999999", "99999999.5", `"7"`, "null", "[]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if !json.Valid(v) {
+			return
+		}
+		d := json.NewDecoder(bytes.NewReader(v))
+		d.UseNumber()
+		var x any
+		_ = d.Decode(&x)
+		num, isNumber := x.(json.Number)
+		if !isNumber {
+			n := TokenCount(-42)
+			err := json.Unmarshal(v, &n)
+			if x == nil && (err != nil || n != -42) {
+				t.Fatalf("null: %d, %v; want nothing changed", n, err)
+			}
+			if x != nil && err == nil {
+				t.Fatalf("%s: read as %d, want refused", v, n)
+			}
+			return
+		}
+		var n TokenCount
+		if err := json.Unmarshal(v, &n); err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		got := Usage{Prompt: int64(n)}.Normalized().Prompt
+		val, _ := strconv.ParseFloat(string(num), 64) // ±Inf when out of range
+		var want int64
+		switch {
+		case val <= 0:
+			want = 0
+		case val >= MaxReportedTokens:
+			want = MaxReportedTokens
+		default:
+			want = int64(math.Ceil(val))
+		}
+		if got != want {
+			t.Fatalf("%s: normalised to %d, want %d", v, got, want)
+		}
+	})
 }
