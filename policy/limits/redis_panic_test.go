@@ -67,7 +67,9 @@ func panickyRedis(t *testing.T, h *panicHook, cfg RedisConfig) *Redis {
 // the node goes on admitting through Redis.
 func TestRedisPanicInTheClientFailsOnlyItsCall(t *testing.T) {
 	h := &panicHook{match: runs(admitScript)}
-	l := panickyRedis(t, h, RedisConfig{})
+	// The breaker would open after a few failed calls; this test is about
+	// what follows each.
+	l := panickyRedis(t, h, RedisConfig{Breaker: BreakerConfig{Failures: 1000}})
 	before := guard.Count(redisAdmitGoroutine) + guard.Count(redisCallGoroutine)
 
 	h.armed.Store(1)
@@ -126,8 +128,15 @@ func TestRedisPanicWhileReleasingFinishesTheBatch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Flush still waiting 10s after the release's pipeline panicked")
 	}
-	if h.hit.Load() != 1 || guard.Count(redisCallGoroutine)-before != 1 {
-		t.Fatalf("panics thrown %d, counted %d; want 1", h.hit.Load(), guard.Count(redisCallGoroutine)-before)
+	// The batch is finished as the panic unwinds, just before the panic
+	// is counted.
+	for deadline := time.Now().Add(5 * time.Second); guard.Count(redisCallGoroutine)-before != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("panics counted %d, want 1", guard.Count(redisCallGoroutine)-before)
+		}
+	}
+	if h.hit.Load() != 1 {
+		t.Fatalf("panics thrown %d, want 1", h.hit.Load())
 	}
 	// That slot is held until it expires; another key's is freed at
 	// once, by the same goroutine's next round.

@@ -151,6 +151,11 @@ func (r *Redis) sendReleases(batch []release) {
 		return finished.CompareAndSwap(false, true) && r.released(batch, settles)
 	}
 	err := r.call(context.Background(), "release", func(ctx context.Context) error {
+		// Should anything panic before the batch is finished, it is
+		// finished as unsent: the slots and holds expire within
+		// LeaseTTL. Here rather than after call returns, which it may
+		// have done at its timeout.
+		defer finish(nil)
 		pipe := r.client.Pipeline()
 		settles := queueReleases(ctx, pipe, batch)
 		_, err := pipe.Exec(ctx)
@@ -159,10 +164,8 @@ func (r *Redis) sendReleases(batch []release) {
 		}
 		return err
 	})
-	if err == errBreakerOpen || guard.IsPanic(err) {
-		// Never sent, or it panicked on the way: the slots and holds
-		// expire within LeaseTTL.
-		finish(nil)
+	if err == errBreakerOpen {
+		finish(nil) // never sent
 	}
 }
 
