@@ -2,11 +2,13 @@ package billing
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
@@ -172,11 +174,11 @@ func (w *LedgerWriter) Enqueue(rec storage.UsageRecord, done func(storage.UsageR
 	}
 	if w.closed {
 		w.mu.Unlock()
+		defer w.pending.Add(-1) // even if done panics on this request's goroutine
 		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 		defer cancel()
 		stored, err := w.store.SettleUsage(ctx, rec)
 		done(stored, err)
-		w.pending.Add(-1)
 		return
 	}
 	w.queued = append(w.queued, pendingRecord{rec: rec, done: done})
@@ -212,16 +214,59 @@ func (w *LedgerWriter) Close() error {
 	return nil
 }
 
-// run is the writer goroutine.
+// Names of the writer's goroutines, as internal/guard counts their
+// panics.
+var (
+	writerGoroutine      = guard.Name("ledger_writer")
+	completionsGoroutine = guard.Name("ledger_completions")
+)
+
+// run is the writer goroutine. A panic in it does not end the process
+// and does not stop the writer, which would leave every later charge
+// unwritten and every later request waiting for room in a full queue:
+// the store's own panics are caught in commit, which settles the batch
+// another way, a completion's panic ends only that completion, and
+// anything else that panics fails the records in hand with the panic
+// and starts the loop again.
 func (w *LedgerWriter) run() {
 	defer close(w.done)
+	for !w.guarded(w.serve) {
+	}
+	for !w.guarded(w.drain) {
+	}
+}
+
+// restartPause is how long the writer waits before it starts its loop
+// again after a panic, so that a panic that comes back every time costs
+// a log line per pause rather than a core.
+const restartPause = 100 * time.Millisecond
+
+// guarded runs loop and reports whether it returned without panicking.
+// After a panic, the records loop had in hand fail with it.
+func (w *LedgerWriter) guarded(loop func(inHand *[]pendingRecord)) bool {
+	var inHand []pendingRecord
+	err := guard.Run(writerGoroutine, func() { loop(&inHand) })
+	if err == nil {
+		return true
+	}
+	w.log.Error("ledger writer: a panic failed the records in hand; the writer goes on",
+		slog.Int("records", len(inHand)), slog.Any("error", err))
+	w.complete(inHand, nil, err)
+	time.Sleep(restartPause)
+	return false
+}
+
+// serve commits batches until the writer is closing. *inHand is the
+// batch taken from the queue and not yet handed to its completions.
+func (w *LedgerWriter) serve(inHand *[]pendingRecord) {
 	var batch []pendingRecord
 	for w.waitForRecords() {
 		batch = w.collect(batch[:0])
+		*inHand = batch
 		w.commit(batch)
+		*inHand = nil
 		clear(batch) // let the records and completions go
 	}
-	w.drain()
 }
 
 // queuedCount is the number of records waiting.
@@ -288,14 +333,16 @@ func (w *LedgerWriter) take(batch []pendingRecord, limit int) []pendingRecord {
 
 // drain commits everything left in the queue. No Enqueue can add to it
 // any more: Close set closed under the lock that Enqueue holds.
-func (w *LedgerWriter) drain() {
+func (w *LedgerWriter) drain(inHand *[]pendingRecord) {
 	limit := int(w.maxBatch.Load())
 	for {
 		batch := w.take(nil, limit)
 		if len(batch) == 0 {
 			return
 		}
+		*inHand = batch
 		w.commit(batch)
+		*inHand = nil
 	}
 }
 
@@ -309,9 +356,18 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 	var settled []storage.Settlement
 	var err error
 	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
-		settled, err = w.store.SettleUsageBatch(ctx, recs)
-		cancel()
+		settled, err = w.settleBatch(recs)
+		if guard.IsPanic(err) {
+			// A panic is no outage that passes: the same batch would
+			// meet it again. Settled one by one, only a record the store
+			// cannot settle fails, and a record that was committed
+			// before the panic is found by its charge id, not charged
+			// twice.
+			w.log.Error("settling usage: the batch's transaction panicked; settling its records one by one",
+				slog.Int("records", len(recs)), slog.Any("error", err))
+			settled, err = w.settleEach(recs), nil
+			break
+		}
 		if err == nil {
 			w.failingSince = time.Time{}
 			break
@@ -328,10 +384,49 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 			slog.Int("attempt", attempt+1), slog.Any("error", err))
 		time.Sleep(min(10*time.Millisecond<<min(attempt, 7), time.Second, w.retryFor-now.Sub(w.failingSince)))
 	}
-	// The completions free holds: not on the writer's goroutine, so
-	// that they do not hold up the next batch, but on one of their own
-	// for the whole batch, not one each. Freeing a hold sends nothing
-	// to Redis by itself (the releases are gathered).
+	w.complete(batch, settled, err)
+}
+
+// settleBatch settles recs in one transaction, a panic in the store
+// being returned as its error.
+func (w *LedgerWriter) settleBatch(recs []storage.UsageRecord) (settled []storage.Settlement, err error) {
+	ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+	defer cancel()
+	if perr := guard.Run(writerGoroutine, func() { settled, err = w.store.SettleUsageBatch(ctx, recs) }); perr != nil {
+		return nil, perr
+	}
+	if err == nil && len(settled) != len(recs) {
+		// The completions index the answer by record.
+		return nil, fmt.Errorf("billing: the store settled %d records of a batch of %d", len(settled), len(recs))
+	}
+	return settled, err
+}
+
+// settleEach settles recs one transaction each, a panic in the store
+// being the error of the record that caused it.
+func (w *LedgerWriter) settleEach(recs []storage.UsageRecord) []storage.Settlement {
+	out := make([]storage.Settlement, len(recs))
+	for i, rec := range recs {
+		ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+		if perr := guard.Run(writerGoroutine, func() { out[i].Record, out[i].Err = w.store.SettleUsage(ctx, rec) }); perr != nil {
+			out[i] = storage.Settlement{Err: perr}
+		}
+		cancel()
+	}
+	return out
+}
+
+// complete hands each record of batch its outcome: its settlement, or
+// err, the batch's, when that is set. The completions free holds: not
+// on the writer's goroutine, so that they do not hold up the next batch,
+// but on one of their own for the whole batch, not one each. Freeing a
+// hold sends nothing to Redis by itself (the releases are gathered). A
+// completion that panics is logged and counted, and the rest of the
+// batch still completes.
+func (w *LedgerWriter) complete(batch []pendingRecord, settled []storage.Settlement, err error) {
+	if len(batch) == 0 {
+		return
+	}
 	type completion struct {
 		done func(storage.UsageRecord, error)
 		rec  storage.UsageRecord
@@ -348,7 +443,7 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 	go func() {
 		defer w.calls.Done()
 		for _, c := range completions {
-			c.done(c.rec, c.err)
+			_ = guard.Run(completionsGoroutine, func() { c.done(c.rec, c.err) })
 			w.pending.Add(-1)
 		}
 	}()

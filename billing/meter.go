@@ -57,15 +57,6 @@ const maxDeferred = 32 << 10
 // deferChunks turns the deferral off, for tests that compare with it.
 var deferChunks = true
 
-// Usage is what a response consumed, in tokens.
-type Usage struct {
-	Prompt     int64
-	Completion int64
-	// Estimated is true when the backend reported no usage and the
-	// counts were estimated.
-	Estimated bool
-}
-
 // MaxMeteredJSON bounds how much of a JSON answer is kept to read its
 // usage; a larger answer keeps its last MaxMeteredJSON bytes.
 const MaxMeteredJSON = 1 << 20
@@ -162,20 +153,21 @@ func (m *Meter) keepJSON(p []byte) {
 // wireUsage is the usage object of every answer shape of the routes the
 // meter serves.
 type wireUsage struct {
-	PromptTokens     *int64 `json:"prompt_tokens"`
-	CompletionTokens *int64 `json:"completion_tokens"`
-	InputTokens      *int64 `json:"input_tokens"`
-	OutputTokens     *int64 `json:"output_tokens"`
+	PromptTokens     *TokenCount `json:"prompt_tokens"`
+	CompletionTokens *TokenCount `json:"completion_tokens"`
+	InputTokens      *TokenCount `json:"input_tokens"`
+	OutputTokens     *TokenCount `json:"output_tokens"`
 }
 
+// counts returns the usage w reports, normalised (Usage.Normalized).
 func (w *wireUsage) counts() (Usage, bool) {
 	switch {
 	case w == nil:
 		return Usage{}, false
 	case w.PromptTokens != nil || w.CompletionTokens != nil:
-		return Usage{Prompt: deref(w.PromptTokens), Completion: deref(w.CompletionTokens)}, true
+		return Usage{Prompt: deref(w.PromptTokens), Completion: deref(w.CompletionTokens)}.Normalized(), true
 	case w.InputTokens != nil || w.OutputTokens != nil:
-		return Usage{Prompt: deref(w.InputTokens), Completion: deref(w.OutputTokens)}, true
+		return Usage{Prompt: deref(w.InputTokens), Completion: deref(w.OutputTokens)}.Normalized(), true
 	}
 	return Usage{}, false
 }
@@ -185,7 +177,7 @@ func (w *wireUsage) counts() (Usage, bool) {
 // as the wire spells them and integer or null values. Anything else, a
 // name in another case, a number with a fraction, goes to encoding/json.
 func decodeUsage(v []byte) (Usage, bool) {
-	var n [4]int64
+	var n [4]TokenCount
 	var set [4]bool
 	plain := jsonscan.Members(v, func(key, value []byte) bool {
 		i := usageField(key)
@@ -200,7 +192,7 @@ func decodeUsage(v []byte) (Usage, bool) {
 		if err != nil {
 			return false
 		}
-		n[i], set[i] = x, true
+		n[i], set[i] = TokenCount(x), true
 		return true
 	})
 	if !plain {
@@ -210,7 +202,7 @@ func decodeUsage(v []byte) (Usage, bool) {
 		}
 		return u.counts()
 	}
-	field := func(i int) *int64 {
+	field := func(i int) *TokenCount {
 		if set[i] {
 			return &n[i]
 		}
@@ -247,11 +239,11 @@ func mayNameUsageField(key []byte) bool {
 	return false
 }
 
-func deref(p *int64) int64 {
-	if p == nil || *p < 0 {
+func deref(p *TokenCount) int64 {
+	if p == nil {
 		return 0
 	}
-	return *p
+	return int64(*p)
 }
 
 // readEvent notes what one stream event says and reports whether it is
@@ -396,12 +388,15 @@ func (m *Meter) keepChunkContent(c *streamChunk) {
 	m.keepContent(c.Delta)
 }
 
-// Usage returns the token counts the backend reported, or, when it
-// reported none, an estimate with Estimated set: for a stream that broke
-// off, the answer streamed so far; for a JSON answer without a readable
-// usage object, its size. The prompt of an estimate is 0: the caller
-// estimates it from the request (EstimatePromptTokens).
-func (m *Meter) Usage() Usage {
+// Usage returns the token counts the backend reported, normalised
+// (Usage.Normalized), or, when it reported none, an estimate with
+// Estimated set: for a stream that broke off, the answer streamed so
+// far; for a JSON answer without a readable usage object, its size. The
+// prompt of an estimate is 0: the caller estimates it from the request
+// (EstimatePromptTokens).
+func (m *Meter) Usage() Usage { return m.usageRead().Normalized() }
+
+func (m *Meter) usageRead() Usage {
 	if m.stream {
 		if m.found {
 			return m.usage

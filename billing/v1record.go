@@ -46,6 +46,7 @@ func V1Record(x V1Exchange) (storage.UsageRecord, bool) {
 	if u.Estimated && u.Prompt == 0 {
 		u.Prompt = EstimatePromptTokens(x.Request.Body)
 	}
+	u = u.Normalized() // the meter's are; an exchange built elsewhere may not be
 	outcome := storage.OutcomeCompleted
 	switch {
 	case x.ClientGone:

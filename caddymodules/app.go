@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -243,7 +244,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 }
 
 // Start implements caddy.App. The shared state is started when acquired.
-func (a *App) Start() error { return nil }
+func (a *App) Start() error {
+	// The running config's log is where a recovered panic belongs.
+	guard.SetLogger(slogFor(a.logger.Named("panics")))
+	return nil
+}
 
 // Stop implements caddy.App. Shared state outlives a config; Cleanup
 // releases this config's hold on it.

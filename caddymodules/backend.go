@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -94,7 +95,7 @@ func (b *backend) reconcile(limiter limits.Limiter, logger *zap.Logger) {
 		ctx, cancel := context.WithTimeout(context.Background(), reconcileTimeout)
 		b.endReconcile = cancel
 		b.reconciling.Add(1)
-		go func() {
+		guard.Go(reconcileGoroutine, func() {
 			defer b.reconciling.Done()
 			defer cancel()
 			res, err := r.ReconcileBalances(ctx, b.store.Balance)
@@ -104,9 +105,14 @@ func (b *backend) reconcile(limiter limits.Limiter, logger *zap.Logger) {
 				return
 			}
 			logger.Info("mirrored balances reconciled with the ledger", fields...)
-		}()
+		})
 	})
 }
+
+// reconcileGoroutine names the start-up sweep as internal/guard counts
+// its panics. A sweep that panics leaves the mirrors it missed to expire,
+// as one that fails does.
+var reconcileGoroutine = guard.Name("balance_reconcile")
 
 // cache returns the node's key cache. It needs no watcher: the store's
 // key generation, read with every balance, keeps it exact (policy.KeyCache).

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
@@ -93,6 +94,13 @@ func (f *fileStore) Destruct() error {
 
 var fileStores = caddy.NewUsagePool()
 
+// janitorGoroutine names the files janitor as internal/guard counts its
+// panics; janitorRestartPause is how long a janitor that panicked waits
+// before it sweeps again.
+var janitorGoroutine = guard.Name("files_janitor")
+
+const janitorRestartPause = time.Minute
+
 func fileStoreKey(s settings, location string) string { return s.storeKey() + "|" + location }
 
 // acquireFileStore opens the blob store and starts its janitor.
@@ -116,7 +124,10 @@ func acquireFileStore(s settings, location string, meta storage.FileMeta, interv
 		fs.wg.Add(1)
 		go func() {
 			defer fs.wg.Done()
-			j.Run(ctx)
+			// A janitor that panicked is started again, a sweep at once
+			// and then every interval, rather than leaving expired files
+			// for good.
+			guard.Loop(ctx, janitorGoroutine, janitorRestartPause, j.Run)
 		}()
 		return fs, nil
 	})

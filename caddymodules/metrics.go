@@ -3,6 +3,7 @@ package caddymodules
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -32,6 +34,7 @@ type metrics struct {
 	upstreamFirst prometheus.Histogram
 	toolRuns      *prometheus.CounterVec   // tool, outcome
 	toolDuration  *prometheus.HistogramVec // tool
+	panics        panicCollector
 }
 
 // Values of the route label.
@@ -112,6 +115,7 @@ func (m *metrics) register(reg prometheus.Registerer) (*metrics, error) {
 	reuse(reg, &out.upstreamFirst, &errs)
 	reuse(reg, &out.toolRuns, &errs)
 	reuse(reg, &out.toolDuration, &errs)
+	reuse(reg, &out.panics, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -216,13 +220,24 @@ func (m *metrics) countCharge(route string, rec storage.UsageRecord, cents int64
 	if m == nil {
 		return
 	}
-	m.tokens.WithLabelValues(route, "prompt").Add(float64(rec.PromptTokens))
-	m.tokens.WithLabelValues(route, "completion").Add(float64(rec.CompletionTokens))
+	addCount(m.tokens.WithLabelValues(route, "prompt"), rec.PromptTokens)
+	addCount(m.tokens.WithLabelValues(route, "completion"), rec.CompletionTokens)
 	if err != nil {
 		m.chargeErrors.WithLabelValues(route).Inc()
 		return
 	}
-	m.cents.WithLabelValues(route).Add(float64(cents))
+	addCount(m.cents.WithLabelValues(route), cents)
+}
+
+// addCount adds n to c when it is positive. A Prometheus counter panics
+// on a negative add, and these run on the ledger writer's goroutine,
+// where a panic used to end the process: the counts are normalised
+// before they get here (billing.Usage.Normalized) and a charge is never
+// negative, but a metric is no place to find out that one was.
+func addCount(c prometheus.Counter, n int64) {
+	if n > 0 {
+		c.Add(float64(n))
+	}
 }
 
 // observeFirstByte records how long the upstream took to answer a /v1
@@ -245,13 +260,46 @@ func (m *metrics) observeTool(tool, outcome string, d time.Duration) {
 	m.toolDuration.WithLabelValues(tool).Observe(d.Seconds())
 }
 
+// panicCollector exports the panics internal/guard recovered, by the
+// goroutine they happened on: switchyard_panics_recovered_total. The
+// counts live in internal/guard, so every config's registry shows the
+// process's whole count.
+type panicCollector struct{}
+
+var panicsDesc = prometheus.NewDesc("switchyard_panics_recovered_total",
+	"Panics recovered on the gateway's own goroutines, by goroutine; each was logged with its stack and the process went on serving.",
+	[]string{"goroutine"}, nil)
+
+func (panicCollector) Describe(ch chan<- *prometheus.Desc) { ch <- panicsDesc }
+
+func (panicCollector) Collect(ch chan<- prometheus.Metric) {
+	guard.Each(func(name string, n uint64) {
+		ch <- prometheus.MustNewConstMetric(panicsDesc, prometheus.CounterValue, float64(n), name)
+	})
+}
+
+// collectorGoroutine names what scrapes run of the gateway's own code,
+// as internal/guard counts its panics: the registry gathers on
+// goroutines of its own, where a panic would end the process.
+var collectorGoroutine = guard.Name("metrics_collector")
+
+// guardedRead is read, with a panic in it recovered, logged and counted,
+// and the sample NaN.
+func guardedRead(read func() float64) func() float64 {
+	return func() float64 {
+		v := math.NaN()
+		_ = guard.Run(collectorGoroutine, func() { v = read() })
+		return v
+	}
+}
+
 // registerGauge registers switchyard_<name>, which calls read when
 // scraped. Unlike the counters a gauge is made per config: it holds no
 // count to keep across a reload, and each config reads its own state (the
 // queue it made, the ledger writer of its store). A gauge reg already
 // holds is kept, so provisioning twice on one registry does not fail.
 func registerGauge(reg prometheus.Registerer, name, help string, read func() float64) error {
-	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "switchyard", Name: name, Help: help}, read)
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "switchyard", Name: name, Help: help}, guardedRead(read))
 	var errs []error
 	reuse(reg, &g, &errs)
 	return errors.Join(errs...)

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyardhq/switchyard/internal/guard"
 )
 
 // routeMetrics count the routing of models to their pools
@@ -79,6 +81,12 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	// The registry collects on a goroutine of its own.
+	defer func() {
+		if v := recover(); v != nil {
+			guard.Recovered(collectorGoroutine, v)
+		}
+	}()
 	for _, p := range c.pools.order {
 		for i, u := range p.rp.Upstreams {
 			healthy := 0.0

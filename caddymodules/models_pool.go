@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
@@ -435,8 +436,13 @@ func (p *pool) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer func() {
 			// reverse_proxy ends a response it cannot complete (the
 			// upstream broke off) with panic(http.ErrAbortHandler),
-			// which the server would catch for a real request.
+			// which the server would catch for a real request. Any
+			// other panic is a bug: logged with its stack and counted,
+			// and the round fails as a broken answer would.
 			if rec := recover(); rec != nil {
+				if rec != http.ErrAbortHandler {
+					guard.Recovered(poolRoundGoroutine, rec)
+				}
 				w.finish(fmt.Errorf("the upstream's answer broke off: %v", rec))
 			}
 		}()
@@ -516,8 +522,12 @@ func (w *pipeResponse) finish(err error) {
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg}})
 	w.header.Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	go func() {
+	guard.Go(poolRoundGoroutine, func() {
 		_, _ = w.pw.Write(b)
 		w.pw.Close()
-	}()
+	})
 }
+
+// poolRoundGoroutine names the goroutines of rounds served in process,
+// as internal/guard counts their panics.
+var poolRoundGoroutine = guard.Name("model_pool_round")

@@ -20,7 +20,7 @@ func registerStoreCounters(reg prometheus.Registerer) error {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Namespace: "switchyard", Name: name, Help: help,
 			ConstLabels: prometheus.Labels{"kind": kind},
-		}, func() float64 { return float64(read()) })
+		}, guardedRead(func() float64 { return float64(read()) }))
 	}
 	const (
 		sqliteName = "sqlite_statements_total"

@@ -11,6 +11,7 @@ import (
 	"github.com/switchyardhq/switchyard/translator/upstream"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
@@ -235,7 +236,9 @@ func (s *streamOutput) startHeartbeat() {
 	ticks, stopTicker := cfg.NewTicker(cfg.Heartbeat / 2)
 	s.stop = make(chan struct{})
 	s.stopped = make(chan struct{})
-	go func() {
+	// A heartbeat that panics stops, logged and counted; the stream goes
+	// on without it, and stopHeartbeat still finds it stopped.
+	guard.Go(heartbeatGoroutine, func() {
 		defer close(s.stopped)
 		defer stopTicker()
 		for {
@@ -255,8 +258,12 @@ func (s *streamOutput) startHeartbeat() {
 				}
 			}
 		}
-	}()
+	})
 }
+
+// heartbeatGoroutine names a stream's heartbeat as internal/guard counts
+// its panics.
+var heartbeatGoroutine = guard.Name("stream_heartbeat")
 
 func (s *streamOutput) stopHeartbeat() {
 	s.stopOnce.Do(func() {

@@ -3,49 +3,62 @@ package translator
 import (
 	"math"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
-// usageTotals sums usage over the rounds of a request.
+// usageTotals sums usage over the rounds of a request. Its counts are
+// never negative and never above billing.MaxRequestTokens, and answer
+// never above completion: the sum goes through billing.Usage.Plus, as
+// every report went through billing.Usage.Normalized.
 type usageTotals struct {
 	prompt, completion, answer int64
 	estimated                  bool
 }
 
 // add counts a finished or broken round. A backend that reported usage
-// is believed; otherwise (no usage chunk, or the stream broke before it)
-// the round is estimated from its text. A round that produced nothing
-// adds nothing: the backend failed before working on it, and a request
-// that failed that early is not charged.
+// is believed, within the bounds of billing.Usage.Normalized; otherwise
+// (no usage chunk, or the stream broke before it) the round is estimated
+// from its text. A round that produced nothing adds nothing: the backend
+// failed before working on it, and a request that failed that early is
+// not charged.
 func (u *usageTotals) add(st *upstream.Stream) {
 	c := st.Chars()
 	if r := st.Usage(); r != nil {
-		u.prompt += r.PromptTokens
-		u.completion += r.CompletionTokens
-		u.answer += answerShare(r, c)
+		round := billing.Usage{Prompt: r.PromptTokens, Completion: r.CompletionTokens, Reasoning: r.ReasoningTokens}
+		u.sum(round, answerShare(round.Normalized(), c))
 		return
 	}
 	if c.Think+c.Text+c.Args == 0 {
 		return
 	}
-	u.estimated = true
-	u.prompt += st.PromptEstimate()
-	u.completion += upstream.EstimateTokens(c.Think + c.Text + c.Args)
-	u.answer += upstream.EstimateTokens(c.Text)
+	u.sum(billing.Usage{
+		Prompt:     st.PromptEstimate(),
+		Completion: upstream.EstimateTokens(c.Think + c.Text + c.Args),
+		Estimated:  true,
+	}, upstream.EstimateTokens(c.Text))
+}
+
+// sum adds a round's usage and its answer's share of the completion.
+func (u *usageTotals) sum(round billing.Usage, answer int64) {
+	round = round.Normalized()
+	total := billing.Usage{Prompt: u.prompt, Completion: u.completion, Estimated: u.estimated}.Plus(round)
+	u.prompt, u.completion, u.estimated = total.Prompt, total.Completion, total.Estimated
+	u.answer = min(u.answer+min(max(answer, 0), round.Completion), u.completion)
 }
 
 // answerShare estimates the visible answer's part of a round's
 // completion tokens (answer_tokens, Revision A). Backends report only the
 // total, sometimes with the reasoning part; the rest is split between
 // answer text and tool-call arguments by their length.
-func answerShare(r *upstream.Usage, c upstream.Chars) int64 {
+func answerShare(r billing.Usage, c upstream.Chars) int64 {
 	if c.Text == 0 {
 		return 0
 	}
-	rest := r.CompletionTokens
+	rest := r.Completion
 	parts := c.Think + c.Text + c.Args
-	if r.ReasoningTokens > 0 {
-		rest -= r.ReasoningTokens
+	if r.Reasoning > 0 {
+		rest -= r.Reasoning
 		parts = c.Text + c.Args
 	}
 	if rest <= 0 || parts == 0 {

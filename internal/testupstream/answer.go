@@ -24,7 +24,7 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *http.Request, c *completio
 	body, err := json.Marshal(completionJSON{
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
 		Choices: []choiceJSON{{Index: 0, Message: msg, FinishReason: c.finish}},
-		Usage:   c.usage.wire(),
+		Usage:   c.usageJSON(),
 	})
 	if err != nil {
 		apierror.Write(w, apierror.Internal())

@@ -1,6 +1,7 @@
 package testupstream
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 )
@@ -16,7 +17,8 @@ type completion struct {
 	toolCalls []ToolCall
 	finish    string
 	usage     Usage
-	generated int // tokens produced, whatever usage reports
+	rawUsage  []byte // Reply.UsageJSON: sent in place of usage
+	generated int    // tokens produced, whatever usage reports
 }
 
 func (s *Server) resolve(req *ChatRequest, r Reply, reqID uint64) *completion {
@@ -63,6 +65,7 @@ func (s *Server) resolve(req *ChatRequest, r Reply, reqID uint64) *completion {
 		c.finish = "stop"
 	}
 
+	c.rawUsage = r.UsageJSON
 	if r.Usage != nil {
 		c.usage = *r.Usage
 	} else {
@@ -75,6 +78,15 @@ func (s *Server) resolve(req *ChatRequest, r Reply, reqID uint64) *completion {
 		}
 	}
 	return c
+}
+
+// usageJSON is the usage object the completion reports.
+func (c *completion) usageJSON() json.RawMessage {
+	if c.rawUsage != nil {
+		return c.rawUsage
+	}
+	u, _ := json.Marshal(c.usage.wire())
+	return u
 }
 
 func (c *completion) toolCallTokens() int {

@@ -1,6 +1,7 @@
 package testupstream
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -33,8 +34,14 @@ type Reply struct {
 	FinishReason string
 
 	// Usage overrides the reported token counts. Default: nil, counted
-	// with PromptTokens and Tokens.
+	// with PromptTokens and Tokens. Any int is sent as it is, negative
+	// or past any real context window, as a faulty backend might.
 	Usage *Usage
+
+	// UsageJSON, when set, is sent as the usage object verbatim, in place
+	// of Usage: for shapes Usage cannot spell (fractions, exponents,
+	// strings, details that contradict the totals). Default: nil.
+	UsageJSON json.RawMessage
 
 	// Status, when not 0 or 200, answers with this HTTP status and Body
 	// instead of a completion, before any stream starts.

@@ -165,7 +165,10 @@ func TestMaxTokensCutsAnswer(t *testing.T) {
 	s := Start(t, Options{})
 	s.Enqueue(Reply{Content: "one two three four five", ToolCalls: []ToolCall{{Name: "f", Arguments: "{}"}}})
 	resp := post(t, s, "/v1/chat/completions", `{"model":"m","max_completion_tokens":3,"messages":[{"role":"user","content":"x"}]}`)
-	var c completionJSON
+	var c struct {
+		completionJSON
+		Usage usageJSON `json:"usage"`
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
 		t.Fatal(err)
 	}
@@ -183,6 +186,22 @@ func TestUsageOverride(t *testing.T) {
 	last := frames[len(frames)-2]
 	if !strings.Contains(last, `"choices":[]`) || !strings.Contains(last, `"usage":{"prompt_tokens":1000,"completion_tokens":7,"total_tokens":1007}`) {
 		t.Fatalf("usage chunk = %s", last)
+	}
+
+	// A usage object Usage cannot spell goes out as written, streamed or
+	// not.
+	raw := `{"prompt_tokens":-5,"completion_tokens":1e30,"total_tokens":"x"}`
+	s.Enqueue(Reply{Content: "x", UsageJSON: json.RawMessage(raw)})
+	resp = post(t, s, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`)
+	frames, _ = sseData(resp.Body)
+	if last := frames[len(frames)-2]; !strings.Contains(last, `"usage":`+raw) {
+		t.Fatalf("usage chunk = %s", last)
+	}
+	s.Enqueue(Reply{Content: "x", UsageJSON: json.RawMessage(raw)})
+	resp = post(t, s, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`)
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"usage":`+raw) {
+		t.Fatalf("answer = %s", b)
 	}
 }
 

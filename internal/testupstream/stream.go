@@ -50,10 +50,9 @@ func (c *completion) frames(includeUsage bool) []frame {
 	}
 	out = append(out, frame{chunk: choice(deltaJSON{}, ptr(c.finish))})
 	if includeUsage {
-		u, _ := json.Marshal(c.usage.wire())
 		out = append(out, frame{chunk: chunkJSON{
 			ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
-			Choices: []chunkChoiceJSON{}, Usage: u,
+			Choices: []chunkChoiceJSON{}, Usage: c.usageJSON(),
 		}})
 	}
 	return out

@@ -7,12 +7,12 @@ import "encoding/json"
 // null too: some clients tell "absent" from "null".
 
 type completionJSON struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"` // "chat.completion"
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []choiceJSON `json:"choices"`
-	Usage   usageJSON    `json:"usage"`
+	ID      string          `json:"id"`
+	Object  string          `json:"object"` // "chat.completion"
+	Created int64           `json:"created"`
+	Model   string          `json:"model"`
+	Choices []choiceJSON    `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
 }
 
 type choiceJSON struct {

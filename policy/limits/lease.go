@@ -3,6 +3,8 @@ package limits
 import (
 	"context"
 	"sync"
+
+	"github.com/switchyardhq/switchyard/internal/guard"
 )
 
 // Leaser hands out concurrency leases. Implementations are safe for
@@ -36,7 +38,8 @@ func newLease(key, id string, release func()) *Lease {
 
 // tie releases l when ctx is done.
 func (l *Lease) tie(ctx context.Context) {
-	l.stopCtx = context.AfterFunc(ctx, l.Release)
+	// AfterFunc runs Release on a goroutine of its own.
+	l.stopCtx = context.AfterFunc(ctx, func() { _ = guard.Run(leaseGoroutine, l.Release) })
 }
 
 // Key is the key the lease counts against.

@@ -14,6 +14,8 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/internal/guard"
 )
 
 // FailurePolicy says what a limit does when Redis cannot answer.
@@ -227,6 +229,17 @@ func parseSeconds(v any) (time.Duration, error) {
 
 var errBreakerOpen = errors.New("redis circuit breaker open")
 
+// Names of the Redis limiter's goroutines, as internal/guard counts their
+// panics.
+var (
+	redisCallGoroutine    = guard.Name("redis_call")
+	redisCleanupGoroutine = guard.Name("redis_cleanup")
+	redisAdmitGoroutine   = guard.Name("redis_admit")
+	redisReleaseGoroutine = guard.Name("redis_release")
+	redisRenewGoroutine   = guard.Name("redis_renew")
+	leaseGoroutine        = guard.Name("lease_release")
+)
+
 // call runs fn against Redis within the timeout, through the breaker. It
 // returns at the timeout even if the client does not honour contexts.
 // When ctx itself ends, the result is ctx's error and says nothing about
@@ -239,7 +252,15 @@ func (r *Redis) call(ctx context.Context, op string, fn func(context.Context) er
 	cctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- fn(cctx) }()
+	go func() {
+		// A panic in the client (or in fn) is a failed call, for the
+		// breaker and the failure policies, not the end of the process.
+		var err error
+		if perr := guard.Run(redisCallGoroutine, func() { err = fn(cctx) }); perr != nil {
+			err = perr
+		}
+		errc <- err
+	}()
 	var err error
 	select {
 	case err = <-errc:
@@ -359,10 +380,10 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		// The script may have run and only its answer been lost, or been
 		// left unread by a request that went away.
 		if leaseLimit > 0 {
-			go r.removeLease(r.leaseKey(req.Key), id)
+			guard.Go(redisCleanupGoroutine, func() { r.removeLease(r.leaseKey(req.Key), id) })
 		}
 		if res.wanted() {
-			go r.removeHold(res.Account, id)
+			guard.Go(redisCleanupGoroutine, func() { r.removeHold(res.Account, id) })
 		}
 	}
 	if ctx.Err() != nil {

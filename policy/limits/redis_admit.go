@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/switchyardhq/switchyard/internal/guard"
 )
 
 // maxAdmitPipeline bounds the admissions one pipeline carries.
@@ -80,7 +82,7 @@ func (r *Redis) runAdmit(_ context.Context, keys []string, args []any) ([]any, e
 	}
 	r.sendAdmits([]*admitCall{c})
 	if next := r.admits.next(); next != nil {
-		go r.sendQueuedAdmits(next)
+		guard.Go(redisAdmitGoroutine, func() { r.sendQueuedAdmits(next) })
 	}
 	return c.reply, c.err
 }
@@ -95,16 +97,35 @@ func (r *Redis) sendQueuedAdmits(batch []*admitCall) {
 }
 
 // sendAdmits runs the admissions of batch, with the gathered releases
-// ahead of them, and completes each.
+// ahead of them, and completes each. It does not panic: a panic on the
+// way (in the Redis client, say) is the error of every admission it left
+// without an answer, the releases it took are finished as unsent (their
+// slots and holds expire within LeaseTTL), and whoever sent the batch
+// goes on to send the admissions queued behind it. A sender that died
+// instead would leave the queue marked busy, and every later admission
+// of the node waiting for a pipeline that never returns.
 func (r *Redis) sendAdmits(batch []*admitCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
+	var releases []release
+	handedOver := false // releases were passed to Redis.released
 	defer func() {
+		if v := recover(); v != nil {
+			err := guard.Recovered(redisAdmitGoroutine, v)
+			for _, c := range batch {
+				if c.reply == nil && c.err == nil {
+					c.err = err
+				}
+			}
+			if !handedOver {
+				r.released(releases, nil)
+			}
+		}
 		for _, c := range batch {
 			close(c.done)
 		}
 	}()
-	releases := r.releases.take()
+	releases = r.releases.take()
 	if len(batch) == 1 && len(releases) == 0 {
 		c := batch[0]
 		c.reply, c.err = admitScript.Run(ctx, r.client, c.keys, c.args...).Slice()
@@ -117,6 +138,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		admits[i] = pipe.EvalSha(ctx, admitScript.Hash(), c.keys, c.args...)
 	}
 	_, _ = pipe.Exec(ctx)
+	handedOver = true
 	r.released(releases, settles)
 	for i, c := range batch {
 		if redis.HasErrorPrefix(admits[i].Err(), "NOSCRIPT") {

@@ -3,10 +3,13 @@ package limits
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/internal/guard"
 )
 
 // releaseGather is how long a release waits for company before it is sent
@@ -72,7 +75,7 @@ func (q *releases) add(rel release) {
 	q.sending = true
 	q.mu.Unlock()
 	if start {
-		go q.send()
+		guard.Go(redisReleaseGoroutine, q.send)
 	}
 }
 
@@ -118,7 +121,9 @@ func (q *releases) send() {
 		batch, next := q.due(time.Now())
 		switch {
 		case len(batch) > 0:
-			q.r.sendReleases(batch)
+			// The goroutine must go on: add starts no other while it
+			// is marked sending.
+			_ = guard.Run(redisReleaseGoroutine, func() { q.r.sendReleases(batch) })
 			wait = 0
 		case next == 0:
 			return
@@ -136,18 +141,31 @@ func (r *Redis) Flush() { r.releases.unsent.Wait() }
 // sendReleases sends batch in one round trip. When Redis does not answer,
 // each slot and hold expires within LeaseTTL and each mirror, which then
 // lacks the charge, within BalanceTTL.
+//
+// The batch is finished (Redis.released) exactly once, whatever happens:
+// a batch left unfinished would keep Flush, and so a graceful stop,
+// waiting for ever.
 func (r *Redis) sendReleases(batch []release) {
+	var finished atomic.Bool
+	finish := func(settles []*redis.Cmd) bool {
+		return finished.CompareAndSwap(false, true) && r.released(batch, settles)
+	}
 	err := r.call(context.Background(), "release", func(ctx context.Context) error {
+		// Should anything panic before the batch is finished, it is
+		// finished as unsent: the slots and holds expire within
+		// LeaseTTL. Here rather than after call returns, which it may
+		// have done at its timeout.
+		defer finish(nil)
 		pipe := r.client.Pipeline()
 		settles := queueReleases(ctx, pipe, batch)
 		_, err := pipe.Exec(ctx)
-		if r.released(batch, settles) && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if finish(settles) && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return nil // only a settle script Redis did not know
 		}
 		return err
 	})
 	if err == errBreakerOpen {
-		r.released(batch, nil)
+		finish(nil) // never sent
 	}
 }
 

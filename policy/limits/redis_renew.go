@@ -9,6 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/internal/guard"
 )
 
 // maxRenewPipeline bounds the renewals of one pipeline.
@@ -53,7 +55,7 @@ func (q *renewals) add(keys []string, member string, lost func()) *renewal {
 	q.live[x] = struct{}{}
 	if !q.running {
 		q.running = true
-		go q.run()
+		guard.Go(redisRenewGoroutine, q.run)
 	}
 	return x
 }
@@ -92,7 +94,11 @@ func (q *renewals) run() {
 		due := slices.Collect(maps.Keys(q.live))
 		q.mu.Unlock()
 		for batch := range slices.Chunk(due, maxRenewPipeline) {
-			q.renew(batch)
+			// A batch whose renewal panicked is tried again at the next
+			// tick, as one whose renewal failed; the loop goes on, or
+			// every lease and hold of the node would expire under
+			// requests still running.
+			_ = guard.Run(redisRenewGoroutine, func() { q.renew(batch) })
 		}
 	}
 }

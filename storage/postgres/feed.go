@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
@@ -90,11 +91,19 @@ func (f *commitFeed) stop() {
 	}
 }
 
+// feedGoroutine names the feed as internal/guard counts its panics.
+var feedGoroutine = guard.Name("postgres_commit_feed")
+
 func (f *commitFeed) run(ctx context.Context) {
 	defer close(f.done)
 	backoff := 100 * time.Millisecond
 	for {
-		if f.follow(ctx) {
+		// A follow that panicked is one that failed: the feed reports
+		// nothing while it is down (follow's deferred calls ran), and
+		// comes back after the backoff, rather than leaving every key
+		// lookup of the node to read the database for good.
+		listened := false
+		if guard.Run(feedGoroutine, func() { listened = f.follow(ctx) }) == nil && listened {
 			backoff = 100 * time.Millisecond
 		}
 		t := time.NewTimer(backoff)

@@ -48,7 +48,18 @@ func inTx(ctx context.Context, db Driver, fn func(tx Tx) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	returned := false
+	defer func() {
+		if !returned {
+			// fn panicked. The caller may recover and go on writing:
+			// an open transaction would keep SQLite's one write turn,
+			// or a pooled PostgreSQL connection, for ever.
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	err = fn(tx)
+	returned = true
+	if err != nil {
 		// Roll back even when ctx is already done, so the connection
 		// goes back to its pool clean instead of being discarded.
 		_ = tx.Rollback(context.WithoutCancel(ctx))

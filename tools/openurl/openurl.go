@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -191,6 +193,10 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 	}, nil
 }
 
+// extractGoroutine names the extraction's goroutine as internal/guard
+// counts its panics.
+var extractGoroutine = guard.Name("open_url_extract")
+
 // extractWithin runs extract but returns when ctx is done: parsing a
 // large page can take seconds, and the time limit covers the whole call.
 // The abandoned extraction ends by itself, its input being bounded.
@@ -201,8 +207,13 @@ func (t *Tool) extractWithin(ctx context.Context, p page) (extraction, error) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		ex, err := extract(ctx, t.conv, p)
-		done <- outcome{ex, err}
+		var o outcome
+		// A parser that panics on a page fails this call (the model is
+		// told the page could not be read), not the process.
+		if err := guard.Run(extractGoroutine, func() { o.ex, o.err = extract(ctx, t.conv, p) }); err != nil {
+			o = outcome{err: err}
+		}
+		done <- o
 	}()
 	select {
 	case o := <-done:

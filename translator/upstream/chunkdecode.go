@@ -151,7 +151,7 @@ func members(v []byte, known []string, f func(key string, value []byte) bool) bo
 func isNull(v []byte) bool { return string(v) == "null" }
 
 // decodeInt decodes a plain integer (or null, which leaves n alone).
-func decodeInt[T int | int64](v []byte, n *T) bool {
+func decodeInt[T ~int | ~int64](v []byte, n *T) bool {
 	if isNull(v) {
 		return true
 	}

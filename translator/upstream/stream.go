@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/sse"
 )
@@ -42,7 +43,10 @@ type Event struct {
 	ArgsChars int
 }
 
-// Usage is the usage a backend reported for one round.
+// Usage is the usage a backend reported for one round, normalised
+// (billing.Usage.Normalized): no count is negative or above
+// billing.MaxReportedTokens, and ReasoningTokens is at most
+// CompletionTokens.
 type Usage struct {
 	PromptTokens     int64
 	CompletionTokens int64
@@ -161,14 +165,16 @@ type wireChoice struct {
 	FinishReason *string    `json:"finish_reason"`
 }
 
+// wireUsage is a usage object. Its counts are billing.TokenCount, which
+// reads what sloppy encoders send for an integer.
 type wireUsage struct {
-	PromptTokens            int64             `json:"prompt_tokens"`
-	CompletionTokens        int64             `json:"completion_tokens"`
-	CompletionTokensDetails *wireUsageDetails `json:"completion_tokens_details"`
+	PromptTokens            billing.TokenCount `json:"prompt_tokens"`
+	CompletionTokens        billing.TokenCount `json:"completion_tokens"`
+	CompletionTokensDetails *wireUsageDetails  `json:"completion_tokens_details"`
 }
 
 type wireUsageDetails struct {
-	ReasoningTokens int64 `json:"reasoning_tokens"`
+	ReasoningTokens billing.TokenCount `json:"reasoning_tokens"`
 }
 
 type wireDelta struct {
@@ -201,11 +207,16 @@ func (s *Stream) chunk(data []byte) error {
 		return &Error{Message: errorText(c.Error)}
 	}
 	if c.Usage != nil {
-		u := &Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+		r := billing.Usage{Prompt: int64(c.Usage.PromptTokens), Completion: int64(c.Usage.CompletionTokens)}
 		if d := c.Usage.CompletionTokensDetails; d != nil {
-			u.ReasoningTokens = d.ReasoningTokens
+			r.Reasoning = int64(d.ReasoningTokens)
 		}
-		s.usage = u // the last report wins: vLLM can report on every chunk
+		// Nothing reads a report before it is normalised: a negative
+		// count shown to the client, priced or counted by a metric is a
+		// backend's fault turned into the gateway's.
+		r = r.Normalized()
+		// The last report wins: vLLM can report on every chunk.
+		s.usage = &Usage{PromptTokens: r.Prompt, CompletionTokens: r.Completion, ReasoningTokens: r.Reasoning}
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
