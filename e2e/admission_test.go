@@ -236,6 +236,10 @@ func TestAdmissionBeforeTheBody(t *testing.T) {
 	if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusPaymentRequired {
 		t.Fatalf("a zero balance with its body still to come: %d %s, want 402 at once", status, body)
 	}
+	c = stalledBody(t, g, "sk-"+strings.Repeat("x", 40), "/v1/chat/completions", 1000, "")
+	if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusUnauthorized {
+		t.Fatalf("an unknown key with its body still to come: %d %s, want 401 at once", status, body)
+	}
 
 	if status, _, body := g.do("GET", "/v1/models", busy, ""); status != http.StatusOK {
 		t.Fatalf("first request: %d %s", status, body)
