@@ -181,8 +181,8 @@ func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		release()
 		return nil, errBodyTooLarge()
 	}
-	// The deadline stays on a body refused half-read, so that nothing
-	// waits for the rest of it (dropUnread).
+	// Cleared only once the body is read whole: the refusals above leave
+	// it to dropUnread.
 	stop()
 	if held > 0 {
 		// The body stays in memory until the request ends.
@@ -207,12 +207,18 @@ func (br *bodyReader) deadline(w http.ResponseWriter) (expired func() bool, stop
 	return func() bool { return time.Now().After(at) }, func() { _ = rc.SetReadDeadline(time.Time{}) }
 }
 
-// dropUnread makes sure that the server does not wait for the rest of
-// the body of a request refused before its body was read whole: it would
-// read it, before the answer or after, to keep the connection. The
-// connection's read deadline is set to now, and an HTTP/1 connection is
-// closed after the answer (on HTTP/2 only the stream ends; closing would
-// end the client's other streams).
+// unreadBodyGrace bounds how long the server may go on reading the body
+// of a request refused before its body was read whole.
+const unreadBodyGrace = time.Second
+
+// dropUnread bounds what the server does with the body of a request
+// refused before its body was read whole. Go's server reads up to 256 KiB
+// of it, before writing the answer, to keep the connection: a client
+// still sending gets its answer and, past that, a closed connection
+// without a reset that would lose the answer; one that stalls would hold
+// the answer until the server's read timeout. The connection's read
+// deadline is set unreadBodyGrace from now, so that no refusal waits
+// longer for a body nobody will use.
 func dropUnread(w http.ResponseWriter, r *http.Request) {
 	if !hasBody(r) {
 		return
@@ -220,10 +226,7 @@ func dropUnread(w http.ResponseWriter, r *http.Request) {
 	if _, read := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); read {
 		return
 	}
-	if r.ProtoMajor == 1 {
-		w.Header().Set("Connection", "close")
-	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(unreadBodyGrace))
 }
 
 // bodyReadError is the answer to a body that could not be read: 408 when
