@@ -1,33 +1,205 @@
 package billing
 
 import (
-	"context"
 	"errors"
+	"net/http"
+	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/internal/mediatype"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
-// Ask is what admission needs to know of a request: where it goes and,
-// for a JSON body, what its one strict parse found.
+// A BodyMeter is how the gateway accounts for the requests of a route: which
+// request bodies it reads, and whether they are charged. A route is
+// served only when its meter can account for the request; a body its
+// meter does not read is refused (Accepts), never passed on unread.
+type BodyMeter uint8
+
+const (
+	// NoBody is a route that takes no request body and costs nothing:
+	// listing models, reading, downloading and deleting files (GET, HEAD,
+	// DELETE, OPTIONS). A body sent to one is refused.
+	NoBody BodyMeter = iota
+	// V1JSON is a /v1 JSON body, read by ParseV1 and charged per token
+	// from the usage the backend reports (Meter, V1Record).
+	V1JSON
+	// ChatJSON is the /v3 chat body, JSON read by translator/request and
+	// charged per token over every round of the tool loop.
+	ChatJSON
+	// Upload is a Files API upload: multipart/form-data, streamed
+	// to the blob store by the files service and counted against the
+	// account's storage quota. Storage has no fee (spec section 8).
+	Upload
+)
+
+func (m BodyMeter) String() string {
+	switch m {
+	case NoBody:
+		return "none"
+	case V1JSON:
+		return "v1"
+	case ChatJSON:
+		return "chat"
+	case Upload:
+		return "upload"
+	}
+	return "unknown"
+}
+
+// Chargeable reports whether the requests of the route can be charged
+// for, and so must pass the balance gate. It depends on the route alone,
+// never on how the request labels its body.
+func (m BodyMeter) Chargeable() bool { return m == V1JSON || m == ChatJSON }
+
+// ReadsBody reports whether the route's body is read into memory before
+// the request is admitted: to learn whether it streams and what it may
+// cost. An upload streams to the blob store instead.
+func (m BodyMeter) ReadsBody() bool { return m == V1JSON || m == ChatJSON }
+
+// Accepts reports whether the meter reads a body labelled contentType:
+// JSON (mediatype.IsJSON) for the metered routes, multipart/form-data for
+// uploads, nothing for a route without a body.
+func (m BodyMeter) Accepts(contentType string) bool {
+	switch m {
+	case V1JSON, ChatJSON:
+		return mediatype.IsJSON(contentType)
+	case Upload:
+		return mediatype.IsFormData(contentType)
+	}
+	return false
+}
+
+// V1Routes are the /v1 routes a meter exists for, as "METHOD /path"
+// below the API prefix ("/*": anything below), with their meter. A
+// switchyard_proxy route that takes a body must be one of them. Adding a
+// JSON route that reports prompt_tokens/completion_tokens or
+// input_tokens/output_tokens is one entry, once Meter reads its answers'
+// usage, streams included: "POST /responses" waits for the meter to read
+// the Responses API's stream events.
+var V1Routes = map[string]BodyMeter{
+	"POST /chat/completions": V1JSON,
+	"POST /completions":      V1JSON,
+	"POST /embeddings":       V1JSON,
+	"GET /models":            NoBody,
+	"GET /models/*":          NoBody,
+}
+
+// bodyless are the methods whose requests carry no body the gateway
+// meters: a route of one of them is NoBody unless V1Routes says more.
+func bodyless(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// MethodMeter is the meter a request's method implies where nothing else
+// is known of its route: none for GET, HEAD, DELETE and OPTIONS, a /v1
+// JSON body for every other method, spelt in any case.
+func MethodMeter(method string) BodyMeter {
+	if bodyless(method) {
+		return NoBody
+	}
+	return V1JSON
+}
+
+// V1RouteMeter is the meter of a /v1 route, "METHOD /path" as in
+// V1Routes, and false for a route that takes a body no meter reads.
+func V1RouteMeter(route string) (BodyMeter, bool) {
+	if m, ok := V1Routes[route]; ok {
+		return m, true
+	}
+	method, _, _ := strings.Cut(route, " ")
+	return NoBody, bodyless(method)
+}
+
+// Routes tells the meter of a request from its method and path, for the
+// admission step in front of every handler. The zero Routes knows no chat
+// path and no uploads.
+type Routes struct {
+	// Chat is the /v3 chat path.
+	Chat string
+	// Uploads are the paths that take Files API uploads.
+	Uploads []string
+}
+
+// BodyMeter is the meter of a request. Paths compare without regard to case
+// or a trailing slash, as the handlers' path matchers do. A request that
+// can carry a body and is neither the chat route nor an upload is read as
+// a /v1 JSON body: what the gateway does not know it meters as the
+// strictest reader, and the handler after refuses a route it does not
+// serve.
+func (rt Routes) BodyMeter(method, path string) BodyMeter {
+	if bodyless(method) {
+		return NoBody
+	}
+	path = strings.TrimSuffix(path, "/")
+	if method == http.MethodPost {
+		if rt.Chat != "" && strings.EqualFold(path, rt.Chat) {
+			return ChatJSON
+		}
+		for _, u := range rt.Uploads {
+			if strings.EqualFold(path, u) {
+				return Upload
+			}
+		}
+	}
+	return V1JSON
+}
+
+// UnsupportedMediaType is the refusal of a body its route's meter does
+// not read: 415 unsupported_media_type.
+func UnsupportedMediaType(m BodyMeter, method, path string) *apierror.Error {
+	msg := method + " " + clip.Ellipsis(path, 80) + " takes "
+	switch m {
+	case V1JSON, ChatJSON:
+		msg += `a JSON body, sent as "Content-Type: application/json" (charset=utf-8 alone allowed), without Content-Encoding.`
+	case Upload:
+		msg += `a "multipart/form-data" body, without Content-Encoding.`
+	default:
+		msg += "no request body."
+	}
+	return apierror.New(http.StatusUnsupportedMediaType, apierror.TypeInvalidRequest, "unsupported_media_type", msg)
+}
+
+// CheckBody refuses, with UnsupportedMediaType, a request body that m
+// does not read: a Content-Type it does not accept, any Content-Encoding
+// but identity (the meter reads the bytes as sent), or any body at all
+// on a route without one. hasBody tells whether the request carries a
+// body.
+func CheckBody(m BodyMeter, method, path string, header http.Header, hasBody bool) *apierror.Error {
+	if !hasBody {
+		return nil
+	}
+	if m == NoBody || !m.Accepts(header.Get("Content-Type")) || len(header.Values("Content-Type")) > 1 {
+		return UnsupportedMediaType(m, method, path)
+	}
+	for _, enc := range header.Values("Content-Encoding") {
+		if !strings.EqualFold(strings.TrimSpace(enc), "identity") {
+			return UnsupportedMediaType(m, method, path)
+		}
+	}
+	return nil
+}
+
+// Ask is what the admission after the body needs to know of a request:
+// its meter and what the one strict parse of its body found.
 type Ask struct {
-	Method, Path, ContentType string
-	// HasBody is true when a JSON body was parsed; the fields below are
-	// then its values.
-	HasBody   bool
+	Meter     BodyMeter
 	BodyBytes int64
 	Model     string
 	Stream    bool
 	MaxTokens int64
 }
 
-// AskV1 is the Ask of a request whose body ParseV1 read; the zero
-// V1Request stands for a request without a JSON body.
-func AskV1(method, path, contentType string, req V1Request) Ask {
+// AskV1 is the Ask of a /v1 request whose body ParseV1 read.
+func AskV1(req V1Request) Ask {
 	return Ask{
-		Method: method, Path: path, ContentType: contentType,
-		HasBody:   req.Body != nil,
+		Meter:     V1JSON,
 		BodyBytes: int64(len(req.Body)),
 		Model:     req.Model,
 		Stream:    req.Stream,
@@ -35,41 +207,49 @@ func AskV1(method, path, contentType string, req V1Request) Ask {
 	}
 }
 
-// AdmitRequest is the limiter's question for a request of p under prof:
-// the key's request rate; one of the key's stream slots when the request
-// streams; and, when it can be charged for (Chargeable), a hold of its
-// estimated cost (HoldEstimate at the hold prices of its model, ForHold, or the
-// minimum charge without a body) against the account's balance.
-func AdmitRequest(prof policy.Profile, p policy.Principal, ask Ask) limits.AdmitRequest {
-	req := limits.AdmitRequest{
-		Key:         p.KeyID,
-		Rate:        limits.RateFor(prof),
-		StreamLimit: prof.ConcurrentStreams,
-		WantLease:   ask.Stream,
-	}
-	if Chargeable(ask.Method, ask.Path, ask.ContentType) {
-		want := prof.MinChargeCents
-		if ask.HasBody {
-			want = HoldEstimate(prof.ForHold(ask.Model), ask.BodyBytes, ask.MaxTokens, DefaultHoldTokens)
-		}
+// BeforeBody is the limiter's question for a request of p under prof
+// before its body is read: the key's request rate and, on a chargeable
+// route, whether the account's available balance covers the minimum
+// charge (a check that holds nothing, limits.Reservation.CheckOnly). A
+// refusal here has read nothing of the body; an account that cannot pay
+// spends no rate.
+func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.AdmitRequest {
+	req := limits.AdmitRequest{Key: p.KeyID, Rate: limits.RateFor(prof)}
+	if m.Chargeable() {
 		req.Reserve = limits.Reservation{
-			Account: p.AccountID,
-			Balance: p.BalanceCents,
-			Want:    want,
-			Min:     prof.MinChargeCents,
+			Account:   p.AccountID,
+			Balance:   p.BalanceCents,
+			Min:       prof.MinChargeCents,
+			CheckOnly: true,
 		}
 	}
 	return req
 }
 
-// Admit asks lim to admit a request of p: rate, stream slot and balance
-// hold as one step (limits.Admitter). Errors are the limiter's, for the
-// caller to count; Refusal turns them into what the client is told.
-func Admit(ctx context.Context, lim limits.Admitter, prof policy.Profile, p policy.Principal, ask Ask) (limits.Admission, error) {
-	return lim.Admit(ctx, AdmitRequest(prof, p, ask))
+// AfterBody is the limiter's question once the body is read and parsed:
+// one of the key's stream slots when it asks for a stream, and on a
+// chargeable route a hold of its estimated cost (HoldEstimate at the
+// hold prices of its model, ForHold) against the account's balance, in
+// one step. The rate was spent before the body. ok is false when there
+// is nothing to ask.
+func AfterBody(prof policy.Profile, p policy.Principal, ask Ask) (req limits.AdmitRequest, ok bool) {
+	req = limits.AdmitRequest{
+		Key:         p.KeyID,
+		StreamLimit: prof.ConcurrentStreams,
+		WantLease:   ask.Stream,
+	}
+	if ask.Meter.Chargeable() {
+		req.Reserve = limits.Reservation{
+			Account: p.AccountID,
+			Balance: p.BalanceCents,
+			Want:    HoldEstimate(prof.ForHold(ask.Model), ask.BodyBytes, ask.MaxTokens, DefaultHoldTokens),
+			Min:     prof.MinChargeCents,
+		}
+	}
+	return req, req.WantLease || req.Reserve.Account != ""
 }
 
-// Refusal is the client's error for an error of Admit: 402
+// Refusal is the client's error for an error of the limiter's Admit: 402
 // insufficient_balance, telling a balance held by requests in flight from
 // one spent, for a *limits.BalanceError, else limits.APIError.
 func Refusal(err error, balanceCents int64) *apierror.Error {

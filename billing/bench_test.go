@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/policy"
@@ -84,9 +83,9 @@ func BenchmarkParseV1(b *testing.B) {
 }
 
 // BenchmarkAdmit is the admission of one billed streaming request on one
-// node: the limiter's question built from the parse, rate, stream slot
-// and balance hold in one step, then the hold settled and the slot given
-// back, as every request does. The Redis limiter's round trip is in
+// node: the rate and a balance check before the body, the stream slot and
+// the balance hold built from the parse after it, then the hold settled
+// and the slot given back, as every such request does. The Redis limiter's round trip is in
 // policy/limits' BenchmarkRedisAdmit.
 func BenchmarkAdmit(b *testing.B) {
 	prof := policy.ProfileFor(policy.RevisionB)
@@ -97,11 +96,15 @@ func BenchmarkAdmit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ask := AskV1(http.MethodPost, "/v1/chat/completions", "application/json", req)
+	ask := AskV1(req)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		adm, err := Admit(ctx, lim, prof, p, ask)
+		if _, err := lim.Admit(ctx, BeforeBody(prof, p, ask.Meter)); err != nil {
+			b.Fatal(err)
+		}
+		after, _ := AfterBody(prof, p, ask)
+		adm, err := lim.Admit(ctx, after)
 		if err != nil {
 			b.Fatal(err)
 		}

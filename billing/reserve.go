@@ -1,12 +1,6 @@
 package billing
 
-import (
-	"net/http"
-	"strings"
-
-	"github.com/switchyardhq/switchyard/internal/mediatype"
-	"github.com/switchyardhq/switchyard/policy"
-)
+import "github.com/switchyardhq/switchyard/policy"
 
 // DefaultHoldTokens is the completion tokens a request that sets no
 // max_tokens (or max_completion_tokens) is assumed to generate when its
@@ -33,24 +27,4 @@ func HoldEstimate(p policy.Profile, bodyBytes int64, maxTokens, defaultTokens in
 		maxTokens = defaultTokens
 	}
 	return p.Price(EstimateTokens(max(bodyBytes, 0)), maxTokens)
-}
-
-// UploadPath is the spec's upload route. Only it is free: a multipart
-// POST elsewhere (a /v1 upload the backend answers) may be metered.
-const UploadPath = "/v3/files"
-
-// Chargeable reports whether a request can be charged for, and so must
-// pass the balance gate. Storage has no fee (spec section 8): reading,
-// listing, downloading and deleting files are free, and so is uploading
-// one (a multipart POST to UploadPath), so an account that ran dry keeps
-// access to what it stored and can still store more.
-func Chargeable(method, path, contentType string) bool {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
-		return false
-	}
-	if method == http.MethodPost && strings.TrimSuffix(path, "/") == UploadPath {
-		return !strings.HasPrefix(mediatype.Of(contentType), "multipart/")
-	}
-	return true
 }

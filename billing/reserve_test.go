@@ -50,26 +50,3 @@ func TestHoldEstimateCoversTheCharge(t *testing.T) {
 		}
 	}
 }
-
-func TestChargeable(t *testing.T) {
-	tests := []struct {
-		name, method, path, contentType string
-		want                            bool
-	}{
-		{name: "chat", method: "POST", path: "/v3/chat/completions", contentType: "application/json", want: true},
-		{name: "v1", method: "POST", path: "/v1/chat/completions", want: true},
-		{name: "upload is free", method: "POST", path: "/v3/files", contentType: "multipart/form-data; boundary=x"},
-		{name: "upload with a trailing slash", method: "POST", path: "/v3/files/", contentType: "multipart/form-data; boundary=x"},
-		{name: "JSON to the files route is not an upload", method: "POST", path: "/v3/files", contentType: "application/json", want: true},
-		{name: "multipart elsewhere is metered", method: "POST", path: "/v1/audio/transcriptions", contentType: "multipart/form-data; boundary=x", want: true},
-		{name: "reads are free", method: "GET", path: "/v3/files"},
-		{name: "deletes are free", method: "DELETE", path: "/v3/files/file-1"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Chargeable(tt.method, tt.path, tt.contentType); got != tt.want {
-				t.Errorf("Chargeable = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}

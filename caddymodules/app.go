@@ -15,7 +15,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -124,8 +123,8 @@ type App struct {
 	metrics  *metrics // registered on this config's registry
 	pools    *pools   // nil without models
 
-	files  *lazyFiles          // the Files API, opened on first use
-	bodies *semaphore.Weighted // memory budget of request bodies held in memory
+	files     *lazyFiles // the Files API, opened on first use
+	admission *admission // the routes' meters and the request bodies' reader
 }
 
 // lazyFiles opens the Files API on first use, so that a config without
@@ -175,7 +174,7 @@ func (a *App) Validate() error {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.files = new(lazyFiles)
-	a.bodies = semaphore.NewWeighted(a.Limits.bodyMemory())
+	a.admission = newAdmission(a.Limits)
 	a.metrics = processMetrics
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
 		m, err := processMetrics.register(reg)

@@ -115,7 +115,9 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		} else if c := h.logger.Check(zap.DebugLevel, "authentication refused"); c != nil {
 			c.Write(zap.String("request_id", id.requestID), zap.String("reason", err.Error()))
 		}
-		apierror.Write(w, err)
+		// Nobody reads the body of a refused request: the server must
+		// not wait for it before answering.
+		writeRefusal(w, r, err)
 		return nil
 	}
 	r.Header.Del("Authorization")

@@ -6,14 +6,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
+	"os"
+	"sync"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/internal/mediatype"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/translator/request"
 )
@@ -22,80 +22,122 @@ import (
 // it (limits, meter, chat), so that it is read from the client once.
 const bodyVar = "switchyard.body"
 
-// bodyChunk is the step in which a body read into memory takes its share
-// of the memory budget, so that a body of unknown length takes only what
-// it uses.
-const bodyChunk = 256 << 10
-
-// unsizedBodyStart is the first buffer of a body sent without a length.
-const unsizedBodyStart = 16 << 10
-
-// uncountedBodyBytes is the largest declared body that takes nothing from
+// uncountedBodyBytes is the part of every body that takes nothing from
 // the memory budget: every request holds more than this of the server's
 // own (buffers, goroutine, parsed headers) whatever its body, so counting
-// it would not bound memory, and giving it back costs each request a
-// callback on its context.
+// it would not bound memory, and a body no larger costs no bookkeeping.
+// A body's first buffer is at most this large; memory beyond it is taken
+// from the budget as bytes arrive.
 const uncountedBodyBytes = 4 << 10
 
-// requestBody reads the request body, at most maxBytes of it, once per
-// request: later calls return the same bytes. The body is put back for
-// handlers that read r.Body themselves, such as reverse_proxy.
+// bodyBudget is the memory that request bodies read into memory may take
+// together on this node, and the share of it one account may hold, so
+// that no tenant's bodies, however slowly they arrive, leave the others
+// none. The zero value is not usable; see newBodyBudget.
+type bodyBudget struct {
+	total, share int64 // bytes: the node's budget, one account's share of it
+
+	mu       sync.Mutex
+	used     int64
+	accounts map[string]int64 // bytes held per account; no entry: none
+}
+
+func newBodyBudget(total, share int64) *bodyBudget {
+	return &bodyBudget{total: total, share: min(share, total), accounts: make(map[string]int64)}
+}
+
+// take reserves n bytes for account, or refuses: 429 when the account
+// holds its share already, 503 when the node's budget is spent.
+func (b *bodyBudget) take(account string, n int64) *apierror.Error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	held := b.accounts[account]
+	if held+n > b.share {
+		return errAccountBodyShare()
+	}
+	if b.used+n > b.total {
+		return errBodyBudget()
+	}
+	b.accounts[account] = held + n
+	b.used += n
+	return nil
+}
+
+// give returns n bytes account took.
+func (b *bodyBudget) give(account string, n int64) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	if held := b.accounts[account] - n; held > 0 {
+		b.accounts[account] = held
+	} else {
+		delete(b.accounts, account)
+	}
+}
+
+// held is what account holds, for tests.
+func (b *bodyBudget) held(account string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.accounts[account]
+}
+
+// bodyReader reads request bodies into memory for the handlers that parse
+// them (the admission step, the meter, the chat handler), within the
+// node's budget and a deadline.
+type bodyReader struct {
+	maxBytes int64         // the largest body read; larger: 413
+	timeout  time.Duration // for the whole body to arrive; past it: 408
+	budget   *bodyBudget
+}
+
+// read reads r's body once per request: later calls return the same
+// bytes. The body is put back for handlers that read r.Body themselves,
+// such as reverse_proxy.
 //
-// Every body held in memory, but for one declared no larger than
-// uncountedBodyBytes, takes its size from budget until its request ends,
-// so that many large bodies at once cannot exhaust the process's memory:
-// when the budget is spent, the request is refused with 503
-// server_overloaded and Retry-After, before more of it is read.
-func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([]byte, error) {
+// Memory is taken from the budget as bytes arrive, never for what the
+// request only declares: the buffer grows when it is full and at least
+// one more byte has come, and each growth is taken from the account's
+// share and the node's budget first; what was taken is given back when
+// the request ends, or at once when the body is refused. A declared
+// length above maxBytes is refused with 413 before a byte is read. A body
+// that has not arrived whole within the timeout is refused with 408
+// request_timeout: the connection's read deadline ends the read that
+// waits, whatever the client does.
+func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if b, ok := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); ok {
 		return b, nil
 	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	if r.ContentLength >= 0 && r.ContentLength <= uncountedBodyBytes {
-		budget = nil
+	if r.ContentLength > br.maxBytes {
+		return nil, errBodyTooLarge()
 	}
+	p, _ := policy.PrincipalFrom(r.Context())
+	account := p.AccountID
 	var held int64
 	release := func() {
-		if held > 0 {
-			budget.Release(held)
-			held = 0
-		}
+		br.budget.give(account, held)
+		held = 0
 	}
-	take := func(n int64) bool {
-		if budget == nil {
-			return true
-		}
-		if !budget.TryAcquire(n) {
-			return false
-		}
-		held += n
-		return true
+	// The most the body can be: its declared length, which the server
+	// does not let it exceed, else one byte past the limit.
+	ceiling := br.maxBytes + 1
+	if r.ContentLength >= 0 {
+		ceiling = r.ContentLength
 	}
-	size := int64(bodyChunk)
-	if r.ContentLength > 0 {
-		size = min(r.ContentLength, maxBytes+1)
-	}
-	if !take(size) {
-		return nil, errBodyBudget()
-	}
-	// A body of a declared length is read into a buffer of that length,
-	// once; one of unknown length starts small and grows.
-	first := size
-	if r.ContentLength <= 0 {
-		first = min(size, unsizedBodyStart)
-	}
-	body := make([]byte, 0, first)
-	lr := io.LimitedReader{R: r.Body, N: maxBytes + 1}
+	expired, stop := br.deadline(w)
+
+	body := make([]byte, 0, min(ceiling, uncountedBodyBytes))
+	lr := io.LimitedReader{R: r.Body, N: br.maxBytes + 1}
 	for {
-		room := cap(body)
-		if budget != nil {
-			room = min(room, int(held))
-		}
-		if len(body) == room {
-			// Full, as far as memory or budget go: one byte says whether
-			// there is more before either is taken for it.
+		if len(body) == cap(body) {
+			// Full: one byte says whether there is more before memory is
+			// taken for it.
 			var one [1]byte
 			n, err := lr.Read(one[:])
 			for n == 0 && err == nil {
@@ -106,43 +148,97 @@ func requestBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted) ([
 					break
 				}
 				release()
-				return nil, errUnreadableBody()
+				return nil, bodyReadError(err, expired())
 			}
-			if int64(len(body)) >= held && budget != nil && !take(bodyChunk) {
+			if int64(len(body)) >= br.maxBytes {
 				release()
-				return nil, errBodyBudget()
+				return nil, errBodyTooLarge()
 			}
+			grown := max(min(2*int64(cap(body)), ceiling), int64(len(body))+1)
+			if e := br.budget.take(account, grown-uncountedBodyBytes-held); e != nil {
+				release()
+				return nil, e
+			}
+			held = grown - uncountedBodyBytes
+			body = append(make([]byte, 0, grown), body...)
 			body = append(body, one[0])
 			continue
 		}
-		n, err := lr.Read(body[len(body):room])
+		n, err := lr.Read(body[len(body):cap(body)])
 		body = body[:len(body)+n]
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err == nil && expired() {
+			err = os.ErrDeadlineExceeded
+		}
 		if err != nil {
 			release()
-			return nil, errUnreadableBody()
+			return nil, bodyReadError(err, expired())
 		}
 	}
-	if int64(len(body)) > maxBytes {
+	if int64(len(body)) > br.maxBytes {
 		release()
-		return nil, apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
-			"request_too_large", "The request body is larger than this endpoint accepts.")
+		return nil, errBodyTooLarge()
 	}
-	if budget != nil {
-		// Hand back what was taken but not used, and the rest when the
-		// request ends: the body stays in memory until then.
-		if unused := held - int64(len(body)); unused > 0 {
-			budget.Release(unused)
-			held -= unused
-		}
+	// Cleared only once the body is read whole: the refusals above leave
+	// it to dropUnread.
+	stop()
+	if held > 0 {
+		// The body stays in memory until the request ends.
 		n := held
-		context.AfterFunc(r.Context(), func() { budget.Release(n) })
+		context.AfterFunc(r.Context(), func() { br.budget.give(account, n) })
 	}
 	r.Body = newReadBody(body)
 	caddyhttp.SetVar(r.Context(), bodyVar, body)
 	return body, nil
+}
+
+// deadline sets the connection's read deadline to the body timeout from
+// now; stop clears it again. Where the connection takes no deadline (a
+// writer that hides it), expired tells between reads that the time is up,
+// and the server's own read timeout bounds a read that waits.
+func (br *bodyReader) deadline(w http.ResponseWriter) (expired func() bool, stop func()) {
+	at := time.Now().Add(br.timeout)
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(at) != nil {
+		return func() bool { return time.Now().After(at) }, func() {}
+	}
+	return func() bool { return time.Now().After(at) }, func() { _ = rc.SetReadDeadline(time.Time{}) }
+}
+
+// unreadBodyGrace bounds how long the server may go on reading the body
+// of a request refused before its body was read whole.
+const unreadBodyGrace = time.Second
+
+// dropUnread bounds what the server does with the body of a request
+// refused before its body was read whole. Go's server reads up to 256 KiB
+// of it, before writing the answer, to keep the connection: a client
+// still sending gets its answer and, past that, a closed connection
+// without a reset that would lose the answer; one that stalls would hold
+// the answer until the server's read timeout. The connection's read
+// deadline is set unreadBodyGrace from now, so that no refusal waits
+// longer for a body nobody will use.
+func dropUnread(w http.ResponseWriter, r *http.Request) {
+	if !hasBody(r) {
+		return
+	}
+	if _, read := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); read {
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(unreadBodyGrace))
+}
+
+// bodyReadError is the answer to a body that could not be read: 408 when
+// its time was up, else 400 (the client went away, or sent a malformed
+// chunk).
+func bodyReadError(err error, expired bool) *apierror.Error {
+	if expired || errors.Is(err, os.ErrDeadlineExceeded) {
+		e := apierror.New(http.StatusRequestTimeout, apierror.TypeInvalidRequest, "request_timeout",
+			"The request body did not arrive in time.")
+		return e
+	}
+	return apierror.InvalidRequest("invalid_body", "The request body could not be read.")
 }
 
 // readBody gives a request the body already read from it, in one
@@ -157,8 +253,9 @@ func newReadBody(body []byte) *readBody {
 
 func (*readBody) Close() error { return nil }
 
-func errUnreadableBody() *apierror.Error {
-	return apierror.InvalidRequest("invalid_body", "The request body could not be read.")
+func errBodyTooLarge() *apierror.Error {
+	return apierror.New(http.StatusRequestEntityTooLarge, apierror.TypeInvalidRequest,
+		"request_too_large", "The request body is larger than this endpoint accepts.")
 }
 
 func errBodyBudget() *apierror.Error {
@@ -168,7 +265,18 @@ func errBodyBudget() *apierror.Error {
 	return e
 }
 
-// Parses handed from the limits probe to the handler that serves the
+func errAccountBodyShare() *apierror.Error {
+	return apierror.RateLimited("This account's requests in flight hold as much request body memory as one account may. "+
+		"Retry when they finish.", 1)
+}
+
+// hasBody reports whether r carries a body: one of declared length above
+// zero, or of unknown length.
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+}
+
+// Parses handed from the admission step to the handler that serves the
 // request, so that a body is decoded once.
 const (
 	// v1RequestVar holds the billing.V1Request of a /v1 body, for the meter.
@@ -179,15 +287,16 @@ const (
 )
 
 // parsedBody is the parse of r's body that a handler in front kept under
-// key (the limits probe, the meter), else the body read, at most
-// maxBytes of it from budget, and parsed here, then kept under key for
-// the handlers after this one: a body is decoded once a request.
-func parsedBody[T any](r *http.Request, key string, maxBytes int64, budget *semaphore.Weighted,
+// key (the admission step, the meter), else the body read by br and
+// parsed here, then kept under key for the handlers after this one: a
+// body is decoded once a request. An empty body is parsed too, and
+// refused by parse.
+func parsedBody[T any](w http.ResponseWriter, r *http.Request, key string, br *bodyReader,
 	parse func([]byte) (T, error)) (T, error) {
 	if v, ok := caddyhttp.GetVar(r.Context(), key).(T); ok {
 		return v, nil
 	}
-	body, err := requestBody(r, maxBytes, budget)
+	body, err := br.read(w, r)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -199,52 +308,39 @@ func parsedBody[T any](r *http.Request, key string, maxBytes int64, budget *sema
 	return v, err
 }
 
-// chatPath is the /v3 route whose body the probe parses as the chat
-// handler does.
+// chatPath is the /v3 route whose body the admission step parses as the
+// chat handler does.
 const chatPath = "/v3/chat/completions"
 
-// chatLimits are the bounds of a /v3 chat body, the same for the probe and
-// the chat handler: strict, so that the probe's parse is the handler's.
+// chatLimits are the bounds of a /v3 chat body, the same for the
+// admission step and the chat handler: strict, so that the one parse is
+// the handler's.
 func chatLimits(prof policy.Profile) request.Limits {
 	return request.Limits{Profile: prof, Strict: true}
 }
 
-// probeBody reads a POST body to learn whether it asks for a stream and
-// how much it may cost, with a strict parse whatever its Content-Type: a
-// body that parses one way here and another way further on could hold a
-// stream without a slot. A /v3 chat body is parsed by request.Parse (with
-// chatLimits), anything else by billing.ParseV1; both refuse a top-level
-// key given twice in two letter cases and a "stream" that is not a
-// boolean, here, with 400, before anything is admitted. The parse is kept
-// for the handler (v1RequestVar, chatRequestVar). Multipart uploads are
-// not streams and are not read; they, and requests without a body, ask
-// for no stream and hold the minimum charge when chargeable.
-func probeBody(r *http.Request, maxBytes int64, budget *semaphore.Weighted, prof policy.Profile) (billing.Ask, error) {
-	ask := billing.Ask{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type")}
-	if r.Body == nil || r.Body == http.NoBody || r.Method != http.MethodPost {
-		return ask, nil
-	}
-	if strings.HasPrefix(mediatype.Of(ask.ContentType), "multipart/") {
-		return ask, nil
-	}
-	body, err := requestBody(r, maxBytes, budget)
-	if err != nil || len(body) == 0 {
-		return ask, err
-	}
-	if strings.TrimSuffix(r.URL.Path, "/") == chatPath {
-		req, err := request.Parse(body, r.Header, chatLimits(prof))
+// probeBody reads and parses the body of a request whose meter reads it
+// (billing.BodyMeter.ReadsBody), to learn whether it asks for a stream
+// and how much it may cost: a /v3 chat body by request.Parse (with
+// chatLimits), a /v1 body by billing.ParseV1. Both are strict: they
+// refuse a top-level key given twice in two letter cases and a "stream"
+// that is not a boolean, with 400, so that no backend reads a request
+// other than the one admitted. An empty body is refused the same way. The
+// parse is kept for the handler (v1RequestVar, chatRequestVar).
+func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing.BodyMeter, prof policy.Profile) (billing.Ask, error) {
+	if m == billing.ChatJSON {
+		req, err := parsedBody(w, r, chatRequestVar, br, func(body []byte) (*request.Request, error) {
+			return request.Parse(body, r.Header, chatLimits(prof))
+		})
 		if err != nil {
-			return ask, err
+			return billing.Ask{}, err
 		}
-		caddyhttp.SetVar(r.Context(), chatRequestVar, req)
-		ask.HasBody, ask.BodyBytes = true, int64(len(body))
-		ask.Model, ask.Stream, ask.MaxTokens = req.Model, req.Stream, req.MaxTokens
-		return ask, nil
+		body, _ := caddyhttp.GetVar(r.Context(), bodyVar).([]byte)
+		return billing.Ask{Meter: m, BodyBytes: int64(len(body)), Model: req.Model, Stream: req.Stream, MaxTokens: req.MaxTokens}, nil
 	}
-	req, err := billing.ParseV1(body)
+	req, err := parsedBody(w, r, v1RequestVar, br, billing.ParseV1)
 	if err != nil {
-		return ask, err
+		return billing.Ask{}, err
 	}
-	caddyhttp.SetVar(r.Context(), v1RequestVar, req)
-	return billing.AskV1(ask.Method, ask.Path, ask.ContentType, req), nil
+	return billing.AskV1(req), nil
 }

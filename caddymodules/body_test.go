@@ -1,51 +1,75 @@
 package caddymodules
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
 )
 
-// bodyRequest is a POST of n bytes with Caddy's variable table, as the
-// server hands handlers; chunked hides its length.
-func bodyRequest(ctx context.Context, n int, chunked bool) *http.Request {
-	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bytes.Repeat([]byte("x"), n)))
+// bodyRequest is a POST of body by account with Caddy's variable table,
+// as the server hands handlers; chunked hides its length.
+func bodyRequest(ctx context.Context, account string, body io.Reader, n int64, chunked bool) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", body)
+	r.ContentLength = n
 	if chunked {
 		r.ContentLength = -1
 	}
 	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{})
+	ctx = policy.WithPrincipal(ctx, policy.Principal{AccountID: account})
 	return r.WithContext(ctx)
+}
+
+// xBody is a request of n bytes of "x" by account.
+func xBody(ctx context.Context, account string, n int, chunked bool) *http.Request {
+	return bodyRequest(ctx, account, bytes.NewReader(bytes.Repeat([]byte("x"), n)), int64(n), chunked)
+}
+
+func newTestBodyReader(total, share, maxBytes int64) *bodyReader {
+	return &bodyReader{maxBytes: maxBytes, timeout: time.Minute, budget: newBodyBudget(total, share)}
+}
+
+func wantAPIError(t *testing.T, what string, err error, status int, code string) {
+	t.Helper()
+	var ae *apierror.Error
+	if !errors.As(err, &ae) || ae.Status != status || ae.Code != code {
+		t.Fatalf("%s: %v, want %d %s", what, err, status, code)
+	}
 }
 
 func TestBodyMemoryBudget(t *testing.T) {
 	for _, chunked := range []bool{false, true} {
-		budget := semaphore.NewWeighted(1 << 20)
+		br := newTestBodyReader(1<<20, 1<<20, 32<<20)
+		w := httptest.NewRecorder()
 		ctx1, end1 := context.WithCancel(context.Background())
-		first := bodyRequest(ctx1, 700<<10, chunked)
-		if b, err := requestBody(first, 32<<20, budget); err != nil || len(b) != 700<<10 {
+		if b, err := br.read(w, xBody(ctx1, "a", 700<<10, chunked)); err != nil || len(b) != 700<<10 {
 			t.Fatalf("chunked %v: first body: %d bytes, %v", chunked, len(b), err)
 		}
 		// While the first request runs, a second large body does not fit.
-		_, err := requestBody(bodyRequest(context.Background(), 700<<10, chunked), 32<<20, budget)
-		var ae *apierror.Error
-		if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || ae.Code != "server_overloaded" || ae.RetryAfter == 0 {
-			t.Fatalf("chunked %v: second body: %v, want 503 server_overloaded with Retry-After", chunked, err)
+		_, err := br.read(w, xBody(context.Background(), "b", 700<<10, chunked))
+		wantAPIError(t, fmt.Sprintf("chunked %v: second body", chunked), err, http.StatusServiceUnavailable, "server_overloaded")
+		if br.budget.held("b") != 0 {
+			t.Fatalf("chunked %v: the refused body kept %d bytes", chunked, br.budget.held("b"))
 		}
 		// The first request ends: its memory is given back.
 		end1()
 		ctx3, end3 := context.WithCancel(context.Background())
 		var b []byte
 		for range 100 { // context.AfterFunc runs the release on its own goroutine
-			if b, err = requestBody(bodyRequest(ctx3, 700<<10, chunked), 32<<20, budget); err == nil {
+			if b, err = br.read(w, xBody(ctx3, "b", 700<<10, chunked)); err == nil {
 				break
 			}
 			time.Sleep(time.Millisecond)
@@ -57,47 +81,146 @@ func TestBodyMemoryBudget(t *testing.T) {
 	}
 }
 
-func TestBodyTooLargeGivesBackItsMemory(t *testing.T) {
-	budget := semaphore.NewWeighted(1 << 20)
-	_, err := requestBody(bodyRequest(context.Background(), 600<<10, true), 100<<10, budget)
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Status != http.StatusRequestEntityTooLarge {
-		t.Fatalf("error %v, want 413", err)
+// One account's bodies cannot hold more than its share; the others keep
+// the rest of the budget.
+func TestBodyShareOfAnAccount(t *testing.T) {
+	br := newTestBodyReader(4<<20, 1<<20, 32<<20)
+	w := httptest.NewRecorder()
+	ctx, end := context.WithCancel(context.Background())
+	defer end()
+	if _, err := br.read(w, xBody(ctx, "greedy", 900<<10, false)); err != nil {
+		t.Fatal(err)
 	}
-	if !budget.TryAcquire(1 << 20) {
-		t.Fatal("a refused body kept its share of the budget")
+	_, err := br.read(w, xBody(ctx, "greedy", 900<<10, false))
+	wantAPIError(t, "the account's second body", err, http.StatusTooManyRequests, "rate_limit_exceeded")
+	for _, account := range []string{"other", "third"} {
+		if _, err := br.read(w, xBody(ctx, account, 900<<10, false)); err != nil {
+			t.Fatalf("%s beside a greedy account: %v", account, err)
+		}
 	}
 }
 
-// A body of declared length is read into memory of that length, once,
-// and fits a budget of that length: the read learns that the body has
-// ended before it asks for more of either.
-func TestBodyOfDeclaredLengthFitsItsBudgetExactly(t *testing.T) {
+// stallingBody gives its first bytes, then waits until closed.
+type stallingBody struct {
+	first  []byte
+	closed chan struct{}
+}
+
+func (s *stallingBody) Read(p []byte) (int, error) {
+	if len(s.first) > 0 {
+		n := copy(p, s.first)
+		s.first = s.first[n:]
+		return n, nil
+	}
+	<-s.closed
+	return 0, io.ErrUnexpectedEOF
+}
+
+// A body that declares 32 MiB and sends ten bytes holds none of the
+// budget while the rest does not come, and a declared length over the
+// limit is refused before anything is read.
+func TestBodyMemoryIsTakenAsBytesArrive(t *testing.T) {
+	br := newTestBodyReader(1<<20, 1<<20, 32<<20)
+	w := httptest.NewRecorder()
+	body := &stallingBody{first: []byte(`{"model":`), closed: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := br.read(w, bodyRequest(context.Background(), "staller", body, 32<<20, false))
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if held := br.budget.held("staller"); held != 0 {
+		t.Fatalf("ten bytes of a declared 32 MiB hold %d bytes of the budget", held)
+	}
+	// Others' large bodies fit the whole budget meanwhile.
+	if _, err := br.read(w, xBody(context.Background(), "other", 1<<20, false)); err != nil {
+		t.Fatalf("beside a stalled body: %v", err)
+	}
+	close(body.closed)
+	wantAPIError(t, "the stalled body", <-done, http.StatusBadRequest, "invalid_body")
+
+	tooLarge := bodyRequest(context.Background(), "big", strings.NewReader("never read"), 33<<20, false)
+	_, err := br.read(w, tooLarge)
+	wantAPIError(t, "a declared 33 MiB", err, http.StatusRequestEntityTooLarge, "request_too_large")
+	if rest, _ := io.ReadAll(tooLarge.Body); string(rest) != "never read" {
+		t.Errorf("the refused body was read: %q left", rest)
+	}
+}
+
+func TestBodyTooLargeGivesBackItsMemory(t *testing.T) {
+	br := newTestBodyReader(1<<20, 1<<20, 100<<10)
+	_, err := br.read(httptest.NewRecorder(), xBody(context.Background(), "a", 600<<10, true))
+	wantAPIError(t, "600 KiB chunked", err, http.StatusRequestEntityTooLarge, "request_too_large")
+	if held := br.budget.held("a"); held != 0 {
+		t.Fatalf("a refused body kept %d bytes of the budget", held)
+	}
+}
+
+// A body of declared length ends in memory of that length, and a small
+// one takes nothing from the budget.
+func TestBodyOfDeclaredLength(t *testing.T) {
 	const n = 700 << 10
-	budget := semaphore.NewWeighted(n)
+	br := newTestBodyReader(n, n, 32<<20)
 	// bytes.Reader, unlike a server's body, gives io.EOF only on the read
 	// after the last byte.
-	b, err := requestBody(bodyRequest(context.Background(), n, false), 32<<20, budget)
+	b, err := br.read(httptest.NewRecorder(), xBody(context.Background(), "a", n, false))
 	if err != nil || len(b) != n || !bytes.Equal(b, bytes.Repeat([]byte("x"), n)) {
 		t.Fatalf("%d bytes, %v", len(b), err)
 	}
 	if cap(b) != n {
 		t.Errorf("read into %d bytes of memory, want the declared %d", cap(b), n)
 	}
-}
 
-// A small body of declared length is read whatever the budget holds; one
-// without a length is counted, as it may turn out large.
-func TestSmallBodyTakesNoBudget(t *testing.T) {
-	budget := semaphore.NewWeighted(1)
-	if !budget.TryAcquire(1) {
+	empty := newTestBodyReader(1, 1, 32<<20)
+	if !(empty.budget.take("x", 1) == nil) {
 		t.Fatal("budget")
 	}
-	if b, err := requestBody(bodyRequest(context.Background(), 300, false), 32<<20, budget); err != nil || len(b) != 300 {
-		t.Fatalf("declared 300 bytes: %d bytes, %v", len(b), err)
+	for _, chunked := range []bool{false, true} {
+		if b, err := empty.read(httptest.NewRecorder(), xBody(context.Background(), "a", 300, chunked)); err != nil || len(b) != 300 {
+			t.Fatalf("chunked %v, 300 bytes with the budget spent: %d bytes, %v", chunked, len(b), err)
+		}
 	}
-	var ae *apierror.Error
-	if _, err := requestBody(bodyRequest(context.Background(), 300, true), 32<<20, budget); !errors.As(err, &ae) || ae.Code != "server_overloaded" {
-		t.Fatalf("300 bytes without a length: %v, want server_overloaded", err)
+}
+
+// A body that does not arrive within the timeout is answered 408 at the
+// deadline, over a real connection, and its memory is given back then.
+func TestBodyTimeout(t *testing.T) {
+	br := &bodyReader{maxBytes: 32 << 20, timeout: 300 * time.Millisecond, budget: newBodyBudget(1<<20, 1<<20)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{})
+		r = r.WithContext(policy.WithPrincipal(ctx, policy.Principal{AccountID: "slow"}))
+		if _, err := br.read(w, r); err != nil {
+			writeRefusal(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// 64 KiB of a declared 1 MiB: memory is held while the rest is awaited.
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", 1<<20, bytes.Repeat([]byte("x"), 64<<10))
+	start := time.Now()
+	_ = c.SetReadDeadline(start.Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), `"code":"request_timeout"`) {
+		t.Fatalf("%d %s, want 408 request_timeout", resp.StatusCode, b)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("answered after %v, with a timeout of 300ms", took)
+	}
+	if !resp.Close {
+		t.Error("the half-read connection stays open")
+	}
+	if held := br.budget.held("slow"); held != 0 {
+		t.Errorf("the timed-out body still holds %d bytes", held)
 	}
 }

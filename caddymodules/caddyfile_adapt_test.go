@@ -70,6 +70,8 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"limits bad policy", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trate_policy maybe\n\t\t}\n\t}\n}\n", `want fail_open or fail_closed`},
 		{"limits bad charge", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tmax_charge -1\n\t\t}\n\t}\n}\n", "max_charge: not a dollar amount"},
 		{"limits negative ttl", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tlease_ttl -1s\n\t\t}\n\t}\n}\n", "lease_ttl: must be positive"},
+		{"limits zero body timeout", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tbody_timeout 0s\n\t\t}\n\t}\n}\n", "body_timeout: must be positive"},
+		{"limits bad account body memory", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\taccount_body_memory half\n\t\t}\n\t}\n}\n", `account_body_memory: want a size such as 25MiB or 500MB, not "half"`},
 		{"queue without slots", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue\n\t\t}\n\t}\n}\n", "unexpected line ending after 'queue'"},
 		{"queue unknown option", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tqueue 4 {\n\t\t\t\tfair yes\n\t\t\t}\n\t\t}\n\t}\n}\n", `unrecognized queue option "fair", at Caddyfile:5`},
 		{"limits directive with args", ":8080 {\n\tswitchyard_limits 5\n}\n", "switchyard_limits takes no arguments; set limits in the switchyard global option"},

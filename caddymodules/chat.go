@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -28,7 +29,8 @@ func init() {
 
 // Chat serves POST /v3/chat/completions: the enriched assistant API of the
 // spec, built from plain chat completions of the configured upstream. It
-// validates the request, runs the tool loop against the upstream, streams
+// takes a JSON body only (415 otherwise, billing.CheckBody), validates the
+// request, runs the tool loop against the upstream, streams
 // activity events and usage, and charges the account per token. It needs
 // switchyard_auth (and normally switchyard_limits) in front of it.
 type Chat struct {
@@ -156,11 +158,16 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	if !ok {
 		return nil
 	}
-	// switchyard_limits in front has normally parsed the body already.
-	req, err := parsedBody(r, chatRequestVar, h.app.Limits.maxBodyBytes(), h.app.bodies,
+	// switchyard_limits in front has normally checked and parsed the
+	// body already.
+	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+		writeRefusal(w, r, err)
+		return nil
+	}
+	req, err := parsedBody(w, r, chatRequestVar, h.app.admission.bodies,
 		func(body []byte) (*request.Request, error) { return request.Parse(body, r.Header, h.limits) })
 	if err != nil {
-		apierror.Write(w, err)
+		writeRefusal(w, r, err)
 		return nil
 	}
 	if h.app.pools != nil && !h.app.pools.has(req.Model) {

@@ -75,7 +75,7 @@ func (g *ipGuard) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 	}
 	addr := clientAddr(r)
 	if wait, blocked := g.failures.Blocked(addr); blocked {
-		apierror.Write(w, limits.AuthFailuresError(g.failures, wait))
+		writeRefusal(w, r, limits.AuthFailuresError(g.failures, wait))
 		return nil
 	}
 	gw := &guardWriter{ResponseWriter: w, g: g, r: r, addr: addr}

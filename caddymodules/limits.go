@@ -1,18 +1,12 @@
 package caddymodules
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
-
-	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 func init() {
@@ -21,29 +15,39 @@ func init() {
 	registerHandler[Limits](httpcaddyfile.Before, "reverse_proxy")
 }
 
-// Limits enforces, after switchyard_auth, the limits of the active revision
-// profile on every authenticated request, in this order:
+// Limits is the admission step of every authenticated request, after
+// switchyard_auth, the same on /v1 and /v3: the limits of the active
+// revision profile, the balance gate and the body, in this order (admit):
 //
-//  1. the balance gate: a request that can cost money (any method but GET,
-//     HEAD, DELETE and OPTIONS, except file uploads) reserves an estimate of its cost
-//     (billing.HoldEstimate) against its account's balance less what the
-//     account's requests in flight hold; an account that cannot cover
-//     even the minimum charge gets 402 insufficient_balance;
-//  2. the request rate per API key, and for a streaming request
-//     ("stream": true in its JSON body) one of the key's concurrent-stream
-//     slots: 429 rate_limit_exceeded when either is exhausted, with
-//     Retry-After.
+//  1. the body's label: each route takes the bodies its meter reads
+//     (billing.BodyMeter: JSON on the metered routes, multipart/form-data
+//     on uploads, none on reads); any other Content-Type, any
+//     Content-Encoding, or a body where none belongs gets 415
+//     unsupported_media_type before anything is counted;
+//  2. before the body is read: the key's request rate, and on a route
+//     that can cost money whether the account's balance, less what its
+//     requests in flight hold, covers the minimum charge: 429
+//     rate_limit_exceeded with Retry-After, or 402 insufficient_balance,
+//     without a byte of the body read;
+//  3. the body, where the meter reads one: read within the account's
+//     share of the node's body memory (429) and the node's budget (503
+//     server_overloaded), taken as bytes arrive, and within the body
+//     timeout (408 request_timeout); parsed strictly once (400), and the
+//     parse handed to the handlers after this one;
+//  4. after the body: for a stream ("stream": true) one of the key's
+//     concurrent-stream slots (429), and on a route that can cost money
+//     a hold of its estimated cost (billing.HoldEstimate) against the
+//     available balance (402).
 //
-// All of it is one limits.Admit, asked by billing.Admit: a request refused
-// by one check consumes nothing of the others. The body is read and parsed
-// once, strictly, here (probeBody), and the parse is handed to the
-// handlers after this one. The hold is settled by whoever records the
-// request's charge and released when the handlers after this one return. Every
-// response that passed the rate check carries OpenAI's
+// The checks of one step are one limits.Admit: a refusal spends nothing
+// of the others of its step. What a request refused at each step has
+// spent is in docs/billing.md. The hold is settled by whoever records the
+// request's charge and released when the handlers after this one
+// return. Every response that passed the rate check carries OpenAI's
 // x-ratelimit-limit-requests, x-ratelimit-remaining-requests and
 // x-ratelimit-reset-requests headers. A stream's slot is held until the
-// handlers after this one return, whether the stream ended, the client went
-// away, the upstream failed or a handler panicked.
+// handlers after this one return, whether the stream ended, the client
+// went away, the upstream failed or a handler panicked.
 type Limits struct {
 	appHandler
 }
@@ -59,38 +63,21 @@ func (Limits) CaddyModule() caddy.ModuleInfo {
 // Provision implements caddy.Provisioner.
 func (h *Limits) Provision(ctx caddy.Context) error { return h.provisionApp(ctx) }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler: the body probe, then
-// billing.Admit, whose refusals become the client's error.
+// ServeHTTP implements caddyhttp.MiddlewareHandler: the admission step,
+// whose refusals become the client's error.
 func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	p, ok := h.principal(w, r)
 	if !ok {
 		return nil
 	}
-	prof := h.app.Profile()
-	ask, err := probeBody(r, h.app.Limits.maxBodyBytes(), h.app.bodies, prof)
+	ad, err := h.admit(w, r, p)
 	if err != nil {
-		apierror.Write(w, err)
+		writeRefusal(w, r, err)
 		return nil
 	}
-	adm, err := billing.Admit(r.Context(), h.app.Limiter(), prof, p, ask)
-	h.app.metrics.countAdmission(adm, err)
-	limits.SetHeaders(w.Header(), adm.Rate)
-	if err != nil {
-		if errors.Is(err, limits.ErrUnavailable) {
-			h.logger.Warn("limits unavailable, request refused", zap.String("key_id", p.KeyID), zap.Error(err))
-		}
-		apierror.Write(w, billing.Refusal(err, p.BalanceCents))
-		return nil
-	}
-	if adm.Lease != nil {
-		defer adm.Lease.Release()
-	}
-	if adm.Hold != nil {
-		// The charge settles the hold first (the meter, the chat
-		// handler); this frees it whatever happened, a panic included.
-		defer adm.Hold.Release()
-		caddyhttp.SetVar(r.Context(), holdVar, adm.Hold)
-	}
+	// The charge settles the hold first (the meter, the chat handler);
+	// this frees it and the slot whatever happened, a panic included.
+	defer ad.release()
 	return next.ServeHTTP(w, r)
 }
 

@@ -56,8 +56,24 @@ type LimitsConfig struct {
 
 	// Memory that request bodies read into memory may take together, on
 	// this node; past it, requests are refused with 503
-	// server_overloaded until bodies in flight finish. Default: 256 MiB.
+	// server_overloaded until bodies in flight finish. Memory is taken as
+	// bytes arrive, never for a length a request only declares; the
+	// first 4 KiB of each body are not counted. Default: 256 MiB.
 	BodyMemory int64 `json:"body_memory,omitempty"`
+
+	// The most of BodyMemory the bodies of one account's requests may
+	// hold at once; past it that account's requests are refused with 429
+	// rate_limit_exceeded until its bodies in flight finish, and other
+	// accounts keep the rest. Default: a quarter of BodyMemory, but no
+	// less than MaxBodyBytes (nor more than BodyMemory).
+	AccountBodyMemory int64 `json:"account_body_memory,omitempty"`
+
+	// How long a request body read into memory may take to arrive whole,
+	// from when its request was admitted; past it the request is refused
+	// with 408 request_timeout and its memory given back at once. Uploads
+	// stream to the blob store and are bounded by the server's read
+	// timeouts instead. Default: 30s.
+	BodyTimeout caddy.Duration `json:"body_timeout,omitempty"`
 
 	// Bound on every Redis call of the limiter. Default: 150ms.
 	RedisTimeout caddy.Duration `json:"redis_timeout,omitempty"`
@@ -106,6 +122,7 @@ type QueueConfig struct {
 const (
 	defaultMaxBodyBytes = 32 << 20
 	defaultBodyMemory   = 256 << 20
+	defaultBodyTimeout  = 30 * time.Second
 )
 
 // apply overrides the profile's limits with the configured ones.
@@ -155,6 +172,21 @@ func (c *LimitsConfig) bodyMemory() int64 {
 	return c.BodyMemory
 }
 
+func (c *LimitsConfig) accountBodyMemory() int64 {
+	total := c.bodyMemory()
+	if c != nil && c.AccountBodyMemory > 0 {
+		return min(c.AccountBodyMemory, total)
+	}
+	return min(max(total/4, c.maxBodyBytes()), total)
+}
+
+func (c *LimitsConfig) bodyTimeout() time.Duration {
+	if c == nil || c.BodyTimeout <= 0 {
+		return defaultBodyTimeout
+	}
+	return time.Duration(c.BodyTimeout)
+}
+
 func (c *LimitsConfig) maxBodyBytes() int64 {
 	if c == nil || c.MaxBodyBytes <= 0 {
 		return defaultMaxBodyBytes
@@ -183,6 +215,9 @@ func (c *LimitsConfig) validate() error {
 	if _, err := parsePolicy(c.StreamPolicy); err != nil {
 		return err
 	}
+	if c.BodyMemory < 0 || c.AccountBodyMemory < 0 || c.MaxBodyBytes < 0 || c.BodyTimeout < 0 {
+		return fmt.Errorf("max_body, body_memory, account_body_memory and body_timeout must not be negative")
+	}
 	if c.Queue != nil && c.Queue.Slots <= 0 {
 		return fmt.Errorf("queue: slots must be positive")
 	}
@@ -207,6 +242,9 @@ func (c *LimitsConfig) validate() error {
 //		max_charge    <usd>|none
 //		price         <model> <input usd per 1M tokens> <output usd per 1M tokens>
 //		max_body      <size>
+//		body_memory   <size>
+//		account_body_memory <size>
+//		body_timeout  <duration>
 //		redis_timeout <duration>
 //		rate_policy   fail_open|fail_closed
 //		stream_policy fail_open|fail_closed
@@ -276,7 +314,7 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 			case "system_chars":
 				c.MaxSystemChars = &n
 			}
-		case "upload_size", "stored_bytes", "inline_image", "max_body", "body_memory":
+		case "upload_size", "stored_bytes", "inline_image", "max_body", "body_memory", "account_body_memory":
 			if len(args) != 1 {
 				return nil, d.ArgErr()
 			}
@@ -297,6 +335,8 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 				c.MaxBodyBytes = int64(size)
 			case "body_memory":
 				c.BodyMemory = int64(size)
+			case "account_body_memory":
+				c.AccountBodyMemory = int64(size)
 			}
 		case "max_charge":
 			if len(args) != 1 {
@@ -322,7 +362,7 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 				c.Prices = make(map[string]policy.ModelPrice)
 			}
 			c.Prices[args[0]] = mp
-		case "redis_timeout", "lease_ttl":
+		case "redis_timeout", "lease_ttl", "body_timeout":
 			if len(args) != 1 {
 				return nil, d.ArgErr()
 			}
@@ -330,10 +370,13 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 			if dur, err = caddy.ParseDuration(args[0]); err == nil && dur <= 0 {
 				err = fmt.Errorf("must be positive")
 			}
-			if opt == "redis_timeout" {
+			switch opt {
+			case "redis_timeout":
 				c.RedisTimeout = caddy.Duration(dur)
-			} else {
+			case "lease_ttl":
 				c.LeaseTTL = caddy.Duration(dur)
+			case "body_timeout":
+				c.BodyTimeout = caddy.Duration(dur)
 			}
 		case "rate_policy", "stream_policy":
 			if len(args) != 1 {

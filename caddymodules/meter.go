@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -14,9 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/internal/mediatype"
-	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -28,13 +24,17 @@ func init() {
 }
 
 // Meter charges the legacy /v1 API per token, like /v3, with the rules of
-// billing.ParseV1, billing.Meter and billing.V1Record: a JSON body is
-// read strictly (what the meter cannot read is refused with 400, so no
-// backend reads it differently), the usage the backend reports is read
-// as the answer passes, and the request is charged once, under the
-// server's own id for it. A client that leaves mid-answer is charged
-// for what was generated. Multipart bodies pass through unread. It needs
-// switchyard_auth in front of it.
+// billing.ParseV1, billing.Meter and billing.V1Record: every request that
+// can carry a body (any method but GET, HEAD, DELETE and OPTIONS) is read
+// as JSON, strictly (what the meter cannot read is refused with 400, so
+// no backend reads it differently), and must be labelled as JSON (415
+// otherwise: see billing.CheckBody); a request of the other methods must
+// carry no body. The usage the backend reports is read as the answer
+// passes, and the request is charged once, under the server's own id for
+// it. A client that leaves mid-answer is charged for what was generated.
+// Nothing passes unread: switchyard_proxy refuses a request with a body
+// this handler did not meter. It needs switchyard_auth in front of it,
+// and normally switchyard_limits, whose parse it reuses.
 type Meter struct {
 	appHandler
 	usage settlingRecorder
@@ -59,19 +59,25 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
-	p, ok := policy.PrincipalFrom(r.Context())
-	if !ok || r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
-		return next.ServeHTTP(w, r)
-	}
-	if strings.HasPrefix(mediatype.Of(r.Header.Get("Content-Type")), "multipart/") {
-		return next.ServeHTTP(w, r) // uploads stream through; they are not completions
-	}
-	// The parse stays on the request: the proxy routes by its model.
-	req, err := parsedBody(r, v1RequestVar, h.app.Limits.maxBodyBytes(), h.app.bodies, billing.ParseV1)
-	if err != nil {
-		apierror.Write(w, err)
+	p, ok := h.principal(w, r)
+	if !ok {
 		return nil
 	}
+	m := billing.MethodMeter(r.Method)
+	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+		writeRefusal(w, r, err)
+		return nil
+	}
+	if m == billing.NoBody {
+		return next.ServeHTTP(w, r)
+	}
+	// The parse stays on the request: the proxy routes by its model.
+	req, err := parsedBody(w, r, v1RequestVar, h.app.admission.bodies, billing.ParseV1)
+	if err != nil {
+		writeRefusal(w, r, err)
+		return nil
+	}
+	caddyhttp.SetVar(r.Context(), meteredVar, true)
 	// The bytes the backend gets: the body as read, or as rewritten to
 	// ask for usage. The probe in front has put the read body back
 	// already, which is pointed at them rather than replaced.
@@ -106,6 +112,10 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	}()
 	return next.ServeHTTP(mw, r)
 }
+
+// meteredVar is set on a request whose body switchyard_meter took charge
+// of, for switchyard_proxy, which passes no body that was not.
+const meteredVar = "switchyard.metered"
 
 // charge settles x's usage record (settlingRecorder). A request that is
 // not charged keeps its hold for the Limits handler to release.

@@ -88,7 +88,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	// Normally the meter in front has parsed the body already.
-	req, err := parsedBody(r, v1RequestVar, h.maxBody, h.bodies, billing.ParseV1)
+	req, err := parsedBody(w, r, v1RequestVar, h.bodies, billing.ParseV1)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

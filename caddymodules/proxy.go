@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
-	"golang.org/x/sync/semaphore"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
@@ -52,9 +53,13 @@ type Proxy struct {
 
 	// The routes passed upstream, as "METHOD /path" below the prefix; a
 	// path ending in "/*" matches anything below it. Others are answered
-	// 404 route_not_found without reaching the upstream. Default:
-	// DefaultV1Routes (chat completions, completions, embeddings,
-	// models).
+	// 404 route_not_found without reaching the upstream. A route of a
+	// method that carries a body must be one a meter reads
+	// (billing.V1Routes: chat completions, completions, embeddings); a
+	// config that names another is refused, as the gateway could not
+	// bill it. Routes of GET, HEAD, DELETE and OPTIONS take no body.
+	// Default: DefaultV1Routes (chat completions, completions,
+	// embeddings, models).
 	Routes []string `json:"routes,omitempty"`
 
 	// Longest wait for a connection to the upstream. Default: 10s.
@@ -76,10 +81,9 @@ type Proxy struct {
 	upstream upstreamHeaders
 	queue    *limits.Queue // nil: no cap on generations in flight
 
-	pools   *pools // the app's models; nil without
-	maxBody int64
-	bodies  *semaphore.Weighted
-	logger  *zap.Logger
+	pools  *pools // the app's models; nil without
+	bodies *bodyReader
+	logger *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -105,7 +109,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	h.queue = app.Queue()
 	h.logger = ctx.Logger()
 	if app.pools != nil {
-		h.pools, h.maxBody, h.bodies = app.pools, app.Limits.maxBodyBytes(), app.bodies
+		h.pools, h.bodies = app.pools, app.admission.bodies
 		return nil
 	}
 	u := app.UpstreamURL()
@@ -243,7 +247,11 @@ func (u upstreamHeaders) apply(r *http.Request) {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if err := admitRoute(r, h.Prefix, h.Routes); err != nil {
-		apierror.Write(w, err)
+		writeRefusal(w, r, err)
+		return nil
+	}
+	if err := h.checkMetered(r); err != nil {
+		writeRefusal(w, r, err)
 		return nil
 	}
 	filterRequestHeaders(r.Header)
@@ -263,6 +271,26 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	}
 	defer done()
 	return h.rp.ServeHTTP(w, r, next)
+}
+
+// checkMetered refuses a request whose body would reach the upstream
+// unread: a body on a route without one, or a request that can carry a
+// body and that switchyard_meter did not take charge of (a Caddyfile
+// without it in front).
+func (h *Proxy) checkMetered(r *http.Request) error {
+	m := billing.MethodMeter(r.Method)
+	if m == billing.NoBody {
+		if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+			return err
+		}
+		return nil
+	}
+	if metered, _ := caddyhttp.GetVar(r.Context(), meteredVar).(bool); !metered {
+		h.logger.Error("a request reached switchyard_proxy unmetered and was refused: put switchyard_meter in front of it",
+			zap.String("method", r.Method), zap.String("path", r.URL.Path))
+		return apierror.Internal()
+	}
+	return nil
 }
 
 // startGeneration waits for a slot of the queue and starts the idle watch
@@ -365,8 +393,25 @@ func (h *Proxy) Validate() error {
 		if !ok || m == "" || m != strings.ToUpper(m) || !strings.HasPrefix(p, "/") {
 			return fmt.Errorf("switchyard_proxy: route %q: want METHOD /path", r)
 		}
+		if _, ok := billing.V1RouteMeter(r); !ok {
+			return fmt.Errorf("switchyard_proxy: route %q: no meter reads its body, so it could not be billed; "+
+				"routes of methods with a body are limited to %s", r, strings.Join(meteredV1Routes(), ", "))
+		}
 	}
 	return nil
 }
 
 var _ caddy.Validator = (*Proxy)(nil)
+
+// meteredV1Routes lists the routes of billing.V1Routes that take a body,
+// sorted, for the error of a route none reads.
+func meteredV1Routes() []string {
+	var out []string
+	for r, m := range billing.V1Routes {
+		if m != billing.NoBody {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

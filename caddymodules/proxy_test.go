@@ -126,3 +126,26 @@ func packetRelay(t *testing.T, sock, to string, packets *atomic.Int32) net.Liste
 	}()
 	return ln
 }
+
+// A route of a method with a body must be one a meter reads: any other
+// would pass upstream unbilled, so the config is refused.
+func TestProxyRoutesNeedAMeter(t *testing.T) {
+	for _, tt := range []struct {
+		route string
+		ok    bool
+	}{
+		{"POST /chat/completions", true},
+		{"POST /embeddings", true},
+		{"GET /batches", true},
+		{"DELETE /models/*", true},
+		{"POST /audio/transcriptions", false},
+		{"POST /responses", false},
+		{"PUT /chat/completions", false},
+		{"PATCH /models/*", false},
+	} {
+		err := (&Proxy{Routes: []string{tt.route}}).Validate()
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: Validate() = %v, want ok %v", tt.route, err, tt.ok)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package caddymodules
 import (
 	"net/http"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -40,8 +39,10 @@ var forwardedRequestHeaders = map[string]bool{
 
 // returnedResponseHeaders are the only upstream response headers the
 // client sees; cookies, the upstream account's organisation and limits,
-// and server banners stay behind. Headers the gateway set itself before
-// proxying (X-Request-Id, x-ratelimit-*) are kept.
+// and server banners (Server, X-Powered-By, Via) stay behind. Headers the
+// gateway set itself before proxying (Server, X-Request-Id,
+// x-ratelimit-*) keep the gateway's values, whatever the upstream sent
+// under the same names.
 var returnedResponseHeaders = map[string]bool{
 	"Content-Type":     true,
 	"Content-Length":   true,
@@ -116,27 +117,51 @@ func filterRequestHeaders(h http.Header) {
 
 // headerFilter lets through, of the headers the upstream adds to the
 // response, only those on the list; those the gateway set before
-// proxying stay.
+// proxying keep the gateway's values. reverse_proxy adds the upstream's
+// headers to the gateway's (and replaces the gateway's Server with the
+// upstream's), so a name on both sides would otherwise carry the
+// upstream's value to the client.
 type headerFilter struct {
 	http.ResponseWriter
-	own    []string // the names set before proxying: a few, looked through
-	ownBuf [8]string
+	own    []ownHeader // set before proxying: a few, looked through
+	ownBuf [8]ownHeader
+}
+
+type ownHeader struct {
+	name   string
+	values []string
 }
 
 func newHeaderFilter(w http.ResponseWriter) *headerFilter {
 	f := &headerFilter{ResponseWriter: w}
 	f.own = f.ownBuf[:0]
-	for name := range w.Header() {
-		f.own = append(f.own, name)
+	for name, values := range w.Header() {
+		// The slice is kept, not copied: the proxy adds by appending
+		// to a copy or replacing it, which leaves these values as
+		// they are.
+		f.own = append(f.own, ownHeader{name, values[:len(values):len(values)]})
 	}
 	return f
 }
 
-func (f *headerFilter) WriteHeader(code int) {
-	for name := range f.Header() {
-		if !returnedResponseHeaders[name] && !slices.Contains(f.own, name) {
-			delete(f.Header(), name)
+func (f *headerFilter) isOwn(name string) bool {
+	for _, o := range f.own {
+		if o.name == name {
+			return true
 		}
+	}
+	return false
+}
+
+func (f *headerFilter) WriteHeader(code int) {
+	h := f.Header()
+	for name := range h {
+		if !returnedResponseHeaders[name] && !f.isOwn(name) {
+			delete(h, name)
+		}
+	}
+	for _, o := range f.own {
+		h[o.name] = o.values
 	}
 	f.ResponseWriter.WriteHeader(code)
 }

@@ -68,3 +68,30 @@ func TestHeaderFilters(t *testing.T) {
 		t.Errorf("headers lost: %v", rec.Header())
 	}
 }
+
+// The upstream's banners never pass: a name the gateway set before
+// proxying keeps the gateway's value, as reverse_proxy replaces Server
+// and adds to the others.
+func TestHeaderFilterKeepsTheGatewaysOwnValues(t *testing.T) {
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Server", "Caddy")
+	rec.Header().Set("X-Request-Id", "req-gateway")
+	f := newHeaderFilter(rec)
+	delete(f.Header(), "Server") // as reverse_proxy does
+	f.Header().Add("Server", "vllm/0.6 (gpu-node-7)")
+	f.Header().Add("X-Request-Id", "req-upstream")
+	f.Header().Add("X-Powered-By", "internal")
+	f.Header().Add("Via", "1.1 Caddy")
+	f.Header().Add("Via", "1.1 internal-lb")
+	f.WriteHeader(200)
+	h := rec.Header()
+	if got := h.Values("Server"); len(got) != 1 || got[0] != "Caddy" {
+		t.Errorf("Server %q, want the gateway's", got)
+	}
+	if got := h.Values("X-Request-Id"); len(got) != 1 || got[0] != "req-gateway" {
+		t.Errorf("X-Request-Id %q, want the gateway's", got)
+	}
+	if h.Get("X-Powered-By") != "" || len(h.Values("Via")) != 0 {
+		t.Errorf("banners reached the client: %v", h)
+	}
+}

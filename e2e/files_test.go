@@ -133,7 +133,7 @@ func TestFileUploadRefusals(t *testing.T) {
 			code        string
 		}{
 			{"no file", "multipart/form-data; boundary=B", "--B\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nassistants\r\n--B--\r\n", 400, ""},
-			{"not multipart", "application/json", `{"purpose":"assistants"}`, 400, ""},
+			{"not multipart", "application/json", `{"purpose":"assistants"}`, 415, "unsupported_media_type"},
 			{"malformed", "multipart/form-data; boundary=B", "--B\r\ngarbage", 400, ""},
 			{"png that is text", "multipart/form-data; boundary=B", multipartBody("B", "x.png", "hello"), 400, "invalid_file_format"},
 			{"path in filename", "multipart/form-data; boundary=B", multipartBody("B", "../../etc/passwd.txt", "hello"), 200, ""},

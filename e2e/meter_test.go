@@ -160,14 +160,14 @@ func TestV1IsCharged(t *testing.T) {
 			}
 		})
 
-		t.Run("a stream sent as text/plain is still metered", func(t *testing.T) {
-			before := len(charges(t, e, "legacy"))
-			up.Enqueue(testupstream.Reply{Content: "Plain.", Usage: big})
+		t.Run("a stream sent as text/plain is refused, not passed on", func(t *testing.T) {
+			before, calls := len(charges(t, e, "legacy")), len(up.Requests())
 			status, _, body := g.do("POST", "/v1/chat/completions", key, streamBody, "Content-Type", "text/plain")
-			if status != 200 || !strings.Contains(body, "data: [DONE]") {
-				t.Fatalf("%d %s", status, body)
+			wantError(t, "text/plain", status, body, http.StatusUnsupportedMediaType, "unsupported_media_type", "invalid_request_error")
+			if n := len(up.Requests()) - calls; n != 0 {
+				t.Errorf("%d requests reached the backend", n)
 			}
-			if got := chargedSince(t, e, "legacy", before); len(got) != 1 || got[0].AmountCents != -price(200_000, 100_000) {
+			if got := chargedSince(t, e, "legacy", before); len(got) != 0 {
 				t.Fatalf("charges: %+v", got)
 			}
 		})
@@ -195,9 +195,13 @@ func TestV1IsCharged(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(streamBody))
 			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("stream: %d", resp.StatusCode)
 			}
 			buf := make([]byte, 256)
 			if _, err := io.ReadAtLeast(resp.Body, buf, 1); err != nil {

@@ -184,13 +184,13 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	sh.mu.Unlock()
 
 	adm := Admission{Rate: d.res}
-	if req.wantsLease() || acct != nil {
+	if req.wantsLease() || req.Reserve.holds() {
 		seq := strconv.FormatUint(l.leaseSeq.Add(1), 10)
 		if req.wantsLease() {
 			adm.Lease = newLease(req.Key, "local-"+seq, func() { l.release(req.Key) })
 			adm.Lease.tie(ctx)
 		}
-		if acct != nil {
+		if req.Reserve.holds() {
 			id, account := "hold-"+seq, req.Reserve.Account
 			adm.Hold = newHold(account, id, hold, func(charge int64, _ bool) { l.settle(account, id, charge) })
 			acct.addHold(id, localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold})

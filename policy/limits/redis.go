@@ -382,7 +382,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		if leaseLimit > 0 {
 			guard.Go(redisCleanupGoroutine, func() { r.removeLease(r.leaseKey(req.Key), id) })
 		}
-		if res.wanted() {
+		if res.holds() {
 			guard.Go(redisCleanupGoroutine, func() { r.removeHold(res.Account, id) })
 		}
 	}
@@ -435,13 +435,13 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, repl
 	}
 	adm := Admission{Rate: res}
 	var end *streamEnd
-	if lease == 1 && req.Reserve.wanted() {
+	if lease == 1 && req.Reserve.holds() {
 		end = new(streamEnd)
 	}
 	if lease == 1 {
 		adm.Lease = r.startLease(ctx, req.Key, id, end)
 	}
-	if req.Reserve.wanted() {
+	if req.Reserve.holds() {
 		adm.Hold = r.startHold(req.Reserve.Account, id, hold, end)
 	}
 	return adm, nil

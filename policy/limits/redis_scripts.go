@@ -114,8 +114,8 @@ end
 // ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
 // (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
 // rolling member), lease and hold TTL (seconds), then for a reservation:
-// cents wanted, cents needed at least, ledger balance, balance TTL
-// (seconds)
+// cents wanted (0: check the balance, hold nothing), cents needed at
+// least, ledger balance, balance TTL (seconds)
 //
 // Returns {allowed, lease, remaining, retry_after, reset_after, hold,
 // available}: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
@@ -162,8 +162,10 @@ if #KEYS >= 4 then
   if available < need then
     return {0, 0, 0, "0", "0", -1, available}
   end
-  hold = math.min(want, available)
-  hold_member = id .. "|" .. string.format("%d", hold)
+  if want > 0 then
+    hold = math.min(want, available)
+    hold_member = id .. "|" .. string.format("%d", hold)
+  end
 end
 
 local remaining, reset_after = 0, 0

@@ -29,14 +29,28 @@ type Reservation struct {
 	// admitted: the minimum charge. Less is a *BalanceError. Zero or
 	// negative: 1 cent.
 	Min int64
+	// CheckOnly refuses the request, as any reservation, when less than
+	// Min is available, but holds nothing and ignores Want: the question
+	// asked before a request's body is read, when what it may cost is
+	// not known yet. The admission's Hold is nil.
+	CheckOnly bool
 }
 
 func (r Reservation) wanted() bool { return r.Account != "" }
 
+// holds reports whether the reservation holds money when admitted.
+func (r Reservation) holds() bool { return r.wanted() && !r.CheckOnly }
+
 func (r Reservation) min() int64 { return max(r.Min, 1) }
 
-// want is what to hold at most: never less than the minimum.
-func (r Reservation) want() int64 { return max(r.Want, r.min()) }
+// want is what to hold at most: never less than the minimum, and
+// nothing for a check.
+func (r Reservation) want() int64 {
+	if r.CheckOnly {
+		return 0
+	}
+	return max(r.Want, r.min())
+}
 
 // Hold is money held back from an account's balance for one admitted
 // request until it is settled. A nil *Hold is valid and holds nothing, so

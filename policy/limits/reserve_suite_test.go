@@ -248,3 +248,35 @@ func testReserveConcurrent(t *testing.T, h harness) {
 	}
 	mustHold(t, nodes[0], balance, 100, balance-7)
 }
+
+// A check-only reservation refuses what a hold would refuse, and holds
+// nothing when it admits: a hold asked for after it sees the whole
+// balance.
+func testReserveCheckOnly(t *testing.T, h harness) {
+	l := h.node(t)
+	check := AdmitRequest{Key: "checked", Rate: Rate{Limit: 10, Period: time.Minute},
+		Reserve: Reservation{Account: "acct", Balance: 10, Want: 8, Min: 2, CheckOnly: true}}
+	a, err := l.Admit(context.Background(), check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Hold != nil || a.Rate.Remaining != 9 {
+		t.Fatalf("a check admitted with hold %v, %d requests remaining; want none held, 9", a.Hold, a.Rate.Remaining)
+	}
+	wantHeld(t, l, 0)
+	held := mustHold(t, l, 10, 9, 9)
+	defer held.Release()
+
+	// One cent is left, less than the minimum of two: refused, and the
+	// refusal spends no rate.
+	_, err = l.Admit(context.Background(), check)
+	var be *BalanceError
+	if !errors.As(err, &be) || be.Available != 1 || be.Min != 2 {
+		t.Fatalf("a check with 1 cent available: %v, want a balance refusal", err)
+	}
+	check.Reserve.Min = 1
+	if a, err = l.Admit(context.Background(), check); err != nil || a.Rate.Remaining != 8 {
+		t.Fatalf("a check with the minimum available: %v, %d remaining; want admitted with 8", err, a.Rate.Remaining)
+	}
+	wantHeld(t, l, 9)
+}

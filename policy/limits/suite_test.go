@@ -55,6 +55,7 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"ReserveHeld", testReserveHeld},
 		{"ReserveMirrorExpires", testReserveMirrorExpires},
 		{"ReserveConcurrent", testReserveConcurrent},
+		{"ReserveCheckOnly", testReserveCheckOnly},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newHarness(t)) })

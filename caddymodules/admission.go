@@ -1,0 +1,139 @@
+package caddymodules
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
+)
+
+// admission is the one admission step of every authenticated /v1 and /v3
+// request (switchyard_limits), shared by the handlers that read bodies
+// after it. One per config.
+type admission struct {
+	bodies *bodyReader
+
+	mu      sync.Mutex                     // serialises registrations
+	routes  atomic.Pointer[billing.Routes] // read on every request
+	uploads []string
+}
+
+func newAdmission(c *LimitsConfig) *admission {
+	a := &admission{bodies: &bodyReader{
+		maxBytes: c.maxBodyBytes(),
+		timeout:  c.bodyTimeout(),
+		budget:   newBodyBudget(c.bodyMemory(), c.accountBodyMemory()),
+	}}
+	a.routes.Store(&billing.Routes{Chat: chatPath})
+	return a
+}
+
+// addUpload registers a path that takes Files API uploads, when a
+// switchyard_files handler is provisioned.
+func (a *admission) addUpload(path string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.uploads = append(a.uploads, path)
+	a.routes.Store(&billing.Routes{Chat: chatPath, Uploads: a.uploads[:len(a.uploads):len(a.uploads)]})
+}
+
+// admitted is what the admission step holds for a request until its
+// handlers return.
+type admitted struct {
+	lease *limits.Lease
+	hold  *limits.Hold
+}
+
+// release frees the stream slot and whatever of the hold the charge did
+// not take over (limits.Hold.Handover), a panic included.
+func (ad admitted) release() {
+	ad.lease.Release()
+	ad.hold.Release()
+}
+
+// admit runs the admission step for a request of p, in this order; each
+// refusal is the client's error, and what a refused request has spent is
+// in docs/billing.md ("The admission order"):
+//
+//  1. The body's label: a request whose body its route's meter does not
+//     read (billing.CheckBody) gets 415, before anything is counted.
+//  2. Before the body: the key's rate and, on a chargeable route, a check
+//     that the account's available balance covers the minimum charge,
+//     in one limiter step (billing.BeforeBody). 429 or 402 without a byte
+//     of the body read.
+//  3. The body, on a route whose meter reads one: read within the
+//     account's share of the node's body memory and the body timeout,
+//     and parsed strictly once (probeBody); 400, 408, 413, 429 or 503.
+//  4. After the body: a stream slot when it asks for a stream, and on a
+//     chargeable route a hold of its estimate, in one limiter step
+//     (billing.AfterBody); 429 or 402.
+func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principal) (admitted, error) {
+	a := h.app.admission
+	m := a.routes.Load().BodyMeter(r.Method, r.URL.Path)
+	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+		return admitted{}, err
+	}
+	prof := h.app.Profile()
+	lim := h.app.Limiter()
+	pre, err := lim.Admit(r.Context(), billing.BeforeBody(prof, p, m))
+	limits.SetHeaders(w.Header(), pre.Rate)
+	if err != nil || !m.ReadsBody() || !hasBody(r) {
+		// A request without a body has nothing to hold for: the handler
+		// refuses it (400 from the meter and the chat handler, 404 or
+		// 405 elsewhere).
+		h.countAdmission(p, pre, err)
+		return admitted{}, h.refusal(err, p)
+	}
+	ask, err := probeBody(w, r, a.bodies, m, prof)
+	if err != nil {
+		h.countAdmission(p, pre, nil)
+		return admitted{}, err
+	}
+	after, ok := billing.AfterBody(prof, p, ask)
+	if !ok {
+		h.countAdmission(p, pre, nil)
+		return admitted{}, nil
+	}
+	adm, err := lim.Admit(r.Context(), after)
+	adm.Fallback = adm.Fallback || pre.Fallback
+	h.countAdmission(p, adm, err)
+	if err != nil {
+		return admitted{}, h.refusal(err, p)
+	}
+	if adm.Hold != nil {
+		caddyhttp.SetVar(r.Context(), holdVar, adm.Hold)
+	}
+	return admitted{lease: adm.Lease, hold: adm.Hold}, nil
+}
+
+// countAdmission counts a request's admission decision once, its last.
+func (h *Limits) countAdmission(p policy.Principal, adm limits.Admission, err error) {
+	h.app.metrics.countAdmission(adm, err)
+	if errors.Is(err, limits.ErrUnavailable) {
+		h.logger.Warn("limits unavailable, request refused", zap.String("key_id", p.KeyID), zap.Error(err))
+	}
+}
+
+// refusal is the client's error for the limiter's refusal err, nil for
+// none.
+func (h *Limits) refusal(err error, p policy.Principal) error {
+	if err == nil {
+		return nil
+	}
+	return billing.Refusal(err, p.BalanceCents)
+}
+
+// writeRefusal answers a request refused at admission, making sure the
+// server does not wait for a body nobody will read.
+func writeRefusal(w http.ResponseWriter, r *http.Request, err error) {
+	dropUnread(w, r)
+	apierror.Write(w, err)
+}
