@@ -3,6 +3,7 @@ package testupstream
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // completion is a Reply resolved against its request: tokens split,
@@ -17,6 +18,7 @@ type completion struct {
 	finish    string
 	usage     Usage
 	generated int // tokens produced, whatever usage reports
+	progress  progress
 }
 
 func (s *Server) resolve(req *ChatRequest, r Reply, reqID uint64) *completion {
@@ -26,6 +28,7 @@ func (s *Server) resolve(req *ChatRequest, r Reply, reqID uint64) *completion {
 		model:     req.Model,
 		reasoning: Tokens(r.Reasoning),
 		content:   Tokens(r.Content),
+		progress:  progress{started: time.Now()},
 	}
 	for _, tc := range r.ToolCalls {
 		if tc.ID == "" {
