@@ -20,6 +20,9 @@ type Served struct {
 	// answer's usage, or in a stream's last chunk when the request asked
 	// for it. It is the full count even when the answer was cut short.
 	Usage Usage
+	// Reported is true when the answer carries Usage: a JSON answer
+	// always, a stream when the request asked for include_usage.
+	Reported bool
 	// Generated is the completion tokens the answer was made of.
 	Generated int
 	// SentTokens is how many of them were written: for a stream, the
@@ -84,6 +87,7 @@ func (s *Server) recordServed(rec *Request, stream bool, c *completion) {
 		Request:    *rec,
 		Stream:     stream,
 		Usage:      c.usage,
+		Reported:   !stream || rec.Chat.includeUsage(),
 		Generated:  c.generated,
 		SentTokens: c.progress.sentTokens,
 		Complete:   c.progress.complete,

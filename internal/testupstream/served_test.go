@@ -37,10 +37,10 @@ func TestServedCountsWholeAnswers(t *testing.T) {
 	if json.Stream {
 		json, stream = stream, json
 	}
-	if json.Stream || !json.Complete || json.Generated != 3 || json.SentTokens != 3 || json.Usage.CompletionTokens != 3 {
+	if json.Stream || !json.Complete || !json.Reported || json.Generated != 3 || json.SentTokens != 3 || json.Usage.CompletionTokens != 3 {
 		t.Errorf("JSON answer served as %+v", json)
 	}
-	if !stream.Stream || !stream.Complete || stream.Generated != 2 || stream.SentTokens != 2 || stream.Usage.PromptTokens != 7 {
+	if !stream.Stream || !stream.Complete || stream.Reported || stream.Generated != 2 || stream.SentTokens != 2 || stream.Usage.PromptTokens != 7 {
 		t.Errorf("stream served as %+v", stream)
 	}
 	if json.Request.Chat == nil || stream.Request.Chat == nil {
