@@ -20,8 +20,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 	"unicode/utf16"
 )
@@ -747,3 +749,64 @@ func printfEscape(b []byte) string {
 }
 
 func shellQuote(s string) string { return strings.ReplaceAll(s, "'", `'\''`) }
+
+// TestGeneratorIsDeterministic: a seed and batch give the same requests,
+// byte for byte, so that a printed seed replays its batch.
+func TestGeneratorIsDeterministic(t *testing.T) {
+	draw := func() [][]byte {
+		g := gen{rand.New(rand.NewPCG(7, 3))}
+		var out [][]byte
+		for i := range 200 {
+			q := g.request(fmt.Sprintf("fzdetb3r%d", i), []string{"v1", "v3"}[i%2], i%3 == 0)
+			w := q.build()
+			out = append(out, []byte(fmt.Sprintf("%s %s %q %v %d %v %+v %+v\n", w.method, w.target, w.header, w.chunked, w.chunk, w.expect, q.cut, q.reply)), w.body)
+		}
+		return out
+	}
+	a, b := draw(), draw()
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			t.Fatalf("draw %d differs:\n%q\n%q", i, a[i], b[i])
+		}
+	}
+}
+
+// TestCurlSendsTheGeneratedBody: the printf of a reproduction writes the
+// exact bytes the harness sent, whatever they are.
+func TestCurlSendsTheGeneratedBody(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("bash is needed to check the printed reproductions")
+	}
+	g := gen{rand.New(rand.NewPCG(11, 0))}
+	checked := 0
+	for i := range 300 {
+		q := g.request(fmt.Sprintf("fzcurlb0r%d", i), "v1", false)
+		q.cut = clientCut{}
+		w := q.build()
+		cmd := q.curl("http://127.0.0.1:1")
+		line := cmd[strings.Index(cmd, "printf '"):]
+		format := line[len("printf '"):strings.Index(line, "' | curl")]
+		out, err := exec.Command(bash, "-c", "printf '"+format+"'").Output()
+		if err != nil {
+			t.Fatalf("%s: %v", q.mutationNames(), err)
+		}
+		if !bytes.Equal(out, w.body) {
+			t.Fatalf("%s: printf writes %q, the harness sent %q", q.mutationNames(), out, w.body)
+		}
+		if out, err := exec.Command(bash, "-n", "-c", cmd).CombinedOutput(); err != nil {
+			t.Fatalf("the reproduction is not a shell command: %v %s\n%s", err, out, cmd)
+		}
+		checked++
+	}
+	// Bodies with every byte value, and the quoting characters.
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	out, err := exec.Command(bash, "-c", "printf '"+printfEscape(append(all, `'%\"`...))+"'").Output()
+	if err != nil || !bytes.Equal(out, append(all, `'%\"`...)) {
+		t.Fatalf("every byte: %v, %q", err, out)
+	}
+	t.Logf("%d reproductions checked", checked)
+}

@@ -37,6 +37,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -161,7 +162,8 @@ type invariantRun struct {
 	seq    atomic.Int64
 
 	mu       sync.Mutex
-	reported map[string]bool // nonce and class of each finding reported
+	reported map[string]bool           // nonce and class of each finding reported
+	shapes   map[string]map[string]int // findings about requests by class and shape
 	counts   map[string]int
 	shown    map[string]int
 	examples map[string]string
@@ -215,7 +217,7 @@ func runInvariant(t *testing.T, mode string) {
 // startInvariant starts the upstream, the gateway and the operator's
 // means for mode.
 func startInvariant(t *testing.T, mode string) *invariantRun {
-	r := &invariantRun{t: t, mode: mode, counts: map[string]int{}, reported: map[string]bool{}, shown: map[string]int{}, examples: map[string]string{},
+	r := &invariantRun{t: t, mode: mode, counts: map[string]int{}, reported: map[string]bool{}, shapes: map[string]map[string]int{}, shown: map[string]int{}, examples: map[string]string{},
 		client: &http.Client{Timeout: 30 * time.Second}}
 	var upURL string
 	r.up, upURL, r.inflight = countedUpstream(t, testupstream.Options{InterTokenDelay: 4 * time.Millisecond})
@@ -336,6 +338,8 @@ func (r *invariantRun) batch(seed uint64, b, size int) {
 	before := r.total()
 	r.mu.Unlock()
 
+	// A process that ended after the last batch's checks is reported now.
+	r.exited(b-1, nil, nil)
 	var accts []*fuzzAccount
 	for i := range 1 + rng.IntN(2) {
 		thrifty := g.chance(0.3)
@@ -403,12 +407,18 @@ func (r *invariantRun) batch(seed uint64, b, size int) {
 		return
 	}
 	r.settle(accts...)
+	if r.exited(b, reqs, ops) {
+		return
+	}
 	served := r.servedBy()
 	r.checkOps(ops)
 	r.checkRequests(reqs, served, base)
 	r.checkStreams(reqs, served, base)
 	for _, a := range accts {
 		r.checkAccount(a, reqs)
+	}
+	if r.exited(b, reqs, ops) {
+		return
 	}
 	// Every slot of every live key can be taken, and no more.
 	var probes []*fuzzReq
@@ -426,12 +436,18 @@ func (r *invariantRun) batch(seed uint64, b, size int) {
 		return
 	}
 	r.settle(accts...)
+	if r.exited(b, append(reqs, probes...), ops) {
+		return
+	}
 	served = r.servedBy()
 	r.checkRequests(append(reqs, probes...), served, base)
 	for _, a := range accts {
 		r.checkAccount(a, append(reqs, probes...))
 	}
 	r.checkLeftovers()
+	if r.exited(b, append(reqs, probes...), ops) {
+		return
+	}
 	r.mu.Lock()
 	failed := r.total() > before
 	r.mu.Unlock()
@@ -526,12 +542,20 @@ func (r *invariantRun) checkOps(ops []*fuzzOp) {
 	}
 }
 
+// dead reports whether the gateway process has ended.
+func (r *invariantRun) dead() bool {
+	select {
+	case <-r.g.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // exited reports whether the gateway process has ended, as a violation,
 // and starts another in its place so that the run goes on.
 func (r *invariantRun) exited(b int, reqs []*fuzzReq, ops []*fuzzOp) bool {
-	select {
-	case <-r.g.done:
-	default:
+	if !r.dead() {
 		return false
 	}
 	log := r.g.log.String()
@@ -551,7 +575,13 @@ func (r *invariantRun) exited(b int, reqs []*fuzzReq, ops []*fuzzOp) bool {
 		}
 	}
 	r.restart()
-	if q := r.isolateExit(reqs); q != nil {
+	r.mu.Lock()
+	exits := r.counts["the gateway process exited"]
+	r.mu.Unlock()
+	// The first few exits are cut down; later ones most likely repeat them.
+	if exits >= 3 {
+		repro = append([]string{"# not cut down: the run's first exits were"}, repro...)
+	} else if q := r.isolateExit(reqs); q != nil {
 		repro = []string{q.curl("$GATEWAY")}
 	} else {
 		repro = append([]string{"# no request of the batch ends the process alone; the batch's requests its exit cut off:"}, repro...)
@@ -598,11 +628,15 @@ func (r *invariantRun) isolateExit(reqs []*fuzzReq) *fuzzReq {
 // running for a while: the gateway notices when it next writes). Past
 // the deadline it returns, and checkAccount reports what is left.
 func (r *invariantRun) settle(accts ...*fuzzAccount) {
-	deadline := time.Now().Add(8 * time.Second)
+	deadline := time.Now().Add(12 * time.Second)
 	for idle := 0; idle < 3 && time.Now().Before(deadline); {
 		quiet := r.inflight.Load() == 0 && r.ledgerPending() == 0
 		for _, a := range accts {
-			quiet = quiet && r.reserved(a) == 0
+			n, err := r.reserved(a)
+			if err != nil {
+				return // the gateway is gone: the caller's exit check tells
+			}
+			quiet = quiet && n == 0
 		}
 		if quiet {
 			idle++
@@ -738,6 +772,28 @@ func (r *invariantRun) checkRequests(reqs []*fuzzReq, served map[string][]testup
 }
 
 type finding struct{ class, detail string }
+
+// shape sorts a request by what tends to decide how the gateway meters
+// it: its route, whether the Content-Type it reads (the first one) is
+// multipart, the usage its answer reports, and when its client left.
+// Findings are counted, and their first instances cut down, per class
+// and shape, so that one cause does not hide another of the same class.
+func shape(q *fuzzReq) string {
+	ct, _ := q.build().get("Content-Type")
+	kind := "json or other"
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "multipart/") {
+		kind = "multipart"
+	}
+	phase := "client read the whole answer"
+	switch {
+	case q.outcome.left && q.outcome.status == 0:
+		phase = "client left before the answer"
+	case q.outcome.left || q.outcome.err != "":
+		phase = "client left during the answer"
+	}
+	usage := []string{"", ", implausible usage", ", negative usage"}[q.reply.usage]
+	return fmt.Sprintf("%s, %s Content-Type, %s%s", q.route, kind, phase, usage)
+}
 
 // judge is the invariant for one request: its upstream completions and
 // its usage records.
@@ -895,7 +951,7 @@ func (r *invariantRun) checkAccount(a *fuzzAccount, reqs []*fuzzReq) {
 	}
 	// Holds are freed when their charges commit, or when a request that is
 	// not charged ends; settle waited for every request to.
-	if reserved := r.reserved(a); reserved != 0 && !r.once("hold "+a.name) {
+	if reserved, err := r.reserved(a); err == nil && reserved != 0 && !r.once("hold "+a.name) {
 		const class = "a hold is left behind"
 		detail := fmt.Sprintf("account %s: reserved_cents %d well after its last request", a.name, reserved)
 		var suspects, repro []string
@@ -932,15 +988,20 @@ func (r *invariantRun) checkAccount(a *fuzzAccount, reqs []*fuzzReq) {
 	}
 }
 
-func (r *invariantRun) reserved(a *fuzzAccount) int64 {
+// reserved is the account's reserved_cents; an error when the gateway
+// does not answer (it exited: the batch's exit check reports it).
+func (r *invariantRun) reserved(a *fuzzAccount) (int64, error) {
 	status, body := r.admin("GET", "/admin/accounts/"+a.name, r.operator, "")
 	var acct struct {
 		Reserved int64 `json:"reserved_cents"`
 	}
+	if status == 0 {
+		return 0, errors.New(body)
+	}
 	if status != http.StatusOK || json.Unmarshal([]byte(body), &acct) != nil {
 		r.t.Fatalf("account %s: %d %s", a.name, status, body)
 	}
-	return acct.Reserved
+	return acct.Reserved, nil
 }
 
 // checkLeftovers: with Redis, no lease or hold is recorded once nothing
@@ -1015,6 +1076,9 @@ func (r *invariantRun) probeSlots(k *fuzzKey, prefix string) []*fuzzReq {
 	close(stop)
 	wg.Wait()
 	<-extraDone
+	if r.dead() {
+		return probes // the batch's exit check reports it
+	}
 	for _, q := range probes[:invariantStreams] {
 		if q.outcome.status != 0 && q.outcome.status != http.StatusOK {
 			r.violate("a stream slot is left behind", fmt.Sprintf("key %s: stream %s of %d refused with %d %s after the batch", k.id, q.nonce, invariantStreams, q.outcome.status, q.outcome.body), "")
@@ -1057,7 +1121,7 @@ func (q *fuzzReq) hold(addr string, stop <-chan struct{}) outcome {
 	case <-stop:
 		cancel()
 		<-done
-		if o.status == 0 {
+		if o.status == 0 && o.err == "" {
 			o.status = http.StatusOK // admitted: it reached the upstream and waits there
 		}
 	}
@@ -1130,10 +1194,17 @@ func (r *invariantRun) adminRetry(method, path, token, body string) (int, string
 // down to the mutations that still show it when it is the first of its
 // class.
 func (r *invariantRun) report(q *fuzzReq, f finding, base string) {
+	sh := shape(q)
 	r.mu.Lock()
-	first := r.counts[f.class] == 0
+	first := r.shapes[f.class][sh] == 0
 	seen := r.reported[q.nonce+"\x00"+f.class]
 	r.reported[q.nonce+"\x00"+f.class] = true
+	if !seen {
+		if r.shapes[f.class] == nil {
+			r.shapes[f.class] = map[string]int{}
+		}
+		r.shapes[f.class][sh]++
+	}
 	r.mu.Unlock()
 	if seen {
 		return
@@ -1144,7 +1215,7 @@ func (r *invariantRun) report(q *fuzzReq, f finding, base string) {
 			repro = "# cut down to:\n" + m.curl(base) + "\n# as generated:\n" + repro
 		}
 	}
-	r.violate(f.class, fmt.Sprintf("%s (%s): %s", q.nonce, q.route, f.detail), repro)
+	r.record(f.class, fmt.Sprintf("%s (%s): %s", q.nonce, sh, f.detail), repro, first)
 }
 
 // replayAlone sends c alone, as the replay account's (or a's), and
@@ -1167,7 +1238,8 @@ func (r *invariantRun) leavesHold(c *fuzzReq) bool {
 	r.credit(a, 100_000)
 	r.replayAlone(c, a)
 	r.reqs.Delete(c.nonce)
-	return r.reserved(a) != 0
+	n, err := r.reserved(a)
+	return err == nil && n != 0
 }
 
 // groupLeavesHold is whether requests replayed together, at their
@@ -1189,7 +1261,8 @@ func (r *invariantRun) groupLeavesHold(reqs []*fuzzReq) bool {
 	}
 	wg.Wait()
 	r.settle(a)
-	return r.reserved(a) != 0
+	n, err := r.reserved(a)
+	return err == nil && n != 0
 }
 
 // bisect narrows a set of requests for which shows holds by halves, for
@@ -1240,6 +1313,11 @@ func (r *invariantRun) showsFinding(class string) func(*fuzzReq) bool {
 	return func(c *fuzzReq) bool {
 		r.replayAlone(c)
 		defer r.reqs.Delete(c.nonce)
+		if r.dead() {
+			// It ended the process instead: another finding, which the
+			// next batch reports.
+			return false
+		}
 		served := r.servedBy()
 		at := r.attribute([]*fuzzReq{c}, served)
 		fs := judge(c, served[c.nonce], at.recs[c.nonce])
@@ -1280,13 +1358,20 @@ func (r *invariantRun) minimise(q *fuzzReq, shows func(*fuzzReq) bool) *fuzzReq 
 // class in full, the rest counted.
 func (r *invariantRun) violate(class, detail, repro string) {
 	r.t.Helper()
+	r.record(class, detail, repro, false)
+}
+
+// record is violate, shown also past the first few of its class when
+// show is set.
+func (r *invariantRun) record(class, detail, repro string, show bool) {
+	r.t.Helper()
 	r.mu.Lock()
 	r.counts[class]++
 	n := r.shown[class]
 	r.shown[class]++
 	note := r.seedNote
 	r.mu.Unlock()
-	if n >= 3 {
+	if n >= 3 && !show {
 		return
 	}
 	msg := fmt.Sprintf("VIOLATION [%s] %s\n  %s", class, note, detail)
@@ -1325,6 +1410,14 @@ func (r *invariantRun) summary() {
 	fmt.Fprintf(&b, "%s: violations of the billing invariant:\n", r.mode)
 	for _, c := range classes {
 		fmt.Fprintf(&b, "  %5d  %s\n", r.counts[c], c)
+		var shapes []string
+		for sh := range r.shapes[c] {
+			shapes = append(shapes, sh)
+		}
+		sort.Slice(shapes, func(i, j int) bool { return r.shapes[c][shapes[i]] > r.shapes[c][shapes[j]] })
+		for _, sh := range shapes {
+			fmt.Fprintf(&b, "  %5s  %5d  %s\n", "", r.shapes[c][sh], sh)
+		}
 	}
 	r.t.Error(b.String())
 }
