@@ -225,23 +225,7 @@ type fuzzReq struct {
 
 // build is the request on the wire, the mutations applied in stage order.
 func (q *fuzzReq) build() *wireReq {
-	doc := &jsonDoc{}
-	doc.setValue("model", strconv.Quote(q.nonce))
-	doc.setValue("messages", fmt.Sprintf(`[{"role":"user","content":%s}]`, strconv.Quote(q.nonce+" "+q.words)))
-	if q.stream {
-		doc.setValue("stream", "true")
-		if q.route == "v1" {
-			doc.setValue("stream_options", `{"include_usage":true}`)
-		}
-	}
-	if q.maxTok > 0 {
-		doc.setValue("max_tokens", strconv.Itoa(q.maxTok))
-	}
-	for _, m := range q.muts {
-		if m.stage == stageDoc {
-			m.doc(doc)
-		}
-	}
+	doc := q.doc()
 	w := &wireReq{method: "POST", target: "/" + q.route + "/chat/completions"}
 	w.set("Content-Type", "application/json")
 	w.set("X-Request-Id", q.reqID)
@@ -261,6 +245,33 @@ func (q *fuzzReq) build() *wireReq {
 		}
 	}
 	return w
+}
+
+// namesModel reports whether q's JSON has a member spelled exactly
+// "model": a gateway that reads only that spelling records no model for
+// the others.
+func (q *fuzzReq) namesModel() bool { return q.doc().index("model") >= 0 }
+
+// doc is q's JSON document, its mutations applied.
+func (q *fuzzReq) doc() *jsonDoc {
+	doc := &jsonDoc{}
+	doc.setValue("model", strconv.Quote(q.nonce))
+	doc.setValue("messages", fmt.Sprintf(`[{"role":"user","content":%s}]`, strconv.Quote(q.nonce+" "+q.words)))
+	if q.stream {
+		doc.setValue("stream", "true")
+		if q.route == "v1" {
+			doc.setValue("stream_options", `{"include_usage":true}`)
+		}
+	}
+	if q.maxTok > 0 {
+		doc.setValue("max_tokens", strconv.Itoa(q.maxTok))
+	}
+	for _, m := range q.muts {
+		if m.stage == stageDoc {
+			m.doc(doc)
+		}
+	}
+	return doc
 }
 
 func (q *fuzzReq) mutationNames() string {

@@ -56,6 +56,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -424,7 +426,10 @@ func (r *invariantRun) batch(seed uint64, b, size int) {
 	var probes []*fuzzReq
 	for _, a := range accts {
 		if a.thrifty {
-			r.credit(a, 100) // the probes' holds
+			// The probes' holds, through the gateway: a credit another
+			// process posts reaches a PostgreSQL node's key cache by
+			// notification, up to 250 ms later (docs/configuration.md).
+			r.topUp(a, 500)
 		}
 		for _, k := range a.keys {
 			if !k.revoked.Load() {
@@ -444,7 +449,7 @@ func (r *invariantRun) batch(seed uint64, b, size int) {
 	for _, a := range accts {
 		r.checkAccount(a, append(reqs, probes...))
 	}
-	r.checkLeftovers()
+	r.checkLeftovers(append(reqs, probes...))
 	if r.exited(b, append(reqs, probes...), ops) {
 		return
 	}
@@ -684,9 +689,10 @@ type attribution struct {
 // attribute reads the usage records of the accounts of reqs. A record
 // names its request in its model (the nonce); one whose model does not
 // (the gateway read another model than the backend did) is tied to a
-// request of its key that has no record and began before it: first by
-// the exact usage the backend reported, then, for an estimate, to the
-// first such request that was served or whose client left.
+// request of its key that has no record, began before it and spells
+// "model" otherwise: first by the exact usage the backend reported,
+// then, for an estimate, to the first such request that was served or
+// whose client left.
 func (r *invariantRun) attribute(reqs []*fuzzReq, served map[string][]testupstream.Served) attribution {
 	at := attribution{recs: map[string][]storage.UsageRecord{}, renamed: map[string]storage.UsageRecord{}}
 	mine := map[string]bool{}
@@ -714,7 +720,7 @@ func (r *invariantRun) attribute(reqs []*fuzzReq, served map[string][]testupstre
 		}
 	}
 	take := func(q *fuzzReq, match func(storage.UsageRecord) bool) {
-		if len(at.recs[q.nonce]) > 0 || q.outcome.sent.IsZero() {
+		if len(at.recs[q.nonce]) > 0 || q.outcome.sent.IsZero() || q.namesModel() {
 			return
 		}
 		for i, rec := range loose {
@@ -1006,23 +1012,97 @@ func (r *invariantRun) reserved(a *fuzzAccount) (int64, error) {
 
 // checkLeftovers: with Redis, no lease or hold is recorded once nothing
 // is in flight.
-func (r *invariantRun) checkLeftovers() {
+//
+// A member's score is its expiry, one lease TTL after it was taken or
+// last renewed: the requests sent about then are shown as its likely
+// owners.
+func (r *invariantRun) checkLeftovers(reqs []*fuzzReq) {
 	url, prefix := r.e["SWITCHYARD_REDIS_URL"], r.e["SWITCHYARD_REDIS_PREFIX"]
 	if url == "" {
 		return
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		left := leftovers(r.t, url, prefix)
+		left := r.redisLeftovers(url, prefix)
 		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			r.violate("a lease or hold is left in Redis", strings.Join(left, ", "), "")
-			return
+			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	for _, l := range r.redisLeftovers(url, prefix) {
+		if r.once("redis " + l.key + " " + l.member) {
+			continue
+		}
+		taken := l.expiry.Add(-invariantLeaseTTL)
+		var near []*fuzzReq
+		for _, q := range reqs {
+			if d := q.outcome.sent.Sub(taken); d > -time.Second && d < time.Second {
+				near = append(near, q)
+			}
+		}
+		sort.Slice(near, func(i, j int) bool {
+			return absDuration(near[i].outcome.sent.Sub(taken)) < absDuration(near[j].outcome.sent.Sub(taken))
+		})
+		var repro []string
+		for _, q := range near[:min(len(near), 4)] {
+			repro = append(repro, fmt.Sprintf("# sent %s from when it was taken:", q.outcome.sent.Sub(taken).Round(time.Millisecond)), q.curl(r.g.base))
+		}
+		if len(repro) > 0 {
+			repro = append([]string{"# the requests sent closest to when it was taken or last renewed:"}, repro...)
+		}
+		r.violate("a lease or hold is left in Redis", fmt.Sprintf("%s %s, taken or renewed at %s", l.key, l.member, taken.Format("15:04:05.000")),
+			strings.Join(repro, "\n"))
+	}
+}
+
+// invariantLeaseTTL is the limiter's default lease_ttl, which the run's
+// config keeps.
+const invariantLeaseTTL = 30 * time.Second
+
+func absDuration(d time.Duration) time.Duration { return max(d, -d) }
+
+type redisLeftover struct {
+	key, member string
+	expiry      time.Time
+}
+
+// redisLeftovers are the live stream leases and balance holds under
+// prefix: members of the limiter's sorted sets scored by their expiry,
+// in seconds since 2017 (the limiter's epoch).
+func (r *invariantRun) redisLeftovers(url, prefix string) []redisLeftover {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const epoch = 1483228800
+	now := float64(time.Now().UnixMicro())/1e6 - epoch
+	var out []redisLeftover
+	iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		if !strings.HasSuffix(k, ":streams") && !strings.HasSuffix(k, ":holds") {
+			continue
+		}
+		members, err := c.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: "(" + formatFloat(now), Max: "+inf"}).Result()
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, m := range members {
+			out = append(out, redisLeftover{key: k, member: m.Member.(string),
+				expiry: time.UnixMicro(int64((m.Score + epoch) * 1e6))})
+		}
+	}
+	if err := iter.Err(); err != nil {
+		r.t.Fatal(err)
+	}
+	return out
 }
 
 // probeSlots takes every stream slot of k with streams the upstream
@@ -1121,8 +1201,10 @@ func (q *fuzzReq) hold(addr string, stop <-chan struct{}) outcome {
 	case <-stop:
 		cancel()
 		<-done
-		if o.status == 0 && o.err == "" {
-			o.status = http.StatusOK // admitted: it reached the upstream and waits there
+		if o.status == 0 && strings.Contains(o.err, context.Canceled.Error()) {
+			// Admitted: it reached the upstream and waited there until
+			// the probe let it go.
+			o.status, o.err = http.StatusOK, ""
 		}
 	}
 	return o
@@ -1149,6 +1231,16 @@ func (r *invariantRun) account(name string, thrifty bool, keys int) *fuzzAccount
 		r.t.Fatal(err)
 	}
 	return a
+}
+
+// topUp credits an account through the admin API, as the operator.
+func (r *invariantRun) topUp(a *fuzzAccount, cents int64) {
+	status, body := r.adminRetry("POST", "/admin/accounts/"+a.name+"/topups", r.operator,
+		fmt.Sprintf(`{"cents":%d,"reference":"fzprobe-%s-%d"}`, cents, a.name, r.seq.Add(1)))
+	if status != http.StatusCreated {
+		r.t.Fatalf("topping up %s: %d %s", a.name, status, body)
+	}
+	a.credited += cents
 }
 
 // credit puts cents on an account's ledger directly, as an adjustment:
