@@ -573,26 +573,32 @@ func (r *invariantRun) exited(b int, reqs []*fuzzReq, ops []*fuzzOp) bool {
 	for _, op := range ops {
 		what = append(what, op.String())
 	}
+	r.restart()
+	// The reproductions go to the gateway started in its place.
 	var repro []string
 	for _, q := range reqs {
-		if q.outcome.err != "" {
-			repro = append(repro, q.curl("$GATEWAY"))
+		if q.outcome.err != "" && len(repro) < 6 {
+			repro = append(repro, q.curl(r.g.base))
 		}
 	}
-	r.restart()
 	r.mu.Lock()
 	exits := r.counts["the gateway process exited"]
 	r.mu.Unlock()
 	// The first few exits are cut down; later ones most likely repeat them.
-	if exits >= 3 {
-		repro = append([]string{"# not cut down: the run's first exits were"}, repro...)
-	} else if q := r.isolateExit(reqs); q != nil {
-		repro = []string{q.curl("$GATEWAY")}
-	} else {
-		repro = append([]string{"# no request of the batch ends the process alone; the batch's requests its exit cut off:"}, repro...)
+	var alone *fuzzReq
+	if exits < 3 {
+		alone = r.isolateExit(reqs)
 	}
-	r.violate("the gateway process exited", fmt.Sprintf("during batch %d (%s)\nadmin actions: %s\nlog:\n%s", b, r.seedNote, strings.Join(what, "\n  "), log),
-		strings.Join(repro[:min(len(repro), 7)], "\n"))
+	switch {
+	case alone != nil:
+		repro = []string{"# alone, this request ends the process:", alone.curl(r.g.base)}
+	case exits >= 3:
+		repro = append([]string{"# not cut down (the run's first exits were); the batch's requests the exit cut off:"}, repro...)
+	default:
+		repro = append([]string{"# no request of the batch ends the process alone; the batch's requests the exit cut off:"}, repro...)
+	}
+	r.violate("the gateway process exited", fmt.Sprintf("in or just after batch %d (%s)\nadmin actions: %s\nlog:\n%s", b, r.seedNote, strings.Join(what, "\n  "), log),
+		strings.Join(repro, "\n"))
 	return true
 }
 
@@ -1121,12 +1127,17 @@ func (r *invariantRun) probeSlots(k *fuzzKey, prefix string) []*fuzzReq {
 		r.reqs.Store(q.nonce, q)
 		probes = append(probes, q)
 	}
+	ended := make(chan struct{}, invariantStreams) // a probe that ended before stop: refused
 	for _, q := range probes[:invariantStreams] {
-		wg.Go(func() { q.outcome = q.hold(addr, stop) })
+		wg.Go(func() {
+			q.outcome = q.hold(addr, stop)
+			ended <- struct{}{}
+		})
 	}
 	// The upstream has them all once each reached it; a refusal ends one
 	// early.
 	deadline := time.Now().Add(10 * time.Second)
+wait:
 	for {
 		arrived := 0
 		for _, req := range r.up.Requests() {
@@ -1137,14 +1148,11 @@ func (r *invariantRun) probeSlots(k *fuzzKey, prefix string) []*fuzzReq {
 		if arrived >= invariantStreams || time.Now().After(deadline) {
 			break
 		}
-		refused := false
-		for _, q := range probes[:invariantStreams] {
-			refused = refused || q.outcome.status != 0
+		select {
+		case <-ended:
+			break wait
+		case <-time.After(10 * time.Millisecond):
 		}
-		if refused {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	extra := probes[invariantStreams]
 	extraDone := make(chan struct{})
