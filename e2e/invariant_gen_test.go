@@ -30,6 +30,7 @@ import (
 
 // wireReq is a request as it goes on the wire.
 type wireReq struct {
+	route  string // "v1" or "v3"
 	method string
 	target string      // the request-target, sent as is
 	header [][2]string // in order; a name may repeat
@@ -226,7 +227,7 @@ type fuzzReq struct {
 // build is the request on the wire, the mutations applied in stage order.
 func (q *fuzzReq) build() *wireReq {
 	doc := q.doc()
-	w := &wireReq{method: "POST", target: "/" + q.route + "/chat/completions"}
+	w := &wireReq{route: q.route, method: "POST", target: "/" + q.route + "/chat/completions"}
 	w.set("Content-Type", "application/json")
 	w.set("X-Request-Id", q.reqID)
 	if q.key != nil {
@@ -434,9 +435,7 @@ func (g gen) mutation(q *fuzzReq) mutation {
 			"/{v}/chat%2fcompletions", "/%76{n}/chat/completions", "/{v}/chat/completions?stream=false", "/{v}/chat/completions;x=1",
 			"/{v}/chat/completions%00", "/{v}/chat/completions/.", "/{v}/chat/%63ompletions", "/x/../{v}/chat/completions")
 		return mutation{name: "path " + tmpl, stage: stageWire, wire: func(w *wireReq) {
-			v := strings.TrimPrefix(w.target, "/")
-			v = v[:strings.IndexByte(v, '/')]
-			r := strings.NewReplacer("{v}", v, "{V}", strings.ToUpper(v), "{n}", v[1:])
+			r := strings.NewReplacer("{v}", w.route, "{V}", strings.ToUpper(w.route), "{n}", w.route[1:])
 			w.target = r.Replace(tmpl)
 		}}
 	case 5:

@@ -868,8 +868,10 @@ func judge(q *fuzzReq, sv []testupstream.Served, recs []storage.UsageRecord) []f
 // checkStreams: no key had more streams at the backend at once than its
 // limit. Only streams that ran to their end with their client reading
 // count: for those the gateway held the slot from before the upstream
-// call until after its last byte, so any instant at which more of them
-// were running than the limit is a stream admitted without a slot.
+// call until after it had read the last token (it may let go before the
+// upstream's [DONE] is written), so any instant at which more of them
+// were between those two points than the limit is a stream admitted
+// without a slot.
 func (r *invariantRun) checkStreams(reqs []*fuzzReq, served map[string][]testupstream.Served, base string) {
 	const margin = 30 * time.Millisecond
 	type span struct {
@@ -887,7 +889,7 @@ func (r *invariantRun) checkStreams(reqs []*fuzzReq, served map[string][]testups
 			isStream = strings.HasPrefix(q.outcome.contentType, "text/event-stream")
 		}
 		if isStream {
-			byKey[q.key] = append(byKey[q.key], span{q, sv[0].Started, sv[0].LastWrite})
+			byKey[q.key] = append(byKey[q.key], span{q, sv[0].Started, sv[0].LastToken})
 		}
 	}
 	for k, spans := range byKey {

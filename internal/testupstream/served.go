@@ -34,9 +34,11 @@ type Served struct {
 	// answer's whole body. A client may still have read less of it.
 	Complete bool
 	// Started is when the answer was resolved, before any byte of it;
-	// LastWrite when its last successful write began (zero if none);
+	// LastToken when the write of its last token that went out began (a
+	// client must have read that far before the answer can be over for
+	// it), LastWrite when its last successful write began (zero if none);
 	// Ended when the handler returned.
-	Started, LastWrite, Ended time.Time
+	Started, LastToken, LastWrite, Ended time.Time
 }
 
 // Served returns every completion served since the server started or was
@@ -62,6 +64,7 @@ func (s *Server) ServedTotals() (completions int, promptTokens, completionTokens
 type progress struct {
 	started    time.Time
 	sentTokens int
+	lastToken  time.Time
 	lastWrite  time.Time
 	complete   bool
 }
@@ -74,6 +77,7 @@ func (c *completion) writing() { c.progress.lastWrite = time.Now() }
 func (c *completion) wrote(token bool) {
 	if token {
 		c.progress.sentTokens++
+		c.progress.lastToken = c.progress.lastWrite
 	}
 }
 
@@ -92,11 +96,12 @@ func (s *Server) recordServed(rec *Request, stream bool, c *completion) {
 		SentTokens: c.progress.sentTokens,
 		Complete:   c.progress.complete,
 		Started:    c.progress.started,
+		LastToken:  c.progress.lastToken,
 		LastWrite:  c.progress.lastWrite,
 		Ended:      time.Now(),
 	}
 	if !stream && sv.Complete {
-		sv.SentTokens = c.generated
+		sv.SentTokens, sv.LastToken = c.generated, sv.LastWrite
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -47,8 +47,11 @@ func TestServedCountsWholeAnswers(t *testing.T) {
 		t.Error("a served completion lacks its decoded request")
 	}
 	for _, sv := range got {
-		if sv.Started.IsZero() || sv.LastWrite.Before(sv.Started) || sv.Ended.Before(sv.LastWrite) {
-			t.Errorf("times out of order: %v %v %v", sv.Started, sv.LastWrite, sv.Ended)
+		if sv.Started.IsZero() || sv.LastToken.Before(sv.Started) || sv.LastWrite.Before(sv.LastToken) || sv.Ended.Before(sv.LastWrite) {
+			t.Errorf("times out of order: %v %v %v %v", sv.Started, sv.LastToken, sv.LastWrite, sv.Ended)
+		}
+		if sv.Stream && !sv.LastToken.Before(sv.LastWrite) {
+			t.Errorf("a stream's last token went out with its last write: %v", sv.LastToken)
 		}
 	}
 	if n, p, c := s.ServedTotals(); n != 2 || p != int64(json.Usage.PromptTokens+7) || c != 5 {
