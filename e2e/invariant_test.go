@@ -697,8 +697,9 @@ type attribution struct {
 // (the gateway read another model than the backend did) is tied to a
 // request of its key that has no record, began before it and spells
 // "model" otherwise: first by the exact usage the backend reported,
-// then, for an estimate, to the first such request that was served or
-// whose client left.
+// then, for an estimate, to the first such request whose usage cannot
+// have reached the gateway. Two such requests of one key, both cut
+// short, may be mistaken for each other.
 func (r *invariantRun) attribute(reqs []*fuzzReq, served map[string][]testupstream.Served) attribution {
 	at := attribution{recs: map[string][]storage.UsageRecord{}, renamed: map[string]storage.UsageRecord{}}
 	mine := map[string]bool{}
@@ -745,10 +746,14 @@ func (r *invariantRun) attribute(reqs []*fuzzReq, served map[string][]testupstre
 		})
 	}
 	for _, q := range reqs {
-		_, _, n := servedUsage(served[q.nonce])
-		take(q, func(rec storage.UsageRecord) bool {
-			return rec.Estimated && (n > 0 || q.outcome.left || q.outcome.err != "")
-		})
+		// An estimate stands for usage that never reached the gateway: a
+		// request whose answer went out whole, usage included, to a client
+		// that read it cannot be its owner.
+		owes := q.outcome.left || q.outcome.err != ""
+		for _, sv := range served[q.nonce] {
+			owes = owes || !sv.Complete || !sv.Reported
+		}
+		take(q, func(rec storage.UsageRecord) bool { return rec.Estimated && owes })
 	}
 	at.orphans = loose
 	return at
