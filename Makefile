@@ -51,9 +51,12 @@ bench-micro: check-go
 bench-render: check-go
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 10x ./tools/render/...
 
-# Every fuzz target for FUZZTIME each (default 30s).
-fuzz: check-go
-	scripts/fuzz.sh
+# Every fuzz target for FUZZTIME each (default 30s), then the billing
+# invariant against the real binary for INVARIANT_DURATION per storage
+# mode (default 10m; docs/security.md). Both run; either failing fails.
+fuzz: build
+	scripts/services.sh
+	scripts/fuzz.sh; targets=$$?; scripts/invariant.sh; invariant=$$?; exit $$((targets | invariant))
 
 # 1,000 streams through one node and a mixed load on two, for
 # SOAK_DURATION each (default 10m); not part of make test.

@@ -106,6 +106,10 @@ type gateway struct {
 	cmd   *exec.Cmd
 	log   *syncBuffer
 	done  chan struct{}
+	// logTail, when positive, is how much of the end of the log stop
+	// shows for a failed test: a long run's whole log would bury the
+	// failure. 0 shows all of it.
+	logTail int
 }
 
 // startGateway runs `switchyard run` with Caddyfile.example (or config, a
@@ -195,7 +199,11 @@ func (g *gateway) stop() {
 		}
 	}
 	if g.t.Failed() {
-		g.t.Logf("gateway log:\n%s", g.log.String())
+		log := g.log.String()
+		if g.logTail > 0 && len(log) > g.logTail {
+			log = "[...]" + log[len(log)-g.logTail:]
+		}
+		g.t.Logf("gateway log:\n%s", log)
 	}
 }
 

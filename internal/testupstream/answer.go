@@ -43,12 +43,15 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *http.Request, c *completio
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
+	c.writing()
 	if reply.BreakAfter > 0 {
 		_, _ = w.Write(body[:len(body)/2])
 		_ = http.NewResponseController(w).Flush()
 		abort()
 	}
-	_, _ = w.Write(body)
+	if _, err := w.Write(body); err == nil {
+		c.finished()
+	}
 }
 
 // sleep waits d or until ctx ends, and reports whether ctx is still live.

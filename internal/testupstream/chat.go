@@ -38,6 +38,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, rec *Request,
 		return
 	}
 	c := s.resolve(req, reply, reqID)
+	defer s.recordServed(rec, req.Stream, c)
 	if req.Stream {
 		s.stream(w, r, req, c, reply)
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // completion is a Reply resolved against its request: tokens split,
@@ -19,6 +20,7 @@ type completion struct {
 	usage     Usage
 	rawUsage  []byte // Reply.UsageJSON: sent in place of usage
 	generated int    // tokens produced, whatever usage reports
+	progress  progress
 }
 
 func (s *Server) resolve(req *ChatRequest, r Reply, reqID uint64) *completion {
@@ -28,6 +30,7 @@ func (s *Server) resolve(req *ChatRequest, r Reply, reqID uint64) *completion {
 		model:     req.Model,
 		reasoning: Tokens(r.Reasoning),
 		content:   Tokens(r.Content),
+		progress:  progress{started: time.Now()},
 	}
 	for _, tc := range r.ToolCalls {
 		if tc.ID == "" {

@@ -20,6 +20,10 @@
 //	// ... point the code under test at up.URL() ...
 //	reqs := up.ChatRequests()
 //
+// [Server.Served] lists every completion it answered, with the usage it
+// reported and how much of the answer went out before the answer ended or
+// the client left: what a gateway billing per token owes a charge for.
+//
 // Token counts come from a small documented tokenizer ([Tokens]) rather
 // than a real vocabulary: they are stable across runs and platforms, which
 // is what billing tests need, and close enough in size for load tests.

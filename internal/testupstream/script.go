@@ -144,11 +144,12 @@ func (s *Server) Pending() int {
 	return len(s.queue)
 }
 
-// Reset drops queued replies, rules and recorded requests.
+// Reset drops queued replies, rules, recorded requests and served
+// completions.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.queue, s.rules, s.requests = nil, nil, nil
+	s.queue, s.rules, s.requests, s.served = nil, nil, nil, nil
 }
 
 // pick chooses the reply for req; ok false means no script applies.

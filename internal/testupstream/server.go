@@ -35,6 +35,7 @@ type Server struct {
 	queue    []Reply
 	rules    []Responder
 	requests []Request
+	served   []Served
 	baseURL  string
 }
 

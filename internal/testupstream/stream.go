@@ -91,19 +91,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest
 			return
 		}
 		buf = append(append(append(buf[:0], "data: "...), b...), "\n\n"...)
+		c.writing()
 		if _, err := w.Write(buf); err != nil {
 			abort()
 		}
 		if err := rc.Flush(); err != nil || ctx.Err() != nil {
 			abort()
 		}
+		c.wrote(f.token)
 	}
 	if reply.BreakAfter > 0 {
 		s.breakStream(w, reply)
 		return
 	}
-	if _, err := w.Write([]byte("data: [DONE]\n\n")); err == nil {
-		_ = rc.Flush()
+	c.writing()
+	if _, err := w.Write([]byte("data: [DONE]\n\n")); err == nil && rc.Flush() == nil {
+		c.finished()
 	}
 }
 
