@@ -234,7 +234,11 @@ func startInvariant(t *testing.T, mode string) *invariantRun {
 	// The rate limits and the failed-authentication guard are not under
 	// test and would refuse the bursts; a slow Redis on a loaded machine
 	// must not turn into the documented fail_open overspend.
-	r.cfg = switchyardConfig(t, "limits {", "\trequests 1000000 1m", "\tauth_failures off", "\tredis_timeout 2s", "}")
+	// The operator's own admin API calls (top-ups, revocations, reads of
+	// balances and holds) come faster than its rate limits allow.
+	r.cfg = writeConfig(t, exampleConfig(t,
+		"\tswitchyard {", "\tswitchyard {\n\t\tlimits {\n\t\t\trequests 1000000 1m\n\t\t\tauth_failures off\n\t\t\tredis_timeout 2s\n\t\t}",
+		"\t\tswitchyard_admin\n", "\t\tswitchyard_admin {\n\t\t\trate_limit off\n\t\t\taddress_rate_limit off\n\t\t}\n"))
 	r.g = startGateway(t, r.e, r.cfg)
 	r.g.logTail = 64 << 10
 	r.st = openStore(t, r.e)
