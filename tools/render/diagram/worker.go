@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/tools/render"
 )
 
@@ -120,6 +121,10 @@ func runJob(job layoutJob) (res layoutResult) {
 	return layoutResult{JSON: out, Chosen: chosen}
 }
 
+// workerExchangeGoroutine names the goroutine that talks to a worker in
+// switchyard_panics_recovered_total.
+var workerExchangeGoroutine = guard.Name("graphviz_worker_exchange")
+
 // worker is a running worker process, seen from its parent. It is used
 // by the holder of the slot only.
 type worker struct {
@@ -201,7 +206,7 @@ func (w *worker) run(job layoutJob, stop <-chan struct{}) (layoutResult, error) 
 		// ending.
 		defer func() {
 			if r := recover(); r != nil {
-				done <- reply{err: fmt.Errorf("graphviz worker: panic while talking to it: %v", r)}
+				done <- reply{err: fmt.Errorf("graphviz worker: %w", guard.Recovered(workerExchangeGoroutine, r))}
 			}
 		}()
 		if err := w.enc.Encode(job); err != nil {
