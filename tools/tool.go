@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // Tool is one function the upstream model may call. Implementations are
@@ -51,15 +52,16 @@ type Call struct {
 	Progress ProgressSink
 }
 
-// ReportStep forwards s to the call's progress sink, if any.
-func (c Call) ReportStep(s Step) {
+// ReportStep forwards s to the call's progress sink, if any. s.SID
+// names the phase within the call.
+func (c Call) ReportStep(s wire.Step) {
 	if c.Progress != nil {
 		c.Progress.Step(s)
 	}
 }
 
 // ReportData forwards d to the call's progress sink, if any.
-func (c Call) ReportData(d StepData) {
+func (c Call) ReportData(d wire.StepData) {
 	if c.Progress != nil {
 		c.Progress.StepData(d)
 	}
@@ -68,8 +70,8 @@ func (c Call) ReportData(d StepData) {
 // ProgressSink receives live progress of a tool run. Calls may come from
 // any goroutine the tool uses.
 type ProgressSink interface {
-	Step(Step)
-	StepData(StepData)
+	Step(wire.Step)
+	StepData(wire.StepData)
 }
 
 // Env is what a tool knows about the request it serves.
@@ -126,78 +128,14 @@ type Result struct {
 	// Object is the id of the object the call produced, shown as act.obj.
 	Object string
 	// Artifacts finished by the call, sent to the client as artifact events.
-	Artifacts []Artifact
-	// Removed lists object ids deleted or superseded by the call.
+	Artifacts []wire.Artifact
+	// Removed lists object ids deleted or superseded by the call, sent
+	// as artifact_remove events.
 	Removed []string
 	// Renamed lists objects reclassified by the call.
-	Renamed []Rename
+	Renamed []wire.ArtifactRename
 	// Sources lists web pages the call read, for citations.
-	Sources []Source
-}
-
-// Artifact is a finished deliverable (spec 2.6). Fields not used by a type
-// stay empty and are omitted from JSON.
-type Artifact struct {
-	Type              string   `json:"type"` // document, xlsx, docx, diagram, chart, image
-	ObjectID          string   `json:"object_id"`
-	Title             string   `json:"title"`
-	FileID            string   `json:"file_id,omitempty"`
-	EmbedID           string   `json:"embed_id,omitempty"`
-	MIMEType          string   `json:"mime_type,omitempty"`
-	FileBase64        string   `json:"file_base64,omitempty"`
-	ImageBase64       string   `json:"image_base64,omitempty"`
-	Source            string   `json:"source,omitempty"`
-	Theme             string   `json:"theme,omitempty"`
-	Aspect            string   `json:"aspect,omitempty"`
-	ConsumedObjectIDs []string `json:"consumed_object_ids,omitempty"`
-}
-
-// WithoutInline returns a copy without inline base64, the form used by
-// non-streaming responses. Bytes are kept when there is no file id to
-// fetch them by, as the spec asks when storing the file failed.
-func (a Artifact) WithoutInline() Artifact {
-	if a.FileID != "" {
-		a.FileBase64 = ""
-		a.ImageBase64 = ""
-	}
-	return a
-}
-
-// Rename is an object reclassified under a new id.
-type Rename struct {
-	ObjectID    string `json:"object_id"`
-	NewObjectID string `json:"new_object_id"`
-}
-
-// Source is a web page the assistant read.
-type Source struct {
-	Title string `json:"title"`
-	URL   string `json:"url"`
-}
-
-// Step is a phase row of a long tool run (Revision B). ID is unique
-// within the call; the orchestrator makes it unique within the response.
-type Step struct {
-	ID     string
-	Label  string
-	Status string // StepActive, StepDone or StepError
-	Detail string
-}
-
-// Step statuses.
-const (
-	StepActive = "active"
-	StepDone   = "done"
-	StepError  = "error"
-)
-
-// StepData is intermediate output of a step (Revision B): text of at most
-// 20,000 characters (longer text is cut) and base64 images.
-type StepData struct {
-	ID      string
-	Label   string
-	Content string
-	Images  []string
+	Sources []wire.Source
 }
 
 // CallError is a failure whose message is meant for the model, such as

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
@@ -22,7 +23,7 @@ import (
 // model may embed them by. Images of earlier messages were echoed by the
 // request that first carried them. With file output off, or no id
 // allocator, nothing is echoed.
-func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]tools.Artifact, error) {
+func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]wire.Artifact, error) {
 	if !t.req.Files || t.o.cfg.IDs == nil {
 		return nil, nil
 	}
@@ -35,7 +36,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 	if last < 0 {
 		return nil, nil
 	}
-	var out []tools.Artifact
+	var out []wire.Artifact
 	for _, p := range t.req.Messages[last].Parts {
 		var img tools.Image
 		title := fmt.Sprintf("Image %d", len(out)+1)
@@ -59,7 +60,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 			t.env.Elements = make(map[string]tools.Image)
 		}
 		t.env.Elements[id] = img
-		a := tools.Artifact{
+		a := wire.Artifact{
 			Type:        "image",
 			ObjectID:    id,
 			Title:       title,
@@ -75,7 +76,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 }
 
 // echoNote tells the model the element ids of the caller's images.
-func echoNote(echoed []tools.Artifact) string {
+func echoNote(echoed []wire.Artifact) string {
 	if len(echoed) == 0 {
 		return ""
 	}

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // rawUpstream serves body with the given content type to every request
@@ -42,8 +45,8 @@ type roundResult struct {
 	content, reasoning string
 	calls              []ToolCall
 	finish             string
-	usage              *Usage
-	chars              Chars
+	usage              *billing.Usage
+	chars              wire.Chars
 	err                error
 }
 
@@ -108,7 +111,7 @@ func TestUpstreamDialects(t *testing.T) {
 				usage, "[DONE]"),
 			want: roundResult{
 				calls:  []ToolCall{{ID: "call_a", Type: "function", Function: Function{Name: "web_search", Arguments: `{"query":"go"}`}}},
-				finish: "tool_calls", usage: &Usage{PromptTokens: 11, CompletionTokens: 7}, chars: Chars{Args: 14},
+				finish: "tool_calls", usage: &billing.Usage{Prompt: 11, Completion: 7}, chars: wire.Chars{Args: 14},
 			},
 		},
 		{
@@ -123,7 +126,7 @@ func TestUpstreamDialects(t *testing.T) {
 					{ID: "a", Type: "function", Function: Function{Name: "f", Arguments: "{}"}},
 					{ID: "b", Type: "function", Function: Function{Name: "g", Arguments: "[]"}},
 				},
-				finish: "tool_calls", chars: Chars{Args: 4},
+				finish: "tool_calls", chars: wire.Chars{Args: 4},
 			},
 		},
 		{
@@ -139,7 +142,7 @@ func TestUpstreamDialects(t *testing.T) {
 					{ID: "call_1", Type: "function", Function: Function{Name: "f", Arguments: `{"a":1}`}},
 					{ID: "call_2", Type: "function", Function: Function{Name: "g", Arguments: "{}"}},
 				},
-				finish: "tool_calls", chars: Chars{Think: 5, Args: 9},
+				finish: "tool_calls", chars: wire.Chars{Think: 5, Args: 9},
 			},
 		},
 		{
@@ -147,7 +150,7 @@ func TestUpstreamDialects(t *testing.T) {
 			body: eventStream(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}]}`, "[DONE]"),
 			want: roundResult{
 				calls:  []ToolCall{{ID: "x", Type: "function", Function: Function{Name: "f", Arguments: `{"a":1}`}}},
-				finish: "tool_calls", chars: Chars{Args: 7},
+				finish: "tool_calls", chars: wire.Chars{Args: 7},
 			},
 		},
 		{
@@ -158,7 +161,7 @@ func TestUpstreamDialects(t *testing.T) {
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"function_call"}]}`, "[DONE]"),
 			want: roundResult{
 				calls:  []ToolCall{{Type: "function", Function: Function{Name: "f", Arguments: `{"a":2}`}}},
-				finish: "tool_calls", chars: Chars{Args: 7},
+				finish: "tool_calls", chars: wire.Chars{Args: 7},
 			},
 		},
 		{
@@ -170,7 +173,7 @@ func TestUpstreamDialects(t *testing.T) {
 				`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2}}}`,
 				"[DONE]"), "\n", "\r\n"),
 			want: roundResult{content: "Hi", reasoning: "hmm", finish: "stop",
-				usage: &Usage{PromptTokens: 5, CompletionTokens: 3, ReasoningTokens: 2}, chars: Chars{Think: 3, Text: 2}},
+				usage: &billing.Usage{Prompt: 5, Completion: 3, Reasoning: 2}, chars: wire.Chars{Think: 3, Text: 2}},
 		},
 		{
 			name: "think block in content",
@@ -179,24 +182,24 @@ func TestUpstreamDialects(t *testing.T) {
 				`{"choices":[{"index":0,"delta":{"content":"nk>secret</th"}}]}`,
 				`{"choices":[{"index":0,"delta":{"content":"ink>\n\nAnswer"}}]}`,
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"),
-			want: roundResult{content: "Answer", reasoning: "secret", finish: "stop", chars: Chars{Think: 6, Text: 6}},
+			want: roundResult{content: "Answer", reasoning: "secret", finish: "stop", chars: wire.Chars{Think: 6, Text: 6}},
 		},
 		{
 			name: "length finish kept",
 			body: eventStream(`{"choices":[{"index":0,"delta":{"content":"abc"},"finish_reason":"length"}]}`, "[DONE]"),
-			want: roundResult{content: "abc", finish: "length", chars: Chars{Text: 3}},
+			want: roundResult{content: "abc", finish: "length", chars: wire.Chars{Text: 3}},
 		},
 		{
 			name: "usage on every chunk: the last wins",
 			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`,
 				`{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`, "[DONE]"),
-			want: roundResult{content: "ab", finish: "stop", usage: &Usage{PromptTokens: 5, CompletionTokens: 2}, chars: Chars{Text: 2}},
+			want: roundResult{content: "ab", finish: "stop", usage: &billing.Usage{Prompt: 5, Completion: 2}, chars: wire.Chars{Text: 2}},
 		},
 		{
 			name: "stream ends after finish without [DONE]",
 			body: eventStream(`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`),
-			want: roundResult{content: "ok", finish: "stop", chars: Chars{Text: 2}},
+			want: roundResult{content: "ok", finish: "stop", chars: wire.Chars{Text: 2}},
 		},
 		{
 			name:        "JSON answer to a streaming request",
@@ -204,7 +207,7 @@ func TestUpstreamDialects(t *testing.T) {
 			body:        `{"choices":[{"index":0,"message":{"role":"assistant","content":"Whole","reasoning_content":"r","tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
 			want: roundResult{content: "Whole", reasoning: "r", finish: "tool_calls",
 				calls: []ToolCall{{ID: "t", Type: "function", Function: Function{Name: "f", Arguments: "{}"}}},
-				usage: &Usage{PromptTokens: 3, CompletionTokens: 4}, chars: Chars{Think: 1, Text: 5, Args: 2}},
+				usage: &billing.Usage{Prompt: 3, Completion: 4}, chars: wire.Chars{Think: 1, Text: 5, Args: 2}},
 		},
 		{name: "error frame", body: eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `{"error":{"message":"engine died","code":500}}`, "[DONE]"), wantErr: true},
 		{name: "broken stream", body: eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`), wantErr: true},
