@@ -6,6 +6,7 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,10 +116,41 @@ type ObjectRef struct {
 // Tombstone is the kind of a deleted object in the objects map.
 const Tombstone = "tombstone"
 
-// Image is an image the caller attached.
+// Image is an image the caller attached. It is kept as standard,
+// padded base64, the form in which the backend and the echoed artifact
+// take it: an inline image as the caller sent it, an uploaded one
+// encoded once. Only a tool that embeds the image decodes it (Bytes).
+// The zero value is an empty image.
 type Image struct {
+	// MIME is the image's media type, as its bytes say.
 	MIME string
-	Data []byte
+	// b64 is the image in standard base64 with padding, no line breaks.
+	b64 string
+	// data is the image when its bytes are at hand; nil for an inline
+	// image, which Bytes decodes.
+	data []byte
+}
+
+// InlineImage returns the image whose bytes are b64, which must be
+// standard base64 with padding and without line breaks: a data URL the
+// request validated.
+func InlineImage(mime, b64 string) Image { return Image{MIME: mime, b64: b64} }
+
+// ImageOf returns the image of data, encoding its base64 now.
+func ImageOf(mime string, data []byte) Image {
+	return Image{MIME: mime, b64: base64.StdEncoding.EncodeToString(data), data: data}
+}
+
+// Base64 returns the image in standard base64 with padding.
+func (i Image) Base64() string { return i.b64 }
+
+// Bytes returns the image's bytes, decoding the base64 of an inline
+// image on every call. The caller must not change them.
+func (i Image) Bytes() ([]byte, error) {
+	if i.data != nil {
+		return i.data, nil
+	}
+	return base64.StdEncoding.DecodeString(i.b64)
 }
 
 // Result is the outcome of a successful call.

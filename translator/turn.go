@@ -117,10 +117,11 @@ func (t *turn) prepare(ctx context.Context) error {
 		objects:      t.req.Objects,
 		client:       clientInstructions(t.req.Messages),
 	})
-	if t.echoed, err = t.echoImages(ctx, files); err != nil {
+	images := fileImages(files)
+	if t.echoed, err = t.echoImages(ctx, files, images); err != nil {
 		return err
 	}
-	t.messages, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files)
+	t.messages, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files, images)
 	return nil
 }
 
