@@ -98,7 +98,7 @@ func (t *turn) upstreamMessages(system string, files map[string]Attachment, imag
 			}
 		}
 		if hasImage {
-			out = append(out, upstream.Message{Role: "user", Content: parts})
+			out = append(out, upstream.Message{Role: "user", Parts: parts})
 			continue
 		}
 		texts := make([]string, len(parts))
@@ -139,9 +139,9 @@ func (t *turn) fileText(a Attachment) string {
 }
 
 // imagePart is img as a data URL: its base64 as it came, or as it was
-// encoded once.
+// encoded once, written into the body by upstream.Conversation.
 func imagePart(img tools.Image) upstream.Part {
-	return upstream.Part{Type: "image_url", ImageURL: &upstream.ImageURL{URL: "data:" + img.MIME + ";base64," + img.Base64()}}
+	return upstream.Part{Type: "image_url", ImageURL: &upstream.ImageURL{MIME: img.MIME, Base64: img.Base64()}}
 }
 
 // clientInstructions returns the text of the client's system and

@@ -36,7 +36,7 @@ type turn struct {
 	env      *tools.Env
 	offered  tools.Set
 	toolDefs []upstream.ToolDefinition
-	messages []upstream.Message
+	conv     upstream.Conversation // what the backend is sent, encoded as it grows
 	acts     *activities
 
 	answer     strings.Builder
@@ -121,7 +121,9 @@ func (t *turn) prepare(ctx context.Context) error {
 	if t.echoed, err = t.echoImages(ctx, files, images); err != nil {
 		return err
 	}
-	t.messages, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files, images)
+	var msgs []upstream.Message
+	msgs, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files, images)
+	t.conv.Append(msgs...)
 	return nil
 }
 
@@ -167,7 +169,7 @@ func (t *turn) loop(ctx context.Context, out output) error {
 		if len(calls) == 0 {
 			return nil
 		}
-		t.messages = append(t.messages, upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
+		t.conv.Append(upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
 		for i, c := range calls {
 			var result string
 			if i < t.o.cfg.MaxToolCallsPerRound {
@@ -178,9 +180,7 @@ func (t *turn) loop(ctx context.Context, out output) error {
 			if err != nil {
 				return err
 			}
-			t.messages = append(t.messages, upstream.Message{
-				Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result,
-			})
+			t.conv.Append(upstream.Message{Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result})
 		}
 	}
 	return nil // not reached: the last round is offered no tools
@@ -216,7 +216,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 	if err := out.send(wire.Delta{Act: t.acts.start(wire.ActModel, modelLabel)}); err != nil {
 		return "", nil, err
 	}
-	req := upstream.Request{Model: t.req.Model, Messages: t.messages, Sampling: t.req.Sampling}
+	req := upstream.Request{Model: t.req.Model, Messages: t.conv, Sampling: t.req.Sampling}
 	if !last {
 		req.Tools = t.toolDefs
 	}

@@ -52,7 +52,7 @@ type roundResult struct {
 
 func drain(t *testing.T, u *Client) roundResult {
 	t.Helper()
-	return round(context.Background(), u, Request{Model: "svc-3", Messages: []Message{{Role: "user", Content: "hi"}}})
+	return round(context.Background(), u, Request{Model: "svc-3", Messages: NewConversation(Message{Role: "user", Content: "hi"})})
 }
 
 // round streams req to its end and gathers what the stream carried.
@@ -250,7 +250,7 @@ func TestUpstreamRequestBody(t *testing.T) {
 	u, last := rawUpstream(t, "text/event-stream", eventStream(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
 	r := round(context.Background(), u, Request{
 		Model:    "svc-3",
-		Messages: []Message{{Role: "user", Content: "hi"}},
+		Messages: NewConversation(Message{Role: "user", Content: "hi"}),
 		Tools:    []ToolDefinition{{Type: "function", Function: FunctionSpec{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}},
 		Sampling: map[string]json.RawMessage{"temperature": json.RawMessage("0.5")},
 	})
@@ -456,25 +456,47 @@ func TestNewUpstreamRejectsBadURL(t *testing.T) {
 }
 
 // TestRequestBodyLetGoOnceSent: the encoded request is sent with its
-// length, dropped once read to its end (or closed), and encoded again for
-// a retry that asks for it.
+// length, each piece dropped once read to its end (or all when closed),
+// and encoded again for a retry that asks for it.
 func TestRequestBodyLetGoOnceSent(t *testing.T) {
-	body := []byte(`{"model":"m","messages":[]}`)
+	pieces := func() [][]byte {
+		return [][]byte{[]byte(`{"model":"m","messages":[`), []byte(`{"role":"user","content":"hi"}`), {}, []byte(`],"stream":true}`)}
+	}
+	body := bytes.Join(pieces(), nil)
 	r, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	encodes := 0
-	setBody(r, bytes.Clone(body), func() ([]byte, error) { encodes++; return bytes.Clone(body), nil })
+	setBody(r, pieces(), func() [][]byte { encodes++; return pieces() })
 	if r.ContentLength != int64(len(body)) {
 		t.Errorf("ContentLength %d, want %d", r.ContentLength, len(body))
 	}
-	got, err := io.ReadAll(r.Body)
-	if err != nil || !bytes.Equal(got, body) {
-		t.Fatalf("read %q, %v; want %q", got, err, body)
+	// Read in small steps, as across the pieces' ends.
+	got, err := io.ReadAll(io.LimitReader(r.Body, 10))
+	if err != nil || !bytes.Equal(got, body[:10]) {
+		t.Fatalf("read %q, %v; want %q", got, err, body[:10])
 	}
-	if held := r.Body.(*sentOnce).b; held != nil {
-		t.Errorf("%d bytes still held after the body was sent", cap(held))
+	if held := r.Body.(*sentOnce).parts; len(held) != 4 {
+		t.Errorf("%d pieces held while the first is read, want 4", len(held))
+	}
+	var rest []byte
+	buf := make([]byte, 7)
+	for {
+		n, err := r.Body.Read(buf)
+		rest = append(rest, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := string(got) + string(rest); got != string(body) {
+		t.Fatalf("read %q; want %q", got, body)
+	}
+	if held := r.Body.(*sentOnce).parts; held != nil {
+		t.Errorf("%d pieces still held after the body was sent", len(held))
 	}
 	again, err := r.GetBody()
 	if err != nil {
@@ -484,12 +506,12 @@ func TestRequestBodyLetGoOnceSent(t *testing.T) {
 		t.Errorf("the retry's body %q after %d encodings, want %q after 1", got, encodes, body)
 	}
 
-	cut := &sentOnce{b: bytes.Clone(body)}
+	cut := &sentOnce{parts: pieces()}
 	if _, err := cut.Read(make([]byte, 4)); err != nil {
 		t.Fatal(err)
 	}
 	cut.Close()
-	if cut.b != nil {
+	if cut.parts != nil {
 		t.Error("a body closed before its end is still held")
 	}
 }
