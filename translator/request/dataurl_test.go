@@ -83,6 +83,7 @@ func TestDataURLForms(t *testing.T) {
 		{name: "one padding character", data: one, kept: true},
 		{name: "unpadded", data: strings.TrimRight(two, "=")},
 		{name: "line breaks", data: big[:76] + "\r\n" + big[76:152] + "\n" + big[152:]},
+		{name: "line breaks, in whole quanta", data: big[:76] + "\r\n\r\n" + big[76:]},
 		{name: "stray bits after the last byte", data: two[:len(two)-3] + "B=="},
 		{name: "padding in the middle", data: one + big, code: CodeInvalidImage},
 		{name: "padding in the middle of the last piece", data: big[:4096] + one + std(pngBytes), code: CodeInvalidImage},
