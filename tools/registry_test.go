@@ -147,14 +147,3 @@ func TestLabelFor(t *testing.T) {
 		t.Errorf("fallback label %q", got)
 	}
 }
-
-func TestArtifactWithoutInline(t *testing.T) {
-	a := Artifact{Type: "chart", ObjectID: "obj1", FileID: "f", ImageBase64: "AAA"}
-	if a.WithoutInline().ImageBase64 != "" {
-		t.Error("base64 kept although a file id exists")
-	}
-	a.FileID = ""
-	if a.WithoutInline().ImageBase64 != "AAA" {
-		t.Error("base64 dropped although there is no file id")
-	}
-}

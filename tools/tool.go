@@ -6,12 +6,14 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // Tool is one function the upstream model may call. Implementations are
@@ -51,15 +53,16 @@ type Call struct {
 	Progress ProgressSink
 }
 
-// ReportStep forwards s to the call's progress sink, if any.
-func (c Call) ReportStep(s Step) {
+// ReportStep forwards s to the call's progress sink, if any. s.SID
+// names the phase within the call.
+func (c Call) ReportStep(s wire.Step) {
 	if c.Progress != nil {
 		c.Progress.Step(s)
 	}
 }
 
 // ReportData forwards d to the call's progress sink, if any.
-func (c Call) ReportData(d StepData) {
+func (c Call) ReportData(d wire.StepData) {
 	if c.Progress != nil {
 		c.Progress.StepData(d)
 	}
@@ -68,8 +71,8 @@ func (c Call) ReportData(d StepData) {
 // ProgressSink receives live progress of a tool run. Calls may come from
 // any goroutine the tool uses.
 type ProgressSink interface {
-	Step(Step)
-	StepData(StepData)
+	Step(wire.Step)
+	StepData(wire.StepData)
 }
 
 // Env is what a tool knows about the request it serves.
@@ -113,10 +116,41 @@ type ObjectRef struct {
 // Tombstone is the kind of a deleted object in the objects map.
 const Tombstone = "tombstone"
 
-// Image is an image the caller attached.
+// Image is an image the caller attached. It is kept as standard,
+// padded base64, the form in which the backend and the echoed artifact
+// take it: an inline image as the caller sent it, an uploaded one
+// encoded once. Only a tool that embeds the image decodes it (Bytes).
+// The zero value is an empty image.
 type Image struct {
+	// MIME is the image's media type, as its bytes say.
 	MIME string
-	Data []byte
+	// b64 is the image in standard base64 with padding, no line breaks.
+	b64 string
+	// data is the image when its bytes are at hand; nil for an inline
+	// image, which Bytes decodes.
+	data []byte
+}
+
+// InlineImage returns the image whose bytes are b64, which must be
+// standard base64 with padding and without line breaks: a data URL the
+// request validated.
+func InlineImage(mime, b64 string) Image { return Image{MIME: mime, b64: b64} }
+
+// ImageOf returns the image of data, encoding its base64 now.
+func ImageOf(mime string, data []byte) Image {
+	return Image{MIME: mime, b64: base64.StdEncoding.EncodeToString(data), data: data}
+}
+
+// Base64 returns the image in standard base64 with padding.
+func (i Image) Base64() string { return i.b64 }
+
+// Bytes returns the image's bytes, decoding the base64 of an inline
+// image on every call. The caller must not change them.
+func (i Image) Bytes() ([]byte, error) {
+	if i.data != nil {
+		return i.data, nil
+	}
+	return base64.StdEncoding.DecodeString(i.b64)
 }
 
 // Result is the outcome of a successful call.
@@ -126,78 +160,14 @@ type Result struct {
 	// Object is the id of the object the call produced, shown as act.obj.
 	Object string
 	// Artifacts finished by the call, sent to the client as artifact events.
-	Artifacts []Artifact
-	// Removed lists object ids deleted or superseded by the call.
+	Artifacts []wire.Artifact
+	// Removed lists object ids deleted or superseded by the call, sent
+	// as artifact_remove events.
 	Removed []string
 	// Renamed lists objects reclassified by the call.
-	Renamed []Rename
+	Renamed []wire.ArtifactRename
 	// Sources lists web pages the call read, for citations.
-	Sources []Source
-}
-
-// Artifact is a finished deliverable (spec 2.6). Fields not used by a type
-// stay empty and are omitted from JSON.
-type Artifact struct {
-	Type              string   `json:"type"` // document, xlsx, docx, diagram, chart, image
-	ObjectID          string   `json:"object_id"`
-	Title             string   `json:"title"`
-	FileID            string   `json:"file_id,omitempty"`
-	EmbedID           string   `json:"embed_id,omitempty"`
-	MIMEType          string   `json:"mime_type,omitempty"`
-	FileBase64        string   `json:"file_base64,omitempty"`
-	ImageBase64       string   `json:"image_base64,omitempty"`
-	Source            string   `json:"source,omitempty"`
-	Theme             string   `json:"theme,omitempty"`
-	Aspect            string   `json:"aspect,omitempty"`
-	ConsumedObjectIDs []string `json:"consumed_object_ids,omitempty"`
-}
-
-// WithoutInline returns a copy without inline base64, the form used by
-// non-streaming responses. Bytes are kept when there is no file id to
-// fetch them by, as the spec asks when storing the file failed.
-func (a Artifact) WithoutInline() Artifact {
-	if a.FileID != "" {
-		a.FileBase64 = ""
-		a.ImageBase64 = ""
-	}
-	return a
-}
-
-// Rename is an object reclassified under a new id.
-type Rename struct {
-	ObjectID    string `json:"object_id"`
-	NewObjectID string `json:"new_object_id"`
-}
-
-// Source is a web page the assistant read.
-type Source struct {
-	Title string `json:"title"`
-	URL   string `json:"url"`
-}
-
-// Step is a phase row of a long tool run (Revision B). ID is unique
-// within the call; the orchestrator makes it unique within the response.
-type Step struct {
-	ID     string
-	Label  string
-	Status string // StepActive, StepDone or StepError
-	Detail string
-}
-
-// Step statuses.
-const (
-	StepActive = "active"
-	StepDone   = "done"
-	StepError  = "error"
-)
-
-// StepData is intermediate output of a step (Revision B): text of at most
-// 20,000 characters (longer text is cut) and base64 images.
-type StepData struct {
-	ID      string
-	Label   string
-	Content string
-	Images  []string
+	Sources []wire.Source
 }
 
 // CallError is a failure whose message is meant for the model, such as

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyardhq/switchyard/translator/upstream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // activities hands out the act events of one response. Only one activity
@@ -25,20 +25,20 @@ type openActivity struct {
 	kind    string
 	label   string
 	started time.Time
-	chars   upstream.Chars
+	chars   wire.Chars
 }
 
 // start opens an activity and returns its start event.
-func (a *activities) start(kind, label string) *Act {
+func (a *activities) start(kind, label string) *wire.Act {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.last++
 	a.open = &openActivity{id: a.last, kind: kind, label: label, started: a.now()}
-	return &Act{ID: a.last, Op: ActStart, Kind: kind, Label: label}
+	return &wire.Act{ID: a.last, Op: wire.ActStart, Kind: kind, Label: label}
 }
 
 // setChars updates the counters of the open model activity.
-func (a *activities) setChars(c upstream.Chars) {
+func (a *activities) setChars(c wire.Chars) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.open != nil {
@@ -47,18 +47,18 @@ func (a *activities) setChars(c upstream.Chars) {
 }
 
 // tick returns a heartbeat for the open activity, or nil when none is open.
-func (a *activities) tick() *Act {
+func (a *activities) tick() *wire.Act {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.open == nil {
 		return nil
 	}
-	act := a.event(ActTick)
+	act := a.event(wire.ActTick)
 	return act
 }
 
-// end closes the open activity with op ActDone or ActFail.
-func (a *activities) end(op, obj string) *Act {
+// end closes the open activity with op wire.ActDone or wire.ActFail.
+func (a *activities) end(op, obj string) *wire.Act {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.open == nil {
@@ -72,9 +72,9 @@ func (a *activities) end(op, obj string) *Act {
 	return act
 }
 
-func (a *activities) event(op string) *Act {
-	act := &Act{ID: a.open.id, Op: op, Kind: a.open.kind, Label: a.open.label}
-	if a.chars && a.open.kind == ActModel {
+func (a *activities) event(op string) *wire.Act {
+	act := &wire.Act{ID: a.open.id, Op: op, Kind: a.open.kind, Label: a.open.label}
+	if a.chars && a.open.kind == wire.ActModel {
 		c := a.open.chars
 		act.Chars = &c
 	}

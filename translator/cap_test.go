@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/translator/upstream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -86,7 +87,7 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 					f := checkStream(t, r.body, tc.revision == policy.RevisionB, true)
 					answer, finish = f.content, f.finish
 				} else {
-					var c Completion
+					var c wire.Completion
 					if err := json.Unmarshal([]byte(r.body), &c); err != nil {
 						t.Fatal(err)
 					}

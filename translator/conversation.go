@@ -2,7 +2,6 @@ package translator
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -58,10 +57,11 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 
 // upstreamMessages converts the client's conversation into the backend's
 // messages, after the service system prompt. It also collects the images
-// the caller attached, for tools that embed them.
-func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]upstream.Message, []tools.Image) {
+// the caller attached, for tools that embed them; images holds those of
+// uploaded files, by file id.
+func (t *turn) upstreamMessages(system string, files map[string]Attachment, images map[string]tools.Image) ([]upstream.Message, []tools.Image) {
 	out := []upstream.Message{{Role: "system", Content: system}}
-	var images []tools.Image
+	var attached []tools.Image
 	for _, m := range t.req.Messages {
 		switch m.Role {
 		case request.RoleSystem, request.RoleDeveloper:
@@ -79,16 +79,16 @@ func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]u
 				parts = append(parts, upstream.Part{Type: "text", Text: p.Text})
 			case request.PartImage:
 				hasImage = true
-				images = append(images, *p.Image)
-				parts = append(parts, imagePart(p.Image.MIME, p.Image.Data))
+				attached = append(attached, *p.Image)
+				parts = append(parts, imagePart(*p.Image))
 			case request.PartFile:
 				a := files[p.FileID]
 				switch {
 				case a.Image != nil:
 					hasImage = true
-					mime := http.DetectContentType(a.Image)
-					images = append(images, tools.Image{MIME: mime, Data: a.Image})
-					parts = append(parts, imagePart(mime, a.Image))
+					img := images[p.FileID]
+					attached = append(attached, img)
+					parts = append(parts, imagePart(img))
 				case a.Text != "":
 					parts = append(parts, upstream.Part{Type: "text", Text: t.fileText(a)})
 				default:
@@ -98,7 +98,7 @@ func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]u
 			}
 		}
 		if hasImage {
-			out = append(out, upstream.Message{Role: "user", Content: parts})
+			out = append(out, upstream.Message{Role: "user", Parts: parts})
 			continue
 		}
 		texts := make([]string, len(parts))
@@ -107,7 +107,23 @@ func (t *turn) upstreamMessages(system string, files map[string]Attachment) ([]u
 		}
 		out = append(out, upstream.Message{Role: "user", Content: strings.Join(texts, "\n\n")})
 	}
-	return out, images
+	return out, attached
+}
+
+// fileImages returns the images among the opened files, by file id, each
+// encoded once for the backend and the echo alike.
+func fileImages(files map[string]Attachment) map[string]tools.Image {
+	var out map[string]tools.Image
+	for id, a := range files {
+		if a.Image == nil {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]tools.Image)
+		}
+		out[id] = tools.ImageOf(http.DetectContentType(a.Image), a.Image)
+	}
+	return out
 }
 
 // fileText frames the extracted text of an attached file, cut to the
@@ -122,10 +138,10 @@ func (t *turn) fileText(a Attachment) string {
 	return fmt.Sprintf("[Attached file %q]\n%s%s\n[End of file %q]", a.Name, text, note, a.Name)
 }
 
-func imagePart(mime string, data []byte) upstream.Part {
-	return upstream.Part{Type: "image_url", ImageURL: &upstream.ImageURL{
-		URL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data),
-	}}
+// imagePart is img as a data URL: its base64 as it came, or as it was
+// encoded once, written into the body by upstream.Conversation.
+func imagePart(img tools.Image) upstream.Part {
+	return upstream.Part{Type: "image_url", ImageURL: &upstream.ImageURL{MIME: img.MIME, Base64: img.Base64()}}
 }
 
 // clientInstructions returns the text of the client's system and

@@ -3,14 +3,13 @@ package translator
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"mime"
-	"net/http"
 	"strings"
 
 	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
@@ -22,7 +21,7 @@ import (
 // model may embed them by. Images of earlier messages were echoed by the
 // request that first carried them. With file output off, or no id
 // allocator, nothing is echoed.
-func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]tools.Artifact, error) {
+func (t *turn) echoImages(ctx context.Context, files map[string]Attachment, images map[string]tools.Image) ([]wire.Artifact, error) {
 	if !t.req.Files || t.o.cfg.IDs == nil {
 		return nil, nil
 	}
@@ -35,7 +34,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 	if last < 0 {
 		return nil, nil
 	}
-	var out []tools.Artifact
+	var out []wire.Artifact
 	for _, p := range t.req.Messages[last].Parts {
 		var img tools.Image
 		title := fmt.Sprintf("Image %d", len(out)+1)
@@ -44,7 +43,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 			img = *p.Image
 		case p.Kind == request.PartFile && files[p.FileID].Image != nil:
 			a := files[p.FileID]
-			img = tools.Image{MIME: http.DetectContentType(a.Image), Data: a.Image}
+			img = images[p.FileID]
 			if a.Name != "" {
 				title = a.Name
 			}
@@ -59,12 +58,12 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 			t.env.Elements = make(map[string]tools.Image)
 		}
 		t.env.Elements[id] = img
-		a := tools.Artifact{
+		a := wire.Artifact{
 			Type:        "image",
 			ObjectID:    id,
 			Title:       title,
 			MIMEType:    img.MIME,
-			ImageBase64: base64.StdEncoding.EncodeToString(img.Data),
+			ImageBase64: img.Base64(),
 		}
 		if !t.req.Stream {
 			a.FileID = t.storeImage(ctx, id, img)
@@ -75,7 +74,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 }
 
 // echoNote tells the model the element ids of the caller's images.
-func echoNote(echoed []tools.Artifact) string {
+func echoNote(echoed []wire.Artifact) string {
 	if len(echoed) == 0 {
 		return ""
 	}
@@ -98,7 +97,11 @@ func (t *turn) storeImage(ctx context.Context, id string, img tools.Image) strin
 	if exts, _ := mime.ExtensionsByType(img.MIME); len(exts) > 0 {
 		ext = strings.TrimPrefix(exts[0], ".")
 	}
-	f, err := t.o.cfg.Outputs.StoreGenerated(ctx, t.caller.AccountID, id+"."+ext, bytes.NewReader(img.Data))
+	data, err := img.Bytes() // an inline image is decoded only here
+	var f storage.File
+	if err == nil {
+		f, err = t.o.cfg.Outputs.StoreGenerated(ctx, t.caller.AccountID, id+"."+ext, bytes.NewReader(data))
+	}
 	if err != nil {
 		t.o.log.LogAttrs(ctx, slog.LevelWarn, "storing an echoed image; sent inline",
 			slog.String("request_id", t.caller.RequestID), slog.Any("error", err))

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // countingIDs hands out ids from one counter per account and class.
@@ -74,7 +74,7 @@ func TestCallerImagesEchoedAsElements(t *testing.T) {
 	h.up.Enqueue(testupstream.Text("Again."))
 	r = h.do(strings.Replace(imageMessages(""), "STREAM", "false", 1), withUser(nil))
 	var resp struct {
-		Artifacts []tools.Artifact `json:"artifacts"`
+		Artifacts []wire.Artifact `json:"artifacts"`
 	}
 	if err := json.Unmarshal([]byte(r.body), &resp); err != nil || len(resp.Artifacts) != 2 ||
 		resp.Artifacts[0].ObjectID != "el3" || resp.Artifacts[0].ImageBase64 == "" {
@@ -110,7 +110,7 @@ func TestCallerImagesStoredForJSONAnswers(t *testing.T) {
 	h.up.Enqueue(testupstream.Text("Seen."))
 	r := h.do(strings.Replace(imageMessages(""), "STREAM", "false", 1), withUser(nil))
 	var resp struct {
-		Artifacts []tools.Artifact `json:"artifacts"`
+		Artifacts []wire.Artifact `json:"artifacts"`
 	}
 	if err := json.Unmarshal([]byte(r.body), &resp); err != nil || len(resp.Artifacts) != 2 {
 		t.Fatalf("artifacts %+v (%v):\n%s", resp.Artifacts, err, r.body)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/translator/request"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
@@ -28,20 +29,20 @@ func searchTool() registeredTool {
 	return registeredTool{tools.WebSearch, &fakeTool{name: tools.NameWebSearch, run: func(_ context.Context, c tools.Call) (tools.Result, error) {
 		return tools.Result{
 			Content: "Go 1.26 was released in February 2026.",
-			Sources: []tools.Source{{Title: "Go 1.26 release notes", URL: "https://go.dev/doc/go1.26"}},
+			Sources: []wire.Source{{Title: "Go 1.26 release notes", URL: "https://go.dev/doc/go1.26"}},
 		}, nil
 	}}}
 }
 
 func documentTool() registeredTool {
 	return registeredTool{tools.FileOutput, &fakeTool{name: tools.NameCreateDocument, run: func(_ context.Context, c tools.Call) (tools.Result, error) {
-		c.ReportStep(tools.Step{ID: "1", Label: "Typesetting", Status: tools.StepActive})
-		c.ReportData(tools.StepData{ID: "1", Label: "Typesetting", Content: "# Report"})
-		c.ReportStep(tools.Step{ID: "1", Label: "Typesetting", Status: tools.StepDone})
+		c.ReportStep(wire.Step{SID: "1", Label: "Typesetting", Status: wire.StepActive})
+		c.ReportData(wire.StepData{SID: "1", Label: "Typesetting", Content: "# Report"})
+		c.ReportStep(wire.Step{SID: "1", Label: "Typesetting", Status: wire.StepDone})
 		return tools.Result{
 			Content: "Created obj1 (document) \"Report\".",
 			Object:  "obj1",
-			Artifacts: []tools.Artifact{{
+			Artifacts: []wire.Artifact{{
 				Type: "document", ObjectID: "obj1", Title: "Report", FileID: "file-abc",
 				MIMEType: "application/pdf", FileBase64: "JVBERi0xLjQK",
 			}},
@@ -190,7 +191,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			replies:     []testupstream.Reply{testupstream.ToolCalls(searchCall), testupstream.Text("I could not search right now.")},
 			wantContent: "I could not search right now.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
-				if f.actsClosed[2] != ActFail {
+				if f.actsClosed[2] != wire.ActFail {
 					t.Errorf("tool activity closed with %q, want fail", f.actsClosed[2])
 				}
 				reqs := h.up.ChatRequests()
@@ -209,7 +210,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			extra:       `"modalities":["text"]`,
 			wantContent: "Files are off.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
-				if f.actsClosed[2] != ActFail {
+				if f.actsClosed[2] != wire.ActFail {
 					t.Errorf("call of a tool that was not offered did not fail")
 				}
 			},

@@ -13,6 +13,7 @@ import (
 	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
@@ -248,7 +249,7 @@ func (t *turn) admit(ctx context.Context, out *streamOutput) (release func(), er
 			}
 			last, lastPos = now, pos
 			if out.commit() == nil {
-				_ = out.send(Delta{QueuePosition: &pos})
+				_ = out.send(wire.Delta{QueuePosition: &pos})
 			}
 		}
 	}

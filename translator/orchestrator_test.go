@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
@@ -179,7 +180,7 @@ func TestInvalidToolArguments(t *testing.T) {
 	h.up.Enqueue(testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":`}), testupstream.Text("Sorry."))
 	r := h.do(chatBody(true, "Search.", ""), withUser(nil))
 	f := checkStream(t, r.body, true, true)
-	if f.actsClosed[2] != ActFail {
+	if f.actsClosed[2] != wire.ActFail {
 		t.Errorf("tool act closed %q", f.actsClosed[2])
 	}
 	reqs := h.up.ChatRequests()
@@ -203,7 +204,7 @@ func TestArtifactsDroppedWhenFilesOff(t *testing.T) {
 	// A tool that is offered in text mode but returns an artifact anyway
 	// must not get one to the client.
 	rogue := registeredTool{tools.WebSearch, &fakeTool{name: tools.NameWebSearch, run: func(context.Context, tools.Call) (tools.Result, error) {
-		return tools.Result{Content: "x", Artifacts: []tools.Artifact{{Type: "image", ObjectID: "el1", Title: "x"}}}, nil
+		return tools.Result{Content: "x", Artifacts: []wire.Artifact{{Type: "image", ObjectID: "el1", Title: "x"}}}, nil
 	}}}
 	h := newHarness(t, harnessOptions{tools: []registeredTool{rogue}})
 	h.up.Enqueue(testupstream.ToolCalls(searchCall), testupstream.Text("Done."))
@@ -250,7 +251,7 @@ func serveWithoutUsage(t *testing.T, message, content string) (*httptest.Respons
 
 func TestUsageEstimatedWithoutUpstreamUsage(t *testing.T) {
 	w, recs := serveWithoutUsage(t, "hi", "Four chars each")
-	var resp Completion
+	var resp wire.Completion
 	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
 		t.Fatalf("%v: %s", err, w.Body)
 	}

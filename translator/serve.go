@@ -9,12 +9,12 @@ import (
 	"sync"
 
 	"github.com/switchyardhq/switchyard/translator/upstream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/tools"
 )
 
 // serveStream answers with an event stream. Headers are held back until
@@ -81,12 +81,12 @@ func (t *turn) serveJSON(ctx context.Context, w http.ResponseWriter) {
 	}
 	artifacts := t.artifacts
 	if artifacts == nil {
-		artifacts = []tools.Artifact{}
+		artifacts = []wire.Artifact{}
 	}
-	body, err := json.Marshal(Completion{
+	body, err := json.Marshal(wire.Completion{
 		ID: t.id, Object: "chat.completion", Created: t.created, Model: t.req.Model,
-		Choices: []CompletionChoice{{
-			Message:      CompletionMessage{Role: "assistant", Content: t.answer.String()},
+		Choices: []wire.CompletionChoice{{
+			Message:      wire.CompletionMessage{Role: "assistant", Content: t.answer.String()},
 			FinishReason: t.finish,
 		}},
 		Artifacts:     artifacts,
@@ -107,8 +107,8 @@ func (t *turn) clientGone(ctx context.Context, err error) bool {
 }
 
 // usageObject is the usage shown to the client (spec 2.5).
-func (t *turn) usageObject(cost int64) *Usage {
-	u := &Usage{
+func (t *turn) usageObject(cost int64) *wire.Usage {
+	u := &wire.Usage{
 		PromptTokens:     t.usage.prompt,
 		CompletionTokens: t.usage.completion,
 		TotalTokens:      t.usage.prompt + t.usage.completion,
@@ -175,7 +175,7 @@ type streamOutput struct {
 	w         *StreamWriter
 	t         *turn
 	ctx       context.Context
-	held      []Delta
+	held      []wire.Delta
 	committed bool
 
 	stopOnce sync.Once
@@ -201,13 +201,13 @@ func (s *streamOutput) commit() error {
 	return nil
 }
 
-func (s *streamOutput) send(d Delta) error { return s.write(d, s.w.Send) }
+func (s *streamOutput) send(d wire.Delta) error { return s.write(d, s.w.Send) }
 
-func (s *streamOutput) relay(d Delta) error { return s.write(d, s.w.SendBuffered) }
+func (s *streamOutput) relay(d wire.Delta) error { return s.write(d, s.w.SendBuffered) }
 
 // write holds d until the stream is committed, and from then on writes
 // it with send.
-func (s *streamOutput) write(d Delta, send func(Delta) error) error {
+func (s *streamOutput) write(d wire.Delta, send func(wire.Delta) error) error {
 	if !s.committed {
 		s.held = append(s.held, d)
 		return nil
@@ -252,7 +252,7 @@ func (s *streamOutput) startHeartbeat() {
 					continue
 				}
 				if act := s.t.acts.tick(); act != nil && s.t.req.Progress {
-					_ = s.w.Send(Delta{Act: act})
+					_ = s.w.Send(wire.Delta{Act: act})
 				} else {
 					_ = s.w.Comment("keepalive")
 				}
@@ -278,7 +278,7 @@ func (s *streamOutput) stopHeartbeat() {
 // artifacts matter, and the turn keeps both.
 type jsonOutput struct{}
 
-func (*jsonOutput) commit() error     { return nil }
-func (*jsonOutput) send(Delta) error  { return nil }
-func (*jsonOutput) relay(Delta) error { return nil }
-func (*jsonOutput) flush() error      { return nil }
+func (*jsonOutput) commit() error          { return nil }
+func (*jsonOutput) send(wire.Delta) error  { return nil }
+func (*jsonOutput) relay(wire.Delta) error { return nil }
+func (*jsonOutput) flush() error           { return nil }

@@ -10,10 +10,11 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/jsonstr"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // StreamWriter writes a chat completion as server-sent events: one
-// `data: {chunk}` frame per Delta, a finishing chunk, an optional usage
+// `data: {chunk}` frame per delta, a finishing chunk, an optional usage
 // chunk and `data: [DONE]`. Every frame is flushed at once through
 // http.NewResponseController, which reaches the connection through
 // wrapping response writers.
@@ -70,7 +71,7 @@ func NewStreamWriter(w http.ResponseWriter, o StreamOptions) *StreamWriter {
 }
 
 // chunkHead encodes the fields before the choices as json.Marshal of a
-// Chunk does.
+// wire.Chunk does.
 func chunkHead(id string, created int64, model string) []byte {
 	b := []byte(`data: {"id":`)
 	b = jsonstr.Append(b, id)
@@ -96,7 +97,7 @@ func (s *StreamWriter) Start() error {
 	h.Set("X-Accel-Buffering", "no") // nginx in front must not buffer the stream
 	h.Del("Content-Length")
 	s.w.WriteHeader(http.StatusOK)
-	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: Delta{Role: "assistant", Content: ptr("")}}}})
+	return s.chunkLocked(wire.Chunk{Choices: []wire.ChunkChoice{{Delta: wire.Delta{Role: "assistant", Content: ptr("")}}}})
 }
 
 // Started reports whether the headers were sent.
@@ -108,7 +109,7 @@ func (s *StreamWriter) Started() bool {
 
 // Send writes one delta. With progress off, a delta left empty by the
 // filter is not sent at all.
-func (s *StreamWriter) Send(d Delta) error {
+func (s *StreamWriter) Send(d wire.Delta) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.deltaLocked(d)
@@ -118,7 +119,7 @@ func (s *StreamWriter) Send(d Delta) error {
 // response's buffer for Flush or the next write that flushes. A relay
 // that knows more chunks are already in hand uses it to write them with
 // one flush.
-func (s *StreamWriter) SendBuffered(d Delta) error {
+func (s *StreamWriter) SendBuffered(d wire.Delta) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noFlush = true
@@ -128,14 +129,14 @@ func (s *StreamWriter) SendBuffered(d Delta) error {
 
 // deltaLocked writes the chunk of one delta, filtered for a stream with
 // progress off; a delta left empty is not sent.
-func (s *StreamWriter) deltaLocked(d Delta) error {
+func (s *StreamWriter) deltaLocked(d wire.Delta) error {
 	if !s.progress {
-		d = d.bare()
+		d = d.Bare()
 	}
-	if d.empty() {
+	if d.Empty() {
 		return s.err
 	}
-	return s.chunkLocked(Chunk{Choices: []ChunkChoice{{Delta: d}}})
+	return s.chunkLocked(wire.Chunk{Choices: []wire.ChunkChoice{{Delta: d}}})
 }
 
 // Flush sends what SendBuffered left in the buffer.
@@ -156,10 +157,10 @@ func (s *StreamWriter) Flush() error {
 // the finishing chunk, unless separate asks for OpenAI's own form: one
 // more chunk with empty choices, sent when the client asked for it with
 // stream_options.include_usage.
-func (s *StreamWriter) Finish(reason string, usage *Usage, separate bool) error {
+func (s *StreamWriter) Finish(reason string, usage *wire.Usage, separate bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	last := Chunk{Choices: []ChunkChoice{{Delta: Delta{}, FinishReason: &reason}}}
+	last := wire.Chunk{Choices: []wire.ChunkChoice{{Delta: wire.Delta{}, FinishReason: &reason}}}
 	if usage != nil && !separate {
 		last.Usage = usage
 	}
@@ -167,7 +168,7 @@ func (s *StreamWriter) Finish(reason string, usage *Usage, separate bool) error 
 		return err
 	}
 	if usage != nil && separate {
-		if err := s.chunkLocked(Chunk{Choices: []ChunkChoice{}, Usage: usage}); err != nil {
+		if err := s.chunkLocked(wire.Chunk{Choices: []wire.ChunkChoice{}, Usage: usage}); err != nil {
 			return err
 		}
 	}
@@ -217,9 +218,9 @@ func (s *StreamWriter) Err() error {
 // created and model: the head encoded once per stream, then the choices
 // and usage. A chunk of text alone, most of a stream, is written without
 // encoding/json.
-func (s *StreamWriter) chunkLocked(c Chunk) error {
+func (s *StreamWriter) chunkLocked(c wire.Chunk) error {
 	s.buf = append(s.buf[:0], s.head...)
-	if text, ok := c.textOnly(); ok {
+	if text, ok := textOnly(c); ok {
 		s.buf = append(s.buf, `[{"index":0,"delta":{"content":`...)
 		s.buf = jsonstr.Append(s.buf, text)
 		s.buf = append(s.buf, "},\"finish_reason\":null}]}\n\n"...)
@@ -245,7 +246,7 @@ func (s *StreamWriter) chunkLocked(c Chunk) error {
 // textOnly returns the content of a chunk that carries only text: one
 // unfinished choice at index 0 whose delta has content and nothing else,
 // and no usage.
-func (c Chunk) textOnly() (string, bool) {
+func textOnly(c wire.Chunk) (string, bool) {
 	if len(c.Choices) != 1 || c.Usage != nil {
 		return "", false
 	}
@@ -255,7 +256,7 @@ func (c Chunk) textOnly() (string, bool) {
 	}
 	d := ch.Delta
 	d.Content = nil
-	return *ch.Delta.Content, d.empty()
+	return *ch.Delta.Content, d.Empty()
 }
 
 var errStreamClosed = errors.New("translator: stream already finished")

@@ -5,26 +5,28 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // TestChunkEncodingMatchesMarshal pins that the writer's encoding, the
-// text fast path included, is byte for byte json.Marshal of the Chunk.
+// text fast path included, is byte for byte json.Marshal of the wire.Chunk.
 func TestChunkEncodingMatchesMarshal(t *testing.T) {
 	texts := []string{"", "Hi", " token", `quote " and \ backslash`, "tab\tnew\nline", "<b>&amp;</b>",
 		"héllo wörld", "emoji 🚀", "line sep \u2028 para \u2029", "bad utf8 \xff\xfe", "ctl \x01\x1f \b\f", "\x7f del"}
 	reason := "stop"
 	idx := 1
-	var chunks []Chunk
+	var chunks []wire.Chunk
 	for _, s := range texts {
-		chunks = append(chunks, Chunk{Choices: []ChunkChoice{{Delta: Delta{Content: ptr(s)}}}})
+		chunks = append(chunks, wire.Chunk{Choices: []wire.ChunkChoice{{Delta: wire.Delta{Content: ptr(s)}}}})
 	}
 	chunks = append(chunks,
-		Chunk{Choices: []ChunkChoice{{Delta: Delta{Role: "assistant", Content: ptr("")}}}},
-		Chunk{Choices: []ChunkChoice{{Delta: Delta{Content: ptr("x"), ReasoningChars: &idx}}}},
-		Chunk{Choices: []ChunkChoice{{Index: 1, Delta: Delta{Content: ptr("x")}}}},
-		Chunk{Choices: []ChunkChoice{{Delta: Delta{}, FinishReason: &reason}}, Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
-		Chunk{Choices: []ChunkChoice{}, Usage: &Usage{PromptTokens: 1}},
-		Chunk{},
+		wire.Chunk{Choices: []wire.ChunkChoice{{Delta: wire.Delta{Role: "assistant", Content: ptr("")}}}},
+		wire.Chunk{Choices: []wire.ChunkChoice{{Delta: wire.Delta{Content: ptr("x"), ReasoningChars: &idx}}}},
+		wire.Chunk{Choices: []wire.ChunkChoice{{Index: 1, Delta: wire.Delta{Content: ptr("x")}}}},
+		wire.Chunk{Choices: []wire.ChunkChoice{{Delta: wire.Delta{}, FinishReason: &reason}}, Usage: &wire.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
+		wire.Chunk{Choices: []wire.ChunkChoice{}, Usage: &wire.Usage{PromptTokens: 1}},
+		wire.Chunk{},
 	)
 	for _, id := range []string{"chatcmpl-1", `odd "id" <>`} {
 		for i, c := range chunks {
@@ -54,7 +56,7 @@ func BenchmarkStreamWriterSend(b *testing.B) {
 	if err := w.Start(); err != nil {
 		b.Fatal(err)
 	}
-	d := Delta{Content: ptr(" token")}
+	d := wire.Delta{Content: ptr(" token")}
 	b.ReportAllocs()
 	for b.Loop() {
 		rec.Body.Reset()
@@ -81,7 +83,7 @@ func TestSendBufferedWaitsForFlush(t *testing.T) {
 	}
 	start := w.flushes
 	for _, text := range []string{"a", "b", "c"} {
-		if err := s.SendBuffered(Delta{Content: ptr(text)}); err != nil {
+		if err := s.SendBuffered(wire.Delta{Content: ptr(text)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +103,7 @@ func TestSendBufferedWaitsForFlush(t *testing.T) {
 		t.Fatalf("%d content chunks written, want 4 (role chunk and three)", got)
 	}
 	// An ordinary Send still flushes at once.
-	if err := s.Send(Delta{Content: ptr("d")}); err != nil || w.flushes != start+2 {
+	if err := s.Send(wire.Delta{Content: ptr("d")}); err != nil || w.flushes != start+2 {
 		t.Fatalf("Send: %v, %d flushes", err, w.flushes-start)
 	}
 }

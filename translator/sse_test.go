@@ -9,7 +9,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/fakeclock"
-	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 func newTestWriter(progress bool) (*StreamWriter, *httptest.ResponseRecorder) {
@@ -27,8 +27,8 @@ func TestStreamWriterFrames(t *testing.T) {
 		{
 			name: "usage on the finishing chunk", progress: true,
 			run: func(w *StreamWriter) {
-				_ = w.Send(Delta{Content: ptr("Hi")})
-				_ = w.Finish("stop", &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, false)
+				_ = w.Send(wire.Delta{Content: ptr("Hi")})
+				_ = w.Finish("stop", &wire.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, false)
 			},
 			want: []string{
 				`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"svc-3","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
@@ -40,7 +40,7 @@ func TestStreamWriterFrames(t *testing.T) {
 		{
 			name: "usage in a separate chunk", progress: true,
 			run: func(w *StreamWriter) {
-				_ = w.Finish("length", &Usage{TotalTokens: 0}, true)
+				_ = w.Finish("length", &wire.Usage{TotalTokens: 0}, true)
 			},
 			want: []string{
 				`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"svc-3","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
@@ -52,9 +52,9 @@ func TestStreamWriterFrames(t *testing.T) {
 		{
 			name: "progress off drops events but keeps artifacts", progress: false,
 			run: func(w *StreamWriter) {
-				_ = w.Send(Delta{Act: &Act{ID: 1, Op: ActStart, Kind: ActModel, Label: "x"}})
-				_ = w.Send(Delta{SearchSources: []tools.Source{{Title: "a", URL: "https://a"}}})
-				_ = w.Send(Delta{ArtifactRemove: &ArtifactRemove{ObjectID: "obj1"}})
+				_ = w.Send(wire.Delta{Act: &wire.Act{ID: 1, Op: wire.ActStart, Kind: wire.ActModel, Label: "x"}})
+				_ = w.Send(wire.Delta{SearchSources: []wire.Source{{Title: "a", URL: "https://a"}}})
+				_ = w.Send(wire.Delta{ArtifactRemove: &wire.ArtifactRemove{ObjectID: "obj1"}})
 				_ = w.Finish("stop", nil, false)
 			},
 			want: []string{
@@ -68,7 +68,7 @@ func TestStreamWriterFrames(t *testing.T) {
 			name: "error ends the stream", progress: true,
 			run: func(w *StreamWriter) {
 				_ = w.Fail(apierror.New(502, apierror.TypeServer, CodeStreamInterrupted, "broke"))
-				if err := w.Send(Delta{Content: ptr("late")}); err == nil {
+				if err := w.Send(wire.Delta{Content: ptr("late")}); err == nil {
 					panic("send after Fail succeeded")
 				}
 			},
@@ -125,7 +125,7 @@ func TestStreamWriterStopsAfterWriteError(t *testing.T) {
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Send(Delta{Content: ptr("a")}); err == nil {
+	if err := w.Send(wire.Delta{Content: ptr("a")}); err == nil {
 		t.Fatal("write error not reported")
 	}
 	if err := w.Finish("stop", nil, false); err == nil || w.Err() == nil {
@@ -137,7 +137,7 @@ func TestStreamWriterStopsAfterWriteError(t *testing.T) {
 }
 
 func TestStreamWriterClipsStepData(t *testing.T) {
-	if got := clipStepData(strings.Repeat("é", maxStepDataChars+5)); len([]rune(got)) != maxStepDataChars {
+	if got := clipStepData(strings.Repeat("é", wire.MaxStepDataChars+5)); len([]rune(got)) != wire.MaxStepDataChars {
 		t.Errorf("step data clipped to %d characters", len([]rune(got)))
 	}
 }

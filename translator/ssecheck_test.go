@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // streamFacts is what checkStream learns from a valid stream.
@@ -167,7 +168,7 @@ func checkAct(t *testing.T, a map[string]any, last int64, open map[int64]bool, c
 	id, _ := a["id"].(json.Number).Int64()
 	op, _ := a["op"].(string)
 	kind, _ := a["kind"].(string)
-	if kind != ActModel && kind != ActTool {
+	if kind != wire.ActModel && kind != wire.ActTool {
 		t.Fatalf("act kind %q", kind)
 	}
 	if _, ok := a["label"].(string); !ok {
@@ -175,11 +176,11 @@ func checkAct(t *testing.T, a map[string]any, last int64, open map[int64]bool, c
 	}
 	_, hasMS := a["ms"]
 	_, hasChars := a["chars"]
-	if hasChars && (!revisionB || kind != ActModel) {
+	if hasChars && (!revisionB || kind != wire.ActModel) {
 		t.Fatalf("chars on act %v (revision B %v)", a, revisionB)
 	}
 	switch op {
-	case ActStart:
+	case wire.ActStart:
 		if id <= last {
 			t.Fatalf("act id %d does not rise (last %d)", id, last)
 		}
@@ -188,11 +189,11 @@ func checkAct(t *testing.T, a map[string]any, last int64, open map[int64]bool, c
 		}
 		open[id] = true
 		return id
-	case ActTick:
+	case wire.ActTick:
 		if !open[id] || hasMS {
 			t.Fatalf("tick of act %d that is not open, or with ms", id)
 		}
-	case ActDone, ActFail:
+	case wire.ActDone, wire.ActFail:
 		if !open[id] || !hasMS {
 			t.Fatalf("%s of act %d that is not open, or without ms", op, id)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
@@ -35,14 +36,14 @@ type turn struct {
 	env      *tools.Env
 	offered  tools.Set
 	toolDefs []upstream.ToolDefinition
-	messages []upstream.Message
+	conv     upstream.Conversation // what the backend is sent, encoded as it grows
 	acts     *activities
 
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
-	artifacts  []tools.Artifact
-	sources    []tools.Source   // web pages read, for a JSON answer's search_sources
-	echoed     []tools.Artifact // the caller's images, sent before the answer
+	artifacts  []wire.Artifact
+	sources    []wire.Source   // web pages read, for a JSON answer's search_sources
+	echoed     []wire.Artifact // the caller's images, sent before the answer
 	finish     string
 
 	rounds    int // backend calls that answered
@@ -116,10 +117,13 @@ func (t *turn) prepare(ctx context.Context) error {
 		objects:      t.req.Objects,
 		client:       clientInstructions(t.req.Messages),
 	})
-	if t.echoed, err = t.echoImages(ctx, files); err != nil {
+	images := fileImages(files)
+	if t.echoed, err = t.echoImages(ctx, files, images); err != nil {
 		return err
 	}
-	t.messages, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files)
+	var msgs []upstream.Message
+	msgs, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files, images)
+	t.conv.Append(msgs...)
 	return nil
 }
 
@@ -130,10 +134,10 @@ type output interface {
 	// before that, nothing has reached the client and a failure can
 	// still be an ordinary HTTP error.
 	commit() error
-	send(d Delta) error
+	send(d wire.Delta) error
 	// relay is send for answer text while more of the backend's events
 	// are already in hand: it may wait for flush.
-	relay(d Delta) error
+	relay(d wire.Delta) error
 	// flush sends what relay held back.
 	flush() error
 }
@@ -145,7 +149,7 @@ var errClientGone = errors.New("client connection lost")
 func (t *turn) loop(ctx context.Context, out output) error {
 	for i := range t.echoed {
 		t.artifacts = append(t.artifacts, t.echoed[i].WithoutInline())
-		if err := out.send(Delta{Artifact: &t.echoed[i]}); err != nil {
+		if err := out.send(wire.Delta{Artifact: &t.echoed[i]}); err != nil {
 			return err
 		}
 	}
@@ -165,7 +169,7 @@ func (t *turn) loop(ctx context.Context, out output) error {
 		if len(calls) == 0 {
 			return nil
 		}
-		t.messages = append(t.messages, upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
+		t.conv.Append(upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
 		for i, c := range calls {
 			var result string
 			if i < t.o.cfg.MaxToolCallsPerRound {
@@ -176,9 +180,7 @@ func (t *turn) loop(ctx context.Context, out output) error {
 			if err != nil {
 				return err
 			}
-			t.messages = append(t.messages, upstream.Message{
-				Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result,
-			})
+			t.conv.Append(upstream.Message{Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result})
 		}
 	}
 	return nil // not reached: the last round is offered no tools
@@ -211,16 +213,16 @@ func (t *turn) model() string {
 // returns the round's text and tool calls.
 func (t *turn) modelRound(ctx context.Context, out output, round int) (string, []upstream.ToolCall, error) {
 	last := round == t.o.cfg.MaxRounds
-	if err := out.send(Delta{Act: t.acts.start(ActModel, modelLabel)}); err != nil {
+	if err := out.send(wire.Delta{Act: t.acts.start(wire.ActModel, modelLabel)}); err != nil {
 		return "", nil, err
 	}
-	req := upstream.Request{Model: t.req.Model, Messages: t.messages, Sampling: t.req.Sampling}
+	req := upstream.Request{Model: t.req.Model, Messages: t.conv, Sampling: t.req.Sampling}
 	if !last {
 		req.Tools = t.toolDefs
 	}
 	st, err := t.o.cfg.Upstream.Stream(ctx, req)
 	if err != nil {
-		_ = out.send(Delta{Act: t.acts.end(ActFail, "")})
+		_ = out.send(wire.Delta{Act: t.acts.end(wire.ActFail, "")})
 		return "", nil, err
 	}
 	defer st.Close()
@@ -242,7 +244,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 			break
 		}
 		if err != nil {
-			_ = out.send(Delta{Act: t.acts.end(ActFail, "")})
+			_ = out.send(wire.Delta{Act: t.acts.end(wire.ActFail, "")})
 			return "", nil, err
 		}
 		if err := out.commit(); err != nil {
@@ -263,7 +265,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 				t.sepPending = false
 			}
 			t.answer.WriteString(text)
-			err = out.relay(Delta{Content: &text})
+			err = out.relay(wire.Delta{Content: &text})
 		case upstream.EventToolCall:
 			err = rc.observe(st.Chars().Think, true)
 		}
@@ -296,7 +298,7 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 	} else if content.Len() > 0 {
 		t.sepPending = true
 	}
-	if err := out.send(Delta{Act: t.acts.end(ActDone, "")}); err != nil {
+	if err := out.send(wire.Delta{Act: t.acts.end(wire.ActDone, "")}); err != nil {
 		return "", nil, err
 	}
 	return content.String(), calls, nil
@@ -323,7 +325,7 @@ func (r *reasoningCounter) observe(think int, final bool) error {
 	}
 	r.sent, r.lastSent = think, now
 	n := think
-	return r.out.send(Delta{ReasoningChars: &n})
+	return r.out.send(wire.Delta{ReasoningChars: &n})
 }
 
 // runTool runs one tool call and returns what the model reads. Only a
@@ -339,14 +341,14 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 	if offered {
 		label = tools.LabelFor(tool, name, args)
 	}
-	start := t.acts.start(ActTool, label)
-	if err := out.send(Delta{Act: start}); err != nil {
+	start := t.acts.start(wire.ActTool, label)
+	if err := out.send(wire.Delta{Act: start}); err != nil {
 		return "", err
 	}
 	t.toolCalls++
 	began := t.o.cfg.Now()
 	fail := func(msg string) (string, error) {
-		if err := out.send(Delta{Act: t.acts.end(ActFail, "")}); err != nil {
+		if err := out.send(wire.Delta{Act: t.acts.end(wire.ActFail, "")}); err != nil {
 			return "", err
 		}
 		return msg, nil
@@ -387,7 +389,7 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 	if err := t.emitResult(out, res); err != nil {
 		return "", err
 	}
-	if err := out.send(Delta{Act: t.acts.end(ActDone, res.Object)}); err != nil {
+	if err := out.send(wire.Delta{Act: t.acts.end(wire.ActDone, res.Object)}); err != nil {
 		return "", err
 	}
 	if strings.TrimSpace(res.Content) == "" {
@@ -442,32 +444,32 @@ func (t *turn) emitResult(out output, res tools.Result) error {
 		for i := range res.Artifacts {
 			a := res.Artifacts[i]
 			t.artifacts = append(t.artifacts, a.WithoutInline())
-			if err := out.send(Delta{Artifact: &a}); err != nil {
+			if err := out.send(wire.Delta{Artifact: &a}); err != nil {
 				return err
 			}
 		}
 		for _, id := range res.Removed {
-			if err := out.send(Delta{ArtifactRemove: &ArtifactRemove{ObjectID: id}}); err != nil {
+			if err := out.send(wire.Delta{ArtifactRemove: &wire.ArtifactRemove{ObjectID: id}}); err != nil {
 				return err
 			}
 		}
 		for i := range res.Renamed {
-			if err := out.send(Delta{ArtifactRename: &res.Renamed[i]}); err != nil {
+			if err := out.send(wire.Delta{ArtifactRename: &res.Renamed[i]}); err != nil {
 				return err
 			}
 		}
 	}
 	if len(res.Sources) > 0 {
 		t.sources = appendSources(t.sources, res.Sources)
-		return out.send(Delta{SearchSources: res.Sources})
+		return out.send(wire.Delta{SearchSources: res.Sources})
 	}
 	return nil
 }
 
 // appendSources adds the sources not yet listed, by URL.
-func appendSources(list, more []tools.Source) []tools.Source {
+func appendSources(list, more []wire.Source) []wire.Source {
 	for _, s := range more {
-		if !slices.ContainsFunc(list, func(o tools.Source) bool { return o.URL == s.URL }) {
+		if !slices.ContainsFunc(list, func(o wire.Source) bool { return o.URL == s.URL }) {
 			list = append(list, s)
 		}
 	}
@@ -483,16 +485,18 @@ type stepSink struct {
 
 func (s *stepSink) sid(id string) string { return fmt.Sprintf("%d.%s", s.act, id) }
 
-func (s *stepSink) Step(st tools.Step) {
-	_ = s.out.send(Delta{Step: &Step{SID: s.sid(st.ID), Label: st.Label, Status: st.Status, Detail: st.Detail}})
+func (s *stepSink) Step(st wire.Step) {
+	st.SID = s.sid(st.SID)
+	_ = s.out.send(wire.Delta{Step: &st})
 }
 
-func (s *stepSink) StepData(d tools.StepData) {
-	images := d.Images
-	if images == nil {
-		images = []string{}
+func (s *stepSink) StepData(d wire.StepData) {
+	d.SID = s.sid(d.SID)
+	d.Content = clipStepData(d.Content)
+	if d.Images == nil {
+		d.Images = []string{}
 	}
-	_ = s.out.send(Delta{StepData: &StepData{SID: s.sid(d.ID), Label: d.Label, Content: clipStepData(d.Content), Images: images}})
+	_ = s.out.send(wire.Delta{StepData: &d})
 }
 
 // clientError is the envelope for a failure before anything was sent.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/translator/upstream"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // usageTotals sums usage over the rounds of a request. Its counts are
@@ -25,8 +26,7 @@ type usageTotals struct {
 func (u *usageTotals) add(st *upstream.Stream) {
 	c := st.Chars()
 	if r := st.Usage(); r != nil {
-		round := billing.Usage{Prompt: r.PromptTokens, Completion: r.CompletionTokens, Reasoning: r.ReasoningTokens}
-		u.sum(round, answerShare(round.Normalized(), c))
+		u.sum(*r, answerShare(r.Normalized(), c))
 		return
 	}
 	if c.Think+c.Text+c.Args == 0 {
@@ -51,7 +51,7 @@ func (u *usageTotals) sum(round billing.Usage, answer int64) {
 // completion tokens (answer_tokens, Revision A). Backends report only the
 // total, sometimes with the reasoning part; the rest is split between
 // answer text and tool-call arguments by their length.
-func answerShare(r billing.Usage, c upstream.Chars) int64 {
+func answerShare(r billing.Usage, c wire.Chars) int64 {
 	if c.Text == 0 {
 		return 0
 	}

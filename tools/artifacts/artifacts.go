@@ -27,6 +27,7 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // FileStore keeps generated files. *files.Service is one; its errors
@@ -151,17 +152,17 @@ func requireTitle(title string) (string, error) {
 // make renders src as a new or updated object id and stores it.
 func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title string, src source) (tools.Result, error) {
 	r := &renderer{s: s, env: call.Env, call: call}
-	call.ReportStep(tools.Step{ID: "render", Label: "Rendering " + k.typ, Status: tools.StepActive})
+	call.ReportStep(wire.Step{SID: "render", Label: "Rendering " + k.typ, Status: wire.StepActive})
 	out, err := k.render(ctx, r, title, src)
 	if err != nil {
-		call.ReportStep(tools.Step{ID: "render", Label: "Rendering " + k.typ, Status: tools.StepError})
+		call.ReportStep(wire.Step{SID: "render", Label: "Rendering " + k.typ, Status: wire.StepError})
 		return tools.Result{}, sourceError(err)
 	}
-	call.ReportStep(tools.Step{ID: "render", Label: "Rendering " + k.typ, Status: tools.StepDone,
+	call.ReportStep(wire.Step{SID: "render", Label: "Rendering " + k.typ, Status: wire.StepDone,
 		Detail: fmt.Sprintf("%d bytes", len(out.data))})
 	// The source rendered, and the picture for charts and diagrams, as
 	// the step's data (Revision B); the sink cuts long text.
-	data := tools.StepData{ID: "render", Label: title, Content: src.Text}
+	data := wire.StepData{SID: "render", Label: title, Content: src.Text}
 	if k.image {
 		data.Images = []string{base64.StdEncoding.EncodeToString(out.data)}
 	}
@@ -174,7 +175,7 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 			return tools.Result{}, fmt.Errorf("artifacts: allocating an object id: %w", err)
 		}
 	}
-	a := tools.Artifact{Type: k.typ, ObjectID: id, Title: title, MIMEType: k.mime, Source: src.Text}
+	a := wire.Artifact{Type: k.typ, ObjectID: id, Title: title, MIMEType: k.mime, Source: src.Text}
 	if k.typ == "diagram" {
 		a.Theme, a.Aspect = src.Theme, src.Aspect
 	}
@@ -191,7 +192,7 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 			if err != nil {
 				return tools.Result{}, fmt.Errorf("artifacts: allocating an element id: %w", err)
 			}
-			res.Renamed = append(res.Renamed, tools.Rename{ObjectID: eid, NewObjectID: el})
+			res.Renamed = append(res.Renamed, wire.ArtifactRename{ObjectID: eid, NewObjectID: el})
 			call.Env.Objects[el] = ref
 			call.Env.Objects[eid] = tools.ObjectRef{Kind: tools.Tombstone}
 			a.ConsumedObjectIDs = append(a.ConsumedObjectIDs, el)
@@ -199,19 +200,19 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 		}
 		a.ConsumedObjectIDs = append(a.ConsumedObjectIDs, eid)
 	}
-	call.ReportStep(tools.Step{ID: "store", Label: "Saving the file", Status: tools.StepActive})
+	call.ReportStep(wire.Step{SID: "store", Label: "Saving the file", Status: wire.StepActive})
 	f, err := s.cfg.Files.StoreGenerated(ctx, call.Env.AccountID, filename(title, k.ext), bytes.NewReader(out.data))
 	switch {
 	case errors.Is(err, storage.ErrTooManyFiles), errors.Is(err, storage.ErrTooManyBytes):
-		call.ReportStep(tools.Step{ID: "store", Label: "Saving the file", Status: tools.StepError, Detail: "storage quota reached"})
+		call.ReportStep(wire.Step{SID: "store", Label: "Saving the file", Status: wire.StepError, Detail: "storage quota reached"})
 		return tools.Result{}, &tools.CallError{Message: "the account's file storage is full, so the " + k.typ +
 			" was not created; tell the user to delete files (GET/DELETE /v3/files) and try again", Err: err}
 	case err != nil:
 		// The spec's rare case: the artifact still goes out, inline.
-		call.ReportStep(tools.Step{ID: "store", Label: "Saving the file", Status: tools.StepError})
+		call.ReportStep(wire.Step{SID: "store", Label: "Saving the file", Status: wire.StepError})
 	default:
 		a.FileID = f.ID
-		call.ReportStep(tools.Step{ID: "store", Label: "Saving the file", Status: tools.StepDone, Detail: f.ID})
+		call.ReportStep(wire.Step{SID: "store", Label: "Saving the file", Status: wire.StepDone, Detail: f.ID})
 	}
 	encoded := base64.StdEncoding.EncodeToString(out.data)
 	if k.image {
@@ -223,7 +224,7 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 		call.Env.Objects = map[string]tools.ObjectRef{}
 	}
 	call.Env.Objects[id] = tools.ObjectRef{Kind: k.typ, Source: src.Text, Title: title}
-	res.Artifacts = []tools.Artifact{a}
+	res.Artifacts = []wire.Artifact{a}
 	res.Content = fmt.Sprintf("Created %s %q as %s.", k.typ, title, id)
 	if len(res.Renamed) > 0 {
 		res.Content += " Embedded objects became its elements:"

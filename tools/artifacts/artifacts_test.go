@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/toolstest"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // fakeFiles keeps generated files in memory, or refuses with err.
@@ -212,7 +213,7 @@ func TestDocumentFoldsInAChart(t *testing.T) {
 	if a.Type != "document" || a.ObjectID != "obj2" || a.MIMEType != "application/pdf" || a.FileID == "" {
 		t.Fatalf("artifact %+v", a)
 	}
-	if len(res.Renamed) != 1 || res.Renamed[0] != (tools.Rename{ObjectID: "obj1", NewObjectID: "el1"}) {
+	if len(res.Renamed) != 1 || res.Renamed[0] != (wire.ArtifactRename{ObjectID: "obj1", NewObjectID: "el1"}) {
 		t.Fatalf("renamed %+v, want obj1 to el1", res.Renamed)
 	}
 	if len(a.ConsumedObjectIDs) != 1 || a.ConsumedObjectIDs[0] != "el1" {

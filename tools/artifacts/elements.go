@@ -24,7 +24,8 @@ type renderer struct {
 // it came.
 func (r *renderer) element(ctx context.Context, id string) ([]byte, string, error) {
 	if img, ok := r.env.Elements[id]; ok {
-		return img.Data, "", nil
+		b, err := img.Bytes()
+		return b, "", err
 	}
 	ref, ok := r.env.Objects[id]
 	if !ok || ref.Kind == tools.Tombstone {

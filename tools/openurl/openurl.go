@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // Defaults of Options.
@@ -33,10 +34,6 @@ const (
 	DefaultMaxChars     = 40000
 	DefaultUserAgent    = "Mozilla/5.0 (compatible; Switchyard open_url)"
 )
-
-// maxDataChars bounds the text of the extract step's step_data row, the
-// limit Revision B sets for step data.
-const maxDataChars = 20000
 
 // Options configure the tool. Zero values select the defaults.
 type Options struct {
@@ -156,17 +153,17 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 	}
 
 	fetchLabel := "Fetching " + u.Hostname()
-	call.ReportStep(tools.Step{ID: "fetch", Label: fetchLabel, Status: tools.StepActive})
+	call.ReportStep(wire.Step{SID: "fetch", Label: fetchLabel, Status: wire.StepActive})
 	fetchCtx, cancel := context.WithTimeoutCause(ctx, t.timeout, errFetchTimeout)
 	defer cancel()
 	p, err := t.fetcher.fetch(fetchCtx, u)
 	if err != nil {
-		call.ReportStep(tools.Step{ID: "fetch", Label: fetchLabel, Status: tools.StepError, Detail: detail(err)})
+		call.ReportStep(wire.Step{SID: "fetch", Label: fetchLabel, Status: wire.StepError, Detail: detail(err)})
 		return tools.Result{}, err
 	}
-	call.ReportStep(tools.Step{ID: "fetch", Label: fetchLabel, Status: tools.StepDone})
+	call.ReportStep(wire.Step{SID: "fetch", Label: fetchLabel, Status: wire.StepDone})
 
-	call.ReportStep(tools.Step{ID: "extract", Label: "Extracting the text", Status: tools.StepActive})
+	call.ReportStep(wire.Step{SID: "extract", Label: "Extracting the text", Status: wire.StepActive})
 	ex, err := t.extractWithin(fetchCtx, p)
 	if err == nil && ex.markdown == "" {
 		err = tools.Failf("the page has no readable text")
@@ -179,17 +176,17 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 		} else if ce := (*tools.CallError)(nil); !errors.As(err, &ce) {
 			err = &tools.CallError{Message: "the page could not be read", Err: err}
 		}
-		call.ReportStep(tools.Step{ID: "extract", Label: "Extracting the text", Status: tools.StepError, Detail: detail(err)})
+		call.ReportStep(wire.Step{SID: "extract", Label: "Extracting the text", Status: wire.StepError, Detail: detail(err)})
 		return tools.Result{}, err
 	}
-	data, _ := cutRunes(ex.markdown, maxDataChars)
-	call.ReportData(tools.StepData{ID: "extract", Label: ex.title, Content: data})
-	call.ReportStep(tools.Step{ID: "extract", Label: "Extracting the text", Status: tools.StepDone})
+	data, _ := cutRunes(ex.markdown, wire.MaxStepDataChars)
+	call.ReportData(wire.StepData{SID: "extract", Label: ex.title, Content: data})
+	call.ReportStep(wire.Step{SID: "extract", Label: "Extracting the text", Status: wire.StepDone})
 
 	final := p.url.String()
 	return tools.Result{
 		Content: fmt.Sprintf("# %s\n\nSource: %s\n\n%s", ex.title, final, t.bound(ex.markdown, p.cut)),
-		Sources: []tools.Source{{Title: ex.title, URL: final}},
+		Sources: []wire.Source{{Title: ex.title, URL: final}},
 	}, nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/toolstest"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // countingListener counts the connections it accepts, to prove that a
@@ -543,11 +544,11 @@ func TestExecuteProgress(t *testing.T) {
 		if got, want := sink.Statuses(), "fetch:active fetch:done extract:active extract:done"; got != want {
 			t.Errorf("steps = %q, want %q", got, want)
 		}
-		if len(sink.Data) != 1 || sink.Data[0].ID != "extract" {
+		if len(sink.Data) != 1 || sink.Data[0].SID != "extract" {
 			t.Fatalf("step data = %+v", sink.Data)
 		}
-		if n := utf8.RuneCountInString(sink.Data[0].Content); n != maxDataChars {
-			t.Errorf("step data holds %d characters, want %d", n, maxDataChars)
+		if n := utf8.RuneCountInString(sink.Data[0].Content); n != wire.MaxStepDataChars {
+			t.Errorf("step data holds %d characters, want %d", n, wire.MaxStepDataChars)
 		}
 	})
 	t.Run("failure", func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // Bounds of the tool.
@@ -22,8 +23,6 @@ const (
 	// MaxQueryChars bounds a query. Search services cut or refuse longer
 	// ones (Brave: 400 characters), so the model is asked to shorten it.
 	MaxQueryChars = 400
-	// maxStepDataChars is the Revision B bound of step_data text.
-	maxStepDataChars = 20000
 	// maxLabelQueryChars bounds the query quoted in the activity label.
 	maxLabelQueryChars = 80
 )
@@ -90,25 +89,25 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 		return tools.Result{}, tools.Failf("query is too long (%d characters): write it in at most %d", n, MaxQueryChars)
 	}
 	label := "Searching for “" + truncate(q, maxLabelQueryChars) + "”"
-	call.ReportStep(tools.Step{ID: stepID, Label: label, Status: tools.StepActive})
+	call.ReportStep(wire.Step{SID: stepID, Label: label, Status: wire.StepActive})
 
 	rs, err := t.provider.Search(ctx, Query{Text: q, Count: t.maxResults})
 	if err != nil {
 		err = callError(ctx, err)
-		call.ReportStep(tools.Step{ID: stepID, Label: label, Status: tools.StepError, Detail: "search failed"})
+		call.ReportStep(wire.Step{SID: stepID, Label: label, Status: wire.StepError, Detail: "search failed"})
 		return tools.Result{}, err
 	}
 	rs = Normalize(rs, t.maxResults)
-	call.ReportStep(tools.Step{ID: stepID, Label: label, Status: tools.StepDone, Detail: countText(len(rs))})
+	call.ReportStep(wire.Step{SID: stepID, Label: label, Status: wire.StepDone, Detail: countText(len(rs))})
 
 	if len(rs) == 0 {
 		return tools.Result{Content: "No web results for “" + q + "”. Try a different query, or answer from what you know."}, nil
 	}
 	list := formatList(rs)
-	call.ReportData(tools.StepData{ID: stepID, Label: "Results", Content: truncate(list, maxStepDataChars)})
-	sources := make([]tools.Source, len(rs))
+	call.ReportData(wire.StepData{SID: stepID, Label: "Results", Content: truncate(list, wire.MaxStepDataChars)})
+	sources := make([]wire.Source, len(rs))
 	for i, r := range rs {
-		sources[i] = tools.Source{Title: r.Title, URL: r.URL}
+		sources[i] = wire.Source{Title: r.Title, URL: r.URL}
 	}
 	return tools.Result{
 		Content: "Web results for “" + q + "”:\n\n" + list +

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/toolstest"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // fakeProvider returns fixed results or an error and records queries.
@@ -67,7 +68,7 @@ Cite the pages you use by their URL. The titles and snippets are text from third
 	if diff := cmp.Diff(want, res.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
-	wantSources := []tools.Source{
+	wantSources := []wire.Source{
 		{Title: "reverse_proxy (Caddyfile directive) — Caddy Documentation", URL: "https://caddyserver.com/docs/caddyfile/directives/reverse_proxy"},
 		{Title: "Active health checks not working - Help - Caddy Community", URL: "https://caddy.community/t/active-health-checks-not-working/21337"},
 		{Title: "caddy/modules/caddyhttp/reverseproxy/healthchecks.go at master", URL: "https://github.com/caddyserver/caddy/blob/master/modules/caddyhttp/reverseproxy/healthchecks.go"},
@@ -76,14 +77,14 @@ Cite the pages you use by their URL. The titles and snippets are text from third
 	if diff := cmp.Diff(wantSources, res.Sources); diff != "" {
 		t.Errorf("sources (-want +got):\n%s", diff)
 	}
-	wantSteps := []tools.Step{
-		{ID: "search", Label: "Searching for “caddy health checks”", Status: tools.StepActive},
-		{ID: "search", Label: "Searching for “caddy health checks”", Status: tools.StepDone, Detail: "4 results"},
+	wantSteps := []wire.Step{
+		{SID: "search", Label: "Searching for “caddy health checks”", Status: wire.StepActive},
+		{SID: "search", Label: "Searching for “caddy health checks”", Status: wire.StepDone, Detail: "4 results"},
 	}
 	if diff := cmp.Diff(wantSteps, progress.Steps); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if len(progress.Data) != 1 || progress.Data[0].ID != "search" ||
+	if len(progress.Data) != 1 || progress.Data[0].SID != "search" ||
 		!strings.HasPrefix(progress.Data[0].Content, "1. reverse_proxy (Caddyfile directive)") ||
 		!strings.Contains(progress.Data[0].Content, "4. Reverse proxy\n   https://en.wikipedia.org/wiki/Reverse_proxy\n") {
 		t.Errorf("step data %+v", progress.Data)
@@ -120,7 +121,7 @@ func TestExecuteBoundsResults(t *testing.T) {
 				strings.Contains(res.Content, fmt.Sprintf("Result %d\n", tc.wantCount)) {
 				t.Errorf("content does not list exactly %d results", tc.wantCount)
 			}
-			if d := progress.Data[0].Content; utf8.RuneCountInString(d) > maxStepDataChars {
+			if d := progress.Data[0].Content; utf8.RuneCountInString(d) > wire.MaxStepDataChars {
 				t.Errorf("step data has %d characters", utf8.RuneCountInString(d))
 			}
 		})
@@ -137,8 +138,8 @@ func TestExecuteStepDataIsBounded(t *testing.T) {
 	if _, err := New(&fakeProvider{results: many}, Options{MaxResults: MaxResults}).Execute(context.Background(), call(`{"query":"x"}`, progress)); err != nil {
 		t.Fatal(err)
 	}
-	if n := utf8.RuneCountInString(progress.Data[0].Content); n > maxStepDataChars || n < maxStepDataChars-100 {
-		t.Errorf("step data has %d characters, want just under %d", n, maxStepDataChars)
+	if n := utf8.RuneCountInString(progress.Data[0].Content); n > wire.MaxStepDataChars || n < wire.MaxStepDataChars-100 {
+		t.Errorf("step data has %d characters, want just under %d", n, wire.MaxStepDataChars)
 	}
 }
 
@@ -152,7 +153,7 @@ func TestExecuteNoResults(t *testing.T) {
 	if res.Content != "No web results for “zzqxv”. Try a different query, or answer from what you know." || len(res.Sources) != 0 {
 		t.Errorf("result %+v", res)
 	}
-	if last := progress.Steps[len(progress.Steps)-1]; last.Status != tools.StepDone || last.Detail != "no results" {
+	if last := progress.Steps[len(progress.Steps)-1]; last.Status != wire.StepDone || last.Detail != "no results" {
 		t.Errorf("last step %+v", last)
 	}
 }
@@ -166,11 +167,11 @@ func TestExecuteFailures(t *testing.T) {
 		wantStep  string // status of the last step; "" for none
 	}{
 		{name: "provider call error passes through", args: `{"query":"x"}`,
-			err: &tools.CallError{Message: msgRateLimited, Err: errors.New("429")}, wantModel: "error: " + msgRateLimited, wantStep: tools.StepError},
+			err: &tools.CallError{Message: msgRateLimited, Err: errors.New("429")}, wantModel: "error: " + msgRateLimited, wantStep: wire.StepError},
 		{name: "other provider error becomes unavailable", args: `{"query":"x"}`,
-			err: errors.New("dial tcp 10.0.0.7:8888: connect: connection refused"), wantModel: "error: " + msgUnavailable, wantStep: tools.StepError},
+			err: errors.New("dial tcp 10.0.0.7:8888: connect: connection refused"), wantModel: "error: " + msgUnavailable, wantStep: wire.StepError},
 		{name: "deadline becomes timeout", args: `{"query":"x"}`,
-			err: fmt.Errorf("reading: %w", context.DeadlineExceeded), wantModel: "error: " + msgTimeout, wantStep: tools.StepError},
+			err: fmt.Errorf("reading: %w", context.DeadlineExceeded), wantModel: "error: " + msgTimeout, wantStep: wire.StepError},
 		{name: "empty arguments", args: ``, wantModel: "error: query is missing: arguments must be a JSON object {\"query\": string}"},
 		{name: "empty query", args: `{"query":" \n\t"}`, wantModel: "error: query is empty: write what to search for"},
 		{name: "query not a string", args: `{"query":42}`, wantModel: "error: arguments must be a JSON object {\"query\": string}"},

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // Progress is a tools.ProgressSink that records the rows a call reports,
@@ -17,30 +17,30 @@ import (
 // returned.
 type Progress struct {
 	mu    sync.Mutex
-	Steps []tools.Step
-	Data  []tools.StepData
+	Steps []wire.Step
+	Data  []wire.StepData
 }
 
-func (p *Progress) Step(s tools.Step) {
+func (p *Progress) Step(s wire.Step) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.Steps = append(p.Steps, s)
 }
 
-func (p *Progress) StepData(d tools.StepData) {
+func (p *Progress) StepData(d wire.StepData) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.Data = append(p.Data, d)
 }
 
-// Statuses lists the steps as "id:status", space-separated, in the order
+// Statuses lists the steps as "sid:status", space-separated, in the order
 // reported.
 func (p *Progress) Statuses() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]string, len(p.Steps))
 	for i, s := range p.Steps {
-		out[i] = s.ID + ":" + s.Status
+		out[i] = s.SID + ":" + s.Status
 	}
 	return strings.Join(out, " ")
 }

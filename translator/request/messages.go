@@ -177,8 +177,11 @@ func imageURLPart(fields map[string]rawJSON, at string, lim Limits) (Part, error
 // imageTypes are the inline image formats accepted (spec 4.2 input formats).
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "image/gif": true}
 
-// decodeDataURL decodes data:<mime>;base64,<data>. The decoded size is
-// checked from the encoded length before anything is decoded, so an
+// decodeDataURL checks data:<mime>;base64,<data> and returns its image
+// as base64: the caller's own when it is standard base64 with padding,
+// which it nearly always is, so that the image is neither decoded into a
+// buffer of its own nor encoded again for the backend. The decoded size
+// is checked from the encoded length before anything is read, so an
 // oversized image costs no allocation.
 func decodeDataURL(url string, maxBytes int64) (*tools.Image, error) {
 	scheme, rest, ok := strings.Cut(url, ":")
@@ -201,24 +204,80 @@ func decodeDataURL(url string, maxBytes int64) (*tools.Image, error) {
 		return nil, invalid(CodeImageTooLarge, fmt.Sprintf(
 			"The inline image exceeds %d bytes; upload larger images to /v3/files.", maxBytes))
 	}
+	b64, head, size, ok := checkBase64(data)
+	if !ok {
+		return nil, invalid(CodeInvalidImage, "the data URL holds invalid base64.")
+	}
+	if maxBytes > 0 && size > maxBytes {
+		return nil, invalid(CodeImageTooLarge, fmt.Sprintf(
+			"The inline image exceeds %d bytes; upload larger images to /v3/files.", maxBytes))
+	}
+	// Trust the bytes, not the label: clients often say image/jpeg for a PNG.
+	mime := http.DetectContentType(head)
+	if !imageTypes[mime] {
+		return nil, invalid(CodeInvalidImage, "the inline data is not a PNG, JPEG, WebP or GIF image.")
+	}
+	img := tools.InlineImage(mime, b64)
+	return &img, nil
+}
+
+// sniffLen is as much of an image as http.DetectContentType reads.
+const sniffLen = 512
+
+// checkBase64 reads data as base64 and returns it in standard, padded
+// form, the first sniffLen bytes it decodes to and the decoded length. It
+// accepts what encoding/base64 decodes, as the gateway always has:
+// padded or not (unpadded only when the length says so), with line
+// breaks, with stray bits after the last byte. Standard base64 is
+// checked in pieces through a small buffer and returned as it is; any
+// other form is decoded whole and encoded again, as it has to be for
+// backends that take only the standard form.
+func checkBase64(data string) (b64 string, head []byte, size int64, ok bool) {
+	if b64, head, size, ok = checkStandard(data); ok {
+		return b64, head, size, true
+	}
 	enc := base64.StdEncoding
 	if !strings.HasSuffix(data, "=") && len(data)%4 != 0 {
 		enc = base64.RawStdEncoding
 	}
 	b, err := enc.DecodeString(data)
 	if err != nil {
-		return nil, invalid(CodeInvalidImage, "the data URL holds invalid base64.")
+		return "", nil, 0, false
 	}
-	if maxBytes > 0 && int64(len(b)) > maxBytes {
-		return nil, invalid(CodeImageTooLarge, fmt.Sprintf(
-			"The inline image exceeds %d bytes; upload larger images to /v3/files.", maxBytes))
+	return base64.StdEncoding.EncodeToString(b), b[:min(len(b), sniffLen)], int64(len(b)), true
+}
+
+// strictBase64 refuses stray bits after the last byte, which decode but
+// encode differently: the standard form is the one that would be sent.
+var strictBase64 = base64.StdEncoding.Strict()
+
+// checkStandard reports whether data is standard base64 with padding,
+// whole quanta, no line breaks, padding at the end only, decoding it a
+// piece at a time into a buffer on the stack.
+func checkStandard(data string) (b64 string, head []byte, size int64, ok bool) {
+	// encoding/base64 skips line breaks, which would shift the pieces'
+	// quanta, and the standard form has none.
+	if len(data)%4 != 0 || strings.IndexByte(data, '\n') >= 0 || strings.IndexByte(data, '\r') >= 0 {
+		return "", nil, 0, false
 	}
-	// Trust the bytes, not the label: clients often say image/jpeg for a PNG.
-	mime := http.DetectContentType(b)
-	if !imageTypes[mime] {
-		return nil, invalid(CodeInvalidImage, "the inline data is not a PNG, JPEG, WebP or GIF image.")
+	if i := strings.IndexByte(data, '='); i >= 0 && i < len(data)-2 {
+		return "", nil, 0, false
 	}
-	return &tools.Image{MIME: mime, Data: b}, nil
+	const piece = 4 << 10 // whole quanta
+	var src [piece]byte
+	var dst [piece/4*3 + 8]byte // the slack keeps encoding/base64 on its fast path to the end
+	for off := 0; off < len(data); off += piece {
+		n := copy(src[:], data[off:])
+		m, err := strictBase64.Decode(dst[:], src[:n])
+		if err != nil {
+			return "", nil, 0, false
+		}
+		if off == 0 {
+			head = append([]byte(nil), dst[:min(m, sniffLen)]...)
+		}
+		size += int64(m)
+	}
+	return data, head, size, true
 }
 
 func prefixMessage(err error, prefix string) error {

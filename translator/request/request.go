@@ -98,5 +98,5 @@ type Part struct {
 	Kind   PartKind
 	Text   string       // PartText
 	FileID string       // PartFile
-	Image  *tools.Image // PartImage, decoded and checked
+	Image  *tools.Image // PartImage, checked and kept as base64
 }

@@ -142,8 +142,11 @@ func TestParseRequestRules(t *testing.T) {
 		{name: "inline PNG", body: imageMessage(dataURL("image/png", pngBytes)),
 			check: func(t *testing.T, r *Request) {
 				p := r.Messages[0].Parts[1]
-				if p.Kind != PartImage || p.Image.MIME != "image/png" || !bytes.Equal(p.Image.Data, pngBytes) {
-					t.Errorf("image part %+v", p)
+				if p.Kind != PartImage || p.Image.MIME != "image/png" {
+					t.Fatalf("image part %+v", p)
+				}
+				if b, err := p.Image.Bytes(); err != nil || !bytes.Equal(b, pngBytes) {
+					t.Errorf("image bytes %x, %v; want %x", b, err, pngBytes)
 				}
 			}},
 		{name: "image_url as a bare string", body: userWith(`[{"type":"image_url","image_url":` + jsonString(dataURL("image/png", pngBytes)) + `}]`)},
@@ -368,8 +371,14 @@ func FuzzDecodeRequest(f *testing.F) {
 				sys += len([]rune(m.Text()))
 			}
 			for _, p := range m.Parts {
-				if p.Kind == PartImage && (p.Image == nil || int64(len(p.Image.Data)) > lim.Profile.MaxInlineImage) {
+				if p.Kind != PartImage {
+					continue
+				}
+				if p.Image == nil {
 					t.Fatalf("accepted image part %+v", p)
+				}
+				if b, err := p.Image.Bytes(); err != nil || int64(len(b)) > lim.Profile.MaxInlineImage || base64.StdEncoding.EncodeToString(b) != p.Image.Base64() {
+					t.Fatalf("accepted image part of %d bytes (%v), base64 %.40q", len(b), err, p.Image.Base64())
 				}
 			}
 		}

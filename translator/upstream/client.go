@@ -164,8 +164,9 @@ func orDefault[T time.Duration | int](d, def T) T {
 
 // Request is one round of the conversation sent to the backend.
 type Request struct {
-	Model    string // used when Config.Model is empty
-	Messages []Message
+	Model string // used when Config.Model is empty
+	// Messages is the conversation so far, encoded as it grew.
+	Messages Conversation
 	Tools    []ToolDefinition
 	// Sampling parameters set by the client, passed through.
 	Sampling map[string]json.RawMessage
@@ -173,25 +174,33 @@ type Request struct {
 
 // Message is a message in OpenAI's wire form.
 type Message struct {
-	Role string `json:"role"`
-	// Content is a string, or []Part when the message carries
-	// images.
-	Content    any        `json:"content"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	Name       string     `json:"name,omitempty"`
+	Role string
+	// Content is the message's text, sent as a string unless Parts is
+	// set.
+	Content string
+	// Parts, when not nil, is sent as the content instead of Content:
+	// the text and images of a message that carries images.
+	Parts      []Part
+	ToolCalls  []ToolCall
+	ToolCallID string
+	Name       string
 }
 
 // Part is a content part in OpenAI's wire form.
 type Part struct {
-	Type     string    `json:"type"` // "text" or "image_url"
-	Text     string    `json:"text,omitempty"`
-	ImageURL *ImageURL `json:"image_url,omitempty"`
+	Type     string // "text" or "image_url"
+	Text     string
+	ImageURL *ImageURL
 }
 
-// ImageURL holds a data URL.
+// ImageURL is an image sent as the data URL
+// data:<MIME>;base64,<Base64>. It is kept in its parts so that the
+// image's base64, most of a request that carries one, goes into the
+// body as it came, never copied into a URL string first.
 type ImageURL struct {
-	URL string `json:"url"`
+	MIME string
+	// Base64 is the image in standard base64 with padding.
+	Base64 string
 }
 
 // ToolCall is a tool call in an assistant message.
@@ -341,15 +350,11 @@ func (u *Client) targets(ctx context.Context, req Request) ([]target, error) {
 
 // send sends one round to t and returns its successful response.
 func (u *Client) send(ctx context.Context, t target, req Request) (*http.Response, error) {
-	body, err := u.encode(req, t.model)
-	if err != nil {
-		return nil, err
-	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, nil)
 	if err != nil {
 		return nil, &Error{Message: "building the request", Err: err}
 	}
-	setBody(hreq, body, func() ([]byte, error) { return u.encode(req, t.model) })
+	setBody(hreq, u.encode(req, t.model), func() [][]byte { return u.encode(req, t.model) })
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	if u.apiKey != "" && u.router == nil {
@@ -366,48 +371,54 @@ func (u *Client) send(ctx context.Context, t target, req Request) (*http.Respons
 	return resp, nil
 }
 
-// setBody makes body the request's, let go of once it is sent. The
-// request stays referenced for as long as its answer streams (by the
-// response and by the transport's connection), and a bytes.Reader would
-// keep the whole encoded request, system prompt and tool schemas
-// included, alive with it: about 5 KB per open stream. A retry that
-// needs the body again (HTTP/2 after a GOAWAY) has it encoded anew.
-func setBody(r *http.Request, body []byte, encode func() ([]byte, error)) {
-	r.Body = &sentOnce{b: body}
-	r.ContentLength = int64(len(body))
-	r.GetBody = func() (io.ReadCloser, error) {
-		b, err := encode()
-		if err != nil {
-			return nil, err
-		}
-		return &sentOnce{b: b}, nil
+// setBody makes body, given in pieces, the request's, each piece let go
+// of once it is sent. The request stays referenced for as long as its
+// answer streams (by the response and by the transport's connection), and
+// a bytes.Reader would keep the round's own pieces (the tool schemas
+// above all, about 5 KB) alive with it. A retry that needs the body
+// again (HTTP/2 after a GOAWAY) has it encoded anew.
+func setBody(r *http.Request, body [][]byte, encode func() [][]byte) {
+	r.Body = &sentOnce{parts: body}
+	n := 0
+	for _, p := range body {
+		n += len(p)
 	}
+	r.ContentLength = int64(n)
+	r.GetBody = func() (io.ReadCloser, error) { return &sentOnce{parts: encode()}, nil }
 }
 
-// sentOnce reads b once and drops it at its end or when closed. The
-// transport may close a request body while its writer still reads it.
+// sentOnce reads its pieces once, dropping each at its end, and all of
+// them when closed. The transport may close a request body while its
+// writer still reads it.
 type sentOnce struct {
-	mu sync.Mutex
-	b  []byte
+	mu    sync.Mutex
+	parts [][]byte
 }
 
 func (s *sentOnce) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.b) == 0 {
-		return 0, io.EOF
+	n := 0
+	for n < len(p) && len(s.parts) > 0 {
+		c := copy(p[n:], s.parts[0])
+		n += c
+		if s.parts[0] = s.parts[0][c:]; len(s.parts[0]) == 0 {
+			s.parts[0] = nil
+			s.parts = s.parts[1:]
+		}
 	}
-	n := copy(p, s.b)
-	s.b = s.b[n:]
-	if len(s.b) == 0 {
-		s.b = nil
+	if len(s.parts) == 0 {
+		s.parts = nil
+		if n == 0 && len(p) > 0 {
+			return 0, io.EOF
+		}
 	}
 	return n, nil
 }
 
 func (s *sentOnce) Close() error {
 	s.mu.Lock()
-	s.b = nil
+	s.parts = nil
 	s.mu.Unlock()
 	return nil
 }
@@ -428,28 +439,26 @@ func (u *Client) failure(ctx context.Context, cause, err error) error {
 	return &Error{Message: "request failed", Err: err}
 }
 
-// encode builds the request body. It always asks for usage in the stream:
-// vLLM, llama.cpp and Ollama send none otherwise.
+// encode builds the request body in three pieces: the head up to the
+// messages, the messages as Conversation encoded them, once, as they were
+// added, and the tail. It always asks for usage in the stream: vLLM,
+// llama.cpp and Ollama send none otherwise.
 //
-// It is written by hand rather than as one json.Marshal of a map: the
-// tool schemas are json.RawMessage, which encoding/json validates and
-// compacts again on every call, and they are most of the body of a short
-// chat (a tenth of the gateway's CPU per /v3 request). They are our own
-// schemas, written as they are.
-func (u *Client) encode(req Request, model string) ([]byte, error) {
+// Only the head and the tail are written per round, by hand rather than
+// as one json.Marshal of a map: the tool schemas are json.RawMessage,
+// which encoding/json validates and compacts again on every call, and
+// they are most of the body of a short chat. They are our own schemas,
+// written as they are.
+func (u *Client) encode(req Request, model string) [][]byte {
 	if model == "" {
 		model = req.Model
 	}
-	messages, err := json.Marshal(req.Messages)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(messages)+toolsSize(req.Tools)+256)
-	b = append(b, `{"model":`...)
-	b = jsonstr.Append(b, model)
-	b = append(b, `,"messages":`...)
-	b = append(b, messages...)
-	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	head := make([]byte, 0, len(model)+32)
+	head = append(head, `{"model":`...)
+	head = jsonstr.Append(head, model)
+	head = append(head, `,"messages":[`...)
+	b := make([]byte, 0, toolsSize(req.Tools)+256)
+	b = append(b, `],"stream":true,"stream_options":{"include_usage":true}`...)
 	if len(req.Tools) > 0 {
 		b = append(b, `,"tools":[`...)
 		for i, t := range req.Tools {
@@ -488,7 +497,7 @@ func (u *Client) encode(req Request, model string) ([]byte, error) {
 			b = append(b, v...)
 		}
 	}
-	return append(b, '}'), nil
+	return [][]byte{head, req.Messages.encoded, append(b, '}')}
 }
 
 func toolsSize(tools []ToolDefinition) int {

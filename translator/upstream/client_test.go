@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // rawUpstream serves body with the given content type to every request
@@ -42,14 +45,14 @@ type roundResult struct {
 	content, reasoning string
 	calls              []ToolCall
 	finish             string
-	usage              *Usage
-	chars              Chars
+	usage              *billing.Usage
+	chars              wire.Chars
 	err                error
 }
 
 func drain(t *testing.T, u *Client) roundResult {
 	t.Helper()
-	return round(context.Background(), u, Request{Model: "svc-3", Messages: []Message{{Role: "user", Content: "hi"}}})
+	return round(context.Background(), u, Request{Model: "svc-3", Messages: NewConversation(Message{Role: "user", Content: "hi"})})
 }
 
 // round streams req to its end and gathers what the stream carried.
@@ -108,7 +111,7 @@ func TestUpstreamDialects(t *testing.T) {
 				usage, "[DONE]"),
 			want: roundResult{
 				calls:  []ToolCall{{ID: "call_a", Type: "function", Function: Function{Name: "web_search", Arguments: `{"query":"go"}`}}},
-				finish: "tool_calls", usage: &Usage{PromptTokens: 11, CompletionTokens: 7}, chars: Chars{Args: 14},
+				finish: "tool_calls", usage: &billing.Usage{Prompt: 11, Completion: 7}, chars: wire.Chars{Args: 14},
 			},
 		},
 		{
@@ -123,7 +126,7 @@ func TestUpstreamDialects(t *testing.T) {
 					{ID: "a", Type: "function", Function: Function{Name: "f", Arguments: "{}"}},
 					{ID: "b", Type: "function", Function: Function{Name: "g", Arguments: "[]"}},
 				},
-				finish: "tool_calls", chars: Chars{Args: 4},
+				finish: "tool_calls", chars: wire.Chars{Args: 4},
 			},
 		},
 		{
@@ -139,7 +142,7 @@ func TestUpstreamDialects(t *testing.T) {
 					{ID: "call_1", Type: "function", Function: Function{Name: "f", Arguments: `{"a":1}`}},
 					{ID: "call_2", Type: "function", Function: Function{Name: "g", Arguments: "{}"}},
 				},
-				finish: "tool_calls", chars: Chars{Think: 5, Args: 9},
+				finish: "tool_calls", chars: wire.Chars{Think: 5, Args: 9},
 			},
 		},
 		{
@@ -147,7 +150,7 @@ func TestUpstreamDialects(t *testing.T) {
 			body: eventStream(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}]}`, "[DONE]"),
 			want: roundResult{
 				calls:  []ToolCall{{ID: "x", Type: "function", Function: Function{Name: "f", Arguments: `{"a":1}`}}},
-				finish: "tool_calls", chars: Chars{Args: 7},
+				finish: "tool_calls", chars: wire.Chars{Args: 7},
 			},
 		},
 		{
@@ -158,7 +161,7 @@ func TestUpstreamDialects(t *testing.T) {
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"function_call"}]}`, "[DONE]"),
 			want: roundResult{
 				calls:  []ToolCall{{Type: "function", Function: Function{Name: "f", Arguments: `{"a":2}`}}},
-				finish: "tool_calls", chars: Chars{Args: 7},
+				finish: "tool_calls", chars: wire.Chars{Args: 7},
 			},
 		},
 		{
@@ -170,7 +173,7 @@ func TestUpstreamDialects(t *testing.T) {
 				`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2}}}`,
 				"[DONE]"), "\n", "\r\n"),
 			want: roundResult{content: "Hi", reasoning: "hmm", finish: "stop",
-				usage: &Usage{PromptTokens: 5, CompletionTokens: 3, ReasoningTokens: 2}, chars: Chars{Think: 3, Text: 2}},
+				usage: &billing.Usage{Prompt: 5, Completion: 3, Reasoning: 2}, chars: wire.Chars{Think: 3, Text: 2}},
 		},
 		{
 			name: "think block in content",
@@ -179,24 +182,24 @@ func TestUpstreamDialects(t *testing.T) {
 				`{"choices":[{"index":0,"delta":{"content":"nk>secret</th"}}]}`,
 				`{"choices":[{"index":0,"delta":{"content":"ink>\n\nAnswer"}}]}`,
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"),
-			want: roundResult{content: "Answer", reasoning: "secret", finish: "stop", chars: Chars{Think: 6, Text: 6}},
+			want: roundResult{content: "Answer", reasoning: "secret", finish: "stop", chars: wire.Chars{Think: 6, Text: 6}},
 		},
 		{
 			name: "length finish kept",
 			body: eventStream(`{"choices":[{"index":0,"delta":{"content":"abc"},"finish_reason":"length"}]}`, "[DONE]"),
-			want: roundResult{content: "abc", finish: "length", chars: Chars{Text: 3}},
+			want: roundResult{content: "abc", finish: "length", chars: wire.Chars{Text: 3}},
 		},
 		{
 			name: "usage on every chunk: the last wins",
 			body: eventStream(
 				`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`,
 				`{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`, "[DONE]"),
-			want: roundResult{content: "ab", finish: "stop", usage: &Usage{PromptTokens: 5, CompletionTokens: 2}, chars: Chars{Text: 2}},
+			want: roundResult{content: "ab", finish: "stop", usage: &billing.Usage{Prompt: 5, Completion: 2}, chars: wire.Chars{Text: 2}},
 		},
 		{
 			name: "stream ends after finish without [DONE]",
 			body: eventStream(`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`),
-			want: roundResult{content: "ok", finish: "stop", chars: Chars{Text: 2}},
+			want: roundResult{content: "ok", finish: "stop", chars: wire.Chars{Text: 2}},
 		},
 		{
 			name:        "JSON answer to a streaming request",
@@ -204,7 +207,7 @@ func TestUpstreamDialects(t *testing.T) {
 			body:        `{"choices":[{"index":0,"message":{"role":"assistant","content":"Whole","reasoning_content":"r","tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
 			want: roundResult{content: "Whole", reasoning: "r", finish: "tool_calls",
 				calls: []ToolCall{{ID: "t", Type: "function", Function: Function{Name: "f", Arguments: "{}"}}},
-				usage: &Usage{PromptTokens: 3, CompletionTokens: 4}, chars: Chars{Think: 1, Text: 5, Args: 2}},
+				usage: &billing.Usage{Prompt: 3, Completion: 4}, chars: wire.Chars{Think: 1, Text: 5, Args: 2}},
 		},
 		{name: "error frame", body: eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `{"error":{"message":"engine died","code":500}}`, "[DONE]"), wantErr: true},
 		{name: "broken stream", body: eventStream(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`), wantErr: true},
@@ -247,7 +250,7 @@ func TestUpstreamRequestBody(t *testing.T) {
 	u, last := rawUpstream(t, "text/event-stream", eventStream(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
 	r := round(context.Background(), u, Request{
 		Model:    "svc-3",
-		Messages: []Message{{Role: "user", Content: "hi"}},
+		Messages: NewConversation(Message{Role: "user", Content: "hi"}),
 		Tools:    []ToolDefinition{{Type: "function", Function: FunctionSpec{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}},
 		Sampling: map[string]json.RawMessage{"temperature": json.RawMessage("0.5")},
 	})
@@ -453,25 +456,47 @@ func TestNewUpstreamRejectsBadURL(t *testing.T) {
 }
 
 // TestRequestBodyLetGoOnceSent: the encoded request is sent with its
-// length, dropped once read to its end (or closed), and encoded again for
-// a retry that asks for it.
+// length, each piece dropped once read to its end (or all when closed),
+// and encoded again for a retry that asks for it.
 func TestRequestBodyLetGoOnceSent(t *testing.T) {
-	body := []byte(`{"model":"m","messages":[]}`)
+	pieces := func() [][]byte {
+		return [][]byte{[]byte(`{"model":"m","messages":[`), []byte(`{"role":"user","content":"hi"}`), {}, []byte(`],"stream":true}`)}
+	}
+	body := bytes.Join(pieces(), nil)
 	r, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	encodes := 0
-	setBody(r, bytes.Clone(body), func() ([]byte, error) { encodes++; return bytes.Clone(body), nil })
+	setBody(r, pieces(), func() [][]byte { encodes++; return pieces() })
 	if r.ContentLength != int64(len(body)) {
 		t.Errorf("ContentLength %d, want %d", r.ContentLength, len(body))
 	}
-	got, err := io.ReadAll(r.Body)
-	if err != nil || !bytes.Equal(got, body) {
-		t.Fatalf("read %q, %v; want %q", got, err, body)
+	// Read in small steps, as across the pieces' ends.
+	got, err := io.ReadAll(io.LimitReader(r.Body, 10))
+	if err != nil || !bytes.Equal(got, body[:10]) {
+		t.Fatalf("read %q, %v; want %q", got, err, body[:10])
 	}
-	if held := r.Body.(*sentOnce).b; held != nil {
-		t.Errorf("%d bytes still held after the body was sent", cap(held))
+	if held := r.Body.(*sentOnce).parts; len(held) != 4 {
+		t.Errorf("%d pieces held while the first is read, want 4", len(held))
+	}
+	var rest []byte
+	buf := make([]byte, 7)
+	for {
+		n, err := r.Body.Read(buf)
+		rest = append(rest, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := string(got) + string(rest); got != string(body) {
+		t.Fatalf("read %q; want %q", got, body)
+	}
+	if held := r.Body.(*sentOnce).parts; held != nil {
+		t.Errorf("%d pieces still held after the body was sent", len(held))
 	}
 	again, err := r.GetBody()
 	if err != nil {
@@ -481,12 +506,12 @@ func TestRequestBodyLetGoOnceSent(t *testing.T) {
 		t.Errorf("the retry's body %q after %d encodings, want %q after 1", got, encodes, body)
 	}
 
-	cut := &sentOnce{b: bytes.Clone(body)}
+	cut := &sentOnce{parts: pieces()}
 	if _, err := cut.Read(make([]byte, 4)); err != nil {
 		t.Fatal(err)
 	}
 	cut.Close()
-	if cut.b != nil {
+	if cut.parts != nil {
 		t.Error("a body closed before its end is still held")
 	}
 }

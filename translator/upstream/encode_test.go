@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -17,13 +18,8 @@ func encodeRequest() Request {
 		"required": ["query"]
 	}`)
 	return Request{
-		Model: "svc-3",
-		Messages: []Message{
-			{Role: "system", Content: "You are helpful.\nTools: web_search & friends </script>"},
-			{Role: "user", Content: []Part{{Type: "text", Text: "Hé \u2028 look"}, {Type: "image_url", ImageURL: &ImageURL{URL: "data:image/png;base64,AAAA"}}}},
-			{Role: "assistant", ToolCalls: []ToolCall{{ID: "call_1", Type: "function", Function: Function{Name: "web_search", Arguments: `{"query":"x"}`}}}},
-			{Role: "tool", ToolCallID: "call_1", Content: "result"},
-		},
+		Model:    "svc-3",
+		Messages: NewConversation(encodeMessages()...),
 		Tools: []ToolDefinition{
 			{Type: "function", Function: FunctionSpec{Name: "web_search", Description: "Search the web.", Parameters: schema}},
 			{Type: "function", Function: FunctionSpec{Name: "remember", Parameters: json.RawMessage(`{"type":"object"}`)}},
@@ -32,8 +28,115 @@ func encodeRequest() Request {
 	}
 }
 
+func encodeMessages() []Message {
+	return []Message{
+		{Role: "system", Content: "You are helpful.\nTools: web_search & friends </script>"},
+		{Role: "user", Parts: []Part{{Type: "text", Text: "Hé \u2028 look"}, {Type: "image_url", ImageURL: &ImageURL{MIME: "image/png", Base64: "iVBORw0KGgo+/A=="}}}},
+		{Role: "user", Parts: []Part{{Type: "text"}, {Type: "image_url", ImageURL: &ImageURL{MIME: "image/<x>", Base64: "not\"base64\n\xff"}}}},
+		{Role: "assistant", ToolCalls: []ToolCall{{ID: "call_1", Type: "function", Function: Function{Name: "web_search", Arguments: `{"query":"x"}`}}}},
+		{Role: "assistant", Content: "Two at once.", ToolCalls: []ToolCall{
+			{ID: "call_2", Type: "function", Function: Function{Name: "open_url", Arguments: "{\"url\":\"http://a/?b=1&c=<2>\"}"}},
+			{ID: "call_3", Type: "function", Function: Function{Name: "remember", Arguments: "\xfe not JSON"}},
+		}},
+		{Role: "tool", ToolCallID: "call_1", Name: "web_search", Content: "result"},
+		{Role: "tool", ToolCallID: "call_2", Content: ""},
+	}
+}
+
+// legacyMessage is a message in the shape encoding/json marshalled
+// before Conversation encoded messages by hand: the bytes the backend
+// got then, which it must still get.
+type legacyMessage struct {
+	Role       string     `json:"role"`
+	Content    any        `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+type legacyPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url,omitempty"`
+}
+
+func legacyJSON(t testing.TB, ms []Message) []byte {
+	t.Helper()
+	out := make([]legacyMessage, len(ms))
+	for i, m := range ms {
+		out[i] = legacyMessage{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Parts != nil {
+			parts := make([]legacyPart, len(m.Parts))
+			for j, p := range m.Parts {
+				parts[j] = legacyPart{Type: p.Type, Text: p.Text}
+				if p.ImageURL != nil {
+					parts[j].ImageURL = &struct {
+						URL string `json:"url"`
+					}{URL: "data:" + p.ImageURL.MIME + ";base64," + p.ImageURL.Base64}
+				}
+			}
+			out[i].Content = parts
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The conversation is encoded byte for byte as json.Marshal encoded the
+// same messages, whether added at once or one at a time.
+func TestConversationMatchesMarshal(t *testing.T) {
+	ms := encodeMessages()
+	want := legacyJSON(t, ms)
+	if got := NewConversation(ms...).JSON(); !bytes.Equal(got, want) {
+		t.Errorf("conversation\n%s\nwant\n%s", got, want)
+	}
+	var c Conversation
+	for i, m := range ms {
+		c.Append(m)
+		if got, want := c.JSON(), legacyJSON(t, ms[:i+1]); !bytes.Equal(got, want) {
+			t.Fatalf("after %d messages:\n%s\nwant\n%s", i+1, got, want)
+		}
+	}
+}
+
+// A copy of a conversation, what a round's Request holds, keeps its
+// messages while the original grows.
+func TestConversationCopyKeepsItsMessages(t *testing.T) {
+	ms := encodeMessages()
+	c := NewConversation(ms[:2]...)
+	round := c
+	before := string(round.JSON())
+	c.Append(ms[2:]...)
+	if got := string(round.JSON()); got != before || round.Len() != 2 {
+		t.Errorf("the copy changed to %d messages:\n%s", round.Len(), got)
+	}
+	if c.Len() != len(ms) {
+		t.Errorf("the original has %d messages, want %d", c.Len(), len(ms))
+	}
+}
+
+func FuzzConversation(f *testing.F) {
+	f.Add("user", "hi", "text", "image/png", "AAAA", "call_1", "web_search", `{"q":1}`)
+	f.Add("tool", "<&>\u2028", "", "", "\xff", "", "", "")
+	f.Fuzz(func(t *testing.T, role, content, text, mime, b64, id, name, args string) {
+		ms := []Message{
+			{Role: role, Content: content, ToolCallID: id, Name: name},
+			{Role: role, Parts: []Part{{Type: "text", Text: text}, {Type: "image_url", ImageURL: &ImageURL{MIME: mime, Base64: b64}}}},
+			{Role: role, Content: content, ToolCalls: []ToolCall{{ID: id, Type: "function", Function: Function{Name: name, Arguments: args}}}},
+		}
+		if got, want := NewConversation(ms...).JSON(), legacyJSON(t, ms); !bytes.Equal(got, want) {
+			t.Fatalf("conversation\n%q\nwant\n%q", got, want)
+		}
+	})
+}
+
 // The hand-written body says exactly what json.Marshal of the same fields
-// says.
+// says, the messages byte for byte.
 func TestEncodeMatchesMarshal(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -41,20 +144,21 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 		model string
 	}{
 		{name: "full", req: encodeRequest(), model: "served-model"},
-		{name: "request's model, no tools, no sampling", req: Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}}},
+		{name: "request's model, no tools, no sampling", req: Request{Model: "m", Messages: NewConversation(Message{Role: "user", Content: "hi"})}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := new(Client).encode(tt.req, tt.model)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := bytes.Join(new(Client).encode(tt.req, tt.model), nil)
 			model := tt.model
 			if model == "" {
 				model = tt.req.Model
 			}
+			messages := legacyJSON(t, tt.req.Messages.Messages())
+			if !bytes.Contains(got, append(append([]byte(`,"messages":`), messages...), `,"stream":true,`...)) {
+				t.Errorf("the body does not hold the messages as json.Marshal wrote them:\n%s", got)
+			}
 			want := map[string]any{
 				"model":          model,
-				"messages":       tt.req.Messages,
+				"messages":       json.RawMessage(messages),
 				"stream":         true,
 				"stream_options": map[string]bool{"include_usage": true},
 			}
@@ -87,8 +191,6 @@ func BenchmarkEncode(b *testing.B) {
 	c := new(Client)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.encode(req, "m"); err != nil {
-			b.Fatal(err)
-		}
+		c.encode(req, "m")
 	}
 }

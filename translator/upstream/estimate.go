@@ -27,18 +27,16 @@ const (
 func estimatePrompt(req Request) int64 {
 	var text billing.TokenCounter
 	n := int64(0)
-	for _, m := range req.Messages {
+	for _, m := range req.Messages.Messages() {
 		n += tokensPerMessage
-		switch c := m.Content.(type) {
-		case string:
-			text.Add(c)
-		case []Part:
-			for _, p := range c {
-				if p.Type == "image_url" {
-					n += tokensPerImage
-				} else {
-					text.Add(p.Text)
-				}
+		if m.Parts == nil {
+			text.Add(m.Content)
+		}
+		for _, p := range m.Parts {
+			if p.Type == "image_url" {
+				n += tokensPerImage
+			} else {
+				text.Add(p.Text)
 			}
 		}
 		for _, tc := range m.ToolCalls {

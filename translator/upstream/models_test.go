@@ -39,7 +39,7 @@ func modelsBackend(t *testing.T, models http.HandlerFunc) (*Client, *atomic.Int3
 }
 
 func streamOnce(ctx context.Context, c *Client) error {
-	st, err := c.Stream(ctx, Request{Model: "client-model", Messages: []Message{{Role: "user", Content: "hi"}}})
+	st, err := c.Stream(ctx, Request{Model: "client-model", Messages: NewConversation(Message{Role: "user", Content: "hi"})})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/sse"
+	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
 // EventKind says what an Event carries.
@@ -43,18 +44,6 @@ type Event struct {
 	ArgsChars int
 }
 
-// Usage is the usage a backend reported for one round, normalised
-// (billing.Usage.Normalized): no count is negative or above
-// billing.MaxReportedTokens, and ReasoningTokens is at most
-// CompletionTokens.
-type Usage struct {
-	PromptTokens     int64
-	CompletionTokens int64
-	// ReasoningTokens is completion_tokens_details.reasoning_tokens,
-	// when the backend reports it; part of CompletionTokens.
-	ReasoningTokens int64
-}
-
 // Stream is the answer to one round. It is not safe for
 // concurrent use. Read it with Next until io.EOF, then read ToolCalls,
 // FinishReason and Usage. Always Close it.
@@ -74,7 +63,7 @@ type Stream struct {
 	think   thinkSplitter
 	calls   toolCallAccumulator
 	finish  string
-	usage   *Usage
+	usage   *billing.Usage
 	sawDone bool // [DONE] arrived
 	ended   bool // nothing more to read
 	closed  bool
@@ -216,7 +205,7 @@ func (s *Stream) chunk(data []byte) error {
 		// backend's fault turned into the gateway's.
 		r = r.Normalized()
 		// The last report wins: vLLM can report on every chunk.
-		s.usage = &Usage{PromptTokens: r.Prompt, CompletionTokens: r.Completion, ReasoningTokens: r.Reasoning}
+		s.usage = &r
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
@@ -340,16 +329,19 @@ func (s *Stream) FinishReason() string {
 	return s.finish
 }
 
-// Usage returns what the backend reported, or nil if it reported nothing.
-func (s *Stream) Usage() *Usage { return s.usage }
+// Usage returns what the backend reported, normalised
+// (billing.Usage.Normalized), or nil if it reported nothing.
+// Reasoning is completion_tokens_details.reasoning_tokens when the
+// backend reports it.
+func (s *Stream) Usage() *billing.Usage { return s.usage }
 
 // Served names the configured model and the backend that answered.
 func (s *Stream) Served() Served { return s.served }
 
 // Chars returns the characters of reasoning, answer text and tool-call
 // arguments produced so far.
-func (s *Stream) Chars() Chars {
-	return Chars{Think: s.reasoningChars, Text: s.contentChars, Args: s.argsChars}
+func (s *Stream) Chars() wire.Chars {
+	return wire.Chars{Think: s.reasoningChars, Text: s.contentChars, Args: s.argsChars}
 }
 
 // PromptEstimate is an estimate of the round's prompt tokens, for
@@ -468,12 +460,4 @@ func errorText(raw json.RawMessage) string {
 // DefaultCallID names a call the backend sent without an id.
 func DefaultCallID(round, pos int) string {
 	return "call_" + strconv.Itoa(round) + "_" + strconv.Itoa(pos)
-}
-
-// Chars counts what a model activity produced, in characters: reasoning,
-// answer text and tool-call arguments.
-type Chars struct {
-	Think int `json:"think"`
-	Text  int `json:"text"`
-	Args  int `json:"args"`
 }
