@@ -55,7 +55,7 @@ bench: build bench-render bench-micro
 
 # Micro-benchmarks of the per-request path, with allocations.
 bench-micro: check-go
-	$(GO) test -run '^$$' -bench . -benchmem ./policy ./billing ./storage/sqlite
+	$(GO) test -run '^$$' -bench . -benchmem ./policy ./billing ./internal/tokenizer ./storage/sqlite
 	$(GO) test -run '^$$' -bench 'StreamWriterSend' -benchmem ./translator
 
 # Render times of every deliverable (Go benchmarks with allocations).

@@ -31,7 +31,7 @@ var Order = [][]string{
 	{"policy"},
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest"},
-	{"storage", "internal/testupstream", "internal/testenv"},
+	{"storage", "internal/testupstream", "internal/testenv", "internal/tokenizer"},
 	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/layers", "internal/officetest", "internal/version", "files/internal/zipdir"},
 }
 

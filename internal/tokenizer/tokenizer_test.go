@@ -1,4 +1,4 @@
-package billing
+package tokenizer
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestCountTokens(t *testing.T) {
+func TestCount(t *testing.T) {
 	cases := []struct {
 		name string
 		text string
@@ -19,8 +19,8 @@ func TestCountTokens(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := CountTokens(tc.text); got != tc.want {
-				t.Errorf("CountTokens(%q) = %d, want %d", tc.text, got, tc.want)
+			if got := Count(tc.text); got != tc.want {
+				t.Errorf("Count(%q) = %d, want %d", tc.text, got, tc.want)
 			}
 		})
 	}
@@ -28,17 +28,17 @@ func TestCountTokens(t *testing.T) {
 
 // Counting from many goroutines at once, the first call included, gives
 // every one the count of a single call.
-func TestCountTokensConcurrent(t *testing.T) {
+func TestCountConcurrent(t *testing.T) {
 	text := strings.Repeat("Prices are in integer cents; rounding happens once. ", 20)
-	want := CountTokens(text)
+	want := Count(text)
 	if want <= 20 || want >= int64(len(text)) {
-		t.Fatalf("CountTokens = %d for %d bytes of English", want, len(text))
+		t.Fatalf("Count = %d for %d bytes of English", want, len(text))
 	}
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if got := CountTokens(text); got != want {
-				t.Errorf("concurrent CountTokens = %d, want %d", got, want)
+			if got := Count(text); got != want {
+				t.Errorf("concurrent Count = %d, want %d", got, want)
 			}
 		})
 	}
@@ -48,19 +48,19 @@ func TestCountTokensConcurrent(t *testing.T) {
 // The tokenizer counts what the four-characters rule only guesses: code
 // and digits take more tokens than their length suggests, repeated
 // letters far fewer.
-func TestCountTokensDiffersFromCharacterRule(t *testing.T) {
+func TestCountDiffersFromCharacterRule(t *testing.T) {
 	long := strings.Repeat("a", 400)
-	if got := CountTokens(long); got >= EstimateTokens(int64(len(long))) {
-		t.Errorf("CountTokens(400 × a) = %d, not below the %d of the character rule", got, EstimateTokens(400))
+	if got := Count(long); got >= Estimate(int64(len(long))) {
+		t.Errorf("Count(400 × a) = %d, not below the %d of the character rule", got, Estimate(400))
 	}
 	digits := "3.14159 2.71828 1.41421 1.73205 0.57721 1.61803"
-	if got := CountTokens(digits); got <= EstimateTokens(int64(len(digits))) {
-		t.Errorf("CountTokens(%q) = %d, not above the %d of the character rule", digits, got, EstimateTokens(int64(len(digits))))
+	if got := Count(digits); got <= Estimate(int64(len(digits))) {
+		t.Errorf("Count(%q) = %d, not above the %d of the character rule", digits, got, Estimate(int64(len(digits))))
 	}
 }
 
-func BenchmarkCountTokens(b *testing.B) {
-	WarmTokenizer()
+func BenchmarkCount(b *testing.B) {
+	Warm()
 	for _, bc := range []struct {
 		name string
 		text string
@@ -73,13 +73,13 @@ func BenchmarkCountTokens(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bc.text)))
 			for b.Loop() {
-				CountTokens(bc.text)
+				Count(bc.text)
 			}
 		})
 	}
 }
 
-func TestTokenCounter(t *testing.T) {
+func TestCounter(t *testing.T) {
 	hello := strings.Repeat(" hello", 1000) // one token a word
 	cases := []struct {
 		name     string
@@ -97,7 +97,7 @@ func TestTokenCounter(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := TokenCounter{Budget: tc.budget}
+			c := Counter{Budget: tc.budget}
 			for _, s := range tc.texts {
 				c.Add(s)
 			}
@@ -109,41 +109,16 @@ func TestTokenCounter(t *testing.T) {
 	}
 }
 
-// A /v1 prompt is estimated by its tokens: a body of digits takes about
-// twice the tokens of a body of words of the same length.
-func TestEstimatePromptTokens(t *testing.T) {
-	body := func(text string) []byte {
-		return []byte(`{"model":"m","messages":[{"role":"user","content":"` + text + `"}]}`)
-	}
-	digits := EstimatePromptTokens(body(strings.Repeat("1234567890", 600)))
-	words := EstimatePromptTokens(body(strings.Repeat(" hello", 1000)))
-	if diff := digits - words; diff < 950 || diff > 1050 {
-		t.Errorf("estimates %d (digits) and %d (words) differ by %d, want about 1000", digits, words, diff)
-	}
-}
-
-// The estimate of a large body costs no more than its first
-// DefaultCountBudget bytes.
-func BenchmarkEstimatePromptTokens(b *testing.B) {
-	WarmTokenizer()
-	body := []byte(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("Money is never a float. ", 40_000) + `"}]}`)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		EstimatePromptTokens(body)
-	}
-}
-
-// addText converts only what it tokenizes, and counts like Add.
-func TestTokenCounterAddText(t *testing.T) {
+// AddText converts only what it tokenizes, and counts like Add.
+func TestCounterAddText(t *testing.T) {
 	text := strings.Repeat("Grüße aus Köln, 12345! ", 2000) // past the budget, with runes across its edge
 	for _, budget := range []int{0, 7, 100, -1} {
-		var byString, byBytes TokenCounter
+		var byString, byBytes Counter
 		byString.Budget, byBytes.Budget = budget, budget
 		byString.Add(text)
-		byBytes.addText([]byte(text))
+		byBytes.AddText([]byte(text))
 		if a, b := byString.Tokens(), byBytes.Tokens(); a != b || a == 0 {
-			t.Errorf("budget %d: Add counts %d, addText %d", budget, a, b)
+			t.Errorf("budget %d: Add counts %d, AddText %d", budget, a, b)
 		}
 	}
 }
