@@ -6,13 +6,21 @@
 package tokenizer
 
 import (
+	"bytes"
+	"compress/zlib"
+	_ "embed"
+	"fmt"
+	"io"
+	"path"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+
 	"github.com/switchyardhq/switchyard/internal/clip"
 )
+
+//go:generate go run gen_vocabulary.go
 
 // Encoding is the BPE vocabulary estimates are counted with: the one
 // of current OpenAI models, and the one the gateway uses for every model,
@@ -24,13 +32,55 @@ const Encoding = "o200k_base"
 // returns nil when the vocabulary cannot be loaded, and Count then falls
 // back to Estimate.
 var encoder = sync.OnceValue(func() *tiktoken.Tiktoken {
-	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
+	tiktoken.SetBpeLoader(vocabularyLoader{})
 	enc, err := tiktoken.GetEncoding(Encoding)
 	if err != nil {
 		return nil
 	}
 	return enc
 })
+
+// vocabulary is o200k_base, OpenAI's published vocabulary (MIT licence,
+// as shipped by github.com/pkoukk/tiktoken-go-loader), in a third of the
+// space: every token's bytes after one byte of their length, in rank
+// order, zlib-compressed. gen_vocabulary.go writes it. Only this one
+// vocabulary is compiled in, where the loader module embeds four.
+//
+//go:embed o200k_base.vocab.zlib
+var vocabulary []byte
+
+// vocabularyLoader hands tiktoken the compiled-in vocabulary.
+type vocabularyLoader struct{}
+
+func (vocabularyLoader) LoadTiktokenBpe(file string) (map[string]int, error) {
+	if path.Base(file) != Encoding+".tiktoken" {
+		return nil, fmt.Errorf("tokenizer: only %s is compiled in, not %s", Encoding, path.Base(file))
+	}
+	return readVocabulary(vocabulary)
+}
+
+// readVocabulary reads the ranks of a vocabulary in the form of
+// o200k_base.vocab.zlib.
+func readVocabulary(compressed []byte) (map[string]int, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(compressed))
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: reading the vocabulary: %w", err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: reading the vocabulary: %w", err)
+	}
+	ranks := make(map[string]int, 200_000)
+	for rank := 0; len(data) > 0; rank++ {
+		n := int(data[0])
+		if n == 0 || n >= len(data) {
+			return nil, fmt.Errorf("tokenizer: the vocabulary is cut short at rank %d", rank)
+		}
+		ranks[string(data[1:1+n])] = rank
+		data = data[1+n:]
+	}
+	return ranks, nil
+}
 
 // Count is the number of Encoding tokens in text, for
 // estimates of what a backend that reported no usage consumed. Text that

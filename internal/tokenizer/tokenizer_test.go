@@ -1,9 +1,13 @@
 package tokenizer
 
 import (
+	"bytes"
+	"compress/zlib"
 	"strings"
 	"sync"
 	"testing"
+
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 func TestCount(t *testing.T) {
@@ -120,5 +124,58 @@ func TestCounterAddText(t *testing.T) {
 		if a, b := byString.Tokens(), byBytes.Tokens(); a != b || a == 0 {
 			t.Errorf("budget %d: Add counts %d, AddText %d", budget, a, b)
 		}
+	}
+}
+
+// The compiled-in vocabulary is o200k_base as the loader module ships
+// it: every token at its rank, none more.
+func TestVocabularyMatchesLoader(t *testing.T) {
+	want, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe("https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := vocabularyLoader{}.LoadTiktokenBpe("https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d tokens compiled in, the loader has %d", len(got), len(want))
+	}
+	for tok, rank := range want {
+		if r, ok := got[tok]; !ok || r != rank {
+			t.Fatalf("token %q: rank %d (present %v), want %d", tok, r, ok, rank)
+		}
+	}
+}
+
+func TestVocabularyLoaderRefusesOthers(t *testing.T) {
+	if _, err := (vocabularyLoader{}).LoadTiktokenBpe("https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"); err == nil {
+		t.Error("cl100k_base loaded, but only o200k_base is compiled in")
+	}
+}
+
+func TestReadVocabularyRefusesDamage(t *testing.T) {
+	cut := func(b []byte) []byte {
+		var out bytes.Buffer
+		zw := zlib.NewWriter(&out)
+		zw.Write(b)
+		zw.Close()
+		return out.Bytes()
+	}
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{name: "not zlib", data: []byte("o200k_base")},
+		{name: "truncated stream", data: vocabulary[:len(vocabulary)/2]},
+		{name: "token longer than the rest", data: cut([]byte{5, 'a', 'b'})},
+		{name: "empty token", data: cut([]byte{1, 'a', 0})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if ranks, err := readVocabulary(tc.data); err == nil {
+				t.Errorf("read %d ranks from damaged data", len(ranks))
+			}
+		})
 	}
 }
