@@ -344,7 +344,7 @@ func (p *painter) drawable(r rune) bool {
 	if p.glyphs == nil {
 		p.glyphs = make(map[rune]bool)
 	}
-	i, err := fonts[fontRegular].GlyphIndex(&p.sfntBuf, r)
+	i, err := loaded[fontRegular].GlyphIndex(&p.sfntBuf, r)
 	ok := err == nil && i != 0 && !unicode.IsControl(r)
 	p.glyphs[r] = ok
 	return ok
