@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/fogleman/gg"
+	"git.sr.ht/~sbinet/gg"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
