@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/translator/request"
 
-	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -51,7 +51,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment) ([]t
 		default:
 			continue
 		}
-		id, err := t.o.cfg.IDs.NextObjectID(ctx, t.caller.AccountID, storage.ObjectElement)
+		id, err := t.o.cfg.IDs.NextObjectID(ctx, t.caller.AccountID, objectid.Element)
 		if err != nil {
 			return nil, fmt.Errorf("registering an attached image: %w", err)
 		}

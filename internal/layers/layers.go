@@ -32,7 +32,7 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest"},
 	{"storage", "internal/testupstream", "internal/testenv", "internal/tokenizer"},
-	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/layers", "internal/officetest", "internal/version", "files/internal/zipdir"},
+	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/layers", "internal/officetest", "internal/objectid", "internal/version", "files/internal/zipdir"},
 }
 
 // Layer returns the layer of a package path relative to the module, 0
