@@ -30,8 +30,8 @@ var Order = [][]string{
 	{"policy/limits"},
 	{"policy"},
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
-	{"storage/sqlstore", "storage/blob/blobtest"},
-	{"storage", "internal/testupstream", "internal/testenv", "internal/tokenizer"},
+	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
+	{"storage", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
 	{"storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/layers", "internal/officetest", "internal/objectid", "internal/version", "files/internal/zipdir"},
 }
 

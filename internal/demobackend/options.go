@@ -1,13 +1,14 @@
-package testupstream
+package demobackend
 
 import "time"
 
 // DefaultModel is the model listed when Options.Models is empty.
 const DefaultModel = "switchyard-demo"
 
-// Options configure a Server. Each field other than Now and Ready is one
-// flag of `switchyard demo-backend`. The zero value is a backend without
-// delays or authentication that lists DefaultModel and accepts any model.
+// Options configure a Server. Each field other than Now, Ready, Answer
+// and Observe is one flag of `switchyard demo-backend`. The zero value is
+// a backend without delays or authentication that lists DefaultModel,
+// accepts any model and gives every request the demo answer.
 type Options struct {
 	// Models listed by GET /v1/models, in order. When set, a chat request
 	// naming any other model is refused with 404 model_not_found, as
@@ -44,6 +45,20 @@ type Options struct {
 	// flag. Default: nil, which prints
 	// "demo backend listening on http://ADDR/v1" to standard error.
 	Ready func(baseURL string)
+
+	// Answer, when set, is asked for the reply to every chat request the
+	// server accepts (valid, authorised, naming a known model); ok false
+	// leaves the request to the demo answer. It is how the scripted
+	// upstream of the tests (internal/testupstream) answers. It may be
+	// called concurrently. Not a flag. Default: nil, the demo answer.
+	Answer func(req *Request) (r Reply, ok bool)
+
+	// Observe, when set, is called with every request as it arrives,
+	// before it is answered, the unauthorised and invalid ones included.
+	// The Header and Body it is given are the server's: read them, do not
+	// modify them. It may be called concurrently. Not a flag. Default:
+	// nil.
+	Observe func(Request)
 }
 
 func (o *Options) now() time.Time {
