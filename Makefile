@@ -3,7 +3,7 @@
 GO := $(shell command -v go 2>/dev/null || ls /usr/local/go/bin/go 2>/dev/null)
 BIN := bin/switchyard
 
-.PHONY: build run test race bench bench-render bench-micro fuzz vet fmt check-go clean
+.PHONY: build run test race bench bench-render bench-micro fuzz vet fmt check-go clean size
 
 check-go:
 	@if [ -z "$(GO)" ]; then \
@@ -27,6 +27,11 @@ build: check-go
 
 run: build
 	scripts/run.sh
+
+# The binary's size against stock Caddy of the same version, built from
+# the same go.mod with the same flags (README.md, "Binary size").
+size: check-go
+	scripts/size.sh
 
 # Packages whose tests also run under the race detector: the limiter, the
 # orchestrator, the tools and the stream parser. The renderers are
