@@ -32,9 +32,9 @@ type Options struct {
 	// Default: 0, no pause.
 	InterTokenDelay time.Duration
 
-	// Reasoning makes the unscripted demo answer begin with a short
+	// Reasoning makes the demo answer begin with a short
 	// reasoning_content part, as reasoning models served by vLLM do.
-	// Scripted replies are unaffected. Default: false.
+	// Replies from Answer are unaffected. Default: false.
 	Reasoning bool
 
 	// Now supplies the "created" timestamps. Not a flag. Default: time.Now.
