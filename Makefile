@@ -3,7 +3,7 @@
 GO := $(shell command -v go 2>/dev/null || ls /usr/local/go/bin/go 2>/dev/null)
 BIN := bin/switchyard
 
-.PHONY: build run test race bench bench-render bench-micro fuzz vet fmt check-go clean
+.PHONY: build run test race bench bench-render bench-micro fuzz vet fmt check-go clean size
 
 check-go:
 	@if [ -z "$(GO)" ]; then \
@@ -11,11 +11,27 @@ check-go:
 		exit 1; \
 	fi
 
+# The version stamped into the binary (internal/version): the nearest
+# tag, the commits since and the commit, and -dirty for uncommitted
+# changes; the commit alone while the repository has no tag.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+
+# -trimpath keeps the build machine's paths out of the binary; -s -w drop
+# the symbol table and DWARF, which nothing reads at run time (stack
+# traces and profiles name functions and lines from the pclntab, which
+# stays). README.md, "Binary size", has what this saves.
+LDFLAGS := -s -w -X github.com/switchyardhq/switchyard/internal/version.stamped=$(VERSION)
+
 build: check-go
-	$(GO) build -o $(BIN) ./cmd/switchyard
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/switchyard
 
 run: build
 	scripts/run.sh
+
+# The binary's size against stock Caddy of the same version, built from
+# the same go.mod with the same flags (README.md, "Binary size").
+size: check-go
+	scripts/size.sh
 
 # Packages whose tests also run under the race detector: the limiter, the
 # orchestrator, the tools and the stream parser. The renderers are
@@ -44,7 +60,7 @@ bench: build bench-render bench-micro
 
 # Micro-benchmarks of the per-request path, with allocations.
 bench-micro: check-go
-	$(GO) test -run '^$$' -bench . -benchmem ./policy ./billing ./storage/sqlite
+	$(GO) test -run '^$$' -bench . -benchmem ./policy ./billing ./internal/tokenizer ./storage/sqlite
 	$(GO) test -run '^$$' -bench 'StreamWriterSend' -benchmem ./translator
 
 # Render times of every deliverable (Go benchmarks with allocations).

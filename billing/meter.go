@@ -9,6 +9,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/jsonscan"
 	"github.com/switchyardhq/switchyard/internal/mediatype"
 	"github.com/switchyardhq/switchyard/internal/sse"
+	"github.com/switchyardhq/switchyard/internal/tokenizer"
 )
 
 // Meter reads the usage an OpenAI-compatible backend reports in a /v1
@@ -40,7 +41,7 @@ type Meter struct {
 	usage        Usage
 	found        bool
 	fed, emitted int64  // stream bytes given to the parser, and in events it emitted
-	content      []byte // the first DefaultCountBudget bytes of answer text streamed, for an estimate
+	content      []byte // the first tokenizer.DefaultBudget bytes of answer text streamed, for an estimate
 	contentBytes int64  // bytes of answer text streamed
 
 	// Chunks that cannot carry usage matter only for an estimate, which a
@@ -402,8 +403,8 @@ func (m *Meter) usageRead() Usage {
 			return m.usage
 		}
 		m.readDeferred()
-		var c TokenCounter
-		c.addText(m.content)
+		var c tokenizer.Counter
+		c.AddText(m.content)
 		c.AddBytes(m.contentBytes - int64(len(m.content)))
 		return Usage{Completion: c.Tokens(), Estimated: true}
 	}
@@ -411,8 +412,8 @@ func (m *Meter) usageRead() Usage {
 		return u
 	}
 	// The whole answer, framing included, as the tokens it would take.
-	var c TokenCounter
-	c.addText(m.json)
+	var c tokenizer.Counter
+	c.AddText(m.json)
 	c.AddBytes(m.bytes - int64(len(m.json)))
 	return Usage{Completion: c.Tokens(), Estimated: true}
 }
@@ -422,7 +423,7 @@ func (m *Meter) usageRead() Usage {
 // kept: the rest is counted by its length.
 func (m *Meter) keepContent(text string) {
 	m.contentBytes += int64(len(text))
-	if n := DefaultCountBudget - len(m.content); n > 0 {
+	if n := tokenizer.DefaultBudget - len(m.content); n > 0 {
 		m.content = append(m.content, clip.Bytes(text, n)...)
 	}
 }
@@ -474,17 +475,11 @@ func jsonUsage(body []byte, tail bool) (Usage, bool) {
 	return Usage{}, false
 }
 
-// EstimateTokens estimates tokens from characters (or bytes) at about
-// four per token, the usual figure for English text with BPE vocabularies.
-// It is the rule for text that is not at hand (the size of a request
-// body when its hold is sized) and the fallback of CountTokens.
-func EstimateTokens(chars int64) int64 { return (chars + 3) / 4 }
-
 // EstimatePromptTokens estimates a request's prompt tokens from its body,
 // for answers that reported no usage: the body's tokens, JSON framing
-// included, counted by a TokenCounter.
+// included, counted by a tokenizer.Counter.
 func EstimatePromptTokens(body []byte) int64 {
-	var c TokenCounter
-	c.addText(body)
+	var c tokenizer.Counter
+	c.AddText(body)
 	return c.Tokens()
 }

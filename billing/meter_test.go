@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/tokenizer"
 )
 
 const usageStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}],\"usage\":null}\n\n" +
@@ -108,7 +109,7 @@ func TestMeterEstimatesABrokenStream(t *testing.T) {
 }
 
 // A long answer without usage is estimated from the tokens of its first
-// DefaultCountBudget bytes, and only those are kept.
+// tokenizer.DefaultBudget bytes, and only those are kept.
 func TestMeterEstimatesALongStreamByItsStart(t *testing.T) {
 	const words = 20_000 // " hello" is one token
 	var stream strings.Builder
@@ -117,8 +118,8 @@ func TestMeterEstimatesALongStreamByItsStart(t *testing.T) {
 	}
 	m := NewMeter(false)
 	feed(m, "text/event-stream", stream.String(), 4096)
-	if len(m.content) > DefaultCountBudget {
-		t.Fatalf("kept %d bytes of answer text, more than %d", len(m.content), DefaultCountBudget)
+	if len(m.content) > tokenizer.DefaultBudget {
+		t.Fatalf("kept %d bytes of answer text, more than %d", len(m.content), tokenizer.DefaultBudget)
 	}
 	u := m.Usage()
 	if !u.Estimated || u.Completion < words || u.Completion > words*101/100 {

@@ -1,6 +1,9 @@
 package billing
 
-import "github.com/switchyardhq/switchyard/policy"
+import (
+	"github.com/switchyardhq/switchyard/internal/tokenizer"
+	"github.com/switchyardhq/switchyard/policy"
+)
 
 // DefaultHoldTokens is the completion tokens a request that sets no
 // max_tokens (or max_completion_tokens) is assumed to generate when its
@@ -26,5 +29,5 @@ func HoldEstimate(p policy.Profile, bodyBytes int64, maxTokens, defaultTokens in
 	if maxTokens <= 0 {
 		maxTokens = defaultTokens
 	}
-	return p.Price(EstimateTokens(max(bodyBytes, 0)), maxTokens)
+	return p.Price(tokenizer.Estimate(max(bodyBytes, 0)), maxTokens)
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/switchyardhq/switchyard/internal/tokenizer"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -44,7 +45,7 @@ func TestHoldEstimateCoversTheCharge(t *testing.T) {
 	for body := int64(0); body < 50_000; body += 997 {
 		for _, maxTokens := range []int64{1, 17, 4096, 70_000} {
 			hold := HoldEstimate(p, body, maxTokens, 0)
-			if charge := p.Price(EstimateTokens(body), maxTokens); hold < charge {
+			if charge := p.Price(tokenizer.Estimate(body), maxTokens); hold < charge {
 				t.Fatalf("body %d, max %d: hold %d below charge %d", body, maxTokens, hold, charge)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/guard"
+	"github.com/switchyardhq/switchyard/internal/version"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -233,6 +234,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.logger.Info("switchyard ready",
+		zap.String("version", version.String()),
 		zap.String("revision", string(s.profile.Revision)),
 		zap.String("store", storeDescription(s)),
 		zap.Bool("redis", s.redis != ""),

@@ -9,7 +9,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
-	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 )
 
 func init() {
@@ -32,7 +32,7 @@ generation speed. See docs/demo-backend.md.
 			f.String("api-key", "", "Require this bearer key")
 			f.Bool("reasoning", false, "Begin demo answers with reasoning_content")
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-				var opts testupstream.Options
+				var opts demobackend.Options
 				addr, _ := f.GetString("listen")
 				opts.TimeToFirstToken, _ = f.GetDuration("ttft")
 				opts.InterTokenDelay, _ = f.GetDuration("token-delay")
@@ -41,7 +41,7 @@ generation speed. See docs/demo-backend.md.
 				opts.Reasoning, _ = f.GetBool("reasoning")
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return testupstream.ListenAndServe(ctx, addr, opts)
+				return demobackend.ListenAndServe(ctx, addr, opts)
 			}
 		},
 	})

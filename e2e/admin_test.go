@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -148,7 +149,7 @@ func TestAdminAPIKeyLifecycle(t *testing.T) {
 // off; with one, tokens the CLI mints from the same environment work on
 // every node, and reserved_cents comes from Redis.
 func TestAdminAPIDistributed(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
+	up := testupstream.Start(t, demobackend.Options{})
 	e := distributedEnv(t, up.URL())
 	off := startGateway(t, e)
 	status, _, body := off.do("GET", "/admin/me", "x", "")

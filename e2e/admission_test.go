@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -25,9 +26,9 @@ import (
 // refusals are the label's doing.
 func TestV1RefusesWhatItCannotMeter(t *testing.T) {
 	up, e, key, g := fundedGateway(t, "labeller")
-	big := &testupstream.Usage{PromptTokens: 60_000, CompletionTokens: 100, TotalTokens: 60_100}
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
-		return testupstream.Reply{Content: "Fine.", Usage: big}, true
+	big := &demobackend.Usage{PromptTokens: 60_000, CompletionTokens: 100, TotalTokens: 60_100}
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
+		return demobackend.Reply{Content: "Fine.", Usage: big}, true
 	})
 	var zipped bytes.Buffer
 	zw := gzip.NewWriter(&zipped)
@@ -263,7 +264,7 @@ func TestV1HidesTheUpstreamsServer(t *testing.T) {
 		"Via":          {"1.1 internal-lb"},
 	}
 	for _, body := range []string{chatBody, streamBody} {
-		up.Enqueue(testupstream.Reply{Content: "Fine.", Header: banner})
+		up.Enqueue(demobackend.Reply{Content: "Fine.", Header: banner})
 		status, h, out := g.do("POST", "/v1/chat/completions", key, body)
 		if status != http.StatusOK {
 			t.Fatalf("%d %s", status, out)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 )
@@ -91,7 +92,7 @@ func TestChatStreamWithOpenAIClient(t *testing.T) {
 	}
 	// The upstream saw the configured model, never the client's key.
 	reqs := up.ChatRequests()
-	if len(reqs) != 1 || reqs[0].Model != testupstream.DefaultModel {
+	if len(reqs) != 1 || reqs[0].Model != demobackend.DefaultModel {
 		t.Fatalf("upstream requests %d, model %q", len(reqs), reqs[0].Model)
 	}
 	if auth := up.Requests()[len(up.Requests())-1].Header.Get("Authorization"); strings.Contains(auth, key) {
@@ -108,7 +109,7 @@ func TestChatStreamWithOpenAIClient(t *testing.T) {
 func TestChatStreamEvents(t *testing.T) {
 	up, e, key, g := fundedGateway(t, "events")
 
-	up.Enqueue(testupstream.Reply{Reasoning: "Let me think about it.", Content: "Forty-two."})
+	up.Enqueue(demobackend.Reply{Reasoning: "Let me think about it.", Content: "Forty-two."})
 	status, body := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"The answer?"}]}`,
 		"X-Include-Cost", "1")
 	if status != http.StatusOK {
@@ -154,7 +155,7 @@ func TestChatStreamEvents(t *testing.T) {
 	}
 
 	// Progress off: only text (and artifacts).
-	up.Enqueue(testupstream.Reply{Reasoning: "Hmm.", Content: "Plain."})
+	up.Enqueue(demobackend.Reply{Reasoning: "Hmm.", Content: "Plain."})
 	_, body = v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Again"}]}`,
 		"X-Progress-Stream", "0")
 	if strings.Contains(body, `"act"`) || strings.Contains(body, "reasoning_chars") {
@@ -217,7 +218,7 @@ func TestChatMemoryAcrossConversations(t *testing.T) {
 	g := startGateway(t, e)
 
 	up.Enqueue(
-		testupstream.ToolCalls(testupstream.ToolCall{Name: "remember", Arguments: `{"fact":"prefers answers in French"}`}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "remember", Arguments: `{"fact":"prefers answers in French"}`}),
 		testupstream.Text("Noted."),
 	)
 	if status, body := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Answer in French from now on."}]}`,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
@@ -25,7 +26,7 @@ func backends(t *testing.T, f func(t *testing.T, e env)) {
 // scriptedBackends is backends with a scripted upstream of each run's own.
 func scriptedBackends(t *testing.T, f func(t *testing.T, up *testupstream.Server, e env)) {
 	backends(t, func(t *testing.T, e env) {
-		up := testupstream.Start(t, testupstream.Options{})
+		up := testupstream.Start(t, demobackend.Options{})
 		f(t, up, e.with("SWITCHYARD_UPSTREAM", up.URL()))
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -41,8 +42,8 @@ func TestCrashReleasesHolds(t *testing.T) {
 	)
 
 	// Streams of about ten seconds: open well past the kill and the TTL.
-	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 50 * time.Millisecond})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 50 * time.Millisecond})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 		return testupstream.Text(strings.Repeat("slow ", 200)), true
 	})
 	e := distributedEnv(t, up.URL())
@@ -170,9 +171,9 @@ func TestKilledNodeLosesOnlyTheChargesNotCommitted(t *testing.T) {
 		queued   = 3
 		leaseTTL = 2 * time.Second
 	)
-	up := testupstream.Start(t, testupstream.Options{})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
-		return testupstream.Reply{Content: "Fine.", Usage: &testupstream.Usage{PromptTokens: 20_000, CompletionTokens: 1_000, TotalTokens: 21_000}}, true
+	up := testupstream.Start(t, demobackend.Options{})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
+		return demobackend.Reply{Content: "Fine.", Usage: &demobackend.Usage{PromptTokens: 20_000, CompletionTokens: 1_000, TotalTokens: 21_000}}, true
 	})
 	e := distributedEnv(t, up.URL())
 	// A batch commits when it holds four charges, or after ten minutes.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -34,8 +35,8 @@ func TestDeliverables(t *testing.T) {
 	up, _, key, g := fundedGateway(t, "maker")
 
 	up.Enqueue(
-		testupstream.ToolCalls(testupstream.ToolCall{Name: "create_chart", Arguments: chartCall}),
-		testupstream.ToolCalls(testupstream.ToolCall{Name: "create_document", Arguments: `{"title":"Q3 report","markdown":"# Q3\n\nRevenue rose.\n\n![Revenue by quarter](obj1)\n"}`}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "create_chart", Arguments: chartCall}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "create_document", Arguments: `{"title":"Q3 report","markdown":"# Q3\n\nRevenue rose.\n\n![Revenue by quarter](obj1)\n"}`}),
 		testupstream.Text("Here are the chart and the report."),
 	)
 	status, stream := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Chart and report please"}]}`)
@@ -82,8 +83,8 @@ func TestDeliverables(t *testing.T) {
 		"obj2": map[string]any{"kind": "document", "source": doc["source"], "title": doc["title"]},
 	})
 	up.Enqueue(
-		testupstream.ToolCalls(testupstream.ToolCall{Name: "update_object", Arguments: `{"object_id":"el1","spec":{"type":"line","labels":["Q1","Q2","Q3"],"series":[{"name":"2026","values":[120,140,170]}]}}`}),
-		testupstream.ToolCalls(testupstream.ToolCall{Name: "delete_object", Arguments: `{"object_id":"obj2"}`}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "update_object", Arguments: `{"object_id":"el1","spec":{"type":"line","labels":["Q1","Q2","Q3"],"series":[{"name":"2026","values":[120,140,170]}]}}`}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "delete_object", Arguments: `{"object_id":"obj2"}`}),
 		testupstream.Text("Updated."),
 	)
 	_, stream = v3Stream(t, g, key, `{"model":"svc-3","stream":true,"objects":`+string(objects)+`,"messages":[{"role":"user","content":"Make it a line chart and drop the report"}]}`)
@@ -129,7 +130,7 @@ func TestWebSearchSources(t *testing.T) {
 	t.Cleanup(searx.Close)
 	up, _, key, g := fundedGateway(t, "searcher", "SWITCHYARD_SEARCH_URL", searx.URL)
 
-	up.Enqueue(testupstream.ToolCalls(testupstream.ToolCall{Name: "web_search", Arguments: `{"query":"what is a"}`}), testupstream.Text("A is a letter."))
+	up.Enqueue(testupstream.ToolCalls(demobackend.ToolCall{Name: "web_search", Arguments: `{"query":"what is a"}`}), testupstream.Text("A is a letter."))
 	_, stream := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"search what is a"}]}`)
 	var sources []any
 	for _, ev := range events(t, stream) {
@@ -141,7 +142,7 @@ func TestWebSearchSources(t *testing.T) {
 		t.Fatalf("search_sources %v", sources)
 	}
 	// The JSON answer carries them too, top level.
-	up.Enqueue(testupstream.ToolCalls(testupstream.ToolCall{Name: "web_search", Arguments: `{"query":"what is b"}`}), testupstream.Text("B."))
+	up.Enqueue(testupstream.ToolCalls(demobackend.ToolCall{Name: "web_search", Arguments: `{"query":"what is b"}`}), testupstream.Text("B."))
 	_, _, body := g.do("POST", "/v3/chat/completions", key, `{"model":"svc-3","messages":[{"role":"user","content":"search b"}]}`)
 	var answer struct {
 		SearchSources []struct{ Title, URL string } `json:"search_sources"`

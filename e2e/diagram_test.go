@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -52,13 +53,13 @@ func graphvizWorkers(t *testing.T, g *gateway) []int {
 }
 
 // diagramCall is a create_diagram call of source.
-func diagramCall(t *testing.T, source string) testupstream.ToolCall {
+func diagramCall(t *testing.T, source string) demobackend.ToolCall {
 	t.Helper()
 	args, err := json.Marshal(map[string]string{"title": "Graph", "source": source, "language": "dot"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testupstream.ToolCall{Name: "create_diagram", Arguments: string(args)}
+	return demobackend.ToolCall{Name: "create_diagram", Arguments: string(args)}
 }
 
 // slowDiagram is a graph within every bound whose layout takes about a

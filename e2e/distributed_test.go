@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
@@ -28,7 +29,7 @@ func distributedEnv(t *testing.T, upstream string) env {
 }
 
 func TestRevocationReachesEveryNode(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
+	up := testupstream.Start(t, demobackend.Options{})
 	e := distributedEnv(t, up.URL())
 	key := fundedKey(t, e, "acme")
 	cfg := withSwitchyardOption(t, "key_cache_ttl -1s")
@@ -51,7 +52,7 @@ func TestRevocationReachesEveryNode(t *testing.T) {
 // ten-minute cache lifetime shows that it is the notification, not
 // expiry, that ends the key.
 func TestRevocationReachesCachingNodes(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
+	up := testupstream.Start(t, demobackend.Options{})
 	e := distributedEnv(t, up.URL())
 	key := fundedKey(t, e, "acme")
 	cfg := withSwitchyardOption(t, "key_cache_ttl 10m")
@@ -111,8 +112,8 @@ func withSwitchyardOption(t *testing.T, line string) string {
 // old ones behind.
 func TestReloadKeepsStreamsAndConnections(t *testing.T) {
 	words := strings.Repeat("token ", 60)
-	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 15 * time.Millisecond})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text(words), true })
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 15 * time.Millisecond})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) { return testupstream.Text(words), true })
 	e := distributedEnv(t, up.URL())
 	key := fundedKey(t, e, "acme")
 	g := startGateway(t, e)

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
@@ -89,8 +90,8 @@ func fallbacks(t *testing.T, g *gateway) float64 {
 // process). Once it is back and the breakers have closed, the stream limit
 // is again exact across both nodes, and nothing outlives its TTL.
 func TestFaultRedisRestart(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 20 * time.Millisecond})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 20 * time.Millisecond})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 		return testupstream.Text(strings.Repeat("tick ", 60)), true
 	})
 	rds := startRedisProc(t)
@@ -176,8 +177,8 @@ func TestFaultRedisRestart(t *testing.T) {
 // fail fast with an envelope; after it both nodes serve again, the
 // revocation listener has reconnected, and the ledger is consistent.
 func TestFaultPostgresRestart(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 10 * time.Millisecond})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 10 * time.Millisecond})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 		return testupstream.Text(strings.Repeat("word ", 50)), true
 	})
 	e := distributedEnv(t, up.URL())
@@ -250,7 +251,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 // message names a fault get that fault, raw on the wire; everything else
 // goes to the scripted server.
 func rawUpstream(t *testing.T) (url string, script *testupstream.Server) {
-	script = testupstream.New(testupstream.Options{})
+	script = testupstream.New(demobackend.Options{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -311,8 +312,8 @@ func TestFaultUpstream(t *testing.T) {
 	}
 
 	t.Run("hangs before answering", func(t *testing.T) {
-		script.Enqueue(testupstream.Reply{Content: "late", Delay: time.Minute}, testupstream.Reply{Content: "late", Delay: time.Minute},
-			testupstream.Reply{Content: "late", Delay: time.Minute})
+		script.Enqueue(demobackend.Reply{Content: "late", Delay: time.Minute}, demobackend.Reply{Content: "late", Delay: time.Minute},
+			demobackend.Reply{Content: "late", Delay: time.Minute})
 		for _, call := range []func(*testing.T, bool, string) (int, string){v1, v3} {
 			status, body := call(t, false, "hello")
 			envelopeCode(t, "hung upstream", status, body)
@@ -341,9 +342,9 @@ func TestFaultUpstream(t *testing.T) {
 	})
 
 	t.Run("cuts streams", func(t *testing.T) {
-		script.Enqueue(testupstream.Reply{Content: strings.Repeat("a ", 20), BreakAfter: 3},
-			testupstream.Reply{Content: strings.Repeat("a ", 20), BreakAfter: 3},
-			testupstream.Reply{Content: strings.Repeat("a ", 20), BreakAfter: 3})
+		script.Enqueue(demobackend.Reply{Content: strings.Repeat("a ", 20), BreakAfter: 3},
+			demobackend.Reply{Content: strings.Repeat("a ", 20), BreakAfter: 3},
+			demobackend.Reply{Content: strings.Repeat("a ", 20), BreakAfter: 3})
 		status, body := v1(t, true, "cut")
 		if status != http.StatusOK || strings.Contains(body, "[DONE]") {
 			t.Fatalf("/v1 cut stream: %d %s", status, body)
@@ -409,8 +410,8 @@ func closedAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 // killed node's slots and holds are gone, none twice.
 func TestFaultKillMidHundredStreams(t *testing.T) {
 	const streams = 100
-	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 50 * time.Millisecond})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 50 * time.Millisecond})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 		return testupstream.Text(strings.Repeat("slow ", 300)), true
 	})
 	e := distributedEnv(t, up.URL())

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
@@ -329,7 +330,7 @@ func newKey(t *testing.T, e env, account string) string {
 // variables of extra (name, value pairs).
 func scriptedEnv(t *testing.T, extra ...string) (*testupstream.Server, env) {
 	t.Helper()
-	up := testupstream.Start(t, testupstream.Options{})
+	up := testupstream.Start(t, demobackend.Options{})
 	return up, embeddedEnv(t, up.URL()).with(extra...)
 }
 

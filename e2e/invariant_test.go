@@ -59,6 +59,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/switchyardhq/switchyard/admin"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -222,7 +223,7 @@ func startInvariant(t *testing.T, mode string) *invariantRun {
 	r := &invariantRun{t: t, mode: mode, counts: map[string]int{}, reported: map[string]bool{}, shapes: map[string]map[string]int{}, shown: map[string]int{}, examples: map[string]string{},
 		client: &http.Client{Timeout: 30 * time.Second}}
 	var upURL string
-	r.up, upURL, r.inflight = countedUpstream(t, testupstream.Options{InterTokenDelay: 4 * time.Millisecond})
+	r.up, upURL, r.inflight = countedUpstream(t, demobackend.Options{InterTokenDelay: 4 * time.Millisecond})
 	r.up.Respond(r.respond)
 	if mode == "postgres" {
 		r.e = distributedEnv(t, upURL)
@@ -254,7 +255,7 @@ func startInvariant(t *testing.T, mode string) *invariantRun {
 // countedUpstream is a scripted upstream whose running handlers are
 // counted, so that a batch can wait until the backend is idle. It
 // returns the server, its base URL and the count.
-func countedUpstream(t *testing.T, opts testupstream.Options) (*testupstream.Server, string, *atomic.Int64) {
+func countedUpstream(t *testing.T, opts demobackend.Options) (*testupstream.Server, string, *atomic.Int64) {
 	up := testupstream.New(opts)
 	n := new(atomic.Int64)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -271,7 +272,7 @@ func countedUpstream(t *testing.T, opts testupstream.Options) (*testupstream.Ser
 
 // respond answers each upstream call as the plan of the request whose
 // nonce it carries says.
-func (r *invariantRun) respond(req *testupstream.Request) (testupstream.Reply, bool) {
+func (r *invariantRun) respond(req *demobackend.Request) (demobackend.Reply, bool) {
 	q := r.lookup(req)
 	if q == nil {
 		return testupstream.Text("unplanned"), true
@@ -279,13 +280,13 @@ func (r *invariantRun) respond(req *testupstream.Request) (testupstream.Reply, b
 	p := q.reply
 	switch {
 	case p.hang:
-		return testupstream.Reply{Delay: time.Hour}, true
+		return demobackend.Reply{Delay: time.Hour}, true
 	case p.status != 0:
 		return testupstream.Error(p.status, ""), true
 	}
-	return testupstream.Reply{
+	return demobackend.Reply{
 		Content:    strings.Repeat(" word", p.words),
-		Usage:      &testupstream.Usage{PromptTokens: p.prompt, CompletionTokens: p.completion, TotalTokens: p.prompt + p.completion},
+		Usage:      &demobackend.Usage{PromptTokens: p.prompt, CompletionTokens: p.completion, TotalTokens: p.prompt + p.completion},
 		BreakAfter: p.breakAfter,
 		Delay:      p.delay,
 		EarlyHints: p.earlyHints,
@@ -294,7 +295,7 @@ func (r *invariantRun) respond(req *testupstream.Request) (testupstream.Reply, b
 
 // nonceOf is the nonce a request to the upstream carries, in its model
 // (/v1) or its messages (/v3, whose upstream model is the backend's).
-func nonceOf(req *testupstream.Request) string {
+func nonceOf(req *demobackend.Request) string {
 	if req.Chat != nil {
 		if n := nonceRE.FindString(req.Chat.Model); n != "" {
 			return n
@@ -308,7 +309,7 @@ func nonceOf(req *testupstream.Request) string {
 	return nonceRE.FindString(string(req.Body))
 }
 
-func (r *invariantRun) lookup(req *testupstream.Request) *fuzzReq {
+func (r *invariantRun) lookup(req *demobackend.Request) *fuzzReq {
 	if q, ok := r.reqs.Load(nonceOf(req)); ok {
 		return q.(*fuzzReq)
 	}
@@ -679,8 +680,8 @@ func (r *invariantRun) ledgerPending() float64 {
 }
 
 // servedBy groups what the upstream served and received by nonce.
-func (r *invariantRun) servedBy() map[string][]testupstream.Served {
-	out := map[string][]testupstream.Served{}
+func (r *invariantRun) servedBy() map[string][]demobackend.Served {
+	out := map[string][]demobackend.Served{}
 	for _, sv := range r.up.Served() {
 		n := nonceOf(&sv.Request)
 		out[n] = append(out[n], sv)
@@ -704,7 +705,7 @@ type attribution struct {
 // then, for an estimate, to the first such request whose usage cannot
 // have reached the gateway. Two such requests of one key, both cut
 // short, may be mistaken for each other.
-func (r *invariantRun) attribute(reqs []*fuzzReq, served map[string][]testupstream.Served) attribution {
+func (r *invariantRun) attribute(reqs []*fuzzReq, served map[string][]demobackend.Served) attribution {
 	at := attribution{recs: map[string][]storage.UsageRecord{}, renamed: map[string]storage.UsageRecord{}}
 	mine := map[string]bool{}
 	var accts []*fuzzAccount
@@ -765,7 +766,7 @@ func (r *invariantRun) attribute(reqs []*fuzzReq, served map[string][]testupstre
 
 // servedUsage sums the usage the backend reported for a request's
 // completions, negative counts as zero, and counts them.
-func servedUsage(sv []testupstream.Served) (prompt, completion int64, n int) {
+func servedUsage(sv []demobackend.Served) (prompt, completion int64, n int) {
 	for _, s := range sv {
 		prompt += max(int64(s.Usage.PromptTokens), 0)
 		completion += max(int64(s.Usage.CompletionTokens), 0)
@@ -775,7 +776,7 @@ func servedUsage(sv []testupstream.Served) (prompt, completion int64, n int) {
 
 // checkRequests holds each request's charges against what the upstream
 // served it.
-func (r *invariantRun) checkRequests(reqs []*fuzzReq, served map[string][]testupstream.Served, base string) {
+func (r *invariantRun) checkRequests(reqs []*fuzzReq, served map[string][]demobackend.Served, base string) {
 	at := r.attribute(reqs, served)
 	for _, q := range reqs {
 		fs := judge(q, served[q.nonce], at.recs[q.nonce])
@@ -818,7 +819,7 @@ func shape(q *fuzzReq) string {
 
 // judge is the invariant for one request: its upstream completions and
 // its usage records.
-func judge(q *fuzzReq, sv []testupstream.Served, recs []storage.UsageRecord) []finding {
+func judge(q *fuzzReq, sv []demobackend.Served, recs []storage.UsageRecord) []finding {
 	var out []finding
 	left := q.outcome.left || q.outcome.err != ""
 	incomplete, unreported := false, false
@@ -881,7 +882,7 @@ func judge(q *fuzzReq, sv []testupstream.Served, recs []storage.UsageRecord) []f
 // upstream's [DONE] is written), so any instant at which more of them
 // were between those two points than the limit is a stream admitted
 // without a slot.
-func (r *invariantRun) checkStreams(reqs []*fuzzReq, served map[string][]testupstream.Served, base string) {
+func (r *invariantRun) checkStreams(reqs []*fuzzReq, served map[string][]demobackend.Served, base string) {
 	const margin = 30 * time.Millisecond
 	type span struct {
 		q          *fuzzReq

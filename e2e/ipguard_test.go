@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -12,7 +13,7 @@ import (
 // key, while other addresses are not; the address is Caddy's client IP,
 // so a forwarded header counts only from a trusted proxy.
 func TestFailedAuthenticationsPerAddress(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{})
+	up := testupstream.Start(t, demobackend.Options{})
 	bad := "sk-" + "Q123456789012345678901234567890123456789012345678"[:48]
 
 	refusedAfterThree := func(t *testing.T, g *gateway, from ...string) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -94,7 +95,7 @@ func (s *isolation) upload(key, name, content string) string {
 // chat sends a /v3 request with key, streaming unless req says
 // otherwise, and returns the status,
 // the stream and the requests it made to the model.
-func (s *isolation) chat(t *testing.T, key string, req map[string]any, header ...string) (int, string, []*testupstream.ChatRequest) {
+func (s *isolation) chat(t *testing.T, key string, req map[string]any, header ...string) (int, string, []*demobackend.ChatRequest) {
 	t.Helper()
 	req["model"] = "svc-3"
 	if _, ok := req["stream"]; !ok {
@@ -128,7 +129,7 @@ func hasHeader(kv []string, k, v string) bool {
 // asB is chat with B's key that also fails the test if anything of A's
 // reached the model or the answer. allowed is an identifier of A's that
 // B named itself, and may see echoed.
-func (s *isolation) asB(t *testing.T, req map[string]any, allowed string, header ...string) (int, string, []*testupstream.ChatRequest) {
+func (s *isolation) asB(t *testing.T, req map[string]any, allowed string, header ...string) (int, string, []*demobackend.ChatRequest) {
 	t.Helper()
 	status, out, sent := s.chat(t, s.keyB, req, header...)
 	s.noLeak(t, "the answer", out, allowed)
@@ -300,7 +301,7 @@ func (s *isolation) setUpA(t *testing.T) {
 	s.uploadA = s.upload(s.keyA, secretUploadName, secretUploadText)
 
 	s.up.Enqueue(
-		testupstream.ToolCalls(testupstream.ToolCall{Name: "create_chart", Arguments: alphaChart}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "create_chart", Arguments: alphaChart}),
 		testupstream.Text("Here is the chart."),
 	)
 	status, stream, _ := s.chat(t, s.keyA, map[string]any{"messages": userSays("A chart please")})
@@ -314,7 +315,7 @@ func (s *isolation) setUpA(t *testing.T) {
 	}
 
 	s.up.Enqueue(
-		testupstream.ToolCalls(testupstream.ToolCall{Name: "remember", Arguments: `{"fact":"` + secretFact + `"}`}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "remember", Arguments: `{"fact":"` + secretFact + `"}`}),
 		testupstream.Text("Noted."),
 	)
 	if status, stream, _ := s.chat(t, s.keyA, map[string]any{"user": "u1", "messages": userSays("Remember the vault code")}); status != 200 {
@@ -425,7 +426,7 @@ func (s *isolation) objects(t *testing.T) {
 			// the tool's answer to the model, with id replaced by {id}.
 			try := func(id string) (string, []map[string]any, []map[string]any) {
 				s.up.Enqueue(
-					testupstream.ToolCalls(testupstream.ToolCall{Name: tt.tool, Arguments: fmt.Sprintf(tt.args, id)}),
+					testupstream.ToolCalls(demobackend.ToolCall{Name: tt.tool, Arguments: fmt.Sprintf(tt.args, id)}),
 					testupstream.Text("Done."),
 				)
 				req := map[string]any{"messages": userSays("Change " + id)}
@@ -494,7 +495,7 @@ func (s *isolation) counters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s.up.Enqueue(
-				testupstream.ToolCalls(testupstream.ToolCall{Name: "create_chart", Arguments: `{"title":"Next","spec":` + betaSpec + `}`}),
+				testupstream.ToolCalls(demobackend.ToolCall{Name: "create_chart", Arguments: `{"title":"Next","spec":` + betaSpec + `}`}),
 				testupstream.Text("Made."),
 			)
 			status, stream, _ := s.chat(t, tt.key, map[string]any{"messages": userSays("Another chart")})
@@ -511,7 +512,7 @@ func (s *isolation) counters(t *testing.T) {
 }
 
 func (s *isolation) memory(t *testing.T) {
-	systemOf := func(sent []*testupstream.ChatRequest) string {
+	systemOf := func(sent []*demobackend.ChatRequest) string {
 		if len(sent) == 0 {
 			t.Fatal("the request did not reach the model")
 		}
@@ -551,7 +552,7 @@ func (s *isolation) memory(t *testing.T) {
 
 	t.Run("B's fact stays with B", func(t *testing.T) {
 		s.up.Enqueue(
-			testupstream.ToolCalls(testupstream.ToolCall{Name: "remember", Arguments: `{"fact":"` + betaFact + `"}`}),
+			testupstream.ToolCalls(demobackend.ToolCall{Name: "remember", Arguments: `{"fact":"` + betaFact + `"}`}),
 			testupstream.Text("Noted."),
 		)
 		if status, out, _ := s.asB(t, map[string]any{"user": "u1", "messages": userSays("I prefer tea")}, ""); status != 200 {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
@@ -25,8 +26,8 @@ const streamBody = `{"model":"m","stream":true,"messages":[{"role":"user","conte
 // slowUpstream answers every request with a stream that lasts about
 // five seconds, long enough to hold concurrency slots.
 func slowUpstream(t *testing.T) *testupstream.Server {
-	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 50 * time.Millisecond})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 50 * time.Millisecond})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 		return testupstream.Text(strings.Repeat("slow ", 100)), true
 	})
 	return up
@@ -222,7 +223,7 @@ func TestConcurrentStreams(t *testing.T) {
 
 func TestLimitsAcrossNodes(t *testing.T) {
 	up := slowUpstream(t)
-	fast := testupstream.Start(t, testupstream.Options{})
+	fast := testupstream.Start(t, demobackend.Options{})
 	e := distributedEnv(t, up.URL())
 	key := fundedKey(t, e, "burst")
 	streamKey := fundedKey(t, e, "streams")
@@ -332,7 +333,7 @@ func TestRedisOutage(t *testing.T) {
 		{"fail closed", "fail_closed", http.StatusServiceUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := testupstream.Start(t, testupstream.Options{})
+			up := testupstream.Start(t, demobackend.Options{})
 			redisURL, stopRedis := privateRedis(t)
 			e := distributedEnv(t, up.URL()).with("SWITCHYARD_REDIS_URL", redisURL)
 			cfg := switchyardConfig(t, fmt.Sprintf("limits {\n\t\t\trate_policy %s\n\t\t\tstream_policy %s\n\t\t}", tc.policy, tc.policy))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -29,10 +30,10 @@ const accessLog = `	log {
 func TestLogsCarryNoKeyOrPrompt(t *testing.T) {
 	const prompt = "PROMPT-zq7-the-secret-plan"
 	const answer = "ANSWER-kx9-never-logged"
-	up := testupstream.Start(t, testupstream.Options{})
-	up.Respond(func(r *testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{})
+	up.Respond(func(r *demobackend.Request) (demobackend.Reply, bool) {
 		if r.Chat != nil && strings.Contains(r.Chat.LastUserText(), "cut") {
-			return testupstream.Reply{Content: answer + strings.Repeat(" more", 20), BreakAfter: 3}, true
+			return demobackend.Reply{Content: answer + strings.Repeat(" more", 20), BreakAfter: 3}, true
 		}
 		return testupstream.Text(answer), true
 	})
@@ -88,10 +89,10 @@ func sendSecrets(t *testing.T, g *gateway, key, prompt string) {
 // exporter, and finds neither the key nor the prompt in any span.
 func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
 	const prompt = "PROMPT-tr4-the-secret-plan"
-	up := testupstream.Start(t, testupstream.Options{})
-	up.Respond(func(r *testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{})
+	up.Respond(func(r *demobackend.Request) (demobackend.Reply, bool) {
 		if r.Chat != nil && strings.Contains(r.Chat.LastUserText(), "cut") {
-			return testupstream.Reply{Content: strings.Repeat("more ", 20), BreakAfter: 3}, true
+			return demobackend.Reply{Content: strings.Repeat("more ", 20), BreakAfter: 3}, true
 		}
 		return testupstream.Text("fine"), true
 	})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -41,11 +42,11 @@ func TestV1IsCharged(t *testing.T) {
 		mustCLI(t, e, "accounts", "topup", "--account", "legacy", "--usd", "1000", "--reference", "fund-more")
 		g := startGateway(t, e)
 		price := policy.ProfileFor(policy.RevisionB).Price
-		big := &testupstream.Usage{PromptTokens: 200_000, CompletionTokens: 100_000, TotalTokens: 300_000}
+		big := &demobackend.Usage{PromptTokens: 200_000, CompletionTokens: 100_000, TotalTokens: 300_000}
 
 		t.Run("a JSON answer is charged its usage under the server's id", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
-			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
+			up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: big})
 			status, h, body := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "json-1")
 			if status != http.StatusOK || !strings.Contains(body, `"prompt_tokens":200000`) {
 				t.Fatalf("JSON: %d %s", status, body)
@@ -66,7 +67,7 @@ func TestV1IsCharged(t *testing.T) {
 		t.Run("a repeated X-Request-Id is charged every time", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
 			for range 3 {
-				up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
+				up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: big})
 				if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "same-id"); status != 200 {
 					t.Fatalf("%d %s", status, body)
 				}
@@ -78,7 +79,7 @@ func TestV1IsCharged(t *testing.T) {
 
 		t.Run("a stream without usage asked is charged and shown none", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
-			up.Enqueue(testupstream.Reply{Content: "Streamed.", Usage: &testupstream.Usage{PromptTokens: 50_000, CompletionTokens: 50_000, TotalTokens: 100_000}})
+			up.Enqueue(demobackend.Reply{Content: "Streamed.", Usage: &demobackend.Usage{PromptTokens: 50_000, CompletionTokens: 50_000, TotalTokens: 100_000}})
 			status, _, body := g.do("POST", "/v1/chat/completions", key, streamBody)
 			if status != http.StatusOK || !strings.HasSuffix(body, "data: [DONE]\n\n") {
 				t.Fatalf("stream: %d %s", status, body)
@@ -106,7 +107,7 @@ func TestV1IsCharged(t *testing.T) {
 
 		t.Run("Expect 100-continue is charged", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
-			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big})
+			up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: big})
 			req := newRequest(t, g, "POST", "/v1/chat/completions", key, chatBody)
 			req.Header.Set("Expect", "100-continue")
 			client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 5 * time.Second}}
@@ -129,7 +130,7 @@ func TestV1IsCharged(t *testing.T) {
 
 		t.Run("103 Early Hints then 200 is charged", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
-			up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: big, EarlyHints: true})
+			up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: big, EarlyHints: true})
 			if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody); status != 200 {
 				t.Fatalf("%d %s", status, body)
 			}
@@ -174,7 +175,7 @@ func TestV1IsCharged(t *testing.T) {
 
 		t.Run("an answer over 8 MiB is charged its usage", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
-			up.Enqueue(testupstream.Reply{Content: strings.Repeat("long answer ", 800_000), Usage: big})
+			up.Enqueue(demobackend.Reply{Content: strings.Repeat("long answer ", 800_000), Usage: big})
 			status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody)
 			if status != 200 || len(body) < 8<<20 {
 				t.Fatalf("%d, %d bytes", status, len(body))
@@ -188,8 +189,8 @@ func TestV1IsCharged(t *testing.T) {
 		t.Run("a stream the client cuts off is charged", func(t *testing.T) {
 			// A backend that takes its time, so that the client leaves
 			// long before the end.
-			slow := testupstream.Start(t, testupstream.Options{InterTokenDelay: 20 * time.Millisecond})
-			slow.Enqueue(testupstream.Reply{Content: strings.Repeat("token ", 400), Usage: big})
+			slow := testupstream.Start(t, demobackend.Options{InterTokenDelay: 20 * time.Millisecond})
+			slow.Enqueue(demobackend.Reply{Content: strings.Repeat("token ", 400), Usage: big})
 			g := startGateway(t, e.with("SWITCHYARD_UPSTREAM", slow.URL()))
 			before := len(charges(t, e, "legacy"))
 			ctx, cancel := context.WithCancel(context.Background())

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -24,7 +24,7 @@ func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
 	broke := newKey(t, e, "broke")
 	config := withSwitchyardOption(t, "limits {\n\t\t\trequests 5 1m\n\t\t}")
 	g := startGateway(t, e, config)
-	usage := &testupstream.Usage{PromptTokens: 200_000, CompletionTokens: 100_000, TotalTokens: 300_000}
+	usage := &demobackend.Usage{PromptTokens: 200_000, CompletionTokens: 100_000, TotalTokens: 300_000}
 	price := policy.ProfileFor(policy.RevisionB).Price(200_000, 100_000)
 
 	expect := func(want int, method, path, key, body string) {
@@ -33,9 +33,9 @@ func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
 			t.Fatalf("%s %s: %d %s, want %d", method, path, got, out, want)
 		}
 	}
-	up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: usage})
+	up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: usage})
 	expect(200, "POST", "/v1/chat/completions", key, chatBody)
-	up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: usage})
+	up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: usage})
 	expect(200, "POST", "/v3/chat/completions", key, chatBody)
 	expect(404, "GET", "/v3/nowhere", key, "")
 	expect(401, "POST", "/v1/chat/completions", "", chatBody)
@@ -86,7 +86,7 @@ func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
 	}
 	checkSeries(t, "after the reload", scrape(t, g), want)
 
-	up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: usage})
+	up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: usage})
 	expect(200, "POST", "/v1/chat/completions", key, chatBody)
 	want[`switchyard_requests_total{code="none",route="v1",status="200"}`]++
 	want[`switchyard_limiter_decisions_total{decision="admitted"}`]++

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 )
@@ -26,13 +27,13 @@ func TestConcurrentRequestsCannotOverspend(t *testing.T) {
 		{name: "postgres and redis", env: distributedEnv, nodes: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := testupstream.Start(t, testupstream.Options{TimeToFirstToken: 20 * time.Millisecond})
-			usage := testupstream.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200}
+			up := testupstream.Start(t, demobackend.Options{TimeToFirstToken: 20 * time.Millisecond})
+			usage := demobackend.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200}
 			const answerCents = 1
 			if p := policy.ProfileFor(policy.RevisionB).Price(int64(usage.PromptTokens), int64(usage.CompletionTokens)); p != answerCents {
 				t.Fatalf("the scripted answer costs %d cents, want %d", p, answerCents)
 			}
-			up.Match(func(*testupstream.Request) bool { return true }, testupstream.Reply{Content: "Fine.", Usage: &usage})
+			up.Match(func(*demobackend.Request) bool { return true }, demobackend.Reply{Content: "Fine.", Usage: &usage})
 
 			e := tc.env(t, up.URL())
 			key := newKey(t, e, "thrifty")

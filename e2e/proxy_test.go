@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 )
 
 // TestV1PassesOnlyWhatItShould: no caller credential in any header or
@@ -14,7 +14,7 @@ import (
 func TestV1PassesOnlyWhatItShould(t *testing.T) {
 	up, _, key, g := fundedGateway(t, "tenant")
 
-	up.Enqueue(testupstream.Reply{Content: "Fine.", Header: http.Header{
+	up.Enqueue(demobackend.Reply{Content: "Fine.", Header: http.Header{
 		"Set-Cookie":          {"upstream_session=operator"},
 		"Openai-Organization": {"operator-org"},
 	}})

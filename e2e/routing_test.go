@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -23,7 +24,7 @@ type backend struct {
 	ts *httptest.Server
 }
 
-func startBackend(t *testing.T, opts testupstream.Options) *backend {
+func startBackend(t *testing.T, opts demobackend.Options) *backend {
 	t.Helper()
 	s := testupstream.New(opts)
 	ts := httptest.NewServer(s)
@@ -101,8 +102,8 @@ func usageRecords(t *testing.T, e env, account string, n int) []storage.UsageRec
 // the configured models are what both model lists show, and an unknown
 // model is refused without reaching any upstream.
 func TestRoutingRoundRobin(t *testing.T) {
-	a, b := startBackend(t, testupstream.Options{}), startBackend(t, testupstream.Options{})
-	other := startBackend(t, testupstream.Options{})
+	a, b := startBackend(t, demobackend.Options{}), startBackend(t, demobackend.Options{})
+	other := startBackend(t, demobackend.Options{})
 	g, e, key := routedGateway(t, fmt.Sprintf(`
 		model alpha {
 			upstream %s {
@@ -190,8 +191,8 @@ func TestRoutingRoundRobin(t *testing.T) {
 // TestRoutingLeastConn: with a stream open on one upstream, least_conn
 // sends every other request to the idle one.
 func TestRoutingLeastConn(t *testing.T) {
-	slow := testupstream.Reply{Content: "A slow answer.", Delay: 1500 * time.Millisecond}
-	a, b := startBackend(t, testupstream.Options{}), startBackend(t, testupstream.Options{})
+	slow := demobackend.Reply{Content: "A slow answer.", Delay: 1500 * time.Millisecond}
+	a, b := startBackend(t, demobackend.Options{}), startBackend(t, demobackend.Options{})
 	for _, up := range []*backend{a, b} {
 		up.Match(testupstream.LastUserContains("slow"), slow)
 	}
@@ -246,7 +247,7 @@ func waitForChat(t *testing.T, a, b *backend) (*backend, *backend) {
 // takes a dead upstream out of the pool within its interval, after which
 // no request is sent to it at all.
 func TestRoutingUpstreamDown(t *testing.T) {
-	a, b := startBackend(t, testupstream.Options{}), startBackend(t, testupstream.Options{})
+	a, b := startBackend(t, demobackend.Options{}), startBackend(t, demobackend.Options{})
 	g, _, key := routedGateway(t, fmt.Sprintf(`
 		model alpha {
 			upstream %s {
@@ -318,8 +319,8 @@ func TestRoutingUpstreamDown(t *testing.T) {
 // error frame and on /v3 the documented stream_interrupted error, and
 // the request is not sent anywhere else.
 func TestRoutingNoRetryAfterFirstByte(t *testing.T) {
-	a, b := startBackend(t, testupstream.Options{}), startBackend(t, testupstream.Options{})
-	broken := testupstream.Reply{Content: "one two three four five six", BreakAfter: 3}
+	a, b := startBackend(t, demobackend.Options{}), startBackend(t, demobackend.Options{})
+	broken := demobackend.Reply{Content: "one two three four five six", BreakAfter: 3}
 	g, _, key := routedGateway(t, fmt.Sprintf(`
 		model alpha {
 			upstream %s
@@ -351,8 +352,8 @@ func TestRoutingNoRetryAfterFirstByte(t *testing.T) {
 // answering, its fallback model answers and is charged at its own price,
 // on /v1 and /v3.
 func TestRoutingFallback(t *testing.T) {
-	a1, a2 := startBackend(t, testupstream.Options{}), startBackend(t, testupstream.Options{})
-	f := startBackend(t, testupstream.Options{})
+	a1, a2 := startBackend(t, demobackend.Options{}), startBackend(t, demobackend.Options{})
+	f := startBackend(t, demobackend.Options{})
 	g, e, key := routedGateway(t, fmt.Sprintf(`
 		model alpha {
 			upstream %s
@@ -368,14 +369,14 @@ func TestRoutingFallback(t *testing.T) {
 			price 1000 2000
 		}`, a1.url(), a2.url(), f.url()))
 
-	usage := &testupstream.Usage{PromptTokens: 1000, CompletionTokens: 500, TotalTokens: 1500}
+	usage := &demobackend.Usage{PromptTokens: 1000, CompletionTokens: 500, TotalTokens: 1500}
 	for _, up := range []*backend{a1, a2} {
-		up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+		up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 			return testupstream.Error(503, `{"error":{"message":"overloaded"}}`), true
 		})
 	}
-	f.Enqueue(testupstream.Reply{Content: "From the fallback.", Usage: usage},
-		testupstream.Reply{Content: "From the fallback.", Usage: usage})
+	f.Enqueue(demobackend.Reply{Content: "From the fallback.", Usage: usage},
+		demobackend.Reply{Content: "From the fallback.", Usage: usage})
 
 	status, _, body := g.do("POST", "/v1/chat/completions", key, chatFor("alpha"))
 	if status != 200 || !strings.Contains(body, "From the fallback.") {
@@ -416,7 +417,7 @@ func TestRoutingFallback(t *testing.T) {
 	}
 
 	// With the fallback failing too, the client gets the envelope.
-	f.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+	f.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 		return testupstream.Error(500, ""), true
 	})
 	status, _, body = g.do("POST", "/v1/chat/completions", key, chatFor("alpha"))
@@ -429,8 +430,8 @@ func TestRoutingFallback(t *testing.T) {
 // streams open on the old pool to finish, and sends new requests to the
 // new one.
 func TestRoutingReload(t *testing.T) {
-	a := startBackend(t, testupstream.Options{InterTokenDelay: 100 * time.Millisecond})
-	b := startBackend(t, testupstream.Options{})
+	a := startBackend(t, demobackend.Options{InterTokenDelay: 100 * time.Millisecond})
+	b := startBackend(t, demobackend.Options{})
 	models := `
 		model alpha {
 			upstream %s
@@ -494,7 +495,7 @@ func readAnswer(g *gateway, path, key, body string) (string, error) {
 // is the upstream's own list, any model name passes through, and
 // /v3/models names the upstream's model.
 func TestRoutingSingleUpstreamUnchanged(t *testing.T) {
-	up := testupstream.Start(t, testupstream.Options{Models: []string{"backend-a", "backend-b"}})
+	up := testupstream.Start(t, demobackend.Options{Models: []string{"backend-a", "backend-b"}})
 	e := embeddedEnv(t, up.URL())
 	key := fundedKey(t, e, "single")
 	g := startGateway(t, e)

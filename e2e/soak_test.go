@@ -39,6 +39,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -146,8 +147,8 @@ func TestSoakStreams(t *testing.T) {
 	d := soakDuration(t)
 	streams := soakInt(t, "SOAK_STREAMS", 1000)
 	tokenDelay := time.Duration(soakInt(t, "SOAK_TOKEN_MS", 100)) * time.Millisecond
-	up := testupstream.Start(t, testupstream.Options{InterTokenDelay: tokenDelay})
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: tokenDelay})
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
 		return testupstream.Text(strings.Repeat("tok ", 30)), true
 	})
 	e := embeddedEnv(t, up.URL())
@@ -312,10 +313,10 @@ func TestSoakMixed(t *testing.T) {
 		storedFiles    = 3
 		balanceCents   = 300
 	)
-	script := testupstream.New(testupstream.Options{InterTokenDelay: 20 * time.Millisecond})
-	usage := testupstream.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200} // 1 cent
-	script.Respond(func(*testupstream.Request) (testupstream.Reply, bool) {
-		return testupstream.Reply{Content: strings.Repeat("mixed ", 20), Usage: &usage}, true
+	script := testupstream.New(demobackend.Options{InterTokenDelay: 20 * time.Millisecond})
+	usage := demobackend.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200} // 1 cent
+	script.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
+		return demobackend.Reply{Content: strings.Repeat("mixed ", 20), Usage: &usage}, true
 	})
 	counter := &soakUpstream{script: script, open: map[string]int{}, worst: map[string]int{}}
 	srv := httptest.NewServer(counter)

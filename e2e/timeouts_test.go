@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 )
 
 // TestV1UpstreamSilentBeforeHeaders: an upstream that accepts a /v1
@@ -22,7 +22,7 @@ func TestV1UpstreamSilentBeforeHeaders(t *testing.T) {
 
 	// The upstream would answer after a minute; a client that gives up
 	// first shows the gateway waited for it.
-	up.Enqueue(testupstream.Reply{Content: "Too late.", Delay: time.Minute})
+	up.Enqueue(demobackend.Reply{Content: "Too late.", Delay: time.Minute})
 	req := newRequest(t, g, "POST", "/v1/chat/completions", key, chatBody)
 	client := &http.Client{Timeout: 20 * time.Second}
 	resp, err := client.Do(req)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -106,7 +107,7 @@ func TestTopUpReferenceConflict(t *testing.T) {
 func TestTopUpSpeltLikeAChargeIsNotOne(t *testing.T) {
 	for _, mode := range []string{"embedded", "distributed"} {
 		t.Run(mode, func(t *testing.T) {
-			up := testupstream.Start(t, testupstream.Options{InterTokenDelay: 50 * time.Millisecond})
+			up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 50 * time.Millisecond})
 			e := embeddedEnv(t, up.URL())
 			if mode == "distributed" {
 				e = distributedEnv(t, up.URL()).with("SWITCHYARD_ADMIN_JWT_SECRET", strings.Repeat("j", 40))

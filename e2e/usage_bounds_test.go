@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 )
@@ -30,26 +31,26 @@ func TestBackendUsageIsNormalised(t *testing.T) {
 		cases := []struct {
 			name                 string
 			path, body           string
-			usage                testupstream.Usage
+			usage                demobackend.Usage
 			rawUsage             string
 			wantPrompt, wantComp int64
 		}{
 			{
 				name: "negative counts on a /v3 stream",
 				path: "/v3/chat/completions", body: `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
-				usage:      testupstream.Usage{PromptTokens: -5000, CompletionTokens: 700, TotalTokens: -4300},
+				usage:      demobackend.Usage{PromptTokens: -5000, CompletionTokens: 700, TotalTokens: -4300},
 				wantPrompt: 0, wantComp: 700,
 			},
 			{
 				name: "negative counts in a /v3 JSON answer",
 				path: "/v3/chat/completions", body: `{"model":"svc-3","messages":[{"role":"user","content":"hi"}]}`,
-				usage:      testupstream.Usage{PromptTokens: 1200, CompletionTokens: -3, TotalTokens: 1197},
+				usage:      demobackend.Usage{PromptTokens: 1200, CompletionTokens: -3, TotalTokens: 1197},
 				wantPrompt: 1200, wantComp: 0,
 			},
 			{
 				name: "counts past any context window on /v3",
 				path: "/v3/chat/completions", body: `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
-				usage:      testupstream.Usage{PromptTokens: huge, CompletionTokens: huge, TotalTokens: -1},
+				usage:      demobackend.Usage{PromptTokens: huge, CompletionTokens: huge, TotalTokens: -1},
 				wantPrompt: billing.MaxReportedTokens, wantComp: billing.MaxReportedTokens,
 			},
 			{
@@ -61,22 +62,22 @@ func TestBackendUsageIsNormalised(t *testing.T) {
 			{
 				name: "negative counts on /v1",
 				path: "/v1/chat/completions", body: chatBody,
-				usage:      testupstream.Usage{PromptTokens: -1, CompletionTokens: 2000, TotalTokens: 1999},
+				usage:      demobackend.Usage{PromptTokens: -1, CompletionTokens: 2000, TotalTokens: 1999},
 				wantPrompt: 0, wantComp: 2000,
 			},
 			{
 				name: "counts past any context window on a /v1 stream",
 				path: "/v1/chat/completions", body: `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`,
-				usage:      testupstream.Usage{PromptTokens: huge, CompletionTokens: 5, TotalTokens: huge + 5},
+				usage:      demobackend.Usage{PromptTokens: huge, CompletionTokens: 5, TotalTokens: huge + 5},
 				wantPrompt: billing.MaxReportedTokens, wantComp: 5,
 			},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				before := len(charges(t, e, "oddusage"))
-				reply := testupstream.Reply{Content: "Fine.", Usage: &c.usage}
+				reply := demobackend.Reply{Content: "Fine.", Usage: &c.usage}
 				if c.rawUsage != "" {
-					reply = testupstream.Reply{Content: "Fine.", UsageJSON: json.RawMessage(c.rawUsage)}
+					reply = demobackend.Reply{Content: "Fine.", UsageJSON: json.RawMessage(c.rawUsage)}
 				}
 				up.Enqueue(reply)
 				status, _, body := g.do("POST", c.path, key, c.body)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -88,18 +89,18 @@ func TestCLIUsage(t *testing.T) {
 		first := fundedKey(t, e, "reporter")
 		second := newKey(t, e, "reporter")
 		g := startGateway(t, e)
-		send := func(g *gateway, key string, u *testupstream.Usage) {
+		send := func(g *gateway, key string, u *demobackend.Usage) {
 			t.Helper()
 			if u != nil {
-				up.Enqueue(testupstream.Reply{Content: "Fine.", Usage: u})
+				up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: u})
 			}
 			if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody); status != http.StatusOK {
 				t.Fatalf("%d %s", status, body)
 			}
 		}
-		send(g, first, &testupstream.Usage{PromptTokens: 120_000, CompletionTokens: 30_000, TotalTokens: 150_000})
-		send(g, first, &testupstream.Usage{PromptTokens: 5_000, CompletionTokens: 0, TotalTokens: 5_000})
-		send(g, second, &testupstream.Usage{PromptTokens: 40_000, CompletionTokens: 70_000, TotalTokens: 110_000})
+		send(g, first, &demobackend.Usage{PromptTokens: 120_000, CompletionTokens: 30_000, TotalTokens: 150_000})
+		send(g, first, &demobackend.Usage{PromptTokens: 5_000, CompletionTokens: 0, TotalTokens: 5_000})
+		send(g, second, &demobackend.Usage{PromptTokens: 40_000, CompletionTokens: 70_000, TotalTokens: 110_000})
 		send(startGateway(t, e.with("SWITCHYARD_UPSTREAM", noUsageUpstream(t))), second, nil)
 
 		perKey, ledger := ledgerUsage(t, e, "reporter")

@@ -9,6 +9,7 @@ import (
 	"github.com/switchyardhq/switchyard/translator/upstream"
 	"github.com/switchyardhq/switchyard/translator/wire"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/tools"
@@ -17,10 +18,10 @@ import (
 // expensiveSearch is a tool-call round that reports usage costing 400
 // cents at the default prices (1M prompt tokens at $3, 100k completion
 // tokens at $10), with some text before the call.
-func expensiveSearch(text string) testupstream.Reply {
-	r := testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":"more"}`})
+func expensiveSearch(text string) demobackend.Reply {
+	r := testupstream.ToolCalls(demobackend.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":"more"}`})
 	r.Content = text
-	r.Usage = &testupstream.Usage{PromptTokens: 1_000_000, CompletionTokens: 100_000, TotalTokens: 1_100_000}
+	r.Usage = &demobackend.Usage{PromptTokens: 1_000_000, CompletionTokens: 100_000, TotalTokens: 1_100_000}
 	return r
 }
 
@@ -32,7 +33,7 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 	cases := []struct {
 		name       string
 		revision   policy.Revision
-		replies    []testupstream.Reply
+		replies    []demobackend.Reply
 		wantRounds int
 		wantFinish string
 		wantAnswer string
@@ -40,7 +41,7 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 		{
 			name:     "B stops after the round that reached the cap",
 			revision: policy.RevisionB,
-			replies: []testupstream.Reply{
+			replies: []demobackend.Reply{
 				expensiveSearch("Searching."), expensiveSearch("Searching again."),
 				expensiveSearch("Never asked."), testupstream.Text("Never asked either."),
 			},
@@ -49,7 +50,7 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 		{
 			name:     "B below the cap: the loop runs to the answer",
 			revision: policy.RevisionB,
-			replies: []testupstream.Reply{
+			replies: []demobackend.Reply{
 				expensiveSearch("Searching."), testupstream.Text("Found it."),
 			},
 			wantRounds: 2, wantFinish: "stop", wantAnswer: "Searching.\n\nFound it.",
@@ -57,7 +58,7 @@ func TestToolLoopStopsAtTheChargeCap(t *testing.T) {
 		{
 			name:     "A has no cap: the loop runs to the answer",
 			revision: policy.RevisionA,
-			replies: []testupstream.Reply{
+			replies: []demobackend.Reply{
 				expensiveSearch("One."), expensiveSearch("Two."), expensiveSearch("Three."), testupstream.Text("Done."),
 			},
 			wantRounds: 4, wantFinish: "stop", wantAnswer: "One.\n\nTwo.\n\nThree.\n\nDone.",

@@ -8,10 +8,11 @@ import (
 	"mime"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
+	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/wire"
 
-	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -50,7 +51,7 @@ func (t *turn) echoImages(ctx context.Context, files map[string]Attachment, imag
 		default:
 			continue
 		}
-		id, err := t.o.cfg.IDs.NextObjectID(ctx, t.caller.AccountID, storage.ObjectElement)
+		id, err := t.o.cfg.IDs.NextObjectID(ctx, t.caller.AccountID, objectid.Element)
 		if err != nil {
 			return nil, fmt.Errorf("registering an attached image: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/translator/wire"
@@ -21,14 +22,14 @@ type countingIDs struct {
 	n  map[string]int
 }
 
-func (c *countingIDs) NextObjectID(_ context.Context, account string, class storage.ObjectClass) (string, error) {
+func (c *countingIDs) NextObjectID(_ context.Context, account string, class objectid.Class) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[string]int{}
 	}
 	prefix := "obj"
-	if class == storage.ObjectElement {
+	if class == objectid.Element {
 		prefix = "el"
 	}
 	c.n[account+prefix]++

@@ -17,6 +17,7 @@ import (
 	"github.com/switchyardhq/switchyard/translator/wire"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -57,8 +58,8 @@ func failingSearchTool() registeredTool {
 }
 
 var (
-	searchCall   = testupstream.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":"go 1.26 release"}`}
-	documentCall = testupstream.ToolCall{Name: tools.NameCreateDocument, Arguments: `{"title":"Report","markdown":"# Report"}`}
+	searchCall   = demobackend.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":"go 1.26 release"}`}
+	documentCall = demobackend.ToolCall{Name: tools.NameCreateDocument, Arguments: `{"title":"Report","markdown":"# Report"}`}
 )
 
 type goldenCase struct {
@@ -68,7 +69,7 @@ type goldenCase struct {
 	extra    string // extra request body fields
 	headers  map[string]string
 	tools    []registeredTool
-	replies  []testupstream.Reply
+	replies  []demobackend.Reply
 
 	wantStatus  int    // default 200
 	wantContent string // accumulated answer text
@@ -82,18 +83,18 @@ func TestGoldenTranscripts(t *testing.T) {
 	cases := []goldenCase{
 		{
 			name: "plain_answer_b", stream: true,
-			replies:     []testupstream.Reply{testupstream.Text("Hello there, how can I help?")},
+			replies:     []demobackend.Reply{testupstream.Text("Hello there, how can I help?")},
 			wantContent: "Hello there, how can I help?", wantUsage: true,
 		},
 		{
 			name: "plain_answer_a", revision: policy.RevisionA, stream: true,
-			replies:     []testupstream.Reply{testupstream.Text("Hello there.")},
+			replies:     []demobackend.Reply{testupstream.Text("Hello there.")},
 			wantContent: "Hello there.",
 		},
 		{
 			name: "plain_answer_a_include_usage", revision: policy.RevisionA, stream: true,
 			extra:       `"stream_options":{"include_usage":true}`,
-			replies:     []testupstream.Reply{testupstream.Text("Hello there.")},
+			replies:     []demobackend.Reply{testupstream.Text("Hello there.")},
 			wantContent: "Hello there.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if _, ok := f.usage["answer_tokens"]; !ok {
@@ -105,7 +106,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			name: "plain_answer_b_include_usage_cost", stream: true,
 			extra:       `"stream_options":{"include_usage":true}`,
 			headers:     map[string]string{request.HeaderIncludeCost: "1"},
-			replies:     []testupstream.Reply{testupstream.Text("Hello there.")},
+			replies:     []demobackend.Reply{testupstream.Text("Hello there.")},
 			wantContent: "Hello there.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if f.usage["cost_cents"] == nil || f.usage["cost_cents"].(interface{ String() string }).String() != "7" {
@@ -118,7 +119,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "reasoning_b", stream: true,
-			replies:     []testupstream.Reply{{Reasoning: "The user greets me. I should greet back.", Content: "Hi!"}},
+			replies:     []demobackend.Reply{{Reasoning: "The user greets me. I should greet back.", Content: "Hi!"}},
 			wantContent: "Hi!", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if !f.deltaKeys["reasoning_chars"] {
@@ -131,7 +132,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "reasoning_a", revision: policy.RevisionA, stream: true,
-			replies:     []testupstream.Reply{{Reasoning: "The user greets me. I should greet back.", Content: "Hi!"}},
+			replies:     []demobackend.Reply{{Reasoning: "The user greets me. I should greet back.", Content: "Hi!"}},
 			wantContent: "Hi!",
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if strings.Contains(r.body, "greet back") || f.deltaKeys["reasoning_chars"] {
@@ -142,7 +143,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		{
 			name: "tool_round", stream: true,
 			tools:       []registeredTool{searchTool()},
-			replies:     []testupstream.Reply{testupstream.ToolCalls(searchCall), testupstream.Text("Go 1.26 came out in February 2026.")},
+			replies:     []demobackend.Reply{testupstream.ToolCalls(searchCall), testupstream.Text("Go 1.26 came out in February 2026.")},
 			wantContent: "Go 1.26 came out in February 2026.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if !f.deltaKeys["search_sources"] {
@@ -162,7 +163,7 @@ func TestGoldenTranscripts(t *testing.T) {
 				}
 				// Billed prompt tokens are the sum over both rounds,
 				// service context included.
-				if recs[0].PromptTokens <= int64(testupstream.PromptTokens(reqs[1])) {
+				if recs[0].PromptTokens <= int64(demobackend.PromptTokens(reqs[1])) {
 					t.Errorf("prompt tokens %d not summed over rounds", recs[0].PromptTokens)
 				}
 			},
@@ -170,8 +171,8 @@ func TestGoldenTranscripts(t *testing.T) {
 		{
 			name: "two_tool_rounds", stream: true,
 			tools: []registeredTool{searchTool(), documentTool()},
-			replies: []testupstream.Reply{
-				{Content: "Let me check.", ToolCalls: []testupstream.ToolCall{searchCall}},
+			replies: []demobackend.Reply{
+				{Content: "Let me check.", ToolCalls: []demobackend.ToolCall{searchCall}},
 				testupstream.ToolCalls(documentCall),
 				testupstream.Text("Here is your report."),
 			},
@@ -188,7 +189,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		{
 			name: "tool_failure", stream: true,
 			tools:       []registeredTool{failingSearchTool()},
-			replies:     []testupstream.Reply{testupstream.ToolCalls(searchCall), testupstream.Text("I could not search right now.")},
+			replies:     []demobackend.Reply{testupstream.ToolCalls(searchCall), testupstream.Text("I could not search right now.")},
 			wantContent: "I could not search right now.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if f.actsClosed[2] != wire.ActFail {
@@ -203,8 +204,8 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "unknown_tool_called", stream: true,
-			replies: []testupstream.Reply{
-				testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameCreateDocument, Arguments: `{}`}),
+			replies: []demobackend.Reply{
+				testupstream.ToolCalls(demobackend.ToolCall{Name: tools.NameCreateDocument, Arguments: `{}`}),
 				testupstream.Text("Files are off."),
 			},
 			extra:       `"modalities":["text"]`,
@@ -217,7 +218,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "upstream_failure_before_stream", stream: true,
-			replies:    []testupstream.Reply{testupstream.Error(500, "")},
+			replies:    []demobackend.Reply{testupstream.Error(500, "")},
 			wantStatus: 502, wantError: CodeUpstreamError,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if n := len(h.recorder.all()); n != 0 {
@@ -227,7 +228,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "upstream_failure_during_stream", stream: true,
-			replies:     []testupstream.Reply{{Content: "This answer breaks off in the middle of it.", BreakAfter: 4}},
+			replies:     []demobackend.Reply{{Content: "This answer breaks off in the middle of it.", BreakAfter: 4}},
 			wantContent: "This answer breaks", wantError: CodeStreamInterrupted,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				recs := h.recorder.all()
@@ -239,7 +240,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		{
 			name: "upstream_error_frame_during_tool_round", stream: true,
 			tools: []registeredTool{searchTool()},
-			replies: []testupstream.Reply{
+			replies: []demobackend.Reply{
 				testupstream.ToolCalls(searchCall),
 				{Content: "Partial text", BreakAfter: 2, BreakError: internalErrorForTest()},
 			},
@@ -249,7 +250,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			name: "progress_off", stream: true,
 			headers:     map[string]string{request.HeaderProgressStream: "0"},
 			tools:       []registeredTool{searchTool(), documentTool()},
-			replies:     []testupstream.Reply{{Reasoning: "Plan.", ToolCalls: []testupstream.ToolCall{searchCall}}, testupstream.ToolCalls(documentCall), testupstream.Text("Done.")},
+			replies:     []demobackend.Reply{{Reasoning: "Plan.", ToolCalls: []demobackend.ToolCall{searchCall}}, testupstream.ToolCalls(documentCall), testupstream.Text("Done.")},
 			wantContent: "Done.", wantUsage: true,
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				for _, k := range []string{"act", "step", "search_sources", "reasoning_chars"} {
@@ -266,7 +267,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			name: "text_only_json", stream: false,
 			extra:   `"modalities":["text"],"skip_search":true`,
 			tools:   []registeredTool{searchTool(), documentTool()},
-			replies: []testupstream.Reply{testupstream.Text("Plain text answer.")},
+			replies: []demobackend.Reply{testupstream.Text("Plain text answer.")},
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if tools := h.up.ChatRequests()[0].Tools; len(tools) != 0 {
 					t.Errorf("text-only, no-search request offered %d tools", len(tools))
@@ -277,7 +278,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			name: "document_json", stream: false,
 			headers: map[string]string{request.HeaderIncludeCost: "1"},
 			tools:   []registeredTool{documentTool()},
-			replies: []testupstream.Reply{testupstream.ToolCalls(documentCall), testupstream.Text("Your report is ready.")},
+			replies: []demobackend.Reply{testupstream.ToolCalls(documentCall), testupstream.Text("Your report is ready.")},
 			check: func(t *testing.T, h *harness, r result, f streamFacts) {
 				if strings.Contains(r.body, "JVBERi0xLjQK") {
 					t.Errorf("non-streaming answer carries inline base64")
@@ -289,7 +290,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		},
 		{
 			name: "upstream_failure_json", stream: false,
-			replies:    []testupstream.Reply{testupstream.Error(503, "")},
+			replies:    []demobackend.Reply{testupstream.Error(503, "")},
 			wantStatus: 502, wantError: CodeUpstreamError,
 		},
 	}
@@ -432,7 +433,7 @@ func (c *cancelAfter) Write(b []byte) (int, error) {
 func (c *cancelAfter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 func TestGoldenClientDisconnect(t *testing.T) {
-	h := newHarness(t, harnessOptions{up: testupstream.Options{InterTokenDelay: 5 * time.Millisecond}})
+	h := newHarness(t, harnessOptions{up: demobackend.Options{InterTokenDelay: 5 * time.Millisecond}})
 	h.up.Enqueue(testupstream.Text("One two three four five six seven eight nine ten."))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -18,6 +18,7 @@ import (
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -121,7 +122,7 @@ type harnessOptions struct {
 	files     FileOpener
 	memory    *fakeMemory
 	maxRounds int
-	up        testupstream.Options
+	up        demobackend.Options
 	admit     func(ctx context.Context, onPosition func(int)) (func(), error)
 	ids       storage.ObjectIDs
 	outputs   artifacts.FileStore

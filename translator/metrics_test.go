@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/tools"
 )
@@ -56,45 +57,45 @@ func TestToolObserver(t *testing.T) {
 	tests := []struct {
 		name        string
 		tool        registeredTool
-		calls       []testupstream.ToolCall
+		calls       []demobackend.ToolCall
 		toolTimeout time.Duration
 		want        []observed
 	}{
 		{
 			name:  "done",
 			tool:  ok,
-			calls: []testupstream.ToolCall{searchCall},
+			calls: []demobackend.ToolCall{searchCall},
 			want:  []observed{{tools.NameWebSearch, ToolOutcomeDone}},
 		},
 		{
 			name:  "tool error",
 			tool:  broken,
-			calls: []testupstream.ToolCall{searchCall},
+			calls: []demobackend.ToolCall{searchCall},
 			want:  []observed{{tools.NameWebSearch, ToolOutcomeFailed}},
 		},
 		{
 			name:  "arguments not JSON",
 			tool:  ok,
-			calls: []testupstream.ToolCall{{Name: tools.NameWebSearch, Arguments: `{"query":`}},
+			calls: []demobackend.ToolCall{{Name: tools.NameWebSearch, Arguments: `{"query":`}},
 			want:  []observed{{tools.NameWebSearch, ToolOutcomeFailed}},
 		},
 		{
 			name:  "tool not offered is unknown",
 			tool:  ok,
-			calls: []testupstream.ToolCall{{Name: "format_disk", Arguments: `{}`}},
+			calls: []demobackend.ToolCall{{Name: "format_disk", Arguments: `{}`}},
 			want:  []observed{{ToolUnknown, ToolOutcomeFailed}},
 		},
 		{
 			name:        "timeout",
 			tool:        hanging,
-			calls:       []testupstream.ToolCall{searchCall},
+			calls:       []demobackend.ToolCall{searchCall},
 			toolTimeout: time.Millisecond,
 			want:        []observed{{tools.NameWebSearch, ToolOutcomeTimeout}},
 		},
 		{
 			name:  "one report per call",
 			tool:  ok,
-			calls: []testupstream.ToolCall{searchCall, {Name: "format_disk", Arguments: `{}`}, searchCall},
+			calls: []demobackend.ToolCall{searchCall, {Name: "format_disk", Arguments: `{}`}, searchCall},
 			want: []observed{
 				{tools.NameWebSearch, ToolOutcomeDone},
 				{ToolUnknown, ToolOutcomeFailed},

@@ -15,6 +15,7 @@ import (
 	"github.com/switchyardhq/switchyard/translator/upstream"
 	"github.com/switchyardhq/switchyard/translator/wire"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/fakeclock"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
@@ -142,8 +143,8 @@ func TestToolsOfferedByMode(t *testing.T) {
 func TestRememberEndToEnd(t *testing.T) {
 	mem := &fakeMemory{}
 	h := newHarness(t, harnessOptions{memory: mem, tools: []registeredTool{{tools.EndUserMemory, &memory.Tool{Store: mem, MaxFacts: 2}}}})
-	remember := func(fact string) testupstream.Reply {
-		return testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameRemember, Arguments: `{"fact":` + jsonString(fact) + `}`})
+	remember := func(fact string) demobackend.Reply {
+		return testupstream.ToolCalls(demobackend.ToolCall{Name: tools.NameRemember, Arguments: `{"fact":` + jsonString(fact) + `}`})
 	}
 	h.up.Enqueue(remember("Lives in Lisbon."), remember("Has a cat."), remember("Likes tea."), testupstream.Text("Noted."))
 	if r := h.do(chatBody(false, "Remember things.", ""), map[string]string{request.HeaderUserID: "u1"}); r.status != 200 {
@@ -177,7 +178,7 @@ func TestRoundLimit(t *testing.T) {
 
 func TestInvalidToolArguments(t *testing.T) {
 	h := newHarness(t, harnessOptions{tools: []registeredTool{searchTool()}})
-	h.up.Enqueue(testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":`}), testupstream.Text("Sorry."))
+	h.up.Enqueue(testupstream.ToolCalls(demobackend.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":`}), testupstream.Text("Sorry."))
 	r := h.do(chatBody(true, "Search.", ""), withUser(nil))
 	f := checkStream(t, r.body, true, true)
 	if f.actsClosed[2] != wire.ActFail {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/translator/request"
 
-	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -144,8 +144,8 @@ func writeObjects(b *strings.Builder, objects map[string]tools.ObjectRef, files 
 
 // objectLess orders obj<N> before el<N>, each by number.
 func objectLess(a, b string) bool {
-	ca, na, _ := storage.ParseObjectID(a)
-	cb, nb, _ := storage.ParseObjectID(b)
+	ca, na, _ := objectid.Parse(a)
+	cb, nb, _ := objectid.Parse(b)
 	if ca != cb {
 		return ca < cb
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -43,7 +44,7 @@ func (f *flushWatcher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 // flushed together with what came with it still leaves when the backend
 // goes quiet: the first token is flushed before the second exists.
 func TestRelayFlushesBeforeTheBackendPauses(t *testing.T) {
-	h := newHarness(t, harnessOptions{up: testupstream.Options{InterTokenDelay: time.Minute}})
+	h := newHarness(t, harnessOptions{up: demobackend.Options{InterTokenDelay: time.Minute}})
 	h.up.Enqueue(testupstream.Text("One two"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

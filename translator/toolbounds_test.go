@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/tools"
 )
@@ -51,9 +52,9 @@ func TestToolCallsPerRoundAreCapped(t *testing.T) {
 		maxToolCalls: 2,
 		observer:     obs.observe,
 	})
-	var calls []testupstream.ToolCall
+	var calls []demobackend.ToolCall
 	for i := 1; i <= 5; i++ {
-		calls = append(calls, testupstream.ToolCall{ID: fmt.Sprintf("c%d", i), Name: tools.NameOpenURL,
+		calls = append(calls, demobackend.ToolCall{ID: fmt.Sprintf("c%d", i), Name: tools.NameOpenURL,
 			Arguments: fmt.Sprintf(`{"url":"https://example.com/%d"}`, i)})
 	}
 	h.up.Enqueue(testupstream.ToolCalls(calls...), testupstream.Text("done"))
@@ -153,12 +154,12 @@ func (b *blockingRender) peak(acct string) int {
 // diagramCall answers every request with one create_diagram call, then
 // the text of its result.
 func diagramCalls(h *harness) {
-	h.up.Respond(func(req *testupstream.Request) (testupstream.Reply, bool) {
+	h.up.Respond(func(req *demobackend.Request) (demobackend.Reply, bool) {
 		msgs := req.Chat.Messages
 		if len(msgs) > 0 && msgs[len(msgs)-1].Role == "tool" {
 			return testupstream.Text(msgs[len(msgs)-1].Text()), true
 		}
-		return testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameCreateDiagram,
+		return testupstream.ToolCalls(demobackend.ToolCall{Name: tools.NameCreateDiagram,
 			Arguments: `{"title":"t","source":"digraph { a -> b }","language":"dot"}`}), true
 	})
 }
@@ -258,15 +259,15 @@ func TestOtherToolsAreNotBoundByRenders(t *testing.T) {
 		renderConcurrency: 1,
 		toolTimeout:       time.Minute,
 	})
-	h.up.Respond(func(req *testupstream.Request) (testupstream.Reply, bool) {
+	h.up.Respond(func(req *demobackend.Request) (demobackend.Reply, bool) {
 		msgs := req.Chat.Messages
 		if len(msgs) > 0 && msgs[len(msgs)-1].Role == "tool" {
 			return testupstream.Text(msgs[len(msgs)-1].Text()), true
 		}
 		if strings.Contains(msgs[len(msgs)-1].Text(), "search") {
-			return testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":"q"}`}), true
+			return testupstream.ToolCalls(demobackend.ToolCall{Name: tools.NameWebSearch, Arguments: `{"query":"q"}`}), true
 		}
-		return testupstream.ToolCalls(testupstream.ToolCall{Name: tools.NameCreateDiagram,
+		return testupstream.ToolCalls(demobackend.ToolCall{Name: tools.NameCreateDiagram,
 			Arguments: `{"title":"t","source":"digraph { a -> b }","language":"dot"}`}), true
 	})
 	first := make(chan result, 1)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
@@ -52,7 +53,7 @@ func TestUpstreamBodiesUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.orch.cfg.Upstream = up
-	h.up.Enqueue(testupstream.Reply{Content: "Let me check <that>.", ToolCalls: []testupstream.ToolCall{searchCall}},
+	h.up.Enqueue(demobackend.Reply{Content: "Let me check <that>.", ToolCalls: []demobackend.ToolCall{searchCall}},
 		testupstream.Text("Done."))
 
 	odd := base64.StdEncoding.EncodeToString(append(bytes.Clone(pngBytes), 9, 9, 9, 9))

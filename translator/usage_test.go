@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/internal/testupstream"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -59,32 +59,32 @@ func TestUsageFromAFaultyBackend(t *testing.T) {
 	tests := []struct {
 		name                    string
 		stream                  bool
-		replies                 []testupstream.Reply
+		replies                 []demobackend.Reply
 		wantPrompt, wantComplet int64
 	}{
 		{
 			name:       "negative prompt in a stream",
 			stream:     true,
-			replies:    []testupstream.Reply{{Content: "Fine.", Usage: &testupstream.Usage{PromptTokens: -100, CompletionTokens: 30}}},
+			replies:    []demobackend.Reply{{Content: "Fine.", Usage: &demobackend.Usage{PromptTokens: -100, CompletionTokens: 30}}},
 			wantPrompt: 0, wantComplet: 30,
 		},
 		{
 			name:       "negative completion in a JSON answer",
-			replies:    []testupstream.Reply{{Content: "Fine.", Usage: &testupstream.Usage{PromptTokens: 80, CompletionTokens: -1}}},
+			replies:    []demobackend.Reply{{Content: "Fine.", Usage: &demobackend.Usage{PromptTokens: 80, CompletionTokens: -1}}},
 			wantPrompt: 80, wantComplet: 0,
 		},
 		{
 			name:       "reasoning that is negative and a completion past the bound",
 			stream:     true,
-			replies:    []testupstream.Reply{{Content: "Fine.", UsageJSON: json.RawMessage(`{"prompt_tokens":7,"completion_tokens":1e40,"completion_tokens_details":{"reasoning_tokens":-5}}`)}},
+			replies:    []demobackend.Reply{{Content: "Fine.", UsageJSON: json.RawMessage(`{"prompt_tokens":7,"completion_tokens":1e40,"completion_tokens_details":{"reasoning_tokens":-5}}`)}},
 			wantPrompt: 7, wantComplet: billing.MaxReportedTokens,
 		},
 		{
 			name:   "rounds past the bound of a request",
 			stream: true,
-			replies: append(repeat(testupstream.Reply{ToolCalls: []testupstream.ToolCall{searchCall},
-				Usage: &testupstream.Usage{PromptTokens: huge, CompletionTokens: huge, TotalTokens: -1}}, 11),
-				testupstream.Reply{Content: "Done.", Usage: &testupstream.Usage{PromptTokens: huge, CompletionTokens: huge}}),
+			replies: append(repeat(demobackend.Reply{ToolCalls: []demobackend.ToolCall{searchCall},
+				Usage: &demobackend.Usage{PromptTokens: huge, CompletionTokens: huge, TotalTokens: -1}}, 11),
+				demobackend.Reply{Content: "Done.", Usage: &demobackend.Usage{PromptTokens: huge, CompletionTokens: huge}}),
 			wantPrompt: billing.MaxRequestTokens, wantComplet: billing.MaxRequestTokens,
 		},
 	}
@@ -115,8 +115,8 @@ func TestUsageFromAFaultyBackend(t *testing.T) {
 	}
 }
 
-func repeat(r testupstream.Reply, n int) []testupstream.Reply {
-	out := make([]testupstream.Reply, n)
+func repeat(r demobackend.Reply, n int) []demobackend.Reply {
+	out := make([]demobackend.Reply, n)
 	for i := range out {
 		out[i] = r
 	}
@@ -135,7 +135,7 @@ func deref(p *int64) any {
 // round is charged by estimate, not by the count.
 func TestUsageThatIsNoNumberIsNotBelieved(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
-	h.up.Enqueue(testupstream.Reply{Content: "Fine.", UsageJSON: json.RawMessage(`{"prompt_tokens":"900000","completion_tokens":2}`)})
+	h.up.Enqueue(demobackend.Reply{Content: "Fine.", UsageJSON: json.RawMessage(`{"prompt_tokens":"900000","completion_tokens":2}`)})
 	r := h.do(chatBody(true, "Go.", `"stream_options":{"include_usage":true}`), withUser(nil))
 	if !strings.Contains(r.body, CodeStreamInterrupted) {
 		t.Errorf("the stream did not end with %s:\n%s", CodeStreamInterrupted, r.body)

@@ -23,16 +23,16 @@ var Order = [][]string{
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
 	{"tools/render/markdown", "tools/render/rendertest"},
-	{"tools/render"},
+	{"tools/render", "tools/render/fonts"},
 	{"files/filestest"},
 	{"billing", "files"},
 	{"files/extract"},
 	{"policy/limits"},
 	{"policy"},
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
-	{"storage/sqlstore", "storage/blob/blobtest"},
-	{"storage", "internal/testupstream", "internal/testenv"},
-	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/layers", "internal/officetest", "files/internal/zipdir"},
+	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
+	{"storage", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
+	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/layers", "internal/officetest", "internal/objectid", "internal/version", "files/internal/zipdir"},
 }
 
 // Layer returns the layer of a package path relative to the module, 0

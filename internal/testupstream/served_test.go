@@ -3,6 +3,7 @@ package testupstream
 import (
 	"bufio"
 	"context"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"io"
 	"net/http"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // waitServed waits until n completions have been recorded as served: a
 // handler records its answer when it returns, which may be after the
 // client has read all of it.
-func waitServed(t *testing.T, s *Server, n int) []Served {
+func waitServed(t *testing.T, s *Server, n int) []demobackend.Served {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -28,8 +29,8 @@ func waitServed(t *testing.T, s *Server, n int) []Served {
 }
 
 func TestServedCountsWholeAnswers(t *testing.T) {
-	s := Start(t, Options{})
-	s.Enqueue(Text("one two three"), Reply{Content: "four five", Usage: &Usage{PromptTokens: 7, CompletionTokens: 2, TotalTokens: 9}})
+	s := Start(t, demobackend.Options{})
+	s.Enqueue(Text("one two three"), demobackend.Reply{Content: "four five", Usage: &demobackend.Usage{PromptTokens: 7, CompletionTokens: 2, TotalTokens: 9}})
 	io.Copy(io.Discard, post(t, s, "/v1/chat/completions", chatBody("x", false)).Body)
 	io.Copy(io.Discard, post(t, s, "/v1/chat/completions", chatBody("x", true)).Body)
 
@@ -61,7 +62,7 @@ func TestServedCountsWholeAnswers(t *testing.T) {
 }
 
 func TestServedCountsAbandonedAndCutAnswers(t *testing.T) {
-	s := Start(t, Options{InterTokenDelay: 20 * time.Millisecond})
+	s := Start(t, demobackend.Options{InterTokenDelay: 20 * time.Millisecond})
 	text := strings.Repeat(" word", 100)
 	s.Enqueue(Text(text))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -85,7 +86,7 @@ func TestServedCountsAbandonedAndCutAnswers(t *testing.T) {
 	}
 
 	s.Reset()
-	s.Enqueue(Reply{Content: "a b c d e", BreakAfter: 3}, Error(500, ""), Reply{Content: "cut", BreakAfter: 1})
+	s.Enqueue(demobackend.Reply{Content: "a b c d e", BreakAfter: 3}, Error(500, ""), demobackend.Reply{Content: "cut", BreakAfter: 1})
 	io.Copy(io.Discard, post(t, s, "/v1/chat/completions", chatBody("x", true)).Body)
 	io.Copy(io.Discard, post(t, s, "/v1/chat/completions", chatBody("x", false)).Body)
 	io.Copy(io.Discard, post(t, s, "/v1/chat/completions", chatBody("x", false)).Body)

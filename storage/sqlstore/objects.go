@@ -4,18 +4,19 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
 // The Store is the storage.ObjectIDs of the /v3 orchestrator. Its method
-// takes a storage.ObjectClass, so this package imports tools: a leaf
+// takes a objectid.Class, so this package imports tools: a leaf
 // package that imports nothing of ours, which keeps the import acyclic.
 
 // objectCounterClass is the object_counters.class of each class of id.
 // Finals and elements count separately: obj1 and el1 are different ids.
-var objectCounterClass = map[storage.ObjectClass]string{
-	storage.ObjectFinal:   "obj",
-	storage.ObjectElement: "el",
+var objectCounterClass = map[objectid.Class]string{
+	objectid.Final:   "obj",
+	objectid.Element: "el",
 }
 
 // NextObjectID bumps the account's counter of class c and returns the id
@@ -24,7 +25,7 @@ var objectCounterClass = map[storage.ObjectClass]string{
 // any process each get a different number, and as counters only count up,
 // no number is ever handed out twice. Deleted accounts still count, like
 // their ledgers. storage.ErrNotFound if the account never existed.
-func (s *Store) NextObjectID(ctx context.Context, accountID string, c storage.ObjectClass) (string, error) {
+func (s *Store) NextObjectID(ctx context.Context, accountID string, c objectid.Class) (string, error) {
 	class, ok := objectCounterClass[c]
 	if !ok {
 		return "", fmt.Errorf("storage: unknown object class %d", c)
@@ -42,5 +43,5 @@ func (s *Store) NextObjectID(ctx context.Context, accountID string, c storage.Ob
 	if err != nil {
 		return "", wrap(err, "allocating an object id")
 	}
-	return storage.ObjectID(c, n), nil
+	return objectid.Format(c, n), nil
 }

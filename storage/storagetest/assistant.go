@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
@@ -201,16 +202,16 @@ func (h *harness) testObjectIDs(t *testing.T) {
 		a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
 		steps := []struct {
 			account string
-			class   storage.ObjectClass
+			class   objectid.Class
 			want    string
 		}{
-			{a.ID, storage.ObjectFinal, "obj1"},
-			{a.ID, storage.ObjectFinal, "obj2"},
-			{a.ID, storage.ObjectElement, "el1"}, // classes count separately
-			{b.ID, storage.ObjectFinal, "obj1"},  // and so do accounts
-			{a.ID, storage.ObjectFinal, "obj3"},
-			{a.ID, storage.ObjectElement, "el2"},
-			{b.ID, storage.ObjectElement, "el1"},
+			{a.ID, objectid.Final, "obj1"},
+			{a.ID, objectid.Final, "obj2"},
+			{a.ID, objectid.Element, "el1"}, // classes count separately
+			{b.ID, objectid.Final, "obj1"},  // and so do accounts
+			{a.ID, objectid.Final, "obj3"},
+			{a.ID, objectid.Element, "el2"},
+			{b.ID, objectid.Element, "el1"},
 		}
 		for i, st := range steps {
 			if got, err := s.NextObjectID(t.Context(), st.account, st.class); err != nil || got != st.want {
@@ -221,13 +222,13 @@ func (h *harness) testObjectIDs(t *testing.T) {
 
 	t.Run("Refused", func(t *testing.T) {
 		s, a := h.storeWithAlice(t, storage.Options{})
-		if id, err := s.NextObjectID(t.Context(), "acct_unknown", storage.ObjectFinal); !errors.Is(err, storage.ErrNotFound) {
+		if id, err := s.NextObjectID(t.Context(), "acct_unknown", objectid.Final); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("NextObjectID for an unknown account = %q, %v; want ErrNotFound", id, err)
 		}
-		if id, err := s.NextObjectID(t.Context(), a.ID, storage.ObjectClass(7)); err == nil {
+		if id, err := s.NextObjectID(t.Context(), a.ID, objectid.Class(7)); err == nil {
 			t.Errorf("NextObjectID of an unknown class = %q, want an error", id)
 		}
-		if id, err := s.NextObjectID(t.Context(), a.ID, storage.ObjectFinal); err != nil || id != "obj1" {
+		if id, err := s.NextObjectID(t.Context(), a.ID, objectid.Final); err != nil || id != "obj1" {
 			t.Errorf("first NextObjectID after refusals = %q, %v; want obj1", id, err)
 		}
 	})
@@ -237,11 +238,11 @@ func (h *harness) testObjectIDs(t *testing.T) {
 		a, b := mustAccount(t, procs[0], "alice"), mustAccount(t, procs[0], "bob")
 		type want struct {
 			account string
-			class   storage.ObjectClass
+			class   objectid.Class
 		}
 		// Each caller allocates this sequence; finals of alice twice, to
 		// see that one caller's ids increase.
-		sequence := []want{{a.ID, storage.ObjectFinal}, {a.ID, storage.ObjectElement}, {a.ID, storage.ObjectFinal}, {b.ID, storage.ObjectFinal}}
+		sequence := []want{{a.ID, objectid.Final}, {a.ID, objectid.Element}, {a.ID, objectid.Final}, {b.ID, objectid.Final}}
 		const callers = 50
 		got := make([][]string, callers)
 		errs := make([]error, callers)
@@ -264,7 +265,7 @@ func (h *harness) testObjectIDs(t *testing.T) {
 		for i, ids := range got {
 			var last int64
 			for j, id := range ids {
-				class, n, ok := storage.ParseObjectID(id)
+				class, n, ok := objectid.Parse(id)
 				if !ok || class != sequence[j].class {
 					t.Fatalf("caller %d: id %q is not of class %d", i, id, sequence[j].class)
 				}
@@ -297,7 +298,7 @@ func (h *harness) testObjectIDs(t *testing.T) {
 		first := h.open(t, storage.Options{})
 		a := mustAccount(t, first, "alice")
 		for _, want := range []string{"obj1", "obj2"} {
-			if id, err := first.NextObjectID(ctx, a.ID, storage.ObjectFinal); err != nil || id != want {
+			if id, err := first.NextObjectID(ctx, a.ID, objectid.Final); err != nil || id != want {
 				t.Fatalf("NextObjectID = %q, %v; want %q", id, err, want)
 			}
 		}
@@ -309,7 +310,7 @@ func (h *harness) testObjectIDs(t *testing.T) {
 		if err := s.DeleteAccount(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}
-		if id, err := s.NextObjectID(ctx, a.ID, storage.ObjectFinal); err != nil || id != "obj3" {
+		if id, err := s.NextObjectID(ctx, a.ID, objectid.Final); err != nil || id != "obj3" {
 			t.Errorf("NextObjectID after reopening = %q, %v; want obj3", id, err)
 		}
 	})

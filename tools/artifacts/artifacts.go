@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render"
@@ -171,7 +172,7 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 		if call.Env.IDs == nil {
 			return tools.Result{}, errors.New("artifacts: no object id allocator")
 		}
-		if id, err = call.Env.IDs.NextObjectID(ctx, call.Env.AccountID, storage.ObjectFinal); err != nil {
+		if id, err = call.Env.IDs.NextObjectID(ctx, call.Env.AccountID, objectid.Final); err != nil {
 			return tools.Result{}, fmt.Errorf("artifacts: allocating an object id: %w", err)
 		}
 	}
@@ -182,13 +183,13 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 	res := tools.Result{Object: id}
 	// Standalone finals folded into a document become its elements.
 	for _, eid := range out.embedded {
-		if _, n, ok := storage.ParseObjectID(eid); ok && strings.HasPrefix(eid, "obj") && n > 0 {
+		if _, n, ok := objectid.Parse(eid); ok && strings.HasPrefix(eid, "obj") && n > 0 {
 			ref := call.Env.Objects[eid]
 			if ref.Kind != "chart" && ref.Kind != "diagram" {
 				a.ConsumedObjectIDs = append(a.ConsumedObjectIDs, eid)
 				continue
 			}
-			el, err := call.Env.IDs.NextObjectID(ctx, call.Env.AccountID, storage.ObjectElement)
+			el, err := call.Env.IDs.NextObjectID(ctx, call.Env.AccountID, objectid.Element)
 			if err != nil {
 				return tools.Result{}, fmt.Errorf("artifacts: allocating an element id: %w", err)
 			}

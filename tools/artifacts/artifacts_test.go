@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/toolstest"
@@ -44,13 +45,13 @@ func (f *fakeFiles) StoreGenerated(_ context.Context, account, name string, r io
 // counter hands out ids like the store's per-account counters.
 type counter struct{ obj, el int64 }
 
-func (c *counter) NextObjectID(_ context.Context, _ string, class storage.ObjectClass) (string, error) {
-	if class == storage.ObjectElement {
+func (c *counter) NextObjectID(_ context.Context, _ string, class objectid.Class) (string, error) {
+	if class == objectid.Element {
 		c.el++
-		return storage.ObjectID(class, c.el), nil
+		return objectid.Format(class, c.el), nil
 	}
 	c.obj++
-	return storage.ObjectID(class, c.obj), nil
+	return objectid.Format(class, c.obj), nil
 }
 
 type harness struct {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
-	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -127,7 +127,7 @@ func (t *deleteTool) Execute(ctx context.Context, call tools.Call) (tools.Result
 // live returns the object id names in the request's objects, refusing
 // ids that are malformed, unknown or deleted.
 func live(env *tools.Env, id string) (tools.ObjectRef, error) {
-	if _, _, ok := storage.ParseObjectID(id); !ok {
+	if _, _, ok := objectid.Parse(id); !ok {
 		return tools.ObjectRef{}, tools.Failf("%q is not an object id (obj<N> or el<N>)", clip.Ellipsis(id, 60))
 	}
 	ref, ok := env.Objects[id]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/clip"
 
-	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -30,7 +30,7 @@ func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
 	sort.Strings(ids)
 	out := make(map[string]tools.ObjectRef, len(raw))
 	for _, id := range ids {
-		if _, _, ok := storage.ParseObjectID(id); !ok {
+		if _, _, ok := objectid.Parse(id); !ok {
 			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects: %q is not an object id (obj<N> or el<N>).", clip.Ellipsis(id, 40)))
 		}
 		var e struct {

@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/objectid"
 	"github.com/switchyardhq/switchyard/policy"
-	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -386,7 +386,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("accepted %d system characters", sys)
 		}
 		for id, o := range req.Objects {
-			if _, _, ok := storage.ParseObjectID(id); !ok || !knownKinds[o.Kind] {
+			if _, _, ok := objectid.Parse(id); !ok || !knownKinds[o.Kind] {
 				t.Fatalf("accepted object %q %+v", id, o)
 			}
 		}

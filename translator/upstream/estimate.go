@@ -1,14 +1,14 @@
 package upstream
 
-import "github.com/switchyardhq/switchyard/billing"
+import "github.com/switchyardhq/switchyard/internal/tokenizer"
 
 // EstimateTokens estimates the tokens of chars characters (or JSON bytes)
 // at about four a token, the usual figure for English text with BPE
 // vocabularies. It is for text that is no longer at hand, such as a
 // round's answer, of which a Stream keeps only the length; text at hand
-// is counted with the tokenizer (billing.CountTokens).
+// is counted with the tokenizer (tokenizer.Count).
 func EstimateTokens(chars int) int64 {
-	return billing.EstimateTokens(int64(chars))
+	return tokenizer.Estimate(int64(chars))
 }
 
 // Prompt estimate constants, after OpenAI's published accounting.
@@ -22,10 +22,10 @@ const (
 // costs per message and image. Image bytes are not text and are not
 // counted as such. It runs for every round, before the backend says
 // whether it reports usage, so the tokenizer sees only the first
-// billing.DefaultCountBudget bytes and the rest is counted at the ratio
-// found there (billing.TokenCounter).
+// tokenizer.DefaultBudget bytes and the rest is counted at the ratio
+// found there (tokenizer.Counter).
 func estimatePrompt(req Request) int64 {
-	var text billing.TokenCounter
+	var text tokenizer.Counter
 	n := int64(0)
 	for _, m := range req.Messages.Messages() {
 		n += tokensPerMessage

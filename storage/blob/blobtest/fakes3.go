@@ -25,7 +25,7 @@ func FakeS3(t testing.TB) string {
 		"endpoint":       {srv.URL},
 		"use_path_style": {"true"},
 		"disable_https":  {"true"},
-		// No credentials on this machine: unsigned requests keep the SDK
+		// No credentials on this machine: unsigned requests keep the client
 		// from probing the instance-metadata endpoint for some.
 		"anonymous": {"true"},
 	}

@@ -11,26 +11,36 @@ import (
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/text/unicode/norm"
 	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/font/liberation"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
 )
 
 // Liberation Sans is metric-compatible with Arial and Helvetica, the
-// faces business charts are usually set in, and ships inside gonum/plot.
+// faces business charts are usually set in. Only its regular and bold
+// faces are linked (tools/render/fonts), not gonum/plot's collection of
+// twelve.
 var (
 	regularFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 	boldFont    = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: stdfont.WeightBold}
 )
 
-// fonts returns the text handler shared by all renders. Font faces are
-// read-only once parsed, so one handler serves concurrent renders.
-var fonts = sync.OnceValue(func() text.Plain {
+// handler returns the text handler shared by all renders. Font faces are
+// read-only once parsed, so one handler serves concurrent renders. It
+// panics if a compiled-in face does not parse, which a test would have
+// caught first.
+var handler = sync.OnceValue(func() text.Plain {
 	var coll font.Collection
-	for _, f := range liberation.Collection() {
-		if f.Font.Variant == "Sans" && f.Font.Style == stdfont.StyleNormal {
-			coll = append(coll, f)
+	for _, f := range []struct {
+		font font.Font
+		face fonts.Face
+	}{{regularFont, fonts.SansRegular}, {boldFont, fonts.SansBold}} {
+		parsed, err := f.face.Font()
+		if err != nil {
+			panic("chart: " + err.Error())
 		}
+		coll = append(coll, font.Face{Font: f.font, Face: parsed})
 	}
 	return text.Plain{Fonts: font.NewCache(coll)}
 })
@@ -42,7 +52,7 @@ func textStyle(size vg.Length, bold bool, c color.Color) text.Style {
 		f = boldFont
 	}
 	f.Size = size
-	return text.Style{Color: c, Font: f, Handler: fonts(), YAlign: text.YBottom}
+	return text.Style{Color: c, Font: f, Handler: handler(), YAlign: text.YBottom}
 }
 
 // hasGlyph reports whether the chart font has a glyph for r.
@@ -73,7 +83,7 @@ var (
 )
 
 func lookupGlyph(r rune) bool {
-	face := fonts().Fonts.Lookup(regularFont, 10)
+	face := handler().Fonts.Lookup(regularFont, 10)
 	var buf sfnt.Buffer
 	i, err := face.Face.GlyphIndex(&buf, r)
 	return err == nil && i != 0

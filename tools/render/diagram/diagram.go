@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/fogleman/gg"
+	"git.sr.ht/~sbinet/gg"
 	"github.com/switchyardhq/switchyard/tools/render"
 )
 

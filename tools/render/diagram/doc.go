@@ -8,9 +8,12 @@
 // Graphviz writes its "json" output, which carries every object's xdot
 // drawing operations (the same polygons, Bézier splines, ellipses and
 // text positions its SVG and cairo renderers draw), and this package
-// paints those operations with github.com/fogleman/gg and the Go fonts.
+// paints those operations with git.sr.ht/~sbinet/gg, the rasteriser
+// charts are drawn with too (gonum/plot's vgimg), and the Go fonts.
 // Shapes, arrowheads, HTML labels and clusters therefore come out as
-// Graphviz placed them, and no layout logic lives here.
+// Graphviz placed them, and no layout logic lives here. Graphviz is
+// started without go-graphviz's PNG and JPEG plugins, so their own
+// rasteriser is not linked either.
 //
 // Before the layout, attribute statements are placed at the start of the
 // graph's body: the theme's colours, rounded filled boxes for nodes,

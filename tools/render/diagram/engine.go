@@ -52,12 +52,13 @@ func (noFiles) Open(name string) (fs.File, error) {
 
 // instance returns the worker's Graphviz context, creating it on first
 // use. The WebAssembly module itself is compiled when go-graphviz is
-// loaded; the context (plugins, the layout engines) is the part made
-// here.
+// loaded; the context (the layout engines) is the part made here. It has
+// none of go-graphviz's Go plugins: they draw PNG and JPEG output and
+// load images from files, none of which a diagram uses.
 func instance() (*graphviz.Graphviz, error) {
 	gvOnce.Do(func() {
 		graphviz.SetFileSystem(noFiles{})
-		gv, gvErr = graphviz.New(context.Background())
+		gv, gvErr = graphviz.NewWithPlugins(context.Background())
 	})
 	return gv, gvErr
 }

@@ -7,17 +7,13 @@ import (
 	"sync"
 
 	"golang.org/x/image/font"
-	"golang.org/x/image/font/gofont/gobold"
-	"golang.org/x/image/font/gofont/gobolditalic"
-	"golang.org/x/image/font/gofont/goitalic"
-	"golang.org/x/image/font/gofont/gomono"
-	"golang.org/x/image/font/gofont/gomonobold"
-	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/opentype"
+
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
 )
 
-// fontKind selects one of the embedded Go fonts. They ship with the
-// binary, so a diagram looks the same on every machine.
+// fontKind selects one of the Go fonts (tools/render/fonts). They ship
+// with the binary, so a diagram looks the same on every machine.
 type fontKind int
 
 const (
@@ -40,26 +36,23 @@ const (
 
 var (
 	fontsOnce sync.Once
-	fonts     [numFontKinds]*opentype.Font
+	loaded    [numFontKinds]*opentype.Font
 	fontsErr  error
 )
 
 func loadFonts() error {
 	fontsOnce.Do(func() {
-		for k, ttf := range [numFontKinds][]byte{
-			fontRegular:    goregular.TTF,
-			fontBold:       gobold.TTF,
-			fontItalic:     goitalic.TTF,
-			fontBoldItalic: gobolditalic.TTF,
-			fontMono:       gomono.TTF,
-			fontMonoBold:   gomonobold.TTF,
+		for k, face := range [numFontKinds]fonts.Face{
+			fontRegular:    fonts.GoRegular,
+			fontBold:       fonts.GoBold,
+			fontItalic:     fonts.GoItalic,
+			fontBoldItalic: fonts.GoBoldItalic,
+			fontMono:       fonts.GoMono,
+			fontMonoBold:   fonts.GoMonoBold,
 		} {
-			f, err := opentype.Parse(ttf)
-			if err != nil {
-				fontsErr = fmt.Errorf("parsing font %d: %w", k, err)
+			if loaded[k], fontsErr = face.Font(); fontsErr != nil {
 				return
 			}
-			fonts[k] = f
 		}
 	})
 	return fontsErr
@@ -109,7 +102,7 @@ func (c *faceCache) face(kind fontKind, px float64) (font.Face, error) {
 	if f, ok := c.faces[k]; ok {
 		return f, nil
 	}
-	f, err := opentype.NewFace(fonts[kind], &opentype.FaceOptions{
+	f, err := opentype.NewFace(loaded[kind], &opentype.FaceOptions{
 		Size:    float64(k.quarterPx) / 4,
 		DPI:     72,
 		Hinting: font.HintingNone,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/fogleman/gg"
+	"git.sr.ht/~sbinet/gg"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
@@ -344,7 +344,7 @@ func (p *painter) drawable(r rune) bool {
 	if p.glyphs == nil {
 		p.glyphs = make(map[rune]bool)
 	}
-	i, err := fonts[fontRegular].GlyphIndex(&p.sfntBuf, r)
+	i, err := loaded[fontRegular].GlyphIndex(&p.sfntBuf, r)
 	ok := err == nil && i != 0 && !unicode.IsControl(r)
 	p.glyphs[r] = ok
 	return ok

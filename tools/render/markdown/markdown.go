@@ -13,7 +13,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
-	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/internal/objectid"
 )
 
 var parser = goldmark.New(goldmark.WithExtensions(
@@ -35,7 +35,7 @@ func Parse(src []byte) ast.Node {
 // documents embed only objects of the conversation, never fetched images.
 func EmbedID(destination string) (string, bool) {
 	id := strings.TrimSpace(destination)
-	if _, _, ok := storage.ParseObjectID(id); !ok {
+	if _, _, ok := objectid.Parse(id); !ok {
 		return "", false
 	}
 	return id, true

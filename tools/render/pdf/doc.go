@@ -38,12 +38,12 @@
 //
 // # Text the fonts lack
 //
-// The text faces are the Go fonts (golang.org/x/image/font/gofont),
-// embedded as subsets, which cover Latin, Greek and Cyrillic. Emoji, their
-// modifiers and joiners are dropped. Every other run of characters the
-// fonts lack (CJK, Hebrew, Arabic, most symbols) is replaced by a single
-// U+FFFD replacement character, so missing text is visible but never shown
-// as boxes. Text is NFC-normalised first, so decomposed accents render.
+// The text faces are the Go fonts (from tools/render/fonts, the one place
+// the renderers get faces), embedded as subsets, which cover Latin, Greek
+// and Cyrillic. Emoji, their modifiers and joiners are dropped. Every
+// other run of characters the fonts lack (CJK, Hebrew, Arabic, most
+// symbols) is replaced by a single U+FFFD replacement character, so
+// missing text is visible but never shown as boxes. Text is NFC-normalised first, so decomposed accents render.
 // The title metadata and the outline are shown by the viewer in its own
 // fonts, so they keep every language (emoji are dropped there too).
 // Right-to-left text is not reordered; with the Go fonts it is replaced

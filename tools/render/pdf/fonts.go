@@ -7,17 +7,14 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/image/font/gofont/gobold"
-	"golang.org/x/image/font/gofont/gobolditalic"
-	"golang.org/x/image/font/gofont/goitalic"
-	"golang.org/x/image/font/gofont/gomono"
-	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
 )
 
-// face is one of the embedded font faces.
+// face is one of the font faces documents are set in.
 type face uint8
 
 const (
@@ -49,22 +46,23 @@ func (f face) style() string {
 	return ""
 }
 
-func (f face) ttf() []byte {
+// source is the compiled-in face f is set in.
+func (f face) source() fonts.Face {
 	switch f {
 	case bold:
-		return gobold.TTF
+		return fonts.GoBold
 	case italic:
-		return goitalic.TTF
+		return fonts.GoItalic
 	case boldItalic:
-		return gobolditalic.TTF
+		return fonts.GoBoldItalic
 	case mono:
-		return gomono.TTF
+		return fonts.GoMono
 	}
-	return goregular.TTF
+	return fonts.GoRegular
 }
 
 // withBold and withItalic combine emphasis; mono stays mono because the
-// Go Mono faces other than regular are not embedded.
+// Go Mono faces other than regular are not embedded in documents.
 func (f face) withBold() face {
 	switch f {
 	case regular:
@@ -109,9 +107,9 @@ func buildMetrics() *metrics {
 	}
 	var buf sfnt.Buffer
 	for fc := range faceCount {
-		fnt, err := sfnt.Parse(fc.ttf())
+		fnt, err := fc.source().Font()
 		if err != nil {
-			panic("pdf: parsing embedded Go font: " + err.Error())
+			panic("pdf: " + err.Error())
 		}
 		upem := fnt.UnitsPerEm()
 		scale := 1000 / float64(upem)

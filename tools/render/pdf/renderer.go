@@ -176,7 +176,7 @@ func (r *renderer) setFont(fc face, size float64) {
 	if !r.added[fc] {
 		// fpdf writes into the font bytes it is given while it subsets
 		// them, so it gets a copy: the originals are shared.
-		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.ttf()))
+		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.source().TTF()))
 		r.added[fc] = true
 	}
 	if fc != r.font || size != r.fontSize {

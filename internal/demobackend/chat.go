@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"net/http"
@@ -13,7 +13,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, rec *Request,
 		apierror.Write(w, modelNotFound(req.Model))
 		return
 	}
-	reply, ok := s.pick(rec)
+	var reply Reply
+	ok := false
+	if s.opts.Answer != nil {
+		reply, ok = s.opts.Answer(rec)
+	}
 	if !ok {
 		reply = DemoReply(req, s.opts.Reasoning)
 	}
@@ -46,7 +50,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, rec *Request,
 	s.answerJSON(w, r, c, reply)
 }
 
-// writeErrorReply sends a scripted failure.
+// writeErrorReply sends a Reply that is a failure.
 func writeErrorReply(w http.ResponseWriter, r Reply) {
 	if r.Body == "" {
 		apierror.Write(w, defaultError(r.Status))

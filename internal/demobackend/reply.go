@@ -1,17 +1,19 @@
-package testupstream
+package demobackend
 
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 )
 
-// Reply is one scripted answer to a chat completion request. The same
-// Reply is sent as one JSON document or as a stream, as the request asks.
-// The zero value answers with empty content and finish_reason "stop".
+// Reply is an answer to a chat completion request: the demo answer
+// (DemoReply), or one that Options.Answer supplies, which may also be a
+// failure (an error status, a cut stream, a delay) for tests to meet.
+// The same Reply is sent as one JSON document or as a stream, as the
+// request asks. The zero value answers with empty content and
+// finish_reason "stop".
 type Reply struct {
 	// Content is the assistant text. Streamed one token (see Tokens) per
 	// chunk.
@@ -80,7 +82,7 @@ type Reply struct {
 	BreakError *apierror.Error
 }
 
-// ToolCall is a function call the scripted assistant makes.
+// ToolCall is a function call the assistant makes.
 type ToolCall struct {
 	// ID of the call. Default: "call_" plus a number unique to the server.
 	ID string
@@ -99,99 +101,4 @@ type Usage struct {
 	// completion_tokens_details.reasoning_tokens (already part of
 	// CompletionTokens).
 	ReasoningTokens int `json:"-"`
-}
-
-// Text is a Reply with content s.
-func Text(s string) Reply { return Reply{Content: s} }
-
-// ToolCalls is a Reply that calls the given tools.
-func ToolCalls(calls ...ToolCall) Reply { return Reply{ToolCalls: calls} }
-
-// Error is a Reply with HTTP status and body (OpenAI's envelope for
-// status when body is empty).
-func Error(status int, body string) Reply { return Reply{Status: status, Body: body} }
-
-// Responder decides the reply to a chat request; ok false leaves the
-// request to the next rule.
-type Responder func(req *Request) (r Reply, ok bool)
-
-// Enqueue appends replies to the queue. Each chat completion request that
-// no Match or Respond rule answers takes the next reply; when the queue is
-// empty the demo answer is sent.
-func (s *Server) Enqueue(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
-
-// Match answers every chat request for which pred is true with r, ahead
-// of the queue. Rules are tried in the order they were added.
-func (s *Server) Match(pred func(*Request) bool, r Reply) {
-	s.Respond(func(req *Request) (Reply, bool) { return r, pred(req) })
-}
-
-// Respond adds a rule that computes replies, ahead of the queue.
-func (s *Server) Respond(fn Responder) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules = append(s.rules, fn)
-}
-
-// Pending is the number of queued replies not yet used.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
-}
-
-// Reset drops queued replies, rules, recorded requests and served
-// completions.
-func (s *Server) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue, s.rules, s.requests, s.served = nil, nil, nil, nil
-}
-
-// pick chooses the reply for req; ok false means no script applies.
-func (s *Server) pick(req *Request) (r Reply, ok bool) {
-	s.mu.Lock()
-	rules := s.rules
-	s.mu.Unlock()
-	// Rules run unlocked so that a Responder may call back into s.
-	for _, fn := range rules {
-		if r, ok := fn(req); ok {
-			return r, true
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
-		return Reply{}, false
-	}
-	r = s.queue[0]
-	s.queue = s.queue[1:]
-	return r, true
-}
-
-// Predicates for Match.
-
-// LastUserContains matches requests whose last user message contains
-// substr.
-func LastUserContains(substr string) func(*Request) bool {
-	return func(r *Request) bool {
-		return r.Chat != nil && strings.Contains(r.Chat.LastUserText(), substr)
-	}
-}
-
-// ToolOffered matches requests that offer the function tool name.
-func ToolOffered(name string) func(*Request) bool {
-	return func(r *Request) bool { return r.Chat != nil && r.Chat.HasTool(name) }
-}
-
-// LastRole matches requests whose last message has the given role, e.g.
-// "tool" for the round after a tool call.
-func LastRole(role string) func(*Request) bool {
-	return func(r *Request) bool {
-		return r.Chat != nil && len(r.Chat.Messages) > 0 && r.Chat.Messages[len(r.Chat.Messages)-1].Role == role
-	}
 }

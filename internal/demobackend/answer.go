@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // abort closes the connection without finishing the response: net/http
-// recovers this panic silently. It is how a scripted failure drops the
+// recovers this panic silently. It is how a Reply that fails drops the
 // connection, and how an answer ends when the client has gone or the
 // server is shutting down, so that a client still reading sees a broken
 // response rather than an empty or truncated but well-formed one.

@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func userParams(model, text string) openai.ChatCompletionNewParams {
 }
 
 func TestClientListsModels(t *testing.T) {
-	s := Start(t, Options{Models: []string{"m-large", "m-small"}, APIKey: testKey})
+	s := start(t, Options{Models: []string{"m-large", "m-small"}, APIKey: testKey})
 	client := newClient(s)
 	page, err := client.Models.List(context.Background())
 	if err != nil {
@@ -39,8 +39,8 @@ func TestClientListsModels(t *testing.T) {
 }
 
 func TestClientJSONAnswer(t *testing.T) {
-	s := Start(t, Options{APIKey: testKey})
-	s.Enqueue(Text("Hello, world!"))
+	s := start(t, Options{APIKey: testKey})
+	s.Enqueue(textReply("Hello, world!"))
 	client := newClient(s)
 	resp, err := client.Chat.Completions.New(context.Background(), userParams("any-model", "Say hi"))
 	if err != nil {
@@ -64,7 +64,7 @@ func TestClientJSONAnswer(t *testing.T) {
 
 // streamAll runs a streaming request through the official accumulator and
 // returns it together with the raw chunks.
-func streamAll(t *testing.T, s *Server, params openai.ChatCompletionNewParams) (openai.ChatCompletionAccumulator, []openai.ChatCompletionChunk) {
+func streamAll(t *testing.T, s *testServer, params openai.ChatCompletionNewParams) (openai.ChatCompletionAccumulator, []openai.ChatCompletionChunk) {
 	t.Helper()
 	client := newClient(s)
 	stream := client.Chat.Completions.NewStreaming(context.Background(), params)
@@ -94,9 +94,9 @@ func TestClientStreamsText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Start(t, Options{APIKey: testKey})
+			s := start(t, Options{APIKey: testKey})
 			const text = "The quick brown fox jumps over the lazy dog."
-			s.Enqueue(Text(text))
+			s.Enqueue(textReply(text))
 			params := userParams(DefaultModel, "go")
 			if tt.includeUsage {
 				params.StreamOptions.IncludeUsage = openai.Bool(true)
@@ -148,7 +148,7 @@ func TestClientStreamsText(t *testing.T) {
 }
 
 func TestClientStreamsToolCalls(t *testing.T) {
-	s := Start(t, Options{APIKey: testKey})
+	s := start(t, Options{APIKey: testKey})
 	calls := []ToolCall{
 		{ID: "call_a", Name: "web_search", Arguments: `{"query":"weather in Paris today"}`},
 		{Name: "remember", Arguments: `{"fact":"likes tea"}`},
@@ -215,8 +215,8 @@ func TestClientStreamsToolCalls(t *testing.T) {
 }
 
 func TestClientJSONToolCallsAndContentNull(t *testing.T) {
-	s := Start(t, Options{APIKey: testKey})
-	s.Enqueue(ToolCalls(ToolCall{Name: "open_url", Arguments: `{"url":"https://example.com"}`}))
+	s := start(t, Options{APIKey: testKey})
+	s.Enqueue(toolCalls(ToolCall{Name: "open_url", Arguments: `{"url":"https://example.com"}`}))
 	client := newClient(s)
 	resp, err := client.Chat.Completions.New(context.Background(), userParams(DefaultModel, "open it"))
 	if err != nil {
@@ -232,7 +232,7 @@ func TestClientJSONToolCallsAndContentNull(t *testing.T) {
 }
 
 func TestClientReasoningBeforeContent(t *testing.T) {
-	s := Start(t, Options{APIKey: testKey})
+	s := start(t, Options{APIKey: testKey})
 	s.Enqueue(Reply{Reasoning: "Think first, then answer.", Content: "Answer."})
 	params := userParams(DefaultModel, "q")
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
@@ -268,7 +268,7 @@ func TestClientReasoningBeforeContent(t *testing.T) {
 }
 
 func TestClientJSONMode(t *testing.T) {
-	s := Start(t, Options{APIKey: testKey})
+	s := start(t, Options{APIKey: testKey})
 	params := userParams(DefaultModel, "Reply in JSON please")
 	params.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
 	client := newClient(s)
@@ -292,13 +292,13 @@ func TestClientSeesScriptedErrors(t *testing.T) {
 		status   int
 		wantCode string
 	}{
-		{name: "rate limited", reply: Error(429, ""), status: 429, wantCode: "rate_limit_exceeded"},
-		{name: "server error", reply: Error(500, ""), status: 500, wantCode: "server_error"},
-		{name: "custom envelope", reply: Error(400, `{"error":{"message":"context too long","type":"invalid_request_error","code":"context_length_exceeded"}}`), status: 400, wantCode: "context_length_exceeded"},
+		{name: "rate limited", reply: errorReply(429, ""), status: 429, wantCode: "rate_limit_exceeded"},
+		{name: "server error", reply: errorReply(500, ""), status: 500, wantCode: "server_error"},
+		{name: "custom envelope", reply: errorReply(400, `{"error":{"message":"context too long","type":"invalid_request_error","code":"context_length_exceeded"}}`), status: 400, wantCode: "context_length_exceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Start(t, Options{APIKey: testKey})
+			s := start(t, Options{APIKey: testKey})
 			s.Enqueue(tt.reply)
 			client := newClient(s)
 			_, err := client.Chat.Completions.New(context.Background(), userParams(DefaultModel, "x"))
@@ -314,7 +314,7 @@ func TestClientSeesScriptedErrors(t *testing.T) {
 }
 
 func TestClientStreamBrokenMidway(t *testing.T) {
-	s := Start(t, Options{APIKey: testKey})
+	s := start(t, Options{APIKey: testKey})
 	s.Enqueue(Reply{Content: "one two three four five six", BreakAfter: 3})
 	client := newClient(s)
 	stream := client.Chat.Completions.NewStreaming(context.Background(), userParams(DefaultModel, "x"))

@@ -1,13 +1,14 @@
-package testupstream
+package demobackend
 
 import "time"
 
 // DefaultModel is the model listed when Options.Models is empty.
 const DefaultModel = "switchyard-demo"
 
-// Options configure a Server. Each field other than Now and Ready is one
-// flag of `switchyard demo-backend`. The zero value is a backend without
-// delays or authentication that lists DefaultModel and accepts any model.
+// Options configure a Server. Each field other than Now, Ready, Answer,
+// Observe and Served is one flag of `switchyard demo-backend`. The zero value is
+// a backend without delays or authentication that lists DefaultModel,
+// accepts any model and gives every request the demo answer.
 type Options struct {
 	// Models listed by GET /v1/models, in order. When set, a chat request
 	// naming any other model is refused with 404 model_not_found, as
@@ -31,9 +32,9 @@ type Options struct {
 	// Default: 0, no pause.
 	InterTokenDelay time.Duration
 
-	// Reasoning makes the unscripted demo answer begin with a short
+	// Reasoning makes the demo answer begin with a short
 	// reasoning_content part, as reasoning models served by vLLM do.
-	// Scripted replies are unaffected. Default: false.
+	// Replies from Answer are unaffected. Default: false.
 	Reasoning bool
 
 	// Now supplies the "created" timestamps. Not a flag. Default: time.Now.
@@ -44,6 +45,26 @@ type Options struct {
 	// flag. Default: nil, which prints
 	// "demo backend listening on http://ADDR/v1" to standard error.
 	Ready func(baseURL string)
+
+	// Answer, when set, is asked for the reply to every chat request the
+	// server accepts (valid, authorised, naming a known model); ok false
+	// leaves the request to the demo answer. It is how the scripted
+	// upstream of the tests (internal/testupstream) answers. It may be
+	// called concurrently. Not a flag. Default: nil, the demo answer.
+	Answer func(req *Request) (r Reply, ok bool)
+
+	// Observe, when set, is called with every request as it arrives,
+	// before it is answered, the unauthorised and invalid ones included.
+	// The Header and Body it is given are the server's: read them, do not
+	// modify them. It may be called concurrently. Not a flag. Default:
+	// nil.
+	Observe func(Request)
+
+	// Served, when set, is called with every completion the server began
+	// to answer with 200, once its handler returns: the usage the answer
+	// reports and how much of it went out (see Served). It may be called
+	// concurrently. Not a flag. Default: nil.
+	Served func(Served)
 }
 
 func (o *Options) now() time.Time {

@@ -1,16 +1,16 @@
-package storage
+package objectid
 
 import "testing"
 
-func TestParseObjectID(t *testing.T) {
+func TestParse(t *testing.T) {
 	cases := []struct {
 		id    string
-		class ObjectClass
+		class Class
 		n     int64
 		ok    bool
 	}{
-		{"obj1", ObjectFinal, 1, true},
-		{"el42", ObjectElement, 42, true},
+		{"obj1", Final, 1, true},
+		{"el42", Element, 42, true},
 		{"obj0", 0, 0, false},
 		{"obj01", 0, 0, false},
 		{"obj", 0, 0, false},
@@ -22,12 +22,12 @@ func TestParseObjectID(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.id, func(t *testing.T) {
-			c, n, ok := ParseObjectID(tc.id)
+			c, n, ok := Parse(tc.id)
 			if ok != tc.ok || (ok && (c != tc.class || n != tc.n)) {
 				t.Errorf("got %v %d %v", c, n, ok)
 			}
-			if ok && ObjectID(c, n) != tc.id {
-				t.Errorf("ObjectID round trip gave %q", ObjectID(c, n))
+			if ok && Format(c, n) != tc.id {
+				t.Errorf("Format round trip gave %q", Format(c, n))
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"net/http"
@@ -53,7 +53,7 @@ func TestRequestValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Start(t, tt.opts)
+			s := start(t, tt.opts)
 			method := cmpOr(tt.method, http.MethodPost)
 			path := cmpOr(tt.path, "/v1/chat/completions")
 			req, err := http.NewRequest(method, strings.TrimSuffix(s.URL(), "/v1")+path, strings.NewReader(tt.body))

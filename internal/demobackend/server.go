@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"crypto/subtle"
@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -22,21 +21,14 @@ const maxBodyBytes = 32 << 20
 // listing is byte-for-byte stable.
 const modelsCreated = 1735689600 // 2025-01-01T00:00:00Z
 
-// Server is the scripted backend. It is an http.Handler; mount it at the
-// root, since it answers the /v1/... paths itself. All methods are safe
-// for concurrent use, also while requests are being served.
+// Server is the backend. It is an http.Handler; mount it at the root,
+// since it answers the /v1/... paths itself. It is safe for concurrent
+// use.
 type Server struct {
 	opts Options
 
 	reqSeq  atomic.Uint64 // numbers requests: x-request-id, completion ids
 	callSeq atomic.Uint64 // numbers generated tool-call ids
-
-	mu       sync.Mutex
-	queue    []Reply
-	rules    []Responder
-	requests []Request
-	served   []Served
-	baseURL  string
 }
 
 // Request is a request the server received, as it arrived.
@@ -56,43 +48,6 @@ func New(opts Options) *Server {
 	return &Server{opts: opts}
 }
 
-// URL is the base URL clients use ("http://127.0.0.1:PORT/v1") of a
-// server started with Start, or "" otherwise.
-func (s *Server) URL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.baseURL
-}
-
-// Requests returns every request received so far, oldest first, the
-// unauthorised and invalid ones included. The Header and Body of the
-// returned values are shared with the server: read them, do not modify.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// ChatRequests returns the Chat of every request that has one, oldest
-// first.
-func (s *Server) ChatRequests() []*ChatRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*ChatRequest
-	for _, r := range s.requests {
-		if r.Chat != nil {
-			out = append(out, r.Chat)
-		}
-	}
-	return out
-}
-
-func (s *Server) record(r Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
-}
-
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := s.reqSeq.Add(1)
@@ -107,7 +62,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		chat, chatErr = decodeChatRequest(body)
 		rec.Chat = chat
 	}
-	s.record(rec)
+	if s.opts.Observe != nil {
+		s.opts.Observe(rec)
+	}
 
 	if readErr != nil {
 		var tooLarge *http.MaxBytesError

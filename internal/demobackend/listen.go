@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"time"
 )
@@ -15,35 +14,6 @@ import (
 // after its context ends. Handlers watch the same context, so streams end
 // promptly and this is only a backstop.
 const shutdownGrace = 5 * time.Second
-
-// Start runs a Server on a random port of 127.0.0.1 until the test ends.
-// Its URL method returns the base URL to give clients.
-func Start(t TB, opts Options) *Server {
-	t.Helper()
-	s := New(opts)
-	// Cancelled before Close, so that a handler waiting out a long Delay
-	// or TimeToFirstToken does not hold the test's cleanup up.
-	ctx, cancel := context.WithCancel(context.Background())
-	ts := httptest.NewUnstartedServer(s)
-	ts.Config.BaseContext = func(net.Listener) context.Context { return ctx }
-	ts.Start()
-	t.Cleanup(func() {
-		cancel()
-		ts.Close()
-	})
-	s.mu.Lock()
-	s.baseURL = ts.URL + "/v1"
-	s.mu.Unlock()
-	return s
-}
-
-// TB is the part of testing.TB that Start uses. Declaring it here keeps
-// the testing package out of the switchyard binary, which links this
-// package for its demo-backend command.
-type TB interface {
-	Helper()
-	Cleanup(func())
-}
 
 // ListenAndServe serves a Server configured by opts on addr (host:port;
 // port 0 picks a free one) until ctx ends, then shuts down gracefully and
@@ -57,7 +27,6 @@ func ListenAndServe(ctx context.Context, addr string, opts Options) error {
 	}
 	s := New(opts)
 	base := "http://" + ln.Addr().String() + "/v1"
-	s.baseURL = base
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,

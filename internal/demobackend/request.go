@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"encoding/json"

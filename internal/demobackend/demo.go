@@ -1,4 +1,4 @@
-package testupstream
+package demobackend
 
 import (
 	"crypto/sha256"
@@ -13,7 +13,7 @@ import (
 // quotes back.
 const quoteRunes = 60
 
-// DemoReply is the answer to a request that no script covers. It depends
+// DemoReply is the answer to a request Options.Answer leaves. It depends
 // only on the request, so the same request always gets the same answer:
 //
 //	Demo backend reply. Your message has 7 tokens (digest 6c5382c7): "Hello there, how are you?"

@@ -1,0 +1,107 @@
+// Package fonts is where the renderers get their font faces: every face
+// any of them draws text with, compiled into the binary so that a
+// document or a picture looks the same on every machine, and no face
+// that none of them uses, since each face linked is a few hundred
+// kilobytes of binary.
+//
+// The PDF renderer sets text in Go Regular, Bold, Italic, Bold Italic and
+// Go Mono; the diagram painter in those and Go Mono Bold; charts in
+// Liberation Sans Regular and Bold, which are metric-compatible with
+// Arial and Helvetica, the faces business charts are usually set in.
+// Word documents and spreadsheets name their fonts for the reader's
+// office program and embed none.
+package fonts
+
+import (
+	"fmt"
+	"sync"
+
+	"codeberg.org/go-fonts/liberation/liberationsansbold"
+	"codeberg.org/go-fonts/liberation/liberationsansregular"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/gobolditalic"
+	"golang.org/x/image/font/gofont/goitalic"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/gomonobold"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/sfnt"
+)
+
+// Face is one of the compiled-in font faces.
+type Face uint8
+
+const (
+	GoRegular Face = iota
+	GoBold
+	GoItalic
+	GoBoldItalic
+	GoMono
+	GoMonoBold
+	SansRegular // Liberation Sans
+	SansBold    // Liberation Sans Bold
+	numFaces
+)
+
+var ttfs = [numFaces][]byte{
+	GoRegular:    goregular.TTF,
+	GoBold:       gobold.TTF,
+	GoItalic:     goitalic.TTF,
+	GoBoldItalic: gobolditalic.TTF,
+	GoMono:       gomono.TTF,
+	GoMonoBold:   gomonobold.TTF,
+	SansRegular:  liberationsansregular.TTF,
+	SansBold:     liberationsansbold.TTF,
+}
+
+var names = [numFaces]string{
+	GoRegular:    "Go Regular",
+	GoBold:       "Go Bold",
+	GoItalic:     "Go Italic",
+	GoBoldItalic: "Go Bold Italic",
+	GoMono:       "Go Mono",
+	GoMonoBold:   "Go Mono Bold",
+	SansRegular:  "Liberation Sans",
+	SansBold:     "Liberation Sans Bold",
+}
+
+func (f Face) String() string {
+	if f >= numFaces {
+		return fmt.Sprintf("fonts.Face(%d)", uint8(f))
+	}
+	return names[f]
+}
+
+// TTF returns the face's TrueType file. The bytes are shared by every
+// caller: a consumer that modifies what it is given (fpdf does) needs a
+// copy.
+func (f Face) TTF() []byte {
+	if f >= numFaces {
+		return nil
+	}
+	return ttfs[f]
+}
+
+// parsed holds each face parsed, once per process. An sfnt.Font is
+// read-only once parsed and safe for concurrent use, each caller with
+// its own sfnt.Buffer.
+var parsed = func() (p [numFaces]func() (*sfnt.Font, error)) {
+	for f := range numFaces {
+		p[f] = sync.OnceValues(func() (*sfnt.Font, error) {
+			fnt, err := sfnt.Parse(ttfs[f])
+			if err != nil {
+				return nil, fmt.Errorf("fonts: parsing %s: %w", f, err)
+			}
+			return fnt, nil
+		})
+	}
+	return p
+}()
+
+// Font returns the face parsed (an sfnt.Font is an opentype.Font),
+// parsing it on first use.
+func (f Face) Font() (*sfnt.Font, error) {
+	if f >= numFaces {
+		return nil, fmt.Errorf("fonts: no face %d", uint8(f))
+	}
+	return parsed[f]()
+}
