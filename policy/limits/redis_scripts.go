@@ -236,17 +236,23 @@ return {1, lease, remaining, "0", tostring(reset_after), hold, 0}
 
 // settleScript frees a hold and lowers the mirrored balance by the
 // request's charge. A mirror that expired is left alone: the next
-// admission seeds it from a ledger balance that has the charge.
+// admission seeds it from a ledger balance that has the charge. A try
+// that may repeat one whose answer was lost (again "1") lowers the
+// mirror only when it removes the hold: the earlier try, had it run,
+// removed the hold and took the charge together. (Should the hold have
+// expired before such a try, the mirror lacks the charge until it
+// expires, within the balance TTL, as with a settlement never sent.)
 //
 // KEYS[1]: the account's mirrored balance; KEYS[2]: its holds; KEYS[3]:
 // the sum of the holds' cents
-// ARGV: hold member, charge in cents
+// ARGV: hold member, charge in cents, again ("1" or "0")
 var settleScript = redis.NewScript(heldLua + `
-if redis.call("ZREM", KEYS[2], ARGV[1]) == 1 then
+local removed = redis.call("ZREM", KEYS[2], ARGV[1]) == 1
+if removed then
   lower_sum(KEYS[3], hold_cents(ARGV[1]), 1)
 end
 local charge = tonumber(ARGV[2])
-if charge > 0 and redis.call("EXISTS", KEYS[1]) == 1 then
+if charge > 0 and (removed or ARGV[3] ~= "1") and redis.call("EXISTS", KEYS[1]) == 1 then
   redis.call("HINCRBY", KEYS[1], "bal", -charge)
 end
 return 1
