@@ -210,9 +210,11 @@ func AskV1(req V1Request) Ask {
 // BeforeBody is the limiter's question for a request of p under prof
 // before its body is read: the key's request rate and, on a chargeable
 // route, whether the account's available balance covers the minimum
-// charge (a check that holds nothing, limits.Reservation.CheckOnly). A
-// refusal here has read nothing of the body; an account that cannot pay
-// spends no rate.
+// charge (a check that holds nothing, limits.Reservation.CheckOnly). The
+// admission step asks it of limits.Prechecker, which answers from what
+// the node knows without a round trip, before reading a body; and of
+// Admit for a request with no body to read, whose admission it is. An
+// account that cannot pay spends no rate.
 func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.AdmitRequest {
 	req := limits.AdmitRequest{Key: p.KeyID, Rate: limits.RateFor(prof)}
 	if m.Chargeable() {
@@ -226,15 +228,17 @@ func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.Adm
 	return req
 }
 
-// AfterBody is the limiter's question once the body is read and parsed:
-// one of the key's stream slots when it asks for a stream, and on a
-// chargeable route a hold of its estimated cost (HoldEstimate at the
-// hold prices of its model, ForHold) against the account's balance, in
-// one step. The rate was spent before the body. ok is false when there
-// is nothing to ask.
+// AfterBody is the limiter's question once the body is read and parsed,
+// the one Admit (one Redis round trip) of a request with a body: the
+// key's request rate, one of its stream slots when it asks for a stream,
+// and on a chargeable route a hold of its estimated cost (HoldEstimate at
+// the hold prices of its model, ForHold) against the account's balance,
+// in one step. A refusal by any of them spends nothing of the others.
+// ok is false when there is nothing to ask.
 func AfterBody(prof policy.Profile, p policy.Principal, ask Ask) (req limits.AdmitRequest, ok bool) {
 	req = limits.AdmitRequest{
 		Key:         p.KeyID,
+		Rate:        limits.RateFor(prof),
 		StreamLimit: prof.ConcurrentStreams,
 		WantLease:   ask.Stream,
 	}
@@ -246,7 +250,7 @@ func AfterBody(prof policy.Profile, p policy.Principal, ask Ask) (req limits.Adm
 			Min:     prof.MinChargeCents,
 		}
 	}
-	return req, req.WantLease || req.Reserve.Account != ""
+	return req, req.Rate.Enabled() || req.WantLease || req.Reserve.Account != ""
 }
 
 // Refusal is the client's error for an error of the limiter's Admit: 402

@@ -128,9 +128,9 @@ func TestAdmitRequests(t *testing.T) {
 			}
 		}
 	})
-	t.Run("after the body: a slot and the estimate held, no rate", func(t *testing.T) {
+	t.Run("after the body: the rate, a slot and the estimate held, in one step", func(t *testing.T) {
 		req, ok := AfterBody(prof, p, AskV1(body))
-		if !ok || req.Key != "key_1" || !req.WantLease || req.StreamLimit != prof.ConcurrentStreams || req.Rate.Enabled() {
+		if !ok || req.Key != "key_1" || !req.WantLease || req.StreamLimit != prof.ConcurrentStreams || req.Rate != limits.RateFor(prof) {
 			t.Errorf("req %+v", req)
 		}
 		want := HoldEstimate(prof.ForModel("m"), int64(len(body.Body)), 100, DefaultHoldTokens)

@@ -224,31 +224,41 @@ func TestStalledBodiesDoNotStarveOthers(t *testing.T) {
 }
 
 // TestAdmissionBeforeTheBody: a key whose account has nothing, and a key
-// past its rate, are refused as soon as their headers arrive, without
-// waiting for a body that never comes.
+// past its rate once the node knows it (here, from the answer to the
+// key's one request), are refused as soon as their headers arrive,
+// without waiting for a body that never comes: in process, and with
+// Redis, where the check before the body asks Redis nothing.
 func TestAdmissionBeforeTheBody(t *testing.T) {
-	_, e := scriptedEnv(t)
-	broke := newKey(t, e, "broke")
-	busy := fundedKey(t, e, "busy")
-	g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\trequests 1 1m\n\t\t}"))
+	for _, mode := range []string{"embedded", "distributed"} {
+		t.Run(mode, func(t *testing.T) {
+			up := testupstream.Start(t, testupstream.Options{})
+			e := embeddedEnv(t, up.URL())
+			if mode == "distributed" {
+				e = distributedEnv(t, up.URL())
+			}
+			broke := newKey(t, e, "broke")
+			busy := fundedKey(t, e, "busy")
+			g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\trequests 1 1m\n\t\t\tredis_timeout 2s\n\t\t}"))
 
-	c := stalledBody(t, g, broke, "/v1/chat/completions", 1000, "")
-	if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusPaymentRequired {
-		t.Fatalf("a zero balance with its body still to come: %d %s, want 402 at once", status, body)
-	}
-	c = stalledBody(t, g, "sk-"+strings.Repeat("x", 40), "/v1/chat/completions", 1000, "")
-	if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusUnauthorized {
-		t.Fatalf("an unknown key with its body still to come: %d %s, want 401 at once", status, body)
-	}
+			c := stalledBody(t, g, broke, "/v1/chat/completions", 1000, "")
+			if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusPaymentRequired {
+				t.Fatalf("a zero balance with its body still to come: %d %s, want 402 at once", status, body)
+			}
+			c = stalledBody(t, g, "sk-"+strings.Repeat("x", 40), "/v1/chat/completions", 1000, "")
+			if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusUnauthorized {
+				t.Fatalf("an unknown key with its body still to come: %d %s, want 401 at once", status, body)
+			}
 
-	if status, _, body := g.do("GET", "/v1/models", busy, ""); status != http.StatusOK {
-		t.Fatalf("first request: %d %s", status, body)
-	}
-	for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
-		c = stalledBody(t, g, busy, path, 1000, "")
-		if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusTooManyRequests {
-			t.Fatalf("%s past the rate with its body still to come: %d %s, want 429 at once", path, status, body)
-		}
+			if status, _, body := g.do("GET", "/v1/models", busy, ""); status != http.StatusOK {
+				t.Fatalf("first request: %d %s", status, body)
+			}
+			for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
+				c = stalledBody(t, g, busy, path, 1000, "")
+				if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusTooManyRequests {
+					t.Fatalf("%s past the rate with its body still to come: %d %s, want 429 at once", path, status, body)
+				}
+			}
+		})
 	}
 }
 

@@ -106,6 +106,7 @@ type Redis struct {
 	refusals  atomic.Uint64
 	retries   atomic.Uint64 // releases tried again
 
+	spent    spentRates // keys whose rate this node knows spent, for Precheck
 	releases releases   // slots and holds to free, gathered
 	admits   admitQueue // admissions waiting for the pipeline in flight
 	renewals renewals   // leases and holds to keep alive
@@ -378,6 +379,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	// function finished first but with an error or too late.
 	var claim atomic.Int32 // 0 open, 1 answered, 2 abandoned by the caller
 	var reply []any
+	sent := r.clock()
 	err := r.call(ctx, "admit", func(ctx context.Context) (err error) {
 		defer func() {
 			if !claim.CompareAndSwap(0, 1) {
@@ -388,7 +390,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		return err
 	})
 	if err == nil {
-		return r.admission(ctx, req, id, reply)
+		return r.admission(ctx, req, id, sent, reply)
 	}
 	if !errors.Is(err, errBreakerOpen) && !claim.CompareAndSwap(0, 2) {
 		r.undoAdmit(req, id, reply)
@@ -434,7 +436,9 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
 	}
 }
 
-func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, reply []any) (Admission, error) {
+// admission reads the admit script's reply to the admission id of req,
+// sent at sent, and remembers a rate it shows spent (spentRates).
+func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent time.Time, reply []any) (Admission, error) {
 	if len(reply) != 5 && len(reply) != 7 {
 		return Admission{}, fmt.Errorf("limits: admit script returned %d values", len(reply))
 	}
@@ -463,7 +467,6 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, repl
 			Allowed:    allowed == 1,
 			Limit:      req.Rate.Limit,
 			Remaining:  int(remaining),
-			RetryAfter: retryAfter,
 			ResetAfter: resetAfter,
 		}
 	} else {
@@ -473,7 +476,12 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, repl
 	case lease == 2:
 		return Admission{Rate: res}, newStreamError(req.StreamLimit)
 	case allowed != 1:
+		res.RetryAfter = retryAfter
+		r.spent.spend(req.Key, req.Rate, sent, retryAfter, resetAfter)
 		return Admission{Rate: res}, newRateError(req.Rate, res)
+	case req.Rate.Enabled() && remaining == 0:
+		// Admitted, and the next is not until retryAfter.
+		r.spent.spend(req.Key, req.Rate, sent, retryAfter, resetAfter)
 	}
 	adm := Admission{Rate: res}
 	var end *streamEnd

@@ -119,9 +119,11 @@ end
 //
 // Returns {allowed, lease, remaining, retry_after, reset_after, hold,
 // available}: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
-// refused; the durations as strings of seconds; hold the cents held (0
-// none asked, -1 refused for lack of balance, with available the balance
-// less the holds). Nothing is consumed unless the request is admitted by
+// refused; the durations as strings of seconds, retry_after of an
+// admission whose rate has nothing remaining the time until the next
+// would be admitted (0 otherwise); hold the cents held (0 none asked, -1
+// refused for lack of balance, with available the balance less the
+// holds). Nothing is consumed unless the request is admitted by
 // every check; keeping the mirror up to date and dropping expired holds
 // happen either way.
 var admitScript = redis.NewScript(nowLua + expireLua + heldLua + `
@@ -169,9 +171,9 @@ if #KEYS >= 4 then
 end
 
 local remaining, reset_after = 0, 0
-local tat, new_tat, held
+local tat, new_tat, held, interval
 if mode == "1" then
-  local interval = period / limit
+  interval = period / limit
   tat = tonumber(redis.call("GET", KEYS[1]) or now)
   if tat < now then tat = now end
   new_tat = tat + interval
@@ -225,13 +227,23 @@ if hold_member then
   expire_after_longest(KEYS[4], now, KEYS[5])
 end
 
+-- next_after: with nothing remaining, the time until a request would be
+-- admitted again (the node that asked refuses until then without asking).
+local next_after = 0
 if mode == "1" then
   redis.call("SET", KEYS[1], new_tat, "EX", math.ceil(reset_after))
+  if remaining == 0 then
+    next_after = new_tat - interval * (burst - 1) - now
+  end
 elseif mode == "2" then
   redis.call("ZADD", KEYS[1], now, id)
   redis.call("PEXPIRE", KEYS[1], math.ceil(period * 1000))
+  if remaining == 0 then
+    local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+    next_after = tonumber(first[2]) + period - now
+  end
 end
-return {1, lease, remaining, "0", tostring(reset_after), hold, 0}
+return {1, lease, remaining, tostring(next_after), tostring(reset_after), hold, 0}
 `)
 
 // settleScript frees a hold and lowers the mirrored balance by the
