@@ -186,6 +186,22 @@ func CheckBody(m BodyMeter, method, path string, header http.Header, hasBody boo
 	return nil
 }
 
+// CheckQuery refuses, with 400 unsupported_parameter, a query string on
+// a request that m reads as a /v1 JSON body: the meter reads the body
+// alone, and a backend that took parameters from the query would serve
+// a request other than the one admitted and metered. OpenAI's routes that
+// take a JSON body take no query parameters; a client that sends one is
+// told rather than having it dropped. The gateway's own routes (the /v3
+// chat, uploads) and the routes without a body read no query upstream.
+// An empty query ("?" alone) passes.
+func CheckQuery(m BodyMeter, method, path, rawQuery string) *apierror.Error {
+	if m != V1JSON || rawQuery == "" {
+		return nil
+	}
+	return apierror.InvalidRequest("unsupported_parameter", method+" "+clip.Ellipsis(path, 80)+
+		" takes its parameters in its JSON body, not in the query string (found \""+clip.Ellipsis(rawQuery, 80)+"\").")
+}
+
 // Ask is what the admission after the body needs to know of a request:
 // its meter and what the one strict parse of its body found.
 type Ask struct {

@@ -65,7 +65,9 @@ func (ad admitted) release() {
 // in docs/billing.md ("The admission order"):
 //
 //  1. The body's label: a request whose body its route's meter does not
-//     read (billing.CheckBody) gets 415, before anything is counted.
+//     read (billing.CheckBody) gets 415, and one read as a /v1 JSON body
+//     that carries a query string (billing.CheckQuery) 400, before
+//     anything is counted.
 //  2. Before the body, what the node knows without a round trip
 //     (limits.Prechecker, billing.BeforeBody): a ledger balance below the
 //     minimum charge, a key whose rate this node saw spent (in process:
@@ -84,6 +86,9 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 	a := h.app.admission
 	m := a.routes.Load().BodyMeter(r.Method, r.URL.Path)
 	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+		return admitted{}, err
+	}
+	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
 		return admitted{}, err
 	}
 	prof := h.app.Profile()

@@ -84,6 +84,45 @@ func TestV1RefusesWhatItCannotMeter(t *testing.T) {
 	}
 }
 
+// TestV1RefusesAQueryString: a /v1 route that takes a JSON body takes no
+// query string, which the meter does not read and a backend might: the
+// request is refused with 400 before anything is spent or reaches the
+// upstream. A read keeps its query, and a bare "?" is not refused.
+func TestV1RefusesAQueryString(t *testing.T) {
+	up, e, key, g := fundedGateway(t, "querier")
+	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text("Fine."), true })
+	for _, query := range []string{"?max_tokens=1000000", "?model=dear-model&stream=true", "?api-version=2024-10-21", "?%zz"} {
+		for _, body := range []string{chatBody, streamBody} {
+			before := len(up.Requests())
+			status, h, out := g.do("POST", "/v1/chat/completions"+query, key, body)
+			wantError(t, query, status, out, http.StatusBadRequest, "unsupported_parameter", "invalid_request_error")
+			if h.Get("X-Ratelimit-Remaining-Requests") != "" {
+				t.Errorf("%s: a request refused for its query string reached the rate limiter", query)
+			}
+			if n := len(up.Requests()) - before; n != 0 {
+				t.Fatalf("%s: %d requests reached the upstream", query, n)
+			}
+		}
+	}
+	if n := len(charges(t, e, "querier")); n != 0 {
+		t.Fatalf("%d charges for refused requests", n)
+	}
+	status, h, out := g.do("POST", "/v1/chat/completions?", key, chatBody)
+	if status != http.StatusOK {
+		t.Fatalf("a bare \"?\": %d %s", status, out)
+	}
+	if got := h.Get("X-Ratelimit-Remaining-Requests"); got != "59" {
+		t.Errorf("remaining %q after the first admitted request, want 59: the refusals spent none", got)
+	}
+	reqs := up.Requests()
+	if got := reqs[len(reqs)-1].RequestURI; strings.Contains(got, "?") {
+		t.Errorf("the upstream was asked for %q", got)
+	}
+	if status, _, out := g.do("GET", "/v1/models?limit=5", key, ""); status != http.StatusOK {
+		t.Errorf("a read with a query string: %d %s", status, out)
+	}
+}
+
 // TestStreamSlotsDoNotDependOnContentType opens twelve streams at once on
 // one revision-B key (five slots), labelled multipart. However they are
 // labelled, no more than five may run.
