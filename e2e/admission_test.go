@@ -277,7 +277,7 @@ func TestAdmissionBeforeTheBody(t *testing.T) {
 			}
 			broke := newKey(t, e, "broke")
 			busy := fundedKey(t, e, "busy")
-			g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\trequests 1 1m\n\t\t\tredis_timeout 2s\n\t\t}"))
+			g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\trequests 1 1m\n\t\t\t"+loadedRedis+"\n\t\t}"))
 
 			c := stalledBody(t, g, broke, "/v1/chat/completions", 1000, "")
 			if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusPaymentRequired {
