@@ -97,6 +97,9 @@ func TestRedisRenewalsShareARoundTrip(t *testing.T) {
 	if n := runtime.NumGoroutine() - goroutines; n > streams/2 {
 		t.Errorf("%d streams with a lease and a hold each started %d goroutines", streams, n)
 	}
+	// Ticks while the streams were admitted renewed those admitted so
+	// far; one of them may still be on its way.
+	since := len(trips.taken()) + 1
 
 	// Each step, once every lease and hold was renewed at the clock's
 	// time, moves the clock half a TTL: past the first TTL and a half,
@@ -117,9 +120,9 @@ func TestRedisRenewalsShareARoundTrip(t *testing.T) {
 	if be := (*BalanceError)(nil); !errors.As(err, &be) || be.Available != 1000-streams*10 {
 		t.Fatalf("a TTL and a half on: %v, want %d cents available: the holds were not renewed", err, 1000-streams*10)
 	}
-	// Every round trip so far renewed all of them.
-	sizes := trips.taken()
-	if len(sizes) < 3 {
+	// Every round trip since renewed all of them.
+	sizes := trips.taken()[since:]
+	if len(sizes) < 2 {
 		t.Fatalf("%d renewal round trips, want one a tick", len(sizes))
 	}
 	for i, n := range sizes {
