@@ -136,14 +136,14 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 // refused without end, its rate never spent and so never refusing it
 // before the body. The refusal the client gets is the body's; a rate
 // this spends to the end is known to the next request's check before its
-// body. It is counted even when the client has gone.
+// body. It is spent even when the client has gone. It is no admission
+// decision, and is not counted as one.
 func (h *Limits) spendRate(w http.ResponseWriter, r *http.Request, p policy.Principal, rate limits.Rate) {
 	if !rate.Enabled() {
 		return
 	}
-	adm, err := h.app.Limiter().Admit(context.WithoutCancel(r.Context()), limits.AdmitRequest{Key: p.KeyID, Rate: rate})
+	adm, _ := h.app.Limiter().Admit(context.WithoutCancel(r.Context()), limits.AdmitRequest{Key: p.KeyID, Rate: rate})
 	limits.SetHeaders(w.Header(), adm.Rate)
-	h.countAdmission(p, adm, err)
 }
 
 // countAdmission counts a request's admission decision once, its last.

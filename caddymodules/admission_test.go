@@ -3,6 +3,7 @@ package caddymodules
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -250,5 +251,36 @@ func wantRefusal(t *testing.T, what string, err error, status int, code string) 
 	var ae *apierror.Error
 	if !errors.As(err, &ae) || ae.Status != status || ae.Code != code {
 		t.Fatalf("%s: %v, want %d %s", what, err, status, code)
+	}
+}
+
+// TestAdmissionRefusedBodySpendsTheRate: a body the gateway refuses
+// spends one request of its key's rate, so that a client cannot have
+// bodies read and refused without end; once that spends the rate, the
+// next request is refused before its body.
+func TestAdmissionRefusedBodySpendsTheRate(t *testing.T) {
+	for name, newLimiter := range admissionLimiters(t) {
+		t.Run(name, func(t *testing.T) {
+			lim, _ := newLimiter(t)
+			prof := policy.ProfileFor(policy.RevisionB)
+			prof.RequestsPerPeriod = 2
+			h := admissionHandler(lim, prof)
+			p := policy.Principal{KeyID: "key_junk", AccountID: "acct_junk", BalanceCents: 10_000}
+			for i := range 2 {
+				r, _ := admissionRequest("POST", "/v1/chat/completions", p, `{"model":`)
+				w := httptest.NewRecorder()
+				_, err := h.admit(w, r, p)
+				wantRefusal(t, "a broken body", err, http.StatusBadRequest, "invalid_json")
+				if got, want := w.Header().Get("X-Ratelimit-Remaining-Requests"), fmt.Sprint(1-i); got != want {
+					t.Errorf("broken body %d: %q remaining, want %s", i+1, got, want)
+				}
+			}
+			r, body := admissionRequest("POST", "/v1/chat/completions", p, admissionChat)
+			_, err := h.admit(httptest.NewRecorder(), r, p)
+			wantRefusal(t, "after two broken bodies", err, http.StatusTooManyRequests, "rate_limit_exceeded")
+			if body.read.Load() != 0 {
+				t.Errorf("after two broken bodies: %d bytes of the body read, want none", body.read.Load())
+			}
+		})
 	}
 }
