@@ -186,6 +186,22 @@ func CheckBody(m BodyMeter, method, path string, header http.Header, hasBody boo
 	return nil
 }
 
+// CheckQuery refuses, with 400 unsupported_parameter, a query string on
+// a request that m reads as a /v1 JSON body: the meter reads the body
+// alone, and a backend that took parameters from the query would serve
+// a request other than the one admitted and metered. OpenAI's routes that
+// take a JSON body take no query parameters; a client that sends one is
+// told rather than having it dropped. The gateway's own routes (the /v3
+// chat, uploads) and the routes without a body read no query upstream.
+// An empty query ("?" alone) passes.
+func CheckQuery(m BodyMeter, method, path, rawQuery string) *apierror.Error {
+	if m != V1JSON || rawQuery == "" {
+		return nil
+	}
+	return apierror.InvalidRequest("unsupported_parameter", method+" "+clip.Ellipsis(path, 80)+
+		" takes its parameters in its JSON body, not in the query string (found \""+clip.Ellipsis(rawQuery, 80)+"\").")
+}
+
 // Ask is what the admission after the body needs to know of a request:
 // its meter and what the one strict parse of its body found.
 type Ask struct {
@@ -210,9 +226,11 @@ func AskV1(req V1Request) Ask {
 // BeforeBody is the limiter's question for a request of p under prof
 // before its body is read: the key's request rate and, on a chargeable
 // route, whether the account's available balance covers the minimum
-// charge (a check that holds nothing, limits.Reservation.CheckOnly). A
-// refusal here has read nothing of the body; an account that cannot pay
-// spends no rate.
+// charge (a check that holds nothing, limits.Reservation.CheckOnly). The
+// admission step asks it of limits.Prechecker, which answers from what
+// the node knows without a round trip, before reading a body; and of
+// Admit for a request with no body to read, whose admission it is. An
+// account that cannot pay spends no rate.
 func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.AdmitRequest {
 	req := limits.AdmitRequest{Key: p.KeyID, Rate: limits.RateFor(prof)}
 	if m.Chargeable() {
@@ -226,15 +244,17 @@ func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.Adm
 	return req
 }
 
-// AfterBody is the limiter's question once the body is read and parsed:
-// one of the key's stream slots when it asks for a stream, and on a
-// chargeable route a hold of its estimated cost (HoldEstimate at the
-// hold prices of its model, ForHold) against the account's balance, in
-// one step. The rate was spent before the body. ok is false when there
-// is nothing to ask.
+// AfterBody is the limiter's question once the body is read and parsed,
+// the one Admit (one Redis round trip) of a request with a body: the
+// key's request rate, one of its stream slots when it asks for a stream,
+// and on a chargeable route a hold of its estimated cost (HoldEstimate at
+// the hold prices of its model, ForHold) against the account's balance,
+// in one step. A refusal by any of them spends nothing of the others.
+// ok is false when there is nothing to ask.
 func AfterBody(prof policy.Profile, p policy.Principal, ask Ask) (req limits.AdmitRequest, ok bool) {
 	req = limits.AdmitRequest{
 		Key:         p.KeyID,
+		Rate:        limits.RateFor(prof),
 		StreamLimit: prof.ConcurrentStreams,
 		WantLease:   ask.Stream,
 	}
@@ -246,7 +266,7 @@ func AfterBody(prof policy.Profile, p policy.Principal, ask Ask) (req limits.Adm
 			Min:     prof.MinChargeCents,
 		}
 	}
-	return req, req.WantLease || req.Reserve.Account != ""
+	return req, req.Rate.Enabled() || req.WantLease || req.Reserve.Account != ""
 }
 
 // Refusal is the client's error for an error of the limiter's Admit: 402

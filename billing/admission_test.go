@@ -128,9 +128,9 @@ func TestAdmitRequests(t *testing.T) {
 			}
 		}
 	})
-	t.Run("after the body: a slot and the estimate held, no rate", func(t *testing.T) {
+	t.Run("after the body: the rate, a slot and the estimate held, in one step", func(t *testing.T) {
 		req, ok := AfterBody(prof, p, AskV1(body))
-		if !ok || req.Key != "key_1" || !req.WantLease || req.StreamLimit != prof.ConcurrentStreams || req.Rate.Enabled() {
+		if !ok || req.Key != "key_1" || !req.WantLease || req.StreamLimit != prof.ConcurrentStreams || req.Rate != limits.RateFor(prof) {
 			t.Errorf("req %+v", req)
 		}
 		want := HoldEstimate(prof.ForModel("m"), int64(len(body.Body)), 100, DefaultHoldTokens)
@@ -168,5 +168,31 @@ func TestRefusal(t *testing.T) {
 	e := Refusal(err, rich.BalanceCents)
 	if e == nil || e.Code != "insufficient_balance" || !strings.Contains(e.Message, "held by requests in flight") {
 		t.Fatalf("held balance: %v", e)
+	}
+}
+
+func TestCheckQuery(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		m        BodyMeter
+		rawQuery string
+		refused  bool
+	}{
+		{"a /v1 body without a query", V1JSON, "", false},
+		{"a /v1 body with a query", V1JSON, "max_tokens=100000", true},
+		{"a /v1 body with a malformed query", V1JSON, "%zz", true},
+		{"a read keeps its query", NoBody, "limit=5", false},
+		{"the /v3 chat reads no query upstream", ChatJSON, "x=1", false},
+		{"an upload reads no query upstream", Upload, "purpose=assistants", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckQuery(tt.m, "POST", "/v1/chat/completions", tt.rawQuery)
+			if (err != nil) != tt.refused {
+				t.Fatalf("CheckQuery = %v, want refused %v", err, tt.refused)
+			}
+			if err != nil && (err.Status != http.StatusBadRequest || err.Code != "unsupported_parameter" || !strings.Contains(err.Message, tt.rawQuery)) {
+				t.Errorf("refusal %d %s %q", err.Status, err.Code, err.Message)
+			}
+		})
 	}
 }

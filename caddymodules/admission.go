@@ -1,6 +1,7 @@
 package caddymodules
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -64,46 +65,61 @@ func (ad admitted) release() {
 // in docs/billing.md ("The admission order"):
 //
 //  1. The body's label: a request whose body its route's meter does not
-//     read (billing.CheckBody) gets 415, before anything is counted.
-//  2. Before the body: the key's rate and, on a chargeable route, a check
-//     that the account's available balance covers the minimum charge,
-//     in one limiter step (billing.BeforeBody). 429 or 402 without a byte
-//     of the body read.
+//     read (billing.CheckBody) gets 415, and one read as a /v1 JSON body
+//     that carries a query string (billing.CheckQuery) 400, before
+//     anything is counted.
+//  2. Before the body, what the node knows without a round trip
+//     (limits.Prechecker, billing.BeforeBody): a ledger balance below the
+//     minimum charge, a key whose rate this node saw spent (in process:
+//     the exact rate and available balance). 402 or 429 without a byte
+//     of the body read. A request without a body to read is admitted
+//     here instead, by the rate and the balance check in one Admit.
 //  3. The body, on a route whose meter reads one: read within the
 //     account's share of the node's body memory and the body timeout,
 //     and parsed strictly once (probeBody); 400, 408, 413, 429 or 503.
-//  4. After the body: a stream slot when it asks for a stream, and on a
-//     chargeable route a hold of its estimate, in one limiter step
-//     (billing.AfterBody); 429 or 402.
+//     Such a refusal spends one request of the key's rate (spendRate).
+//  4. After the body, one Admit (one Redis round trip): the key's rate,
+//     a stream slot when it asks for a stream, and on a chargeable route
+//     a hold of its estimate (billing.AfterBody); 429 or 402, a refusal
+//     by one spending nothing of the others.
 func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principal) (admitted, error) {
 	a := h.app.admission
 	m := a.routes.Load().BodyMeter(r.Method, r.URL.Path)
 	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
 		return admitted{}, err
 	}
+	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
+		return admitted{}, err
+	}
 	prof := h.app.Profile()
 	lim := h.app.Limiter()
-	pre, err := lim.Admit(r.Context(), billing.BeforeBody(prof, p, m))
-	limits.SetHeaders(w.Header(), pre.Rate)
-	if err != nil || !m.ReadsBody() || !hasBody(r) {
-		// A request without a body has nothing to hold for: the handler
-		// refuses it (400 from the meter and the chat handler, 404 or
-		// 405 elsewhere).
+	before := billing.BeforeBody(prof, p, m)
+	if !m.ReadsBody() || !hasBody(r) {
+		// Nothing to read, so nothing to wait for: this is the request's
+		// admission. A request without a body has nothing to hold for:
+		// the handler refuses it (400 from the meter and the chat
+		// handler, 404 or 405 elsewhere).
+		adm, err := lim.Admit(r.Context(), before)
+		limits.SetHeaders(w.Header(), adm.Rate)
+		h.countAdmission(p, adm, err)
+		return admitted{}, h.refusal(err, p)
+	}
+	if pre, err := lim.Precheck(before); err != nil {
+		limits.SetHeaders(w.Header(), pre.Rate)
 		h.countAdmission(p, pre, err)
 		return admitted{}, h.refusal(err, p)
 	}
 	ask, err := probeBody(w, r, a.bodies, m, prof)
 	if err != nil {
-		h.countAdmission(p, pre, nil)
+		h.spendRate(w, r, p, before.Rate)
 		return admitted{}, err
 	}
 	after, ok := billing.AfterBody(prof, p, ask)
 	if !ok {
-		h.countAdmission(p, pre, nil)
 		return admitted{}, nil
 	}
 	adm, err := lim.Admit(r.Context(), after)
-	adm.Fallback = adm.Fallback || pre.Fallback
+	limits.SetHeaders(w.Header(), adm.Rate)
 	h.countAdmission(p, adm, err)
 	if err != nil {
 		return admitted{}, h.refusal(err, p)
@@ -112,6 +128,22 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 		caddyhttp.SetVar(r.Context(), holdVar, adm.Hold)
 	}
 	return admitted{lease: adm.Lease, hold: adm.Hold}, nil
+}
+
+// spendRate counts a request whose body was refused against its key's
+// rate, in a limiter step of its own (one Redis round trip, on a request
+// the gateway refuses anyway): else a key could have bodies read and
+// refused without end, its rate never spent and so never refusing it
+// before the body. The refusal the client gets is the body's; a rate
+// this spends to the end is known to the next request's check before its
+// body. It is spent even when the client has gone. It is no admission
+// decision, and is not counted as one.
+func (h *Limits) spendRate(w http.ResponseWriter, r *http.Request, p policy.Principal, rate limits.Rate) {
+	if !rate.Enabled() {
+		return
+	}
+	adm, _ := h.app.Limiter().Admit(context.WithoutCancel(r.Context()), limits.AdmitRequest{Key: p.KeyID, Rate: rate})
+	limits.SetHeaders(w.Header(), adm.Rate)
 }
 
 // countAdmission counts a request's admission decision once, its last.

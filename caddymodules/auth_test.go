@@ -17,3 +17,20 @@ func TestValidRequestID(t *testing.T) {
 		}
 	}
 }
+
+// A request id the gateway makes is a version-4 UUID, a valid request id
+// itself, and never the same twice.
+func TestNewRequestID(t *testing.T) {
+	v4 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := make(map[string]bool)
+	for range 10_000 {
+		id := newRequestID()
+		if !v4.MatchString(id) || !validRequestID(id) {
+			t.Fatalf("newRequestID() = %q, want a version-4 UUID", id)
+		}
+		if seen[id] {
+			t.Fatalf("%q made twice", id)
+		}
+		seen[id] = true
+	}
+}

@@ -24,26 +24,31 @@ func init() {
 //     on uploads, none on reads); any other Content-Type, any
 //     Content-Encoding, or a body where none belongs gets 415
 //     unsupported_media_type before anything is counted;
-//  2. before the body is read: the key's request rate, and on a route
-//     that can cost money whether the account's balance, less what its
-//     requests in flight hold, covers the minimum charge: 429
-//     rate_limit_exceeded with Retry-After, or 402 insufficient_balance,
-//     without a byte of the body read;
+//  2. before the body is read, what the node knows without asking Redis:
+//     on a route that can cost money, a ledger balance (read with the
+//     key) below the minimum charge, 402 insufficient_balance; a key
+//     whose rate this node saw spent in Redis's answer to one of its own
+//     admissions, until that answer's retry time, 429 rate_limit_exceeded
+//     with Retry-After (in process, the exact rate and the balance less
+//     what requests in flight hold); without a byte of the body read;
 //  3. the body, where the meter reads one: read within the account's
 //     share of the node's body memory (429) and the node's budget (503
 //     server_overloaded), taken as bytes arrive, and within the body
 //     timeout (408 request_timeout); parsed strictly once (400), and the
-//     parse handed to the handlers after this one;
-//  4. after the body: for a stream ("stream": true) one of the key's
+//     parse handed to the handlers after this one; a body refused spends
+//     one request of the key's rate;
+//  4. after the body, one limits.Admit (one Redis round trip): the key's
+//     request rate (429), for a stream ("stream": true) one of its
 //     concurrent-stream slots (429), and on a route that can cost money
 //     a hold of its estimated cost (billing.HoldEstimate) against the
-//     available balance (402).
+//     available balance (402). A request with no body to read is
+//     admitted at step 2 instead, by its rate and the balance check.
 //
-// The checks of one step are one limits.Admit: a refusal spends nothing
-// of the others of its step. What a request refused at each step has
-// spent is in docs/billing.md. The hold is settled by whoever records the
-// request's charge and released when the handlers after this one
-// return. Every response that passed the rate check carries OpenAI's
+// The checks of one Admit are one atomic step: a refusal spends nothing
+// of the others. What a request refused at each step has spent is in
+// docs/billing.md. The hold is settled by whoever records the request's
+// charge and released when the handlers after this one return. Every
+// response whose rate was checked carries OpenAI's
 // x-ratelimit-limit-requests, x-ratelimit-remaining-requests and
 // x-ratelimit-reset-requests headers. A stream's slot is held until the
 // handlers after this one return, whether the stream ended, the client

@@ -35,8 +35,9 @@ func init() {
 // for https, the Host header, and the path prefix (a request for
 // /v1/chat/completions goes to <upstream base>/chat/completions).
 //
-// Only the allowed routes pass (Routes), with an allow-list of request
-// headers: the caller's Authorization is replaced by the configured
+// Only the allowed routes pass (Routes), a route with a body without a
+// query string (400 unsupported_parameter: billing.CheckQuery), with an
+// allow-list of request headers: the caller's Authorization is replaced by the configured
 // upstream key, or removed when there is none, and no other credential
 // header or cookie reaches the upstream. Of the upstream's response
 // headers the client sees only an allow-list too. Streams are flushed as
@@ -254,6 +255,10 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		writeRefusal(w, r, err)
 		return nil
 	}
+	if err := checkQuery(r); err != nil {
+		writeRefusal(w, r, err)
+		return nil
+	}
 	filterRequestHeaders(r.Header)
 	w = newHeaderFilter(w)
 	if h.pools != nil {
@@ -289,6 +294,21 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 		h.logger.Error("a request reached switchyard_proxy unmetered and was refused: put switchyard_meter in front of it",
 			zap.String("method", r.Method), zap.String("path", r.URL.Path))
 		return apierror.Internal()
+	}
+	return nil
+}
+
+// checkQuery refuses a query string on a request of a method with a body
+// (billing.CheckQuery), whatever stands in front of this handler: the
+// meter reads the body alone, and the upstream would read the query too.
+// A bare "?" is not sent on.
+func checkQuery(r *http.Request) error {
+	m := billing.MethodMeter(r.Method)
+	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
+		return err
+	}
+	if m != billing.NoBody {
+		r.URL.ForceQuery = false
 	}
 	return nil
 }

@@ -85,6 +85,45 @@ func TestV1RefusesWhatItCannotMeter(t *testing.T) {
 	}
 }
 
+// TestV1RefusesAQueryString: a /v1 route that takes a JSON body takes no
+// query string, which the meter does not read and a backend might: the
+// request is refused with 400 before anything is spent or reaches the
+// upstream. A read keeps its query, and a bare "?" is not refused.
+func TestV1RefusesAQueryString(t *testing.T) {
+	up, e, key, g := fundedGateway(t, "querier")
+	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text("Fine."), true })
+	for _, query := range []string{"?max_tokens=1000000", "?model=dear-model&stream=true", "?api-version=2024-10-21", "?%zz"} {
+		for _, body := range []string{chatBody, streamBody} {
+			before := len(up.Requests())
+			status, h, out := g.do("POST", "/v1/chat/completions"+query, key, body)
+			wantError(t, query, status, out, http.StatusBadRequest, "unsupported_parameter", "invalid_request_error")
+			if h.Get("X-Ratelimit-Remaining-Requests") != "" {
+				t.Errorf("%s: a request refused for its query string reached the rate limiter", query)
+			}
+			if n := len(up.Requests()) - before; n != 0 {
+				t.Fatalf("%s: %d requests reached the upstream", query, n)
+			}
+		}
+	}
+	if n := len(charges(t, e, "querier")); n != 0 {
+		t.Fatalf("%d charges for refused requests", n)
+	}
+	status, h, out := g.do("POST", "/v1/chat/completions?", key, chatBody)
+	if status != http.StatusOK {
+		t.Fatalf("a bare \"?\": %d %s", status, out)
+	}
+	if got := h.Get("X-Ratelimit-Remaining-Requests"); got != "59" {
+		t.Errorf("remaining %q after the first admitted request, want 59: the refusals spent none", got)
+	}
+	reqs := up.Requests()
+	if got := reqs[len(reqs)-1].RequestURI; strings.Contains(got, "?") {
+		t.Errorf("the upstream was asked for %q", got)
+	}
+	if status, _, out := g.do("GET", "/v1/models?limit=5", key, ""); status != http.StatusOK {
+		t.Errorf("a read with a query string: %d %s", status, out)
+	}
+}
+
 // TestStreamSlotsDoNotDependOnContentType opens twelve streams at once on
 // one revision-B key (five slots), labelled multipart. However they are
 // labelled, no more than five may run.
@@ -225,31 +264,41 @@ func TestStalledBodiesDoNotStarveOthers(t *testing.T) {
 }
 
 // TestAdmissionBeforeTheBody: a key whose account has nothing, and a key
-// past its rate, are refused as soon as their headers arrive, without
-// waiting for a body that never comes.
+// past its rate once the node knows it (here, from the answer to the
+// key's one request), are refused as soon as their headers arrive,
+// without waiting for a body that never comes: in process, and with
+// Redis, where the check before the body asks Redis nothing.
 func TestAdmissionBeforeTheBody(t *testing.T) {
-	_, e := scriptedEnv(t)
-	broke := newKey(t, e, "broke")
-	busy := fundedKey(t, e, "busy")
-	g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\trequests 1 1m\n\t\t}"))
+	for _, mode := range []string{"embedded", "distributed"} {
+		t.Run(mode, func(t *testing.T) {
+			up := testupstream.Start(t, testupstream.Options{})
+			e := embeddedEnv(t, up.URL())
+			if mode == "distributed" {
+				e = distributedEnv(t, up.URL())
+			}
+			broke := newKey(t, e, "broke")
+			busy := fundedKey(t, e, "busy")
+			g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\trequests 1 1m\n\t\t\t"+loadedRedis+"\n\t\t}"))
 
-	c := stalledBody(t, g, broke, "/v1/chat/completions", 1000, "")
-	if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusPaymentRequired {
-		t.Fatalf("a zero balance with its body still to come: %d %s, want 402 at once", status, body)
-	}
-	c = stalledBody(t, g, "sk-"+strings.Repeat("x", 40), "/v1/chat/completions", 1000, "")
-	if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusUnauthorized {
-		t.Fatalf("an unknown key with its body still to come: %d %s, want 401 at once", status, body)
-	}
+			c := stalledBody(t, g, broke, "/v1/chat/completions", 1000, "")
+			if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusPaymentRequired {
+				t.Fatalf("a zero balance with its body still to come: %d %s, want 402 at once", status, body)
+			}
+			c = stalledBody(t, g, "sk-"+strings.Repeat("x", 40), "/v1/chat/completions", 1000, "")
+			if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusUnauthorized {
+				t.Fatalf("an unknown key with its body still to come: %d %s, want 401 at once", status, body)
+			}
 
-	if status, _, body := g.do("GET", "/v1/models", busy, ""); status != http.StatusOK {
-		t.Fatalf("first request: %d %s", status, body)
-	}
-	for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
-		c = stalledBody(t, g, busy, path, 1000, "")
-		if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusTooManyRequests {
-			t.Fatalf("%s past the rate with its body still to come: %d %s, want 429 at once", path, status, body)
-		}
+			if status, _, body := g.do("GET", "/v1/models", busy, ""); status != http.StatusOK {
+				t.Fatalf("first request: %d %s", status, body)
+			}
+			for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
+				c = stalledBody(t, g, busy, path, 1000, "")
+				if status, body := answerWithin(t, c, 5*time.Second); status != http.StatusTooManyRequests {
+					t.Fatalf("%s past the rate with its body still to come: %d %s, want 429 at once", path, status, body)
+				}
+			}
+		})
 	}
 }
 

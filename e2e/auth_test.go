@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,6 +285,48 @@ func TestRequestIDIsEchoed(t *testing.T) {
 	_, h, _ = g.do("GET", "/v1/models", key, "", "X-Request-Id", "bad id with spaces")
 	if got := h.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
 		t.Errorf("X-Request-Id = %q, want a fresh id in place of a malformed one", got)
+	}
+}
+
+// TestChargeIDIsNotHandedOut: a request that brings no X-Request-Id gets
+// an id of its own, echoed and sent upstream, which is not its charge id:
+// the ledger's reference of its charge appears nowhere in what the client
+// or the upstream receives, on /v1 and /v3.
+func TestChargeIDIsNotHandedOut(t *testing.T) {
+	up, e, key, g := fundedGateway(t, "acme")
+	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text("Fine."), true })
+	var seen []string // everything the client and the upstream received
+	var ids []string
+	for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
+		for _, body := range []string{chatBody, streamBody} {
+			status, h, out := g.do("POST", path, key, body)
+			if status != http.StatusOK {
+				t.Fatalf("%s: %d %s", path, status, out)
+			}
+			id := h.Get("X-Request-Id")
+			if id == "" {
+				t.Fatalf("%s: no X-Request-Id", path)
+			}
+			ids = append(ids, id)
+			seen = append(seen, fmt.Sprint(h), out)
+		}
+	}
+	for _, r := range up.Requests() {
+		seen = append(seen, fmt.Sprint(r.Header), string(r.Body))
+	}
+	got := charges(t, e, "acme")
+	if len(got) != len(ids) {
+		t.Fatalf("%d charges for %d requests", len(got), len(ids))
+	}
+	all := strings.Join(seen, "\n")
+	for _, le := range got {
+		chargeID := strings.TrimPrefix(le.Reference, "req:")
+		if slices.Contains(ids, chargeID) {
+			t.Errorf("the charge %s was echoed as X-Request-Id", le.Reference)
+		}
+		if strings.Contains(all, chargeID) {
+			t.Errorf("the charge id %s reached the client or the upstream", chargeID)
+		}
 	}
 }
 

@@ -90,6 +90,14 @@ func openStreamBy(t *testing.T, g *gateway, key string, deadline time.Time, ever
 	}
 }
 
+// loadedRedis is the limits option of a test that counts admissions exactly
+// on Redis: a Redis timeout a loaded machine meets (the default, 150 ms,
+// is what an operator wants from a healthy Redis), so that no admission
+// falls back to the in-process limits under fail_open, each node's own,
+// which would admit more than the shared limits. The invariant harness
+// runs with the same.
+const loadedRedis = "redis_timeout 2s"
+
 // switchyardConfig writes Caddyfile.example with extra lines in its
 // switchyard block.
 func switchyardConfig(t *testing.T, lines ...string) string {
@@ -227,8 +235,9 @@ func TestLimitsAcrossNodes(t *testing.T) {
 	e := distributedEnv(t, up.URL())
 	key := fundedKey(t, e, "burst")
 	streamKey := fundedKey(t, e, "streams")
-	g1 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()))
-	g2 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()))
+	cfg := switchyardConfig(t, "limits {\n\t\t\t"+loadedRedis+"\n\t\t}")
+	g1 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()), cfg)
+	g2 := startGateway(t, e.with("SWITCHYARD_UPSTREAM", fast.URL()), cfg)
 
 	// A burst of 100 from both nodes at once: revision B admits 60.
 	var admitted, refused atomic.Int32
@@ -262,8 +271,8 @@ func TestLimitsAcrossNodes(t *testing.T) {
 	}
 
 	// Streams: five open across both nodes, the sixth refused on either.
-	s1 := startGateway(t, e)
-	s2 := startGateway(t, e)
+	s1 := startGateway(t, e, cfg)
+	s2 := startGateway(t, e, cfg)
 	mustOpenStreams(t, 5, streamKey, s1, s2)
 	for i, g := range []*gateway{s1, s2} {
 		if status, body, _ := openStream(t, g, streamKey); status != http.StatusTooManyRequests {
@@ -275,7 +284,7 @@ func TestLimitsAcrossNodes(t *testing.T) {
 func TestLeasesOfAKilledNodeExpire(t *testing.T) {
 	up := slowUpstream(t)
 	e := distributedEnv(t, up.URL())
-	cfg := switchyardConfig(t, "limits {\n\t\t\tlease_ttl 2s\n\t\t}")
+	cfg := switchyardConfig(t, "limits {\n\t\t\tlease_ttl 2s\n\t\t\t"+loadedRedis+"\n\t\t}")
 	key := fundedKey(t, e, "crashy")
 	doomed := startGateway(t, e, cfg)
 	survivor := startGateway(t, e, cfg)

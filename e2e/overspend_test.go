@@ -43,8 +43,9 @@ func TestConcurrentRequestsCannotOverspend(t *testing.T) {
 			acct := accountNamed(t, st, "thrifty")
 			credit(t, st, acct.ID, balance, "five-cents")
 			var nodes []*gateway
+			cfg := switchyardConfig(t, "limits {\n\t\t\t"+loadedRedis+"\n\t\t}")
 			for range tc.nodes {
-				nodes = append(nodes, startGateway(t, e))
+				nodes = append(nodes, startGateway(t, e, cfg))
 			}
 
 			const n = 50
@@ -145,7 +146,7 @@ func TestHoldOfAClientGoneIsReleased(t *testing.T) {
 			acct := accountNamed(t, st, "leaver")
 			// A stream without max_tokens holds 4 cents: all there is.
 			credit(t, st, acct.ID, 4, "four-cents")
-			g := startGateway(t, e)
+			g := startGateway(t, e, switchyardConfig(t, "limits {\n\t\t\t"+loadedRedis+"\n\t\t}"))
 			const small = `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`
 
 			status, body, leave := openStream(t, g, key)

@@ -99,10 +99,11 @@ func TestTopUpReferenceConflict(t *testing.T) {
 }
 
 // TestTopUpSpeltLikeAChargeIsNotOne reproduces, against the real binary
-// on both storage modes, a top-up whose reference is req:<charge id> of a
-// stream in flight, the id the gateway echoes as X-Request-Id when the
-// client sends none. That request must still be charged what it cost, in
-// an entry of its own, whether the top-up is refused or posted; and the
+// on both storage modes, a top-up whose reference is req:<the id the
+// gateway echoes as X-Request-Id> of a stream in flight that sent none:
+// once its charge id, now an id of its own. That request must still be
+// charged what it cost, in an entry of its own whose reference is not
+// the echoed id's, whether the top-up is refused or posted; and the
 // gateway must live on.
 func TestTopUpSpeltLikeAChargeIsNotOne(t *testing.T) {
 	for _, mode := range []string{"embedded", "distributed"} {
@@ -125,13 +126,13 @@ func TestTopUpSpeltLikeAChargeIsNotOne(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			chargeID := resp.Header.Get("X-Request-Id")
-			if resp.StatusCode != http.StatusOK || chargeID == "" {
-				t.Fatalf("stream: %d, X-Request-Id %q", resp.StatusCode, chargeID)
+			requestID := resp.Header.Get("X-Request-Id")
+			if resp.StatusCode != http.StatusOK || requestID == "" {
+				t.Fatalf("stream: %d, X-Request-Id %q", resp.StatusCode, requestID)
 			}
 			// The stream is still running: its charge is not written yet.
 			status, _, topUp := g.do("POST", "/admin/accounts/acme/topups", operator,
-				`{"usd":"5.00","reference":"req:`+chargeID+`"}`)
+				`{"usd":"5.00","reference":"req:`+requestID+`"}`)
 			credited := int64(0)
 			switch status {
 			case http.StatusCreated:
@@ -164,8 +165,11 @@ func TestTopUpSpeltLikeAChargeIsNotOne(t *testing.T) {
 			var charge int64
 			var charges int
 			for _, le := range ledger.Data {
-				if le.Reference == "req:"+chargeID && le.Kind == "charge" {
+				if le.Kind == "charge" {
 					charge, charges = -le.AmountCents, charges+1
+					if le.Reference == "req:"+requestID {
+						t.Errorf("the charge's reference %s is the echoed request id's", le.Reference)
+					}
 				}
 			}
 			if charges != 1 || charge <= 0 {

@@ -35,8 +35,10 @@ type Server struct {
 type Request struct {
 	Method string
 	Path   string // URL path, without the query
-	Header http.Header
-	Body   []byte
+	// RequestURI is the request target as sent, the query included.
+	RequestURI string
+	Header     http.Header
+	Body       []byte
 	// Chat is the decoded body of a POST /v1/chat/completions request
 	// whose body passed validation, also when the request was then refused
 	// for its key or model; nil for other requests and invalid bodies.
@@ -54,7 +56,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", fmt.Sprintf("req_%d", id))
 
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	rec := Request{Method: r.Method, Path: r.URL.Path, RequestURI: r.RequestURI, Header: r.Header.Clone(), Body: body}
 	isChat := r.URL.Path == "/v1/chat/completions"
 	var chat *ChatRequest
 	var chatErr *apierror.Error

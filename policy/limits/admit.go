@@ -61,6 +61,21 @@ type Admitter interface {
 	Admit(ctx context.Context, req AdmitRequest) (Admission, error)
 }
 
+// Prechecker tells, from what the node already knows and without a round
+// trip to anyone, whether Admit would refuse a request now: the check a
+// gateway makes before it reads a request's body, so that a client Admit
+// would refuse holds no memory with it.
+type Prechecker interface {
+	// Precheck returns the refusal Admit would give req now as far as
+	// the node knows for free: a *BalanceError when the ledger balance
+	// req.Reserve carries (or, in process, the available balance) does
+	// not cover its minimum, a *LimitError when the key's rate is known
+	// to be spent, with the rate as it stands for the headers. It counts,
+	// takes and holds nothing. A nil error promises nothing: Admit
+	// decides.
+	Precheck(req AdmitRequest) (Admission, error)
+}
+
 // acquireByAdmit implements Leaser.Acquire for an Admitter: a lease alone
 // is an admission with no rate to check.
 func acquireByAdmit(ctx context.Context, a Admitter, key string, limit int) (*Lease, error) {
@@ -85,5 +100,15 @@ type Limiter interface {
 	RateLimiter
 	Leaser
 	Admitter
+	Prechecker
 	HoldReporter
+}
+
+// ledgerShort is the refusal of a reservation whose ledger balance, as
+// the key lookup read it, does not cover its minimum, or nil.
+func ledgerShort(res Reservation) error {
+	if res.wanted() && res.Balance < res.min() {
+		return &BalanceError{Available: res.Balance, Min: res.min()}
+	}
+	return nil
 }

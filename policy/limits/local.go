@@ -199,6 +199,40 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	return adm, nil
 }
 
+// Precheck implements Prechecker. In process everything is known, so it
+// is exact when it answers: the ledger balance and the available balance
+// (the mirror less the holds) against the minimum, then the key's rate,
+// decided as Admit would and not counted.
+func (l *Local) Precheck(req AdmitRequest) (Admission, error) {
+	if err := ledgerShort(req.Reserve); err != nil {
+		return Admission{}, err
+	}
+	now := l.nanos()
+	if req.Reserve.wanted() {
+		ash := l.accountShard(req.Reserve.Account)
+		ash.mu.Lock()
+		avail := l.account(ash, req.Reserve.Account, now).available(now, l.balanceTTL, l.holdTTL, req.Reserve)
+		ash.mu.Unlock()
+		if avail < req.Reserve.min() {
+			return Admission{}, &BalanceError{Available: avail, Min: req.Reserve.min()}
+		}
+	}
+	if !req.Rate.Enabled() {
+		return Admission{}, nil
+	}
+	sh := l.shard(req.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.entries[req.Key]
+	if e == nil {
+		return Admission{}, nil // nothing counted: a full budget
+	}
+	if d := e.rate.decide(now, req.Rate); !d.res.Allowed {
+		return Admission{Rate: d.res}, newRateError(req.Rate, d.res)
+	}
+	return Admission{}, nil
+}
+
 func (l *Local) release(key string) {
 	sh := l.shard(key)
 	sh.mu.Lock()

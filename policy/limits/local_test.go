@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -78,4 +79,23 @@ func TestLocalHoldsExpireWhateverTheirOrder(t *testing.T) {
 	wantHeld(t, l, 10)
 	c.Settle(3)
 	wantHeld(t, l, 0)
+}
+
+// In process Precheck knows what requests in flight hold: an account
+// whose balance they hold is refused before a body is read.
+func TestLocalPrecheckSeesTheHolds(t *testing.T) {
+	l := NewLocal(LocalConfig{})
+	check := AdmitRequest{Key: "k", Reserve: Reservation{Account: "acct", Balance: 10, Min: 1, CheckOnly: true}}
+	if _, err := l.Precheck(check); err != nil {
+		t.Fatalf("10 cents free: %v", err)
+	}
+	hold := mustHold(t, l, 10, 10, 10)
+	var be *BalanceError
+	if _, err := l.Precheck(check); !errors.As(err, &be) || be.Available != 0 {
+		t.Fatalf("all 10 held: %v, want a balance refusal with nothing available", err)
+	}
+	hold.Release()
+	if _, err := l.Precheck(check); err != nil {
+		t.Fatalf("released: %v", err)
+	}
 }

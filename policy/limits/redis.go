@@ -104,12 +104,15 @@ type Redis struct {
 	failures  atomic.Uint64
 	fallbacks atomic.Uint64
 	refusals  atomic.Uint64
+	retries   atomic.Uint64 // releases tried again
 
+	spent    spentRates // keys whose rate this node knows spent, for Precheck
 	releases releases   // slots and holds to free, gathered
 	admits   admitQueue // admissions waiting for the pipeline in flight
 	renewals renewals   // leases and holds to keep alive
 
-	onRenew func(kept bool) // test hook
+	onRenew    func(kept bool) // test hook
+	renewEvery time.Duration   // tests: the renewals' tick; else LeaseTTL/3
 }
 
 // NewRedis returns a Redis limiter.
@@ -169,6 +172,7 @@ type RedisStats struct {
 	Failures    uint64 // Redis calls that failed or timed out
 	Fallbacks   uint64 // checks decided by the in-process fallback
 	Unavailable uint64 // checks refused by FailClosed
+	Retries     uint64 // releases tried again after Redis did not confirm them
 	BreakerOpen bool   // Redis calls are being skipped right now
 }
 
@@ -178,6 +182,7 @@ func (r *Redis) Stats() RedisStats {
 		Failures:    r.failures.Load(),
 		Fallbacks:   r.fallbacks.Load(),
 		Unavailable: r.refusals.Load(),
+		Retries:     r.retries.Load(),
 		BreakerOpen: r.breaker.isOpen(),
 	}
 }
@@ -233,7 +238,6 @@ var errBreakerOpen = errors.New("redis circuit breaker open")
 // panics.
 var (
 	redisCallGoroutine    = guard.Name("redis_call")
-	redisCleanupGoroutine = guard.Name("redis_cleanup")
 	redisAdmitGoroutine   = guard.Name("redis_admit")
 	redisReleaseGoroutine = guard.Name("redis_release")
 	redisRenewGoroutine   = guard.Name("redis_renew")
@@ -367,24 +371,29 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account), r.heldKey(res.Account))
 		args = append(args, res.want(), res.min(), res.Balance, seconds(r.balanceTTL))
 	}
+	// Whoever learns last that nobody will use what the script may have
+	// taken undoes it (undoAdmit): the function below, once it has the
+	// answer, if the caller stopped waiting (its context ended, or the
+	// call timed out while the admission waited behind the pipeline in
+	// flight, which runs it later all the same); or the caller, if the
+	// function finished first but with an error or too late.
+	var claim atomic.Int32 // 0 open, 1 answered, 2 abandoned by the caller
 	var reply []any
-	err := r.call(ctx, "admit", func(ctx context.Context) error {
-		var err error
+	sent := r.clock()
+	err := r.call(ctx, "admit", func(ctx context.Context) (err error) {
+		defer func() {
+			if !claim.CompareAndSwap(0, 1) {
+				r.undoAdmit(req, id, reply)
+			}
+		}()
 		reply, err = r.runAdmit(ctx, keys, args)
 		return err
 	})
 	if err == nil {
-		return r.admission(ctx, req, id, reply)
+		return r.admission(ctx, req, id, sent, reply)
 	}
-	if !errors.Is(err, errBreakerOpen) {
-		// The script may have run and only its answer been lost, or been
-		// left unread by a request that went away.
-		if leaseLimit > 0 {
-			guard.Go(redisCleanupGoroutine, func() { r.removeLease(r.leaseKey(req.Key), id) })
-		}
-		if res.holds() {
-			guard.Go(redisCleanupGoroutine, func() { r.removeHold(res.Account, id) })
-		}
+	if !errors.Is(err, errBreakerOpen) && !claim.CompareAndSwap(0, 2) {
+		r.undoAdmit(req, id, reply)
 	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()
@@ -392,7 +401,44 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	return r.fail(ctx, req, err)
 }
 
-func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, reply []any) (Admission, error) {
+// undoAdmit frees what the admission id of req took, or may have taken,
+// when nobody will use it. From the script's reply it frees what was
+// taken; without one (the answer was lost) whatever may have been: the
+// slot by its id, and the hold by its id whatever its amount. The release
+// goes with the others (releases), tried until Redis confirms it.
+func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
+	var rel release
+	lease := req.wantsLease()
+	switch {
+	case len(reply) >= 5:
+		allowed, _ := reply[0].(int64)
+		taken, _ := reply[1].(int64)
+		lease = allowed == 1 && taken == 1
+		var cents int64
+		if len(reply) == 7 {
+			cents, _ = reply[5].(int64)
+		}
+		if allowed == 1 && cents > 0 {
+			acct := req.Reserve.Account
+			rel.hold = &settlement{balanceKey: r.balanceKey(acct), holdsKey: r.holdsKey(acct), heldKey: r.heldKey(acct),
+				member: id + "|" + strconv.FormatInt(cents, 10)}
+		}
+	case req.Reserve.holds():
+		acct := req.Reserve.Account
+		rel.hold = &settlement{balanceKey: r.balanceKey(acct), holdsKey: r.holdsKey(acct), heldKey: r.heldKey(acct),
+			member: id, byID: true}
+	}
+	if lease {
+		rel.leaseKey, rel.leaseID = r.leaseKey(req.Key), id
+	}
+	if rel.leaseKey != "" || rel.hold != nil {
+		r.releases.add(rel)
+	}
+}
+
+// admission reads the admit script's reply to the admission id of req,
+// sent at sent, and remembers a rate it shows spent (spentRates).
+func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent time.Time, reply []any) (Admission, error) {
 	if len(reply) != 5 && len(reply) != 7 {
 		return Admission{}, fmt.Errorf("limits: admit script returned %d values", len(reply))
 	}
@@ -421,7 +467,6 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, repl
 			Allowed:    allowed == 1,
 			Limit:      req.Rate.Limit,
 			Remaining:  int(remaining),
-			RetryAfter: retryAfter,
 			ResetAfter: resetAfter,
 		}
 	} else {
@@ -431,7 +476,12 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, repl
 	case lease == 2:
 		return Admission{Rate: res}, newStreamError(req.StreamLimit)
 	case allowed != 1:
+		res.RetryAfter = retryAfter
+		r.spent.spend(req.Key, req.Rate, sent, retryAfter, resetAfter)
 		return Admission{Rate: res}, newRateError(req.Rate, res)
+	case req.Rate.Enabled() && remaining == 0:
+		// Admitted, and the next is not until retryAfter.
+		r.spent.spend(req.Key, req.Rate, sent, retryAfter, resetAfter)
 	}
 	adm := Admission{Rate: res}
 	var end *streamEnd
@@ -479,28 +529,6 @@ func (r *Redis) scaleRate(rate Rate) Rate {
 	rate.Limit = r.scale(rate.Limit)
 	rate.Burst = r.scale(rate.Burst)
 	return rate
-}
-
-// removeLease deletes a lease member outside of any request. It does not
-// count towards the breaker: when it fails, the member expires anyway.
-func (r *Redis) removeLease(leaseKey, id string) {
-	if r.breaker.isOpen() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	_ = r.client.ZRem(ctx, leaseKey, id).Err()
-}
-
-// removeHold deletes the hold of an admission whose answer was lost. Like
-// removeLease it is best effort: the hold expires anyway.
-func (r *Redis) removeHold(account, id string) {
-	if r.breaker.isOpen() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	_ = dropHoldScript.Run(ctx, r.client, []string{r.holdsKey(account), r.heldKey(account)}, id).Err()
 }
 
 // Interface guards.

@@ -99,8 +99,8 @@ func (r *Redis) sendQueuedAdmits(batch []*admitCall) {
 // sendAdmits runs the admissions of batch, with the gathered releases
 // ahead of them, and completes each. It does not panic: a panic on the
 // way (in the Redis client, say) is the error of every admission it left
-// without an answer, the releases it took are finished as unsent (their
-// slots and holds expire within LeaseTTL), and whoever sent the batch
+// without an answer, the releases it took are finished as unsent (and so
+// tried again), and whoever sent the batch
 // goes on to send the admissions queued behind it. A sender that died
 // instead would leave the queue marked busy, and every later admission
 // of the node waiting for a pipeline that never returns.
@@ -132,14 +132,14 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		return
 	}
 	pipe := r.client.Pipeline()
-	settles := queueReleases(ctx, pipe, releases)
+	cmds := queueReleases(ctx, pipe, releases)
 	admits := make([]*redis.Cmd, len(batch))
 	for i, c := range batch {
 		admits[i] = pipe.EvalSha(ctx, admitScript.Hash(), c.keys, c.args...)
 	}
 	_, _ = pipe.Exec(ctx)
 	handedOver = true
-	r.released(releases, settles)
+	r.released(releases, cmds)
 	for i, c := range batch {
 		if redis.HasErrorPrefix(admits[i].Err(), "NOSCRIPT") {
 			c.reply, c.err = admitScript.Run(ctx, r.client, c.keys, c.args...).Slice()

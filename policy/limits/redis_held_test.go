@@ -41,7 +41,7 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 	holds[1].Release()
 	holds[2].Handover()(3)
 	check("after a settle, a release and a handover")
-	l.removeHold("acct", holds[3].id)
+	l.undoAdmit(AdmitRequest{Key: "k", Reserve: Reservation{Account: "acct", Want: 7}}, holds[3].id, nil)
 	check("after dropping the hold of a lost answer")
 
 	// Holds that stopped renewing expire; the next admission drops them.

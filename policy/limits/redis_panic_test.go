@@ -111,12 +111,12 @@ func TestRedisPanicInTheClientFailsOnlyItsCall(t *testing.T) {
 }
 
 // TestRedisPanicWhileReleasingFinishesTheBatch: releases whose pipeline
-// panics are finished as unsent (their slots expire within LeaseTTL), so
-// that Flush, which a graceful stop waits on, returns, and the next
-// releases are sent as usual.
+// panics are finished as unsent and tried again, so that the slot comes
+// back long before its lease expires, Flush, which a graceful stop waits
+// on, returns, and the next releases are sent as usual.
 func TestRedisPanicWhileReleasingFinishesTheBatch(t *testing.T) {
 	h := &panicHook{match: func(cmd redis.Cmder) bool { return cmd.Name() == "zrem" }}
-	l := panickyRedis(t, h, RedisConfig{LeaseTTL: time.Minute})
+	l := panickyRedis(t, h, RedisConfig{LeaseTTL: time.Hour})
 	before := guard.Count(redisCallGoroutine)
 
 	h.armed.Store(1)
@@ -138,8 +138,9 @@ func TestRedisPanicWhileReleasingFinishesTheBatch(t *testing.T) {
 	if h.hit.Load() != 1 {
 		t.Fatalf("panics thrown %d, want 1", h.hit.Load())
 	}
-	// That slot is held until it expires; another key's is freed at
-	// once, by the same goroutine's next round.
+	// The slot is free again, its release tried again; another key's is
+	// freed at once, by the same goroutine's next round.
+	acquire(t, l, "k", 1).Release()
 	acquire(t, l, "other", 1).Release()
 	l.Flush()
 	acquire(t, l, "other", 1).Release()

@@ -34,10 +34,27 @@ const maxReleasePipeline = 256
 type settlement struct {
 	balanceKey, holdsKey, heldKey, member string
 	charge                                int64
+	// byID: member is the id of an admission whose answer was lost, so
+	// the amount it held is not known; its hold is dropped whatever it
+	// is (dropHoldScript), and no charge goes with it.
+	byID bool
+	// again: an earlier try may have run and only its answer been lost.
+	// The charge then lowers the mirror only if the hold was still
+	// there, which that try would have removed with it.
+	again bool
 }
 
 // keys are the settle script's.
 func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey, s.heldKey} }
+
+// againArg is the settle script's flag for a try that may repeat one
+// that ran.
+func (s settlement) againArg() string {
+	if s.again {
+		return "1"
+	}
+	return "0"
+}
 
 // release frees what an admission took: its stream slot, its hold, or
 // both.
@@ -45,6 +62,12 @@ type release struct {
 	leaseKey, leaseID string      // the slot; leaseKey is empty for none
 	hold              *settlement // nil for none
 	queued            time.Time   // when it was added to the queue
+	// giveUp is when what it frees has expired in Redis anyway: one lease
+	// TTL after the last renewal, which came before the release was
+	// asked for, and a call's timeout for a renewal still on its way.
+	// Until then a release Redis did not confirm is tried again.
+	giveUp time.Time
+	tries  int // tries Redis did not confirm
 }
 
 // releases gathers this node's releases and sends them in one pipeline
@@ -55,27 +78,113 @@ type release struct {
 // first release of its round would send a later one that had waited only
 // a fraction of it, just before the admission it would have ridden.
 // Releases that arrive while a pipeline is in flight go in the next.
+//
+// A release is never dropped while what it frees can still be there: one
+// whose pipeline failed, timed out or panicked, or whose command Redis
+// refused, is queued again after a pause (retryPause) and goes with the
+// next pipeline, until Redis confirms it or its giveUp time has passed.
+// Each try is safe to repeat: removing a slot or a hold twice removes it
+// once, and a repeated settlement charges the mirror only together with
+// the hold's removal (settlement.again).
 type releases struct {
 	r       *Redis
 	gather  time.Duration
 	mu      sync.Mutex
 	queue   []release
 	sending bool // a goroutine is gathering or sending
-	unsent  sync.WaitGroup
+	unsent  int  // added and not yet confirmed or given up
+	flushed []chan struct{}
 }
 
 // add queues rel to be sent within the gather time plus the round trips
 // queued before it.
 func (q *releases) add(rel release) {
-	q.unsent.Add(1)
-	rel.queued = time.Now()
+	now := time.Now()
+	rel.queued = now
+	rel.giveUp = now.Add(q.r.leaseTTL + q.r.timeout)
 	q.mu.Lock()
-	q.queue = append(q.queue, rel)
+	q.unsent++
+	q.mu.Unlock()
+	q.enqueue([]release{rel})
+}
+
+// enqueue queues rels, to be sent within the gather time of each, and
+// starts the gathering goroutine unless it runs.
+func (q *releases) enqueue(rels []release) {
+	q.mu.Lock()
+	q.queue = append(q.queue, rels...)
 	start := !q.sending
 	q.sending = true
 	q.mu.Unlock()
 	if start {
 		guard.Go(redisReleaseGoroutine, q.send)
+	}
+}
+
+// Pauses before a release Redis did not confirm is tried again: the
+// first short, as most failures are one lost connection or one slow
+// moment, then doubling up to the longest, so that a Redis that is down
+// gets a try a second from each node rather than a stream of them.
+const (
+	firstRetryPause = 20 * time.Millisecond
+	lastRetryPause  = time.Second
+)
+
+// retryPause is the pause before the try that follows tries failed ones.
+func retryPause(tries int) time.Duration {
+	if tries > 6 {
+		return lastRetryPause
+	}
+	return min(firstRetryPause<<(tries-1), lastRetryPause)
+}
+
+// retry queues failed again after a pause, each but those past their
+// giveUp time, which are finished: what they free has expired in Redis.
+func (q *releases) retry(failed []release) {
+	now := time.Now()
+	var again []release
+	pause := time.Duration(0)
+	for _, rel := range failed {
+		rel.tries++
+		if now.After(rel.giveUp) {
+			q.r.log.Warn("redis limiter gave up a release it could not send; what it frees has expired",
+				zap.String("lease", rel.leaseID), zap.Bool("hold", rel.hold != nil), zap.Int("tries", rel.tries))
+			q.finish(1)
+			continue
+		}
+		if rel.hold != nil {
+			rel.hold.again = true
+		}
+		pause = max(pause, retryPause(rel.tries))
+		again = append(again, rel)
+	}
+	if len(again) == 0 {
+		return
+	}
+	q.r.retries.Add(uint64(len(again)))
+	time.AfterFunc(pause, func() {
+		// Due at once: each waited its gather time before its first try.
+		queued := time.Now().Add(-q.gather)
+		for i := range again {
+			again[i].queued = queued
+		}
+		q.enqueue(again)
+	})
+}
+
+// finish counts n releases as done: confirmed by Redis, or given up.
+func (q *releases) finish(n int) {
+	if n == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.unsent -= n
+	if q.unsent == 0 {
+		for _, c := range q.flushed {
+			close(c)
+		}
+		q.flushed = nil
 	}
 }
 
@@ -133,34 +242,53 @@ func (q *releases) send() {
 	}
 }
 
-// Flush returns once the releases gathered so far have been sent to Redis
-// (or failed), so that a node shutting down after its ledger writer
-// committed sends every one of them.
-func (r *Redis) Flush() { r.releases.unsent.Wait() }
+// Flush returns once every release gathered so far has been confirmed by
+// Redis or given up, so that a node shutting down after its ledger writer
+// committed sends every one of them; but at most flushWait after it was
+// called, so that a stop does not wait a lease TTL for a Redis that does
+// not answer (what is left then expires within LeaseTTL).
+func (r *Redis) Flush() {
+	q := &r.releases
+	q.mu.Lock()
+	if q.unsent == 0 {
+		q.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	q.flushed = append(q.flushed, done)
+	q.mu.Unlock()
+	t := time.NewTimer(r.flushWait())
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
 
-// sendReleases sends batch in one round trip. When Redis does not answer,
-// each slot and hold expires within LeaseTTL and each mirror, which then
-// lacks the charge, within BalanceTTL.
+// flushWait bounds Flush: time for a try that times out and a few more.
+func (r *Redis) flushWait() time.Duration { return 2*r.timeout + 2*time.Second }
+
+// sendReleases sends batch in one round trip. What Redis does not
+// confirm is tried again (releases.retry).
 //
 // The batch is finished (Redis.released) exactly once, whatever happens:
-// a batch left unfinished would keep Flush, and so a graceful stop,
-// waiting for ever.
+// a batch left unfinished would neither be tried again nor let Flush, and
+// so a graceful stop, return before its time.
 func (r *Redis) sendReleases(batch []release) {
 	var finished atomic.Bool
-	finish := func(settles []*redis.Cmd) bool {
-		return finished.CompareAndSwap(false, true) && r.released(batch, settles)
+	finish := func(cmds []releaseCmds) (onlyNoScript bool) {
+		return finished.CompareAndSwap(false, true) && r.released(batch, cmds)
 	}
 	err := r.call(context.Background(), "release", func(ctx context.Context) error {
 		// Should anything panic before the batch is finished, it is
-		// finished as unsent: the slots and holds expire within
-		// LeaseTTL. Here rather than after call returns, which it may
-		// have done at its timeout.
+		// finished as unsent, and so tried again. Here rather than after
+		// call returns, which it may have done at its timeout.
 		defer finish(nil)
 		pipe := r.client.Pipeline()
-		settles := queueReleases(ctx, pipe, batch)
+		cmds := queueReleases(ctx, pipe, batch)
 		_, err := pipe.Exec(ctx)
-		if finish(settles) && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return nil // only a settle script Redis did not know
+		if finish(cmds) && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return nil // only a script Redis did not know: Redis answers
 		}
 		return err
 	})
@@ -169,58 +297,98 @@ func (r *Redis) sendReleases(batch []release) {
 	}
 }
 
-// queueReleases adds the commands of batch to pipe and returns, for each
-// release, its settle command or nil.
-func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) []*redis.Cmd {
-	settles := make([]*redis.Cmd, len(batch))
+// releaseCmds are the commands that carry one release in a pipeline; nil
+// for what it does not free.
+type releaseCmds struct {
+	settle *redis.Cmd
+	zrem   *redis.IntCmd
+}
+
+// queueReleases adds the commands of batch to pipe and returns them, one
+// releaseCmds for each release.
+func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) []releaseCmds {
+	cmds := make([]releaseCmds, len(batch))
 	for i, rel := range batch {
-		if s := rel.hold; s != nil {
-			settles[i] = pipe.EvalSha(ctx, settleScript.Hash(), s.keys(), s.member, s.charge)
+		switch s := rel.hold; {
+		case s == nil:
+		case s.byID:
+			cmds[i].settle = pipe.EvalSha(ctx, dropHoldScript.Hash(), []string{s.holdsKey, s.heldKey}, s.member)
+		default:
+			cmds[i].settle = pipe.EvalSha(ctx, settleScript.Hash(), s.keys(), s.member, s.charge, s.againArg())
 		}
 		if rel.leaseKey != "" {
-			pipe.ZRem(ctx, rel.leaseKey, rel.leaseID)
+			cmds[i].zrem = pipe.ZRem(ctx, rel.leaseKey, rel.leaseID)
 		}
 	}
-	return settles
+	return cmds
 }
 
 // released finishes the releases of batch once their pipeline returned
-// (settles nil: it was never sent). A settlement Redis refused for want
-// of the script (it restarted) is sent again on its own, which loads it;
-// one that failed otherwise is logged. It reports whether every failure
-// was for want of the script.
-func (r *Redis) released(batch []release, settles []*redis.Cmd) (onlyNoScript bool) {
-	defer r.releases.unsent.Add(-len(batch))
-	onlyNoScript = true
+// (cmds nil: it was never sent, or its fate is unknown). Those Redis
+// confirmed are done; the others are tried again (releases.retry). A
+// settlement Redis refused for want of its script (Redis restarted) has
+// the scripts loaded before it is tried again. It reports whether every
+// failure was for want of a script.
+func (r *Redis) released(batch []release, cmds []releaseCmds) (onlyNoScript bool) {
+	var failed []release
+	noScript, other := false, false
 	for i, rel := range batch {
-		if settles == nil || settles[i] == nil {
+		if cmds == nil {
+			failed = append(failed, rel)
 			continue
 		}
-		switch err := settles[i].Err(); {
-		case err == nil:
-		case redis.HasErrorPrefix(err, "NOSCRIPT"):
-			r.settleHold(*rel.hold)
-		default:
-			onlyNoScript = false
-			if rel.hold.charge > 0 {
-				r.log.Warn("redis limiter could not lower a mirrored balance by a charge",
-					zap.String("hold", rel.hold.member), zap.Error(err))
+		var err error
+		if c := cmds[i].settle; c != nil {
+			err = c.Err()
+			noScript = noScript || redis.HasErrorPrefix(err, "NOSCRIPT")
+			other = other || err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT")
+		}
+		if c := cmds[i].zrem; c != nil && c.Err() != nil {
+			err = c.Err()
+			other = true
+		}
+		if err != nil {
+			if rel.tries == 0 {
+				r.log.Warn("redis limiter could not release a slot or a hold; trying again",
+					zap.String("lease", rel.leaseID), zap.Bool("hold", rel.hold != nil), zap.Error(err))
 			}
+			failed = append(failed, rel)
 		}
 	}
-	return onlyNoScript
+	r.releases.finish(len(batch) - len(failed))
+	if noScript {
+		guard.Go(redisReleaseGoroutine, r.loadReleaseScripts)
+	}
+	r.releases.retry(failed)
+	return cmds != nil && !other
+}
+
+// loadReleaseScripts loads the scripts releases run, which a pipeline
+// cannot load itself (EVALSHA only), after Redis said it lacks them.
+func (r *Redis) loadReleaseScripts() {
+	_ = r.call(context.Background(), "load", func(ctx context.Context) error {
+		if err := settleScript.Load(ctx, r.client).Err(); err != nil {
+			return err
+		}
+		return dropHoldScript.Load(ctx, r.client).Err()
+	})
 }
 
 // settleHold frees the hold and lowers the mirrored balance by its
-// charge, in a round trip of its own. When Redis does not answer, the
-// hold expires within LeaseTTL and the mirror, which then lacks the
-// charge, within BalanceTTL.
+// charge, in a round trip of its own; when Redis does not confirm it, it
+// is tried again with the releases (releases.retry).
 func (r *Redis) settleHold(s settlement) {
 	err := r.call(context.Background(), "settle", func(ctx context.Context) error {
-		return settleScript.Run(ctx, r.client, s.keys(), s.member, s.charge).Err()
+		return settleScript.Run(ctx, r.client, s.keys(), s.member, s.charge, s.againArg()).Err()
 	})
-	if err != nil && s.charge > 0 {
-		r.log.Warn("redis limiter could not lower a mirrored balance by a charge",
+	if err != nil {
+		r.log.Warn("redis limiter could not settle a hold; trying again",
 			zap.String("hold", s.member), zap.Error(err))
+		now := time.Now()
+		s.again = true
+		r.releases.mu.Lock()
+		r.releases.unsent++
+		r.releases.mu.Unlock()
+		r.releases.retry([]release{{hold: &s, queued: now, giveUp: now.Add(r.leaseTTL + r.timeout)}})
 	}
 }

@@ -27,7 +27,8 @@ const maxRenewPipeline = 512
 // LeaseTTL/3 after, as its own heartbeat would. One Redis reports gone
 // (it expired while renewals failed for a whole TTL; its slot or money
 // may be counted for another holder by now) is logged and no longer
-// renewed; one whose renewal failed is tried again at the next tick.
+// renewed; one whose renewal failed is tried again after a pause, and
+// at the next tick in any case.
 type renewals struct {
 	r       *Redis
 	mu      sync.Mutex
@@ -80,32 +81,71 @@ func (q *renewals) stillLive(x *renewal, keep bool) bool {
 }
 
 // run renews everything live at each tick and ends at the first tick
-// that finds nothing to renew.
+// that finds nothing to renew. A batch whose renewal failed is tried
+// again after a pause (retryPause, from 20ms up to a second, and never
+// past the next tick) rather than only at the next tick: a lease that
+// missed three ticks in a row has expired under its request.
 func (q *renewals) run() {
-	t := time.NewTicker(max(q.r.leaseTTL/3, time.Millisecond))
+	every := max(q.r.leaseTTL/3, time.Millisecond)
+	if q.r.renewEvery > 0 {
+		every = q.r.renewEvery
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
-	for range t.C {
-		q.mu.Lock()
-		if len(q.live) == 0 {
-			q.running = false
+	var failed []*renewal
+	tries := 0
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	for {
+		var due []*renewal
+		select {
+		case <-t.C:
+			q.mu.Lock()
+			if len(q.live) == 0 {
+				q.running = false
+				q.mu.Unlock()
+				return
+			}
+			due = slices.Collect(maps.Keys(q.live))
 			q.mu.Unlock()
-			return
+			failed, tries = nil, 0
+			retry.Stop()
+		case <-retry.C:
+			due = q.stillLiveOf(failed)
+			failed = nil
 		}
-		due := slices.Collect(maps.Keys(q.live))
-		q.mu.Unlock()
 		for batch := range slices.Chunk(due, maxRenewPipeline) {
-			// A batch whose renewal panicked is tried again at the next
-			// tick, as one whose renewal failed; the loop goes on, or
-			// every lease and hold of the node would expire under
-			// requests still running.
-			_ = guard.Run(redisRenewGoroutine, func() { q.renew(batch) })
+			// A batch whose renewal panicked is tried again, as one
+			// whose renewal failed; the loop goes on, or every lease and
+			// hold of the node would expire under requests still running.
+			ok := false
+			_ = guard.Run(redisRenewGoroutine, func() { ok = q.renew(batch) })
+			if !ok {
+				failed = append(failed, batch...)
+			}
+		}
+		if len(failed) > 0 {
+			tries++
+			retry.Reset(min(retryPause(tries), every))
 		}
 	}
 }
 
-// renew extends batch in one round trip. It runs outside any request, so
-// it has no request context; the breaker spares Redis while it is down.
-func (q *renewals) renew(batch []*renewal) {
+// stillLiveOf is those of xs still renewed.
+func (q *renewals) stillLiveOf(xs []*renewal) []*renewal {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.DeleteFunc(xs, func(x *renewal) bool {
+		_, ok := q.live[x]
+		return !ok
+	})
+}
+
+// renew extends batch in one round trip and reports whether Redis
+// answered. It runs outside any request, so it has no request context;
+// the breaker spares Redis while it is down.
+func (q *renewals) renew(batch []*renewal) bool {
 	r := q.r
 	cmds := make([]*redis.Cmd, len(batch))
 	err := r.call(context.Background(), "renew", func(ctx context.Context) error {
@@ -119,12 +159,12 @@ func (q *renewals) renew(batch []*renewal) {
 	})
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Redis restarted: renewing the first on its own loads the
-		// script, and the next tick renews the rest.
+		// script, and the retry renews the rest.
 		_, _ = r.renew(batch[0].keys, batch[0].member)
-		return
+		return false
 	}
 	if err != nil {
-		return // a reply may still be written by a call that timed out
+		return false // a reply may still be written by a call that timed out
 	}
 	for i, x := range batch {
 		n, err := cmds[i].Int()
@@ -142,6 +182,7 @@ func (q *renewals) renew(batch []*renewal) {
 			r.onRenew(kept)
 		}
 	}
+	return true
 }
 
 // lostLease and lostHold log what the renewals found gone.

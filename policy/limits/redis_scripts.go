@@ -119,9 +119,11 @@ end
 //
 // Returns {allowed, lease, remaining, retry_after, reset_after, hold,
 // available}: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
-// refused; the durations as strings of seconds; hold the cents held (0
-// none asked, -1 refused for lack of balance, with available the balance
-// less the holds). Nothing is consumed unless the request is admitted by
+// refused; the durations as strings of seconds, retry_after of an
+// admission whose rate has nothing remaining the time until the next
+// would be admitted (0 otherwise); hold the cents held (0 none asked, -1
+// refused for lack of balance, with available the balance less the
+// holds). Nothing is consumed unless the request is admitted by
 // every check; keeping the mirror up to date and dropping expired holds
 // happen either way.
 var admitScript = redis.NewScript(nowLua + expireLua + heldLua + `
@@ -169,9 +171,9 @@ if #KEYS >= 4 then
 end
 
 local remaining, reset_after = 0, 0
-local tat, new_tat, held
+local tat, new_tat, held, interval
 if mode == "1" then
-  local interval = period / limit
+  interval = period / limit
   tat = tonumber(redis.call("GET", KEYS[1]) or now)
   if tat < now then tat = now end
   new_tat = tat + interval
@@ -225,28 +227,44 @@ if hold_member then
   expire_after_longest(KEYS[4], now, KEYS[5])
 end
 
+-- next_after: with nothing remaining, the time until a request would be
+-- admitted again (the node that asked refuses until then without asking).
+local next_after = 0
 if mode == "1" then
   redis.call("SET", KEYS[1], new_tat, "EX", math.ceil(reset_after))
+  if remaining == 0 then
+    next_after = new_tat - interval * (burst - 1) - now
+  end
 elseif mode == "2" then
   redis.call("ZADD", KEYS[1], now, id)
   redis.call("PEXPIRE", KEYS[1], math.ceil(period * 1000))
+  if remaining == 0 then
+    local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+    next_after = tonumber(first[2]) + period - now
+  end
 end
-return {1, lease, remaining, "0", tostring(reset_after), hold, 0}
+return {1, lease, remaining, tostring(next_after), tostring(reset_after), hold, 0}
 `)
 
 // settleScript frees a hold and lowers the mirrored balance by the
 // request's charge. A mirror that expired is left alone: the next
-// admission seeds it from a ledger balance that has the charge.
+// admission seeds it from a ledger balance that has the charge. A try
+// that may repeat one whose answer was lost (again "1") lowers the
+// mirror only when it removes the hold: the earlier try, had it run,
+// removed the hold and took the charge together. (Should the hold have
+// expired before such a try, the mirror lacks the charge until it
+// expires, within the balance TTL, as with a settlement never sent.)
 //
 // KEYS[1]: the account's mirrored balance; KEYS[2]: its holds; KEYS[3]:
 // the sum of the holds' cents
-// ARGV: hold member, charge in cents
+// ARGV: hold member, charge in cents, again ("1" or "0")
 var settleScript = redis.NewScript(heldLua + `
-if redis.call("ZREM", KEYS[2], ARGV[1]) == 1 then
+local removed = redis.call("ZREM", KEYS[2], ARGV[1]) == 1
+if removed then
   lower_sum(KEYS[3], hold_cents(ARGV[1]), 1)
 end
 local charge = tonumber(ARGV[2])
-if charge > 0 and redis.call("EXISTS", KEYS[1]) == 1 then
+if charge > 0 and (removed or ARGV[3] ~= "1") and redis.call("EXISTS", KEYS[1]) == 1 then
   redis.call("HINCRBY", KEYS[1], "bal", -charge)
 end
 return 1

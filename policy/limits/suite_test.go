@@ -56,6 +56,8 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"ReserveMirrorExpires", testReserveMirrorExpires},
 		{"ReserveConcurrent", testReserveConcurrent},
 		{"ReserveCheckOnly", testReserveCheckOnly},
+		{"PrecheckBalance", testPrecheckBalance},
+		{"PrecheckKnownSpentRate", testPrecheckKnownSpentRate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newHarness(t)) })
