@@ -91,7 +91,7 @@ func TestV1RefusesWhatItCannotMeter(t *testing.T) {
 // upstream. A read keeps its query, and a bare "?" is not refused.
 func TestV1RefusesAQueryString(t *testing.T) {
 	up, e, key, g := fundedGateway(t, "querier")
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text("Fine."), true })
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) { return testupstream.Text("Fine."), true })
 	for _, query := range []string{"?max_tokens=1000000", "?model=dear-model&stream=true", "?api-version=2024-10-21", "?%zz"} {
 		for _, body := range []string{chatBody, streamBody} {
 			before := len(up.Requests())
@@ -271,7 +271,7 @@ func TestStalledBodiesDoNotStarveOthers(t *testing.T) {
 func TestAdmissionBeforeTheBody(t *testing.T) {
 	for _, mode := range []string{"embedded", "distributed"} {
 		t.Run(mode, func(t *testing.T) {
-			up := testupstream.Start(t, testupstream.Options{})
+			up := testupstream.Start(t, demobackend.Options{})
 			e := embeddedEnv(t, up.URL())
 			if mode == "distributed" {
 				e = distributedEnv(t, up.URL())

@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
@@ -294,7 +295,7 @@ func TestRequestIDIsEchoed(t *testing.T) {
 // or the upstream receives, on /v1 and /v3.
 func TestChargeIDIsNotHandedOut(t *testing.T) {
 	up, e, key, g := fundedGateway(t, "acme")
-	up.Respond(func(*testupstream.Request) (testupstream.Reply, bool) { return testupstream.Text("Fine."), true })
+	up.Respond(func(*demobackend.Request) (demobackend.Reply, bool) { return testupstream.Text("Fine."), true })
 	var seen []string // everything the client and the upstream received
 	var ids []string
 	for _, path := range []string{"/v1/chat/completions", "/v3/chat/completions"} {
