@@ -8,6 +8,7 @@ require (
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
 	github.com/caddyserver/caddy/v2 v2.11.9
 	github.com/dustin/go-humanize v1.1.0
+	github.com/emersion/go-smtp v0.25.1
 	github.com/fogleman/gg v1.3.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/goccy/go-graphviz v0.2.10
@@ -33,6 +34,8 @@ require (
 	gonum.org/v1/plot v0.17.0
 	modernc.org/sqlite v1.60.1
 )
+
+require github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
 
 require (
 	cel.dev/cel-go v0.32.0 // indirect

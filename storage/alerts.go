@@ -99,6 +99,7 @@ const (
 type AlertDelivery struct {
 	ID             string
 	AccountID      string
+	AccountName    string
 	Channel        string // AlertWebhook or AlertEmail
 	Kind           string // "balance_below"
 	BalanceCents   int64

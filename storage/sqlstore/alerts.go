@@ -93,13 +93,17 @@ func queueAlerts(ctx context.Context, tx Tx, accountID string, balance, threshol
 	return nil
 }
 
-const deliveryColumns = `id, account_id, channel, kind, balance_cents, threshold_cents, status, attempts,
-	next_attempt_at, last_error, created_at, COALESCE(delivered_at, 0)`
+// deliveryColumns are read from alert_deliveries d joined with its
+// account a.
+const deliveryColumns = `d.id, d.account_id, a.name, d.channel, d.kind, d.balance_cents, d.threshold_cents, d.status,
+	d.attempts, d.next_attempt_at, d.last_error, d.created_at, COALESCE(d.delivered_at, 0)`
+
+const deliveryFrom = ` FROM alert_deliveries d JOIN accounts a ON a.id = d.account_id`
 
 func scanDelivery(r Row) (storage.AlertDelivery, error) {
 	var d storage.AlertDelivery
 	var attempts, next, created, delivered int64
-	if err := r.Scan(&d.ID, &d.AccountID, &d.Channel, &d.Kind, &d.BalanceCents, &d.ThresholdCents, &d.Status,
+	if err := r.Scan(&d.ID, &d.AccountID, &d.AccountName, &d.Channel, &d.Kind, &d.BalanceCents, &d.ThresholdCents, &d.Status,
 		&attempts, &next, &d.LastError, &created, &delivered); err != nil {
 		return storage.AlertDelivery{}, err
 	}
@@ -129,7 +133,7 @@ func (s *Store) ClaimAlertDelivery(ctx context.Context, now time.Time, lease tim
 			return storage.AlertDelivery{}, wrap(err, "claiming alert delivery")
 		}
 		if n == 1 {
-			d, err := scanDelivery(s.db.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM alert_deliveries WHERE id = $1`, id))
+			d, err := scanDelivery(s.db.QueryRow(ctx, `SELECT `+deliveryColumns+deliveryFrom+` WHERE d.id = $1`, id))
 			return d, wrap(err, "claiming alert delivery")
 		}
 	}
@@ -150,7 +154,7 @@ func (s *Store) FinishAlertDelivery(ctx context.Context, id, status, lastError s
 
 // AlertDeliveries lists an account's deliveries by id, newest first.
 func (s *Store) AlertDeliveries(ctx context.Context, accountID string, limit int) ([]storage.AlertDelivery, error) {
-	out, err := queryAll(ctx, s.db, scanDelivery, `SELECT `+deliveryColumns+` FROM alert_deliveries
-		WHERE account_id = $1 ORDER BY id DESC`+limitClause(limit), accountID)
+	out, err := queryAll(ctx, s.db, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+`
+		WHERE d.account_id = $1 ORDER BY d.id DESC`+limitClause(limit), accountID)
 	return out, wrap(err, "listing alert deliveries")
 }
