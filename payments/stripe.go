@@ -82,7 +82,6 @@ func (p *stripeProvider) checkout(ctx context.Context, acct storage.Account, cen
 			},
 		}},
 	}
-	params.Context = ctx
 	s, err := p.client.V1CheckoutSessions.Create(ctx, params)
 	if err != nil {
 		return Session{}, err
@@ -260,7 +259,6 @@ func (p *stripeProvider) chargeRefunds(ctx context.Context, ch *stripe.Charge) (
 	}
 	var out []*stripe.Refund
 	params := &stripe.RefundListParams{Charge: stripe.String(ch.ID)}
-	params.Context = ctx
 	for re, err := range p.client.V1Refunds.List(ctx, params) {
 		if err != nil {
 			return nil, providerUnavailable(err)
@@ -287,7 +285,6 @@ func (p *stripeProvider) account(ctx context.Context, paymentIntent string) (str
 		return "", err
 	}
 	params := &stripe.PaymentIntentRetrieveParams{}
-	params.Context = ctx
 	pi, err := p.client.V1PaymentIntents.Retrieve(ctx, paymentIntent, params)
 	if err != nil {
 		return "", providerUnavailable(err)
