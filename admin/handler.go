@@ -18,9 +18,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/alerts"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/payments"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -41,6 +43,13 @@ type Config struct {
 	// Files returns the Files API service. Nil: the files routes answer
 	// 501 not_implemented.
 	Files func() (*files.Service, error)
+	// Payments takes account owners' money through a provider and serves
+	// the providers' webhooks (/admin/payments/{stripe,generic}/webhook).
+	// Nil: no provider; only operators add funds.
+	Payments *payments.Service
+	// Alerts delivers balance alerts; the routes ask it whether email can
+	// be sent. Nil: email destinations are refused.
+	Alerts *alerts.Dispatcher
 	// Held reports what requests in flight hold of a balance. Nil:
 	// reserved_cents is always 0.
 	Held limits.HoldReporter
@@ -149,6 +158,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")
 
+	// A payment provider's webhook carries no token: its signature is
+	// its authentication, checked by the provider's handler. It is not
+	// counted against the address either, since a provider delivers a
+	// busy gateway's events from few addresses.
+	if h.webhook(w, r) {
+		return
+	}
 	addr := h.cfg.AddressKey(r)
 	if !h.allow(w, r, addressLimit, addr, Principal{}) {
 		return
@@ -211,7 +227,7 @@ func (q *request) route() {
 			return
 		}
 		allow := make([]string, 0, len(routes))
-		for _, k := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		for _, k := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 			if _, ok := routes[k]; ok {
 				allow = append(allow, k)
 			}
@@ -256,6 +272,21 @@ func (q *request) accountRoute(name string, p []string, on func(map[string]func(
 				q.topUp(a)
 			}
 		})})
+	case len(p) == 1 && (p[0] == "disable" || p[0] == "enable"):
+		disable := p[0] == "disable"
+		on(map[string]func(){http.MethodPost: func() {
+			if q.operatorOnly("account." + p[0]) {
+				with("account."+p[0], func(a storage.Account) { q.setDisabled(a, disable) })()
+			}
+		}})
+	case len(p) == 1 && p[0] == "checkout":
+		on(map[string]func(){http.MethodPost: with("checkout", q.checkout)})
+	case len(p) == 1 && p[0] == "receipts":
+		on(map[string]func(){http.MethodGet: with("receipts.read", q.receipts)})
+	case len(p) == 1 && p[0] == "alerts":
+		on(map[string]func(){http.MethodGet: with("alerts.read", q.getAlerts), http.MethodPut: with("alerts.update", q.putAlerts)})
+	case len(p) == 2 && p[0] == "alerts" && p[1] == "deliveries":
+		on(map[string]func(){http.MethodGet: with("alerts.read", q.alertDeliveries)})
 	case len(p) == 1 && p[0] == "ledger":
 		on(map[string]func(){http.MethodGet: with("ledger.read", q.ledger)})
 	case len(p) == 1 && p[0] == "usage":
@@ -315,9 +346,13 @@ func (q *request) mayTopUp(account string) bool {
 		return true
 	}
 	q.audit("topup", account, "", "permission_denied", "")
-	q.fail(apierror.New(http.StatusForbidden, apierror.TypePermission, "permission_denied",
-		"An account's token cannot add funds to a balance: this gateway takes no payments, "+
-			"so top-ups are made by an operator (an operator token, or switchyard accounts topup)."))
+	msg := "An account's token cannot add funds to a balance: this gateway takes no payments, " +
+		"so top-ups are made by an operator (an operator token, or switchyard accounts topup)."
+	if q.h.cfg.Payments.CheckoutEnabled() {
+		msg = "An account's token adds funds through the payment page (POST .../checkout), " +
+			"credited once the payment provider confirms the payment; direct top-ups are for operators."
+	}
+	q.fail(apierror.New(http.StatusForbidden, apierror.TypePermission, "permission_denied", msg))
 	return false
 }
 

@@ -22,25 +22,40 @@ type meJSON struct {
 	Operator bool     `json:"operator,omitempty"`
 	Accounts []string `json:"accounts,omitempty"`
 	// CanTopUp tells a client such as the dashboard whether to offer
-	// adding funds (POST .../topups); see Principal.MayTopUp.
+	// crediting a balance directly (POST .../topups); see
+	// Principal.MayTopUp.
 	CanTopUp bool `json:"can_top_up"`
+	// CanCheckout tells whether funds can be added through a payment
+	// provider's page (POST .../checkout), for any token that manages
+	// an account.
+	CanCheckout bool `json:"can_checkout"`
+	// EmailAlerts tells whether alerts may go to an email address.
+	EmailAlerts bool `json:"email_alerts"`
 }
 
 func (q *request) me() {
 	q.reply(http.StatusOK, meJSON{Subject: q.who.Subject, Role: q.who.Role(), Operator: q.who.Operator,
-		Accounts: q.who.Accounts, CanTopUp: q.who.MayTopUp()})
+		Accounts: q.who.Accounts, CanTopUp: q.who.MayTopUp(), CanCheckout: q.h.cfg.Payments.CheckoutEnabled(),
+		EmailAlerts: q.h.cfg.Alerts.EmailEnabled()})
 }
 
 // accountJSON is an account with its balance.
 type accountJSON struct {
-	Name          string `json:"name"`
-	BalanceCents  int64  `json:"balance_cents"`
-	ReservedCents int64  `json:"reserved_cents"`
-	CreatedAt     string `json:"created_at"`
+	ID            string  `json:"id"`
+	Name          string  `json:"name"`
+	BalanceCents  int64   `json:"balance_cents"`
+	ReservedCents int64   `json:"reserved_cents"`
+	CreatedAt     string  `json:"created_at"`
+	Disabled      bool    `json:"disabled"`
+	DisabledAt    *string `json:"disabled_at"`
 }
 
 func (q *request) accountOut(a storage.Account, balance int64) (accountJSON, error) {
-	out := accountJSON{Name: a.Name, BalanceCents: balance, CreatedAt: timeJSON(a.CreatedAt)}
+	out := accountJSON{ID: a.ID, Name: a.Name, BalanceCents: balance, CreatedAt: timeJSON(a.CreatedAt), Disabled: a.Disabled()}
+	if a.Disabled() {
+		t := timeJSON(a.DisabledAt)
+		out.DisabledAt = &t
+	}
 	if q.h.cfg.Held != nil {
 		held, err := q.h.cfg.Held.Held(q.ctx, a.ID)
 		if err != nil {

@@ -25,8 +25,9 @@ import (
 // caller has two top-ups in mind under one name. Top-ups have references
 // of their own (storage.Ledger.Post), and those starting with
 // storage.ChargeReferencePrefix, the server's spelling of a request's
-// charge, are refused with 400 invalid_reference so that no ledger shows
-// a top-up that reads like a charge.
+// charge, or storage.PaymentReferencePrefix, a payment provider's, are
+// refused with 400 invalid_reference so that no ledger shows a top-up
+// that reads like a charge or a receipt.
 //
 // An amount outside the profile's bounds ($5 to $1000, spec section 5)
 // is refused with 400 invalid_amount. Either refusal comes before
@@ -58,13 +59,19 @@ func TopUp(ctx context.Context, store storage.Store, p policy.Profile, accountID
 }
 
 // CheckTopUpReference refuses a reference a top-up may not have: one
-// spelt like a request's charge (storage.ChargeReferencePrefix), which
+// spelt like a request's charge (storage.ChargeReferencePrefix) or a
+// payment provider's receipt (storage.PaymentReferencePrefix), which
 // only the server writes.
 func CheckTopUpReference(reference string) error {
 	if strings.HasPrefix(reference, storage.ChargeReferencePrefix) {
 		return apierror.InvalidRequest("invalid_reference",
 			fmt.Sprintf("A top-up reference may not start with %q: such references name requests' charges.",
 				storage.ChargeReferencePrefix))
+	}
+	if strings.HasPrefix(reference, storage.PaymentReferencePrefix) {
+		return apierror.InvalidRequest("invalid_reference",
+			fmt.Sprintf("A top-up reference may not start with %q: such references name payments confirmed by a payment provider.",
+				storage.PaymentReferencePrefix))
 	}
 	return nil
 }

@@ -95,9 +95,22 @@ type Admin struct {
 	// summary entry counts the rest. Default: 1m.
 	RefusalLogInterval caddy.Duration `json:"refusal_log_interval,omitempty"`
 
-	handler  *admin.Handler
-	guard    *ipGuard // nil: no limit on refused tokens per address
-	disabled bool     // no way to verify tokens: every request gets 503
+	// Payment providers through which account owners add funds
+	// (docs/payments.md); their webhooks are served under
+	// /admin/payments/. Default: from the environment
+	// ($SWITCHYARD_STRIPE_SECRET_KEY with $SWITCHYARD_STRIPE_WEBHOOK_SECRET,
+	// $SWITCHYARD_PAYMENTS_WEBHOOK_SECRET); with none, only operators
+	// credit balances.
+	Payments *PaymentsConfig `json:"payments,omitempty"`
+
+	// How balance alerts are delivered (docs/accounts.md). Default: see
+	// AlertsConfig; webhooks only, unless an SMTP server is set.
+	Alerts *AlertsConfig `json:"alerts,omitempty"`
+
+	handler        *admin.Handler
+	stopDispatcher func()   // nil: not running
+	guard          *ipGuard // nil: no limit on refused tokens per address
+	disabled       bool     // no way to verify tokens: every request gets 503
 }
 
 // errAdminUnconfigured: with PostgreSQL, no secret is generated, and
@@ -151,7 +164,17 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	if h.guard, err = newIPGuard(app, ctx.Logger()); err != nil {
 		return err
 	}
+	pay, err := h.Payments.service(app.Store(), app, ctx.Logger())
+	if err != nil {
+		return err
+	}
+	dispatcher, err := h.Alerts.dispatcher(app.Store(), ctx.Logger())
+	if err != nil {
+		return err
+	}
 	h.handler, err = admin.New(admin.Config{
+		Payments:        pay,
+		Alerts:          dispatcher,
 		Store:           app.Store(),
 		Hasher:          app.hasher,
 		Profile:         app.Profile(),
@@ -166,7 +189,14 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 		AddressKey:      clientAddr,
 		RefusalInterval: time.Duration(h.RefusalLogInterval),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// Every node that serves the admin API sends due alerts; the store's
+	// leases keep two nodes, or two configs during a reload, from sending
+	// one delivery twice at once.
+	h.stopDispatcher = runDispatcher(dispatcher)
+	return nil
 }
 
 // adminRate is the rate of a limit configured as n per period, each
@@ -185,6 +215,9 @@ func adminRate(n *int, period caddy.Duration, def limits.Rate) limits.Rate {
 // Cleanup implements caddy.CleanerUpper: it writes the summaries of the
 // refusals counted so far.
 func (h *Admin) Cleanup() error {
+	if h.stopDispatcher != nil {
+		h.stopDispatcher()
+	}
 	if h.handler == nil {
 		return nil
 	}
@@ -279,7 +312,11 @@ func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 //		rate_limit         <n> [<period>] | off
 //		address_rate_limit <n> [<period>] | off
 //		refusal_log_interval <duration>
+//		payments { ... }
+//		alerts { ... }
 //	}
+//
+// (payments and alerts: see unmarshalPayments and unmarshalAlerts).
 func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() {
@@ -295,6 +332,8 @@ func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"rate_limit":           rateOption(&h.RateLimit, &h.RateLimitPeriod),
 		"address_rate_limit":   rateOption(&h.AddressRateLimit, &h.AddressRateLimitPeriod),
 		"refusal_log_interval": positiveDurationOption(&h.RefusalLogInterval),
+		"payments":             subBlockOption(&h.Payments, unmarshalPayments),
+		"alerts":               subBlockOption(&h.Alerts, unmarshalAlerts),
 	})
 }
 

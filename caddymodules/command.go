@@ -36,8 +36,8 @@ func init() {
 	})
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:      "accounts",
-		Usage:     "topup|show [--config <path> [--adapter <name>]]",
-		Short:     "Tops up and shows accounts",
+		Usage:     "create|list|show|topup|disable|enable [--config <path> [--adapter <name>]]",
+		Short:     "Creates, lists, tops up, shows, disables and enables accounts",
 		Long:      accountsHelp,
 		CobraFunc: accountsCommand,
 	})
@@ -72,6 +72,16 @@ by that config's switchyard app; otherwise the one the environment names
 `
 
 const accountsHelp = `
+  accounts create --account NAME [--usd AMOUNT]
+      Creates an account, with a first top-up of $5 to $1000 if --usd is
+      given (checked before the account is created).
+  accounts list [--json]
+      Every live account: id, name, balance, status, creation time.
+  accounts disable --account NAME
+  accounts enable --account NAME
+      A disabled account's keys are refused (401) on their next request on
+      every node; its balance, ledger and keys are kept, and enabling it
+      makes the keys work again.
   accounts topup --account NAME --usd AMOUNT [--reference REF]
       Credits the account with $5 to $1000 (for example --usd 25 or 12.50).
       With --reference, repeating the same top-up changes nothing.
@@ -327,9 +337,119 @@ func accountsCommand(cmd *cobra.Command) {
 				}
 				_ = tw.Flush()
 			}
+			if acct.Disabled() {
+				fmt.Fprintf(c.out, "\nDisabled since %s (its keys are refused)\n", acct.DisabledAt.UTC().Format(time.RFC3339))
+			}
 			return nil
 		})
-	cmd.AddCommand(topup, show)
+	create := &cobra.Command{
+		Use:   "create --account NAME [--usd AMOUNT]",
+		Short: "Creates an account, with a first top-up if --usd is given",
+		Args:  cobra.NoArgs,
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+			name, _ := cmd.Flags().GetString("account")
+			if err := policy.ValidAccountName(name); err != nil {
+				return err
+			}
+			var cents int64
+			if usd, _ := cmd.Flags().GetString("usd"); usd != "" {
+				var err error
+				if cents, err = usdFlag(cmd); err != nil {
+					return err
+				}
+				if err := billing.CheckTopUp(c.settings.profile, cents); err != nil {
+					return err
+				}
+			}
+			if _, err := c.store.AccountByName(ctx, name); err == nil {
+				return fmt.Errorf("an account named %q already exists", name)
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			acct, err := c.store.EnsureAccount(ctx, name)
+			if err != nil {
+				return err
+			}
+			if cents > 0 {
+				if _, err := billing.TopUp(ctx, c.store, c.settings.profile, acct.ID, cents, "create_"+policy.RandomBase62(20), "starting balance"); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(c.out, "Created account %s (%s) with %s. Create a key with: switchyard keys create --account %s\n",
+				acct.Name, acct.ID, billing.FormatCents(cents), acct.Name)
+			return nil
+		}),
+	}
+	create.Flags().String("account", "", "Account name: 1 to 64 printable ASCII characters without spaces")
+	create.Flags().String("usd", "", "First top-up in dollars, $5 to $1000 (default: none)")
+	_ = create.MarkFlagRequired("account")
+
+	listCmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "Lists every live account with its balance and status",
+		Args:  cobra.NoArgs,
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
+			rows, err := c.store.ListAccounts(ctx, "", 0)
+			if err != nil {
+				return err
+			}
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				type row struct {
+					ID           string  `json:"id"`
+					Name         string  `json:"name"`
+					BalanceCents int64   `json:"balance_cents"`
+					Disabled     bool    `json:"disabled"`
+					CreatedAt    string  `json:"created_at"`
+					DisabledAt   *string `json:"disabled_at"`
+				}
+				out := make([]row, 0, len(rows))
+				for _, r := range rows {
+					o := row{ID: r.ID, Name: r.Name, BalanceCents: r.BalanceCents, Disabled: r.Disabled(),
+						CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339)}
+					if r.Disabled() {
+						t := r.DisabledAt.UTC().Format(time.RFC3339)
+						o.DisabledAt = &t
+					}
+					out = append(out, o)
+				}
+				enc := json.NewEncoder(c.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			tw := tabwriter.NewWriter(c.out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tBALANCE\tSTATUS\tCREATED")
+			for _, r := range rows {
+				status := "enabled"
+				if r.Disabled() {
+					status = "disabled " + r.DisabledAt.UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, billing.FormatCents(r.BalanceCents), status,
+					r.CreatedAt.UTC().Format(time.RFC3339))
+			}
+			return tw.Flush()
+		}),
+	}
+	listCmd.Flags().Bool("json", false, "Print a JSON array")
+
+	setDisabled := func(disable bool) *cobra.Command {
+		verb, short := "enable", "Enables a disabled account: its keys work again"
+		if disable {
+			verb, short = "disable", "Disables an account: its keys are refused on every node"
+		}
+		return accountCommand(verb+" --account NAME", short, func(ctx context.Context, c *cli, acct storage.Account) error {
+			a, err := policy.SetAccountDisabled(ctx, c.store, acct.ID, disable)
+			if err != nil {
+				return err
+			}
+			if a.Disabled() {
+				fmt.Fprintf(c.out, "Account %s (%s) is disabled since %s: its keys are refused.\n", a.Name, a.ID, a.DisabledAt.UTC().Format(time.RFC3339))
+			} else {
+				fmt.Fprintf(c.out, "Account %s (%s) is enabled.\n", a.Name, a.ID)
+			}
+			return nil
+		})
+	}
+	cmd.AddCommand(create, listCmd, topup, show, setDisabled(true), setDisabled(false))
 }
 
 func bootstrapCommand(cmd *cobra.Command) {
@@ -370,7 +490,7 @@ func accountFlag(ctx context.Context, c *cli, cmd *cobra.Command) (storage.Accou
 	name, _ := cmd.Flags().GetString("account")
 	acct, err := c.store.AccountByName(ctx, name)
 	if errors.Is(err, storage.ErrNotFound) {
-		return acct, fmt.Errorf("no account named %q (keys create --account %s creates it)", name, name)
+		return acct, fmt.Errorf("no account named %q (accounts create --account %s creates it)", name, name)
 	}
 	return acct, err
 }

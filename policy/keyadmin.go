@@ -38,6 +38,8 @@ func IssueKey(ctx context.Context, store storage.Store, hasher KeyHasher, p Prof
 	case errors.Is(err, storage.ErrMaxKeys):
 		return "", rec, apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "max_keys_reached",
 			fmt.Sprintf("Account %s already has %d active keys; revoke one first.", account, p.MaxActiveKeys))
+	case errors.Is(err, storage.ErrAccountDisabled):
+		return "", rec, errAccountDisabled(account)
 	case errors.Is(err, storage.ErrKeyCreationRate):
 		return "", rec, apierror.RateLimited(
 			fmt.Sprintf("At most %d keys may be created per account per %s.", p.KeyCreations, p.KeyCreationWindow), 0)
@@ -86,3 +88,29 @@ func RevokeKey(ctx context.Context, keys storage.Keys, accountID, keyID string) 
 	}
 	return k, err
 }
+
+func errAccountDisabled(account string) *apierror.Error {
+	return apierror.New(http.StatusConflict, apierror.TypeInvalidRequest, "account_disabled",
+		fmt.Sprintf("Account %s is disabled; an operator may enable it again.", account))
+}
+
+// SetAccountDisabled disables (disabled true) or enables the live account
+// with id accountID. A disabled account's keys are refused with 401
+// invalid_api_key on their next request on every node (on PostgreSQL
+// once the commit's notification arrived), because disabling raises the
+// key generation as a revocation does (see KeyCache); no key can be
+// created for it (409 account_disabled), and its balance and ledger are
+// kept. Enabling makes its keys work again. An unknown account is 404
+// account_not_found.
+func SetAccountDisabled(ctx context.Context, accounts storage.Accounts, accountID string, disabled bool) (storage.Account, error) {
+	a, err := accounts.SetAccountDisabled(ctx, accountID, disabled)
+	if errors.Is(err, storage.ErrNotFound) {
+		return a, apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, "account_not_found", "No such account.")
+	}
+	return a, err
+}
+
+// ErrAccountDisabled is the refusal of an action on a disabled account
+// that only an enabled one may take (adding funds through a payment
+// provider, creating keys): 409 account_disabled.
+func ErrAccountDisabled(account string) error { return errAccountDisabled(account) }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the PostgreSQL and Redis servers the test suites need answer,
+# that stripe-mock (Stripe's API as the payment suites call it) answers,
 # and that clamd (ClamAV), which the malware-scan suites start themselves,
 # is installed.
 # Servers named by SWITCHYARD_TEST_POSTGRES / SWITCHYARD_TEST_REDIS are used
@@ -78,6 +79,31 @@ MSG
 	wait_for 127.0.0.1 6379 Redis
 }
 
+# stripe-mock is a Go program: installed with the Go toolchain at the
+# version the suites were written against, started on its usual port.
+STRIPE_MOCK_VERSION=v0.203.0
+
+ensure_stripe_mock() {
+	if [ -n "${SWITCHYARD_TEST_STRIPE_MOCK:-}" ] || answers 127.0.0.1 12111; then
+		return 0
+	fi
+	local go bin
+	go=$(command -v go || echo /usr/local/go/bin/go)
+	bin="$("$go" env GOPATH)/bin/stripe-mock"
+	if ! command -v stripe-mock >/dev/null && [ ! -x "$bin" ]; then
+		if [ ! -x "$go" ]; then
+			echo "stripe-mock is not installed and Go is not there to install it: go install github.com/stripe/stripe-mock@$STRIPE_MOCK_VERSION" >&2
+			exit 1
+		fi
+		echo "services: installing stripe-mock $STRIPE_MOCK_VERSION" >&2
+		"$go" install "github.com/stripe/stripe-mock@$STRIPE_MOCK_VERSION"
+	fi
+	command -v stripe-mock >/dev/null && bin=$(command -v stripe-mock)
+	echo "services: starting stripe-mock" >&2
+	nohup "$bin" -http-port 12111 -https-port 12112 >/tmp/switchyard-test-stripe-mock.log 2>&1 &
+	wait_for 127.0.0.1 12111 stripe-mock
+}
+
 ensure_clamav() {
 	if [ -n "${SWITCHYARD_TEST_CLAMD_ADDR:-}" ] || { command -v clamd >/dev/null && command -v sigtool >/dev/null; }; then
 		return 0
@@ -100,4 +126,5 @@ MSG
 
 ensure_postgres
 ensure_redis
+ensure_stripe_mock
 ensure_clamav

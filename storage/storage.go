@@ -31,6 +31,8 @@ type Store interface {
 	ObjectIDs
 	Memory
 	AuditLog
+	Payments
+	Alerts
 	// Close releases the store's connections and stops its goroutines.
 	Close() error
 }
@@ -52,6 +54,14 @@ type Accounts interface {
 	// by name, starting after the name after ("" from the first); all of
 	// them if limit <= 0.
 	ListAccounts(ctx context.Context, after string, limit int) ([]AccountBalance, error)
+	// SetAccountDisabled disables (disabled true) or enables a live
+	// account and returns it. Disabling raises the key generation in the
+	// same transaction, as a revocation does, so that every node refuses
+	// the account's keys on their next request; its keys, balance and
+	// ledger are kept, and enabling makes the keys usable again. Doing
+	// what is already done changes nothing. ErrNotFound if there is no
+	// live account with this id.
+	SetAccountDisabled(ctx context.Context, id string, disabled bool) (Account, error)
 }
 
 // Keys are the hashed sk- API keys.
@@ -61,7 +71,8 @@ type Keys interface {
 	// process: ErrMaxKeys when MaxActive keys are already active, and
 	// ErrKeyCreationRate when MaxPerWindow keys were created within Window
 	// (revoked keys count: the limit is on creations). ErrNotFound if there
-	// is no live account with this id.
+	// is no live account with this id, ErrAccountDisabled if it is
+	// disabled.
 	CreateKey(ctx context.Context, k NewKey) (APIKey, error)
 	// ListKeys lists an account's keys, active and revoked, newest first.
 	// An unknown account has none.
@@ -69,9 +80,9 @@ type Keys interface {
 	// RevokeKey revokes a key by id and returns it. Revoking a revoked key
 	// returns it unchanged. ErrNotFound for an unknown id.
 	RevokeKey(ctx context.Context, keyID string) (APIKey, error)
-	// LookupKey finds an active key of a live account by its hash.
-	// Unknown and revoked keys, and keys of deleted accounts, give
-	// ErrNotFound.
+	// LookupKey finds an active key of a live, enabled account by its
+	// hash. Unknown and revoked keys, and keys of deleted or disabled
+	// accounts, give ErrNotFound.
 	LookupKey(ctx context.Context, hash string) (KeyOwner, error)
 	// KeyState is the account's balance (as Balance) and the store's key
 	// generation (as KeyOwner.KeyGeneration), read together in one
@@ -124,7 +135,13 @@ type Account struct {
 	ID        string
 	Name      string
 	CreatedAt time.Time
+	// DisabledAt is when an operator disabled the account; zero while it
+	// is enabled. A disabled account's keys are refused.
+	DisabledAt time.Time
 }
+
+// Disabled reports whether the account is disabled.
+func (a Account) Disabled() bool { return !a.DisabledAt.IsZero() }
 
 // NewKey is a key to create. Hash and Hint are computed by the caller; the
 // store never sees the key itself.
@@ -165,8 +182,9 @@ type KeyOwner struct {
 	BalanceCents int64
 	// KeyGeneration is the store's key generation in the same read: a
 	// number that every revocation (RevokeKey, DeleteAccount), in any
-	// process, raises in its own transaction. A lookup is still good
-	// while the generation has not moved.
+	// process, raises in its own transaction, as does disabling an
+	// account. A lookup is still good while the generation has not
+	// moved.
 	KeyGeneration int64
 }
 
@@ -223,4 +241,5 @@ var (
 	ErrDuplicateReference = errors.New("storage: ledger reference already posted")
 	ErrTooManyFiles       = errors.New("storage: stored file limit reached")
 	ErrTooManyBytes       = errors.New("storage: stored bytes limit reached")
+	ErrAccountDisabled    = errors.New("storage: account is disabled")
 )

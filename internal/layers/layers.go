@@ -17,6 +17,7 @@ var Order = [][]string{
 	{"cmd/...", "e2e", "bench"},
 	{"caddymodules"},
 	{"translator", "admin", "admin/dashboard"},
+	{"payments", "alerts"},
 	{"tools/toolset"},
 	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
 	{"tools/toolstest"},
@@ -32,7 +33,7 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
 	{"storage", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
-	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/layers", "internal/officetest", "internal/objectid", "internal/version", "files/internal/zipdir"},
+	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/layers", "internal/officetest", "internal/objectid", "internal/version", "files/internal/zipdir"},
 }
 
 // Layer returns the layer of a package path relative to the module, 0

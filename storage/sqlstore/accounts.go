@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -30,9 +31,9 @@ func (s *Store) EnsureAccount(ctx context.Context, name string) (storage.Account
 // AccountByName returns the live account named name.
 func (s *Store) AccountByName(ctx context.Context, name string) (storage.Account, error) {
 	a := storage.Account{Name: name}
-	var created int64
-	err := s.db.QueryRow(ctx, `SELECT id, created_at FROM accounts WHERE name = $1 AND deleted_at IS NULL`, name).
-		Scan(&a.ID, &created)
+	var created, disabled int64
+	err := s.db.QueryRow(ctx, `SELECT id, created_at, COALESCE(disabled_at, 0) FROM accounts WHERE name = $1 AND deleted_at IS NULL`, name).
+		Scan(&a.ID, &created, &disabled)
 	if noRows(err) {
 		return storage.Account{}, storage.ErrNotFound
 	}
@@ -40,6 +41,46 @@ func (s *Store) AccountByName(ctx context.Context, name string) (storage.Account
 		return storage.Account{}, wrap(err, "reading account")
 	}
 	a.CreatedAt = fromMicros(created)
+	a.DisabledAt = fromMicros(disabled)
+	return a, nil
+}
+
+// SetAccountDisabled sets or clears disabled_at. Disabling raises the key
+// generation in the same transaction, so that cached lookups of the
+// account's keys, on every node, are read again and refused.
+func (s *Store) SetAccountDisabled(ctx context.Context, id string, disabled bool) (storage.Account, error) {
+	var a storage.Account
+	err := s.inTx(ctx, func(tx Tx) error {
+		var created, was int64
+		err := tx.QueryRow(ctx, `SELECT name, created_at, COALESCE(disabled_at, 0) FROM accounts
+			WHERE id = $1 AND deleted_at IS NULL`+s.dialect.ForUpdate, id).Scan(&a.Name, &created, &was)
+		if noRows(err) {
+			return storage.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		a.ID, a.CreatedAt, a.DisabledAt = id, fromMicros(created), fromMicros(was)
+		switch {
+		case disabled && was == 0:
+			now := micros(s.now())
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET disabled_at = $2 WHERE id = $1`, id, now); err != nil {
+				return err
+			}
+			a.DisabledAt = fromMicros(now)
+			return raiseKeyGeneration(ctx, tx, []string{id})
+		case !disabled && was != 0:
+			// Nothing cached can hold a disabled account's key: its
+			// lookups were refused, and refusals are not cached.
+			a.DisabledAt = time.Time{}
+			_, err := tx.Exec(ctx, `UPDATE accounts SET disabled_at = NULL WHERE id = $1`, id)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return storage.Account{}, wrap(err, "disabling account")
+	}
 	return a, nil
 }
 
@@ -73,7 +114,7 @@ func (s *Store) CountAccounts(ctx context.Context) (int, error) {
 }
 
 // raiseKeyGeneration raises the key generation, in tx, when tx revokes
-// keys (hashes), so that every cached lookup in every process is known
+// keys (hashes) or disables an account, so that every cached lookup in every process is known
 // stale by the next read of KeyState.
 func raiseKeyGeneration(ctx context.Context, tx Tx, hashes []string) error {
 	if len(hashes) == 0 {
@@ -96,7 +137,7 @@ func queryStrings(ctx context.Context, q Querier, sql string, args ...any) ([]st
 // each row keeps.
 func (s *Store) ListAccounts(ctx context.Context, after string, limit int) ([]storage.AccountBalance, error) {
 	byName := "name " + s.dialect.BytewiseCollation
-	query := `SELECT id, name, created_at, balance_cents FROM accounts
+	query := `SELECT id, name, created_at, COALESCE(disabled_at, 0), balance_cents FROM accounts
 		WHERE deleted_at IS NULL AND ` + byName + ` > $1 ORDER BY ` + byName + limitClause(limit)
 	out, err := queryAll(ctx, s.db, scanAccountBalance, query, after)
 	return out, wrap(err, "listing accounts")
@@ -104,10 +145,11 @@ func (s *Store) ListAccounts(ctx context.Context, after string, limit int) ([]st
 
 func scanAccountBalance(r Row) (storage.AccountBalance, error) {
 	var a storage.AccountBalance
-	var created int64
-	if err := r.Scan(&a.ID, &a.Name, &created, &a.BalanceCents); err != nil {
+	var created, disabled int64
+	if err := r.Scan(&a.ID, &a.Name, &created, &disabled, &a.BalanceCents); err != nil {
 		return storage.AccountBalance{}, err
 	}
 	a.CreatedAt = fromMicros(created)
+	a.DisabledAt = fromMicros(disabled)
 	return a, nil
 }

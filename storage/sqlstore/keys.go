@@ -26,14 +26,17 @@ func (s *Store) CreateKey(ctx context.Context, k storage.NewKey) (storage.APIKey
 		CreatedAt: fromMicros(micros(now)),
 	}
 	err := s.inTx(ctx, func(tx Tx) error {
-		var seq int64
-		err := tx.QueryRow(ctx, `SELECT key_seq FROM accounts WHERE id = $1 AND deleted_at IS NULL`+s.dialect.ForUpdate,
-			k.AccountID).Scan(&seq)
+		var seq, disabled int64
+		err := tx.QueryRow(ctx, `SELECT key_seq, COALESCE(disabled_at, 0) FROM accounts WHERE id = $1 AND deleted_at IS NULL`+s.dialect.ForUpdate,
+			k.AccountID).Scan(&seq, &disabled)
 		if noRows(err) {
 			return storage.ErrNotFound
 		}
 		if err != nil {
 			return err
+		}
+		if disabled != 0 {
+			return storage.ErrAccountDisabled
 		}
 		if k.MaxActive > 0 {
 			var active int64
@@ -108,7 +111,7 @@ func (s *Store) LookupKey(ctx context.Context, hash string) (storage.KeyOwner, e
 	o := storage.KeyOwner{KeyHash: hash}
 	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name, a.balance_cents, g.generation
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id CROSS JOIN key_generation g
-		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL AND g.id = 1`, hash).
+		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL AND a.disabled_at IS NULL AND g.id = 1`, hash).
 		Scan(&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName, &o.BalanceCents, &o.KeyGeneration)
 	if noRows(err) {
 		return storage.KeyOwner{}, storage.ErrNotFound

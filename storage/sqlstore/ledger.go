@@ -57,9 +57,14 @@ func (s *Store) Post(ctx context.Context, e storage.Entry) (storage.LedgerEntry,
 }
 
 // ledgerHead is where an account's ledger stands: the running total and
-// the seq of the last entry.
+// the seq of the last entry, and what its balance alert needs to know
+// (the thresholds, the latest top-up, whether it has fired).
 type ledgerHead struct {
 	balance, seq int64
+	lastTopUp    int64
+	below        int64 // -1: not set
+	percent      int64 // -1: not set
+	fired        bool
 }
 
 // lockLedger locks the account row for the rest of tx and reads its
@@ -68,12 +73,27 @@ type ledgerHead struct {
 // storage.ErrNotFound if the account never existed.
 func (s *Store) lockLedger(ctx context.Context, tx Tx, accountID string) (ledgerHead, error) {
 	var h ledgerHead
-	err := tx.QueryRow(ctx, `SELECT balance_cents, ledger_seq FROM accounts WHERE id = $1`+s.dialect.ForUpdate,
-		accountID).Scan(&h.balance, &h.seq)
+	var fired int64
+	err := tx.QueryRow(ctx, `SELECT balance_cents, ledger_seq, last_topup_cents, COALESCE(alert_below_cents, -1),
+		COALESCE(alert_below_percent, -1), COALESCE(alert_fired_at, 0) FROM accounts WHERE id = $1`+s.dialect.ForUpdate,
+		accountID).Scan(&h.balance, &h.seq, &h.lastTopUp, &h.below, &h.percent, &fired)
 	if noRows(err) {
 		return ledgerHead{}, storage.ErrNotFound
 	}
+	h.fired = fired != 0
 	return h, err
+}
+
+// threshold is the head's alert threshold and whether one is set.
+func (h ledgerHead) threshold() (int64, bool) {
+	var below, percent *int64
+	if h.below >= 0 {
+		below = &h.below
+	}
+	if h.percent >= 0 {
+		percent = &h.percent
+	}
+	return storage.AlertThreshold(below, percent, h.lastTopUp)
 }
 
 // appendEntry writes e as the entry after head and moves the account's
@@ -84,7 +104,7 @@ func appendEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, n
 	if err != nil {
 		return storage.LedgerEntry{}, err
 	}
-	return posted, writeHead(ctx, tx, e.AccountID, next)
+	return posted, writeHead(ctx, tx, e.AccountID, next, now)
 }
 
 // insertEntry writes e as the entry after head and returns it with the
@@ -102,7 +122,11 @@ func insertEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, n
 		Note:              e.Note,
 		CreatedAt:         fromMicros(micros(now)),
 	}
-	next := ledgerHead{balance: posted.BalanceAfterCents, seq: head.seq + 1}
+	next := head
+	next.balance, next.seq = posted.BalanceAfterCents, head.seq+1
+	if e.Kind == storage.EntryTopUp && e.AmountCents > 0 {
+		next.lastTopUp = e.AmountCents
+	}
 	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (`+entryColumns+`, seq)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		posted.ID, posted.AccountID, posted.AmountCents, posted.BalanceAfterCents,
@@ -112,10 +136,28 @@ func insertEntry(ctx context.Context, tx Tx, head ledgerHead, e storage.Entry, n
 	return posted, next, nil
 }
 
-// writeHead moves the account's running total and last seq to head.
-func writeHead(ctx context.Context, tx Tx, accountID string, head ledgerHead) error {
-	_, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3 WHERE id = $1`,
-		accountID, head.balance, head.seq)
+// writeHead moves the account's running total and last seq to head. It
+// is where balances change, under the account row's lock, so it is also
+// where a balance alert fires: a balance left below the threshold while
+// the alert is armed queues its deliveries and marks it fired, in this
+// transaction, whichever process commits it; a balance left at or above
+// the threshold re-arms it. Charges while below queue nothing.
+func writeHead(ctx context.Context, tx Tx, accountID string, head ledgerHead, now time.Time) error {
+	threshold, set := head.threshold()
+	switch {
+	case set && head.balance < threshold && !head.fired:
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3, last_topup_cents = $4,
+			alert_fired_at = $5 WHERE id = $1`, accountID, head.balance, head.seq, head.lastTopUp, micros(now)); err != nil {
+			return err
+		}
+		return queueAlerts(ctx, tx, accountID, head.balance, threshold, now)
+	case head.fired && (!set || head.balance >= threshold):
+		_, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3, last_topup_cents = $4,
+			alert_fired_at = NULL WHERE id = $1`, accountID, head.balance, head.seq, head.lastTopUp)
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, ledger_seq = $3, last_topup_cents = $4 WHERE id = $1`,
+		accountID, head.balance, head.seq, head.lastTopUp)
 	return err
 }
 

@@ -88,7 +88,7 @@ func wrap(err error, doing string) error {
 	if err == nil {
 		return nil
 	}
-	for _, sentinel := range []error{storage.ErrNotFound, storage.ErrMaxKeys, storage.ErrKeyCreationRate, storage.ErrDuplicateReference} {
+	for _, sentinel := range []error{storage.ErrNotFound, storage.ErrMaxKeys, storage.ErrKeyCreationRate, storage.ErrDuplicateReference, storage.ErrAccountDisabled} {
 		if errors.Is(err, sentinel) {
 			return err
 		}

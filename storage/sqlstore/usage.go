@@ -53,7 +53,7 @@ func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage
 		if err != nil || next == head {
 			return err
 		}
-		return writeHead(ctx, tx, u.AccountID, next)
+		return writeHead(ctx, tx, u.AccountID, next, now)
 	})
 	if err != nil && s.db.IsUniqueViolation(err) {
 		// Only reachable if the ledger lock did not serialise us; the
@@ -120,7 +120,7 @@ func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRec
 			}
 			for _, id := range accounts {
 				if head, ok := moved[id]; ok {
-					if err := writeHead(ctx, tx, id, head); err != nil {
+					if err := writeHead(ctx, tx, id, head, now); err != nil {
 						return err
 					}
 				}

@@ -32,6 +32,9 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Migrations", h.testMigrations)
 	t.Run("Audit", h.testAudit)
 	t.Run("ListAccounts", h.testListAccounts)
+	t.Run("DisabledAccounts", h.testDisabledAccounts)
+	t.Run("Payments", h.testPayments)
+	t.Run("Alerts", h.testAlerts)
 }
 
 // DatabasePerTest turns create, which makes a fresh database for a test

@@ -8,6 +8,7 @@ import { announce, errorBox, loading } from './ui.js';
 import { overview } from './views/overview.js';
 import { keys } from './views/keys.js';
 import { files } from './views/files.js';
+import { accounts, createAccountCard } from './views/accounts.js';
 
 const TOKEN = 'switchyard.token';
 const ACCOUNT = 'switchyard.account';
@@ -16,6 +17,7 @@ const routes = {
   '/overview': { title: 'Overview', view: overview },
   '/files': { title: 'Files', view: files },
   '/settings/api': { title: 'Manage API', section: 'Settings', view: keys },
+  '/accounts': { title: 'Accounts', view: accounts, operator: true },
 };
 const DEFAULT_ROUTE = '/overview';
 
@@ -24,7 +26,7 @@ const state = { client: null, me: null, accounts: [], account: '', expiryTimer: 
 
 function route() {
   const r = location.hash.replace(/^#/, '');
-  return routes[r] ? r : DEFAULT_ROUTE;
+  return routes[r] && (!routes[r].operator || isOperator()) ? r : DEFAULT_ROUTE;
 }
 
 // --- sign-in -------------------------------------------------------------
@@ -155,6 +157,7 @@ function nav() {
     h('ul', { class: 'nav-list' },
       h('li', {}, link('/overview', 'Overview')),
       h('li', {}, link('/files', 'Files')),
+      isOperator() ? h('li', {}, link('/accounts', 'Accounts')) : null,
       h('li', { class: 'nav-group' },
         h('span', { class: 'nav-group-title', id: 'nav-settings' }, 'Settings'),
         h('ul', { class: 'nav-sublist', 'aria-labelledby': 'nav-settings' },
@@ -198,16 +201,23 @@ async function renderView(focus) {
   const header = h('div', { class: 'page-head' },
     def.section ? h('p', { class: 'eyebrow' }, def.section) : null,
     heading,
-    state.account ? h('p', { class: 'page-sub' }, `Account `, h('strong', {}, state.account)) : null);
+    state.account && !def.operator ? h('p', { class: 'page-sub' }, `Account `, h('strong', {}, state.account)) : null);
   const body = h('div', { class: 'page-body' });
   replace(main, header, body);
   if (focus) heading.focus();
-  if (!state.account) {
-    replace(body, h('div', { class: 'card' }, h('div', { class: 'empty' },
-      h('p', { class: 'empty-title' }, 'No accounts yet'),
-      h('p', { class: 'empty-text' }, isOperator()
-        ? 'Accounts are created with the command line, for example: switchyard accounts topup --account NAME --usd 10'
-        : 'Your token does not name any account. Ask an operator for access.'))));
+  if (!state.account && !(def.operator && isOperator())) {
+    if (isOperator()) {
+      // What works from here: the form below, or the same from the
+      // command line.
+      replace(body, h('div', { class: 'card', 'data-testid': 'no-accounts' }, h('div', { class: 'empty' },
+        h('p', { class: 'empty-title' }, 'No accounts yet'),
+        h('p', { class: 'empty-text' }, 'Create the first account here. From the command line, switchyard accounts create --account NAME --usd 10 does the same, and switchyard keys create --account NAME gives it a key.'))),
+      createAccountCard({ client: state.client, current: () => seq === state.viewSeq }, (created) => reloadAccounts(created.name)));
+    } else {
+      replace(body, h('div', { class: 'card' }, h('div', { class: 'empty' },
+        h('p', { class: 'empty-title' }, 'No accounts yet'),
+        h('p', { class: 'empty-text' }, 'Your token does not name any account that exists. Ask an operator to create it or to give you access.'))));
+    }
     return;
   }
   replace(body, loading());
@@ -220,12 +230,26 @@ async function renderView(focus) {
     // view that is gone are dropped.
     current: () => seq === state.viewSeq,
     onCleanup: (fn) => { state.cleanup = fn; },
+    // accountsChanged refreshes the account picker, selecting name.
+    accountsChanged: (name) => reloadAccounts(name),
   };
   try {
     await def.view(body, ctx);
   } catch (err) {
     if (ctx.current() && state.client) replace(body, errorBox(err, 'This page could not be loaded'));
   }
+}
+
+// reloadAccounts refreshes the operator's account picker after an account
+// was created, selecting name.
+async function reloadAccounts(name) {
+  const res = await state.client.get('/accounts');
+  state.accounts = (res.data || []).map((a) => a.name);
+  if (name && state.accounts.includes(name)) {
+    state.account = name;
+    sessionStorage.setItem(ACCOUNT, name);
+  }
+  renderShell();
 }
 
 window.addEventListener('hashchange', () => {

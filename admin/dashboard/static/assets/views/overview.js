@@ -1,5 +1,6 @@
-// Overview: balance, top-up (for tokens the API lets add funds), usage
-// per day and recent ledger entries.
+// Overview: balance, adding funds (a direct top-up for operators, a
+// payment page for owners when the gateway takes payments), usage per
+// day, recent ledger entries and payment receipts.
 
 import { path } from '../api.js';
 import { h, replace, uid } from '../dom.js';
@@ -13,10 +14,11 @@ const PRESETS = [10, 25, 50, 100];
 export async function overview(body, ctx) {
   const acct = path('accounts', ctx.account);
   const since = new Date(Date.now() - (DAYS - 1) * 86400000);
-  const [account, usage, ledger] = await Promise.all([
+  const [account, usage, ledger, receipts] = await Promise.all([
     ctx.client.get(acct),
     ctx.client.get(`${acct}/usage?since=${fmt.isoDay(since)}&by=day`).catch((err) => ({ error: err })),
     ctx.client.get(`${acct}/ledger?limit=8`).catch((err) => ({ error: err })),
+    ctx.client.get(`${acct}/receipts?limit=10`).catch((err) => ({ error: err })),
   ]);
   if (!ctx.current()) return;
 
@@ -27,21 +29,44 @@ export async function overview(body, ctx) {
     if (ctx.current()) replace(activity, ledgerCard(fresh));
   };
   replace(activity, ledgerCard(ledger));
-  // The API says whether this token may add funds (GET /admin/me,
-  // can_top_up): an operator's may; an account owner's may not, since the
-  // gateway takes no payments.
-  const topup = ctx.me && ctx.me.can_top_up
-    ? topUpCard(ctx, acct, (res) => {
+  // The API says how this token may add funds (GET /admin/me): an
+  // operator's credits the balance directly (can_top_up); any other goes
+  // through the payment provider's page when the gateway has one
+  // (can_checkout); otherwise an operator adds funds.
+  let topup;
+  if (ctx.me && ctx.me.can_top_up) {
+    topup = topUpCard(ctx, acct, (res) => {
       balance.update(res);
       refreshActivity();
-    })
-    : fundsNoteCard();
+    });
+  } else if (ctx.me && ctx.me.can_checkout) {
+    topup = checkoutCard(ctx, acct, account);
+  } else {
+    topup = fundsNoteCard();
+  }
   const usageSection = usageCard(usage, since, ctx);
 
   replace(body,
+    checkoutNotice(),
     h('div', { class: 'grid grid-2' }, balance.el, topup),
     usageSection,
-    activity);
+    activity,
+    receiptsCard(receipts));
+}
+
+// checkoutNotice tells what happened on the payment page the user comes
+// back from (?checkout=success or cancelled), once: the query is removed.
+function checkoutNotice() {
+  const params = new URLSearchParams(location.search);
+  const outcome = params.get('checkout');
+  if (!outcome) return null;
+  history.replaceState(null, '', location.pathname + location.hash);
+  if (outcome === 'success') {
+    return h('div', { class: 'alert alert-info', role: 'status', 'data-testid': 'checkout-notice' },
+      h('p', {}, 'Thank you: the payment was made. It is added to the balance as soon as the payment provider confirms it, usually within seconds; reload to see it.'));
+  }
+  return h('div', { class: 'alert alert-info', role: 'status', 'data-testid': 'checkout-notice' },
+    h('p', {}, 'The payment was cancelled. Nothing was charged.'));
 }
 
 function balanceCard(account) {
@@ -61,6 +86,84 @@ function balanceCard(account) {
     h('div', { class: 'card-body' }, amount, reserved,
       account.created_at ? h('p', { class: 'stat-note muted' }, `Account created ${fmt.date(account.created_at)}`) : null));
   return { el, update: (res) => { if (res && res.balance_cents !== undefined) update(res); } };
+}
+
+// checkoutCard asks the admin API for a payment page for the amount and
+// goes there; the balance is credited when the provider confirms the
+// payment, not by this page.
+function checkoutCard(ctx, acct, account) {
+  const input = h('input', {
+    type: 'text', inputmode: 'decimal', class: 'input input-amount', name: 'usd', autocomplete: 'off',
+    placeholder: '25.00',
+  });
+  const f = field({ label: 'Amount (USD)', input, hint: 'Between $5.00 and $1,000.00. You pay on the payment provider’s page.', prefix: '$' });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Continue to payment');
+  const result = h('div', { class: 'form-error-slot' });
+  const presets = h('div', { class: 'chips', role: 'group', 'aria-label': 'Suggested amounts' },
+    PRESETS.map((v) => h('button', {
+      type: 'button', class: 'chip', onclick: () => { input.value = `${v}.00`; f.setError(''); input.focus(); },
+    }, `$${v}`)));
+  if (account && account.disabled) {
+    submit.disabled = true;
+    replace(result, h('p', { class: 'hint' }, 'This account is disabled: an operator must enable it before funds can be added.'));
+  }
+  const form = h('form', { class: 'form', novalidate: true, 'data-testid': 'checkout-form' }, presets, f.el, result, h('div', { class: 'form-actions' }, submit));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    replace(result);
+    const amount = fmt.parseTopUp(input.value);
+    if (amount.error) {
+      f.setError(amount.error);
+      input.focus();
+      return;
+    }
+    f.setError('');
+    try {
+      const res = await busy(submit, 'Opening the payment page…', () => ctx.client.post(`${acct}/checkout`, {
+        usd: amount.usd, return_url: location.origin + location.pathname,
+      }));
+      if (!ctx.current()) return;
+      // Only a web page: the URL comes from the API, and a javascript:
+      // one must never be followed.
+      const to = new URL(res.url);
+      if (to.protocol !== 'https:' && to.protocol !== 'http:') throw new Error('The payment provider answered an address that is not a web page.');
+      announce(`Opening the payment page for ${fmt.money(amount.cents)}.`, 'info');
+      location.assign(to.href);
+    } catch (err) {
+      if (!ctx.current()) return;
+      replace(result, errorBox(err, 'The payment page could not be opened'));
+      input.focus();
+    }
+  });
+  return card('Add funds', {}, h('div', { class: 'card-body' }, form));
+}
+
+const PROVIDER = { stripe: 'Stripe', generic: 'Payment' };
+
+// receiptsCard lists the entries payments made: paid top-ups, refunds
+// and lost disputes, with the provider's reference.
+function receiptsCard(receipts) {
+  if (receipts.error) return card('Receipts', {}, h('div', { class: 'card-body' }, errorBox(receipts.error, 'Receipts could not be loaded')));
+  const rows = receipts.data || [];
+  if (rows.length === 0) {
+    return card('Receipts', {}, emptyState('No payments yet', 'Funds added through a payment, and their refunds, are listed here with the payment provider’s reference.'));
+  }
+  return card('Receipts', {},
+    h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'data-testid': 'receipts' },
+      h('caption', { class: 'sr-only' }, 'Payments, refunds and disputes, newest first'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Date'),
+        h('th', { scope: 'col' }, 'Entry'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Reference'),
+        h('th', { scope: 'col', class: 'num' }, 'Amount'))),
+      h('tbody', {}, rows.map((e) => {
+        const amount = Number(e.amount_cents ?? 0);
+        return h('tr', {},
+          h('td', {}, h('span', { class: 'nowrap' }, fmt.date(e.created_at)), h('span', { class: 'cell-sub' }, fmt.time(e.created_at))),
+          h('td', {}, `${PROVIDER[e.provider] || e.provider || ''} ${(KIND[e.kind] || e.kind || '').toLowerCase()}`.trim()),
+          h('td', { class: 'hide-narrow' }, h('code', { class: 'ref' }, e.reference || '')),
+          h('td', { class: ['num', amount >= 0 ? 'positive' : null] }, `${amount > 0 ? '+' : ''}${fmt.money(amount)}`));
+      })))));
 }
 
 function fundsNoteCard() {

@@ -1,0 +1,128 @@
+package alerts
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/mail"
+	"net/smtp"
+	"strings"
+	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+// SMTPConfig is the mail server email alerts go through.
+type SMTPConfig struct {
+	// Addr is the server's host:port. Required.
+	Addr string
+	// From is the sender address. Required.
+	From string
+	// Username and Password authenticate with PLAIN when Username is
+	// set; net/smtp sends them only over TLS or to localhost.
+	Username, Password string
+	// StartTLS requires the server to offer STARTTLS and uses it.
+	// Default: false (it is used when offered).
+	StartTLS bool
+	// TLSConfig is used for STARTTLS. Default: verify the server's
+	// certificate against Addr's host.
+	TLSConfig *tls.Config
+}
+
+// CheckEmail refuses an address that is not one plain mailbox.
+func CheckEmail(addr string) error {
+	a, err := mail.ParseAddress(addr)
+	if err != nil || a.Address != addr || len(addr) > 254 || strings.ContainsAny(addr, "\r\n") {
+		return errors.New("an email address is one plain mailbox such as ops@example.com")
+	}
+	return nil
+}
+
+// send mails one alert.
+func (c *SMTPConfig) send(ctx context.Context, timeout time.Duration, to string, del storage.AlertDelivery) error {
+	if err := CheckEmail(to); err != nil {
+		return fmt.Errorf("%v: %w", err, errPermanent)
+	}
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("smtp address %q: %v: %w", c.Addr, err, errPermanent)
+	}
+	conn, err := (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	client, err := smtp.NewClient(conn, host)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	defer client.Close()
+	if ok, _ := client.Extension("STARTTLS"); ok {
+		cfg := c.TLSConfig
+		if cfg == nil {
+			cfg = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+		}
+		if err := client.StartTLS(cfg); err != nil {
+			return err
+		}
+	} else if c.StartTLS {
+		return errors.New("the SMTP server does not offer STARTTLS")
+	}
+	if c.Username != "" {
+		if err := client.Auth(smtp.PlainAuth("", c.Username, c.Password, host)); err != nil {
+			return err
+		}
+	}
+	if err := client.Mail(c.From); err != nil {
+		return err
+	}
+	if err := client.Rcpt(to); err != nil {
+		return err
+	}
+	w, err := client.Data()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(message(c.From, to, del)); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return client.Quit()
+}
+
+// message is the mail, headers and a plain-text body, CRLF-terminated.
+func message(from, to string, del storage.AlertDelivery) []byte {
+	p := payload(del)
+	lines := []string{
+		"From: " + from,
+		"To: " + to,
+		"Subject: Switchyard: balance of " + p.Account + " is below " + dollars(p.ThresholdCents),
+		"Date: " + del.CreatedAt.UTC().Format(time.RFC1123Z),
+		"Message-ID: <" + del.ID + "@switchyard>",
+		"MIME-Version: 1.0",
+		"Content-Type: text/plain; charset=utf-8",
+		"",
+		"The balance of account " + p.Account + " fell to " + dollars(p.BalanceCents) + ",",
+		"below the alert threshold of " + dollars(p.ThresholdCents) + ".",
+		"",
+		"Add funds on the dashboard, or ask an operator to. This alert is sent",
+		"once per crossing: the next one comes after the balance has risen above",
+		"the threshold and fallen below it again.",
+		"",
+		"Alert " + p.ID + ", " + p.CreatedAt,
+	}
+	return []byte(strings.Join(lines, "\r\n") + "\r\n")
+}
+
+func dollars(c int64) string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	return fmt.Sprintf("%s$%d.%02d", sign, c/100, c%100)
+}
