@@ -201,6 +201,13 @@ func TestParseV1(t *testing.T) {
 		{name: "malformed options", body: `{"stream":true,"stream_options":"yes"}`, wantCode: "invalid_parameter"},
 		{name: "a long model", body: `{"model":"` + strings.Repeat("m", MaxModelChars+1) + `"}`, wantCode: "invalid_parameter"},
 		{name: "negative max tokens", body: `{"max_tokens":-1}`, wantCode: "invalid_parameter"},
+		// Backends that match keys case-insensitively (Go's encoding/json,
+		// so Ollama) read these as the fields the meter would miss.
+		{name: "model in capitals", body: `{"MODEL":"m","messages":[]}`, wantCode: "invalid_parameter"},
+		{name: "stream capitalised", body: `{"model":"m","Stream":true}`, wantCode: "invalid_parameter"},
+		{name: "max tokens folded", body: `{"model":"m","MAX_TOKENS":300}`, wantCode: "invalid_parameter"},
+		{name: "max tokens with a Kelvin sign", body: "{\"model\":\"m\",\"max_to\u212aens\":3}", wantCode: "invalid_parameter"},
+		{name: "include_usage capitalised", body: `{"stream":true,"stream_options":{"Include_Usage":false}}`, wantCode: "invalid_parameter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 func TestUsageNormalized(t *testing.T) {
@@ -134,6 +136,26 @@ func TestV1RecordNormalizes(t *testing.T) {
 	rec, ok := V1Record(V1Exchange{Status: 200, Usage: Usage{Prompt: -1, Completion: math.MaxInt64}})
 	if !ok || rec.PromptTokens != 0 || rec.CompletionTokens != MaxReportedTokens {
 		t.Fatalf("record %+v, %v", rec, ok)
+	}
+}
+
+// TestV1RecordOfAClientThatLeft: a client that left before the answer
+// began owes the prompt, whether the proxy noted no status or Caddy's
+// 499; a backend's refusal the client did not wait for owes nothing.
+func TestV1RecordOfAClientThatLeft(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"Tell me about the harbour."}]}`)
+	for _, tt := range []struct {
+		status  int
+		charged bool
+	}{{0, true}, {StatusClientClosedRequest, true}, {400, false}, {502, false}} {
+		rec, ok := V1Record(V1Exchange{Status: tt.status, ClientGone: true, Request: V1Request{Body: body, Model: "m"}})
+		if ok != tt.charged {
+			t.Errorf("status %d: charged %v, want %v", tt.status, ok, tt.charged)
+			continue
+		}
+		if ok && (!rec.Estimated || rec.PromptTokens == 0 || rec.Outcome != storage.OutcomeClientGone) {
+			t.Errorf("status %d: record %+v, want the prompt estimated", tt.status, rec)
+		}
 	}
 }
 

@@ -6,6 +6,11 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 )
 
+// StatusClientClosedRequest is the status Caddy's reverse proxy gives a
+// request whose client left before the backend's answer began (nginx's
+// 499): not an answer, so the backend may be working on the prompt.
+const StatusClientClosedRequest = 499
+
 // V1Exchange is what the meter saw of one /v1 request: the request, the
 // final status of its answer and the usage read from it.
 type V1Exchange struct {
@@ -34,11 +39,12 @@ type V1Exchange struct {
 // backend refused or failed before answering is not charged.
 func V1Record(x V1Exchange) (storage.UsageRecord, bool) {
 	success := x.Status >= 200 && x.Status <= 299
-	if !success && !(x.Status == 0 && x.ClientGone) {
+	unanswered := x.ClientGone && (x.Status == 0 || x.Status == StatusClientClosedRequest)
+	if !success && !unanswered {
 		return storage.UsageRecord{}, false
 	}
 	u := x.Usage
-	if x.Status == 0 {
+	if !success {
 		// The client left before an answer started: the backend has
 		// worked on the prompt.
 		u = Usage{Estimated: true}

@@ -47,6 +47,9 @@ func ParseV1(body []byte) (V1Request, error) {
 	if err != nil {
 		return V1Request{}, err
 	}
+	if err := fields.exactNames(meteredNames); err != nil {
+		return V1Request{}, err
+	}
 	req := V1Request{Body: body}
 	if v, ok := fields.get("model"); ok {
 		if !plainString(v, &req.Model) && json.Unmarshal(v, &req.Model) != nil {
@@ -76,6 +79,9 @@ func ParseV1(body []byte) (V1Request, error) {
 	if v, ok := fields.get("stream_options"); ok && !isNull(v) {
 		if opts, err = topLevel(v); err != nil {
 			return V1Request{}, invalidParam("stream_options must be an object.")
+		}
+		if err := opts.exactNames([]string{"include_usage"}); err != nil {
+			return V1Request{}, err
 		}
 		if u, ok := opts.get("include_usage"); ok && !isNull(u) {
 			var include bool
@@ -112,6 +118,27 @@ func literalBool(v json.RawMessage, out *bool) bool {
 		return false
 	}
 	return true
+}
+
+// meteredNames are the members the meter reads. JSON keys are case
+// sensitive, but Go's encoding/json (and so Ollama and other Go backends)
+// matches them case-insensitively, with Unicode folding: {"MODEL":…} is a
+// model there and no model here, and "Stream" a stream the meter would
+// not see. A member that folds to one of these but is spelled otherwise
+// is refused (exactNames).
+var meteredNames = []string{"model", "stream", "stream_options", "max_completion_tokens", "max_tokens", "max_output_tokens"}
+
+// exactNames refuses a member whose name equals one of names in letter
+// case folding only.
+func (l fieldList) exactNames(names []string) error {
+	for _, f := range l {
+		for _, n := range names {
+			if f.name != n && strings.EqualFold(f.name, n) {
+				return invalidParam(fmt.Sprintf("The request body names %q; member names are case-sensitive: write %q.", clip.Ellipsis(f.name, 40), n))
+			}
+		}
+	}
+	return nil
 }
 
 type field struct {

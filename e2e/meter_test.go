@@ -223,6 +223,37 @@ func TestV1IsCharged(t *testing.T) {
 			}
 		})
 
+		t.Run("a JSON answer the client leaves before it starts is charged", func(t *testing.T) {
+			// The backend works on the answer before its first byte; the
+			// client gives up meanwhile. The backend read the prompt.
+			slow := testupstream.Start(t, demobackend.Options{InterTokenDelay: 20 * time.Millisecond})
+			slow.Enqueue(demobackend.Reply{Content: strings.Repeat("token ", 13), Usage: big, BreakAfter: 13})
+			g := startGateway(t, e.with("SWITCHYARD_UPSTREAM", slow.URL()))
+			before := len(charges(t, e, "legacy"))
+			ctx, cancel := context.WithTimeout(context.Background(), 25*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				t.Fatalf("the client did not leave: %d", resp.StatusCode)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for len(slow.Served()) == 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(slow.Served()) == 0 {
+				t.Fatal("the backend never began the answer")
+			}
+			for len(charges(t, e, "legacy")) == before && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got := chargedSince(t, e, "legacy", before); len(got) != 1 || got[0].AmountCents >= 0 {
+				t.Fatalf("charges after the client left a served answer: %+v", got)
+			}
+		})
+
 		t.Run("refused upstream and reads are free", func(t *testing.T) {
 			before := len(charges(t, e, "legacy"))
 			up.Enqueue(testupstream.Error(500, ""))

@@ -220,8 +220,15 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 	if !last {
 		req.Tools = t.toolDefs
 	}
+	live := ctx.Err() == nil
 	st, err := t.o.cfg.Upstream.Stream(ctx, req)
 	if err != nil {
+		if live && ctx.Err() != nil {
+			// The round went out and the client left before its answer
+			// began: owed like a /v1 request the client left.
+			t.rounds++
+			t.usage.addUnanswered(req)
+		}
 		_ = out.send(wire.Delta{Act: t.acts.end(wire.ActFail, "")})
 		return "", nil, err
 	}

@@ -19,17 +19,14 @@ type usageTotals struct {
 
 // add counts a finished or broken round. A backend that reported usage
 // is believed, within the bounds of billing.Usage.Normalized; otherwise
-// (no usage chunk, or the stream broke before it) the round is estimated
-// from its text. A round that produced nothing adds nothing: the backend
-// failed before working on it, and a request that failed that early is
-// not charged.
+// (no usage chunk, or the stream broke before it, also before its first
+// token) the round is estimated from its prompt and text: the backend
+// accepted the round, so it read the prompt, and what it generated
+// before the break never reached the meter. Fail closed.
 func (u *usageTotals) add(st *upstream.Stream) {
 	c := st.Chars()
 	if r := st.Usage(); r != nil {
 		u.sum(*r, answerShare(r.Normalized(), c))
-		return
-	}
-	if c.Think+c.Text+c.Args == 0 {
 		return
 	}
 	u.sum(billing.Usage{
@@ -37,6 +34,13 @@ func (u *usageTotals) add(st *upstream.Stream) {
 		Completion: upstream.EstimateTokens(c.Think + c.Text + c.Args),
 		Estimated:  true,
 	}, upstream.EstimateTokens(c.Text))
+}
+
+// addUnanswered counts a round that was sent and whose client left
+// before its answer began: the backend may be working on the prompt
+// already, as the /v1 meter assumes of such a request too.
+func (u *usageTotals) addUnanswered(req upstream.Request) {
+	u.sum(billing.Usage{Prompt: upstream.EstimatePrompt(req), Estimated: true}, 0)
 }
 
 // sum adds a round's usage and its answer's share of the completion.

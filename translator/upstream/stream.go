@@ -350,6 +350,10 @@ func (s *Stream) Chars() wire.Chars {
 // for a round that needs it, not for every round.
 func (s *Stream) PromptEstimate() int64 { return estimatePrompt(s.request) }
 
+// EstimatePrompt is PromptEstimate for a round whose stream never
+// opened: the request went out and the client left before the answer.
+func EstimatePrompt(req Request) int64 { return estimatePrompt(req) }
+
 // Close ends the round and releases its connection. After a complete
 // stream the connection goes back to the pool for reuse.
 func (s *Stream) Close() error {
