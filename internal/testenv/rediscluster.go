@@ -260,7 +260,10 @@ func startRedisProcess(t testing.TB, dir string, port int, conf string, args ...
 	if conf != "" {
 		all = append(all, conf)
 	}
+	// A replica's first sync starts at once, not after the default 5s
+	// wait for other replicas to share it.
 	all = append(all, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--repl-diskless-sync-delay", "0",
 		"--dir", dir, "--logfile", filepath.Join(dir, fmt.Sprintf("redis-%d.log", port)))
 	all = append(all, args...)
 	cmd := exec.Command("redis-server", all...)

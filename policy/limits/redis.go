@@ -299,8 +299,21 @@ func (r *Redis) call(ctx context.Context, op string, fn func(context.Context) er
 		r.failures.Add(1)
 		r.log.Warn("redis limiter call failed", zap.String("op", op), zap.Error(err))
 		r.breaker.done(probe, failed)
+		r.relearnSlots()
 	}
 	return err
+}
+
+// relearnSlots has a Redis Cluster client ask the cluster again which
+// primary serves which slot. A primary that crashed answers no MOVED
+// that would teach the client its successor, and go-redis otherwise
+// asks only once a minute: until then every admission of the accounts
+// it served would fail, long after a replica took over. go-redis
+// gathers these into at most one question per 200ms.
+func (r *Redis) relearnSlots() {
+	if c, ok := r.client.(*redis.ClusterClient); ok {
+		c.ReloadState(context.Background())
+	}
 }
 
 func (r *Redis) breakerChanged(open bool, coolDown time.Duration) {
