@@ -206,4 +206,3 @@ func waitPrimary(t *testing.T, s *testenv.RedisServer) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
