@@ -232,7 +232,7 @@ func AskV1(req V1Request) Ask {
 // Admit for a request with no body to read, whose admission it is. An
 // account that cannot pay spends no rate.
 func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.AdmitRequest {
-	req := limits.AdmitRequest{Key: p.KeyID, Rate: limits.RateFor(prof)}
+	req := limits.AdmitRequest{Key: p.KeyID, Account: p.AccountID, Rate: limits.RateFor(prof)}
 	if m.Chargeable() {
 		req.Reserve = limits.Reservation{
 			Account:   p.AccountID,
@@ -254,6 +254,7 @@ func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.Adm
 func AfterBody(prof policy.Profile, p policy.Principal, ask Ask) (req limits.AdmitRequest, ok bool) {
 	req = limits.AdmitRequest{
 		Key:         p.KeyID,
+		Account:     p.AccountID,
 		Rate:        limits.RateFor(prof),
 		StreamLimit: prof.ConcurrentStreams,
 		WantLease:   ask.Stream,

@@ -142,7 +142,7 @@ func (h *Limits) spendRate(w http.ResponseWriter, r *http.Request, p policy.Prin
 	if !rate.Enabled() {
 		return
 	}
-	adm, _ := h.app.Limiter().Admit(context.WithoutCancel(r.Context()), limits.AdmitRequest{Key: p.KeyID, Rate: rate})
+	adm, _ := h.app.Limiter().Admit(context.WithoutCancel(r.Context()), limits.AdmitRequest{Key: p.KeyID, Account: p.AccountID, Rate: rate})
 	limits.SetHeaders(w.Header(), adm.Rate)
 }
 

@@ -57,6 +57,14 @@ type App struct {
 	// Redis. Default: empty, in-process limits.
 	Redis string `json:"redis,omitempty"`
 
+	// What the Redis URL names: "single" (one server), "cluster" (a Redis
+	// Cluster; the URL names one or more nodes:
+	// redis://host1:6379?addr=host2:6379&addr=host3:6379) or "sentinel"
+	// (a primary Sentinel fails over; the URL names the sentinels and
+	// the primary: redis://s1:26379/0?master_name=main&addr=s2:26379).
+	// Default: $SWITCHYARD_REDIS_MODE, else single. docs/operations.md.
+	RedisMode string `json:"redis_mode,omitempty"`
+
 	// Prefix of every key Switchyard writes to Redis, so that several
 	// deployments can share one Redis. Default: $SWITCHYARD_REDIS_PREFIX,
 	// else "switchyard:".
@@ -117,7 +125,7 @@ type App struct {
 	settings settings
 	hasher   policy.KeyHasher
 	backend  *backend
-	redis    *redis.Client
+	redis    redis.UniversalClient
 	limiter  limits.Limiter
 	queue    *limits.Queue // nil: no cap on generations in flight
 	logger   *zap.Logger
@@ -204,7 +212,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if s.redis != "" {
-		if a.redis, err = acquireRedis(s.redis); err != nil {
+		if a.redis, err = acquireRedis(s); err != nil {
 			return err
 		}
 		if err := countRedis(ctx.GetMetricsRegistry(), a.redis); err != nil {
@@ -283,7 +291,7 @@ func (a *App) Cleanup() error {
 		}
 	}
 	if a.redis != nil {
-		if _, err := redisClients.Delete(a.settings.redis); err != nil {
+		if _, err := redisClients.Delete(a.settings.redisKey()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -300,7 +308,7 @@ func (a *App) Store() storage.Store { return a.backend.store }
 func (a *App) Profile() policy.Profile { return a.settings.profile }
 
 // Redis is the shared Redis client, or nil when limits are in-process.
-func (a *App) RedisClient() *redis.Client { return a.redis }
+func (a *App) RedisClient() redis.UniversalClient { return a.redis }
 
 // Authenticator returns an authenticator over the shared store and cache.
 func (a *App) Authenticator() *policy.Authenticator {

@@ -153,20 +153,20 @@ func openStore(ctx context.Context, s settings) (storage.Store, error) {
 	return st, nil
 }
 
-type redisClient struct{ *redis.Client }
+type redisClient struct{ redis.UniversalClient }
 
 func (c redisClient) Destruct() error { return c.Close() }
 
-func acquireRedis(rawURL string) (*redis.Client, error) {
-	v, _, err := redisClients.LoadOrNew(rawURL, func() (caddy.Destructor, error) {
-		opts, err := limits.RedisOptions(rawURL)
+func acquireRedis(s settings) (redis.UniversalClient, error) {
+	v, _, err := redisClients.LoadOrNew(s.redisKey(), func() (caddy.Destructor, error) {
+		c, err := limits.NewRedisClient(s.redis, s.redisMode)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %v", err)
 		}
-		return redisClient{redis.NewClient(opts)}, nil
+		return redisClient{c}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(redisClient).Client, nil
+	return v.(redisClient).UniversalClient, nil
 }

@@ -21,6 +21,7 @@ func init() {
 //		postgres   <dsn>
 //		redis      <url>
 //		redis_prefix <prefix>
+//		redis_mode single|cluster|sentinel
 //		key_secret <secret>
 //		key_cache_ttl <duration>
 //		limits { ... }        (see unmarshalLimits)
@@ -57,6 +58,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"postgres":      stringOption(&a.Postgres),
 		"redis":         stringOption(&a.Redis),
 		"redis_prefix":  stringOption(&a.RedisPrefix),
+		"redis_mode":    stringOption(&a.RedisMode),
 		"key_secret":    stringOption(&a.KeySecret),
 		"key_cache_ttl": a.unmarshalKeyCacheTTL,
 		"limits":        subBlockOption(&a.Limits, unmarshalLimits),

@@ -40,11 +40,11 @@ func limiterKey(s settings, c *LimitsConfig) string {
 	if c == nil {
 		c = new(LimitsConfig)
 	}
-	return fmt.Sprintf("redis|%s|%s|%d|%s|%s|%d|%d", s.redis, s.redisPrefix,
+	return fmt.Sprintf("redis|%s|%s|%d|%s|%s|%d|%d", s.redisKey(), s.redisPrefix,
 		c.RedisTimeout, c.RatePolicy, c.StreamPolicy, c.LeaseTTL, c.Nodes)
 }
 
-func acquireLimiter(s settings, c *LimitsConfig, client *redis.Client, logger *zap.Logger) (limits.Limiter, error) {
+func acquireLimiter(s settings, c *LimitsConfig, client redis.UniversalClient, logger *zap.Logger) (limits.Limiter, error) {
 	v, _, err := limiters.LoadOrNew(limiterKey(s, c), func() (caddy.Destructor, error) {
 		if s.redis == "" {
 			return pooled[limits.Limiter]{limits.NewLocal(limits.LocalConfig{})}, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/alerts"
 	"github.com/switchyardhq/switchyard/payments"
+	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
@@ -115,6 +116,15 @@ func (c *PaymentsConfig) service(store storage.Store, app *App, logger *zap.Logg
 		gc = *c.Generic
 	}
 	cfg := payments.Config{Store: store, Profile: app.Profile(), Logger: logger}
+	if d, ok := app.limiter.(limits.Debiter); ok {
+		// A debit the mirror misses could be spent again until it expires.
+		cfg.OnDebit = func(ctx context.Context, account string, cents int64) {
+			if err := d.Debit(ctx, account, cents); err != nil {
+				logger.Warn("the limiter did not take in a debit; it will when the mirrored balance expires",
+					zap.String("account_id", account), zap.Int64("cents", cents), zap.Error(err))
+			}
+		}
+	}
 	key, hook := value(repl, sc.SecretKey, envStripeSecretKey), value(repl, sc.WebhookSecret, envStripeWebhookSecret)
 	switch {
 	case key != "" && hook != "":

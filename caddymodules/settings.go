@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/search"
 )
@@ -28,6 +29,7 @@ const (
 	envPostgres      = "SWITCHYARD_POSTGRES_URL"
 	envRedis         = "SWITCHYARD_REDIS_URL"
 	envRedisPrefix   = "SWITCHYARD_REDIS_PREFIX"
+	envRedisMode     = "SWITCHYARD_REDIS_MODE"
 	envKeySecret     = "SWITCHYARD_KEY_SECRET"
 	envUpstream      = "SWITCHYARD_UPSTREAM"
 	envUpstreamKey   = "SWITCHYARD_UPSTREAM_API_KEY"
@@ -48,6 +50,7 @@ type settings struct {
 	postgres      string
 	redis         string
 	redisPrefix   string
+	redisMode     limits.RedisMode
 	keySecret     []byte
 	upstream      *url.URL // nil when none is configured
 	upstreamKey   string
@@ -69,6 +72,9 @@ func (s settings) storeKey() string {
 	}
 	return "postgres:" + s.postgres
 }
+
+// redisKey names the Redis client for the shared pool.
+func (s settings) redisKey() string { return string(s.redisMode) + "|" + s.redis }
 
 func (s settings) sqlitePath() string { return filepath.Join(s.dataDir, "switchyard.db") }
 
@@ -109,6 +115,9 @@ func (a *App) resolve() (settings, error) {
 	s.postgres = value(repl, a.Postgres, envPostgres)
 	s.redis = value(repl, a.Redis, envRedis)
 	s.redisPrefix = value(repl, a.RedisPrefix, envRedisPrefix)
+	if s.redisMode, err = limits.ParseRedisMode(value(repl, a.RedisMode, envRedisMode)); err != nil {
+		return s, err
+	}
 	if s.redisPrefix == "" {
 		s.redisPrefix = defaultRedisPrefix
 	}

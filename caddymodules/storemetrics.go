@@ -55,11 +55,11 @@ var redisRoundTrips = prometheus.NewCounter(prometheus.CounterOpts{
 
 // countedClients are the Redis clients already counting, so that a client
 // shared across config reloads gets one hook.
-var countedClients sync.Map // *redis.Client -> struct{}
+var countedClients sync.Map // redis.UniversalClient -> struct{}
 
 // countRedis makes c count its round trips in redisRoundTrips and
 // registers the counter on reg.
-func countRedis(reg *prometheus.Registry, c *redis.Client) error {
+func countRedis(reg *prometheus.Registry, c redis.UniversalClient) error {
 	if _, loaded := countedClients.LoadOrStore(c, struct{}{}); !loaded {
 		c.AddHook(roundTripHook{})
 	}

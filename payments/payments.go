@@ -44,6 +44,11 @@ type Config struct {
 	// Now is the clock the generic provider's signatures are checked
 	// against. Default: time.Now.
 	Now func() time.Time
+	// OnDebit is told of every entry an event posted that lowered a
+	// balance (a refund, a lost dispute), after it was committed, so
+	// that the limiter's mirror of the balance takes it in at once
+	// (limits.Debiter). Default: nil, nobody is told.
+	OnDebit func(ctx context.Context, account string, cents int64)
 }
 
 // StripeConfig configures Stripe Checkout.
@@ -209,6 +214,11 @@ func (s *Service) record(w http.ResponseWriter, r *http.Request, ev storage.Paym
 			zap.String("event", ev.EventID), zap.Error(err))
 		apierror.Write(w, apierror.Internal())
 		return
+	}
+	for _, e := range res.Posted {
+		if e.AmountCents < 0 && s.cfg.OnDebit != nil {
+			s.cfg.OnDebit(context.WithoutCancel(r.Context()), e.AccountID, -e.AmountCents)
+		}
 	}
 	if len(res.Posted) > 0 {
 		s.cfg.Logger.Info("payment event posted", zap.String("provider", ev.Provider), zap.String("event", ev.EventID),

@@ -2,10 +2,12 @@ package payments_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,9 +30,11 @@ const (
 )
 
 type fixture struct {
-	store storage.Store
-	svc   *payments.Service
-	acct  storage.Account
+	store  storage.Store
+	svc    *payments.Service
+	acct   storage.Account
+	mu     sync.Mutex
+	debits []int64 // what OnDebit was told, in cents
 }
 
 func newFixture(t *testing.T, apiURL string) *fixture {
@@ -44,7 +48,16 @@ func newFixture(t *testing.T, apiURL string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := &fixture{store: st, acct: acct}
 	svc, err := payments.New(payments.Config{
+		OnDebit: func(_ context.Context, account string, cents int64) {
+			if account != acct.ID {
+				t.Errorf("a debit of %d told for account %q, want %q", cents, account, acct.ID)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.debits = append(f.debits, cents)
+		},
 		Store:   st,
 		Profile: policy.ProfileFor(policy.RevisionB),
 		Stripe:  &payments.StripeConfig{SecretKey: "sk_test_switchyard", WebhookSecret: whsec, APIURL: apiURL},
@@ -53,7 +66,8 @@ func newFixture(t *testing.T, apiURL string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{store: st, svc: svc, acct: acct}
+	f.svc = svc
+	return f
 }
 
 func (f *fixture) balance(t *testing.T) int64 {
@@ -288,6 +302,12 @@ func TestStripeRefundsAndDisputesDebit(t *testing.T) {
 	if b := f.balance(t); b != -800 {
 		t.Errorf("after the refund balance = %d, want -800", b)
 	}
+	// The limiter's mirror is told of the debit once, not per delivery.
+	f.mu.Lock()
+	if !slices.Equal(f.debits, []int64{1000}) {
+		t.Errorf("debits told: %v, want [1000]", f.debits)
+	}
+	f.mu.Unlock()
 	// A charge.refunded event without its refunds: they are asked of
 	// Stripe (stripe-mock answers one refund of $1.00).
 	code, body := f.deliver(t, stripeEvent("evt_cr", "charge.refunded", map[string]any{"id": "ch_1", "object": "charge",

@@ -59,7 +59,17 @@ MSG
 }
 
 ensure_redis() {
+	# The Redis Cluster and Sentinel suites start their own servers with
+	# redis-server and redis-cli, whatever server the other suites use.
 	if [ -n "${SWITCHYARD_TEST_REDIS:-}" ] || answers 127.0.0.1 6379; then
+		if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+			return 0
+		fi
+		if ! can_install; then
+			echo "redis-server and redis-cli are needed by the Redis Cluster suites; install them (Debian: sudo apt-get install redis-server)" >&2
+			exit 1
+		fi
+		apt_install redis-server
 		return 0
 	fi
 	if ! command -v redis-server >/dev/null; then

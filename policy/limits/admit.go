@@ -10,6 +10,14 @@ import (
 type AdmitRequest struct {
 	// Key is what both limits count against, normally the API key id.
 	Key string
+	// Account is the account Key belongs to. The Redis limiter keeps all
+	// of a key's state under its account's hash tag, beside the
+	// account's balance and holds, so that one admission touches one
+	// Redis Cluster slot; a key must therefore be admitted under the same
+	// Account every time. Empty: Reserve.Account, or with no reservation
+	// either, a tag of the key's own. It must name the same account as
+	// Reserve.Account when both are set. Local ignores it.
+	Account string
 	// Rate is the request rate. The zero Rate checks no rate.
 	Rate Rate
 	// StreamLimit is how many leases Key may hold at once. Used only when
@@ -26,6 +34,18 @@ type AdmitRequest struct {
 }
 
 func (r AdmitRequest) wantsLease() bool { return r.WantLease && r.StreamLimit > 0 }
+
+// owner is the account whose hash tag the key's state lives under; ""
+// for the key's own.
+func (r AdmitRequest) owner() (string, error) {
+	switch {
+	case r.Account == "":
+		return r.Reserve.Account, nil
+	case r.Reserve.Account != "" && r.Reserve.Account != r.Account:
+		return "", fmt.Errorf("limits: key %q of account %q cannot reserve from account %q", r.Key, r.Account, r.Reserve.Account)
+	}
+	return r.Account, nil
+}
 
 // Admission is the outcome of Admit.
 type Admission struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -39,10 +40,9 @@ type ReconcileResult struct {
 func (r *Redis) ReconcileBalances(ctx context.Context, ledger LedgerBalance) (ReconcileResult, error) {
 	var res ReconcileResult
 	pattern := globEscape(r.prefix+"{acct:") + "*" + globEscape("}:balance")
-	iter := r.client.Scan(ctx, 0, pattern, 256).Iterator()
+	keys, scanErr := scanKeys(ctx, r.client, pattern)
 	var errs []error
-	for iter.Next(ctx) {
-		key := iter.Val()
+	for _, key := range keys {
 		account, ok := strings.CutPrefix(key, r.prefix+"{acct:")
 		if !ok {
 			continue
@@ -67,8 +67,35 @@ func (r *Redis) ReconcileBalances(ctx context.Context, ledger LedgerBalance) (Re
 		}
 		res.Lowered += lowered
 	}
-	errs = append(errs, iter.Err())
+	errs = append(errs, scanErr)
 	return res, errors.Join(errs...)
+}
+
+// scanKeys returns the keys matching pattern, of every primary when
+// client is a Redis Cluster's.
+func scanKeys(ctx context.Context, client redis.UniversalClient, pattern string) ([]string, error) {
+	scan := func(ctx context.Context, c redis.Cmdable) ([]string, error) {
+		var keys []string
+		iter := c.Scan(ctx, 0, pattern, 256).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		return keys, iter.Err()
+	}
+	cluster, ok := client.(*redis.ClusterClient)
+	if !ok {
+		return scan(ctx, client)
+	}
+	var mu sync.Mutex
+	var all []string
+	err := cluster.ForEachMaster(ctx, func(ctx context.Context, primary *redis.Client) error {
+		keys, err := scan(ctx, primary)
+		mu.Lock()
+		all = append(all, keys...)
+		mu.Unlock()
+		return err
+	})
+	return all, err
 }
 
 // reconcileScript lowers a mirrored balance to the ledger's when it

@@ -187,12 +187,26 @@ func (r *Redis) Stats() RedisStats {
 	}
 }
 
-// Keys. The hash tag {key} puts all of a key's state in one Redis Cluster
-// slot, which a script touching several keys requires.
-func (r *Redis) tagged(key string) string    { return r.prefix + "{" + key + "}" }
-func (r *Redis) gcraKey(key string) string   { return "rate:" + r.tagged(key) } // as redis_rate writes it
-func (r *Redis) windowKey(key string) string { return r.tagged(key) + ":window" }
-func (r *Redis) leaseKey(key string) string  { return r.tagged(key) + ":streams" }
+// Keys. A script may touch only keys of one Redis Cluster slot, and the
+// hash tag, the first {...} of a key, decides its slot. An API key
+// belongs to one account, so all of a key's state (its rate, its stream
+// slots) lives under its account's tag, beside the account's balance and
+// holds: an admission, rate, slot and hold together, touches one slot,
+// and the accounts spread over the cluster's primaries. A key admitted
+// with no account (the admission queue's, failed authentications') has a
+// tag of its own.
+func (r *Redis) keyBase(account, key string) string {
+	if account == "" {
+		return r.prefix + "{" + key + "}"
+	}
+	return r.accountTagged(account) + ":key:" + key
+}
+
+// gcraKey is where redis_rate, and the admit script like it, keep a GCRA
+// rate: redis_rate puts "rate:" in front of the key it is given.
+func (r *Redis) gcraKey(account, key string) string   { return "rate:" + r.keyBase(account, key) }
+func (r *Redis) windowKey(account, key string) string { return r.keyBase(account, key) + ":window" }
+func (r *Redis) leaseKey(account, key string) string  { return r.keyBase(account, key) + ":streams" }
 
 // An account's reservation state carries the account's own hash tag.
 func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:" + account + "}" }
@@ -285,8 +299,21 @@ func (r *Redis) call(ctx context.Context, op string, fn func(context.Context) er
 		r.failures.Add(1)
 		r.log.Warn("redis limiter call failed", zap.String("op", op), zap.Error(err))
 		r.breaker.done(probe, failed)
+		r.relearnSlots()
 	}
 	return err
+}
+
+// relearnSlots has a Redis Cluster client ask the cluster again which
+// primary serves which slot. A primary that crashed answers no MOVED
+// that would teach the client its successor, and go-redis otherwise
+// asks only once a minute: until then every admission of the accounts
+// it served would fail, long after a replica took over. go-redis
+// gathers these into at most one question per 200ms.
+func (r *Redis) relearnSlots() {
+	if c, ok := r.client.(*redis.ClusterClient); ok {
+		c.ReloadState(context.Background())
+	}
 }
 
 func (r *Redis) breakerChanged(open bool, coolDown time.Duration) {
@@ -317,7 +344,7 @@ func (r *Redis) Allow(ctx context.Context, key string, rate Rate) (RateResult, e
 	var res *redis_rate.Result
 	err := r.call(ctx, "allow", func(ctx context.Context) error {
 		var err error
-		res, err = r.rate.Allow(ctx, r.tagged(key), redis_rate.Limit{Rate: rate.Limit, Burst: rate.burst(), Period: rate.Period})
+		res, err = r.rate.Allow(ctx, r.keyBase("", key), redis_rate.Limit{Rate: rate.Limit, Burst: rate.burst(), Period: rate.Period})
 		return err
 	})
 	if err == nil {
@@ -350,11 +377,15 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	if err := ctx.Err(); err != nil {
 		return Admission{}, err
 	}
-	mode, rateKey := "0", r.gcraKey(req.Key)
+	owner, err := req.owner()
+	if err != nil {
+		return Admission{}, err
+	}
+	mode, rateKey := "0", r.gcraKey(owner, req.Key)
 	switch {
 	case !req.Rate.Enabled():
 	case req.Rate.Rolling:
-		mode, rateKey = "2", r.windowKey(req.Key)
+		mode, rateKey = "2", r.windowKey(owner, req.Key)
 	default:
 		mode = "1"
 	}
@@ -363,7 +394,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		leaseLimit = req.StreamLimit
 	}
 	id := r.newID()
-	keys := []string{rateKey, r.leaseKey(req.Key)}
+	keys := []string{rateKey, r.leaseKey(owner, req.Key)}
 	args := []any{r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
 		leaseLimit, id, seconds(r.leaseTTL)}
 	res := req.Reserve
@@ -380,7 +411,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	var claim atomic.Int32 // 0 open, 1 answered, 2 abandoned by the caller
 	var reply []any
 	sent := r.clock()
-	err := r.call(ctx, "admit", func(ctx context.Context) (err error) {
+	err = r.call(ctx, "admit", func(ctx context.Context) (err error) {
 		defer func() {
 			if !claim.CompareAndSwap(0, 1) {
 				r.undoAdmit(req, id, reply)
@@ -429,7 +460,8 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
 			member: id, byID: true}
 	}
 	if lease {
-		rel.leaseKey, rel.leaseID = r.leaseKey(req.Key), id
+		owner, _ := req.owner() // Admit checked it
+		rel.leaseKey, rel.leaseID = r.leaseKey(owner, req.Key), id
 	}
 	if rel.leaseKey != "" || rel.hold != nil {
 		r.releases.add(rel)
@@ -489,7 +521,8 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent
 		end = new(streamEnd)
 	}
 	if lease == 1 {
-		adm.Lease = r.startLease(ctx, req.Key, id, end)
+		owner, _ := req.owner() // Admit checked it
+		adm.Lease = r.startLease(ctx, req.Key, r.leaseKey(owner, req.Key), id, end)
 	}
 	if req.Reserve.holds() {
 		adm.Hold = r.startHold(req.Reserve.Account, id, hold, end)

@@ -7,12 +7,12 @@ import (
 	"sync/atomic"
 )
 
-// startLease returns the handle of a lease the admit script has added,
+// startLease returns the handle of the lease id of key, in the set at
+// leaseKey, that the admit script has added,
 // renewed (renewals) until it is released, by the holder or when ctx is
 // done. The release is gathered (releases), with the hold's settlement if
 // that waited for it.
-func (r *Redis) startLease(ctx context.Context, key, id string, end *streamEnd) *Lease {
-	leaseKey := r.leaseKey(key)
+func (r *Redis) startLease(ctx context.Context, key, leaseKey, id string, end *streamEnd) *Lease {
 	renewal := r.renewals.add([]string{leaseKey}, id, r.lostLease(key, id))
 	var abandoned atomic.Bool
 	l := newLease(key, id, func() {

@@ -1,6 +1,8 @@
 package limits
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 
 	"github.com/redis/go-redis/v9"
@@ -23,8 +25,88 @@ func RedisOptions(rawURL string) (*redis.Options, error) {
 		return nil, err
 	}
 	opts.ContextTimeoutEnabled = true
-	if u, err := url.Parse(rawURL); err == nil && !u.Query().Has("protocol") {
-		opts.Protocol = 2
+	if p := protocol(rawURL); p != 0 {
+		opts.Protocol = p
 	}
 	return opts, nil
+}
+
+// protocol is 2 (see RedisOptions) when the URL asks for no protocol;
+// else 0, and the URL's parser has set what it asks for.
+func protocol(rawURL string) int {
+	u, err := url.Parse(rawURL)
+	if err != nil || !u.Query().Has("protocol") {
+		return 2
+	}
+	return 0 // the parser has read it
+}
+
+// RedisMode says what a Redis URL names.
+type RedisMode string
+
+const (
+	// RedisSingle is one server (a primary), addressed directly. The
+	// zero value.
+	RedisSingle RedisMode = ""
+	// RedisCluster is a Redis Cluster: the URL names one or more of its
+	// nodes (redis://host:port?addr=host2:port&addr=host3:port), from
+	// which the client learns the others and which primary serves which
+	// slot.
+	RedisCluster RedisMode = "cluster"
+	// RedisSentinel is a primary that Redis Sentinel watches and fails
+	// over: the URL names the sentinels and the primary's name
+	// (redis://sentinel1:26379/0?master_name=main&addr=sentinel2:26379).
+	RedisSentinel RedisMode = "sentinel"
+)
+
+// ParseRedisMode reads "single" (or ""), "cluster" or "sentinel".
+func ParseRedisMode(s string) (RedisMode, error) {
+	switch m := RedisMode(s); m {
+	case RedisSingle, RedisCluster, RedisSentinel:
+		return m, nil
+	case "single":
+		return RedisSingle, nil
+	}
+	return "", fmt.Errorf("redis mode %q: want single, cluster or sentinel", s)
+}
+
+// NewRedisClient returns the client for a URL of mode, with the options
+// RedisOptions sets (calls end at their context's deadline, RESP2 unless
+// the URL asks for another protocol). In cluster mode a pipeline is split
+// by slot and sent to each primary, and a command follows the slot to its
+// new primary after a failover (MOVED); the admission and its releases
+// stay one script each, because all of an account's keys share one slot.
+func NewRedisClient(rawURL string, mode RedisMode) (redis.UniversalClient, error) {
+	switch mode {
+	case RedisSingle:
+		opts, err := RedisOptions(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClient(opts), nil
+	case RedisCluster:
+		opts, err := redis.ParseClusterURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		opts.ContextTimeoutEnabled = true
+		if p := protocol(rawURL); p != 0 {
+			opts.Protocol = p
+		}
+		return redis.NewClusterClient(opts), nil
+	case RedisSentinel:
+		opts, err := redis.ParseFailoverURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		if opts.MasterName == "" {
+			return nil, errors.New("redis sentinel URL: master_name is missing (redis://sentinel:26379/0?master_name=<name>)")
+		}
+		opts.ContextTimeoutEnabled = true
+		if p := protocol(rawURL); p != 0 {
+			opts.Protocol = p
+		}
+		return redis.NewFailoverClient(opts), nil
+	}
+	return nil, fmt.Errorf("redis mode %q: want single, cluster or sentinel", mode)
 }

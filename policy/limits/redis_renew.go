@@ -158,9 +158,12 @@ func (q *renewals) renew(batch []*renewal) bool {
 		return err
 	})
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// Redis restarted: renewing the first on its own loads the
-		// script, and the retry renews the rest.
-		_, _ = r.renew(batch[0].keys, batch[0].member)
+		// Redis restarted, or a replica that never ran the script took
+		// over: load it (on every primary of a cluster), and the retry
+		// renews the batch.
+		_ = r.call(context.Background(), "load", func(ctx context.Context) error {
+			return renewScript.Load(ctx, r.client).Err()
+		})
 		return false
 	}
 	if err != nil {

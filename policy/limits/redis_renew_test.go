@@ -113,7 +113,7 @@ func TestRedisRenewalsShareARoundTrip(t *testing.T) {
 		}
 		clock.Advance(ttl / 2)
 	}
-	if _, err := l.Admit(ctx, AdmitRequest{Key: "k", StreamLimit: streams, WantLease: true}); err == nil {
+	if _, err := l.Admit(ctx, AdmitRequest{Key: "k", Account: "acct", StreamLimit: streams, WantLease: true}); err == nil {
 		t.Fatal("a slot was free a TTL and a half after all were taken: the leases were not renewed")
 	}
 	_, err := l.Admit(ctx, AdmitRequest{Key: "other", Reserve: Reservation{Account: "acct", Balance: 1000, Want: 1000, Min: 1000}})

@@ -175,7 +175,7 @@ func TestRedisLeaseRenewal(t *testing.T) {
 	l := newTestRedis(t, RedisConfig{Client: c, Prefix: prefix, Now: clock.Now, LeaseTTL: 30 * time.Second})
 	lease := acquire(t, l, "k", 1)
 	clock.Advance(20 * time.Second)
-	if kept, err := l.renew([]string{l.leaseKey("k")}, lease.ID()); !kept || err != nil {
+	if kept, err := l.renew([]string{l.leaseKey("", "k")}, lease.ID()); !kept || err != nil {
 		t.Fatalf("renew: %v, %v", kept, err)
 	}
 	clock.Advance(20 * time.Second) // 40s after acquiring, 20s after renewing
@@ -183,7 +183,7 @@ func TestRedisLeaseRenewal(t *testing.T) {
 	wantStreamRefusal(t, err, 1)
 	clock.Advance(11 * time.Second)
 	other := acquire(t, l, "k", 1)
-	if kept, err := l.renew([]string{l.leaseKey("k")}, lease.ID()); kept || err != nil {
+	if kept, err := l.renew([]string{l.leaseKey("", "k")}, lease.ID()); kept || err != nil {
 		t.Fatalf("renew of an expired lease: %v, %v; want not kept", kept, err)
 	}
 	lease.Release() // must not remove the other holder's slot

@@ -156,6 +156,29 @@ func testReserveTopUp(t *testing.T, h harness) {
 	mustHold(t, l, 500, 1000, 495)
 }
 
+// A refund posted while a mirror is alive lowers it at once, on every
+// node, instead of when the mirror expires; a later credit still counts
+// whole.
+func testReserveDebit(t *testing.T, h harness) {
+	a, b := h.node(t), h.node(t)
+	mustHold(t, a, 100, 10, 10).Settle(10) // the mirror: 90
+	if err := b.(Debiter).Debit(context.Background(), "acct", 60); err != nil {
+		t.Fatal(err)
+	}
+	// The ledger now says 30 (100 − 10 − 60). Without the debit the
+	// mirror would still show 90 and hold it.
+	mustHold(t, a, 30, 1000, 30).Release()
+	// A credit of 20: the ledger says 50, 20 above the base the debit
+	// left (40), so the mirror rises by 20 − 10 (the charge settled
+	// since it was seeded, as without a debit): 40. Had the base stayed
+	// at 100 the credit would not be seen at all.
+	mustHold(t, a, 50, 1000, 40).Release()
+	// An account with no mirror has nothing to lower.
+	if err := b.(Debiter).Debit(context.Background(), "other", 5); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func testReserveHoldExpires(t *testing.T, h harness) {
 	crashed, survivor := h.node(t), h.node(t)
 	a, err := reserve(crashed, "k", 10, 10)

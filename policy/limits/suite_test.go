@@ -51,6 +51,7 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"ReserveHandover", testReserveHandover},
 		{"ReserveRelease", testReserveRelease},
 		{"ReserveTopUp", testReserveTopUp},
+		{"ReserveDebit", testReserveDebit},
 		{"ReserveHoldExpires", testReserveHoldExpires},
 		{"ReserveHeld", testReserveHeld},
 		{"ReserveMirrorExpires", testReserveMirrorExpires},

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package testenv
+
+import "syscall"
+
+func killWithParent() *syscall.SysProcAttr { return nil }
