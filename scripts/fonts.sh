@@ -2,7 +2,8 @@
 # Makes sure the system fonts that documents, charts and diagrams fall
 # back to for scripts the bundled Latin faces lack (CJK, Hebrew, Arabic,
 # Devanagari, Thai, symbols and emoji) are installed: Debian's Noto fonts,
-# Droid Sans Fallback (CJK in TrueType, which PDFs embed) and Symbola.
+# Droid Sans Fallback and Nanum Gothic (CJK and Hangul in TrueType, which
+# PDFs embed) and Symbola.
 # Installs them when missing and running as root; otherwise says what
 # is missing and goes on: the renderers work without them, showing
 # U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
@@ -18,8 +19,11 @@ have() { [ -n "$(find /usr/share/fonts /usr/local/share/fonts -name "$1" -print 
 have NotoSansHebrew-Regular.ttf || missing+=(fonts-noto-core)
 have 'NotoSansCJK-Regular.tt?' || missing+=(fonts-noto-cjk)
 have 'DroidSansFallback*.ttf' || missing+=(fonts-droid-fallback)
+have NanumGothic.ttf || missing+=(fonts-nanum)
 have 'Symbola*.ttf' || missing+=(fonts-symbola)
 have DejaVuSans.ttf || missing+=(fonts-dejavu-core)
+# The renderers' tests read PDFs back and look at their pages with poppler.
+command -v pdftotext >/dev/null || missing+=(poppler-utils)
 
 if [ ${#missing[@]} -eq 0 ]; then
 	exit 0

@@ -27,7 +27,7 @@ var systemDirs = []string{"/usr/share/fonts", "/usr/local/share/fonts"}
 // emoji, and DejaVu Sans last, which Debian installs nearly everywhere.
 // Each entry lists alternatives; the first file found is used. Debian
 // packages: fonts-noto-core, fonts-noto-cjk, fonts-droid-fallback,
-// fonts-symbola, fonts-dejavu-core.
+// fonts-nanum, fonts-symbola, fonts-dejavu-core.
 var chain = [][]string{
 	{"NotoSans-Regular.ttf"},
 	{"NotoSansHebrew-Regular.ttf"},
@@ -45,6 +45,7 @@ var chain = [][]string{
 	// same characters in TrueType for PDFs.
 	{"NotoSansCJK-Regular.ttc", "NotoSansCJKsc-Regular.otf"},
 	{"DroidSansFallbackFull.ttf", "DroidSansFallback.ttf"},
+	{"NanumGothic.ttf"}, // Hangul in TrueType, which Droid Sans Fallback lacks
 	{"NotoSansMath-Regular.ttf"},
 	{"NotoSansSymbols-Regular.ttf"},
 	{"NotoSansSymbols2-Regular.ttf"},

@@ -18,6 +18,7 @@ func TestFallbacksCoverScripts(t *testing.T) {
 		pdf    bool // must be drawable in a PDF (TrueType, Basic Multilingual Plane)
 	}{
 		{"CJK", '東', true},
+		{"Hangul", '서', true},
 		{"Hebrew", 'ש', true},
 		{"Arabic", 'ب', true},
 		{"Arabic presentation form", '\uFE91', true},
@@ -35,7 +36,7 @@ func TestFallbacksCoverScripts(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("no font found for %s (%q); install Debian's fonts-noto-core fonts-noto-cjk fonts-droid-fallback fonts-symbola (scripts/fonts.sh does, as root) or set %s", c.script, c.r, DirEnv)
+			t.Errorf("no font found for %s (%q); install Debian's fonts-noto-core fonts-noto-cjk fonts-droid-fallback fonts-nanum fonts-symbola (scripts/fonts.sh does, as root) or set %s", c.script, c.r, DirEnv)
 		}
 	}
 }

@@ -190,7 +190,7 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 	if isPlain(s) {
 		return s
 	}
-	s = norm.NFC.String(s)
+	s = fonts.ShapeArabic(norm.NFC.String(s))
 	b := make([]byte, 0, len(s))
 	lastReplaced, dropped := false, false
 	for _, r := range s {
@@ -221,8 +221,12 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 			b = append(b, ' ')
 			lastReplaced = false
 			continue
+		case m.drawable(r):
+			b = utf8.AppendRune(b, r)
+			lastReplaced = false
+			continue
 		}
-		if alt, ok := lookalikes[r]; ok && m.covered[alt] {
+		if alt, ok := lookalikes[r]; ok && m.drawable(alt) {
 			b = utf8.AppendRune(b, alt)
 			lastReplaced = false
 			continue

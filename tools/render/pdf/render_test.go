@@ -296,9 +296,10 @@ func TestClean(t *testing.T) {
 		{"greek and cyrillic kept", "Ωμέγα Жук", "Ωμέγα Жук"},
 		{"emoji dropped with its space", "launch 🚀 went well 🎉, ok", "launch went well, ok"},
 		{"emoji sequences dropped", "a 👨\u200d👩\u200d👧 b 👍🏽 c 🇩🇪", "a b c "},
-		{"cjk run replaced once", "Tokyo (東京) 日本", "Tokyo (\uFFFD) \uFFFD"},
-		{"rtl replaced", "שלום עולם", "\uFFFD \uFFFD"},
-		{"lookalike", "✓ done", "\u221A done"},
+		{"cjk kept for a fallback font", "Tokyo (東京) 日本", "Tokyo (東京) 日本"},
+		{"rtl kept", "שלום עולם", "שלום עולם"},
+		{"arabic shaped", "سلام", "\uFEB3\uFEFC\uFEE1"},
+		{"symbol kept", "✓ done", "✓ done"},
 		{"invisible dropped", "a\u200bb\u200fc\ufeff", "abc"},
 		{"odd spaces", "a\u2009b\u3000c", "a b c"},
 		{"controls dropped", "a\x00b\x07c", "abc"},
@@ -365,13 +366,13 @@ func TestIsNumeric(t *testing.T) {
 func TestUnicodeSampleRenders(t *testing.T) {
 	res := renderOK(t, sampleDocs(t)["unicode"])
 	text := flat(strings.Join(pageTexts(t, res.PDF), "\n"))
-	for _, want := range []string{"Καλημέρα", "Доброе утро", "café", "Zürich", "Łódź", "≤ ≥ →", "launch went well, thumbs,", "\uFFFD"} {
+	for _, want := range []string{"Καλημέρα", "Доброе утро", "café", "Zürich", "Łódź", "≤ ≥ →", "launch went well, thumbs,", "東京", "おはようございます"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%q not found", want)
 		}
 	}
-	if strings.ContainsAny(text, "🚀東") {
-		t.Error("characters outside the fonts reached the PDF")
+	if strings.ContainsAny(text, "🚀\uFFFD") {
+		t.Error("an emoji or a replacement character reached the PDF")
 	}
 }
 

@@ -11,6 +11,7 @@ type rgb struct{ r, g, b int }
 // style is how a stretch of inline text is set.
 type style struct {
 	face   face
+	fb     uint8   // the fallback font that sets this text, 0 for face
 	size   float64 // points
 	color  rgb
 	strike bool
@@ -128,7 +129,7 @@ func (m *metrics) breakLines(spans []span, width float64) []line {
 func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail item) {
 	w, cut, soft := 0.0, 0, 0
 	for i, r := range it.text {
-		rw := m.runeWidth(it.st.face, it.st.size, r)
+		rw := m.styleRuneWidth(it.st, r)
 		if w+rw > avail+0.01 {
 			break
 		}
@@ -147,7 +148,7 @@ func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail ite
 	}
 	head, tail = it, it
 	head.text, tail.text = it.text[:cut], it.text[cut:]
-	head.w = m.width(it.st.face, it.st.size, head.text)
+	head.w = m.styleWidth(it.st, head.text)
 	tail.w = max(0, it.w-head.w) // not measured again: tails can be long
 	return head, tail
 }
@@ -182,7 +183,7 @@ func (m *metrics) tokenize(spans []span) []item {
 				n = len(text)
 			}
 			word := text[:n]
-			items = append(items, item{text: word, st: sp.st, w: m.width(sp.st.face, sp.st.size, word)})
+			items = append(items, m.splitFonts(word, sp.st)...)
 			lastSpace = false
 			text = text[n:]
 		}
