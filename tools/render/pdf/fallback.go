@@ -206,3 +206,16 @@ func (m *metrics) visual(l line) (out line, rtl bool) {
 	}
 	return out, rtl
 }
+
+// refont sets the characters of l that its frags' faces lack in
+// fallback fonts, for lines laid out without tokenize (code).
+func (m *metrics) refont(l line) line {
+	var out line
+	for _, f := range l.frags {
+		for _, it := range m.splitFonts(f.text, f.st) {
+			out.frags = append(out.frags, frag{text: it.text, st: it.st, x: out.w, w: it.w})
+			out.w += it.w
+		}
+	}
+	return out
+}

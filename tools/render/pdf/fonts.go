@@ -221,6 +221,8 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 			b = append(b, ' ')
 			lastReplaced = false
 			continue
+		case r == 0x20E3:
+			continue // the keycap mark: drawn alone it is a box
 		case m.drawable(r):
 			b = utf8.AppendRune(b, r)
 			lastReplaced = false
