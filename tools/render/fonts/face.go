@@ -11,15 +11,18 @@ import (
 
 // ChainFace is a font.Face that draws each rune with the first of its
 // faces that has a glyph for it: a bundled face first, then the system
-// fallbacks. Kerning applies only between runes of the first face. Like
-// the faces it holds, it is not safe for concurrent use.
+// fallbacks, each made on first use. Kerning applies only between runes
+// of the first face. Like the faces it holds, it is not safe for
+// concurrent use.
 type ChainFace struct {
-	faces []font.Face
+	opts  *opentype.FaceOptions
+	faces []font.Face // nil until first used
 	has   []func(rune) bool
+	load  func(i int) font.Face
 }
 
 // NewChainFace returns primary followed by the fallbacks, each at the
-// given options. A fallback that does not load is left out.
+// given options.
 func NewChainFace(primary *opentype.Font, opts *opentype.FaceOptions) (*ChainFace, error) {
 	pf, err := opentype.NewFace(primary, opts)
 	if err != nil {
@@ -27,23 +30,27 @@ func NewChainFace(primary *opentype.Font, opts *opentype.FaceOptions) (*ChainFac
 	}
 	var cov coverage
 	var buf sfnt.Buffer
-	c := &ChainFace{faces: []font.Face{pf}, has: []func(rune) bool{func(r rune) bool {
+	c := &ChainFace{opts: opts, faces: []font.Face{pf}, has: []func(rune) bool{func(r rune) bool {
 		return cov.has(r, func(r rune) bool {
 			g, err := primary.GlyphIndex(&buf, r)
 			return err == nil && g != 0
 		})
 	}}}
 	for _, fb := range Fallbacks() {
+		c.faces = append(c.faces, nil)
+		c.has = append(c.has, fb.Has)
+	}
+	c.load = func(i int) font.Face {
+		fb := Fallbacks()[i-1]
 		fnt := fb.Font()
 		if fnt == nil {
-			continue
+			return nil
 		}
-		f, err := opentype.NewFace(fnt, opts)
+		f, err := opentype.NewFace(fnt, c.opts)
 		if err != nil {
-			continue
+			return nil
 		}
-		c.faces = append(c.faces, f)
-		c.has = append(c.has, fb.Has)
+		return f
 	}
 	return c, nil
 }
@@ -51,9 +58,16 @@ func NewChainFace(primary *opentype.Font, opts *opentype.FaceOptions) (*ChainFac
 // pick returns the face that draws r, the primary one if none does.
 func (c *ChainFace) pick(r rune) font.Face {
 	for i, has := range c.has {
-		if has(r) {
-			return c.faces[i]
+		if !has(r) {
+			continue
 		}
+		if c.faces[i] == nil {
+			if c.faces[i] = c.load(i); c.faces[i] == nil {
+				c.has[i] = func(rune) bool { return false }
+				continue
+			}
+		}
+		return c.faces[i]
 	}
 	return c.faces[0]
 }
@@ -70,7 +84,9 @@ func (c *ChainFace) Has(r rune) bool {
 
 func (c *ChainFace) Close() error {
 	for _, f := range c.faces {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 	}
 	return nil
 }
