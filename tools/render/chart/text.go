@@ -30,7 +30,7 @@ var (
 // read-only once parsed, so one handler serves concurrent renders. It
 // panics if a compiled-in face does not parse, which a test would have
 // caught first.
-var handler = sync.OnceValue(func() text.Plain {
+var handler = sync.OnceValue(func() text.Handler {
 	var coll font.Collection
 	for _, f := range []struct {
 		font font.Font
@@ -42,7 +42,7 @@ var handler = sync.OnceValue(func() text.Plain {
 		}
 		coll = append(coll, font.Face{Font: f.font, Face: parsed})
 	}
-	return text.Plain{Fonts: font.NewCache(coll)}
+	return chainHandler{text.Plain{Fonts: font.NewCache(coll)}}
 })
 
 // textStyle returns a left-aligned, baseline-bottom style.
@@ -83,7 +83,7 @@ var (
 )
 
 func lookupGlyph(r rune) bool {
-	face := handler().Fonts.Lookup(regularFont, 10)
+	face := handler().Cache().Lookup(regularFont, 10)
 	var buf sfnt.Buffer
 	i, err := face.Face.GlyphIndex(&buf, r)
 	return err == nil && i != 0
@@ -95,7 +95,11 @@ func lookupGlyph(r rune) bool {
 // selectors) or shown as "?" when they carry meaning (letters of scripts
 // the font does not cover), so that no glyph is drawn as an empty box.
 func clean(s string) string {
-	s = norm.NFC.String(s)
+	s = fonts.ShapeArabic(norm.NFC.String(s))
+	if fonts.HasRTL(s) {
+		rs, _ := fonts.Reorder(s, fonts.BaseRTL(s))
+		s = string(rs)
+	}
 	var b strings.Builder
 	space := false
 	for _, r := range s {
@@ -106,7 +110,7 @@ func clean(s string) string {
 		if unicode.Is(unicode.Cf, r) {
 			continue // invisible format characters: joiners, marks, soft hyphens
 		}
-		if !hasGlyph(r) {
+		if !hasGlyph(r) && (r == 0x20E3 || r >= 0xFE00 && r <= 0xFE0F || !fallbackHas(r)) {
 			if unicode.In(r, unicode.So, unicode.Sk, unicode.Mn, unicode.Me, unicode.Cf, unicode.Co, unicode.Cs) {
 				continue
 			}
