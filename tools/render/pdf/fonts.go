@@ -61,6 +61,25 @@ func (f face) source() fonts.Face {
 	return fonts.GoRegular
 }
 
+// faceFiles holds each face's font file as documents embed it: the Go
+// faces with their hyphen drawn as a text hyphen rather than an en dash
+// (fonts.WithTextHyphen). Go Mono keeps its own, as code does.
+var faceFiles = sync.OnceValue(func() (out [faceCount][]byte) {
+	for fc := range faceCount {
+		b := fc.source().TTF()
+		if fc != mono {
+			if p, err := fonts.WithTextHyphen(b); err == nil {
+				b = p
+			}
+		}
+		out[fc] = b
+	}
+	return out
+})
+
+// ttf is the font file fc is embedded from, shared: fpdf gets a copy.
+func (f face) ttf() []byte { return faceFiles()[f] }
+
 // withBold and withItalic combine emphasis; mono stays mono because the
 // Go Mono faces other than regular are not embedded in documents.
 func (f face) withBold() face {
@@ -107,7 +126,7 @@ func buildMetrics() *metrics {
 	}
 	var buf sfnt.Buffer
 	for fc := range faceCount {
-		fnt, err := fc.source().Font()
+		fnt, err := sfnt.Parse(fc.ttf())
 		if err != nil {
 			panic("pdf: " + err.Error())
 		}

@@ -190,7 +190,7 @@ func (r *renderer) setStyleFont(st style) {
 	if !r.added[fc] {
 		// fpdf writes into the font bytes it is given while it subsets
 		// them, so it gets a copy: the originals are shared.
-		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.source().TTF()))
+		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.ttf()))
 		r.added[fc] = true
 	}
 	if fc != r.font || r.fontFB != 0 || size != r.fontSize {
