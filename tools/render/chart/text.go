@@ -17,13 +17,14 @@ import (
 	"github.com/switchyardhq/switchyard/tools/render/fonts"
 )
 
-// Liberation Sans is metric-compatible with Arial and Helvetica, the
-// faces business charts are usually set in. Only its regular and bold
-// faces are linked (tools/render/fonts), not gonum/plot's collection of
-// twelve.
+// Charts are set in the documents' family, Go Regular and Go Bold
+// (tools/render/fonts), so that a chart folded into a PDF reads as part
+// of it; their hyphen is the text hyphen documents use
+// (fonts.WithTextHyphen). gonum/plot's own collection of twelve faces is
+// not linked.
 var (
-	regularFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
-	boldFont    = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: stdfont.WeightBold}
+	regularFont = font.Font{Typeface: "Go"}
+	boldFont    = font.Font{Typeface: "Go", Weight: stdfont.WeightBold}
 )
 
 // handler returns the text handler shared by all renders. Font faces are
@@ -35,8 +36,12 @@ var handler = sync.OnceValue(func() text.Handler {
 	for _, f := range []struct {
 		font font.Font
 		face fonts.Face
-	}{{regularFont, fonts.SansRegular}, {boldFont, fonts.SansBold}} {
-		parsed, err := f.face.Font()
+	}{{regularFont, fonts.GoRegular}, {boldFont, fonts.GoBold}} {
+		ttf, err := fonts.WithTextHyphen(f.face.TTF())
+		if err != nil {
+			panic("chart: " + err.Error())
+		}
+		parsed, err := sfnt.Parse(ttf)
 		if err != nil {
 			panic("chart: " + err.Error())
 		}
