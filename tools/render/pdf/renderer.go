@@ -156,7 +156,10 @@ func (r *renderer) begin(need float64) error {
 		return err
 	}
 	if !r.atTop() && r.y+r.pending+need > r.bottom+0.01 {
-		return r.newPage()
+		// A new page, and the block still opens with its list marker.
+		if err := r.newPage(); err != nil {
+			return err
+		}
 	}
 	if !r.atTop() {
 		r.y += r.pending
