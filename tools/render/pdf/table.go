@@ -217,6 +217,56 @@ func (r *renderer) columnWidths(head tableRow, body []tableRow, width float64) [
 			out[i] = left * w / openWidth
 		}
 	}
+	floor := make([]float64, n)
+	for i := range n {
+		floor[i] = max(minColWidth, r.widestWord(head[i].spans)+2*cellPadX)
+		for _, row := range body {
+			floor[i] = max(floor[i], r.widestWord(row[i].spans)+2*cellPadX)
+		}
+		floor[i] = min(floor[i], tight[i])
+	}
+	return keepWords(out, floor, width)
+}
+
+// keepWords raises every column to its floor, its widest word, taking
+// the room from the columns above theirs in proportion to their width,
+// so that no word is split while another column has slack. When the
+// floors alone are wider than the table, they share it in proportion.
+func keepWords(out, floor []float64, width float64) []float64 {
+	if sum(floor) >= width {
+		for i := range out {
+			out[i] = width * floor[i] / sum(floor)
+		}
+		return out
+	}
+	fixed := make([]bool, len(out))
+	for range out {
+		short := false
+		for i := range out {
+			if !fixed[i] && out[i] < floor[i]-0.01 {
+				out[i], fixed[i], short = floor[i], true, true
+			}
+		}
+		if !short {
+			break
+		}
+		fixedW, freeW := 0.0, 0.0
+		for i, w := range out {
+			if fixed[i] {
+				fixedW += w
+			} else {
+				freeW += w
+			}
+		}
+		if freeW <= 0 {
+			break
+		}
+		for i := range out {
+			if !fixed[i] {
+				out[i] *= (width - fixedW) / freeW
+			}
+		}
+	}
 	return out
 }
 
