@@ -86,7 +86,14 @@ func (r *renderer) table(t *east.Table) error {
 				return err
 			}
 		}
-		if err := r.tableRow(row, widths, heights[i], head, headH, i > 0); err != nil {
+		ruleAbove := i > 0
+		if r.lastRowWouldBeAlone(heights, i, headH) {
+			if err := r.continueTable(head, widths, headH); err != nil {
+				return err
+			}
+			ruleAbove = false
+		}
+		if err := r.tableRow(row, widths, heights[i], head, headH, ruleAbove); err != nil {
 			return err
 		}
 	}
@@ -94,6 +101,18 @@ func (r *renderer) table(t *east.Table) error {
 	r.y += headRule
 	r.space(tableGap)
 	return nil
+}
+
+// lastRowWouldBeAlone reports whether row i, the last but one, fits on
+// the page while the last row would go alone to the next: then both go,
+// so that a table never ends with a single row on a page of its own.
+func (r *renderer) lastRowWouldBeAlone(heights []float64, i int, headH float64) bool {
+	if i == 0 || i != len(heights)-2 {
+		return false
+	}
+	room := r.room() - headRule
+	fresh := r.bottom - r.top - headH - 2*headRule
+	return heights[i] <= room && heights[i]+heights[i+1] > room && heights[i]+heights[i+1] <= fresh
 }
 
 // tableRows reads the header and body rows of t.
