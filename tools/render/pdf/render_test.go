@@ -277,6 +277,11 @@ func TestLongWordsAndLinesWrap(t *testing.T) {
 	md := "Para " + word + " end.\n\n```\n" + strings.Repeat("x", 300) + "\n```\n\n| a | b |\n|---|---|\n| " + word + " | 1 |\n"
 	res := renderOK(t, Document{Markdown: md})
 	text := strings.Join(strings.Fields(strings.Join(pageTexts(t, res.PDF), "")), "")
+	// A word cut between letters ends its line with a hyphen.
+	if !strings.Contains(text, "-") {
+		t.Error("a long word was cut without a hyphen")
+	}
+	text = strings.ReplaceAll(text, "-", "")
 	if got := strings.Count(text, "abcdefghij"); got != 80 {
 		t.Errorf("the long word appears %d times in pieces, want 80", got)
 	}
