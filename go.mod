@@ -3,7 +3,6 @@ module github.com/switchyardhq/switchyard
 go 1.26.0
 
 require (
-	codeberg.org/go-fonts/liberation v0.5.0
 	codeberg.org/go-pdf/fpdf v0.12.0
 	codeberg.org/readeck/go-readability/v2 v2.1.2
 	git.sr.ht/~sbinet/gg v0.7.0

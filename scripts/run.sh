@@ -5,6 +5,8 @@
 # prints its key once, and an operator token for the dashboard.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Fonts for non-Latin text in generated documents; never fatal here.
+scripts/fonts.sh || true
 bin=./bin/switchyard
 
 export SWITCHYARD_DATA_DIR=${SWITCHYARD_DATA_DIR:-./data}

@@ -138,3 +138,5 @@ ensure_postgres
 ensure_redis
 ensure_stripe_mock
 ensure_clamav
+# The fonts documents and pictures fall back to for non-Latin scripts.
+"$(dirname "$0")/fonts.sh"

@@ -39,7 +39,8 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 			return nil, "", sourceError(err)
 		}
 		png, err := chart.Render(ctx, ref.Title, spec)
-		return png, ref.Title, err
+		// The chart draws its title itself; a caption would repeat it.
+		return png, "", err
 	case "diagram":
 		png, err := diagram.Render(ctx, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
 			Theme: render.ThemeLight, Aspect: render.AspectLandscape})

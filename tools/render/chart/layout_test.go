@@ -90,9 +90,11 @@ func TestClean(t *testing.T) {
 		{"Revenue\n(USD)", "Revenue (USD)"},
 		{"  spaced\t\tout  ", "spaced out"},
 		{"Zürich, Ελλάδα, Москва", "Zürich, Ελλάδα, Москва"},
-		{"Launch 🚀 day", "Launch day"},
-		{"e\u0301", "é"}, // decomposed accents compose
-		{"東京", "??"},
+		{"Launch 🚀 day", "Launch 🚀 day"}, // drawn by a fallback font
+		{"e\u0301", "é"},                 // decomposed accents compose
+		{"東京", "東京"},
+		{"سلام", "\uFEE1\uFEFC\uFEB3"}, // shaped, in display order
+		{"keycap 1\uFE0F\u20E3", "keycap 1"},
 		{"a\u200db", "ab"},
 	}
 	for _, tt := range tests {

@@ -17,32 +17,37 @@ import (
 	"github.com/switchyardhq/switchyard/tools/render/fonts"
 )
 
-// Liberation Sans is metric-compatible with Arial and Helvetica, the
-// faces business charts are usually set in. Only its regular and bold
-// faces are linked (tools/render/fonts), not gonum/plot's collection of
-// twelve.
+// Charts are set in the documents' family, Go Regular and Go Bold
+// (tools/render/fonts), so that a chart folded into a PDF reads as part
+// of it; their hyphen is the text hyphen documents use
+// (fonts.WithTextHyphen). gonum/plot's own collection of twelve faces is
+// not linked.
 var (
-	regularFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
-	boldFont    = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: stdfont.WeightBold}
+	regularFont = font.Font{Typeface: "Go"}
+	boldFont    = font.Font{Typeface: "Go", Weight: stdfont.WeightBold}
 )
 
 // handler returns the text handler shared by all renders. Font faces are
 // read-only once parsed, so one handler serves concurrent renders. It
 // panics if a compiled-in face does not parse, which a test would have
 // caught first.
-var handler = sync.OnceValue(func() text.Plain {
+var handler = sync.OnceValue(func() text.Handler {
 	var coll font.Collection
 	for _, f := range []struct {
 		font font.Font
 		face fonts.Face
-	}{{regularFont, fonts.SansRegular}, {boldFont, fonts.SansBold}} {
-		parsed, err := f.face.Font()
+	}{{regularFont, fonts.GoRegular}, {boldFont, fonts.GoBold}} {
+		ttf, err := fonts.WithTextHyphen(f.face.TTF())
+		if err != nil {
+			panic("chart: " + err.Error())
+		}
+		parsed, err := sfnt.Parse(ttf)
 		if err != nil {
 			panic("chart: " + err.Error())
 		}
 		coll = append(coll, font.Face{Font: f.font, Face: parsed})
 	}
-	return text.Plain{Fonts: font.NewCache(coll)}
+	return chainHandler{text.Plain{Fonts: font.NewCache(coll)}}
 })
 
 // textStyle returns a left-aligned, baseline-bottom style.
@@ -83,7 +88,7 @@ var (
 )
 
 func lookupGlyph(r rune) bool {
-	face := handler().Fonts.Lookup(regularFont, 10)
+	face := handler().Cache().Lookup(regularFont, 10)
 	var buf sfnt.Buffer
 	i, err := face.Face.GlyphIndex(&buf, r)
 	return err == nil && i != 0
@@ -95,7 +100,11 @@ func lookupGlyph(r rune) bool {
 // selectors) or shown as "?" when they carry meaning (letters of scripts
 // the font does not cover), so that no glyph is drawn as an empty box.
 func clean(s string) string {
-	s = norm.NFC.String(s)
+	s = fonts.ShapeArabic(norm.NFC.String(s))
+	if fonts.HasRTL(s) {
+		rs, _ := fonts.Reorder(s, fonts.BaseRTL(s))
+		s = string(rs)
+	}
 	var b strings.Builder
 	space := false
 	for _, r := range s {
@@ -106,7 +115,7 @@ func clean(s string) string {
 		if unicode.Is(unicode.Cf, r) {
 			continue // invisible format characters: joiners, marks, soft hyphens
 		}
-		if !hasGlyph(r) {
+		if !hasGlyph(r) && (r == 0x20E3 || r >= 0xFE00 && r <= 0xFE0F || !fallbackHas(r)) {
 			if unicode.In(r, unicode.So, unicode.Sk, unicode.Mn, unicode.Me, unicode.Cf, unicode.Co, unicode.Cs) {
 				continue
 			}

@@ -108,6 +108,14 @@ var directions = map[string]direction{
 // direction; larger ones keep the first layout, to bound the time.
 const maxRetryNodes = 200
 
+// maxStrip is the most elongated layout kept when the other direction
+// comes closer to the asked aspect, even in the other orientation.
+const maxStrip = 3.0
+
+// stripMinLength is, in points, about the text width of an A4 or Letter
+// page: a strip shorter than that is embedded at full size.
+const stripMinLength = 470.0
+
 // layoutLocked does the work of layout; the caller holds the slot. When
 // the source sets no rankdir it may lay the graph out twice, once per
 // direction, and keep the one closer to the aspect.
@@ -129,10 +137,13 @@ func layoutLocked(ctx context.Context, src string, t *theme, aspect string) (*sc
 		return sc, nil
 	}
 	r2 := other.bounds.width() / max(other.bounds.height(), 1)
-	// The other direction must at least give the asked orientation: a
-	// long chain stays a wide strip in landscape rather than turning
-	// into a tall one.
-	oriented := aspect == render.AspectSquare || (r2 >= 1) == (dir.ratio >= 1)
+	// The other direction must at least give the asked orientation,
+	// unless the first layout is a strip beyond 3:1 and longer than a
+	// page's text width, which a page shrinks to unreadable text: then
+	// whichever comes closer wins. A small graph keeps its direction.
+	long := max(sc.bounds.width(), sc.bounds.height()) > stripMinLength
+	strip := long && (r > maxStrip || r < 1/maxStrip)
+	oriented := aspect == render.AspectSquare || strip || (r2 >= 1) == (dir.ratio >= 1)
 	if oriented && math.Abs(math.Log(r2/dir.ratio)) < math.Abs(math.Log(r/dir.ratio)) {
 		return other, nil
 	}

@@ -102,7 +102,7 @@ func (c *faceCache) face(kind fontKind, px float64) (font.Face, error) {
 	if f, ok := c.faces[k]; ok {
 		return f, nil
 	}
-	f, err := opentype.NewFace(loaded[kind], &opentype.FaceOptions{
+	f, err := fonts.NewChainFace(loaded[kind], &opentype.FaceOptions{
 		Size:    float64(k.quarterPx) / 4,
 		DPI:     72,
 		Hinting: font.HintingNone,

@@ -1,6 +1,7 @@
 package diagram
 
 import (
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
 	"image"
 	"image/color"
 	"math"
@@ -305,10 +306,16 @@ func (p *painter) haloUnder(x, y, w, h float64) color.NRGBA {
 	return color.NRGBA{R: best.R, G: best.G, B: best.B, A: 0xE6}
 }
 
-// printable drops what the Go fonts cannot draw cleanly: emoji and other
-// pictographs vanish, and letters of scripts the fonts lack become "?"
-// rather than empty boxes.
+// printable shapes Arabic, puts right-to-left text in display order and
+// drops what neither the Go fonts nor the system fallbacks draw: emoji
+// and other pictographs vanish, and letters of scripts no font has
+// become "?" rather than empty boxes.
 func (p *painter) printable(s string) string {
+	s = fonts.ShapeArabic(s)
+	if fonts.HasRTL(s) {
+		rs, _ := fonts.Reorder(s, fonts.BaseRTL(s))
+		s = string(rs)
+	}
 	clean := true
 	for _, r := range s {
 		if !p.drawable(r) {
@@ -333,7 +340,7 @@ func (p *painter) printable(s string) string {
 	return b.String()
 }
 
-// drawable reports whether the Go fonts have a glyph for r.
+// drawable reports whether the Go fonts or a fallback have a glyph for r.
 func (p *painter) drawable(r rune) bool {
 	if r >= 0x20 && r < 0x7F {
 		return true
@@ -346,6 +353,9 @@ func (p *painter) drawable(r rune) bool {
 	}
 	i, err := loaded[fontRegular].GlyphIndex(&p.sfntBuf, r)
 	ok := err == nil && i != 0 && !unicode.IsControl(r)
+	if !ok && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) && r != 0x20E3 {
+		ok = fallbackDraws(r)
+	}
 	p.glyphs[r] = ok
 	return ok
 }
@@ -382,4 +392,13 @@ func backgroundColor(ops []op) (c color.NRGBA, ok bool) {
 		}
 	}
 	return color.NRGBA{}, false
+}
+
+func fallbackDraws(r rune) bool {
+	for _, fb := range fonts.Fallbacks() {
+		if fb.Has(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -5,19 +5,20 @@
 // kilobytes of binary.
 //
 // The PDF renderer sets text in Go Regular, Bold, Italic, Bold Italic and
-// Go Mono; the diagram painter in those and Go Mono Bold; charts in
-// Liberation Sans Regular and Bold, which are metric-compatible with
-// Arial and Helvetica, the faces business charts are usually set in.
-// Word documents and spreadsheets name their fonts for the reader's
-// office program and embed none.
+// Go Mono; the diagram painter in those and Go Mono Bold; charts in Go
+// Regular and Bold, so that a chart in a document is in the document's
+// family. Word documents and spreadsheets name their fonts for the
+// reader's office program and embed none.
+//
+// Characters these faces lack (CJK, Hebrew, Arabic, Devanagari, Thai,
+// symbols, emoji) are drawn with fonts found on the system at run time,
+// not linked: see Fallbacks.
 package fonts
 
 import (
 	"fmt"
 	"sync"
 
-	"codeberg.org/go-fonts/liberation/liberationsansbold"
-	"codeberg.org/go-fonts/liberation/liberationsansregular"
 	"golang.org/x/image/font/gofont/gobold"
 	"golang.org/x/image/font/gofont/gobolditalic"
 	"golang.org/x/image/font/gofont/goitalic"
@@ -37,8 +38,6 @@ const (
 	GoBoldItalic
 	GoMono
 	GoMonoBold
-	SansRegular // Liberation Sans
-	SansBold    // Liberation Sans Bold
 	numFaces
 )
 
@@ -49,8 +48,6 @@ var ttfs = [numFaces][]byte{
 	GoBoldItalic: gobolditalic.TTF,
 	GoMono:       gomono.TTF,
 	GoMonoBold:   gomonobold.TTF,
-	SansRegular:  liberationsansregular.TTF,
-	SansBold:     liberationsansbold.TTF,
 }
 
 var names = [numFaces]string{
@@ -60,8 +57,6 @@ var names = [numFaces]string{
 	GoBoldItalic: "Go Bold Italic",
 	GoMono:       "Go Mono",
 	GoMonoBold:   "Go Mono Bold",
-	SansRegular:  "Liberation Sans",
-	SansBold:     "Liberation Sans Bold",
 }
 
 func (f Face) String() string {

@@ -348,11 +348,11 @@ func (r *renderer) codeLine(src string, st style, width float64) []line {
 	it := item{text: src, st: st, w: r.m.width(st.face, st.size, src)}
 	for it.text != "" {
 		if it.w <= width+0.01 {
-			ls = append(ls, merge([]item{it}))
+			ls = append(ls, r.m.refont(merge([]item{it})))
 			break
 		}
 		head, tail := r.m.splitToFit(it, width, true)
-		ls = append(ls, merge([]item{head}))
+		ls = append(ls, r.m.refont(merge([]item{head})))
 		it = tail
 	}
 	return ls

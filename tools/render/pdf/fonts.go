@@ -61,6 +61,25 @@ func (f face) source() fonts.Face {
 	return fonts.GoRegular
 }
 
+// faceFiles holds each face's font file as documents embed it: the Go
+// faces with their hyphen drawn as a text hyphen rather than an en dash
+// (fonts.WithTextHyphen). Go Mono keeps its own, as code does.
+var faceFiles = sync.OnceValue(func() (out [faceCount][]byte) {
+	for fc := range faceCount {
+		b := fc.source().TTF()
+		if fc != mono {
+			if p, err := fonts.WithTextHyphen(b); err == nil {
+				b = p
+			}
+		}
+		out[fc] = b
+	}
+	return out
+})
+
+// ttf is the font file fc is embedded from, shared: fpdf gets a copy.
+func (f face) ttf() []byte { return faceFiles()[f] }
+
 // withBold and withItalic combine emphasis; mono stays mono because the
 // Go Mono faces other than regular are not embedded in documents.
 func (f face) withBold() face {
@@ -107,7 +126,7 @@ func buildMetrics() *metrics {
 	}
 	var buf sfnt.Buffer
 	for fc := range faceCount {
-		fnt, err := fc.source().Font()
+		fnt, err := sfnt.Parse(fc.ttf())
 		if err != nil {
 			panic("pdf: " + err.Error())
 		}
@@ -190,7 +209,7 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 	if isPlain(s) {
 		return s
 	}
-	s = norm.NFC.String(s)
+	s = fonts.ShapeArabic(norm.NFC.String(s))
 	b := make([]byte, 0, len(s))
 	lastReplaced, dropped := false, false
 	for _, r := range s {
@@ -221,8 +240,14 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 			b = append(b, ' ')
 			lastReplaced = false
 			continue
+		case r == 0x20E3:
+			continue // the keycap mark: drawn alone it is a box
+		case m.drawable(r):
+			b = utf8.AppendRune(b, r)
+			lastReplaced = false
+			continue
 		}
-		if alt, ok := lookalikes[r]; ok && m.covered[alt] {
+		if alt, ok := lookalikes[r]; ok && m.drawable(alt) {
 			b = utf8.AppendRune(b, alt)
 			lastReplaced = false
 			continue

@@ -65,7 +65,9 @@ type renderer struct {
 	pending      float64 // space owed before the next block
 
 	added    [faceCount]bool
+	addedFB  map[uint8]bool
 	font     face
+	fontFB   uint8
 	fontSize float64
 	color    rgb
 	fill     rgb
@@ -154,7 +156,10 @@ func (r *renderer) begin(need float64) error {
 		return err
 	}
 	if !r.atTop() && r.y+r.pending+need > r.bottom+0.01 {
-		return r.newPage()
+		// A new page, and the block still opens with its list marker.
+		if err := r.newPage(); err != nil {
+			return err
+		}
 	}
 	if !r.atTop() {
 		r.y += r.pending
@@ -172,16 +177,28 @@ func (r *renderer) begin(need float64) error {
 // room is the height left on the page.
 func (r *renderer) room() float64 { return r.bottom - r.y }
 
-func (r *renderer) setFont(fc face, size float64) {
+func (r *renderer) setFont(fc face, size float64) { r.setStyleFont(style{face: fc, size: size}) }
+
+// setStyleFont selects st's font: its face, or the fallback it names.
+func (r *renderer) setStyleFont(st style) {
+	if st.fb != 0 {
+		r.addFallback(st.fb)
+		if st.fb != r.fontFB || st.size != r.fontSize {
+			r.pdf.SetFont(fallbackFamily(st.fb), "", st.size)
+			r.fontFB, r.fontSize = st.fb, st.size
+		}
+		return
+	}
+	fc, size := st.face, st.size
 	if !r.added[fc] {
 		// fpdf writes into the font bytes it is given while it subsets
 		// them, so it gets a copy: the originals are shared.
-		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.source().TTF()))
+		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.ttf()))
 		r.added[fc] = true
 	}
-	if fc != r.font || size != r.fontSize {
+	if fc != r.font || r.fontFB != 0 || size != r.fontSize {
 		r.pdf.SetFont(fc.family(), fc.style(), size)
-		r.font, r.fontSize = fc, size
+		r.font, r.fontFB, r.fontSize = fc, 0, size
 	}
 }
 
@@ -208,6 +225,7 @@ func (r *renderer) rule(x0, x1, y, width float64, c rgb) {
 // drawLine draws l with its top at top in a line box lh high, starting at
 // x (alignment is the caller's).
 func (r *renderer) drawLine(l line, x, top, lh float64) {
+	l, _ = r.m.visual(l)
 	for _, f := range l.frags {
 		if f.text == "" {
 			continue
@@ -219,7 +237,7 @@ func (r *renderer) drawLine(l line, x, top, lh float64) {
 			r.setFill(codeInline)
 			r.pdf.Rect(fx-1.5, baseline-size*0.86, f.w+3, size*1.16, "F")
 		}
-		r.setFont(f.st.face, size)
+		r.setStyleFont(f.st)
 		r.setColor(f.st.color)
 		r.pdf.Text(fx, baseline, f.text)
 		if f.st.strike {
@@ -251,6 +269,9 @@ func (r *renderer) lines(ls []line, lh float64, align byte) error {
 			}
 		}
 		x := r.x0
+		if _, rtl := r.m.visual(ls[i]); rtl && align == 'L' {
+			align = 'R' // a right-to-left paragraph
+		}
 		switch align {
 		case 'C':
 			x += (r.x1 - r.x0 - ls[i].w) / 2

@@ -86,7 +86,14 @@ func (r *renderer) table(t *east.Table) error {
 				return err
 			}
 		}
-		if err := r.tableRow(row, widths, heights[i], head, headH, i > 0); err != nil {
+		ruleAbove := i > 0
+		if r.lastRowWouldBeAlone(heights, i, headH) {
+			if err := r.continueTable(head, widths, headH); err != nil {
+				return err
+			}
+			ruleAbove = false
+		}
+		if err := r.tableRow(row, widths, heights[i], head, headH, ruleAbove); err != nil {
 			return err
 		}
 	}
@@ -94,6 +101,18 @@ func (r *renderer) table(t *east.Table) error {
 	r.y += headRule
 	r.space(tableGap)
 	return nil
+}
+
+// lastRowWouldBeAlone reports whether row i, the last but one, fits on
+// the page while the last row would go alone to the next: then both go,
+// so that a table never ends with a single row on a page of its own.
+func (r *renderer) lastRowWouldBeAlone(heights []float64, i int, headH float64) bool {
+	if i == 0 || i != len(heights)-2 {
+		return false
+	}
+	room := r.room() - headRule
+	fresh := r.bottom - r.top - headH - 2*headRule
+	return heights[i] <= room && heights[i]+heights[i+1] > room && heights[i]+heights[i+1] <= fresh
 }
 
 // tableRows reads the header and body rows of t.
@@ -215,6 +234,56 @@ func (r *renderer) columnWidths(head tableRow, body []tableRow, width float64) [
 	for i, w := range tight {
 		if !settled[i] {
 			out[i] = left * w / openWidth
+		}
+	}
+	floor := make([]float64, n)
+	for i := range n {
+		floor[i] = max(minColWidth, r.widestWord(head[i].spans)+2*cellPadX)
+		for _, row := range body {
+			floor[i] = max(floor[i], r.widestWord(row[i].spans)+2*cellPadX)
+		}
+		floor[i] = min(floor[i], tight[i])
+	}
+	return keepWords(out, floor, width)
+}
+
+// keepWords raises every column to its floor, its widest word, taking
+// the room from the columns above theirs in proportion to their width,
+// so that no word is split while another column has slack. When the
+// floors alone are wider than the table, they share it in proportion.
+func keepWords(out, floor []float64, width float64) []float64 {
+	if sum(floor) >= width {
+		for i := range out {
+			out[i] = width * floor[i] / sum(floor)
+		}
+		return out
+	}
+	fixed := make([]bool, len(out))
+	for range out {
+		short := false
+		for i := range out {
+			if !fixed[i] && out[i] < floor[i]-0.01 {
+				out[i], fixed[i], short = floor[i], true, true
+			}
+		}
+		if !short {
+			break
+		}
+		fixedW, freeW := 0.0, 0.0
+		for i, w := range out {
+			if fixed[i] {
+				fixedW += w
+			} else {
+				freeW += w
+			}
+		}
+		if freeW <= 0 {
+			break
+		}
+		for i := range out {
+			if !fixed[i] {
+				out[i] *= (width - fixedW) / freeW
+			}
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -11,6 +12,7 @@ type rgb struct{ r, g, b int }
 // style is how a stretch of inline text is set.
 type style struct {
 	face   face
+	fb     uint8   // the fallback font that sets this text, 0 for face
 	size   float64 // points
 	color  rgb
 	strike bool
@@ -101,7 +103,7 @@ func (m *metrics) breakLines(spans []span, width float64) []line {
 			for _, piece := range items[i:j] {
 				rest := piece
 				for rest.text != "" {
-					head, tail := m.splitToFit(rest, width-curW, curW == 0)
+					head, tail := m.hyphenateToFit(rest, width-curW, curW == 0)
 					if head.text != "" {
 						cur = append(cur, head)
 						curW += head.w
@@ -128,7 +130,7 @@ func (m *metrics) breakLines(spans []span, width float64) []line {
 func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail item) {
 	w, cut, soft := 0.0, 0, 0
 	for i, r := range it.text {
-		rw := m.runeWidth(it.st.face, it.st.size, r)
+		rw := m.styleRuneWidth(it.st, r)
 		if w+rw > avail+0.01 {
 			break
 		}
@@ -147,9 +149,50 @@ func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail ite
 	}
 	head, tail = it, it
 	head.text, tail.text = it.text[:cut], it.text[cut:]
-	head.w = m.width(it.st.face, it.st.size, head.text)
+	head.w = m.styleWidth(it.st, head.text)
 	tail.w = max(0, it.w-head.w) // not measured again: tails can be long
 	return head, tail
+}
+
+// hyphenateToFit is splitToFit for running text: a word cut between two
+// letters of an alphabet (Latin, Greek, Cyrillic) gets a hyphen at the
+// end of the head, so that "Switzerland" cut in a narrow column reads
+// "Switzer-" / "land". Scripts written without hyphens (CJK, Thai) and
+// cuts at a slash or similar are left as splitToFit makes them.
+func (m *metrics) hyphenateToFit(it item, avail float64, force bool) (head, tail item) {
+	head, tail = m.splitToFit(it, avail, force)
+	if head.text == "" || tail.text == "" {
+		return head, tail
+	}
+	hy := m.styleWidth(it.st, "-")
+	if hy == 0 {
+		return head, tail
+	}
+	for head.text != "" {
+		last, n := utf8.DecodeLastRuneInString(head.text)
+		next, _ := utf8.DecodeRuneInString(it.text[len(head.text):])
+		if !alphabetic(last) || !alphabetic(next) {
+			return head, tail
+		}
+		if head.w+hy <= avail+0.01 && utf8.RuneCountInString(head.text) >= 2 {
+			tail.text = it.text[len(head.text):]
+			tail.w = max(0, it.w-head.w)
+			head.text += "-"
+			head.w += hy
+			return head, tail
+		}
+		// Make room for the hyphen: one letter moves to the next line.
+		head.text = head.text[:len(head.text)-n]
+		head.w = m.styleWidth(it.st, head.text)
+		if utf8.RuneCountInString(head.text) < 2 {
+			return m.splitToFit(it, avail, force)
+		}
+	}
+	return head, tail
+}
+
+func alphabetic(r rune) bool {
+	return unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic)
 }
 
 // tokenize splits spans into words and spaces, collapsing runs of spaces.
@@ -182,7 +225,7 @@ func (m *metrics) tokenize(spans []span) []item {
 				n = len(text)
 			}
 			word := text[:n]
-			items = append(items, item{text: word, st: sp.st, w: m.width(sp.st.face, sp.st.size, word)})
+			items = append(items, m.splitFonts(word, sp.st)...)
 			lastSpace = false
 			text = text[n:]
 		}

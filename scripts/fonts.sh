@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Makes sure the system fonts that documents, charts and diagrams fall
+# back to for scripts the bundled Latin faces lack (CJK, Hebrew, Arabic,
+# Devanagari, Thai, symbols and emoji) are installed: Debian's Noto fonts,
+# Droid Sans Fallback and Nanum Gothic (CJK and Hangul in TrueType, which
+# PDFs embed) and Symbola.
+# Installs them when missing and running as root; otherwise says what
+# is missing and goes on: the renderers work without them, showing
+# U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
+# directories instead.
+set -euo pipefail
+
+apt_tag=fonts
+# shellcheck source=scripts/apt.sh
+. "$(dirname "$0")/apt.sh"
+
+missing=()
+have() { [ -n "$(find /usr/share/fonts /usr/local/share/fonts -name "$1" -print -quit 2>/dev/null)" ]; }
+have NotoSansHebrew-Regular.ttf || missing+=(fonts-noto-core)
+have 'NotoSansCJK-Regular.tt?' || missing+=(fonts-noto-cjk)
+have 'DroidSansFallback*.ttf' || missing+=(fonts-droid-fallback)
+have NanumGothic.ttf || missing+=(fonts-nanum)
+have 'Symbola*.ttf' || missing+=(fonts-symbola)
+have DejaVuSans.ttf || missing+=(fonts-dejavu-core)
+# The renderers' tests read PDFs back and look at their pages with poppler.
+command -v pdftotext >/dev/null || missing+=(poppler-utils)
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+if can_install; then
+	apt_install "${missing[@]}"
+else
+	echo "fonts: not installed: ${missing[*]}; non-Latin text will show as U+FFFD (install them, or set SWITCHYARD_FONT_DIR)" >&2
+fi
