@@ -13,14 +13,22 @@
 //   - JSON numbers are numbers (General format); booleans are
 //     booleans; null is an empty cell.
 //   - A string starting with "=" is a formula, kept as a formula
-//     ("=SUM(B2:B9)"). Its value is computed and cached in the file
-//     where the formula library can, so that previews and readers of
-//     cached values see it; the workbook also asks Excel and LibreOffice
-//     to recalculate on opening, so their own results win. Values are not
-//     cached in a workbook calling NOW, TODAY, RAND, RANDBETWEEN or
-//     RANDARRAY (they would tie the bytes to the clock), nor beyond 5,000
-//     formulas, 200,000 cells or 100,000 cells spanned by the formulas'
-//     ranges. Formulas whose quotes or brackets do not pair up are
+//     ("=SUM(B2:B9)"). Its value is computed and cached in the file,
+//     so that previews and readers of cached values see it; the
+//     workbook also asks Excel and LibreOffice to recalculate on
+//     opening, so their own results win. The package's evaluator
+//     computes arithmetic, comparisons, "&", references and ranges
+//     (whole columns too) across sheets, IF, IFERROR, SUM, AVERAGE, MIN,
+//     MAX, PRODUCT, COUNT, COUNTA, SUMIF, COUNTIF, AVERAGEIF (without
+//     wildcards), SUMPRODUCT, ROUND, ROUNDUP, ROUNDDOWN, INT, ABS, SQRT,
+//     MOD, POWER, AND, OR, NOT, CONCATENATE, CONCAT, LEN, UPPER, LOWER
+//     and TRIM, with no limit on their number but a budget of ten
+//     million cell reads per workbook. Other formulas are computed by
+//     the formula library, up to 5,000 of them in a workbook of up to
+//     200,000 cells. Values are not cached in a workbook calling NOW,
+//     TODAY, RAND, RANDBETWEEN or RANDARRAY (they would tie the bytes to
+//     the clock), nor for circular references. Formulas whose quotes or
+//     brackets do not pair up are
 //     refused, since Excel would not open the file. A lone "=" and
 //     strings starting with "==" are text.
 //   - A formula's number format is chosen for it: the one most used by

@@ -401,17 +401,43 @@ func BenchmarkRender10kRows(b *testing.B) {
 	}
 }
 
-// BenchmarkRenderFormulas renders the most formulas whose values are
-// cached: one per row over 5,000 rows, and a total.
-func BenchmarkRenderFormulas(b *testing.B) {
-	wb := benchWorkbook(b, maxCachedFormulas-1)
-	rows := wb.Sheets[0].Rows
-	rows[0] = append(rows[0], cells(b, "Total")...)
-	for r := 1; r < len(rows); r++ {
-		rows[r] = append(rows[r], cells(b, "=D"+strconv.Itoa(r+1)+"*E"+strconv.Itoa(r+1))...)
+// formulaWorkbook is the workbook of a large report: 10,000 order rows
+// with three formulas each (amount, net of discount, share of the
+// total) over three sheets, and a summary by region; 30,000 formulas and
+// more in all.
+func formulaWorkbook(t testing.TB) Workbook {
+	wb := Workbook{Title: "Orders"}
+	regions := []string{"North", "South", "East", "West"}
+	perSheet := []int{3_334, 3_333, 3_333}
+	for s, n := range perSheet {
+		sheet := Sheet{Name: "Orders " + strconv.Itoa(s+1), Rows: [][]json.RawMessage{
+			cells(t, "Region", "Units", "Price", "Discount", "Amount", "Net", "Share"),
+		}}
+		for i := range n {
+			r := strconv.Itoa(i + 2)
+			sheet.Rows = append(sheet.Rows, cells(t, regions[i%4], 1+i%97, "$"+strconv.Itoa(10+i%90)+".99",
+				strconv.Itoa(i%10)+"%", "=B"+r+"*C"+r, "=E"+r+"*(1-D"+r+")", "=F"+r+"/F$"+strconv.Itoa(n+2)))
+		}
+		last := strconv.Itoa(n + 1)
+		sheet.Rows = append(sheet.Rows, cells(t, "Total", "=SUM(B2:B"+last+")", nil, nil,
+			"=SUM(E2:E"+last+")", "=SUM(F2:F"+last+")", nil))
+		wb.Sheets = append(wb.Sheets, sheet)
 	}
-	rows = append(rows, cells(b, nil, nil, nil, nil, nil, nil, nil, nil, "=SUM(I2:I"+strconv.Itoa(len(rows))+")"))
-	wb.Sheets[0].Rows = rows
+	summary := Sheet{Name: "Summary", Rows: [][]json.RawMessage{cells(t, "Region", "Net", "Share")}}
+	for i, region := range regions {
+		r := strconv.Itoa(i + 2)
+		summary.Rows = append(summary.Rows, cells(t, region,
+			"=SUMIF('Orders 1'!A2:A3335,A"+r+",'Orders 1'!F2:F3335)+SUMIF('Orders 2'!A2:A3334,A"+r+",'Orders 2'!F2:F3334)+SUMIF('Orders 3'!A2:A3334,A"+r+",'Orders 3'!F2:F3334)",
+			"=B"+r+"/SUM(B$2:B$5)"))
+	}
+	wb.Sheets = append(wb.Sheets, summary)
+	return wb
+}
+
+// BenchmarkRenderFormulas renders the 30,000-formula workbook, every
+// value computed and cached.
+func BenchmarkRenderFormulas(b *testing.B) {
+	wb := formulaWorkbook(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Render(context.Background(), wb); err != nil {
