@@ -81,11 +81,11 @@ func TestRenderCells(t *testing.T) {
 		{name: "date", cell: "A2", typ: excelize.CellTypeUnset, raw: "46082", format: "yyyy-mm-dd"},
 		{name: "datetime", cell: "A3", raw: "46083.604166666664", format: "yyyy-mm-dd hh:mm"},
 		{name: "text", cell: "B2", typ: excelize.CellTypeInlineString, raw: "North"},
-		{name: "number", cell: "C3", raw: "3.5"},
+		{name: "number, with the column's decimals", cell: "C3", raw: "3.5", format: "0.0"},
 		{name: "currency", cell: "D2", raw: "1250", format: `"$"#,##0.00`},
 		{name: "formula cached and formatted by its references", cell: "E2", raw: "15000", format: `"$"#,##0.00`, formula: "C2*D2"},
 		{name: "total takes the column format", cell: "E4", raw: "15035", format: `"$"#,##0.00`, formula: "SUM(E2:E3)"},
-		{name: "sum of plain numbers", cell: "C4", raw: "15.5", formula: "SUM(C2:C3)"},
+		{name: "sum of plain numbers", cell: "C4", raw: "15.5", format: "0.0", formula: "SUM(C2:C3)"},
 		{name: "percent", cell: "F2", raw: "0.125", format: "0.0%"},
 		{name: "boolean", cell: "G2", typ: excelize.CellTypeBool, raw: "1", format: formatBool},
 		{name: "leading zeros stay text", cell: "H2", typ: excelize.CellTypeInlineString, raw: "007"},
@@ -125,7 +125,7 @@ func TestRenderCells(t *testing.T) {
 		})
 	}
 
-	// Cross-sheet division: cached, formatted with two decimals.
+	// Cross-sheet division: cached.
 	raw, _ := f.GetCellValue("orders-2026 (2)", "A2", excelize.Options{RawCellValue: true})
 	if !strings.HasPrefix(raw, "0.9976") {
 		t.Errorf("ratio cached as %q, want 15000/15035", raw)
@@ -202,15 +202,33 @@ func TestRenderHeaderAndLayout(t *testing.T) {
 	sheetXML := zipPart(t, out, "xl/worksheets/sheet1.xml")
 	// excelize writes the range with dollar signs, as Excel itself does
 	// in some files.
-	if !strings.Contains(sheetXML, `<autoFilter ref="$A$1:$I$4"`) && !strings.Contains(sheetXML, `<autoFilter ref="A1:I4"`) {
+	// The filter stops above the totals row, so sorting keeps it last.
+	if !strings.Contains(sheetXML, `<autoFilter ref="$A$1:$I$3"`) && !strings.Contains(sheetXML, `<autoFilter ref="A1:I3"`) {
 		i := strings.Index(sheetXML, "</sheetData>")
-		t.Errorf("sheet1.xml has no autofilter over A1:I4:\n%s", sheetXML[max(i, 0):])
+		t.Errorf("sheet1.xml has no autofilter over A1:I3:\n%s", sheetXML[max(i, 0):])
+	}
+	if !strings.Contains(sheetXML, `<dimension ref="A1:I4"`) {
+		t.Errorf("sheet1.xml does not give its dimension as A1:I4:\n%.600s", sheetXML[strings.Index(sheetXML, "<dimension"):])
+	}
+	// The totals row is bold between a rule and a double rule, across
+	// the table, empty cells included.
+	for _, ref := range []string{"A4", "B4", "E4", "I4"} {
+		id, _ := f.GetCellStyle(sheet, ref)
+		style, _ := f.GetStyle(id)
+		if style.Font == nil || !style.Font.Bold || len(style.Border) != 2 {
+			t.Errorf("totals cell %s style = font %+v border %+v, want bold between rules", ref, style.Font, style.Border)
+		}
+	}
+	if id, _ := f.GetCellStyle(sheet, "E3"); id == 0 {
+		t.Error("E3 has no style")
+	} else if style, _ := f.GetStyle(id); style.Font != nil && style.Font.Bold {
+		t.Error("a body row above the totals is bold")
 	}
 	if strings.Contains(sheetXML, "filterMode") {
 		t.Errorf("sheet1.xml says rows are filtered out")
 	}
 	workbookXML := strings.ReplaceAll(zipPart(t, out, "xl/workbook.xml"), "&#39;", "'")
-	for _, want := range []string{`name="_xlnm._FilterDatabase">'Orders-2026'!$A$1:$I$4<`, `name="_xlnm.Print_Titles">'Orders-2026'!$1:$1<`} {
+	for _, want := range []string{`name="_xlnm._FilterDatabase">'Orders-2026'!$A$1:$I$3<`, `name="_xlnm.Print_Titles">'Orders-2026'!$1:$1<`} {
 		if !strings.Contains(workbookXML, want) {
 			t.Errorf("workbook.xml lacks %s:\n%s", want, workbookXML)
 		}
