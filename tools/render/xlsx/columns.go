@@ -160,7 +160,7 @@ func numericValue(cl cell) (float64, bool) {
 }
 
 func isRatioFormula(cl cell) bool {
-	if cl.kind != kindFormula || cl.formatChosen && cl.format != "" {
+	if cl.kind != kindFormula || cl.formatChosen && cl.format != "" || strings.IndexByte(cl.text, '/') < 0 {
 		return false
 	}
 	_, _, divides := scanReferences(cl.text)
@@ -176,7 +176,7 @@ func settleColumn(grid [][]cell, c int, header []string) {
 		maxAbs      float64
 		allYears    = true
 		ratios      []*cell
-		isRatio     = map[*cell]bool{}
+		isRatio     map[*cell]bool
 		ratioInUnit = true
 		grouped     bool
 		numbers     int
@@ -197,6 +197,9 @@ func settleColumn(grid [][]cell, c int, header []string) {
 		}
 		if isRatioFormula(*cl) {
 			ratios = append(ratios, cl)
+			if isRatio == nil {
+				isRatio = map[*cell]bool{}
+			}
 			isRatio[cl] = true
 			if math.Abs(v) > 1 {
 				ratioInUnit = false

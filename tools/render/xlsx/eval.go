@@ -248,13 +248,22 @@ type parser struct {
 	skip int
 }
 
-// Binary operators by precedence, lowest first, as Excel orders them.
-var binaryPrecedence = map[string]int{
-	"=": 1, "<>": 1, "<": 1, ">": 1, "<=": 1, ">=": 1,
-	"&": 2,
-	"+": 3, "-": 3,
-	"*": 4, "/": 4,
-	"^": 5,
+// precedence ranks the binary operators, lowest first, as Excel orders
+// them; 0 is no operator.
+func precedence(op string) int {
+	switch op {
+	case "=", "<>", "<", ">", "<=", ">=":
+		return 1
+	case "&":
+		return 2
+	case "+", "-":
+		return 3
+	case "*", "/":
+		return 4
+	case "^":
+		return 5
+	}
+	return 0
 }
 
 func (p *parser) space() {
@@ -273,7 +282,7 @@ func (p *parser) peekOperator() string {
 			return two
 		}
 	}
-	if op := p.src[p.pos : p.pos+1]; binaryPrecedence[op] > 0 {
+	if op := p.src[p.pos : p.pos+1]; precedence(op) > 0 {
 		return op
 	}
 	return ""
@@ -287,7 +296,7 @@ func (p *parser) expr(min int) (value, error) {
 	}
 	for {
 		op := p.peekOperator()
-		prec := binaryPrecedence[op]
+		prec := precedence(op)
 		if op == "" || prec <= min {
 			return left, nil
 		}
