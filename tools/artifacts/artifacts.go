@@ -28,6 +28,7 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/xlsx"
 	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
@@ -96,6 +97,9 @@ type source struct {
 	Text   string
 	Theme  string
 	Aspect string
+	// workbook is the spreadsheet Text holds, when the call decoded it
+	// already, so that rendering does not decode a large workbook twice.
+	workbook *xlsx.Workbook
 }
 
 type rendered struct {
