@@ -160,11 +160,28 @@ func numericValue(cl cell) (float64, bool) {
 }
 
 func isRatioFormula(cl cell) bool {
-	if cl.kind != kindFormula || cl.formatChosen && cl.format != "" || strings.IndexByte(cl.text, '/') < 0 {
+	if cl.kind != kindFormula || cl.formatChosen && cl.format != "" {
 		return false
 	}
-	_, _, divides := scanReferences(cl.text)
-	return divides
+	return divides(cl.text)
+}
+
+// divides reports whether formula f divides: a "/" outside its strings
+// and quoted sheet names.
+func divides(f string) bool {
+	for i := 0; i < len(f); i++ {
+		switch f[i] {
+		case '/':
+			return true
+		case '"', '\'':
+			end := closingQuote(f, i)
+			if end < 0 {
+				return false
+			}
+			i = end
+		}
+	}
+	return false
 }
 
 func settleColumn(grid [][]cell, c int, header []string) {

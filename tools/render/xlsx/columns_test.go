@@ -125,3 +125,13 @@ func TestTotalsRow(t *testing.T) {
 		})
 	}
 }
+
+func TestDivides(t *testing.T) {
+	for f, want := range map[string]bool{
+		"A1/B1": true, "SUM(A:A)/2": true, `"a/b"&A1`: false, "'Q1/Q2'!A1*2": false, "'Q1/Q2'!A1/2": true, "A1*B1": false, `"open`: false,
+	} {
+		if got := divides(f); got != want {
+			t.Errorf("divides(%q) = %v, want %v", f, got, want)
+		}
+	}
+}
