@@ -35,8 +35,7 @@
 //     the typed values of its column (a total under amounts is an
 //     amount); else that of the cells it refers to (an amount if any is
 //     one, otherwise their shared format, none when it divides, counts or
-//     works on dates); else two decimals with thousands separators when
-//     its value has a fraction.
+//     works on dates); else its column's, below.
 //   - ISO 8601 dates ("2026-03-01") are dates shown as yyyy-mm-dd;
 //     date-times ("2026-03-01T14:30", "2026-03-01 14:30:05",
 //     "2026-03-01T14:30:00Z") are shown as yyyy-mm-dd hh:mm[:ss]; times
@@ -62,6 +61,23 @@
 //     converted as text, and is dropped ("'=A1", "'2026-03-01"), as in
 //     Excel. On a string that is text anyway it is kept ("'90s").
 //
+// Each column then shows its numbers one way (columns.go): the format
+// family most of them use (currency, with JSON numbers among amounts
+// becoming amounts; percent; plain), one count of decimals (the most its
+// typed values write, at most four; two for fractional formula results
+// in a column of formulas), thousands separators for plain numbers from
+// 1,000 up unless the header names an identifier or a year or the values
+// are all years. A formula that divides is a ratio and shows as a
+// percentage with one decimal where the header names a ratio ("Share",
+// "Growth", "%") or its values lie between -1 and 1 and the header names
+// no per-unit value ("Price", "Average").
+//
+// A table's last row is its totals row when it is labelled "Total" (or
+// "Grand total", "Sum", "Subtotal") in its first filled cell, or holds
+// only formulas of which one sums its own column: it is bold between a
+// rule and a double rule across the table, and the autofilter stops
+// above it so that sorting keeps it at the foot.
+//
 // Text is aligned left and numbers right, with a small indent; booleans
 // are centred. Line breaks in text wrap the cell; text wider than the
 // widest column wraps too, and the row is made tall enough for its
@@ -71,9 +87,11 @@
 //
 // Sheet names follow Excel's rules without failing the call: see
 // Workbook.SheetNames. Formulas that name a renamed sheet ("='Q1/Q2'!A1")
-// are changed to name it as it is now called. Each column is as wide as its widest value
-// (header included, with room for the filter button), between 6 and 60
-// characters. For printing and PDF export the header row repeats on
+// are changed to name it as it is now called. Each column is as wide as
+// its widest value as displayed, computed formula values included, so
+// that none shows "###" (header included, with room for the filter
+// button), between 6 and 60 characters. Each sheet's dimension names its
+// used range. For printing and PDF export the header row repeats on
 // every page, a table wider than a portrait page is printed landscape,
 // and one up to about three portrait pages wide is scaled to fit the
 // page's width.
