@@ -185,6 +185,18 @@ func divides(f string) bool {
 }
 
 func settleColumn(grid [][]cell, c int, header []string) {
+	// A column has a handful of distinct formats: each is taken apart
+	// and rewritten once, not once per cell.
+	parsed := map[string]numFormat{}
+	parse := func(f string) numFormat {
+		nf, ok := parsed[f]
+		if !ok {
+			nf = parseNumFormat(f)
+			parsed[f] = nf
+		}
+		return nf
+	}
+	rewritten := map[string]string{}
 	var (
 		counts      [familyOther + 1]int
 		currencies  = map[string]int{}
@@ -223,7 +235,7 @@ func settleColumn(grid [][]cell, c int, header []string) {
 			}
 			continue
 		}
-		nf := parseNumFormat(cl.format)
+		nf := parse(cl.format)
 		counts[nf.family]++
 		grouped = grouped || nf.grouped
 		if nf.family == familyCurrency {
@@ -289,6 +301,7 @@ func settleColumn(grid [][]cell, c int, header []string) {
 			maxAbs >= 1000 && !allYears && !headerHasID(header)}
 	}
 	target.decimals = decimals
+	targetFormat := target.String()
 	for r := 1; r < len(grid); r++ {
 		if c >= len(grid[r]) {
 			continue
@@ -298,19 +311,24 @@ func settleColumn(grid [][]cell, c int, header []string) {
 		if !ok || percentRatios && isRatio[cl] {
 			continue
 		}
-		nf := parseNumFormat(cl.format)
+		nf := parse(cl.format)
 		switch {
 		case nf.family == familyOther:
 		case family == familyPercent && nf.family != familyPercent && math.Abs(v) > 1:
 			// A plain 5 beside "5%" is not 500%.
 		case nf.family == familyCurrency && family == familyCurrency:
-			nf.decimals, nf.grouped = decimals, true
-			cl.format = nf.String()
+			f, ok := rewritten[cl.format]
+			if !ok {
+				nf.decimals, nf.grouped = decimals, true
+				f = nf.String()
+				rewritten[cl.format] = f
+			}
+			cl.format = f
 		case nf.family == familyGeneral && cl.kind == kindNumber && family == familyNumber &&
 			!target.grouped && decimals == 0:
 			// Whole numbers stay General: a column of counts needs no format.
 		default:
-			cl.format = target.String()
+			cl.format = targetFormat
 		}
 		cl.formatChosen = true
 	}
