@@ -16,7 +16,8 @@ import (
 //     (currency, percent, or plain number); dates and times are left as
 //     they are;
 //   - a formula that divides, whose format nothing else chose, is a
-//     ratio and shows as a percentage with one decimal when its column's
+//     ratio and shows as a percentage with one decimal (two or three
+//     when the largest is under 0.1% or 0.01%) when its column's
 //     header names a ratio ("Share", "Margin", "Growth", "%") or when all
 //     such values of the column lie between -1 and 1 and the header does
 //     not name a per-unit value ("Price", "Average", "per");
@@ -256,8 +257,23 @@ func settleColumn(grid [][]cell, c int, header []string) {
 	percentRatios := len(ratios) > 0 && (headerHas(header, ratioWords) ||
 		ratioInUnit && !headerHas(header, perUnitWords))
 	if percentRatios {
+		// One decimal, or more where the ratios are all so small that
+		// one would show them as 0.0% (the share of one row in
+		// thousands).
+		largest := 0.0
 		for _, cl := range ratios {
-			cl.format, cl.formatChosen = "0.0%", true
+			v, _ := numericValue(*cl)
+			largest = max(largest, math.Abs(v))
+		}
+		format := "0.0%"
+		switch {
+		case largest > 0 && largest < 0.0001:
+			format = "0.000%"
+		case largest > 0 && largest < 0.001:
+			format = "0.00%"
+		}
+		for _, cl := range ratios {
+			cl.format, cl.formatChosen = format, true
 		}
 	} else {
 		for _, cl := range ratios {

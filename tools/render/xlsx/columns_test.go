@@ -36,6 +36,11 @@ func TestColumnFormats(t *testing.T) {
 			col:  1, want: []string{"0.0%", "0.0%"},
 		},
 		{
+			name: "tiny shares get the decimals to show them",
+			rows: [][]json.RawMessage{cells(t, "Net", "Share"), cells(t, 3, "=A2/A$4"), cells(t, 4, "=A3/A$4"), cells(t, 9000, nil)},
+			col:  1, want: []string{"0.00%", "0.00%"},
+		},
+		{
 			name: "growth above 100% is a percentage too",
 			rows: [][]json.RawMessage{cells(t, "Q1", "Q2", "Growth"), cells(t, 10, 35, "=(B2-A2)/A2"), cells(t, 10, 12, "=(B3-A3)/A3")},
 			col:  2, want: []string{"0.0%", "0.0%"},

@@ -68,7 +68,8 @@
 // in a column of formulas), thousands separators for plain numbers from
 // 1,000 up unless the header names an identifier or a year or the values
 // are all years. A formula that divides is a ratio and shows as a
-// percentage with one decimal where the header names a ratio ("Share",
+// percentage with one decimal (more when the ratios are tiny) where the
+// header names a ratio ("Share",
 // "Growth", "%") or its values lie between -1 and 1 and the header names
 // no per-unit value ("Price", "Average").
 //
