@@ -35,7 +35,7 @@ func evalSheets(t testing.TB) ([]string, [][][]cell) {
 }
 
 // evalOne computes formula as if written in F2 of the first sheet.
-func evalOne(t *testing.T, formula string) cell {
+func evalOne(t testing.TB, formula string) cell {
 	t.Helper()
 	names, grids := evalSheets(t)
 	for len(grids[0][1]) < 6 {
@@ -174,4 +174,29 @@ func TestEvaluatorIsBounded(t *testing.T) {
 	if v, _ := g[1][1].cached.(float64); v != 4999*5000/2 {
 		t.Fatalf("first total = %v", g[1][1].cached)
 	}
+}
+
+// FuzzEvaluator checks that no formula makes the evaluator panic or run
+// away, and that what it computes is a value Excel can cache.
+func FuzzEvaluator(f *testing.F) {
+	for _, s := range []string{"SUM(B2:B5)*2", "IF(B5=0,0,C5/B5)", `A2&"x"`, "-2^2%", "SUMIF(A2:A5,\">1\",B2:B5)", "'Other sheet'!B2", "B:B", "IFERROR(1/0,)", "((1", "ROUND(1,-400)", "MOD(1,0)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, formula string) {
+		if len(formula) > 300 {
+			return
+		}
+		got := evalOne(t, formula)
+		if got.calc == calcDone {
+			switch v := got.cached.(type) {
+			case float64:
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("%q cached %v", formula, v)
+				}
+			case string, bool:
+			default:
+				t.Fatalf("%q cached %T", formula, got.cached)
+			}
+		}
+	})
 }
