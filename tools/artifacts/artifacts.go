@@ -159,6 +159,7 @@ func requireTitle(title string) (string, error) {
 
 // make renders src as a new or updated object id and stores it.
 func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title string, src source) (tools.Result, error) {
+	updating := id != ""
 	r := &renderer{s: s, env: call.Env, call: call}
 	call.ReportStep(wire.Step{SID: "render", Label: "Rendering " + k.typ, Status: wire.StepActive})
 	out, err := k.render(ctx, r, title, src)
@@ -244,9 +245,11 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 	// The new version replaces the stored file of the one before, which
 	// is deleted: an object holds one file of the quota, however often
 	// it is edited.
+	// An update whose new version could not be stored keeps the file of
+	// the version before, rather than leaving the object none.
 	var replaced string
 	var saveErr error
-	if call.Env.IDs != nil {
+	if call.Env.IDs != nil && (a.FileID != "" || !updating) {
 		replaced, saveErr = call.Env.IDs.SaveObject(ctx, call.Env.AccountID, id, a.FileID)
 	}
 	switch {

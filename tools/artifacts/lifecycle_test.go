@@ -140,3 +140,21 @@ func TestFoldedChartKeepsItsFile(t *testing.T) {
 		t.Errorf("the element's superseded file is still stored")
 	}
 }
+
+// An update whose new version cannot be stored keeps the stored file of
+// the version before.
+func TestUpdateThatCannotBeStoredKeepsTheLastFile(t *testing.T) {
+	h := newHarness(t)
+	first := h.mustCall(tools.NameCreateChart, barArgs).Artifacts[0].FileID
+	h.files.err = errors.New("disk on fire")
+	if a := h.mustCall(tools.NameUpdateObject, `{"object_id":"obj1","title":"Revenue, revised"}`).Artifacts[0]; a.FileID != "" {
+		t.Fatalf("artifact %+v, want no file id", a)
+	}
+	h.files.err = nil
+	if _, ok := h.files.files[first]; !ok {
+		t.Errorf("the last stored version %s was deleted", first)
+	}
+	if st := h.env.IDs.(*counter).states["obj1"]; st.FileID != first {
+		t.Errorf("obj1's file is %q, want %s", st.FileID, first)
+	}
+}
