@@ -140,3 +140,26 @@ func TestDivides(t *testing.T) {
 		}
 	}
 }
+
+// A column of formulas is as wide as the values they compute, so that
+// no viewer shows ### for them.
+func TestFormulaColumnsAreWideEnough(t *testing.T) {
+	wb := Workbook{Title: "w", Sheets: []Sheet{{Name: "a", Rows: [][]json.RawMessage{
+		cells(t, "Price", "Qty", "Amt"),
+		cells(t, "$1,234.56", 7000, "=A2*B2"),
+		cells(t, "$99.99", 1, "=A3*B3"),
+		cells(t, "Total", nil, "=SUM(C2:C3)"),
+	}}}}
+	f, _ := openRendered(t, wb)
+	w, err := f.GetColWidth("a", "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := len("$8,642,019.99") // the total, bold
+	if w < float64(shown)*boldScale+cellPadding-0.5 {
+		t.Errorf("column C is %v wide, want room for %d characters in bold", w, shown)
+	}
+	if v, _ := f.GetCellValue("a", "C4"); v != "$8,642,019.99" {
+		t.Errorf("C4 shows %q", v)
+	}
+}

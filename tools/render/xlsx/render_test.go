@@ -150,7 +150,7 @@ func TestRenderHeaderAndLayout(t *testing.T) {
 		t.Errorf("header style = font %+v fill %+v, want bold on %s", style.Font, style.Fill, headerFill)
 	}
 	// The header of a numeric column sits right, over its numbers.
-	for cell, want := range map[string]string{"B1": "left", "C1": "right"} {
+	for cell, want := range map[string]string{"B1": "left", "C1": "right", "E1": "right"} { // E: formulas only
 		id, _ := f.GetCellStyle(sheet, cell)
 		style, _ := f.GetStyle(id)
 		if style.Alignment == nil || style.Alignment.Horizontal != want {
