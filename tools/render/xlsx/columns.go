@@ -104,6 +104,7 @@ const maxTypedDecimals = 4
 var (
 	ratioWords   = []string{"share", "margin", "growth", "ratio", "percent", "pct", "rate", "yield", "conversion", "change", "%"}
 	perUnitWords = []string{"price", "average", "avg", "per", "mean", "cost", "amount", "total"}
+	dateWords    = []string{"date", "due", "deadline", "expiry", "expires"}
 	idWords      = map[string]bool{
 		"id": true, "year": true, "yr": true, "fy": true, "code": true, "zip": true, "postcode": true,
 		"phone": true, "no": true, "number": true, "num": true, "sku": true, "ref": true, "isbn": true, "ean": true,
@@ -286,6 +287,10 @@ func settleColumn(grid [][]cell, c int, header []string) {
 	if counts[familyOther] > 0 && counts[familyOther] >= counts[familyNumber]+counts[familyCurrency]+counts[familyPercent] {
 		return
 	}
+	if headerHas(header, dateWords) && counts[familyNumber]+counts[familyCurrency]+counts[familyPercent] == 0 &&
+		len(ratios) == 0 && settleDates(grid, c) {
+		return
+	}
 	family := familyNumber
 	if counts[familyCurrency] > 0 && counts[familyCurrency] >= counts[familyPercent] {
 		family = familyCurrency
@@ -366,4 +371,35 @@ func valueDecimals(v float64) int {
 		return len(s) - i - 1
 	}
 	return 0
+}
+
+// Excel's date serials: 1900-01-01 is 1 and 9999-12-31 is 2958465.
+const maxDateSerial = 2958465
+
+// settleDates shows a column of formulas headed as dates ("Due date",
+// "=A2+30") as dates, if all its values are date serials, and reports
+// whether it did. Arithmetic on dates leaves no format of its own.
+func settleDates(grid [][]cell, c int) bool {
+	format := formatDate
+	for r := 1; r < len(grid); r++ {
+		if c >= len(grid[r]) {
+			continue
+		}
+		v, ok := numericValue(grid[r][c])
+		switch {
+		case !ok:
+		case v < 1 || v > maxDateSerial:
+			return false
+		case v != math.Trunc(v):
+			format = formatDateTime
+		}
+	}
+	for r := 1; r < len(grid); r++ {
+		if c < len(grid[r]) && grid[r][c].kind == kindFormula {
+			if _, ok := grid[r][c].cached.(float64); ok {
+				grid[r][c].format, grid[r][c].formatChosen = format, true
+			}
+		}
+	}
+	return true
 }

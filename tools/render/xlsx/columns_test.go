@@ -91,6 +91,16 @@ func TestColumnFormats(t *testing.T) {
 			col:  0, want: []string{`"€"#,##0.00`, `"£"#,##0.00`, `"€"#,##0.00`},
 		},
 		{
+			name: "date arithmetic under a date header shows dates",
+			rows: [][]json.RawMessage{cells(t, "Invoiced", "Due date"), cells(t, "2026-03-01", "=A2+30"), cells(t, "2026-03-15", "=A3+30")},
+			col:  1, want: []string{formatDate, formatDate},
+		},
+		{
+			name: "days between dates stay numbers",
+			rows: [][]json.RawMessage{cells(t, "From", "To", "Days"), cells(t, "2026-03-01", "2026-03-31", "=B2-A2"), cells(t, "2026-03-15", "2026-04-01", "=B3-A3")},
+			col:  2, want: []string{"0", "0"},
+		},
+		{
 			name: "dates are left alone",
 			rows: [][]json.RawMessage{cells(t, "Day"), cells(t, "2026-03-01"), cells(t, "2026-03-02")},
 			col:  0, want: []string{formatDate, formatDate},

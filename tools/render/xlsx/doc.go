@@ -71,7 +71,9 @@
 // percentage with one decimal (more when the ratios are tiny) where the
 // header names a ratio ("Share",
 // "Growth", "%") or its values lie between -1 and 1 and the header names
-// no per-unit value ("Price", "Average").
+// no per-unit value ("Price", "Average"). Formulas under a header naming
+// a date ("Due date", "=A2+30") whose values are all date serials show as
+// dates.
 //
 // A table's last row is its totals row when it is labelled "Total" (or
 // "Grand total", "Sum", "Subtotal") in its first filled cell, or holds
