@@ -102,6 +102,99 @@ func TestDeliverables(t *testing.T) {
 	}
 }
 
+// TestObjectLifecycle runs what a client that misses events or makes ids
+// up meets, through the real binary and store: a folded chart whose
+// document changes only its title, a second fold of the same chart by a
+// client that missed the rename, made-up ids, and files that go with the
+// versions and objects they belong to.
+func TestObjectLifecycle(t *testing.T) {
+	up, _, key, g := fundedGateway(t, "keeper")
+	up.Enqueue(
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "create_chart", Arguments: chartCall}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "create_document", Arguments: `{"title":"Q3 report","markdown":"# Q3\n\n![Revenue](obj1)\n"}`}),
+		testupstream.Text("Done."),
+	)
+	_, stream := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Chart and report"}]}`)
+	arts := deltaKey(t, stream, "artifact")
+	if len(arts) != 2 {
+		t.Fatalf("%d artifacts:\n%s", len(arts), stream)
+	}
+	chart, doc := arts[0], arts[1]
+	if src, _ := doc["source"].(string); !strings.Contains(src, "(el1)") {
+		t.Fatalf("document source %q, want the embed rewritten to el1", src)
+	}
+	fileOf := func(a map[string]any) string { id, _ := a["file_id"].(string); return id }
+
+	// The client missed the rename: it still lists obj1 as a chart. Only
+	// the document's title changes (non-streaming), and a memo embeds
+	// obj1 again.
+	objects, _ := json.Marshal(map[string]any{
+		"obj1": map[string]any{"kind": "chart", "source": chart["source"], "title": chart["title"]},
+		"obj2": map[string]any{"kind": "document", "source": doc["source"], "title": doc["title"]},
+	})
+	up.Enqueue(
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "update_object", Arguments: `{"object_id":"obj2","title":"Q3 report, final"}`}),
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "create_document", Arguments: `{"title":"Memo","markdown":"![Revenue](obj1)"}`}),
+		testupstream.Text("Done."),
+	)
+	status, _, body := g.do("POST", "/v3/chat/completions", key, `{"model":"svc-3","objects":`+string(objects)+`,"messages":[{"role":"user","content":"Retitle, and a memo"}]}`)
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var answer struct {
+		Artifacts []map[string]any `json:"artifacts"`
+		Renames   []map[string]any `json:"artifact_renames"`
+		Removals  []map[string]any `json:"artifact_removals"`
+	}
+	if err := json.Unmarshal([]byte(body), &answer); err != nil || len(answer.Artifacts) != 2 {
+		t.Fatalf("answer %s (%v)", body, err)
+	}
+	retitled, memo := answer.Artifacts[0], answer.Artifacts[1]
+	if retitled["object_id"] != "obj2" || retitled["title"] != "Q3 report, final" {
+		t.Errorf("title-only update: %v", retitled)
+	}
+	if ids, _ := memo["consumed_object_ids"].([]any); len(ids) != 1 || ids[0] != "el1" {
+		t.Errorf("memo consumed %v, want el1: the chart is not folded twice", memo["consumed_object_ids"])
+	}
+	for _, rn := range answer.Renames {
+		if rn["object_id"] != "obj1" || rn["new_object_id"] != "el1" {
+			t.Errorf("rename %v: obj1 became el1 once", rn)
+		}
+	}
+	if len(answer.Renames) == 0 {
+		t.Errorf("the JSON answer does not repeat the rename the client missed: %s", body)
+	}
+	// The document's first version was replaced: its file is gone.
+	if status, _, _ := g.do("GET", "/v3/files/"+fileOf(doc)+"/content", key, ""); status != 404 {
+		t.Errorf("superseded document version downloads: %d", status)
+	}
+	if status, _, _ := g.do("GET", "/v3/files/"+fileOf(retitled)+"/content", key, ""); status != 200 {
+		t.Errorf("current document version: %d", status)
+	}
+
+	// Deleting the document deletes its file; an id never handed out is
+	// refused.
+	objects, _ = json.Marshal(map[string]any{
+		"el1":  map[string]any{"kind": "chart", "source": chart["source"], "title": chart["title"]},
+		"obj2": map[string]any{"kind": "document", "source": retitled["source"], "title": retitled["title"]},
+	})
+	up.Enqueue(
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "delete_object", Arguments: `{"object_id":"obj2"}`}),
+		testupstream.Text("Deleted."),
+	)
+	status, _, body = g.do("POST", "/v3/chat/completions", key, `{"model":"svc-3","objects":`+string(objects)+`,"messages":[{"role":"user","content":"Drop the report"}]}`)
+	if status != 200 || !strings.Contains(body, `"artifact_removals":[{"object_id":"obj2"}]`) {
+		t.Fatalf("delete: %d %s", status, body)
+	}
+	if status, _, _ := g.do("GET", "/v3/files/"+fileOf(retitled)+"/content", key, ""); status != 404 {
+		t.Errorf("deleted document's file downloads: %d", status)
+	}
+	status, _, body = g.do("POST", "/v3/chat/completions", key, `{"model":"svc-3","objects":{"obj31":{"kind":"chart","source":"{}","title":"x"}},"messages":[{"role":"user","content":"Update obj31"}]}`)
+	if status != 400 || !strings.Contains(body, "invalid_objects") || !strings.Contains(body, "obj31") {
+		t.Errorf("made-up obj31: %d %s, want 400 invalid_objects", status, body)
+	}
+}
+
 // TestDeliverablesNotInTextMode checks that modalities ["text"] offers no
 // file tool at all.
 func TestDeliverablesNotInTextMode(t *testing.T) {

@@ -405,20 +405,13 @@ func (s *isolation) inputFile(t *testing.T) {
 }
 
 func (s *isolation) objects(t *testing.T) {
-	betaObjects := map[string]any{"obj1": map[string]any{"kind": "chart", "source": betaSpec, "title": "Beta chart"}}
 	tests := []struct {
-		name    string
-		tool    string
-		args    string // %s is the object id
-		objects map[string]any
-		// artifact or removed is what B's own objects must give; with no
-		// objects, B must get what it gets for an id nobody has.
-		artifact, removed bool
+		name string
+		tool string
+		args string // %s is the object id
 	}{
-		{"update A's obj1, not in B's objects", "update_object", `{"object_id":"%s","spec":` + betaSpec + `}`, nil, false, false},
-		{"delete A's obj1, not in B's objects", "delete_object", `{"object_id":"%s"}`, nil, false, false},
-		{"update obj1 of B's own objects", "update_object", `{"object_id":"%s","spec":` + betaSpec + `}`, betaObjects, true, false},
-		{"delete obj1 of B's own objects", "delete_object", `{"object_id":"%s"}`, betaObjects, false, true},
+		{"update A's obj1, not in B's objects", "update_object", `{"object_id":"%s","spec":` + betaSpec + `}`},
+		{"delete A's obj1, not in B's objects", "delete_object", `{"object_id":"%s"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -429,11 +422,7 @@ func (s *isolation) objects(t *testing.T) {
 					testupstream.ToolCalls(demobackend.ToolCall{Name: tt.tool, Arguments: fmt.Sprintf(tt.args, id)}),
 					testupstream.Text("Done."),
 				)
-				req := map[string]any{"messages": userSays("Change " + id)}
-				if tt.objects != nil {
-					req["objects"] = tt.objects
-				}
-				status, stream, sent := s.asB(t, req, "")
+				status, stream, sent := s.asB(t, map[string]any{"messages": userSays("Change " + id)}, "")
 				if status != 200 || len(sent) != 2 {
 					t.Fatalf("%d with %d model requests:\n%.2000s", status, len(sent), stream)
 				}
@@ -449,38 +438,36 @@ func (s *isolation) objects(t *testing.T) {
 				return strings.ReplaceAll(result, id, "{id}"), deltaKey(t, stream, "artifact"), deltaKey(t, stream, "artifact_remove")
 			}
 			result, arts, removed := try("obj1")
-			if tt.objects == nil {
-				ghostResult, ghostArts, ghostRemoved := try("obj7")
-				if result != ghostResult || len(arts) != len(ghostArts) || len(removed) != len(ghostRemoved) {
-					t.Errorf("LEAK: B's %s of A's obj1 is told apart from an object nobody has:\nobj1: %q, %d artifacts, %d removals\nobj7: %q, %d artifacts, %d removals",
-						tt.tool, result, len(arts), len(removed), ghostResult, len(ghostArts), len(ghostRemoved))
-				}
+			ghostResult, ghostArts, ghostRemoved := try("obj7")
+			if result != ghostResult || len(arts) != len(ghostArts) || len(removed) != len(ghostRemoved) {
+				t.Errorf("LEAK: B's %s of A's obj1 is told apart from an object nobody has:\nobj1: %q, %d artifacts, %d removals\nobj7: %q, %d artifacts, %d removals",
+					tt.tool, result, len(arts), len(removed), ghostResult, len(ghostArts), len(ghostRemoved))
 			}
-			if got := len(arts) > 0; got != tt.artifact {
-				t.Fatalf("artifacts %v, want some: %v (tool said %q)", arts, tt.artifact, result)
-			}
-			if got := len(removed) > 0; got != tt.removed {
-				t.Fatalf("artifact_remove %v, want some: %v (tool said %q)", removed, tt.removed, result)
-			}
-			if !tt.artifact {
-				return
-			}
-			// B's edit is B's own file; the title it kept is the one of
-			// B's objects map.
-			a := arts[0]
-			id, _ := a["file_id"].(string)
-			src, _ := a["source"].(string)
-			if a["object_id"] != "obj1" || a["title"] != "Beta chart" || id == "" || id == s.chartFileA || !strings.Contains(src, "B1") {
-				t.Fatalf("B's edited obj1: %v", keysOf(a))
-			}
-			if status, _, _ := s.g.do("GET", "/v3/files/"+id, s.keyB, ""); status != 200 {
-				t.Errorf("B cannot fetch the file of its own edit: %d", status)
-			}
-			if status, _, _ := s.g.do("GET", "/v3/files/"+id, s.keyA, ""); status != 404 {
-				t.Errorf("LEAK: A can fetch the file of B's edit: %d", status)
+			if len(arts) > 0 || len(removed) > 0 {
+				t.Fatalf("B changed A's obj1: artifacts %v, removals %v (tool said %q)", arts, removed, result)
 			}
 		})
 	}
+	// B's objects map naming obj1, which A was handed and B was not, is
+	// refused before the model, as an id nobody has is: no object of B's
+	// can take an id B was never given, and A's obj1 is not told apart.
+	t.Run("objects B was never handed", func(t *testing.T) {
+		refuse := func(id string) answer {
+			objects := map[string]any{id: map[string]any{"kind": "chart", "source": betaSpec, "title": "Beta chart"}}
+			status, out, sent := s.asB(t, map[string]any{"messages": userSays("Change " + id), "objects": objects}, id)
+			if len(sent) != 0 {
+				t.Errorf("%d model requests for a refused request", len(sent))
+			}
+			return decodeAnswer(t, status, out, id)
+		}
+		mine, ghost := refuse("obj1"), refuse("obj7")
+		if mine.status != 400 || mine.code != "invalid_objects" {
+			t.Fatalf("B echoing obj1 it was never handed: %+v, want 400 invalid_objects", mine)
+		}
+		if mine != ghost {
+			t.Errorf("LEAK: A's obj1 is told apart from an id nobody has: %+v vs %+v", mine, ghost)
+		}
+	})
 }
 
 // counters checks that B's edits of "obj1" allocated nothing in either

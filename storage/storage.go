@@ -242,4 +242,5 @@ var (
 	ErrTooManyFiles       = errors.New("storage: stored file limit reached")
 	ErrTooManyBytes       = errors.New("storage: stored bytes limit reached")
 	ErrAccountDisabled    = errors.New("storage: account is disabled")
+	ErrObjectRetired      = errors.New("storage: object was deleted or renamed")
 )

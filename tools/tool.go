@@ -99,9 +99,14 @@ type Env struct {
 	Elements map[string]Image
 	// Location is the user's time zone (X-Timezone); UTC when unknown.
 	Location *time.Location
-	// IDs hands out object ids for new deliverables; nil when the server
-	// has no allocator, in which case tools that create objects fail.
+	// IDs hands out object ids for new deliverables and keeps what
+	// became of them; nil when the server has no allocator, in which
+	// case tools that create objects fail.
 	IDs storage.ObjectIDs
+	// Renamed maps the standalone ids that were folded into a document,
+	// but that the client still lists as live (it missed the rename), to
+	// the element each became; see artifacts.Reconcile.
+	Renamed map[string]string
 }
 
 // ObjectRef is an entry of the request's objects map: kind, source and

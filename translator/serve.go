@@ -89,9 +89,11 @@ func (t *turn) serveJSON(ctx context.Context, w http.ResponseWriter) {
 			Message:      wire.CompletionMessage{Role: "assistant", Content: t.answer.String()},
 			FinishReason: t.finish,
 		}},
-		Artifacts:     artifacts,
-		SearchSources: t.sources,
-		Usage:         *t.usageObject(cost),
+		Artifacts:        artifacts,
+		ArtifactRenames:  t.renames,
+		ArtifactRemovals: t.removals,
+		SearchSources:    t.sources,
+		Usage:            *t.usageObject(cost),
 	})
 	if err != nil {
 		apierror.Write(w, err)

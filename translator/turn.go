@@ -19,6 +19,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/tools"
+	"github.com/switchyardhq/switchyard/tools/artifacts"
 )
 
 const modelLabel = "Generating a response"
@@ -42,8 +43,10 @@ type turn struct {
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
 	artifacts  []wire.Artifact
-	sources    []wire.Source   // web pages read, for a JSON answer's search_sources
-	echoed     []wire.Artifact // the caller's images, sent before the answer
+	renames    []wire.ArtifactRename // for a JSON answer's artifact_renames
+	removals   []wire.ArtifactRemove // for a JSON answer's artifact_removals
+	sources    []wire.Source         // web pages read, for a JSON answer's search_sources
+	echoed     []wire.Artifact       // the caller's images, sent before the answer
 	finish     string
 
 	rounds    int // backend calls that answered
@@ -93,6 +96,14 @@ func (t *turn) prepare(ctx context.Context) error {
 		Links:     links,
 		Location:  loc,
 		IDs:       t.o.cfg.IDs,
+	}
+	if err := artifacts.Reconcile(ctx, t.env); err != nil {
+		var unknown *artifacts.UnknownObjectsError
+		if errors.As(err, &unknown) {
+			return apierror.InvalidRequest(request.CodeInvalidObjects, "objects: "+unknown.Error()+
+				"; send only the ids of this account's artifact events.")
+		}
+		return err
 	}
 	t.offered = t.o.cfg.Tools.Offer(tools.Mode{
 		Files:     t.req.Files,
@@ -456,11 +467,13 @@ func (t *turn) emitResult(out output, res tools.Result) error {
 			}
 		}
 		for _, id := range res.Removed {
+			t.removals = append(t.removals, wire.ArtifactRemove{ObjectID: id})
 			if err := out.send(wire.Delta{ArtifactRemove: &wire.ArtifactRemove{ObjectID: id}}); err != nil {
 				return err
 			}
 		}
 		for i := range res.Renamed {
+			t.renames = append(t.renames, res.Renamed[i])
 			if err := out.send(wire.Delta{ArtifactRename: &res.Renamed[i]}); err != nil {
 				return err
 			}

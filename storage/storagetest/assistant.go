@@ -233,6 +233,75 @@ func (h *harness) testObjectIDs(t *testing.T) {
 		}
 	})
 
+	t.Run("States", func(t *testing.T) {
+		s, a := h.storeWithAlice(t, storage.Options{})
+		ctx := t.Context()
+		for _, c := range []objectid.Class{objectid.Final, objectid.Final, objectid.Final, objectid.Element, objectid.Element} {
+			if _, err := s.NextObjectID(ctx, a.ID, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// obj1 is saved twice: the second version replaces the first.
+		if old, err := s.SaveObject(ctx, a.ID, "obj1", "file-a"); err != nil || old != "" {
+			t.Fatalf("first SaveObject = %q, %v; want nothing replaced", old, err)
+		}
+		if old, err := s.SaveObject(ctx, a.ID, "obj1", "file-b"); err != nil || old != "file-a" {
+			t.Fatalf("second SaveObject = %q, %v; want file-a replaced", old, err)
+		}
+		if _, err := s.SaveObject(ctx, a.ID, "obj2", "file-c"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SaveObject(ctx, a.ID, "obj3", "file-d"); err != nil {
+			t.Fatal(err)
+		}
+		// obj2 is deleted: its file is the caller's to delete.
+		if freed, err := s.RetireObject(ctx, a.ID, "obj2", ""); err != nil || freed != "file-c" {
+			t.Fatalf("RetireObject(obj2) = %q, %v; want file-c freed", freed, err)
+		}
+		// obj3 is folded in as el2: its file goes with it.
+		if freed, err := s.RetireObject(ctx, a.ID, "obj3", "el2"); err != nil || freed != "" {
+			t.Fatalf("RetireObject(obj3 to el2) = %q, %v; want nothing freed", freed, err)
+		}
+		// Retiring again changes nothing: no second rename.
+		if freed, err := s.RetireObject(ctx, a.ID, "obj3", "el9"); err != nil || freed != "" {
+			t.Fatalf("RetireObject(obj3) again = %q, %v", freed, err)
+		}
+		if _, err := s.SaveObject(ctx, a.ID, "obj2", "file-e"); !errors.Is(err, storage.ErrObjectRetired) {
+			t.Errorf("SaveObject of a deleted object: %v, want ErrObjectRetired", err)
+		}
+		got, err := s.ObjectStates(ctx, a.ID, []string{"obj1", "obj2", "obj3", "el1", "el2", "obj4", "el3", "file-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]storage.ObjectState{
+			"obj1":   {Issued: true, FileID: "file-b"},
+			"obj2":   {Issued: true, Retired: true},
+			"obj3":   {Issued: true, Retired: true, RenamedTo: "el2"},
+			"el1":    {Issued: true},
+			"el2":    {Issued: true, FileID: "file-d"},
+			"obj4":   {},
+			"el3":    {},
+			"file-1": {},
+		}
+		if len(got) != len(want) {
+			t.Errorf("ObjectStates returned %d entries, want %d: %+v", len(got), len(want), got)
+		}
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("state of %s = %+v, want %+v", id, got[id], w)
+			}
+		}
+		// Another account was handed none of these.
+		b := mustAccount(t, s, "bob")
+		other, err := s.ObjectStates(ctx, b.ID, []string{"obj1"})
+		if err != nil || other["obj1"].Issued {
+			t.Errorf("bob's obj1 = %+v, %v; want not issued", other["obj1"], err)
+		}
+		if _, err := s.SaveObject(ctx, "acct_unknown", "obj1", "f"); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("SaveObject for an unknown account: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("Concurrent", func(t *testing.T) {
 		procs := h.processes(t, storage.Options{})
 		a, b := mustAccount(t, procs[0], "alice"), mustAccount(t, procs[0], "bob")

@@ -28,6 +28,7 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render"
+	"github.com/switchyardhq/switchyard/tools/render/xlsx"
 	"github.com/switchyardhq/switchyard/translator/wire"
 )
 
@@ -36,6 +37,9 @@ import (
 // quota is full.
 type FileStore interface {
 	StoreGenerated(ctx context.Context, accountID, filename string, r io.Reader) (storage.File, error)
+	// Delete removes a stored file: a deleted object's, or a version an
+	// update replaced.
+	Delete(ctx context.Context, accountID, id string) (storage.File, error)
 }
 
 // Config is what the artifact tools share.
@@ -93,6 +97,9 @@ type source struct {
 	Text   string
 	Theme  string
 	Aspect string
+	// workbook is the spreadsheet Text holds, when the call decoded it
+	// already, so that rendering does not decode a large workbook twice.
+	workbook *xlsx.Workbook
 }
 
 type rendered struct {
@@ -152,6 +159,7 @@ func requireTitle(title string) (string, error) {
 
 // make renders src as a new or updated object id and stores it.
 func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title string, src source) (tools.Result, error) {
+	updating := id != ""
 	r := &renderer{s: s, env: call.Env, call: call}
 	call.ReportStep(wire.Step{SID: "render", Label: "Rendering " + k.typ, Status: wire.StepActive})
 	out, err := k.render(ctx, r, title, src)
@@ -181,8 +189,17 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 		a.Theme, a.Aspect = src.Theme, src.Aspect
 	}
 	res := tools.Result{Object: id}
-	// Standalone finals folded into a document become its elements.
+	// Standalone finals folded into a document become its elements; one
+	// folded before (the client missed the rename) is told again under
+	// the element it became, never renamed twice.
+	renamed := map[string]string{}
 	for _, eid := range out.embedded {
+		if el, ok := call.Env.Renamed[eid]; ok {
+			renamed[eid] = el
+			res.Renamed = append(res.Renamed, wire.ArtifactRename{ObjectID: eid, NewObjectID: el})
+			a.ConsumedObjectIDs = append(a.ConsumedObjectIDs, el)
+			continue
+		}
 		if _, n, ok := objectid.Parse(eid); ok && strings.HasPrefix(eid, "obj") && n > 0 {
 			ref := call.Env.Objects[eid]
 			if ref.Kind != "chart" && ref.Kind != "diagram" {
@@ -193,7 +210,15 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 			if err != nil {
 				return tools.Result{}, fmt.Errorf("artifacts: allocating an element id: %w", err)
 			}
+			if _, err := call.Env.IDs.RetireObject(ctx, call.Env.AccountID, eid, el); err != nil {
+				return tools.Result{}, fmt.Errorf("artifacts: folding %s in as %s: %w", eid, el, err)
+			}
 			res.Renamed = append(res.Renamed, wire.ArtifactRename{ObjectID: eid, NewObjectID: el})
+			renamed[eid] = el
+			if call.Env.Renamed == nil {
+				call.Env.Renamed = map[string]string{}
+			}
+			call.Env.Renamed[eid] = el
 			call.Env.Objects[el] = ref
 			call.Env.Objects[eid] = tools.ObjectRef{Kind: tools.Tombstone}
 			a.ConsumedObjectIDs = append(a.ConsumedObjectIDs, el)
@@ -201,6 +226,8 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 		}
 		a.ConsumedObjectIDs = append(a.ConsumedObjectIDs, eid)
 	}
+	src.Text = rewriteEmbeds(src.Text, renamed)
+	a.Source = src.Text
 	call.ReportStep(wire.Step{SID: "store", Label: "Saving the file", Status: wire.StepActive})
 	f, err := s.cfg.Files.StoreGenerated(ctx, call.Env.AccountID, filename(title, k.ext), bytes.NewReader(out.data))
 	switch {
@@ -215,6 +242,25 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 		a.FileID = f.ID
 		call.ReportStep(wire.Step{SID: "store", Label: "Saving the file", Status: wire.StepDone, Detail: f.ID})
 	}
+	// The new version replaces the stored file of the one before, which
+	// is deleted: an object holds one file of the quota, however often
+	// it is edited.
+	// An update whose new version could not be stored keeps the file of
+	// the version before, rather than leaving the object none.
+	var replaced string
+	var saveErr error
+	if call.Env.IDs != nil && (a.FileID != "" || !updating) {
+		replaced, saveErr = call.Env.IDs.SaveObject(ctx, call.Env.AccountID, id, a.FileID)
+	}
+	switch {
+	case errors.Is(saveErr, storage.ErrObjectRetired):
+		s.deleteFile(ctx, call.Env.AccountID, a.FileID)
+		return tools.Result{}, tools.Failf("%s was deleted meanwhile; its id is retired and cannot be used again", id)
+	case saveErr != nil:
+		s.deleteFile(ctx, call.Env.AccountID, a.FileID)
+		return tools.Result{}, fmt.Errorf("artifacts: recording %s: %w", id, saveErr)
+	}
+	s.deleteFile(ctx, call.Env.AccountID, replaced)
 	encoded := base64.StdEncoding.EncodeToString(out.data)
 	if k.image {
 		a.ImageBase64 = encoded

@@ -23,6 +23,7 @@ type fakeFiles struct {
 	mu    sync.Mutex
 	files map[string][]byte
 	names []string
+	n     int
 	err   error
 }
 
@@ -36,14 +37,29 @@ func (f *fakeFiles) StoreGenerated(_ context.Context, account, name string, r io
 	if f.files == nil {
 		f.files = map[string][]byte{}
 	}
-	id := fmt.Sprintf("file-%d", len(f.files)+1)
+	f.n++
+	id := fmt.Sprintf("file-%d", f.n)
 	f.files[id] = b
 	f.names = append(f.names, name)
 	return storage.File{ID: id, Filename: name, Bytes: int64(len(b))}, nil
 }
 
-// counter hands out ids like the store's per-account counters.
-type counter struct{ obj, el int64 }
+func (f *fakeFiles) Delete(_ context.Context, _, id string) (storage.File, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.files[id]; !ok {
+		return storage.File{}, storage.ErrNotFound
+	}
+	delete(f.files, id)
+	return storage.File{ID: id}, nil
+}
+
+// counter hands out ids like the store's per-account counters, and keeps
+// what became of them as the store does.
+type counter struct {
+	obj, el int64
+	states  map[string]storage.ObjectState
+}
 
 func (c *counter) NextObjectID(_ context.Context, _ string, class objectid.Class) (string, error) {
 	if class == objectid.Element {
@@ -52,6 +68,53 @@ func (c *counter) NextObjectID(_ context.Context, _ string, class objectid.Class
 	}
 	c.obj++
 	return objectid.Format(class, c.obj), nil
+}
+
+func (c *counter) ObjectStates(_ context.Context, _ string, ids []string) (map[string]storage.ObjectState, error) {
+	out := map[string]storage.ObjectState{}
+	for _, id := range ids {
+		st, ok := c.states[id]
+		class, n, valid := objectid.Parse(id)
+		last := c.obj
+		if class == objectid.Element {
+			last = c.el
+		}
+		st.Issued = ok || valid && n <= last
+		out[id] = st
+	}
+	return out, nil
+}
+
+func (c *counter) SaveObject(_ context.Context, _, id, fileID string) (string, error) {
+	if c.states == nil {
+		c.states = map[string]storage.ObjectState{}
+	}
+	st := c.states[id]
+	if st.Retired {
+		return "", storage.ErrObjectRetired
+	}
+	old := st.FileID
+	c.states[id] = storage.ObjectState{Issued: true, FileID: fileID}
+	if old == fileID {
+		return "", nil
+	}
+	return old, nil
+}
+
+func (c *counter) RetireObject(_ context.Context, _, id, renamedTo string) (string, error) {
+	if c.states == nil {
+		c.states = map[string]storage.ObjectState{}
+	}
+	st := c.states[id]
+	if st.Retired {
+		return "", nil
+	}
+	c.states[id] = storage.ObjectState{Issued: true, Retired: true, RenamedTo: renamedTo}
+	if renamedTo == "" {
+		return st.FileID, nil
+	}
+	c.states[renamedTo] = storage.ObjectState{Issued: true, FileID: st.FileID}
+	return "", nil
 }
 
 type harness struct {

@@ -23,6 +23,10 @@ type renderer struct {
 // diagram is drawn again from its source, a caller's image is taken as
 // it came.
 func (r *renderer) element(ctx context.Context, id string) ([]byte, string, error) {
+	if el, ok := r.env.Renamed[id]; ok {
+		// Folded into a document before: the element it became.
+		id = el
+	}
 	if img, ok := r.env.Elements[id]; ok {
 		b, err := img.Bytes()
 		return b, "", err

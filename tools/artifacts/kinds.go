@@ -94,7 +94,7 @@ var spreadsheetKind = &kind{
 		if err != nil {
 			return "", source{}, err
 		}
-		return title, sheetsSource(wb), nil
+		return title, sheetsSource(&wb), nil
 	},
 	update: func(old source, args json.RawMessage) (source, error) {
 		var a struct {
@@ -108,12 +108,19 @@ var spreadsheetKind = &kind{
 		if err != nil {
 			return source{}, sourceError(err)
 		}
-		return sheetsSource(wb), nil
+		return sheetsSource(&wb), nil
 	},
 	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
-		wb, err := xlsx.Parse([]byte(`{"title":` + mustQuote(title) + `,"sheets":` + src.Text + `}`))
-		if err != nil {
-			return rendered{}, err
+		var wb xlsx.Workbook
+		if src.workbook != nil {
+			wb = *src.workbook
+			wb.Title = title
+		} else {
+			var err error
+			wb, err = xlsx.Parse([]byte(`{"title":` + mustQuote(title) + `,"sheets":` + src.Text + `}`))
+			if err != nil {
+				return rendered{}, err
+			}
 		}
 		wb.Time = r.s.cfg.Now().UTC()
 		data, err := xlsx.Render(ctx, wb)
@@ -122,10 +129,42 @@ var spreadsheetKind = &kind{
 }
 
 // sheetsSource is a workbook's sheets as compact JSON, the artifact's
-// source.
-func sheetsSource(wb xlsx.Workbook) source {
-	b, _ := json.Marshal(wb.Sheets)
-	return source{Text: string(b)}
+// source, and the workbook itself for rendering. The cells are written
+// as they came: each is one JSON scalar, without inner white space, which
+// is much faster than having encoding/json check and compact them all
+// again.
+func sheetsSource(wb *xlsx.Workbook) source {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, s := range wb.Sheets {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(s.Name)
+		b.WriteString(`{"name":`)
+		b.Write(name)
+		b.WriteString(`,"rows":[`)
+		for r, row := range s.Rows {
+			if r > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('[')
+			for c, raw := range row {
+				if c > 0 {
+					b.WriteByte(',')
+				}
+				raw = bytes.TrimSpace(raw)
+				if len(raw) == 0 {
+					raw = json.RawMessage("null")
+				}
+				b.Write(raw)
+			}
+			b.WriteByte(']')
+		}
+		b.WriteString(`]}`)
+	}
+	b.WriteByte(']')
+	return source{Text: b.String(), workbook: wb}
 }
 
 func mustQuote(s string) string {

@@ -120,6 +120,15 @@ func (t *deleteTool) Execute(ctx context.Context, call tools.Call) (tools.Result
 	if _, err := live(call.Env, a.ID); err != nil {
 		return tools.Result{}, err
 	}
+	if call.Env.IDs != nil {
+		freed, err := call.Env.IDs.RetireObject(ctx, call.Env.AccountID, a.ID, "")
+		if err != nil {
+			return tools.Result{}, fmt.Errorf("artifacts: deleting %s: %w", a.ID, err)
+		}
+		// The stored file goes with the object: not downloadable, not
+		// in the quota.
+		t.s.deleteFile(ctx, call.Env.AccountID, freed)
+	}
 	call.Env.Objects[a.ID] = tools.ObjectRef{Kind: tools.Tombstone}
 	return tools.Result{Content: "Deleted " + a.ID + ". Its id is retired.", Object: a.ID, Removed: []string{a.ID}}, nil
 }

@@ -20,6 +20,11 @@ type Completion struct {
 	Model     string             `json:"model"`
 	Choices   []CompletionChoice `json:"choices"`
 	Artifacts []Artifact         `json:"artifacts"`
+	// ArtifactRenames and ArtifactRemovals are the stream's
+	// artifact_rename and artifact_remove events, gathered in order, so
+	// that a client that does not stream learns them too.
+	ArtifactRenames  []ArtifactRename `json:"artifact_renames,omitempty"`
+	ArtifactRemovals []ArtifactRemove `json:"artifact_removals,omitempty"`
 	// SearchSources lists the web pages the assistant read, when it
 	// searched or opened pages: the stream's search_sources events,
 	// gathered, each URL once.

@@ -28,7 +28,12 @@
 //   - nested bullet and numbered lists through numbering.xml, each
 //     numbered list restarting at its own first number;
 //   - tables in Table Grid with a bold, tinted header row that repeats on
-//     every page, numeric columns right-aligned;
+//     every page, numeric columns right-aligned, and column widths from
+//     content: no column narrower than its longest word while another
+//     has room, the slack to the columns whose text wraps;
+//   - fonts for every script: Calibri for Latin, Greek and Cyrillic,
+//     Microsoft YaHei for Chinese, Japanese and Korean (w:eastAsia), Arial
+//     for Hebrew, Arabic and other complex scripts (w:cs);
 //   - external hyperlinks (http, https, mailto) that click;
 //   - embedded images inline, scaled to the text width with their aspect
 //     ratio kept, captioned underneath;

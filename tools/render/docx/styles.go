@@ -2,17 +2,32 @@ package docx
 
 // Fonts and colours of the house style. Calibri and Consolas are in every
 // Word installation; LibreOffice substitutes metric-compatible or close
-// fonts.
+// fonts. Calibri has no Chinese, Japanese, Korean, Hebrew or Arabic, so
+// text in those scripts is declared in fonts that have them: Word picks
+// the East Asian font for CJK runs and the complex-script one for
+// right-to-left and Indic runs. Microsoft YaHei and Arial are in every
+// Windows and Mac Office installation (YaHei sets Japanese kana and
+// Korean Hangul too); LibreOffice maps them to the Noto families where
+// they are installed.
 const (
-	bodyFont   = "Calibri"
-	codeFont   = "Consolas"
-	accent     = "1F3864" // headings, title
-	accent2    = "2F5496" // second-level headings
-	ruleColour = "BFBFBF" // table borders, rules
-	headerFill = "D9E2F3" // table header row
-	codeFill   = "F2F4F7" // code blocks and spans
-	mutedText  = "595959" // captions, quotes, footer
-	linkColour = "0563C1"
+	bodyFont     = "Calibri"
+	eastAsiaFont = "Microsoft YaHei"
+	complexFont  = "Arial"
+	codeFont     = "Consolas"
+	accent       = "1F3864" // headings, title
+	accent2      = "2F5496" // second-level headings
+	ruleColour   = "BFBFBF" // table borders, rules
+	headerFill   = "D9E2F3" // table header row
+	codeFill     = "F2F4F7" // code blocks and spans
+	mutedText    = "595959" // captions, quotes, footer
+	linkColour   = "0563C1"
+)
+
+// bodyFonts and codeFonts declare a font for each of Word's four
+// script slots.
+const (
+	bodyFonts = `<w:rFonts w:ascii="` + bodyFont + `" w:hAnsi="` + bodyFont + `" w:eastAsia="` + eastAsiaFont + `" w:cs="` + complexFont + `"/>`
+	codeFonts = `<w:rFonts w:ascii="` + codeFont + `" w:hAnsi="` + codeFont + `" w:eastAsia="` + eastAsiaFont + `" w:cs="` + complexFont + `"/>`
 )
 
 // stylesXML is word/styles.xml. Style names are Word's built-in ones
@@ -22,7 +37,7 @@ const (
 // capitalised.
 var stylesXML = xmlHeader + `<w:styles xmlns:w="` + nsW + `">` +
 	`<w:docDefaults>` +
-	`<w:rPrDefault><w:rPr><w:rFonts w:ascii="` + bodyFont + `" w:hAnsi="` + bodyFont + `" w:cs="` + bodyFont + `"/>` +
+	`<w:rPrDefault><w:rPr>` + bodyFonts +
 	`<w:sz w:val="22"/><w:szCs w:val="22"/><w:lang w:val="en-US" w:eastAsia="en-US" w:bidi="ar-SA"/></w:rPr></w:rPrDefault>` +
 	`<w:pPrDefault><w:pPr><w:spacing w:after="160" w:line="276" w:lineRule="auto"/></w:pPr></w:pPrDefault>` +
 	`</w:docDefaults>` +
@@ -65,10 +80,10 @@ var stylesXML = xmlHeader + `<w:styles xmlns:w="` + nsW + `">` +
 	`<w:top w:val="single" w:sz="4" w:space="4" w:color="E1E4E8"/><w:left w:val="single" w:sz="4" w:space="4" w:color="E1E4E8"/>` +
 	`<w:bottom w:val="single" w:sz="4" w:space="4" w:color="E1E4E8"/><w:right w:val="single" w:sz="4" w:space="4" w:color="E1E4E8"/>` +
 	`</w:pBdr><w:shd w:val="clear" w:color="auto" w:fill="` + codeFill + `"/><w:spacing w:before="80" w:after="240" w:line="240" w:lineRule="auto"/><w:ind w:left="57" w:right="57"/></w:pPr>` +
-	`<w:rPr><w:rFonts w:ascii="` + codeFont + `" w:hAnsi="` + codeFont + `" w:cs="` + codeFont + `"/><w:noProof/><w:color w:val="24292E"/><w:sz w:val="18"/><w:szCs w:val="18"/></w:rPr></w:style>` +
+	`<w:rPr>` + codeFonts + `<w:noProof/><w:color w:val="24292E"/><w:sz w:val="18"/><w:szCs w:val="18"/></w:rPr></w:style>` +
 
 	`<w:style w:type="character" w:customStyle="1" w:styleId="CodeChar"><w:name w:val="Code Char"/><w:basedOn w:val="DefaultParagraphFont"/><w:uiPriority w:val="30"/><w:qFormat/>` +
-	`<w:rPr><w:rFonts w:ascii="` + codeFont + `" w:hAnsi="` + codeFont + `" w:cs="` + codeFont + `"/><w:noProof/><w:color w:val="24292E"/><w:sz w:val="19"/><w:szCs w:val="19"/><w:shd w:val="clear" w:color="auto" w:fill="` + codeFill + `"/></w:rPr></w:style>` +
+	`<w:rPr>` + codeFonts + `<w:noProof/><w:color w:val="24292E"/><w:sz w:val="19"/><w:szCs w:val="19"/><w:shd w:val="clear" w:color="auto" w:fill="` + codeFill + `"/></w:rPr></w:style>` +
 
 	`<w:style w:type="character" w:styleId="Hyperlink"><w:name w:val="Hyperlink"/><w:basedOn w:val="DefaultParagraphFont"/><w:uiPriority w:val="99"/><w:unhideWhenUsed/>` +
 	`<w:rPr><w:color w:val="` + linkColour + `"/><w:u w:val="single"/></w:rPr></w:style>` +

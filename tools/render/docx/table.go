@@ -1,10 +1,8 @@
 package docx
 
 import (
-	"math"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/tools/render/markdown"
 	east "github.com/yuin/goldmark/extension/ast"
@@ -86,28 +84,101 @@ func (c *converter) table(t *east.Table, sc scope) error {
 	return nil
 }
 
-// columnWidths shares avail twips among the columns by how much text
-// they hold, damped so that one long column does not squeeze the rest.
+// columnWidths shares avail twips among the columns by their content,
+// the way browsers lay out automatic tables: each column gets at least
+// its longest word (so that no word is split across lines while another
+// column has room), and what is left goes to the columns whose text
+// would wrap, in proportion to how much more they need; when every
+// cell fits on one line the slack is shared by need. Only when the
+// longest words alone are wider than the page do columns shrink below
+// them, in proportion.
 func columnWidths(texts [][]string, avail int) []int {
 	ncol := len(texts[0])
-	weights := make([]float64, ncol)
-	total := 0.0
-	for j := range weights {
-		longest := 0
-		for _, row := range texts {
-			longest = max(longest, utf8.RuneCountInString(row[j]))
+	minW := make([]float64, ncol)  // longest word
+	needW := make([]float64, ncol) // longest cell on one line
+	for i, row := range texts {
+		scale := 1.0
+		if i == 0 {
+			scale = boldScale
 		}
-		weights[j] = math.Sqrt(float64(min(max(longest, 3), 80)))
-		total += weights[j]
+		for j, s := range row {
+			for _, w := range strings.Fields(s) {
+				minW[j] = max(minW[j], runWidth(w)*scale)
+			}
+			needW[j] = max(needW[j], runWidth(s)*scale)
+		}
 	}
-	widths := make([]int, ncol)
+	sumMin, sumNeed := 0.0, 0.0
+	for j := range minW {
+		minW[j] = max(minW[j], minColumnText) + 2*cellMargin + wordSlack
+		needW[j] = max(needW[j]+2*cellMargin, minW[j])
+		sumMin += minW[j]
+		sumNeed += needW[j]
+	}
+	room := float64(avail)
+	widths := make([]float64, ncol)
+	switch {
+	case sumNeed <= room:
+		for j := range widths {
+			widths[j] = needW[j] * room / sumNeed
+		}
+	case sumMin <= room:
+		slack, want := room-sumMin, sumNeed-sumMin
+		for j := range widths {
+			widths[j] = minW[j] + slack*(needW[j]-minW[j])/want
+		}
+	default:
+		for j := range widths {
+			widths[j] = minW[j] * room / sumMin
+		}
+	}
+	out := make([]int, ncol)
 	used := 0
-	for j, w := range weights {
-		widths[j] = int(float64(avail) * w / total)
-		used += widths[j]
+	for j, w := range widths {
+		out[j] = int(w)
+		used += out[j]
 	}
-	widths[ncol-1] += avail - used
-	return widths
+	out[ncol-1] += avail - used
+	return out
+}
+
+// Table text metrics, in twips: table text is 10 pt Calibri.
+const (
+	tableFontSize = 200 // 10 pt
+	// boldScale is how much wider the header row's bold text sets.
+	boldScale = 1.12
+	// wordSlack is room beyond the estimate, which is coarse, so that a
+	// longest word set a little wider than estimated still fits.
+	wordSlack = 80
+	// minColumnText keeps a column of one-letter cells from collapsing.
+	minColumnText = 300
+)
+
+// runWidth estimates the width of s set in the table font, from advance
+// widths grouped coarsely (em fractions). They are those of Arial and
+// Noto Sans rather than of the narrower Calibri, since a reader without
+// Calibri substitutes a wider face and a word must not split there
+// either. East Asian wide characters are a full em.
+func runWidth(s string) float64 {
+	em := 0.0
+	for _, r := range s {
+		switch {
+		case strings.ContainsRune("iljtfrI.,:;'|!()[]", r):
+			em += 0.3
+		case r == ' ':
+			em += 0.26
+		case strings.ContainsRune("mwMW%@", r):
+			em += 0.9
+		case r >= 'A' && r <= 'Z':
+			em += 0.68
+		case r >= 0x1100 && (r <= 0x115F || r >= 0x2E80 && r <= 0xA4CF || r >= 0xAC00 && r <= 0xD7A3 ||
+			r >= 0xF900 && r <= 0xFAFF || r >= 0xFF00 && r <= 0xFF60 || r >= 0x1F300 && r <= 0x1FAFF || r >= 0x20000):
+			em += 1
+		default:
+			em += 0.57
+		}
+	}
+	return em * tableFontSize
 }
 
 // numericColumn reports whether the body cells of column j that are not

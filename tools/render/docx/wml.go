@@ -111,7 +111,7 @@ func writeRun(b *bytes.Buffer, r run) {
 		}
 		if r.link != "" && r.code {
 			// A code span inside a link: the link's colour, the code's font.
-			b.WriteString(`<w:rFonts w:ascii="` + codeFont + `" w:hAnsi="` + codeFont + `" w:cs="` + codeFont + `"/>`)
+			b.WriteString(codeFonts)
 		}
 		if r.bold {
 			b.WriteString(`<w:b/><w:bCs/>`)

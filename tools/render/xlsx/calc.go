@@ -8,7 +8,8 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
-// Bounds on computing cached formula values. Beyond them the values are
+// Bounds on computing the cached values of the formulas the evaluator
+// cannot compute with the formula library. Beyond them those values are
 // left to the spreadsheet application (the workbook asks for a full
 // calculation on load either way), so that a large workbook still
 // renders quickly. They count cells, not time, so that whether values
@@ -22,17 +23,17 @@ const (
 	maxReferencedCells = 100_000
 )
 
-// cacheFormulaValues computes the value of every formula where excelize
-// can, and stores it in the cell, so that viewers that do not calculate
+// cacheFormulaValues computes the value of every formula it can, and
+// stores it in the cell, so that viewers that do not calculate
 // (previews, mobile viewers, libraries reading cached values) show
-// numbers instead of blanks. It reports whether the workbook has
-// formulas at all. A workbook calling a volatile function gets no cached
-// values: see volatileFunctions.
+// numbers instead of blanks. The evaluator (eval.go) computes what it
+// reads; the formula library computes the rest, within the bounds above.
+// It reports whether the workbook has formulas at all. A workbook calling
+// a volatile function gets no cached values: see volatileFunctions.
 func cacheFormulaValues(ctx context.Context, names []string, grids [][][]cell) (bool, error) {
-	formulas, cells, referenced := 0, 0, 0
+	formulas := 0
 	for _, grid := range grids {
 		for _, row := range grid {
-			cells += len(row)
 			for _, cl := range row {
 				if cl.kind != kindFormula {
 					continue
@@ -41,12 +42,38 @@ func cacheFormulaValues(ctx context.Context, names []string, grids [][][]cell) (
 				if volatile, _ := scanFormula(cl.text); volatile {
 					return true, nil
 				}
-				referenced += referencedCells(cl.text)
 			}
 		}
 	}
-	if formulas == 0 || formulas > maxCachedFormulas || cells > maxCachedCells || referenced > maxReferencedCells {
-		return formulas > 0, nil
+	if formulas == 0 {
+		return false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	if newEvaluator(names, grids).run() == 0 {
+		return true, nil
+	}
+	return true, libraryValues(ctx, names, grids)
+}
+
+// libraryValues computes, with the formula library, the formulas the
+// evaluator left, if they and the workbook are within the bounds.
+func libraryValues(ctx context.Context, names []string, grids [][][]cell) error {
+	formulas, cells, referenced := 0, 0, 0
+	for _, grid := range grids {
+		for _, row := range grid {
+			cells += len(row)
+			for _, cl := range row {
+				if cl.kind == kindFormula && cl.calc == calcUnknown {
+					formulas++
+					referenced += referencedCells(cl.text)
+				}
+			}
+		}
+	}
+	if formulas > maxCachedFormulas || cells > maxCachedCells || referenced > maxReferencedCells {
+		return nil
 	}
 
 	f := excelize.NewFile()
@@ -61,7 +88,7 @@ func cacheFormulaValues(ctx context.Context, names []string, grids [][][]cell) (
 		if err != nil {
 			// Not worth failing the render for: the values are a
 			// convenience the application recomputes.
-			return true, nil
+			return nil
 		}
 		for r, row := range grids[i] {
 			for c, cl := range row {
@@ -74,12 +101,12 @@ func cacheFormulaValues(ctx context.Context, names []string, grids [][][]cell) (
 		for r, row := range grids[i] {
 			for c := range row {
 				cl := &row[c]
-				if cl.kind != kindFormula {
+				if cl.kind != kindFormula || cl.calc != calcUnknown {
 					continue
 				}
 				if done%64 == 0 {
 					if err := ctx.Err(); err != nil {
-						return true, err
+						return err
 					}
 				}
 				done++
@@ -90,7 +117,7 @@ func cacheFormulaValues(ctx context.Context, names []string, grids [][][]cell) (
 			}
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // referencedCells counts the cells a formula's A1-style ranges span; a

@@ -38,6 +38,10 @@ type cell struct {
 	// cached is a formula's computed value (float64, string or bool), nil
 	// when it was not computed.
 	cached any
+	// calc is how far the evaluator got with a formula, and errCode the
+	// Excel error it computes to.
+	calc    uint8
+	errCode string
 }
 
 // Number formats. Dates use ISO 8601 order, which no reader misreads.

@@ -1,7 +1,6 @@
 package xlsx
 
 import (
-	"math"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
@@ -16,8 +15,9 @@ import (
 //     one (price times quantity), otherwise their format if they all
 //     share it; nothing when it divides, counts or works on dates,
 //     whose results are in other units;
-//  3. two decimals with thousands separators when its computed value
-//     has a fraction, so that it does not show fifteen digits.
+//  3. its column's format, once values are computed (columns.go): a
+//     ratio as a percentage, otherwise two decimals when its value has a
+//     fraction, so that it does not show fifteen digits.
 
 // unitChangingFunctions return counts, positions or date parts, whatever
 // the format of their arguments.
@@ -33,10 +33,6 @@ var unitChangingFunctions = map[string]bool{
 // maxRangeCells bounds how many cells of a referenced range are looked
 // at for their format.
 const maxRangeCells = 1000
-
-// formatFallback is the format of a formula with a fractional value
-// whose format rules 1 and 2 did not choose.
-const formatFallback = "#,##0.00"
 
 // inferFormulaFormats applies rules 1 and 2 to every formula of the
 // workbook, in sheet and row order, so that a total refers to formulas
@@ -156,20 +152,6 @@ func appendRangeFormats(formats []string, grid [][]cell, ref reference) []string
 
 func isCurrencyFormat(f string) bool {
 	return strings.Contains(f, `"`)
-}
-
-// applyFallbackFormats applies rule 3 once values are computed.
-func applyFallbackFormats(grids [][][]cell) {
-	for _, grid := range grids {
-		for _, row := range grid {
-			for c := range row {
-				cl := &row[c]
-				if v, ok := cl.cached.(float64); ok && cl.kind == kindFormula && !cl.formatChosen && v != math.Trunc(v) {
-					cl.format = formatFallback
-				}
-			}
-		}
-	}
 }
 
 // reference is a cell or range reference in a formula, zero-based.

@@ -111,7 +111,9 @@ func TestCachingIsBounded(t *testing.T) {
 		cached  bool
 	}{
 		{name: "small range", formula: "=SUM(A1:A2)", cached: true},
-		{name: "range past the budget", formula: "=SUM(A1:C100000)"},
+		{name: "large range over a small sheet", formula: "=SUM(A1:A100000)", cached: true},
+		{name: "range over itself", formula: "=SUM(A1:C9)"},
+		{name: "range past the budget of the formula library", formula: "=SUMIF(A1:C100000,\"a*\")"},
 		{name: "range past the grid", formula: "=SUM(A1:A9999999)"},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,8 @@ const (
 	// button, and headerScale for the bold font.
 	headerPadding = 5
 	headerScale   = 1.1
+	// boldScale is how much wider the totals row's bold digits are.
+	boldScale = 1.1
 	// uncachedWidth is the guess for a formula whose value is unknown.
 	uncachedWidth = 10
 )
@@ -28,6 +30,8 @@ type layout struct {
 	// numeric marks columns whose values are mostly numbers, dates or
 	// amounts: their header is right-aligned over the numbers.
 	numeric []bool
+	// totals is the index of the table's totals row, or -1.
+	totals int
 }
 
 func newLayout(grid [][]cell) layout {
@@ -35,7 +39,7 @@ func newLayout(grid [][]cell) layout {
 	for _, row := range grid {
 		cols = max(cols, len(row))
 	}
-	l := layout{widths: make([]float64, cols), numeric: make([]bool, cols)}
+	l := layout{widths: make([]float64, cols), numeric: make([]bool, cols), totals: totalsRow(grid)}
 	need := make([]float64, cols)
 	numbers, filled := make([]int, cols), make([]int, cols)
 	for r, row := range grid {
@@ -44,11 +48,15 @@ func newLayout(grid [][]cell) layout {
 				need[c] = max(need[c], float64(cl.width)*headerScale+headerPadding)
 				continue
 			}
-			need[c] = max(need[c], float64(cellWidth(cl)+cellPadding))
+			w := float64(cellWidth(cl))
+			if r == l.totals {
+				w *= boldScale
+			}
+			need[c] = max(need[c], w+cellPadding)
 			if cl.kind != kindEmpty {
 				filled[c]++
 			}
-			if cl.kind == kindNumber || cl.kind == kindFormula && isNumber(cl.cached) {
+			if cl.kind == kindNumber || cl.kind == kindFormula && (isNumber(cl.cached) || cl.cached == nil && cl.format != "") {
 				numbers[c]++
 			}
 		}
@@ -154,4 +162,55 @@ func rowHeight(row []cell, header bool, l layout) float64 {
 		return 0
 	}
 	return min(float64(lines*lineHeight), maxRowHeight)
+}
+
+// totalWords open the label of a totals row.
+var totalWords = []string{"total", "totals", "grand total", "subtotal", "sum", "gesamt", "summe", "totaal", "totale", "合计", "总计", "合計"}
+
+// totalsRow finds a table's totals row: its last row, below at least two
+// rows of data, labelled "Total" (or "Grand total", "Sum", ...) in its
+// first filled cell, or holding only formulas of which one sums a range
+// of its column. It is -1 when there is none.
+func totalsRow(grid [][]cell) int {
+	last := len(grid) - 1
+	if last < 3 {
+		return -1
+	}
+	row := grid[last]
+	formulas, sums := 0, 0
+	for c, cl := range row {
+		switch cl.kind {
+		case kindEmpty:
+			continue
+		case kindText:
+			if formulas > 0 {
+				return -1
+			}
+			label := strings.ToLower(strings.TrimSpace(strings.TrimRight(cl.text, ":")))
+			for _, w := range totalWords {
+				if label == w || strings.HasPrefix(label, w+" ") {
+					return last
+				}
+			}
+			return -1
+		case kindFormula:
+			formulas++
+			refs, funcs, _ := scanReferences(cl.text)
+			for _, fn := range funcs {
+				if fn == "SUM" || fn == "SUBTOTAL" {
+					for _, ref := range refs {
+						if ref.sheet == "" && ref.col1 == c && ref.row2 > ref.row1 && ref.row2 < last {
+							sums++
+						}
+					}
+				}
+			}
+		default:
+			return -1
+		}
+	}
+	if formulas > 0 && sums > 0 {
+		return last
+	}
+	return -1
 }

@@ -43,7 +43,7 @@ func Render(ctx context.Context, wb Workbook) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	applyFallbackFormats(grids)
+	settleColumnFormats(grids)
 
 	f := excelize.NewFile()
 	defer f.Close()
@@ -164,6 +164,13 @@ func writeSheet(ctx context.Context, f *excelize.File, st *styles, name string, 
 	if err := setPrinting(f, name, layout, len(grid) > 0); err != nil {
 		return err
 	}
+	// The dimension tells readers the used range before they read the
+	// rows; the stream writer would leave the template's "A1".
+	if len(grid) > 0 && len(layout.widths) > 0 {
+		if err := f.SetSheetDimension(name, "A1:"+cellName(len(layout.widths)-1, len(grid)-1)); err != nil {
+			return fmt.Errorf("setting the dimension of sheet %q: %w", name, err)
+		}
+	}
 	sw, err := f.NewStreamWriter(name)
 	if err != nil {
 		return fmt.Errorf("streaming sheet %q: %w", name, err)
@@ -194,13 +201,13 @@ func writeSheet(ctx context.Context, f *excelize.File, st *styles, name string, 
 		}
 		values = values[:0]
 		for c, cl := range row {
-			values = append(values, st.value(cl, r == 0, layout, c))
+			values = append(values, st.value(cl, r, layout, c))
 		}
-		if r == 0 {
-			// The header band is filled across every column, even where
-			// the header row is shorter than the rows below.
+		if r == 0 || r == layout.totals {
+			// The header band and the totals rules run across every
+			// column, even where the row is shorter than the others.
 			for c := len(row); c < len(layout.widths); c++ {
-				values = append(values, st.value(cell{}, true, layout, c))
+				values = append(values, st.value(cell{}, r, layout, c))
 			}
 		}
 		var opts []excelize.RowOpts
@@ -217,8 +224,14 @@ func writeSheet(ctx context.Context, f *excelize.File, st *styles, name string, 
 	// The autofilter is set after the stream writer has written the
 	// sheet's properties, so that excelize's filterMode flag, which tells
 	// Excel that rows are already filtered out, stays out of the file.
+	// It stops above the totals row, so that sorting keeps the totals
+	// at the foot.
 	if len(grid) > 0 && len(layout.widths) > 0 {
-		ref := "A1:" + cellName(len(layout.widths)-1, len(grid)-1)
+		lastRow := len(grid) - 1
+		if layout.totals > 0 {
+			lastRow = layout.totals - 1
+		}
+		ref := "A1:" + cellName(len(layout.widths)-1, lastRow)
 		if err := f.AutoFilter(name, ref, nil); err != nil {
 			return fmt.Errorf("adding the autofilter: %w", err)
 		}

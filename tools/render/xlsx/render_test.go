@@ -81,11 +81,11 @@ func TestRenderCells(t *testing.T) {
 		{name: "date", cell: "A2", typ: excelize.CellTypeUnset, raw: "46082", format: "yyyy-mm-dd"},
 		{name: "datetime", cell: "A3", raw: "46083.604166666664", format: "yyyy-mm-dd hh:mm"},
 		{name: "text", cell: "B2", typ: excelize.CellTypeInlineString, raw: "North"},
-		{name: "number", cell: "C3", raw: "3.5"},
+		{name: "number, with the column's decimals", cell: "C3", raw: "3.5", format: "0.0"},
 		{name: "currency", cell: "D2", raw: "1250", format: `"$"#,##0.00`},
 		{name: "formula cached and formatted by its references", cell: "E2", raw: "15000", format: `"$"#,##0.00`, formula: "C2*D2"},
 		{name: "total takes the column format", cell: "E4", raw: "15035", format: `"$"#,##0.00`, formula: "SUM(E2:E3)"},
-		{name: "sum of plain numbers", cell: "C4", raw: "15.5", formula: "SUM(C2:C3)"},
+		{name: "sum of plain numbers", cell: "C4", raw: "15.5", format: "0.0", formula: "SUM(C2:C3)"},
 		{name: "percent", cell: "F2", raw: "0.125", format: "0.0%"},
 		{name: "boolean", cell: "G2", typ: excelize.CellTypeBool, raw: "1", format: formatBool},
 		{name: "leading zeros stay text", cell: "H2", typ: excelize.CellTypeInlineString, raw: "007"},
@@ -125,7 +125,7 @@ func TestRenderCells(t *testing.T) {
 		})
 	}
 
-	// Cross-sheet division: cached, formatted with two decimals.
+	// Cross-sheet division: cached.
 	raw, _ := f.GetCellValue("orders-2026 (2)", "A2", excelize.Options{RawCellValue: true})
 	if !strings.HasPrefix(raw, "0.9976") {
 		t.Errorf("ratio cached as %q, want 15000/15035", raw)
@@ -150,7 +150,7 @@ func TestRenderHeaderAndLayout(t *testing.T) {
 		t.Errorf("header style = font %+v fill %+v, want bold on %s", style.Font, style.Fill, headerFill)
 	}
 	// The header of a numeric column sits right, over its numbers.
-	for cell, want := range map[string]string{"B1": "left", "C1": "right"} {
+	for cell, want := range map[string]string{"B1": "left", "C1": "right", "E1": "right"} { // E: formulas only
 		id, _ := f.GetCellStyle(sheet, cell)
 		style, _ := f.GetStyle(id)
 		if style.Alignment == nil || style.Alignment.Horizontal != want {
@@ -202,15 +202,33 @@ func TestRenderHeaderAndLayout(t *testing.T) {
 	sheetXML := zipPart(t, out, "xl/worksheets/sheet1.xml")
 	// excelize writes the range with dollar signs, as Excel itself does
 	// in some files.
-	if !strings.Contains(sheetXML, `<autoFilter ref="$A$1:$I$4"`) && !strings.Contains(sheetXML, `<autoFilter ref="A1:I4"`) {
+	// The filter stops above the totals row, so sorting keeps it last.
+	if !strings.Contains(sheetXML, `<autoFilter ref="$A$1:$I$3"`) && !strings.Contains(sheetXML, `<autoFilter ref="A1:I3"`) {
 		i := strings.Index(sheetXML, "</sheetData>")
-		t.Errorf("sheet1.xml has no autofilter over A1:I4:\n%s", sheetXML[max(i, 0):])
+		t.Errorf("sheet1.xml has no autofilter over A1:I3:\n%s", sheetXML[max(i, 0):])
+	}
+	if !strings.Contains(sheetXML, `<dimension ref="A1:I4"`) {
+		t.Errorf("sheet1.xml does not give its dimension as A1:I4:\n%.600s", sheetXML[strings.Index(sheetXML, "<dimension"):])
+	}
+	// The totals row is bold between a rule and a double rule, across
+	// the table, empty cells included.
+	for _, ref := range []string{"A4", "B4", "E4", "I4"} {
+		id, _ := f.GetCellStyle(sheet, ref)
+		style, _ := f.GetStyle(id)
+		if style.Font == nil || !style.Font.Bold || len(style.Border) != 2 {
+			t.Errorf("totals cell %s style = font %+v border %+v, want bold between rules", ref, style.Font, style.Border)
+		}
+	}
+	if id, _ := f.GetCellStyle(sheet, "E3"); id == 0 {
+		t.Error("E3 has no style")
+	} else if style, _ := f.GetStyle(id); style.Font != nil && style.Font.Bold {
+		t.Error("a body row above the totals is bold")
 	}
 	if strings.Contains(sheetXML, "filterMode") {
 		t.Errorf("sheet1.xml says rows are filtered out")
 	}
 	workbookXML := strings.ReplaceAll(zipPart(t, out, "xl/workbook.xml"), "&#39;", "'")
-	for _, want := range []string{`name="_xlnm._FilterDatabase">'Orders-2026'!$A$1:$I$4<`, `name="_xlnm.Print_Titles">'Orders-2026'!$1:$1<`} {
+	for _, want := range []string{`name="_xlnm._FilterDatabase">'Orders-2026'!$A$1:$I$3<`, `name="_xlnm.Print_Titles">'Orders-2026'!$1:$1<`} {
 		if !strings.Contains(workbookXML, want) {
 			t.Errorf("workbook.xml lacks %s:\n%s", want, workbookXML)
 		}
@@ -401,17 +419,43 @@ func BenchmarkRender10kRows(b *testing.B) {
 	}
 }
 
-// BenchmarkRenderFormulas renders the most formulas whose values are
-// cached: one per row over 5,000 rows, and a total.
-func BenchmarkRenderFormulas(b *testing.B) {
-	wb := benchWorkbook(b, maxCachedFormulas-1)
-	rows := wb.Sheets[0].Rows
-	rows[0] = append(rows[0], cells(b, "Total")...)
-	for r := 1; r < len(rows); r++ {
-		rows[r] = append(rows[r], cells(b, "=D"+strconv.Itoa(r+1)+"*E"+strconv.Itoa(r+1))...)
+// formulaWorkbook is the workbook of a large report: 10,000 order rows
+// with three formulas each (amount, net of discount, share of the
+// total) over three sheets, and a summary by region; 30,000 formulas and
+// more in all.
+func formulaWorkbook(t testing.TB) Workbook {
+	wb := Workbook{Title: "Orders"}
+	regions := []string{"North", "South", "East", "West"}
+	perSheet := []int{3_334, 3_333, 3_333}
+	for s, n := range perSheet {
+		sheet := Sheet{Name: "Orders " + strconv.Itoa(s+1), Rows: [][]json.RawMessage{
+			cells(t, "Region", "Units", "Price", "Discount", "Amount", "Net", "Share"),
+		}}
+		for i := range n {
+			r := strconv.Itoa(i + 2)
+			sheet.Rows = append(sheet.Rows, cells(t, regions[i%4], 1+i%97, "$"+strconv.Itoa(10+i%90)+".99",
+				strconv.Itoa(i%10)+"%", "=B"+r+"*C"+r, "=E"+r+"*(1-D"+r+")", "=F"+r+"/F$"+strconv.Itoa(n+2)))
+		}
+		last := strconv.Itoa(n + 1)
+		sheet.Rows = append(sheet.Rows, cells(t, "Total", "=SUM(B2:B"+last+")", nil, nil,
+			"=SUM(E2:E"+last+")", "=SUM(F2:F"+last+")", nil))
+		wb.Sheets = append(wb.Sheets, sheet)
 	}
-	rows = append(rows, cells(b, nil, nil, nil, nil, nil, nil, nil, nil, "=SUM(I2:I"+strconv.Itoa(len(rows))+")"))
-	wb.Sheets[0].Rows = rows
+	summary := Sheet{Name: "Summary", Rows: [][]json.RawMessage{cells(t, "Region", "Net", "Share")}}
+	for i, region := range regions {
+		r := strconv.Itoa(i + 2)
+		summary.Rows = append(summary.Rows, cells(t, region,
+			"=SUMIF('Orders 1'!A2:A3335,A"+r+",'Orders 1'!F2:F3335)+SUMIF('Orders 2'!A2:A3334,A"+r+",'Orders 2'!F2:F3334)+SUMIF('Orders 3'!A2:A3334,A"+r+",'Orders 3'!F2:F3334)",
+			"=B"+r+"/SUM(B$2:B$5)"))
+	}
+	wb.Sheets = append(wb.Sheets, summary)
+	return wb
+}
+
+// BenchmarkRenderFormulas renders the 30,000-formula workbook, every
+// value computed and cached.
+func BenchmarkRenderFormulas(b *testing.B) {
+	wb := formulaWorkbook(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Render(context.Background(), wb); err != nil {

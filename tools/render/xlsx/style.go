@@ -10,6 +10,9 @@ const (
 	headerFill   = "DDE7F3"
 	headerText   = "1F2A3C"
 	headerBorder = "8DA9CC"
+	// The totals row: bold over a rule in the header's text colour, and
+	// a double rule beneath, as accountants close a column.
+	totalsBorder = "1F2A3C"
 )
 
 // The default font of excelize's workbook template, named on every
@@ -28,6 +31,7 @@ const formatBool = `"TRUE";"TRUE";"FALSE"`
 type styleKey struct {
 	format string
 	header bool
+	total  bool
 	wrap   bool
 	align  string
 }
@@ -73,6 +77,13 @@ func (s *styles) id(k styleKey) int {
 		st.Border = []excelize.Border{{Type: "bottom", Color: headerBorder, Style: 1}}
 		st.Alignment.Vertical = "center"
 	}
+	if k.total {
+		st.Font.Bold = true
+		st.Border = []excelize.Border{
+			{Type: "top", Color: totalsBorder, Style: 1},
+			{Type: "bottom", Color: totalsBorder, Style: 6},
+		}
+	}
 	if k.format != "" {
 		format := k.format
 		st.CustomNumFmt = &format
@@ -85,9 +96,12 @@ func (s *styles) id(k styleKey) int {
 	return id
 }
 
-// value returns what the stream writer writes for a cell in column c:
-// nil for an empty body cell, otherwise an excelize.Cell with its style.
-func (s *styles) value(cl cell, header bool, l layout, c int) any {
+// value returns what the stream writer writes for a cell in column c of
+// row r: nil for an empty body cell, otherwise an excelize.Cell with its
+// style. The totals row is styled across the table's width, empty cells
+// included.
+func (s *styles) value(cl cell, r int, l layout, c int) any {
+	header := r == 0
 	if header {
 		k := styleKey{header: true, wrap: wraps(cl, true), align: alignLeft}
 		if l.numeric[c] {
@@ -98,8 +112,12 @@ func (s *styles) value(cl cell, header bool, l layout, c int) any {
 		}
 		return excelize.Cell{StyleID: s.id(k), Value: cl.text}
 	}
-	k := styleKey{format: cl.format, wrap: wraps(cl, false)}
+	k := styleKey{format: cl.format, wrap: wraps(cl, false), total: r == l.totals}
 	switch cl.kind {
+	case kindEmpty:
+		if k.total {
+			return excelize.Cell{StyleID: s.id(k)}
+		}
 	case kindNumber:
 		k.align = alignRight
 		return excelize.Cell{StyleID: s.id(k), Value: cl.num}

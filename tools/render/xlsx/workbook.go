@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/switchyardhq/switchyard/internal/jsonscan"
 	"github.com/switchyardhq/switchyard/tools/render"
 )
 
@@ -81,8 +82,10 @@ func Parse(data []byte) (Workbook, error) {
 	var raw struct {
 		Title  *string `json:"title"`
 		Sheets *[]struct {
-			Name *string              `json:"name"`
-			Rows *[][]json.RawMessage `json:"rows"`
+			Name *string `json:"name"`
+			// Rows are split below, without reflection: a sheet of
+			// 10,000 rows has 100,000 cells.
+			Rows json.RawMessage `json:"rows"`
 		} `json:"sheets"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -104,12 +107,37 @@ func Parse(data []byte) (Workbook, error) {
 		if s.Name == nil {
 			return Workbook{}, render.Errorf(`sheet %d has no "name"`, i+1)
 		}
-		if s.Rows == nil {
+		if s.Rows == nil || string(s.Rows) == "null" {
 			return Workbook{}, render.Errorf(`sheet %d (%q) has no "rows": give its rows as arrays of cells, the header row first`, i+1, *s.Name)
 		}
-		wb.Sheets = append(wb.Sheets, Sheet{Name: *s.Name, Rows: *s.Rows})
+		rows, ok := splitRows(s.Rows)
+		if !ok {
+			return Workbook{}, render.Errorf(`"rows" must be an array of rows, each an array of cells: [["Header", ...], [1, ...]]`)
+		}
+		wb.Sheets = append(wb.Sheets, Sheet{Name: *s.Name, Rows: rows})
 	}
 	return wb, wb.Validate()
+}
+
+// splitRows reads rows, valid JSON the decoder has checked, as arrays of
+// raw cells that share its bytes. A null row is an empty one, as
+// encoding/json would decode it.
+func splitRows(rows []byte) ([][]json.RawMessage, bool) {
+	var out [][]json.RawMessage
+	ok := jsonscan.Elements(rows, func(row []byte) bool {
+		if string(row) == "null" {
+			out = append(out, nil)
+			return true
+		}
+		cells := make([]json.RawMessage, 0, 8)
+		ok := jsonscan.Elements(row, func(cell []byte) bool {
+			cells = append(cells, cell)
+			return true
+		})
+		out = append(out, cells)
+		return ok
+	})
+	return out, ok
 }
 
 // decodeError turns what encoding/json reports into a message for the

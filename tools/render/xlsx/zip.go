@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/xuri/excelize/v2"
@@ -57,9 +58,7 @@ func (z *sortedZip) Close() error {
 	zw := zip.NewWriter(z.w)
 	// The fastest deflate level: sheet XML is repetitive enough that it
 	// still shrinks about tenfold, at a fraction of the default's time.
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(w, flate.BestSpeed)
-	})
+	zw.RegisterCompressor(zip.Deflate, newDeflater)
 	for _, name := range names {
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: zipTime})
 		if err != nil {
@@ -73,3 +72,29 @@ func (z *sortedZip) Close() error {
 }
 
 var _ excelize.ZipWriter = (*sortedZip)(nil)
+
+// deflaters keeps compressors between parts and workbooks: each holds
+// about a megabyte of tables, which allocating afresh for every part of
+// every workbook cost more than compressing a small part.
+var deflaters sync.Pool
+
+// pooledDeflater returns its compressor to the pool when closed.
+type pooledDeflater struct{ *flate.Writer }
+
+func (d pooledDeflater) Close() error {
+	err := d.Writer.Close()
+	deflaters.Put(d.Writer)
+	return err
+}
+
+func newDeflater(w io.Writer) (io.WriteCloser, error) {
+	if fw, ok := deflaters.Get().(*flate.Writer); ok {
+		fw.Reset(w)
+		return pooledDeflater{fw}, nil
+	}
+	fw, err := flate.NewWriter(w, flate.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	return pooledDeflater{fw}, nil
+}
