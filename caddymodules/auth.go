@@ -91,7 +91,7 @@ func validRequestID(id string) bool {
 func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
 	// Counted in a defer: reverse_proxy ends a cut stream with
 	// panic(http.ErrAbortHandler), and that request happened too.
-	w := &statusWriter{ResponseWriter: rw}
+	w := newStatusWriter(rw, r, h.metrics)
 	panicked := true
 	defer func() { h.metrics.countRequest(r, w, err, panicked) }()
 	err = h.guard.serve(w, r, next, h.serve)
