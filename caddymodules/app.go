@@ -197,7 +197,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.settings = s
-	a.metrics = a.metrics.forModels(a.modelNames()...)
+	a.metrics = a.metrics.forConfig(a)
 	if a.hasher, err = policy.NewKeyHasher(s.keySecret); err != nil {
 		return err
 	}

@@ -40,6 +40,9 @@ type metrics struct {
 	// request histograms' model label takes no other value but other
 	// and none.
 	models map[string]bool
+	// upstream is the host of the config's one upstream when it has no
+	// model pools, for the access log.
+	upstream string
 }
 
 // Values of the route label.
@@ -167,9 +170,6 @@ func routeOf(path string) string {
 // returned: when they wrote nothing, handle_errors answers it with the
 // envelope of switchyard_error, which envelopeFor predicts.
 func (m *metrics) countRequest(r *http.Request, w *statusWriter, err error, panicked bool) {
-	if m == nil {
-		return
-	}
 	status, code := w.status, w.code
 	if status == 0 {
 		switch {
@@ -189,6 +189,11 @@ func (m *metrics) countRequest(r *http.Request, w *statusWriter, err error, pani
 	if code == "" {
 		code = codeNone
 	}
+	if m == nil {
+		logOutcome(r, code, "")
+		return
+	}
+	logOutcome(r, code, m.upstream)
 	m.requests.WithLabelValues(routeOf(r.URL.Path), strconv.Itoa(status), code).Inc()
 	m.observeRequest(r, w)
 }

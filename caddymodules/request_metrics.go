@@ -72,14 +72,18 @@ func (rm *requestMetrics) register(reg prometheus.Registerer, errs *[]error) {
 	reuse(reg, &rm.ledgerLag, errs)
 }
 
-// forModels is m labelling the model of a request by the names in
-// models, and every other name as other. It is set once per config, as
-// the set of configured models is.
-func (m *metrics) forModels(models ...string) *metrics {
+// forConfig is m labelling the model of a request by the names the
+// config serves, and every other name as other, and logging the config's
+// one upstream when it has no model pools. It is set once per config.
+func (m *metrics) forConfig(a *App) *metrics {
 	if m == nil {
 		return nil
 	}
 	out := *m
+	models := a.modelNames()
+	if len(a.Models) == 0 && a.settings.upstream != nil {
+		out.upstream = a.settings.upstream.Host
+	}
 	out.models = make(map[string]bool, len(models))
 	for _, name := range models {
 		if name != "" {
@@ -105,20 +109,22 @@ func (a *App) modelNames() []string {
 	return names
 }
 
-// modelLabel is the model label of r: the model its body asked for, as
-// the admission step or a handler parsed it, bounded to the configured
-// names.
+// requestedModel is the model r's body asked for, as the admission step
+// or a handler parsed it; "" when none did.
+func requestedModel(r *http.Request) string {
+	if v, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request); ok && v.Model != "" {
+		return v.Model
+	}
+	if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
+		return v.Model
+	}
+	return ""
+}
+
+// modelLabel is the model label of r: the model it asked for, bounded to
+// the configured names.
 func (m *metrics) modelLabel(r *http.Request) string {
-	var model string
-	switch v := caddyhttp.GetVar(r.Context(), v1RequestVar).(type) {
-	case billing.V1Request:
-		model = v.Model
-	}
-	if model == "" {
-		if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
-			model = v.Model
-		}
-	}
+	model := requestedModel(r)
 	switch {
 	case model == "":
 		return modelNone
