@@ -111,6 +111,7 @@ type Admin struct {
 	stopDispatcher func()   // nil: not running
 	guard          *ipGuard // nil: no limit on refused tokens per address
 	disabled       bool     // no way to verify tokens: every request gets 503
+	metrics        *metrics
 }
 
 // errAdminUnconfigured: with PostgreSQL, no secret is generated, and
@@ -143,6 +144,7 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	h.metrics = app.metrics
 	cfg, err := h.verifierConfig(app.settings)
 	if errors.Is(err, errAdminUnconfigured) {
 		// A distributed deployment that has not set the admin API up
@@ -287,7 +289,9 @@ func clientIP(r *http.Request) string {
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
-func (h *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+func (h *Admin) ServeHTTP(rw http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	w := newStatusWriter(rw, r, nil)
+	defer h.metrics.countAdmin(r, w)
 	if h.disabled {
 		w.Header().Set("Cache-Control", "no-store")
 		apierror.Write(w, apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "admin_not_configured",

@@ -3,28 +3,16 @@ package caddymodules
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
 	"github.com/switchyardhq/switchyard/admin"
 )
 
-func init() {
-	caddycmd.RegisterCommand(caddycmd.Command{
-		Name:      "admin",
-		Usage:     "token [--account NAME | --operator] [--ttl 12h] [--subject NAME] [--config <path> [--adapter <name>]]",
-		Short:     "Mints tokens for the admin API",
-		Long:      adminHelp,
-		CobraFunc: adminCommand,
-	})
-}
-
 const adminHelp = `
-  admin token --operator | --account NAME [--ttl 12h] [--subject NAME]
+  switchyard admin token --operator | --account NAME [--ttl 12h] [--subject NAME]
       Mints an HS256 token for the admin API (docs/admin.md) and prints it
       alone on the last line. The secret is $SWITCHYARD_ADMIN_JWT_SECRET or,
       with the embedded store, data_dir/admin_jwt_secret (created if new,
@@ -41,11 +29,7 @@ func adminCommand(cmd *cobra.Command) {
 		Short: "Mints an admin API token; prints it alone on the last line",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := mintToken(cmd); err != nil {
-				fmt.Fprintln(os.Stderr, "switchyard: "+err.Error())
-				os.Exit(1)
-			}
-			return nil
+			return mintToken(cmd)
 		},
 	}
 	token.Flags().String("account", "", "Account the token may manage")

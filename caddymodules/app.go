@@ -191,18 +191,21 @@ func (a *App) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 		a.metrics = m
-		if err := registerStoreCounters(reg); err != nil {
-			return fmt.Errorf("registering metrics: %v", err)
-		}
 	}
 	s, err := a.resolve()
 	if err != nil {
 		return err
 	}
+	if reg := ctx.GetMetricsRegistry(); reg != nil {
+		if err := registerStoreCounters(reg, s.embedded()); err != nil {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
+	}
 	if err := s.loadKeySecret(); err != nil {
 		return err
 	}
 	a.settings = s
+	a.metrics = a.metrics.forConfig(a)
 	if a.hasher, err = policy.NewKeyHasher(s.keySecret); err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func validRequestID(id string) bool {
 func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
 	// Counted in a defer: reverse_proxy ends a cut stream with
 	// panic(http.ErrAbortHandler), and that request happened too.
-	w := &statusWriter{ResponseWriter: rw}
+	w := newStatusWriter(rw, r, h.metrics)
 	panicked := true
 	defer func() { h.metrics.countRequest(r, w, err, panicked) }()
 	err = h.guard.serve(w, r, next, h.serve)
@@ -112,6 +112,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	}
 	w.Header().Set("X-Request-Id", id.requestID)
 	repl.Map(id.placeholder)
+	logFields(r.Context(), zap.String("request_id", id.requestID), zap.String("charge_id", id.chargeID))
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
@@ -127,6 +128,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	}
 	r.Header.Del("Authorization")
 	id.principal, id.authenticated = p, true
+	logFields(r.Context(), zap.String("account_id", p.AccountID), zap.String("key_id", p.KeyID))
 	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -17,9 +16,9 @@ import (
 	"unicode/utf8"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
@@ -27,34 +26,47 @@ import (
 )
 
 func init() {
-	caddycmd.RegisterCommand(caddycmd.Command{
-		Name:      "keys",
-		Usage:     "create|list|revoke [--config <path> [--adapter <name>]]",
-		Short:     "Creates, lists and revokes API keys",
-		Long:      keysHelp,
-		CobraFunc: keysCommand,
-	})
-	caddycmd.RegisterCommand(caddycmd.Command{
-		Name:      "accounts",
-		Usage:     "create|list|show|topup|disable|enable [--config <path> [--adapter <name>]]",
-		Short:     "Creates, lists, tops up, shows, disables and enables accounts",
-		Long:      accountsHelp,
-		CobraFunc: accountsCommand,
-	})
-	caddycmd.RegisterCommand(caddycmd.Command{
-		Name:      "usage",
-		Usage:     "--account <name> [--since <date>] [--until <date>] [--by day|key|user] [--json] [--config <path> [--adapter <name>]]",
-		Short:     "Summarises an account's usage by day, key or end user",
-		Long:      usageHelp,
-		CobraFunc: usageCommand,
-	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerCLI(caddycmd.Command{
 		Name:      "bootstrap",
 		Usage:     "[--account <name>] [--usd <amount>] [--config <path> [--adapter <name>]]",
 		Short:     "Creates a first account with a balance and a key when the store is empty",
 		Long:      bootstrapHelp,
 		CobraFunc: bootstrapCommand,
-	})
+	}, "switchyard bootstrap --account dev --usd 10")
+	registerCLI(caddycmd.Command{
+		Name:      "accounts",
+		Usage:     "create|list|show|topup|disable|enable [--config <path> [--adapter <name>]]",
+		Short:     "Creates, lists, tops up, shows, disables and enables accounts",
+		Long:      accountsHelp,
+		CobraFunc: accountsCommand,
+	}, "switchyard accounts list --json",
+		"switchyard accounts create --account acme --usd 25",
+		"switchyard accounts topup --account acme --usd 12.50 --reference inv-2026-001")
+	registerCLI(caddycmd.Command{
+		Name:      "keys",
+		Usage:     "create|list|revoke [--config <path> [--adapter <name>]]",
+		Short:     "Creates, lists and revokes API keys",
+		Long:      keysHelp,
+		CobraFunc: keysCommand,
+	}, "switchyard keys create --account acme --label \"ci runner\"",
+		"switchyard keys list --account acme --json",
+		"switchyard keys revoke key_7PqW2m")
+	registerCLI(caddycmd.Command{
+		Name:      "usage",
+		Usage:     "--account <name> [--since <date>] [--until <date>] [--by day|key|user] [--json] [--config <path> [--adapter <name>]]",
+		Short:     "Summarises an account's usage by day, key or end user",
+		Long:      usageHelp,
+		CobraFunc: usageCommand,
+	}, "switchyard usage --account acme --since 2026-01-01 --by key",
+		"switchyard usage --account acme --json")
+	registerCLI(caddycmd.Command{
+		Name:      "admin",
+		Usage:     "token [--account <name> | --operator] [--ttl 12h] [--subject <name>] [--config <path> [--adapter <name>]]",
+		Short:     "Mints tokens for the admin API and the dashboard",
+		Long:      adminHelp,
+		CobraFunc: adminCommand,
+	}, "switchyard admin token --account acme --ttl 1h",
+		"switchyard admin token --operator --ttl 15m")
 }
 
 const keysHelp = `
@@ -62,30 +74,30 @@ Manages API keys in the store the server uses: with --config, the store named
 by that config's switchyard app; otherwise the one the environment names
 (SWITCHYARD_POSTGRES_URL, else SQLite in SWITCHYARD_DATA_DIR).
 
-  keys create --account NAME [--label TEXT]
+  switchyard keys create --account NAME [--label TEXT]
       Creates a key, and the account with a zero balance if it is new. The key
       is printed once, alone on the last line of output; only a hash is kept.
-  keys list --account NAME
-  keys revoke KEY_ID
+  switchyard keys list --account NAME
+  switchyard keys revoke KEY_ID
       Revocation takes effect on every node at once (with PostgreSQL, as
       soon as its notification arrives: well under a millisecond).
 `
 
 const accountsHelp = `
-  accounts create --account NAME [--usd AMOUNT]
+  switchyard accounts create --account NAME [--usd AMOUNT]
       Creates an account, with a first top-up of $5 to $1000 if --usd is
       given (checked before the account is created).
-  accounts list [--json]
+  switchyard accounts list [--json]
       Every live account: id, name, balance, status, creation time.
-  accounts disable --account NAME
-  accounts enable --account NAME
+  switchyard accounts disable --account NAME
+  switchyard accounts enable --account NAME
       A disabled account's keys are refused (401) on their next request on
       every node; its balance, ledger and keys are kept, and enabling it
       makes the keys work again.
-  accounts topup --account NAME --usd AMOUNT [--reference REF]
+  switchyard accounts topup --account NAME --usd AMOUNT [--reference REF]
       Credits the account with $5 to $1000 (for example --usd 25 or 12.50).
       With --reference, repeating the same top-up changes nothing.
-  accounts show --account NAME
+  switchyard accounts show --account NAME
       Balance, keys, recent ledger entries and the last 10 charges.
 `
 
@@ -96,7 +108,8 @@ tokens, the amount charged, and the share of requests whose token counts
 were estimated. Dates are YYYY-MM-DD in UTC and both ends are included;
 --since defaults to 30 days before today, --until to today.
 
-With --json the rows are printed as a JSON array (see docs/billing.md,
+With --json the report is printed as the admin API answers it: an object
+with since, until, by and the rows in data (see docs/billing.md,
 "Reports"); otherwise as a table with a total line.
 `
 
@@ -113,6 +126,7 @@ type cli struct {
 	store    storage.Store
 	hasher   policy.KeyHasher
 	out      io.Writer
+	json     bool // --json: print what the admin API would answer
 }
 
 func addConfigFlags(cmd *cobra.Command) {
@@ -120,8 +134,9 @@ func addConfigFlags(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringP("adapter", "a", "", "Name of config adapter to apply")
 }
 
-// withCLI opens the store and runs f, turning failures into a clear message
-// on stderr and exit status 1.
+// withCLI opens the store and runs f. A failure goes back to the binary's
+// main, which prints every command's error in one style; an API error
+// is told by its message alone, as the admin API tells it.
 func withCLI(f func(ctx context.Context, c *cli, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -133,20 +148,17 @@ func withCLI(f func(ctx context.Context, c *cli, cmd *cobra.Command, args []stri
 				err = cerr
 			}
 		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "switchyard: "+cliMessage(err))
-			os.Exit(1)
-		}
-		return nil
+		return cliError(err)
 	}
 }
 
-func cliMessage(err error) string {
+// cliError is err as a command line reports it.
+func cliError(err error) error {
 	var ae *apierror.Error
 	if errors.As(err, &ae) {
-		return ae.Message
+		return errors.New(ae.Message)
 	}
-	return err.Error()
+	return err
 }
 
 func openCLI(ctx context.Context, cmd *cobra.Command) (*cli, error) {
@@ -169,7 +181,8 @@ func openCLI(ctx context.Context, cmd *cobra.Command) (*cli, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cli{settings: s, store: store, hasher: hasher, out: cmd.OutOrStdout()}, nil
+	asJSON, _ := cmd.Flags().GetBool("json")
+	return &cli{settings: s, store: store, hasher: hasher, out: cmd.OutOrStdout(), json: asJSON}, nil
 }
 
 // cliApp reads the switchyard app from --config, or returns an empty one
@@ -222,15 +235,19 @@ func keysCommand(cmd *cobra.Command) {
 	create.Flags().String("label", "", "A note to tell keys apart")
 	_ = create.MarkFlagRequired("account")
 
-	list := accountCommand("list --account NAME", "Lists an account's keys",
+	list := accountCommand("list --account NAME [--json]", "Lists an account's keys, never the keys themselves",
 		func(ctx context.Context, c *cli, acct storage.Account) error {
 			keys, err := c.store.ListKeys(ctx, acct.ID)
 			if err != nil {
 				return err
 			}
+			if c.json {
+				return printJSON(c.out, listJSON(keys, keyJSONOf))
+			}
 			printKeys(c.out, keys)
 			return nil
 		})
+	addJSONFlag(list)
 
 	revoke := &cobra.Command{
 		Use:   "revoke KEY_ID",
@@ -393,28 +410,8 @@ func accountsCommand(cmd *cobra.Command) {
 			if err != nil {
 				return err
 			}
-			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-				type row struct {
-					ID           string  `json:"id"`
-					Name         string  `json:"name"`
-					BalanceCents int64   `json:"balance_cents"`
-					Disabled     bool    `json:"disabled"`
-					CreatedAt    string  `json:"created_at"`
-					DisabledAt   *string `json:"disabled_at"`
-				}
-				out := make([]row, 0, len(rows))
-				for _, r := range rows {
-					o := row{ID: r.ID, Name: r.Name, BalanceCents: r.BalanceCents, Disabled: r.Disabled(),
-						CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339)}
-					if r.Disabled() {
-						t := r.DisabledAt.UTC().Format(time.RFC3339)
-						o.DisabledAt = &t
-					}
-					out = append(out, o)
-				}
-				enc := json.NewEncoder(c.out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+			if c.json {
+				return printJSON(c.out, listJSON(rows, accountJSONOf))
 			}
 			tw := tabwriter.NewWriter(c.out, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tBALANCE\tSTATUS\tCREATED")
@@ -429,7 +426,7 @@ func accountsCommand(cmd *cobra.Command) {
 			return tw.Flush()
 		}),
 	}
-	listCmd.Flags().Bool("json", false, "Print a JSON array")
+	addJSONFlag(listCmd)
 
 	setDisabled := func(disable bool) *cobra.Command {
 		verb, short := "enable", "Enables a disabled account: its keys work again"
@@ -545,7 +542,7 @@ func usageCommand(cmd *cobra.Command) {
 	cmd.Flags().String("since", "", "First day included, YYYY-MM-DD in UTC (default: 30 days before today)")
 	cmd.Flags().String("until", "", "Last day included, YYYY-MM-DD in UTC (default: today)")
 	cmd.Flags().String("by", "day", "Grouping: day, key or user")
-	cmd.Flags().Bool("json", false, "Print the rows as a JSON array")
+	addJSONFlag(cmd)
 	_ = cmd.MarkFlagRequired("account")
 	cmd.Args = cobra.NoArgs
 	cmd.RunE = withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
@@ -568,8 +565,8 @@ func usageCommand(cmd *cobra.Command) {
 		if err != nil {
 			return err
 		}
-		if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-			return writeUsageJSON(c.out, q.By, rows)
+		if c.json {
+			return printJSON(c.out, usageJSON(p, q.By, rows))
 		}
 		fmt.Fprintf(c.out, "Usage of %s (%s) from %s to %s (UTC), by %s:\n\n", acct.Name, acct.ID,
 			p.first.Format(time.DateOnly), p.last.Format(time.DateOnly), q.By)
@@ -609,12 +606,6 @@ func usagePeriodFlags(cmd *cobra.Command, now time.Time) (usagePeriod, error) {
 	return p, nil
 }
 
-func writeUsageJSON(w io.Writer, by storage.UsageGrouping, rows []storage.UsageRow) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(admin.UsageJSON(by, rows))
-}
-
 // writeUsageTable prints rows under a header, the group columns left
 // and the numbers right aligned, and a total line.
 func writeUsageTable(w io.Writer, by storage.UsageGrouping, rows []storage.UsageRow) {
@@ -631,8 +622,8 @@ func writeUsageTable(w io.Writer, by storage.UsageGrouping, rows []storage.Usage
 	head = append(head, "REQUESTS", "PROMPT TOKENS", "COMPLETION TOKENS", "CHARGED", "ESTIMATED")
 	numbers := func(r storage.UsageRow) []string {
 		return []string{
-			thousands(r.Requests), thousands(r.PromptTokens),
-			thousands(r.CompletionTokens), billing.FormatCents(r.CostCents),
+			humanize.Comma(r.Requests), humanize.Comma(r.PromptTokens),
+			humanize.Comma(r.CompletionTokens), billing.FormatCents(r.CostCents),
 			fmt.Sprintf("%.1f%%", 100*r.EstimatedShare()),
 		}
 	}
@@ -680,23 +671,6 @@ func writeUsageTable(w io.Writer, by storage.UsageGrouping, rows []storage.Usage
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
-}
-
-// thousands formats n with commas between groups of three digits.
-func thousands(n int64) string {
-	digits := strconv.FormatInt(n, 10)
-	sign := ""
-	if n < 0 {
-		sign, digits = "-", digits[1:]
-	}
-	var b strings.Builder
-	for i, d := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	return sign + b.String()
 }
 
 // orDash shows an empty cell as "-" and control characters (end user

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerCLI(caddycmd.Command{
 		Name:  "demo-backend",
 		Usage: "--listen <addr> [--ttft <duration>] [--token-delay <duration>] [--model <name>] [--api-key <key>] [--reasoning]",
 		Short: "Serves a deterministic OpenAI-compatible model backend for trying and benchmarking the gateway",
@@ -44,5 +44,5 @@ generation speed. See docs/demo-backend.md.
 				return demobackend.ListenAndServe(ctx, addr, opts)
 			}
 		},
-	})
+	}, "switchyard demo-backend --listen 127.0.0.1:9090 --ttft 200ms --token-delay 20ms")
 }

@@ -164,6 +164,7 @@ func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
 	settle := handOverHold(ctx)
 	price := s.Price(rec)
+	logCharge(ctx, rec, price)
 	return s.Settle(rec, func(charged int64, err error) {
 		s.metrics.countCharge(s.route, rec, charged, err)
 		if err != nil {

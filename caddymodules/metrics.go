@@ -35,6 +35,14 @@ type metrics struct {
 	toolRuns      *prometheus.CounterVec   // tool, outcome
 	toolDuration  *prometheus.HistogramVec // tool
 	panics        panicCollector
+	requestMetrics
+	// models are the model names the config serves (forModels): the
+	// request histograms' model label takes no other value but other
+	// and none.
+	models map[string]bool
+	// upstream is the host of the config's one upstream when it has no
+	// model pools, for the access log.
+	upstream string
 }
 
 // Values of the route label.
@@ -97,6 +105,7 @@ func newMetrics() *metrics {
 			// seconds, a rendered document can take minutes.
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}, []string{"tool"}),
+		requestMetrics: newRequestMetrics(),
 	}
 }
 
@@ -116,6 +125,7 @@ func (m *metrics) register(reg prometheus.Registerer) (*metrics, error) {
 	reuse(reg, &out.toolRuns, &errs)
 	reuse(reg, &out.toolDuration, &errs)
 	reuse(reg, &out.panics, &errs)
+	out.requestMetrics.register(reg, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -160,9 +170,6 @@ func routeOf(path string) string {
 // returned: when they wrote nothing, handle_errors answers it with the
 // envelope of switchyard_error, which envelopeFor predicts.
 func (m *metrics) countRequest(r *http.Request, w *statusWriter, err error, panicked bool) {
-	if m == nil {
-		return
-	}
 	status, code := w.status, w.code
 	if status == 0 {
 		switch {
@@ -182,7 +189,13 @@ func (m *metrics) countRequest(r *http.Request, w *statusWriter, err error, pani
 	if code == "" {
 		code = codeNone
 	}
+	if m == nil {
+		logOutcome(r, code, "")
+		return
+	}
+	logOutcome(r, code, m.upstream)
 	m.requests.WithLabelValues(routeOf(r.URL.Path), strconv.Itoa(status), code).Inc()
+	m.observeRequest(r, w)
 }
 
 // countAdmission counts the outcome of one limits.Admit.
@@ -220,6 +233,7 @@ func (m *metrics) countCharge(route string, rec storage.UsageRecord, cents int64
 	if m == nil {
 		return
 	}
+	m.observeLedgerLag(rec.Finished)
 	addCount(m.tokens.WithLabelValues(route, "prompt"), rec.PromptTokens)
 	addCount(m.tokens.WithLabelValues(route, "completion"), rec.CompletionTokens)
 	if err != nil {
@@ -328,11 +342,30 @@ type statusWriter struct {
 	status int
 	code   string
 	own    bool // the response is an envelope of internal/apierror
+
+	// For the request histograms: when the request arrived, when the
+	// first byte of the body left, whether the response is a stream
+	// (counted in flight until the request is counted).
+	start     time.Time
+	firstByte time.Time
+	streaming bool
+	metrics   *metrics
+	request   *http.Request
+}
+
+// newStatusWriter watches the response to r written to rw, counting it in
+// m.
+func newStatusWriter(rw http.ResponseWriter, r *http.Request, m *metrics) *statusWriter {
+	return &statusWriter{ResponseWriter: rw, start: time.Now(), metrics: m, request: r}
 }
 
 func (w *statusWriter) WriteHeader(status int) {
 	if status >= 200 && w.status == 0 {
 		w.status = status
+		if status == http.StatusOK && w.metrics != nil && isEventStream(w.Header()) {
+			w.streaming = true
+			w.metrics.startStream(w.request)
+		}
 		// apierror.Write marks its envelopes so, and switchyard_proxy
 		// removes the header from what the upstream answers.
 		h := w.Header()
@@ -348,6 +381,9 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	}
 	if w.own && w.code == "" {
 		w.code = envelopeCode(p)
+	}
+	if w.firstByte.IsZero() && len(p) > 0 {
+		w.firstByte = time.Now()
 	}
 	return w.ResponseWriter.Write(p)
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/switchyardhq/switchyard/storage/sqlite"
 )
 
-// registerStoreCounters exposes how many statements the stores ran, so
-// that the SQL a request costs can be counted rather than guessed (make
-// bench does).
-func registerStoreCounters(reg prometheus.Registerer) error {
+// registerStoreCounters exposes how many statements the store in use ran
+// (SQLite when embedded, else PostgreSQL), so that the SQL a request
+// costs can be counted rather than guessed (make bench does). The other
+// store's series is not exported: a constant 0 would read as a store that
+// runs nothing.
+func registerStoreCounters(reg prometheus.Registerer, embedded bool) error {
 	counter := func(name, help, kind string, read func() uint64) prometheus.CounterFunc {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Namespace: "switchyard", Name: name, Help: help,
@@ -31,12 +33,16 @@ func registerStoreCounters(reg prometheus.Registerer) error {
 			"transaction (write transactions) or feed_ping (the commit feed proving how far it has read)."
 	)
 	cs := []prometheus.CounterFunc{
-		counter(sqliteName, sqliteHelp, "read", func() uint64 { r, _, _ := sqlite.Counts(); return r }),
-		counter(sqliteName, sqliteHelp, "transaction", func() uint64 { _, t, _ := sqlite.Counts(); return t }),
-		counter(sqliteName, sqliteHelp, "in_transaction", func() uint64 { _, _, s := sqlite.Counts(); return s }),
 		counter(pgName, pgHelp, "read", func() uint64 { r, _, _ := postgres.Counts(); return r }),
 		counter(pgName, pgHelp, "transaction", func() uint64 { _, t, _ := postgres.Counts(); return t }),
 		counter(pgName, pgHelp, "feed_ping", func() uint64 { _, _, p := postgres.Counts(); return p }),
+	}
+	if embedded {
+		cs = []prometheus.CounterFunc{
+			counter(sqliteName, sqliteHelp, "read", func() uint64 { r, _, _ := sqlite.Counts(); return r }),
+			counter(sqliteName, sqliteHelp, "transaction", func() uint64 { _, t, _ := sqlite.Counts(); return t }),
+			counter(sqliteName, sqliteHelp, "in_transaction", func() uint64 { _, _, s := sqlite.Counts(); return s }),
+		}
 	}
 	var errs []error
 	for i := range cs {

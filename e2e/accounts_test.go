@@ -23,14 +23,21 @@ func TestAccountsCLI(t *testing.T) {
 	if r := cli(t, e, "accounts", "create", "--account", "beta", "--usd", "4"); r.code == 0 {
 		t.Errorf("creating with $4: exit 0, %q", r.stdout)
 	}
-	var listed []struct {
-		ID, Name     string
-		BalanceCents int64 `json:"balance_cents"`
-		Disabled     bool
+	var page struct {
+		Data []struct {
+			ID, Name     string
+			BalanceCents int64 `json:"balance_cents"`
+			Disabled     bool
+		}
+		HasMore *bool `json:"has_more"`
 	}
-	if err := json.Unmarshal([]byte(mustCLI(t, e, "accounts", "list", "--json").stdout), &listed); err != nil {
+	if err := json.Unmarshal([]byte(mustCLI(t, e, "accounts", "list", "--json").stdout), &page); err != nil {
 		t.Fatal(err)
 	}
+	if page.HasMore == nil || *page.HasMore {
+		t.Fatalf("accounts list --json is not the admin API's listing of everything: has_more %v", page.HasMore)
+	}
+	listed := page.Data
 	if len(listed) != 1 || listed[0].Name != "acme" || listed[0].BalanceCents != 1000 || listed[0].Disabled {
 		t.Fatalf("accounts list = %+v; want acme with $10, and no beta (its amount was refused first)", listed)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,36 @@ func TestPostgresNeedsASharedSecret(t *testing.T) {
 	r := cli(t, e, "keys", "create", "--account", "x")
 	if r.code == 0 || !strings.Contains(r.stderr, "SWITCHYARD_KEY_SECRET") {
 		t.Fatalf("exit %d, stderr %q: want a refusal naming SWITCHYARD_KEY_SECRET", r.code, r.stderr)
+	}
+}
+
+func TestCLIListingsAsJSON(t *testing.T) {
+	e := embeddedEnv(t, "http://127.0.0.1:1/v1")
+	key := newKey(t, e, "lister")
+	var keys struct {
+		Data []struct {
+			ID, Hint, Label string
+			RevokedAt       *string `json:"revoked_at"`
+		}
+		HasMore *bool `json:"has_more"`
+	}
+	out := mustCLI(t, e, "keys", "list", "--account", "lister", "--json").stdout
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatalf("keys list --json: %v\n%s", err, out)
+	}
+	if len(keys.Data) != 1 || keys.Data[0].Hint != "sk-..."+key[len(key)-4:] || keys.Data[0].RevokedAt != nil ||
+		keys.HasMore == nil || *keys.HasMore || strings.Contains(out, key) {
+		t.Fatalf("keys list --json:\n%s", out)
+	}
+
+	table := mustCLI(t, e, "accounts", "list").stdout
+	if !strings.Contains(table, "lister") || !strings.Contains(table, "enabled") {
+		t.Fatalf("accounts list:\n%s", table)
+	}
+	for _, args := range [][]string{{"accounts", "lsit"}, {"keys", "list"}, {"usage", "--account", "lister", "--by", "model"}} {
+		r := cli(t, e, args...)
+		if r.code == 0 || !strings.HasPrefix(r.stderr, "switchyard: ") || strings.Count(r.stderr, "switchyard: ") != 1 || r.stdout != "" {
+			t.Errorf("%v: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }

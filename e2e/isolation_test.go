@@ -568,12 +568,12 @@ func (s *isolation) usage(t *testing.T, e env) {
 	}
 	report := func(t *testing.T, account, by string) []row {
 		t.Helper()
-		var rows []row
+		var report struct{ Data []row }
 		out := mustCLI(t, e, "usage", "--account", account, "--by", by, "--json").stdout
-		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		if err := json.Unmarshal([]byte(out), &report); err != nil {
 			t.Fatalf("usage --by %s: %v\n%s", by, err, out)
 		}
-		return rows
+		return report.Data
 	}
 	// Charges settle as the requests finish; wait for every one.
 	keysOfAccount := map[string]map[string]bool{}

@@ -5,11 +5,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyardhq/switchyard/internal/demobackend"
+	"github.com/switchyardhq/switchyard/internal/testupstream"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -141,5 +144,82 @@ func checkSeries(t *testing.T, when string, got, want map[string]float64) {
 		} else if g != v {
 			t.Errorf("%s: %s = %v, want %v", when, series, g, v)
 		}
+	}
+}
+
+// TestRequestTimingMetrics checks the request histograms and their
+// bounded model label, the streams gauge, the admin API's count, the
+// ledger lag and that only the store in use exports its statements.
+func TestRequestTimingMetrics(t *testing.T) {
+	up, e := scriptedEnv(t, "SWITCHYARD_UPSTREAM_MODEL", "m")
+	key := fundedKey(t, e, "timed")
+	g := startGateway(t, e, filepath.Join(repoRoot, "Caddyfile.example"))
+	usage := &demobackend.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}
+
+	up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: usage})
+	if got, _, out := g.do("POST", "/v1/chat/completions", key, streamBody); got != 200 {
+		t.Fatalf("stream: %d %s", got, out)
+	}
+	up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: usage})
+	unnamed := strings.Replace(chatBody, `"model":"m"`, `"model":"made-up-by-a-client"`, 1)
+	if got, _, out := g.do("POST", "/v1/chat/completions", key, unnamed); got != 200 {
+		t.Fatalf("another model: %d %s", got, out)
+	}
+	if got, _, _ := g.do("GET", "/v1/models", key, ""); got != 200 {
+		t.Fatalf("GET /v1/models: %d", got)
+	}
+	if got, _, _ := g.do("GET", "/admin/me", "", ""); got != 401 {
+		t.Fatalf("GET /admin/me without a token: %d", got)
+	}
+	settleLedgers(t)
+
+	got := scrape(t, g)
+	checkSeries(t, "after the requests", got, map[string]float64{
+		`switchyard_request_duration_seconds_count{model="m",route="v1"}`:     1,
+		`switchyard_time_to_first_byte_seconds_count{model="m",route="v1"}`:   1,
+		`switchyard_request_duration_seconds_count{model="other",route="v1"}`: 1,
+		`switchyard_request_duration_seconds_count{model="none",route="v1"}`:  1,
+		`switchyard_streams_in_flight{route="v1"}`:                            0,
+		`switchyard_admin_requests_total{method="GET",status="401"}`:          1,
+		`switchyard_ledger_lag_seconds_count`:                                 2,
+	})
+	for series := range got {
+		if strings.Contains(series, "made-up") {
+			t.Errorf("a model a client named became a label: %s", series)
+		}
+		if strings.HasPrefix(series, "switchyard_postgres_statements_total") {
+			t.Errorf("the embedded store exports PostgreSQL's statements: %s", series)
+		}
+	}
+	if got[`switchyard_sqlite_statements_total{kind="read"}`] <= 0 {
+		t.Error("the embedded store's statements are not counted")
+	}
+	if caddy := got[`caddy_http_request_duration_seconds_count{code="200",handler="subroute",method="POST",server="srv0"}`]; caddy < 2 {
+		t.Errorf("Caddy's server metrics are off in Caddyfile.example (%v requests)", caddy)
+	}
+}
+
+// TestStreamsInFlightGauge reads the gauge while a stream is open.
+func TestStreamsInFlightGauge(t *testing.T) {
+	up := testupstream.Start(t, demobackend.Options{InterTokenDelay: 100 * time.Millisecond})
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, "streamer")
+	g := startGateway(t, e, filepath.Join(repoRoot, "Caddyfile.example"))
+	up.Enqueue(demobackend.Reply{Content: strings.Repeat("slow ", 40)})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.do("POST", "/v1/chat/completions", key, streamBody)
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for scrape(t, g)[`switchyard_streams_in_flight{route="v1"}`] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("an open stream is not counted in flight")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	<-done
+	if n := scrape(t, g)[`switchyard_streams_in_flight{route="v1"}`]; n != 0 {
+		t.Fatalf("%v streams in flight after the stream ended", n)
 	}
 }

@@ -117,14 +117,18 @@ func TestCLIUsage(t *testing.T) {
 
 		t.Run("by day as JSON", func(t *testing.T) {
 			out := mustCLI(t, e, "usage", "--account", "reporter", "--by", "day", "--json").stdout
-			var rows []struct {
-				Day *string `json:"day"`
-				usageTotals
-				EstimatedShare float64 `json:"estimated_share"`
+			var report struct {
+				By   string `json:"by"`
+				Data []struct {
+					Day *string `json:"day"`
+					usageTotals
+					EstimatedShare float64 `json:"estimated_share"`
+				} `json:"data"`
 			}
-			if err := json.Unmarshal([]byte(out), &rows); err != nil {
-				t.Fatalf("not a JSON array: %v\n%s", err, out)
+			if err := json.Unmarshal([]byte(out), &report); err != nil || report.By != "day" {
+				t.Fatalf("not the admin API's report (by %q): %v\n%s", report.By, err, out)
 			}
+			rows := report.Data
 			// The requests ran just now; at midnight UTC they may span two days.
 			today := time.Now().UTC()
 			days := map[string]bool{today.Format(time.DateOnly): true, today.Add(-time.Hour).Format(time.DateOnly): true}
@@ -214,8 +218,13 @@ func TestCLIUsage(t *testing.T) {
 
 		t.Run("an empty period and refused flags", func(t *testing.T) {
 			out := mustCLI(t, e, "usage", "--account", "reporter", "--since", "2020-01-01", "--until", "2020-01-31", "--json").stdout
-			if strings.TrimSpace(out) != "[]" {
-				t.Errorf("a period without usage printed %q, want []", out)
+			var report struct {
+				Since, Until string
+				Data         []json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(out), &report); err != nil || report.Data == nil || len(report.Data) != 0 ||
+				report.Since != "2020-01-01" || report.Until != "2020-01-31" {
+				t.Errorf("a period without usage printed %q, want the period and an empty data", out)
 			}
 			for _, args := range [][]string{
 				{"--by", "model"},

@@ -134,9 +134,31 @@ MSG
 	fi
 }
 
+# promtool (Debian's prometheus package) checks and tests the shipped
+# Prometheus rules and the dashboard's queries (deploy/, deploy_test.go).
+ensure_promtool() {
+	if command -v promtool >/dev/null; then
+		return 0
+	fi
+	if ! can_install; then
+		cat >&2 <<'MSG'
+promtool is not installed; the deploy/ suite checks the shipped Prometheus
+rules and dashboard with it. Install it (Debian: sudo apt-get install
+prometheus; or put promtool from a Prometheus release on PATH).
+MSG
+		exit 1
+	fi
+	apt_options=--no-install-recommends apt_install prometheus
+	# The package starts a Prometheus server; the suite needs only promtool.
+	if command -v systemctl >/dev/null; then
+		systemctl stop prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+	fi
+}
+
 ensure_postgres
 ensure_redis
 ensure_stripe_mock
 ensure_clamav
+ensure_promtool
 # The fonts documents and pictures fall back to for non-Latin scripts.
 "$(dirname "$0")/fonts.sh"

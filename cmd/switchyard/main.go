@@ -1,16 +1,14 @@
 // Command switchyard is Caddy with the Switchyard modules and management
-// subcommands built in: run it as you would run caddy.
+// commands built in: run it as you would run caddy; `switchyard help`
+// lists Switchyard's commands first.
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
-
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
-
-	_ "github.com/switchyardhq/switchyard/caddymodules"
 )
 
 func main() {
@@ -23,5 +21,11 @@ func main() {
 		runtime.SetMutexProfileFraction(5)
 		runtime.SetBlockProfileRate(10_000) // one sample per 10 µs blocked
 	}
-	caddycmd.Main()
+	if cmd, err := newRoot().ExecuteC(); err != nil {
+		msg, status := failure(cmd, err)
+		if msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+		}
+		os.Exit(status)
+	}
 }
