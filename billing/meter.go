@@ -50,6 +50,10 @@ type Meter struct {
 	// any later chunk) only if an estimate is wanted.
 	deferred      [][]byte
 	deferredBytes int
+
+	price   func(Usage) int64 // ShowCost: the usage the client sees carries cost_cents
+	holding bool              // a JSON answer is held to add its cost (holdJSON)
+	usageAt usagePlace        // where the event just read carries the usage
 }
 
 // maxDeferred bounds the chunk data a Meter keeps undecoded.
@@ -84,6 +88,9 @@ func (m *Meter) Start(contentType string) {
 func (m *Meter) Write(p []byte) []byte {
 	m.bytes += int64(len(p))
 	if !m.stream {
+		if m.price != nil {
+			return m.holdJSON(p)
+		}
 		m.keepJSON(p)
 		return p
 	}
@@ -97,7 +104,7 @@ func (m *Meter) Write(p []byte) []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, ev.Raw...)
+		out = append(out, m.relayed(ev)...)
 		return nil
 	})
 	if err != nil {
@@ -105,21 +112,25 @@ func (m *Meter) Write(p []byte) []byte {
 		// relay the rest untouched: what the parser held, then what it
 		// had not read of p.
 		m.broken = true
-		if m.dropUsage {
+		if m.rewrites() {
 			unread := m.fed - m.parser.Consumed(m.emitted)
 			out = append(out, m.parser.Held()...)
 			return append(out, p[int64(len(p))-unread:]...)
 		}
 	}
-	if !m.dropUsage {
+	if !m.rewrites() {
 		return p
 	}
 	return out
 }
 
 // Close ends the response and returns what is still to be sent: the end
-// of a stream that came without a final line ending or blank line.
+// of a stream that came without a final line ending or blank line, or a
+// JSON answer held to show its cost (ShowCost).
 func (m *Meter) Close() []byte {
+	if !m.stream && m.price != nil {
+		return m.closeJSON()
+	}
 	if !m.stream || m.broken {
 		return nil
 	}
@@ -128,10 +139,10 @@ func (m *Meter) Close() []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, ev.Raw...)
+		out = append(out, m.relayed(ev)...)
 		return nil
 	})
-	if !m.dropUsage {
+	if !m.rewrites() {
 		return nil
 	}
 	return append(out, rest...)
@@ -251,6 +262,7 @@ func deref(p *TokenCount) int64 {
 // a usage-only chunk (usage and no choices), the one the client may not
 // have asked for.
 func (m *Meter) readEvent(data []byte) (usageOnly bool) {
+	m.usageAt = usageNowhere
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return false
@@ -274,6 +286,10 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 		// whole answer's chunks when the usage comes last, never is.
 		m.usage, m.found = u, true
 		m.deferred, m.deferredBytes = nil, 0
+		m.usageAt = usageInResponse
+		if inChunk {
+			m.usageAt = usageInChunk
+		}
 		return inChunk && len(c.Choices) == 0
 	}
 	m.readDeferred()
