@@ -310,24 +310,26 @@ func (m *Meter) readDeferred() {
 
 // mayCarryUsage reports whether encoding/json could find a usage object in
 // data: false only when no key that matches "usage" or "response" (as
-// encoding/json matches keys, without regard to case) can be in it. It
-// errs on the side of true.
+// encoding/json matches keys, without regard to case) can be in it with an
+// object for its value. It errs on the side of true. Every Responses
+// event names "response." in its type; only the few whose "response" is an
+// object are decoded at once.
 func mayCarryUsage(data []byte) bool {
 	if bytes.Contains(data, []byte(`\u`)) || bytes.Contains(data, []byte("\u017f")) || bytes.Contains(data, []byte("\u212a")) {
 		return true // an escaped key, or a rune encoding/json folds to s or k
 	}
-	return foldContains(data, "response") || usageObject(data)
+	return keyedObject(data, "response") || keyedObject(data, "usage")
 }
 
-// usageObject reports whether data has "usage" (in any case) followed by
-// a quote, a colon and an object.
-func usageObject(data []byte) bool {
+// keyedObject reports whether data has key (in any case) followed by a
+// quote, a colon and an object.
+func keyedObject(data []byte, key string) bool {
 	for i := 0; ; {
-		j := foldIndex(data[i:], "usage")
+		j := foldIndex(data[i:], key)
 		if j < 0 {
 			return false
 		}
-		k := i + j + len("usage")
+		k := i + j + len(key)
 		if k < len(data) && data[k] == '"' {
 			k++
 			for k < len(data) && isSpace(data[k]) {
@@ -348,8 +350,6 @@ func usageObject(data []byte) bool {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func foldContains(data []byte, word string) bool { return foldIndex(data, word) >= 0 }
 
 // foldIndex is the index of word (lower-case ASCII) in data, ASCII
 // letters matched without regard to case, or -1.
