@@ -208,3 +208,37 @@ func TestWithCost(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMeterShowCost holds the cost rewrite to the meter without it: the
+// same usage, the same answer when no usage was read, and the same output
+// whatever the size of the pieces the answer arrives in.
+func FuzzMeterShowCost(f *testing.F) {
+	f.Add([]byte(responsesStream), uint16(7), true)
+	f.Add([]byte(usageStream), uint16(3), true)
+	f.Add([]byte("data: {\"choices\":[],\r\ndata: \"usage\":{\"prompt_tokens\":1}}\r\r"), uint16(2), true)
+	f.Add([]byte(`{"usage":{"input_tokens":3},"usage":{"output_tokens":1}}`), uint16(5), false)
+	f.Fuzz(func(t *testing.T, answer []byte, step uint16, stream bool) {
+		ct := "application/json"
+		if stream {
+			ct = "text/event-stream"
+		}
+		plain := NewMeter(false)
+		want := feed(plain, ct, string(answer), len(answer)+1)
+		whole, pieces := NewMeter(false), NewMeter(false)
+		whole.ShowCost(flatPrice)
+		pieces.ShowCost(flatPrice)
+		got := feed(whole, ct, string(answer), len(answer)+1)
+		if inPieces := feed(pieces, ct, string(answer), int(step%64)+1); inPieces != got {
+			t.Fatalf("whole %q, in pieces %q", got, inPieces)
+		}
+		if whole.Usage() != plain.Usage() {
+			t.Fatalf("usage %+v with the cost shown, %+v without", whole.Usage(), plain.Usage())
+		}
+		if plain.Usage().Estimated && got != want {
+			t.Fatalf("no usage read, yet the answer changed: %q to %q", want, got)
+		}
+		if !stream && json.Valid(answer) && !json.Valid([]byte(got)) {
+			t.Fatalf("a JSON answer became invalid: %q", got)
+		}
+	})
+}
