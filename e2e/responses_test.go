@@ -387,3 +387,16 @@ func TestV1IncludeCost(t *testing.T) {
 		}
 	})
 }
+
+// A Responses stream takes one of the key's stream slots, as a chat
+// stream does: revision B allows five at once.
+func TestV1ResponsesStreamsTakeSlots(t *testing.T) {
+	up := slowUpstream(t)
+	e := embeddedEnv(t, up.URL())
+	key := fundedKey(t, e, "slots")
+	g := startGateway(t, e)
+	statuses := parallelStreams(t, g, key, "/v1/responses", 6, `{"model":"m","input":"hi","stream":true}`, "application/json")
+	if statuses[http.StatusOK] != 5 || statuses[http.StatusTooManyRequests] != 1 {
+		t.Fatalf("statuses %v, want five streams and one 429", statuses)
+	}
+}
