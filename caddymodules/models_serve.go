@@ -108,6 +108,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	defer done()
 
 	state := &routeState{body: req.Body, bodyModel: req.Model}
+	caddyhttp.SetVar(r.Context(), routeStateVar, state) // for a cost shown as the answer passes
 	u := *r.URL
 	u.Path, u.RawPath = rest, ""
 	pr := r.WithContext(context.WithValue(r.Context(), routeStateKey{}, state))

@@ -47,10 +47,29 @@ func (h *Meter) showCost(r *http.Request, mw *meterWriter, x billing.V1Exchange)
 	mw.meter.ShowCost(func(u billing.Usage) int64 {
 		x.Status, x.Usage = http.StatusOK, u
 		rec, _ := billing.V1Record(x)
-		if s, ok := caddyhttp.GetVar(r.Context(), servedVar).(servedBy); ok {
-			// A model's pool answered: its fallback's prices apply.
-			rec.Model = s.model
+		if model := answeringModel(r); model != "" {
+			// A model's pool answers: its fallback's prices apply.
+			rec.Model = model
 		}
 		return h.usage.Price(rec)
 	})
+}
+
+// routeStateVar holds the *routeState of a /v1 request routed to a
+// model's pool, while the pool answers it.
+const routeStateVar = "switchyard.route_state"
+
+// answeringModel is the model whose pool answers r: the one servedVar
+// names once the pools are done, or while a stream passes, the model of
+// the latest attempt (one that has begun to answer is the last). The
+// pool's transport sets it on the handler's goroutine, before the answer
+// reaches the meter. "" without model pools.
+func answeringModel(r *http.Request) string {
+	if s, ok := caddyhttp.GetVar(r.Context(), servedVar).(servedBy); ok {
+		return s.model
+	}
+	if s, ok := caddyhttp.GetVar(r.Context(), routeStateVar).(*routeState); ok {
+		return s.model
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -398,5 +399,53 @@ func TestV1ResponsesStreamsTakeSlots(t *testing.T) {
 	statuses := parallelStreams(t, g, key, "/v1/responses", 6, `{"model":"m","input":"hi","stream":true}`, "application/json")
 	if statuses[http.StatusOK] != 5 || statuses[http.StatusTooManyRequests] != 1 {
 		t.Fatalf("statuses %v, want five streams and one 429", statuses)
+	}
+}
+
+// With model pools the cost shown is the served model's price, as the
+// charge is, also in a stream, whose usage passes while the pool still
+// answers: alpha's upstream fails, and beta, ten thousand times dearer,
+// answers.
+func TestV1IncludeCostOfAFallback(t *testing.T) {
+	a, f := startBackend(t, demobackend.Options{}), startBackend(t, demobackend.Options{})
+	g, e, key := routedGateway(t, fmt.Sprintf(`
+		model alpha {
+			upstream %s
+			price 0.10 0.10
+			fallback beta
+		}
+		model beta {
+			upstream %s
+			price 1000 2000
+		}`, a.url(), f.url()))
+	a.Respond(func(*demobackend.Request) (demobackend.Reply, bool) {
+		return testupstream.Error(503, `{"error":{"message":"overloaded"}}`), true
+	})
+	usage := &demobackend.Usage{PromptTokens: 1000, CompletionTokens: 500, TotalTokens: 1500}
+	// $1000 and $2000 per million tokens: 100 + 100 cents at beta's
+	// prices; alpha's would make it the 1-cent minimum.
+	const want = 200
+	for _, tt := range []struct{ path, body, event string }{
+		{"/v1/chat/completions", streamFor("alpha", "hi"), `"choices":[]`},
+		{"/v1/responses", `{"model":"alpha","input":"hi","stream":true}`, `"response.completed"`},
+	} {
+		before := len(charges(t, e, "router"))
+		f.Enqueue(demobackend.Reply{Content: "From the fallback.", Usage: usage})
+		status, _, body := g.do("POST", tt.path, key, tt.body, "X-Include-Cost", "1")
+		if status != 200 {
+			t.Fatalf("%s: %d %s", tt.path, status, body)
+		}
+		events := sseData(body, tt.event)
+		if len(events) != 1 {
+			t.Fatalf("%s: %d usage events:\n%s", tt.path, len(events), body)
+		}
+		path := []string{"usage"}
+		if tt.path == "/v1/responses" {
+			path = []string{"response", "usage"}
+		}
+		got := chargedSince(t, e, "router", before)
+		if c, ok := costOf(t, events[0], path...); !ok || c != want || len(got) != 1 || -got[0].AmountCents != want {
+			t.Fatalf("%s: cost_cents %d (%v), charges %+v, want %d", tt.path, c, ok, got, want)
+		}
 	}
 }
