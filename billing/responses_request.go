@@ -3,9 +3,11 @@ package billing
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/jsonscan"
 )
 
@@ -20,7 +22,8 @@ import (
 // account, shared by every tenant: what would read state stored there, or
 // run the generation where the meter cannot see it, is refused with 400
 // unsupported_parameter (previous_response_id, conversation, prompt, an
-// input item_reference, background: true). Errors are *apierror.Error.
+// input item_reference, background: true, a tool the backend runs itself,
+// which it bills beside the tokens). Errors are *apierror.Error.
 func ParseResponses(body []byte) (V1Request, error) {
 	fields, err := topLevel(body)
 	if err != nil {
@@ -58,12 +61,40 @@ func refuseStoredState(fields fieldList) error {
 			return unsupportedParam("background is not supported: a response generated in the background could not be metered. " +
 				"Use stream: true for long answers.")
 		}
+		if strings.EqualFold(f.name, "tools") {
+			if typ, ok := hostedTool(f.value); ok {
+				return unsupportedParam(fmt.Sprintf("tools of type %q are not supported: a tool the backend runs itself "+
+					"is billed by the backend beside the tokens, or reads what is stored at it, neither of which the gateway "+
+					`can meter or keep apart per account. Tools of type "function" and "custom" are supported.`, clip.Ellipsis(typ, 40)))
+			}
+		}
 		if strings.EqualFold(f.name, "input") && hasItemReference(f.value) {
 			return unsupportedParam(`input items of type "item_reference" are not supported: the gateway serves no items ` +
 				"stored at its backend. Send the items themselves (with store: false, reasoning items carry their encrypted content).")
 		}
 	}
 	return nil
+}
+
+// clientTools are the tool types the client runs itself: the backend only
+// generates their calls, which the usage counts.
+var clientTools = map[string]bool{"function": true, "custom": true}
+
+// hostedTool returns the type of the first tool in tools that the backend
+// would run itself (web_search, file_search, code_interpreter, mcp,
+// image_generation, ...), a tool without a type included.
+func hostedTool(tools json.RawMessage) (string, bool) {
+	typ, found := "", false
+	jsonscan.Elements(tools, func(tool []byte) bool {
+		var t struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(tool, &t) != nil || !clientTools[t.Type] {
+			typ, found = t.Type, true
+		}
+		return !found
+	})
+	return typ, found
 }
 
 // hasItemReference reports whether the input array holds an item of type

@@ -76,6 +76,10 @@ func TestParseResponsesRefuses(t *testing.T) {
 		{"a saved prompt", `{"model":"m","prompt":{"id":"pmpt_1"}}`, "unsupported_parameter"},
 		{"the background", `{"model":"m","input":"x","background":true}`, "unsupported_parameter"},
 		{"an item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "unsupported_parameter"},
+		{"a hosted tool", `{"model":"m","input":"x","tools":[{"type":"function","name":"f"},{"type":"web_search"}]}`, "unsupported_parameter"},
+		{"a vector store", `{"model":"m","input":"x","tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`, "unsupported_parameter"},
+		{"a tool without a type", `{"model":"m","input":"x","tools":[{"name":"f"}]}`, "unsupported_parameter"},
+		{"a tool type in capitals", `{"model":"m","input":"x","tools":[{"type":"FUNCTION","name":"f"}]}`, "unsupported_parameter"},
 		{"an item reference in capitals", `{"model":"m","input":[{"Type":"ITEM_REFERENCE","id":"msg_1"}]}`, "unsupported_parameter"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +93,8 @@ func TestParseResponsesRefuses(t *testing.T) {
 	for _, ok := range []string{
 		`{"model":"m","input":"x","previous_response_id":null,"background":false,"store":false}`,
 		`{"model":"m","input":"x","max_output_tokens":null}`,
+		`{"model":"m","input":"x","tools":[{"type":"function","name":"f","parameters":{}},{"type":"custom","name":"g"}]}`,
+		`{"model":"m","input":"x","tools":[]}`,
 	} {
 		if _, err := ParseResponses([]byte(ok)); err != nil {
 			t.Errorf("%s: %v", ok, err)

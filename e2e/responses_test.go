@@ -177,6 +177,7 @@ func TestV1Responses(t *testing.T) {
 			{"a stored response", "POST", "/v1/responses", `{"model":"m","input":"hi","previous_response_id":"resp_1"}`, nil, 400, "unsupported_parameter"},
 			{"a conversation", "POST", "/v1/responses", `{"model":"m","input":"hi","conversation":"conv_1"}`, nil, 400, "unsupported_parameter"},
 			{"the background", "POST", "/v1/responses", `{"model":"m","input":"hi","background":true}`, nil, 400, "unsupported_parameter"},
+			{"a hosted tool", "POST", "/v1/responses", `{"model":"m","input":"hi","tools":[{"type":"web_search"}]}`, nil, 400, "unsupported_parameter"},
 			{"an item reference", "POST", "/v1/responses", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, nil, 400, "unsupported_parameter"},
 			{"a key twice", "POST", "/v1/responses", `{"model":"m","input":"hi","Input":"ho"}`, nil, 400, "invalid_json"},
 			{"reading a stored response", "GET", "/v1/responses/resp_1", "", nil, 404, "route_not_found"},
