@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -192,6 +193,34 @@ func TestV1Responses(t *testing.T) {
 		}
 		if got := chargedSince(t, e, "resp", before); len(got) != 0 {
 			t.Errorf("refused requests were charged: %+v", got)
+		}
+	})
+
+	t.Run("openai-go's Responses client reads the errors", func(t *testing.T) {
+		params := responsesInput("hi")
+		params.PreviousResponseID = openai.String("resp_1")
+		_, err := client.Responses.New(context.Background(), params)
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Code != "unsupported_parameter" {
+			t.Fatalf("a stored response: %v", err)
+		}
+		// The backend's own refusal passes through, and costs nothing.
+		before := len(charges(t, e, "resp"))
+		up.Enqueue(testupstream.Error(http.StatusTooManyRequests, ""))
+		_, err = client.Responses.New(context.Background(), responsesInput("hi"))
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || apiErr.Code != "rate_limit_exceeded" {
+			t.Fatalf("the backend's 429: %v", err)
+		}
+		up.Enqueue(testupstream.Error(http.StatusServiceUnavailable, ""))
+		stream := client.Responses.NewStreaming(context.Background(), responsesInput("hi"))
+		for stream.Next() {
+			t.Fatalf("an event of a refused stream: %s", stream.Current().RawJSON())
+		}
+		if err := stream.Err(); !errors.As(err, &apiErr) || apiErr.StatusCode != 503 {
+			t.Fatalf("the backend's 503 to a stream: %v", err)
+		}
+		if got := chargedSince(t, e, "resp", before); len(got) != 0 {
+			t.Fatalf("refusals were charged: %+v", got)
 		}
 	})
 
