@@ -66,6 +66,9 @@ func ParseV1(body []byte) (V1Request, error) {
 	if err := req.readModelStream(fields); err != nil {
 		return V1Request{}, err
 	}
+	if err := refuseHostedSearch(fields); err != nil {
+		return V1Request{}, err
+	}
 	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
 		if v, ok := fields.get(name); ok && !isNull(v) {
 			if json.Unmarshal(v, &req.MaxTokens) != nil || req.MaxTokens < 0 {
