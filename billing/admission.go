@@ -33,6 +33,13 @@ const (
 	// to the blob store by the files service and counted against the
 	// account's storage quota. Storage has no fee (spec section 8).
 	Upload
+	// V1Responses is a /v1 Responses API body (POST /v1/responses), read
+	// by ParseResponses and charged per token from the input_tokens and
+	// output_tokens the backend reports, like V1JSON. It differs from
+	// V1JSON in what its parse accepts and sends on (the body unchanged:
+	// a Responses stream always ends with its usage) and in what its
+	// prompt estimate counts.
+	V1Responses
 )
 
 func (m BodyMeter) String() string {
@@ -45,6 +52,8 @@ func (m BodyMeter) String() string {
 		return "chat"
 	case Upload:
 		return "upload"
+	case V1Responses:
+		return "responses"
 	}
 	return "unknown"
 }
@@ -52,19 +61,24 @@ func (m BodyMeter) String() string {
 // Chargeable reports whether the requests of the route can be charged
 // for, and so must pass the balance gate. It depends on the route alone,
 // never on how the request labels its body.
-func (m BodyMeter) Chargeable() bool { return m == V1JSON || m == ChatJSON }
+func (m BodyMeter) Chargeable() bool { return m == V1JSON || m == ChatJSON || m == V1Responses }
 
 // ReadsBody reports whether the route's body is read into memory before
 // the request is admitted: to learn whether it streams and what it may
 // cost. An upload streams to the blob store instead.
-func (m BodyMeter) ReadsBody() bool { return m == V1JSON || m == ChatJSON }
+func (m BodyMeter) ReadsBody() bool { return m == V1JSON || m == ChatJSON || m == V1Responses }
+
+// PassThrough reports whether the route's body goes on to a /v1 backend,
+// read by the meter (ParseV1 or ParseResponses) rather than by a handler
+// of the gateway's own.
+func (m BodyMeter) PassThrough() bool { return m == V1JSON || m == V1Responses }
 
 // Accepts reports whether the meter reads a body labelled contentType:
 // JSON (mediatype.IsJSON) for the metered routes, multipart/form-data for
 // uploads, nothing for a route without a body.
 func (m BodyMeter) Accepts(contentType string) bool {
 	switch m {
-	case V1JSON, ChatJSON:
+	case V1JSON, ChatJSON, V1Responses:
 		return mediatype.IsJSON(contentType)
 	case Upload:
 		return mediatype.IsFormData(contentType)
@@ -77,12 +91,15 @@ func (m BodyMeter) Accepts(contentType string) bool {
 // switchyard_proxy route that takes a body must be one of them. Adding a
 // JSON route that reports prompt_tokens/completion_tokens or
 // input_tokens/output_tokens is one entry, once Meter reads its answers'
-// usage, streams included: "POST /responses" waits for the meter to read
-// the Responses API's stream events.
+// usage, streams included. The Responses API's routes that read or change
+// responses stored at the backend (GET, DELETE /responses/{id}, cancel,
+// input_items) have no entry: the backend's store is the operator's
+// account, shared by every tenant of the gateway.
 var V1Routes = map[string]BodyMeter{
 	"POST /chat/completions": V1JSON,
 	"POST /completions":      V1JSON,
 	"POST /embeddings":       V1JSON,
+	"POST /responses":        V1Responses,
 	"GET /models":            NoBody,
 	"GET /models/*":          NoBody,
 }
@@ -125,12 +142,15 @@ type Routes struct {
 	Chat string
 	// Uploads are the paths that take Files API uploads.
 	Uploads []string
+	// Responses are the paths of /v1 Responses API routes (a
+	// switchyard_proxy's prefix and "/responses").
+	Responses []string
 }
 
 // BodyMeter is the meter of a request. Paths compare without regard to case
 // or a trailing slash, as the handlers' path matchers do. A request that
-// can carry a body and is neither the chat route nor an upload is read as
-// a /v1 JSON body: what the gateway does not know it meters as the
+// can carry a body and is neither the chat route, an upload nor a
+// Responses route is read as a /v1 JSON body: what the gateway does not know it meters as the
 // strictest reader, and the handler after refuses a route it does not
 // serve.
 func (rt Routes) BodyMeter(method, path string) BodyMeter {
@@ -147,6 +167,11 @@ func (rt Routes) BodyMeter(method, path string) BodyMeter {
 				return Upload
 			}
 		}
+		for _, p := range rt.Responses {
+			if strings.EqualFold(path, p) {
+				return V1Responses
+			}
+		}
 	}
 	return V1JSON
 }
@@ -156,7 +181,7 @@ func (rt Routes) BodyMeter(method, path string) BodyMeter {
 func UnsupportedMediaType(m BodyMeter, method, path string) *apierror.Error {
 	msg := method + " " + clip.Ellipsis(path, 80) + " takes "
 	switch m {
-	case V1JSON, ChatJSON:
+	case V1JSON, ChatJSON, V1Responses:
 		msg += `a JSON body, sent as "Content-Type: application/json" (charset=utf-8 alone allowed), without Content-Encoding.`
 	case Upload:
 		msg += `a "multipart/form-data" body, without Content-Encoding.`
@@ -195,7 +220,7 @@ func CheckBody(m BodyMeter, method, path string, header http.Header, hasBody boo
 // chat, uploads) and the routes without a body read no query upstream.
 // An empty query ("?" alone) passes.
 func CheckQuery(m BodyMeter, method, path, rawQuery string) *apierror.Error {
-	if m != V1JSON || rawQuery == "" {
+	if !m.PassThrough() || rawQuery == "" {
 		return nil
 	}
 	return apierror.InvalidRequest("unsupported_parameter", method+" "+clip.Ellipsis(path, 80)+
@@ -212,10 +237,15 @@ type Ask struct {
 	MaxTokens int64
 }
 
-// AskV1 is the Ask of a /v1 request whose body ParseV1 read.
+// AskV1 is the Ask of a /v1 request whose body ParseV1 (or, on a
+// Responses route, ParseResponses) read.
 func AskV1(req V1Request) Ask {
+	m := V1JSON
+	if req.Responses {
+		m = V1Responses
+	}
 	return Ask{
-		Meter:     V1JSON,
+		Meter:     m,
 		BodyBytes: int64(len(req.Body)),
 		Model:     req.Model,
 		Stream:    req.Stream,

@@ -11,7 +11,7 @@ import (
 )
 
 func TestRoutesBodyMeter(t *testing.T) {
-	rt := Routes{Chat: "/v3/chat/completions", Uploads: []string{"/v3/files"}}
+	rt := Routes{Chat: "/v3/chat/completions", Uploads: []string{"/v3/files"}, Responses: []string{"/v1/responses"}}
 	for _, tt := range []struct {
 		name, method, path string
 		want               BodyMeter
@@ -26,6 +26,10 @@ func TestRoutesBodyMeter(t *testing.T) {
 		{"an unknown route is read strictly", "POST", "/v1/audio/transcriptions", V1JSON},
 		{"an unknown method is read strictly", "PATCH", "/v1/chat/completions", V1JSON},
 		{"a method in lower case is not GET", "get", "/v1/models", V1JSON},
+		{"responses", "POST", "/v1/responses", V1Responses},
+		{"responses in capitals", "POST", "/V1/Responses/", V1Responses},
+		{"below responses is no Responses body", "POST", "/v1/responses/resp_1/cancel", V1JSON},
+		{"reading a stored response", "GET", "/v1/responses/resp_1", NoBody},
 		{"reads", "GET", "/v3/files", NoBody},
 		{"deletes", "DELETE", "/v3/files/file-1", NoBody},
 		{"HEAD", "HEAD", "/v1/models", NoBody},
@@ -39,7 +43,7 @@ func TestRoutesBodyMeter(t *testing.T) {
 }
 
 func TestMeterChargeable(t *testing.T) {
-	for m, want := range map[BodyMeter]bool{NoBody: false, V1JSON: true, ChatJSON: true, Upload: false} {
+	for m, want := range map[BodyMeter]bool{NoBody: false, V1JSON: true, ChatJSON: true, Upload: false, V1Responses: true} {
 		if m.Chargeable() != want {
 			t.Errorf("%v.Chargeable() = %v", m, !want)
 		}
@@ -54,7 +58,8 @@ func TestV1RouteMeter(t *testing.T) {
 		"GET /batches":                  true, // no body: no meter needed
 		"DELETE /files/*":               true,
 		"POST /audio/transcriptions":    false,
-		"POST /responses":               false,
+		"POST /responses":               true,
+		"POST /responses/*/cancel":      false,
 		"PUT /chat/completions":         false,
 		"PATCH /fine_tuning/jobs/*":     false,
 		"POST /chat/completions/extras": false,
@@ -180,6 +185,7 @@ func TestCheckQuery(t *testing.T) {
 	}{
 		{"a /v1 body without a query", V1JSON, "", false},
 		{"a /v1 body with a query", V1JSON, "max_tokens=100000", true},
+		{"a Responses body with a query", V1Responses, "stream=true", true},
 		{"a /v1 body with a malformed query", V1JSON, "%zz", true},
 		{"a read keeps its query", NoBody, "limit=5", false},
 		{"the /v3 chat reads no query upstream", ChatJSON, "x=1", false},

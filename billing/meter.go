@@ -50,6 +50,10 @@ type Meter struct {
 	// any later chunk) only if an estimate is wanted.
 	deferred      [][]byte
 	deferredBytes int
+
+	price   func(Usage) int64 // ShowCost: the usage the client sees carries cost_cents
+	holding bool              // a JSON answer is held to add its cost (holdJSON)
+	usageAt usagePlace        // where the event just read carries the usage
 }
 
 // maxDeferred bounds the chunk data a Meter keeps undecoded.
@@ -84,6 +88,9 @@ func (m *Meter) Start(contentType string) {
 func (m *Meter) Write(p []byte) []byte {
 	m.bytes += int64(len(p))
 	if !m.stream {
+		if m.price != nil {
+			return m.holdJSON(p)
+		}
 		m.keepJSON(p)
 		return p
 	}
@@ -97,7 +104,7 @@ func (m *Meter) Write(p []byte) []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, ev.Raw...)
+		out = append(out, m.relayed(ev)...)
 		return nil
 	})
 	if err != nil {
@@ -105,21 +112,25 @@ func (m *Meter) Write(p []byte) []byte {
 		// relay the rest untouched: what the parser held, then what it
 		// had not read of p.
 		m.broken = true
-		if m.dropUsage {
+		if m.rewrites() {
 			unread := m.fed - m.parser.Consumed(m.emitted)
 			out = append(out, m.parser.Held()...)
 			return append(out, p[int64(len(p))-unread:]...)
 		}
 	}
-	if !m.dropUsage {
+	if !m.rewrites() {
 		return p
 	}
 	return out
 }
 
 // Close ends the response and returns what is still to be sent: the end
-// of a stream that came without a final line ending or blank line.
+// of a stream that came without a final line ending or blank line, or a
+// JSON answer held to show its cost (ShowCost).
 func (m *Meter) Close() []byte {
+	if !m.stream && m.price != nil {
+		return m.closeJSON()
+	}
 	if !m.stream || m.broken {
 		return nil
 	}
@@ -128,10 +139,10 @@ func (m *Meter) Close() []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, ev.Raw...)
+		out = append(out, m.relayed(ev)...)
 		return nil
 	})
-	if !m.dropUsage {
+	if !m.rewrites() {
 		return nil
 	}
 	return append(out, rest...)
@@ -251,6 +262,7 @@ func deref(p *TokenCount) int64 {
 // a usage-only chunk (usage and no choices), the one the client may not
 // have asked for.
 func (m *Meter) readEvent(data []byte) (usageOnly bool) {
+	m.usageAt = usageNowhere
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return false
@@ -274,6 +286,10 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 		// whole answer's chunks when the usage comes last, never is.
 		m.usage, m.found = u, true
 		m.deferred, m.deferredBytes = nil, 0
+		m.usageAt = usageInResponse
+		if inChunk {
+			m.usageAt = usageInChunk
+		}
 		return inChunk && len(c.Choices) == 0
 	}
 	m.readDeferred()
@@ -294,24 +310,26 @@ func (m *Meter) readDeferred() {
 
 // mayCarryUsage reports whether encoding/json could find a usage object in
 // data: false only when no key that matches "usage" or "response" (as
-// encoding/json matches keys, without regard to case) can be in it. It
-// errs on the side of true.
+// encoding/json matches keys, without regard to case) can be in it with an
+// object for its value. It errs on the side of true. Every Responses
+// event names "response." in its type; only the few whose "response" is an
+// object are decoded at once.
 func mayCarryUsage(data []byte) bool {
 	if bytes.Contains(data, []byte(`\u`)) || bytes.Contains(data, []byte("\u017f")) || bytes.Contains(data, []byte("\u212a")) {
 		return true // an escaped key, or a rune encoding/json folds to s or k
 	}
-	return foldContains(data, "response") || usageObject(data)
+	return keyedObject(data, "response") || keyedObject(data, "usage")
 }
 
-// usageObject reports whether data has "usage" (in any case) followed by
-// a quote, a colon and an object.
-func usageObject(data []byte) bool {
+// keyedObject reports whether data has key (in any case) followed by a
+// quote, a colon and an object.
+func keyedObject(data []byte, key string) bool {
 	for i := 0; ; {
-		j := foldIndex(data[i:], "usage")
+		j := foldIndex(data[i:], key)
 		if j < 0 {
 			return false
 		}
-		k := i + j + len("usage")
+		k := i + j + len(key)
 		if k < len(data) && data[k] == '"' {
 			k++
 			for k < len(data) && isSpace(data[k]) {
@@ -332,8 +350,6 @@ func usageObject(data []byte) bool {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func foldContains(data []byte, word string) bool { return foldIndex(data, word) >= 0 }
 
 // foldIndex is the index of word (lower-case ASCII) in data, ASCII
 // letters matched without regard to case, or -1.

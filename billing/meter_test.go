@@ -283,6 +283,9 @@ func FuzzMeterDeferral(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}],\"u\\u0073age\":{\"completion_tokens\":4}}\n\n"), uint16(9), false)
 	f.Add([]byte("data: {\"delta\":\"x\"}\n\ndata: {\"RESPONSE\":{\"usage\":{\"output_tokens\":3}}}\n\n"), uint16(4), true)
 	f.Add([]byte("data: {\"choices\":[{\"text\":\"t\"}],\"u\u017fage\":{\"completion_tokens\":6}}\n\n"), uint16(6), false)
+	f.Add([]byte(responsesStream), uint16(11), false)
+	f.Add([]byte("data: {\"type\":\"response.output_text.delta\",\"delta\":\"a b\"}\n\ndata: {\"Response\" :{\"usage\":{\"output_tokens\":2}}}\n\n"), uint16(8), false)
+	f.Add([]byte("data: {\"type\":\"response.output_text.delta\",\"delta\":\"a b\"}\n\ndata: {\"response\":null}\n\n"), uint16(8), false)
 	f.Fuzz(func(t *testing.T, answer []byte, step uint16, drop bool) {
 		run := func(deferred bool) (string, Usage) {
 			deferChunks = deferred

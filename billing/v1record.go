@@ -50,7 +50,7 @@ func V1Record(x V1Exchange) (storage.UsageRecord, bool) {
 		u = Usage{Estimated: true}
 	}
 	if u.Estimated && u.Prompt == 0 {
-		u.Prompt = EstimatePromptTokens(x.Request.Body)
+		u.Prompt = x.Request.PromptEstimate()
 	}
 	u = u.Normalized() // the meter's are; an exchange built elsewhere may not be
 	outcome := storage.OutcomeCompleted

@@ -31,9 +31,24 @@ type V1Request struct {
 	// DropUsage is set when usage was asked for on the client's behalf:
 	// the Meter removes the usage-only chunk again.
 	DropUsage bool
-	// MaxTokens is the request's max_completion_tokens (or max_tokens),
-	// 0 when it sets none.
+	// MaxTokens is the request's max_completion_tokens (or max_tokens;
+	// of a Responses body, max_output_tokens), 0 when it sets none.
 	MaxTokens int64
+	// Responses is set on a Responses API body (ParseResponses).
+	Responses bool
+	// Prompt is what a prompt estimate counts (PromptEstimate): of a
+	// Responses body the text of its input, instructions and tools; nil,
+	// the whole body.
+	Prompt []byte
+}
+
+// PromptEstimate estimates the request's prompt tokens, for an answer
+// that reported no usage.
+func (r V1Request) PromptEstimate() int64 {
+	if r.Prompt != nil {
+		return EstimatePromptTokens(r.Prompt)
+	}
+	return EstimatePromptTokens(r.Body)
 }
 
 // ParseV1 reads a /v1 request body strictly, as Go parses JSON: a body
@@ -51,18 +66,11 @@ func ParseV1(body []byte) (V1Request, error) {
 		return V1Request{}, err
 	}
 	req := V1Request{Body: body}
-	if v, ok := fields.get("model"); ok {
-		if !plainString(v, &req.Model) && json.Unmarshal(v, &req.Model) != nil {
-			return V1Request{}, invalidParam("model must be a string.")
-		}
-		if len(req.Model) > MaxModelChars {
-			return V1Request{}, invalidParam(fmt.Sprintf("model must be at most %d characters.", MaxModelChars))
-		}
+	if err := req.readModelStream(fields); err != nil {
+		return V1Request{}, err
 	}
-	if v, ok := fields.get("stream"); ok && !isNull(v) {
-		if !literalBool(v, &req.Stream) && json.Unmarshal(v, &req.Stream) != nil {
-			return V1Request{}, invalidParam("stream must be a boolean.")
-		}
+	if err := refuseHostedSearch(fields); err != nil {
+		return V1Request{}, err
 	}
 	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
 		if v, ok := fields.get(name); ok && !isNull(v) {
@@ -96,6 +104,24 @@ func ParseV1(body []byte) (V1Request, error) {
 	req.Body = fields.set("stream_options", fieldList(opts).set("include_usage", json.RawMessage("true")))
 	req.DropUsage = true
 	return req, nil
+}
+
+// readModelStream reads the "model" and "stream" of every /v1 body.
+func (req *V1Request) readModelStream(fields fieldList) error {
+	if v, ok := fields.get("model"); ok {
+		if !plainString(v, &req.Model) && json.Unmarshal(v, &req.Model) != nil {
+			return invalidParam("model must be a string.")
+		}
+		if len(req.Model) > MaxModelChars {
+			return invalidParam(fmt.Sprintf("model must be at most %d characters.", MaxModelChars))
+		}
+	}
+	if v, ok := fields.get("stream"); ok && !isNull(v) {
+		if !literalBool(v, &req.Stream) && json.Unmarshal(v, &req.Stream) != nil {
+			return invalidParam("stream must be a boolean.")
+		}
+	}
+	return nil
 }
 
 // plainString reads a JSON string without escapes, the common case,

@@ -22,9 +22,10 @@ import (
 type admission struct {
 	bodies *bodyReader
 
-	mu      sync.Mutex                     // serialises registrations
-	routes  atomic.Pointer[billing.Routes] // read on every request
-	uploads []string
+	mu        sync.Mutex                     // serialises registrations
+	routes    atomic.Pointer[billing.Routes] // read on every request
+	uploads   []string
+	responses []string
 }
 
 func newAdmission(c *LimitsConfig) *admission {
@@ -43,7 +44,25 @@ func (a *admission) addUpload(path string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.uploads = append(a.uploads, path)
-	a.routes.Store(&billing.Routes{Chat: chatPath, Uploads: a.uploads[:len(a.uploads):len(a.uploads)]})
+	a.storeRoutes()
+}
+
+// addResponses registers the path of a /v1 Responses API route, when a
+// switchyard_proxy that serves one is provisioned.
+func (a *admission) addResponses(path string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.responses = append(a.responses, path)
+	a.storeRoutes()
+}
+
+// storeRoutes publishes the routes registered so far; a.mu is held.
+func (a *admission) storeRoutes() {
+	a.routes.Store(&billing.Routes{
+		Chat:      chatPath,
+		Uploads:   a.uploads[:len(a.uploads):len(a.uploads)],
+		Responses: a.responses[:len(a.responses):len(a.responses)],
+	})
 }
 
 // admitted is what the admission step holds for a request until its

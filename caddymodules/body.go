@@ -322,7 +322,8 @@ func chatLimits(prof policy.Profile) request.Limits {
 // probeBody reads and parses the body of a request whose meter reads it
 // (billing.BodyMeter.ReadsBody), to learn whether it asks for a stream
 // and how much it may cost: a /v3 chat body by request.Parse (with
-// chatLimits), a /v1 body by billing.ParseV1. Both are strict: they
+// chatLimits), a /v1 body by billing.ParseV1 (a Responses body by
+// billing.ParseResponses). All are strict: they
 // refuse a top-level key given twice in two letter cases and a "stream"
 // that is not a boolean, with 400, so that no backend reads a request
 // other than the one admitted. An empty body is refused the same way. The
@@ -338,7 +339,7 @@ func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing
 		body, _ := caddyhttp.GetVar(r.Context(), bodyVar).([]byte)
 		return billing.Ask{Meter: m, BodyBytes: int64(len(body)), Model: req.Model, Stream: req.Stream, MaxTokens: req.MaxTokens}, nil
 	}
-	req, err := parsedBody(w, r, v1RequestVar, br, billing.ParseV1)
+	req, err := parsedBody(w, r, v1RequestVar, br, v1Parse(m))
 	if err != nil {
 		return billing.Ask{}, err
 	}

@@ -72,7 +72,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return next.ServeHTTP(w, r)
 	}
 	// The parse stays on the request: the proxy routes by its model.
-	req, err := parsedBody(w, r, v1RequestVar, h.app.admission.bodies, billing.ParseV1)
+	req, err := parsedBody(w, r, v1RequestVar, h.app.admission.bodies, h.app.admission.v1ParseOf(r))
 	if err != nil {
 		writeRefusal(w, r, err)
 		return nil
@@ -93,7 +93,12 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	r.Header.Del("Expect")
 
 	x := billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
-	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(req.DropUsage), metrics: h.app.metrics, started: x.Started}
+	// With X-Include-Cost the usage chunk asked for on the client's
+	// behalf is kept: it is where the cost is shown.
+	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(req.DropUsage && !includeCost(r)), metrics: h.app.metrics, started: x.Started}
+	if includeCost(r) {
+		h.showCost(r, mw, x)
+	}
 	// Charged in a defer: reverse_proxy ends a stream the client cut off
 	// with panic(http.ErrAbortHandler), and that request is owed too.
 	defer func() {
@@ -207,9 +212,10 @@ func (w *meterWriter) WriteHeader(code int) {
 	if w.metered() {
 		w.metrics.observeFirstByte(w.started)
 		w.meter.Start(w.Header().Get("Content-Type"))
-		if w.meter.Streamed() {
-			// The usage chunk may be removed: the length is no longer
-			// known. Other answers pass through as they are.
+		if w.meter.Streamed() || w.meter.ShowsCost() {
+			// The usage chunk may be removed, or cost_cents added: the
+			// length is no longer known. Other answers pass through as
+			// they are.
 			w.Header().Del("Content-Length")
 		}
 	}

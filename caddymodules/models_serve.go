@@ -11,7 +11,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
 )
@@ -88,7 +87,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	// Normally the meter in front has parsed the body already.
-	req, err := parsedBody(w, r, v1RequestVar, h.bodies, billing.ParseV1)
+	req, err := parsedBody(w, r, v1RequestVar, h.bodies, h.admission.v1ParseOf(r))
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
@@ -109,6 +108,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	defer done()
 
 	state := &routeState{body: req.Body, bodyModel: req.Model}
+	caddyhttp.SetVar(r.Context(), routeStateVar, state) // for a cost shown as the answer passes
 	u := *r.URL
 	u.Path, u.RawPath = rest, ""
 	pr := r.WithContext(context.WithValue(r.Context(), routeStateKey{}, state))

@@ -56,11 +56,11 @@ type Proxy struct {
 	// path ending in "/*" matches anything below it. Others are answered
 	// 404 route_not_found without reaching the upstream. A route of a
 	// method that carries a body must be one a meter reads
-	// (billing.V1Routes: chat completions, completions, embeddings); a
-	// config that names another is refused, as the gateway could not
-	// bill it. Routes of GET, HEAD, DELETE and OPTIONS take no body.
-	// Default: DefaultV1Routes (chat completions, completions,
-	// embeddings, models).
+	// (billing.V1Routes: chat completions, completions, embeddings,
+	// responses); a config that names another is refused, as the gateway
+	// could not bill it. Routes of GET, HEAD, DELETE and OPTIONS take no
+	// body. Default: DefaultV1Routes (chat completions, completions,
+	// embeddings, responses, models).
 	Routes []string `json:"routes,omitempty"`
 
 	// Longest wait for a connection to the upstream. Default: 10s.
@@ -82,9 +82,10 @@ type Proxy struct {
 	upstream upstreamHeaders
 	queue    *limits.Queue // nil: no cap on generations in flight
 
-	pools  *pools // the app's models; nil without
-	bodies *bodyReader
-	logger *zap.Logger
+	pools     *pools // the app's models; nil without
+	bodies    *bodyReader
+	admission *admission
+	logger    *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -109,6 +110,8 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	}
 	h.queue = app.Queue()
 	h.logger = ctx.Logger()
+	h.admission = app.admission
+	h.registerResponses(app.admission)
 	if app.pools != nil {
 		h.pools, h.bodies = app.pools, app.admission.bodies
 		return nil

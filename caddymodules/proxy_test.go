@@ -140,7 +140,8 @@ func TestProxyRoutesNeedAMeter(t *testing.T) {
 		{"GET /batches", true},
 		{"DELETE /models/*", true},
 		{"POST /audio/transcriptions", false},
-		{"POST /responses", false},
+		{"POST /responses", true},
+		{"POST /responses/*/cancel", false},
 		{"PUT /chat/completions", false},
 		{"PATCH /models/*", false},
 	} {

@@ -12,11 +12,13 @@ import (
 // DefaultV1Routes are the /v1 routes passed upstream when a Proxy names
 // none: what a chat client needs, and nothing that would share the
 // operator's upstream account between tenants (files, batches, stored
-// responses, fine-tunes).
+// responses, fine-tunes). POST /responses creates a response without
+// reading any stored one (billing.ParseResponses refuses what would).
 var DefaultV1Routes = []string{
 	"POST /chat/completions",
 	"POST /completions",
 	"POST /embeddings",
+	"POST /responses",
 	"GET /models",
 	"GET /models/*",
 }

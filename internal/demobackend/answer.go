@@ -30,8 +30,12 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *http.Request, c *completio
 		apierror.Write(w, apierror.Internal())
 		return
 	}
-	body = append(body, '\n')
+	s.writeJSONAnswer(w, r, c, reply, append(body, '\n'))
+}
 
+// writeJSONAnswer sends body, the JSON document of c, after the time
+// generating it would have taken, cut half way by reply.BreakAfter.
+func (s *Server) writeJSONAnswer(w http.ResponseWriter, r *http.Request, c *completion, reply Reply, body []byte) {
 	wait := s.opts.TimeToFirstToken
 	if n := c.generated; n > 1 {
 		wait += time.Duration(n-1) * s.opts.InterTokenDelay

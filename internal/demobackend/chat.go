@@ -43,6 +43,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, rec *Request,
 	}
 	c := s.resolve(req, reply, reqID)
 	defer s.recordServed(rec, req.Stream, c)
+	if rec.Path == responsesPath {
+		s.serveResponse(w, r, req, c, reply)
+		return
+	}
 	if req.Stream {
 		s.stream(w, r, req, c, reply)
 		return

@@ -21,7 +21,8 @@ type Served struct {
 	// for it. It is the full count even when the answer was cut short.
 	Usage Usage
 	// Reported is true when the answer carries Usage: a JSON answer
-	// always, a stream when the request asked for include_usage.
+	// always, a stream when the request asked for include_usage, a
+	// Responses stream always (in response.completed).
 	Reported bool
 	// Generated is the completion tokens the answer was made of.
 	Generated int
@@ -72,7 +73,7 @@ func (s *Server) recordServed(rec *Request, stream bool, c *completion) {
 		Request:    *rec,
 		Stream:     stream,
 		Usage:      c.usage,
-		Reported:   !stream || rec.Chat.includeUsage(),
+		Reported:   !stream || rec.Chat.includeUsage() || rec.Path == responsesPath,
 		Generated:  c.generated,
 		SentTokens: c.progress.sentTokens,
 		Complete:   c.progress.complete,

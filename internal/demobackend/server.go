@@ -41,7 +41,9 @@ type Request struct {
 	Body       []byte
 	// Chat is the decoded body of a POST /v1/chat/completions request
 	// whose body passed validation, also when the request was then refused
-	// for its key or model; nil for other requests and invalid bodies.
+	// for its key or model; nil for other requests and invalid bodies. A
+	// POST /v1/responses request has the ChatRequest it stands for
+	// (decodeResponsesRequest); its Path tells it apart.
 	Chat *ChatRequest
 }
 
@@ -58,10 +60,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	rec := Request{Method: r.Method, Path: r.URL.Path, RequestURI: r.RequestURI, Header: r.Header.Clone(), Body: body}
 	isChat := r.URL.Path == "/v1/chat/completions"
+	isResponses := r.URL.Path == responsesPath
 	var chat *ChatRequest
 	var chatErr *apierror.Error
-	if isChat && r.Method == http.MethodPost && readErr == nil {
-		chat, chatErr = decodeChatRequest(body)
+	if r.Method == http.MethodPost && readErr == nil {
+		switch {
+		case isChat:
+			chat, chatErr = decodeChatRequest(body)
+		case isResponses:
+			chat, chatErr = decodeResponsesRequest(body)
+		}
 		rec.Chat = chat
 	}
 	if s.opts.Observe != nil {
@@ -82,7 +90,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	switch {
-	case isChat:
+	case isChat, isResponses:
 		if !allowMethod(w, r, http.MethodPost) {
 			return
 		}
