@@ -36,6 +36,9 @@ type Server struct {
 	requests []demobackend.Request
 	served   []demobackend.Served
 	baseURL  string
+	// recordings are the answers of Replay replies, by the index their
+	// reply names.
+	recordings []Recording
 }
 
 // New returns a Server configured by opts, not yet listening: mount it
