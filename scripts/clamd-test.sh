@@ -16,7 +16,7 @@ die() { echo "clamd-test: $*" >&2; exit 1; }
 
 ping_clamd() { # port
 	local reply
-	exec 3<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null || return 1
+	{ exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
 	printf 'zPING\0' >&3
 	reply=$(timeout 2 head -c 4 <&3 || true)
 	exec 3>&-
@@ -52,7 +52,11 @@ start() {
 		fi
 		write_conf "$dir" "$port"
 		echo "clamd-test: attempt $attempt on port $port" >>"$dir/clamd.log"
-		clamd -c "$dir/clamd.conf" >>"$dir/clamd.log" 2>&1 || die "clamd failed to start; see $dir/clamd.log"
+		# In the foreground, started here, rather than daemonised: clamd's
+		# own daemonising now and then ended the daemon as it became
+		# ready, and reported a failure.
+		clamd -c "$dir/clamd.conf" </dev/null >>"$dir/clamd.log" 2>&1 &
+		echo $! >"$dir/clamd.pid"
 		if wait_ready "$dir" "$port"; then
 			echo "tcp://127.0.0.1:$port"
 			return 0
@@ -69,9 +73,8 @@ TCPSocket $2
 TCPAddr 127.0.0.1
 DatabaseDirectory $1/db
 TemporaryDirectory $1/tmp
-PidFile $1/clamd.pid
 LogFile $1/clamd.log
-Foreground false
+Foreground true
 Bytecode no
 StreamMaxLength 64M
 MaxFileSize 64M
@@ -89,10 +92,8 @@ wait_ready() { # dir port
 	local pid
 	for _ in $(seq 600); do
 		ping_clamd "$2" && return 0
-		if [ -f "$1/clamd.pid" ]; then
-			pid=$(cat "$1/clamd.pid")
-			kill -0 "$pid" 2>/dev/null || return 1
-		fi
+		pid=$(cat "$1/clamd.pid")
+		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1
