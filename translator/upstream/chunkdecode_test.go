@@ -32,7 +32,7 @@ var chunkSamples = []string{
 	`{"object":"error","message":"The engine loop has stopped.","type":"InternalServerError","param":null,"code":500}`,
 	`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"x_groq":{"id":"req_1","usage":{"prompt_tokens":3,"completion_tokens":4}}}`,
 	`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"timings":{"prompt_n":3,"predicted_n":4}}`,
-	`{"object":null,"message":5}`,
+	`{"object":null,"message":{"role":"x"},"choices":[{"index":0,"delta":{"content":"a"}}]}`,
 	`{"Choices":[{"index":0,"delta":{"content":"case"}}]}`,
 	`{"choices":[{"INDEX":0,"delta":{"Content":"case"}}]}`,
 	`{"choices":[{"index":0,"delta":{"content":"a"}}],"choices":[{"index":0}]}`,

@@ -147,10 +147,6 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
-	// Object "error" with a Message is how vLLM before 0.7 sent an
-	// error mid-stream: the error object itself, no error member.
-	Object  string `json:"object"`
-	Message string `json:"message"`
 	// XGroq carries Groq's usage, which it sends nowhere else in a
 	// stream.
 	XGroq *struct {
@@ -205,12 +201,10 @@ func (s *Stream) chunk(data []byte) error {
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		return &Error{Message: errorText(c.Error)}
 	}
-	if c.Object == "error" {
-		msg := c.Message
-		if msg == "" {
-			msg = "error event in stream"
+	if len(c.Choices) == 0 && c.Usage == nil {
+		if msg, ok := bareError(data); ok {
+			return &Error{Message: msg}
 		}
-		return &Error{Message: clip.Ellipsis(msg, 500)}
 	}
 	s.readUsage(&c)
 	for _, ch := range c.Choices {
@@ -476,6 +470,25 @@ func argumentText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// bareError reads the error object itself sent as a chunk, without an
+// error member, as vLLM before 0.7 sent an error mid-stream:
+// {"object":"error","message":...}. Only a chunk without choices or
+// usage is looked at.
+func bareError(data []byte) (string, bool) {
+	var e struct {
+		Object  json.RawMessage `json:"object"`
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(data, &e) != nil || string(e.Object) != `"error"` {
+		return "", false
+	}
+	var msg string
+	if json.Unmarshal(e.Message, &msg) != nil || msg == "" {
+		return "error event in stream", true
+	}
+	return clip.Ellipsis(msg, 500), true
 }
 
 // errorText extracts a message from an in-stream error value.
