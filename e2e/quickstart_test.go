@@ -25,6 +25,10 @@ func TestReadmeQuickStart(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("the quick start needs curl: apt-get install -y curl")
 	}
+	// make run's script runs the binary make build writes.
+	if _, err := os.Stat(filepath.Join(repoRoot, "bin", "switchyard")); err != nil {
+		t.Fatalf("%v: run make build first (make test does)", err)
+	}
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
