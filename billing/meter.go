@@ -309,16 +309,16 @@ func (m *Meter) readDeferred() {
 }
 
 // mayCarryUsage reports whether encoding/json could find a usage object in
-// data: false only when no key that matches "usage" or "response" (as
-// encoding/json matches keys, without regard to case) can be in it with an
-// object for its value. It errs on the side of true. Every Responses
-// event names "response." in its type; only the few whose "response" is an
-// object are decoded at once.
+// data: false only when no key that matches "usage", "response" or
+// "timings" (llama.cpp's counts; as encoding/json matches keys, without
+// regard to case) can be in it with an object for its value. It errs on
+// the side of true. Every Responses event names "response." in its type;
+// only the few whose "response" is an object are decoded at once.
 func mayCarryUsage(data []byte) bool {
 	if bytes.Contains(data, []byte(`\u`)) || bytes.Contains(data, []byte("\u017f")) || bytes.Contains(data, []byte("\u212a")) {
 		return true // an escaped key, or a rune encoding/json folds to s or k
 	}
-	return keyedObject(data, "response") || keyedObject(data, "usage")
+	return keyedObject(data, "response") || keyedObject(data, "usage") || keyedObject(data, "timings")
 }
 
 // keyedObject reports whether data has key (in any case) followed by a
@@ -374,6 +374,12 @@ type streamChunk struct {
 	Choices []struct {
 		Delta struct {
 			Content string `json:"content"`
+			// Reasoning and tool-call arguments are generated tokens
+			// too: an estimate that left them out would bill a
+			// tool-call round as nothing.
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
+			ToolCalls        json.RawMessage `json:"tool_calls"`
 		} `json:"delta"`
 		Text string `json:"text"`
 	} `json:"choices"`
@@ -383,26 +389,83 @@ type streamChunk struct {
 		Usage *wireUsage `json:"usage"`
 	} `json:"response"`
 	Delta string `json:"delta"`
+	// Groq reports a stream's usage only under x_groq.
+	XGroq *struct {
+		Usage *wireUsage `json:"usage"`
+	} `json:"x_groq"`
+	// llama.cpp builds before mid-2024 report only timings.
+	Timings *struct {
+		PromptN    *TokenCount `json:"prompt_n"`
+		PredictedN *TokenCount `json:"predicted_n"`
+	} `json:"timings"`
 }
 
 // usage returns the chunk's usage and whether it is the chunk's own (a
-// Chat Completions usage chunk) rather than its response's.
+// Chat Completions usage chunk) rather than its response's, Groq's or
+// llama.cpp's timings.
 func (c *streamChunk) usage() (u Usage, inChunk, ok bool) {
 	if u, ok := c.Usage.counts(); ok {
 		return u, true, true
 	}
 	if c.Response != nil {
-		u, ok = c.Response.Usage.counts()
+		if u, ok = c.Response.Usage.counts(); ok {
+			return u, false, true
+		}
 	}
-	return u, false, ok
+	if c.XGroq != nil {
+		if u, ok = c.XGroq.Usage.counts(); ok {
+			return u, false, true
+		}
+	}
+	if t := c.Timings; t != nil && (t.PromptN != nil || t.PredictedN != nil) {
+		return Usage{Prompt: deref(t.PromptN), Completion: deref(t.PredictedN)}.Normalized(), false, true
+	}
+	return Usage{}, false, false
 }
 
 func (m *Meter) keepChunkContent(c *streamChunk) {
 	for _, ch := range c.Choices {
 		m.keepContent(ch.Delta.Content)
+		m.keepContent(ch.Delta.ReasoningContent)
+		m.keepContent(ch.Delta.Reasoning)
+		m.keepContent(toolCallArguments(ch.Delta.ToolCalls))
 		m.keepContent(ch.Text)
 	}
 	m.keepContent(c.Delta)
+}
+
+// toolCallArguments returns the arguments of delta.tool_calls, an array
+// of calls or (Text Generation Inference 2) one call, or the raw JSON
+// when it is neither.
+func toolCallArguments(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	type call struct {
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	var calls []call
+	if json.Unmarshal(raw, &calls) != nil {
+		var one call
+		if json.Unmarshal(raw, &one) != nil {
+			return string(raw)
+		}
+		calls = []call{one}
+	}
+	var b []byte
+	for _, c := range calls {
+		b = append(b, c.Function.Name...)
+		var s string
+		if json.Unmarshal(c.Function.Arguments, &s) == nil {
+			b = append(b, s...)
+		} else {
+			b = append(b, c.Function.Arguments...)
+		}
+	}
+	return string(b)
 }
 
 // Usage returns the token counts the backend reported, normalised

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 func init() {
@@ -84,11 +85,20 @@ func allowOnly(method string, w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// notServed is the answer to a route the gateway does not serve: one
+// code, route_not_found, whether /v1's proxy refused the route or no
+// route matched at all (on /v3, the dashboard, anywhere).
+func notServed(r *http.Request) *apierror.Error {
+	e := apierror.NotFound("This gateway does not serve " + r.Method + " " + clip.Ellipsis(r.URL.Path, 80) + ".")
+	e.Code = "route_not_found"
+	return e
+}
+
 // envelopeFor describes an HTTP status in the envelope's terms.
 func envelopeFor(status int, r *http.Request) *apierror.Error {
 	switch status {
 	case http.StatusNotFound:
-		return apierror.NotFound(fmt.Sprintf("Invalid URL (%s %s).", r.Method, r.URL.Path))
+		return notServed(r)
 	case http.StatusMethodNotAllowed:
 		return apierror.New(status, apierror.TypeInvalidRequest, "method_not_allowed",
 			fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path))

@@ -4,9 +4,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-
-	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/internal/clip"
 )
 
 // DefaultV1Routes are the /v1 routes passed upstream when a Proxy names
@@ -102,11 +99,7 @@ func admitRoute(r *http.Request, prefix string, routes []string) error {
 	return nil
 }
 
-func routeNotFound(r *http.Request) error {
-	err := apierror.NotFound("This gateway does not serve " + r.Method + " " + clip.Ellipsis(r.URL.Path, 80) + ".")
-	err.Code = "route_not_found"
-	return err
-}
+func routeNotFound(r *http.Request) error { return notServed(r) }
 
 // filterRequestHeaders drops every request header not on the list.
 func filterRequestHeaders(h http.Header) {

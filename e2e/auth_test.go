@@ -231,8 +231,8 @@ func TestRoutesAnswerInTheEnvelope(t *testing.T) {
 		status             int
 		code               string
 	}{
-		{"unknown v3 route", "GET", "/v3/nothing/here", 404, "not_found"},
-		{"unknown root route", "GET", "/index.html", 404, "not_found"},
+		{"unknown v3 route", "GET", "/v3/nothing/here", 404, "route_not_found"},
+		{"unknown root route", "GET", "/index.html", 404, "route_not_found"},
 		{"chat without a body", "POST", "/v3/chat/completions", 400, "invalid_json"},
 		{"chat with GET", "GET", "/v3/chat/completions", 405, "method_not_allowed"},
 		{"files with PUT", "PUT", "/v3/files", 405, "method_not_allowed"},

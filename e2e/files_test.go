@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -227,11 +228,29 @@ func TestFileQuotaUnderConcurrency(t *testing.T) {
 }
 
 // startClamd runs a private clamd with a signature for the EICAR test file
-// (scripts/clamd-test.sh) and returns its address.
+// (scripts/clamd-test.sh) and returns its address. Its cleanup is
+// registered before clamd is started, so that no failure leaves it
+// running; its directory outlives a failed test, and the test prints its
+// log, so that the log a failure names still exists.
 func startClamd(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command(filepath.Join(repoRoot, "scripts", "clamd-test.sh"), "start", dir).Output()
+	dir, err := os.MkdirTemp("", "clamd-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(repoRoot, "scripts", "clamd-test.sh")
+	t.Cleanup(func() {
+		if out, err := exec.Command(script, "stop", dir).CombinedOutput(); err != nil {
+			t.Errorf("stopping clamd: %v %s", err, out)
+		}
+		if !t.Failed() {
+			_ = os.RemoveAll(dir)
+			return
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, "clamd.log"))
+		t.Logf("clamd kept its directory %s; clamd.log:\n%s", dir, log)
+	})
+	out, err := exec.Command(script, "start", dir).Output()
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -239,7 +258,6 @@ func startClamd(t *testing.T) string {
 		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exec.Command(filepath.Join(repoRoot, "scripts", "clamd-test.sh"), "stop", dir).Run() })
 	return strings.TrimSpace(string(out))
 }
 

@@ -51,7 +51,7 @@ func TestMetricsCountRequestsAndSurviveReload(t *testing.T) {
 	want := map[string]float64{
 		`switchyard_requests_total{code="none",route="v1",status="200"}`:                 6,
 		`switchyard_requests_total{code="none",route="v3_chat",status="200"}`:            1,
-		`switchyard_requests_total{code="not_found",route="other",status="404"}`:         1,
+		`switchyard_requests_total{code="route_not_found",route="other",status="404"}`:   1,
 		`switchyard_requests_total{code="invalid_api_key",route="v1",status="401"}`:      1,
 		`switchyard_requests_total{code="insufficient_balance",route="v1",status="402"}`: 1,
 		`switchyard_requests_total{code="rate_limit_exceeded",route="v1",status="429"}`:  1,

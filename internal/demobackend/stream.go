@@ -95,10 +95,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest
 		if _, err := w.Write(buf); err != nil {
 			abort()
 		}
-		if err := rc.Flush(); err != nil || ctx.Err() != nil {
+		if err := rc.Flush(); err != nil {
 			abort()
 		}
+		// A flushed frame went out, even to a client that leaves the
+		// moment it reads it: count it before looking whether the client
+		// is still there.
 		c.wrote(f.token)
+		if ctx.Err() != nil {
+			abort()
+		}
 	}
 	if reply.BreakAfter > 0 {
 		s.breakStream(w, reply)

@@ -11,6 +11,10 @@
 //
 // A chat request that no rule and no queued reply answers gets the demo
 // answer (demobackend.DemoReply).
+//
+// Recordings returns the corpus of real backends' answers
+// (translator/upstream/testdata/dialects); up.Enqueue(up.Replay(rec))
+// answers the next chat request with one of them byte for byte.
 package testupstream
 
 import (
@@ -36,6 +40,9 @@ type Server struct {
 	requests []demobackend.Request
 	served   []demobackend.Served
 	baseURL  string
+	// recordings are the answers of Replay replies, by the index their
+	// reply names.
+	recordings []Recording
 }
 
 // New returns a Server configured by opts, not yet listening: mount it

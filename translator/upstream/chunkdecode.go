@@ -14,7 +14,8 @@ import (
 // json.Unmarshal would, for the shape almost every chunk of a stream has:
 // text (or reasoning) in choices[].delta, a finish reason, usage. It
 // reports false for anything else, leaving c to json.Unmarshal: tool
-// calls, a legacy function call, an error member, a whole message, a key
+// calls, a legacy function call, an error member, Groq's x_groq,
+// llama.cpp's timings, a whole message, a key
 // that appears twice or differs from one of ours only in case (which
 // json.Unmarshal would take as ours), an escaped key, a number that is
 // not a plain integer, a value of an unexpected type.
@@ -23,8 +24,11 @@ import (
 // largest single cost of relaying a stream (BenchmarkDecodeChunk);
 // FuzzDecodeChunk holds it to json.Unmarshal's answers.
 func decodeChunk(data []byte, c *wireChunk) bool {
-	return members(data, []string{"choices", "usage", "error"}, func(key string, v []byte) bool {
+	known := []string{"choices", "usage", "error", "x_groq", "timings"}
+	return members(data, known, func(key string, v []byte) bool {
 		switch key {
+		case "x_groq", "timings":
+			return isNull(v) // usage elsewhere: the first and last chunks only
 		case "choices":
 			return decodeChoices(v, c)
 		case "usage":

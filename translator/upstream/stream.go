@@ -64,9 +64,11 @@ type Stream struct {
 	calls   toolCallAccumulator
 	finish  string
 	usage   *billing.Usage
-	sawDone bool // [DONE] arrived
-	ended   bool // nothing more to read
-	closed  bool
+	// usageFromTimings: usage is llama.cpp's timings, not a report.
+	usageFromTimings bool
+	sawDone          bool // [DONE] arrived
+	ended            bool // nothing more to read
+	closed           bool
 
 	contentChars, reasoningChars, argsChars int
 
@@ -145,6 +147,17 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	// XGroq carries Groq's usage, which it sends nowhere else in a
+	// stream.
+	XGroq *struct {
+		Usage *wireUsage `json:"usage"`
+	} `json:"x_groq"`
+	// Timings is llama.cpp's account of a completion; builds before
+	// mid-2024 report no usage but this.
+	Timings *struct {
+		PromptN    billing.TokenCount `json:"prompt_n"`
+		PredictedN billing.TokenCount `json:"predicted_n"`
+	} `json:"timings"`
 }
 
 type wireChoice struct {
@@ -167,18 +180,11 @@ type wireUsageDetails struct {
 }
 
 type wireDelta struct {
-	Content          *string `json:"content"`
-	ReasoningContent *string `json:"reasoning_content"` // vLLM, DeepSeek, llama.cpp
-	Reasoning        *string `json:"reasoning"`         // Ollama, OpenRouter, newer vLLM
-	ToolCalls        []struct {
-		Index    *int   `json:"index"` // absent in some Ollama versions
-		ID       string `json:"id"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"` // a string, or an object from some servers
-		} `json:"function"`
-	} `json:"tool_calls"`
-	FunctionCall *struct { // legacy single function call
+	Content          *string       `json:"content"`
+	ReasoningContent *string       `json:"reasoning_content"` // vLLM, DeepSeek, llama.cpp
+	Reasoning        *string       `json:"reasoning"`         // Ollama, OpenRouter, newer vLLM
+	ToolCalls        wireToolCalls `json:"tool_calls"`
+	FunctionCall     *struct {     // legacy single function call
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"function_call"`
@@ -195,18 +201,12 @@ func (s *Stream) chunk(data []byte) error {
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		return &Error{Message: errorText(c.Error)}
 	}
-	if c.Usage != nil {
-		r := billing.Usage{Prompt: int64(c.Usage.PromptTokens), Completion: int64(c.Usage.CompletionTokens)}
-		if d := c.Usage.CompletionTokensDetails; d != nil {
-			r.Reasoning = int64(d.ReasoningTokens)
+	if len(c.Choices) == 0 && c.Usage == nil {
+		if msg, ok := bareError(data); ok {
+			return &Error{Message: msg}
 		}
-		// Nothing reads a report before it is normalised: a negative
-		// count shown to the client, priced or counted by a metric is a
-		// backend's fault turned into the gateway's.
-		r = r.Normalized()
-		// The last report wins: vLLM can report on every chunk.
-		s.usage = &r
 	}
+	s.readUsage(&c)
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue // we ask for one choice
@@ -223,6 +223,33 @@ func (s *Stream) chunk(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// readUsage takes the usage a chunk reports: its usage member, or Groq's
+// x_groq.usage, or else llama.cpp's timings, which give way to any usage
+// reported before or after them.
+func (s *Stream) readUsage(c *wireChunk) {
+	u := c.Usage
+	if u == nil && c.XGroq != nil {
+		u = c.XGroq.Usage
+	}
+	if u == nil {
+		if c.Timings != nil && (s.usage == nil || s.usageFromTimings) {
+			r := billing.Usage{Prompt: int64(c.Timings.PromptN), Completion: int64(c.Timings.PredictedN)}.Normalized()
+			s.usage, s.usageFromTimings = &r, true
+		}
+		return
+	}
+	r := billing.Usage{Prompt: int64(u.PromptTokens), Completion: int64(u.CompletionTokens)}
+	if d := u.CompletionTokensDetails; d != nil {
+		r.Reasoning = int64(d.ReasoningTokens)
+	}
+	// Nothing reads a report before it is normalised: a negative
+	// count shown to the client, priced or counted by a metric is a
+	// backend's fault turned into the gateway's.
+	r = r.Normalized()
+	// The last report wins: vLLM can report on every chunk.
+	s.usage, s.usageFromTimings = &r, false
 }
 
 func (s *Stream) delta(d wireDelta) error {
@@ -305,8 +332,11 @@ func (s *Stream) readJSON() error {
 func (s *Stream) ToolCalls() []ToolCall {
 	var out []ToolCall
 	for i, c := range s.calls.calls {
+		c.Function.Arguments = s.calls.args[i].String()
+		if c.Function.Name == "" {
+			c.Function = unwrapNamedArguments(c.Function.Arguments)
+		}
 		if c.Function.Name != "" {
-			c.Function.Arguments = s.calls.args[i].String()
 			out = append(out, c)
 		}
 	}
@@ -323,7 +353,7 @@ func (s *Stream) FinishReason() string {
 		return "tool_calls"
 	}
 	switch s.finish {
-	case "", "function_call", "tool_calls", "eos", "stop_sequence":
+	case "", "function_call", "tool_calls", "eos", "eos_token", "stop_sequence":
 		return "stop"
 	}
 	return s.finish
@@ -444,6 +474,25 @@ func argumentText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// bareError reads the error object itself sent as a chunk, without an
+// error member, as vLLM before 0.7 sent an error mid-stream:
+// {"object":"error","message":...}. Only a chunk without choices or
+// usage is looked at.
+func bareError(data []byte) (string, bool) {
+	var e struct {
+		Object  json.RawMessage `json:"object"`
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(data, &e) != nil || string(e.Object) != `"error"` {
+		return "", false
+	}
+	var msg string
+	if json.Unmarshal(e.Message, &msg) != nil || msg == "" {
+		return "error event in stream", true
+	}
+	return clip.Ellipsis(msg, 500), true
 }
 
 // errorText extracts a message from an in-stream error value.
