@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -244,4 +249,47 @@ func containsAll(list []string, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestResponsesRecipe runs the openai-go Responses recipe of
+// docs/clients.md (e2e/clients/goresponses) as printed there against the
+// real binary: a chart through /v3/responses, its events, the cost and
+// the download.
+func TestResponsesRecipe(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "clients.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(repoRoot, "e2e", "clients", "goresponses", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(doc, src) {
+		t.Fatal("docs/clients.md does not show e2e/clients/goresponses/main.go as it is")
+	}
+	_, _, key, g := fundedGateway(t, "resprecipe")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	cmd := exec.Command(goBin, "run", "./e2e/clients/goresponses")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "SWITCHYARD_BASE_URL="+g.base, "SWITCHYARD_KEY="+key)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	got := out.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^act: \{"type":"response.switchyard.act","sequence_number":\d+,"act":\{"id":1,"op":"start"`),
+		regexp.MustCompile(`(?m)^artifact: .*"type":"chart"`),
+		regexp.MustCompile(`(?m)^text: \S`),
+		regexp.MustCompile(`(?m)^usage: input=[1-9][0-9]* output=[1-9][0-9]* cost_cents=[0-9]+$`),
+		regexp.MustCompile(`(?m)^downloaded file-[A-Za-z0-9]+: [1-9][0-9]* bytes of image/png`),
+	} {
+		if !want.MatchString(got) {
+			t.Errorf("output lacks %s:\n%s", want, got)
+		}
+	}
 }
