@@ -204,6 +204,11 @@ func TestV3Responses(t *testing.T) {
 				t.Errorf("%s: %d %s, want %d %s", c.name, status, body, c.status, c.code)
 			}
 		}
+		// The admission step meters the route as the chat: a JSON body only.
+		status, _, body := g.do("POST", "/v3/responses", key, `input=hi`, "Content-Type", "application/x-www-form-urlencoded")
+		if status != http.StatusUnsupportedMediaType || !strings.Contains(body, `"code":"unsupported_media_type"`) {
+			t.Errorf("a form body: %d %s", status, body)
+		}
 		// openai-go reads the envelope as an *openai.Error.
 		_, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "svc-3"})
 		var apiErr *openai.Error
