@@ -34,7 +34,7 @@ func newAdmission(c *LimitsConfig) *admission {
 		timeout:  c.bodyTimeout(),
 		budget:   newBodyBudget(c.bodyMemory(), c.accountBodyMemory()),
 	}}
-	a.routes.Store(&billing.Routes{Chat: chatPath})
+	a.routes.Store(&billing.Routes{Chat: chatPath, AssistantResponses: assistantResponsesPath})
 	return a
 }
 
@@ -59,9 +59,10 @@ func (a *admission) addResponses(path string) {
 // storeRoutes publishes the routes registered so far; a.mu is held.
 func (a *admission) storeRoutes() {
 	a.routes.Store(&billing.Routes{
-		Chat:      chatPath,
-		Uploads:   a.uploads[:len(a.uploads):len(a.uploads)],
-		Responses: a.responses[:len(a.responses):len(a.responses)],
+		Chat:               chatPath,
+		AssistantResponses: assistantResponsesPath,
+		Uploads:            a.uploads[:len(a.uploads):len(a.uploads)],
+		Responses:          a.responses[:len(a.responses):len(a.responses)],
 	})
 }
 

@@ -158,7 +158,8 @@ func routeOf(path string) string {
 	switch {
 	case p == "/v1" || strings.HasPrefix(p, "/v1/"):
 		return routeV1
-	case p == "/v3/chat/completions":
+	case p == "/v3/chat/completions", p == assistantResponsesPath:
+		// One handler, one charge: the assistant in either form.
 		return routeV3Chat
 	case p == "/v3/files" || strings.HasPrefix(p, "/v3/files/"):
 		return routeV3Files

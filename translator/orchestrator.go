@@ -205,6 +205,9 @@ func randomID() string {
 func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *request.Request, caller Caller) {
 	ctx := r.Context()
 	t := o.newTurn(req, caller)
+	if req.Responses {
+		t.id = responseID(t.id)
+	}
 	if err := t.prepare(ctx); err != nil {
 		if ctx.Err() == nil {
 			o.logFailure(t, "preparing the conversation", err)
