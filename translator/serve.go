@@ -174,6 +174,7 @@ func (t *turn) usageObject(cost int64) *wire.Usage {
 // outlives the request, since a client that left still consumed what the
 // backend generated for it. It returns the cost to show.
 func (t *turn) record(ctx context.Context, err error) int64 {
+	t.recorded = true
 	outcome := storage.OutcomeCompleted
 	var ue *upstream.Error
 	switch {
