@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/tools/render"
-	"github.com/switchyardhq/switchyard/tools/render/chart"
 	"github.com/switchyardhq/switchyard/tools/render/diagram"
 )
 
@@ -43,15 +42,14 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 	}
 	switch ref.Kind {
 	case "chart":
-		spec, err := chart.Parse([]byte(ref.Source))
+		png, err := r.s.drawChart(ctx, r.env.AccountID, ref.Title, ref.Source)
 		if err != nil {
 			return nil, "", sourceError(err)
 		}
-		png, err := chart.Render(ctx, ref.Title, spec)
 		// The chart draws its title itself; a caption would repeat it.
-		return png, "", err
+		return png, "", nil
 	case "diagram":
-		png, err := diagram.Render(ctx, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
+		png, err := r.s.drawDiagram(ctx, r.env.AccountID, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
 			Theme: render.ThemeLight, Aspect: render.AspectLandscape})
 		if err != nil {
 			return nil, "", sourceError(err)

@@ -18,7 +18,7 @@ func TestEmbedsDrawnTogetherKeepTheirOrder(t *testing.T) {
 	h.mustCall(tools.NameCreateDiagram, `{"title":"Flow","source":"digraph { a -> b -> c }"}`)
 	h.mustCall(tools.NameCreateChart, `{"title":"Share","spec":{"type":"pie","labels":["A","B"],"series":[{"name":"s","values":[1,2]}]}}`)
 
-	r := &renderer{s: nil, env: h.env}
+	r := &renderer{s: h.tools[tools.NameCreateDocument].(*createTool).s, env: h.env}
 	got, err := elements[struct {
 		PNG     []byte
 		Caption string
