@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	stddraw "image/draw"
+	"sync"
 
 	"git.sr.ht/~sbinet/gg"
 
@@ -52,6 +53,7 @@ func Render(ctx context.Context, title string, s Spec) ([]byte, error) {
 	th := themeFor(s.Theme)
 	wpx, hpx := pixels(s.Aspect)
 	img := newCanvas(wpx, hpx, th.background)
+	defer bitmaps.put(img.Image().(*image.RGBA))
 	c := draw.New(img)
 	area := c.Rectangle
 	area.Min.X += margin
@@ -84,15 +86,39 @@ func Render(ctx context.Context, title string, s Spec) ([]byte, error) {
 // bitmap: vgimg.NewWith gives gg a copy of the bitmap it made (a second
 // 6.4 MB allocation and copy for each chart), and paints it white first.
 func newCanvas(w, h int, bg color.Color) *vgimg.Canvas {
-	rgba := image.NewRGBA(image.Rect(0, 0, w, h))
+	rgba := bitmaps.get(w, h)
 	ctx := gg.NewContextForRGBA(rgba)
 	// What vgimg.NewWith does to the context it makes.
 	ctx.SetLineCapButt()
 	ctx.InvertY()
 	c := vgimg.NewWith(vgimg.UseImageWithContext(rgba, ctx), vgimg.UseDPI(dpi))
-	// NewWith has painted the default white background.
-	stddraw.Draw(rgba, rgba.Bounds(), image.NewUniform(bg), image.Point{}, stddraw.Src)
+	// NewWith has painted every pixel white, the light theme's background.
+	if r, g, b, a := bg.RGBA(); r&g&b&a != 0xffff {
+		stddraw.Draw(rgba, rgba.Bounds(), image.NewUniform(bg), image.Point{}, stddraw.Src)
+	}
 	return c
+}
+
+// bitmaps keeps chart bitmaps between renders, by size. A canvas paints
+// every pixel of its bitmap before drawing, so a used one serves as well
+// as a new one and spares allocating and clearing 6.4 MB a chart.
+var bitmaps bitmapPool
+
+type bitmapPool struct{ bySize sync.Map } // image.Point → *sync.Pool of *image.RGBA
+
+func (p *bitmapPool) get(w, h int) *image.RGBA {
+	if pool, ok := p.bySize.Load(image.Pt(w, h)); ok {
+		if img, ok := pool.(*sync.Pool).Get().(*image.RGBA); ok {
+			return img
+		}
+	}
+	return image.NewRGBA(image.Rect(0, 0, w, h))
+}
+
+// put gives img back once nothing refers to it any more.
+func (p *bitmapPool) put(img *image.RGBA) {
+	pool, _ := p.bySize.LoadOrStore(img.Bounds().Size(), new(sync.Pool))
+	pool.(*sync.Pool).Put(img)
 }
 
 // drawTitle draws the title at the top left of area and returns what is
