@@ -23,7 +23,7 @@ var Order = [][]string{
 	{"tools/toolstest"},
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
-	{"tools/render/markdown", "tools/render/rendertest"},
+	{"tools/render/markdown", "tools/render/rendertest", "tools/render/corpus"},
 	{"tools/render", "tools/render/fonts"},
 	{"files/filestest"},
 	{"billing", "files"},
