@@ -5,9 +5,9 @@
 # Droid Sans Fallback and Nanum Gothic (CJK and Hangul in TrueType, which
 # PDFs embed) and Symbola.
 # With --tests, also LibreOffice, which the visual corpus renders Word
-# files and workbooks with. Installs them when missing and running as root; otherwise says what
-# is missing and goes on: the renderers work without them, showing
-# U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
+# files and workbooks with. Installs them when missing and running as
+# root; otherwise says what is missing and goes on: the renderers work
+# without them, showing U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
 # directories instead.
 set -euo pipefail
 
