@@ -2,12 +2,9 @@ package translator
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/translator/wire"
@@ -27,38 +24,25 @@ import (
 // in the same way; after the first failed write every later write is a
 // no-op returning that error.
 type ResponsesWriter struct {
-	w        http.ResponseWriter
-	rc       *http.ResponseController
+	sseSink
 	id       string
 	itemID   string
 	created  int64
 	model    string
 	progress bool
-	now      func() time.Time
 
-	mu        sync.Mutex
-	started   bool
-	done      bool
-	opened    bool // the message item was announced
-	seq       int64
-	text      strings.Builder
-	lastWrite time.Time
-	err       error
-	buf       []byte
-	noFlush   bool
-	unflushed bool
+	// Guarded by sseSink.mu.
+	opened bool // the message item was announced
+	seq    int64
+	text   strings.Builder
 }
 
 // NewResponsesWriter returns a writer for w. Nothing is written before
 // Start. o.ID is the response id, "resp_...".
 func NewResponsesWriter(w http.ResponseWriter, o StreamOptions) *ResponsesWriter {
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
 	return &ResponsesWriter{
-		w: w, rc: http.NewResponseController(w),
-		id: o.ID, itemID: messageItemID(o.ID), created: o.Created, model: o.Model, progress: o.Progress, now: now,
+		sseSink: newSSESink(w, o.Now),
+		id:      o.ID, itemID: messageItemID(o.ID), created: o.Created, model: o.Model, progress: o.Progress,
 	}
 }
 
@@ -87,8 +71,6 @@ type responsesEvent struct {
 
 var zeroIndex = 0
 
-var errStreamNotStarted = errors.New("translator: stream written before Start")
-
 // response is the stream's response object in state status.
 func (s *ResponsesWriter) response(status string, output []wire.OutputMessage, usage *wire.ResponseUsage) *wire.Response {
 	if output == nil {
@@ -105,16 +87,9 @@ func (s *ResponsesWriter) response(status string, output []wire.OutputMessage, u
 func (s *ResponsesWriter) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.started {
+	if !s.beginLocked() {
 		return s.err
 	}
-	s.started = true
-	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx in front must not buffer the stream
-	h.Del("Content-Length")
-	s.w.WriteHeader(http.StatusOK)
 	s.noFlush = true
 	_ = s.eventLocked(responsesEvent{Type: "response.created", Response: s.response(wire.ResponseInProgress, nil, nil)})
 	s.noFlush = false
@@ -124,17 +99,15 @@ func (s *ResponsesWriter) Start() error {
 // Send writes the events of one delta. With progress off, only text and
 // the artifact events are sent.
 func (s *ResponsesWriter) Send(d wire.Delta) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(false)
+	defer s.unlock()
 	return s.deltaLocked(d)
 }
 
 // SendBuffered is Send without the flush, as StreamWriter.SendBuffered.
 func (s *ResponsesWriter) SendBuffered(d wire.Delta) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.noFlush = true
-	defer func() { s.noFlush = false }()
+	s.lock(true)
+	defer s.unlock()
 	return s.deltaLocked(d)
 }
 
@@ -244,20 +217,6 @@ func extraKeys(d wire.Delta) []extraKey {
 	return out
 }
 
-// Flush sends what SendBuffered left in the buffer.
-func (s *ResponsesWriter) Flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil || !s.unflushed {
-		return s.err
-	}
-	s.unflushed = false
-	if err := s.rc.Flush(); err != nil {
-		s.err = err
-	}
-	return s.err
-}
-
 // Finish closes the message item and writes response.completed, with
 // the usage when it is not nil; reason "length" makes the response
 // incomplete (max_output_tokens). separate is StreamWriter's and has no
@@ -335,27 +294,6 @@ func (s *ResponsesWriter) Fail(err error) error {
 	return werr
 }
 
-// Comment writes an SSE comment line, which every client ignores.
-func (s *ResponsesWriter) Comment(text string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.frameLocked([]byte(": " + text + "\n\n"))
-}
-
-// IdleSince returns the time of the last frame.
-func (s *ResponsesWriter) IdleSince() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastWrite
-}
-
-// Err returns the first write error.
-func (s *ResponsesWriter) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
 // eventLocked writes ev with the next sequence number.
 func (s *ResponsesWriter) eventLocked(ev responsesEvent) error {
 	ev.SequenceNumber = s.seq
@@ -370,31 +308,4 @@ func (s *ResponsesWriter) eventLocked(ev responsesEvent) error {
 	s.buf = append(s.buf, body...)
 	s.buf = append(s.buf, "\n\n"...)
 	return s.frameLocked(s.buf)
-}
-
-func (s *ResponsesWriter) frameLocked(b []byte) error {
-	if s.err != nil {
-		return s.err
-	}
-	if !s.started {
-		return errStreamNotStarted
-	}
-	if s.done {
-		return errStreamClosed
-	}
-	s.lastWrite = s.now()
-	if _, err := s.w.Write(b); err != nil {
-		s.err = err
-		return err
-	}
-	if s.noFlush {
-		s.unflushed = true
-		return nil
-	}
-	s.unflushed = false
-	if err := s.rc.Flush(); err != nil {
-		s.err = err
-		return err
-	}
-	return nil
 }

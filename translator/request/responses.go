@@ -45,8 +45,8 @@ func ParseResponses(body []byte, h http.Header, lim Limits) (*Request, error) {
 	if instructions != "" {
 		msgs = append([]Message{{Role: RoleDeveloper, Parts: []Part{{Kind: PartText, Text: instructions}}}}, msgs...)
 	}
-	if len(msgs) > lim.maxMessages() {
-		return nil, invalid(CodeInvalidMessages, fmt.Sprintf("input holds %d items; at most %d are accepted.", len(msgs), lim.maxMessages()))
+	if err := checkMessageCount("input", "item", len(msgs), lim); err != nil {
+		return nil, err
 	}
 	req.Messages = msgs
 	if err := req.finishParse(fields, lim); err != nil {
@@ -63,25 +63,7 @@ func parseInput(v rawJSON, lim Limits) ([]Message, error) {
 	if s, ok := decodeString(v); ok {
 		return []Message{{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: s}}}}, nil
 	}
-	raw, ok := splitArray(v)
-	if !ok {
-		return nil, typeError("input", "a string or an array of input items")
-	}
-	if len(raw) == 0 {
-		return nil, invalid(CodeInvalidMessages, "input must contain at least one item.")
-	}
-	if len(raw) > lim.maxMessages() {
-		return nil, invalid(CodeInvalidMessages, fmt.Sprintf("input holds %d items; at most %d are accepted.", len(raw), lim.maxMessages()))
-	}
-	out := make([]Message, len(raw))
-	for i, r := range raw {
-		m, err := parseInputItem(r, fmt.Sprintf("input[%d]", i), lim)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = m
-	}
-	return out, nil
+	return messageList(v, "input", "a string or an array of input items", "item", lim, parseInputItem)
 }
 
 // parseInputItem reads one message item: {type:"message", role, content}
@@ -105,39 +87,20 @@ func parseInputItem(v rawJSON, at string, lim Limits) (Message, error) {
 		return Message{}, invalid(CodeInvalidMessages, fmt.Sprintf(
 			"%s.type %q is not supported; send message items.", at, clip.Ellipsis(typ, 40)))
 	}
-	_, role, err := taggedObject(v, at, "role", "an object with role and content")
+	role, err := d.tag(at, "role")
 	if err != nil {
 		return Message{}, err
 	}
-	switch role {
-	case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant:
-	default:
-		return Message{}, invalid(CodeInvalidRole, fmt.Sprintf(
-			"%s.role %q is unknown; use system, developer, user or assistant.", at, clip.Ellipsis(role, 40)))
+	if err := checkRole(at, role); err != nil {
+		return Message{}, err
 	}
 	m := Message{Role: role}
 	content, ok := d.raw("content")
 	if !ok {
 		return Message{}, invalid(CodeMissingParameter, at+".content is required.")
 	}
-	if s, ok := decodeString(content); ok {
-		m.Parts = []Part{{Kind: PartText, Text: s}}
-		return m, nil
-	}
-	parts, ok := splitArray(content)
-	if !ok {
-		return Message{}, typeError(at+".content", "a string or an array of content parts")
-	}
-	m.Parts = make([]Part, 0, len(parts))
-	for j, pr := range parts {
-		p, err := parseInputPart(pr, fmt.Sprintf("%s.content[%d]", at, j), lim)
-		if err != nil {
-			return Message{}, err
-		}
-		if p.Kind != PartText && m.IsSystem() {
-			return Message{}, invalid(CodeInvalidContent, at+": system and developer messages may hold only text parts.")
-		}
-		m.Parts = append(m.Parts, p)
+	if m.Parts, err = parseContent(content, at, m.IsSystem(), lim, parseInputPart); err != nil {
+		return Message{}, err
 	}
 	return m, nil
 }
@@ -156,11 +119,7 @@ func parseInputPart(v rawJSON, at string, lim Limits) (Part, error) {
 		if typ == "refusal" {
 			key = "refusal"
 		}
-		text := d.str(key)
-		if d.err != nil {
-			return Part{}, typeError(at+"."+key, "a string")
-		}
-		return Part{Kind: PartText, Text: text}, nil
+		return textPart(&d, at, key)
 	case "input_file":
 		return filePart(d.fields, at)
 	case "input_image":
@@ -178,11 +137,7 @@ func parseInputPart(v rawJSON, at string, lim Limits) (Part, error) {
 		if !ok {
 			return Part{}, typeError(at+".image_url", "a string (a data URL)")
 		}
-		img, err := decodeDataURL(s, lim.Profile.MaxInlineImage)
-		if err != nil {
-			return Part{}, prefixMessage(err, at+".image_url: ")
-		}
-		return Part{Kind: PartImage, Image: img}, nil
+		return dataURLPart(s, at, lim)
 	default:
 		return Part{}, invalid(CodeInvalidContent, fmt.Sprintf(
 			"%s.type %q is not supported; use input_text, input_file or input_image.", at, clip.Ellipsis(typ, 40)))

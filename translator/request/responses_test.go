@@ -1,12 +1,9 @@
 package request
 
 import (
-	"errors"
-	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -14,15 +11,10 @@ func TestParseResponses(t *testing.T) {
 	revB := Limits{Profile: policy.ProfileFor(policy.RevisionB), Strict: true}
 	revA := Limits{Profile: policy.ProfileFor(policy.RevisionA), SystemBudgetChars: 10}
 	img := jsonString(dataURL("image/png", pngBytes))
+	two := revB
+	two.MaxMessages = 1
 
-	cases := []struct {
-		name     string
-		body     string
-		headers  map[string]string
-		limits   *Limits // default revB
-		wantCode string  // empty: valid
-		check    func(t *testing.T, r *Request)
-	}{
+	cases := []parseCase{
 		{name: "a string input is one user message, with usage at the end of a stream",
 			body: `{"model":"svc-3","input":"hi","stream":true,"max_output_tokens":64}`,
 			check: func(t *testing.T, r *Request) {
@@ -83,6 +75,27 @@ func TestParseResponses(t *testing.T) {
 		{name: "an image by url and file_id", body: `{"model":"svc-3","input":[{"role":"user","content":[{"type":"input_image","file_id":"f","image_url":` + img + `}]}]}`, wantCode: CodeInvalidContent},
 		{name: "inline file data", body: `{"model":"svc-3","input":[{"role":"user","content":[{"type":"input_file","file_data":"eA=="}]}]}`, wantCode: CodeInvalidContent},
 		{name: "an image in a system item", body: `{"model":"svc-3","input":[{"role":"system","content":[{"type":"input_image","file_id":"f"}]}]}`, wantCode: CodeInvalidContent},
+		// The messages of the checks shared with the chat parser, word for word.
+		{name: "two items over the limit", body: `{"model":"svc-3","input":["a","b"]}`, limits: &two,
+			wantCode: CodeInvalidMessages, wantMessage: "input holds 2 items; at most 1 are accepted."},
+		{name: "instructions past the item limit", body: `{"model":"svc-3","instructions":"x","input":[{"role":"user","content":"hi"}]}`, limits: &two,
+			wantCode: CodeInvalidMessages, wantMessage: "input holds 2 items; at most 1 are accepted."},
+		{name: "the empty list's message", body: `{"model":"svc-3","input":[]}`,
+			wantCode: CodeInvalidMessages, wantMessage: "input must contain at least one item."},
+		{name: "an unknown role's message", body: `{"model":"svc-3","input":[{"role":"pilot","content":"x"}]}`,
+			wantCode: CodeInvalidRole, wantMessage: `input[0].role "pilot" is unknown; use system, developer, user or assistant.`},
+		{name: "an item without a role", body: `{"model":"svc-3","input":[{"type":"message","content":"x"}]}`,
+			wantCode: CodeMissingParameter, wantMessage: "input[0].role is required."},
+		{name: "a role that is no string", body: `{"model":"svc-3","input":[{"role":1,"content":"x"}]}`,
+			wantCode: CodeInvalidType},
+		{name: "content of the wrong type", body: `{"model":"svc-3","input":[{"role":"user","content":5}]}`,
+			wantCode: CodeInvalidType},
+		{name: "the system item's message", body: `{"model":"svc-3","input":[{"role":"developer","content":[{"type":"input_file","file_id":"f"}]}]}`,
+			wantCode: CodeInvalidContent, wantMessage: "input[0]: system and developer messages may hold only text parts."},
+		{name: "a refusal that is no string", body: `{"model":"svc-3","input":[{"role":"assistant","content":[{"type":"refusal","refusal":1}]}]}`,
+			wantCode: CodeInvalidType},
+		{name: "a bad image's message", body: `{"model":"svc-3","input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"data:image/png;base64,!!"}]}]}`,
+			wantCode: CodeInvalidImage, wantMessage: "input[0].content[1].image_url: the data URL holds invalid base64."},
 		{name: "a key named twice", body: `{"model":"svc-3","input":"hi","Input":"ho"}`, wantCode: CodeInvalidJSON},
 		{name: "revision A shortens long instructions",
 			body: `{"model":"svc-3","instructions":"` + strings.Repeat("x", 40) + `","input":"hi"}`, limits: &revA,
@@ -92,28 +105,5 @@ func TestParseResponses(t *testing.T) {
 				}
 			}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			lim := revB
-			if c.limits != nil {
-				lim = *c.limits
-			}
-			h := http.Header{}
-			for k, v := range c.headers {
-				h.Set(k, v)
-			}
-			r, err := ParseResponses([]byte(c.body), h, lim)
-			if c.wantCode == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				c.check(t, r)
-				return
-			}
-			var ae *apierror.Error
-			if !errors.As(err, &ae) || ae.Code != c.wantCode || ae.Status != http.StatusBadRequest || r != nil {
-				t.Fatalf("got %v, want %s", err, c.wantCode)
-			}
-		})
-	}
+	runParseCases(t, ParseResponses, revB, cases)
 }
