@@ -108,7 +108,9 @@ func (w *LedgerWriter) appendLogs(logs []storage.RequestLogEntry) {
 
 // SetRequestLogRetention sets how long request log entries are kept,
 // from the next sweep on; zero or less keeps them forever.
-func (w *LedgerWriter) SetRequestLogRetention(d time.Duration) { w.requestLog.retention.Store(int64(d)) }
+func (w *LedgerWriter) SetRequestLogRetention(d time.Duration) {
+	w.requestLog.retention.Store(int64(d))
+}
 
 // SweepRequestLog deletes the entries older than the retention, in
 // chunks, and returns how many it deleted. The writer runs it every
