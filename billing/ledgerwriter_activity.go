@@ -24,10 +24,11 @@ type Activity struct {
 const maxLoggedText = 256
 
 // NewActivity starts the entry of an authenticated request, received at
-// at, which Finish hands to w.
-func NewActivity(w *LedgerWriter, at time.Time, requestID, accountID, keyID, method, path string) *Activity {
+// at, which Finish hands to w. endUser is the one the request's headers
+// name, until its charge names one.
+func NewActivity(w *LedgerWriter, at time.Time, requestID, accountID, keyID, endUser, method, path string) *Activity {
 	return &Activity{writer: w, entry: storage.RequestLogEntry{
-		At: at, RequestID: requestID, AccountID: accountID, KeyID: keyID,
+		At: at, RequestID: requestID, AccountID: accountID, KeyID: keyID, EndUser: clipText(endUser),
 		Method: method, Path: clipText(path),
 	}}
 }
@@ -40,7 +41,10 @@ func (a *Activity) Charged(rec storage.UsageRecord, cents int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e := &a.entry
-	e.ChargeID, e.EndUser, e.ModelServed, e.Upstream = rec.RequestID, clipText(rec.EndUser), clipText(rec.Model), rec.Upstream
+	e.ChargeID, e.ModelServed, e.Upstream = rec.RequestID, clipText(rec.Model), rec.Upstream
+	if rec.EndUser != "" {
+		e.EndUser = clipText(rec.EndUser)
+	}
 	e.Stream, e.Estimated, e.ToolCalls = rec.Stream, rec.Estimated, rec.ToolCalls
 	e.PromptTokens, e.CompletionTokens, e.CostCents = rec.PromptTokens, rec.CompletionTokens, cents
 }
@@ -75,6 +79,7 @@ func (a *Activity) Finish(o Outcome) {
 	if e.Upstream == "" {
 		e.Upstream = o.Upstream
 	}
+
 	e.Stream = e.Stream || o.Stream
 	e.Latency = max(o.Ended.Sub(e.At), 0)
 	if !o.FirstByte.IsZero() {

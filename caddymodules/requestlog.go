@@ -21,7 +21,7 @@ func startActivity(r *http.Request, w http.ResponseWriter, ledger *billing.Ledge
 		return
 	}
 	caddyhttp.SetVar(r.Context(), activityVar,
-		billing.NewActivity(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Method, r.URL.Path))
+		billing.NewActivity(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Header.Get("X-User-Id"), r.Method, r.URL.Path))
 }
 
 // receivedAt is when switchyard_auth's statusWriter, under w's wrappers,
