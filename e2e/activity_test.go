@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +209,44 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 	if len(usage.Data) != 1 || usage.Data[0].Model == nil || *usage.Data[0].Model != "m" || usage.Data[0].Requests != 4 ||
 		usage.Data[0].PromptTokens != 1000+10+11+12 || usage.Data[0].CompletionTokens != 500+15 {
 		t.Errorf("usage by model: %+v", usage.Data)
+	}
+}
+
+// TestDashboardActivity runs e2e/dashboard/activity.mjs in headless
+// Chromium against requests of its own: the Activity page, its filters,
+// the detail view, the CSV export (its content checked) and usage by
+// model.
+func TestDashboardActivity(t *testing.T) {
+	node := browserTool(t)
+	artifacts := artifactsDir(t, "dashboard-activity")
+	up, e, key, g := fundedGateway(t, "acme")
+	owner := mustCLI(t, e, "admin", "token", "--account", "acme", "--subject", "owner@acme", "--ttl", "10m").lastLine()
+
+	up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: &demobackend.Usage{PromptTokens: 1000, CompletionTokens: 500, TotalTokens: 1500}})
+	if status, _, out := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "act-1", "X-User-Id", "u-7"); status != 200 {
+		t.Fatalf("%d %s", status, out)
+	}
+	up.Enqueue(demobackend.Reply{Content: "ok", Usage: &demobackend.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}})
+	if status, _, out := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "act-2"); status != 200 {
+		t.Fatalf("%d %s", status, out)
+	}
+	if status, _, out := g.do("POST", "/v1/chat/completions", key, `{"model":`, "X-Request-Id", "act-bad"); status != 400 {
+		t.Fatalf("%d %s", status, out)
+	}
+	waitActivity(t, g, owner, "acme", 3)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "activity.mjs")
+	cmd.Dir = filepath.Join(repoRoot, "e2e", "dashboard")
+	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ARTIFACTS="+artifacts)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("the browser script did not finish within 90s\n%s", stderr.String())
+	}
+	if err != nil || !strings.Contains(stdout.String(), `"event":"done"`) {
+		t.Fatalf("browser script: %v; screenshots in %s\n%s%s", err, artifacts, stdout.String(), stderr.String())
 	}
 }
