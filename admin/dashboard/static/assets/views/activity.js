@@ -210,7 +210,7 @@ export async function usage(body, ctx) {
     control('Group by', by), control('From (UTC day)', since), control('To (UTC day)', until),
     h('div', { class: 'filters-actions' }, show));
   const results = h('div', { 'aria-live': 'polite' });
-  replace(body, card('Usage', {}, h('div', { class: 'card-body' }, form), results));
+  replace(body, card('Totals', {}, h('div', { class: 'card-body' }, form), results));
 
   const load = async () => {
     const q = new URLSearchParams({ by: by.value });
