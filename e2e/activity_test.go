@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/demobackend"
+	"github.com/switchyardhq/switchyard/internal/testupstream"
 )
 
 // activityRow is an entry of GET /admin/accounts/{name}/activity.
@@ -33,6 +34,8 @@ type activityRow struct {
 	CompletionTokens int64  `json:"completion_tokens"`
 	CostCents        int64  `json:"cost_cents"`
 	Estimated        bool   `json:"estimated"`
+	ToolCalls        int    `json:"tool_calls"`
+	Stream           bool   `json:"stream"`
 	LatencyMS        *int64 `json:"latency_ms"`
 	FirstByteMS      *int64 `json:"first_byte_ms"`
 }
@@ -85,13 +88,29 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 		t.Fatalf("a bad key: %d", status)
 	}
 
-	rows := waitActivity(t, g, owner, "acme", 5)
+	// /v3: a stream with one tool run, the end user from the header.
+	up.Enqueue(
+		testupstream.ToolCalls(demobackend.ToolCall{Name: "remember", Arguments: `{"fact":"likes tea"}`}),
+		testupstream.Text("Noted."),
+	)
+	if status, out := v3Stream(t, g, key, `{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"I like tea."}]}`,
+		"X-User-Id", "u-3", "X-Request-Id", "act-v3"); status != 200 {
+		t.Fatalf("/v3: %d %s", status, out)
+	}
+
+	all := waitActivity(t, g, owner, "acme", 6)
+	v3 := all[0]
+	if v3.RequestID != "act-v3" || v3.Route != "v3_chat" || v3.Status != 200 || v3.ModelAsked != "svc-3" || v3.EndUser != "u-3" ||
+		v3.ToolCalls != 1 || !v3.Stream || v3.PromptTokens == 0 || v3.FirstByteMS == nil {
+		t.Errorf("the /v3 stream's entry: %+v", v3)
+	}
+	rows := all[1:]
 	byID := map[string]activityRow{}
 	for _, r := range rows {
 		byID[r.RequestID] = r
 	}
 	if len(rows) != 5 {
-		t.Errorf("%d entries, want 5: %+v", len(rows), rows)
+		t.Errorf("%d entries before the /v3 one, want 5: %+v", len(rows), rows)
 	}
 	if rows[0].RequestID != "act-bad" {
 		t.Errorf("newest entry %q, want act-bad first", rows[0].RequestID)
@@ -113,7 +132,7 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 	// Paging: two at a time, each entry once, newest first.
 	var seen []string
 	before := ""
-	for range 5 {
+	for range 6 {
 		var page activityList
 		adminJSON(t, g, http.StatusOK, "GET", "/admin/accounts/acme/activity?limit=2&before="+before, owner, "", &page)
 		if page.HasMore == nil {
@@ -127,7 +146,7 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 		}
 		before = page.Data[len(page.Data)-1].ID
 	}
-	if strings.Join(seen, " ") != "act-bad act-4 act-3 act-2 act-1" {
+	if strings.Join(seen, " ") != "act-v3 act-bad act-4 act-3 act-2 act-1" {
 		t.Errorf("pages: %v", seen)
 	}
 
@@ -172,14 +191,14 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 		t.Fatalf("CSV export: %d %v %s", status, h, out)
 	}
 	records, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if err != nil || len(records) != 5 {
+	if err != nil || len(records) != 6 {
 		t.Fatalf("CSV export: %d records, %v\n%s", len(records), err, out)
 	}
 	col := map[string]int{}
 	for i, name := range records[0] {
 		col[name] = i
 	}
-	last := records[4]
+	last := records[5]
 	if last[col["request_id"]] != "act-1" || last[col["prompt_tokens"]] != "1000" || last[col["end_user"]] != "u-7" ||
 		last[col["status"]] != "200" || last[col["id"]] != ok.ID {
 		t.Errorf("CSV row of act-1: %v (columns %v)", last, records[0])
@@ -188,11 +207,11 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 	// JSON Lines: one object per line, as the API's entries.
 	status, h, out = g.do("GET", "/admin/accounts/acme/activity?format=jsonl", owner, "")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/jsonl") || len(lines) != 5 {
+	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/jsonl") || len(lines) != 6 {
 		t.Fatalf("JSON Lines export: %d %q, %d lines", status, h.Get("Content-Type"), len(lines))
 	}
 	var first activityRow
-	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.RequestID != "act-bad" || first.Status != 400 {
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.RequestID != "act-v3" || first.Status != 200 || first.ToolCalls != 1 {
 		t.Errorf("first JSON line %+v, %v", first, err)
 	}
 
@@ -206,9 +225,14 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 		} `json:"data"`
 	}
 	adminJSON(t, g, http.StatusOK, "GET", "/admin/accounts/acme/usage?by=model", owner, "", &usage)
-	if len(usage.Data) != 1 || usage.Data[0].Model == nil || *usage.Data[0].Model != "m" || usage.Data[0].Requests != 4 ||
-		usage.Data[0].PromptTokens != 1000+10+11+12 || usage.Data[0].CompletionTokens != 500+15 {
-		t.Errorf("usage by model: %+v", usage.Data)
+	found := false
+	for _, r := range usage.Data {
+		if r.Model != nil && *r.Model == "m" {
+			found = r.Requests == 4 && r.PromptTokens == 1000+10+11+12 && r.CompletionTokens == 500+15
+		}
+	}
+	if !found || len(usage.Data) != 2 {
+		t.Errorf("usage by model: %+v; want m's 4 requests and the /v3 model's row", usage.Data)
 	}
 }
 
