@@ -303,13 +303,21 @@ func (w *LedgerWriter) serve(inHand *[]pendingRecord) {
 func (w *LedgerWriter) queuedCount() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.queued) + len(w.requestLog.queued)
+	return len(w.queued)
 }
 
-// waitForRecords waits until a record is queued (true) or the writer is
-// closing (false).
+// somethingQueued tells whether a record or a request log entry waits.
+func (w *LedgerWriter) somethingQueued() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queued)+len(w.requestLog.queued) > 0
+}
+
+// waitForRecords waits until a record or a request log entry is queued
+// (true) or the writer is closing (false). Entries do not count towards
+// a full batch: they ride along with the charges.
 func (w *LedgerWriter) waitForRecords() bool {
-	for w.queuedCount() == 0 {
+	for !w.somethingQueued() {
 		select {
 		case <-w.wake:
 		case <-w.closing:

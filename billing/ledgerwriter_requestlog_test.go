@@ -185,3 +185,39 @@ func TestWriterSweepsExpiredRequestLog(t *testing.T) {
 		t.Errorf("SweepRequestLog without retention = %d, %v; want nothing deleted", n, err)
 	}
 }
+
+func TestWriterRequestLogDoesNotFillABatch(t *testing.T) {
+	charges := newBatchStore()
+	charges.gate = make(chan struct{})
+	charges.entered = make(chan int, 10)
+	logs := &logStore{}
+	// The delay never passes: only a full batch of charges, or Close,
+	// commits.
+	w := newLedgerWriter(WriterConfig{Store: charges, MaxDelay: time.Hour, MaxBatch: 2, RequestLog: logs}, never)
+	c := newCompletions()
+	c.enqueue(w, "r0", 1)
+	c.enqueue(w, "r0b", 1)
+	<-charges.entered // the writer is in a commit while r1 and entries queue
+	c.enqueue(w, "r1", 1)
+	for range 5 {
+		w.Log(storage.RequestLogEntry{RequestID: "x"})
+	}
+	charges.gate <- struct{}{}
+	stop := openGate(charges.gate)
+	defer stop()
+	// One charge and five entries are no full batch: nothing commits
+	// until a second charge comes.
+	select {
+	case n := <-charges.entered:
+		t.Fatalf("a batch of %d charges committed with the entries counted towards it", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+	c.enqueue(w, "r2", 1)
+	if n := <-charges.entered; n != 2 {
+		t.Errorf("second batch of %d; want r1 and r2", n)
+	}
+	_ = w.Close()
+	if appends, _ := logs.snapshot(); len(appends) == 0 {
+		t.Error("the entries were not appended")
+	}
+}
