@@ -144,6 +144,20 @@ try {
   check(/^m\s+2\s+1,010\s+505\s+\$/.test(usage), `usage by model row: ${JSON.stringify(usage)}`);
   await page.screenshot({ path: join(artifacts, 'usage.png'), fullPage: true, animations: 'disabled' });
 
+  step = 'the Activity page on a phone';
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole('link', { name: 'Activity' }).click();
+  await waitForIds(['act-bad', 'act-2', 'act-1'], 'on a phone');
+  const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  if (sideways > 0) {
+    const wide = await page.evaluate(() => [...document.querySelectorAll('body *')]
+      .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+      .filter((el) => !el.parentElement.closest('.table-wrap'))
+      .slice(0, 5).map((el) => `${el.tagName}.${el.className}`));
+    check(false, `the Activity page scrolls ${sideways}px sideways at 390px: ${wide.join(', ')}`);
+  }
+  await page.screenshot({ path: join(artifacts, 'activity-narrow.png'), fullPage: true, animations: 'disabled' });
+
   step = 'no console errors';
   for (const [what, list] of Object.entries(problems)) {
     check(list.length === 0, `${what}: ${list.join('; ')}`);

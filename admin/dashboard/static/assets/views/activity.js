@@ -144,7 +144,7 @@ export async function activity(body, ctx) {
       next.addEventListener('click', () => busy(next, 'Loading…', () => load(true)));
       foot.append(next);
     }
-    replace(results, h('div', { class: 'table-wrap' }, table), foot);
+    replace(results, h('div', { class: 'table-wrap table-wrap-activity' }, table), foot);
   };
 
   let hasMore = false;
