@@ -289,6 +289,8 @@ func (q *request) accountRoute(name string, p []string, on func(map[string]func(
 		on(map[string]func(){http.MethodGet: with("alerts.read", q.alertDeliveries)})
 	case len(p) == 1 && p[0] == "ledger":
 		on(map[string]func(){http.MethodGet: with("ledger.read", q.ledger)})
+	case len(p) == 1 && p[0] == "activity":
+		on(map[string]func(){http.MethodGet: with("activity.read", q.activity)})
 	case len(p) == 1 && p[0] == "usage":
 		on(map[string]func(){http.MethodGet: with("usage.read", q.usage)})
 	case len(p) == 1 && p[0] == "files":

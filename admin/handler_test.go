@@ -559,7 +559,11 @@ func testUsage(t *testing.T, f *fixture) {
 	if len(rep.Data) != 0 || rep.Data == nil {
 		t.Errorf("a period without usage: %+v", rep.Data)
 	}
-	f.want(f.do("GET", "/admin/accounts/alice/usage?by=model", f.alice, ""), 400, "invalid_grouping")
+	f.do("GET", "/admin/accounts/alice/usage?by=model", f.alice, "").json(t, &rep)
+	if rep.By != "model" || len(rep.Data) != 1 || rep.Data[0].Model == nil || *rep.Data[0].Model != "m" || rep.Data[0].CostCents != 50 {
+		t.Errorf("model rows %+v", rep)
+	}
+	f.want(f.do("GET", "/admin/accounts/alice/usage?by=route", f.alice, ""), 400, "invalid_grouping")
 	f.want(f.do("GET", "/admin/accounts/alice/usage?since=May", f.alice, ""), 400, "invalid_date")
 	f.want(f.do("GET", "/admin/accounts/alice/usage?since=2031-05-06&until=2031-05-01", f.alice, ""), 400, "invalid_date")
 

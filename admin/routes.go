@@ -355,9 +355,9 @@ func (q *request) usage(a storage.Account) {
 	switch by {
 	case "":
 		by = storage.UsageByDay
-	case storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser:
+	case storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser, storage.UsageByModel:
 	default:
-		q.fail(apierror.InvalidRequest("invalid_grouping", "by is day, key or user."))
+		q.fail(apierror.InvalidRequest("invalid_grouping", "by is day, key, user or model."))
 		return
 	}
 	rows, err := q.h.cfg.Store.UsageSummary(q.ctx, a.ID, storage.UsageQuery{Since: first, Until: last.AddDate(0, 0, 1), By: by})

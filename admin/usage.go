@@ -16,6 +16,7 @@ type UsageJSONRow struct {
 	KeyID             *string `json:"key_id,omitempty"`
 	KeyHint           *string `json:"key_hint,omitempty"`
 	EndUser           *string `json:"end_user,omitempty"`
+	Model             *string `json:"model,omitempty"`
 	Requests          int64   `json:"requests"`
 	PromptTokens      int64   `json:"prompt_tokens"`
 	CompletionTokens  int64   `json:"completion_tokens"`
@@ -43,6 +44,8 @@ func UsageJSON(by storage.UsageGrouping, rows []storage.UsageRow) []UsageJSONRow
 			j.KeyID, j.KeyHint = &r.Group, &r.KeyHint
 		case storage.UsageByEndUser:
 			j.EndUser = &r.Group
+		case storage.UsageByModel:
+			j.Model = &r.Group
 		}
 		out = append(out, j)
 	}

@@ -60,6 +60,16 @@ type WriterConfig struct {
 	RetryFor time.Duration
 	// Logger reports batches that failed. Default: slog.Default().
 	Logger *slog.Logger
+
+	// RequestLog keeps the entries given to Log, appended with each
+	// batch after its charges committed. Nil: Log drops them.
+	RequestLog storage.RequestLog
+	// RequestLogRetention is how long the writer keeps entries before
+	// its hourly sweep deletes them; negative keeps them forever.
+	// Default: DefaultRequestLogRetention.
+	RequestLogRetention time.Duration
+	// Now is the clock of the sweep. Default: time.Now.
+	Now func() time.Time
 }
 
 // LedgerWriter settles usage records off the path the client waits for,
@@ -102,6 +112,8 @@ type LedgerWriter struct {
 
 	failingSince time.Time // first failure of the current run of failures
 
+	requestLog requestLogQueue
+
 	// after is time.After; tests stop or step the clock of the batch
 	// delay with it.
 	after func(time.Duration) <-chan time.Time
@@ -137,9 +149,22 @@ func newLedgerWriter(cfg WriterConfig, after func(time.Duration) <-chan time.Tim
 		done:      make(chan struct{}),
 		after:     after,
 	}
+	w.requestLog.store = cfg.RequestLog
+	w.requestLog.now = cfg.Now
+	if w.requestLog.now == nil {
+		w.requestLog.now = time.Now
+	}
+	if cfg.RequestLogRetention == 0 {
+		cfg.RequestLogRetention = DefaultRequestLogRetention
+	}
+	w.SetRequestLogRetention(cfg.RequestLogRetention)
+	w.requestLog.stop = make(chan struct{})
 	w.room.L = &w.mu
 	w.Tune(cfg.MaxDelay, cfg.MaxBatch)
 	go w.run()
+	if cfg.RequestLog != nil {
+		guard.Go(requestLogGoroutine, w.sweepRequestLog)
+	}
 	return w
 }
 
@@ -206,6 +231,7 @@ func (w *LedgerWriter) Close() error {
 	if !w.closed {
 		w.closed = true
 		close(w.closing)
+		close(w.requestLog.stop)
 		w.room.Broadcast()
 	}
 	w.mu.Unlock()
@@ -262,10 +288,14 @@ func (w *LedgerWriter) serve(inHand *[]pendingRecord) {
 	var batch []pendingRecord
 	for w.waitForRecords() {
 		batch = w.collect(batch[:0])
+		logs := w.takeLogs()
 		*inHand = batch
-		w.commit(batch)
+		if len(batch) > 0 {
+			w.commit(batch)
+		}
 		*inHand = nil
 		clear(batch) // let the records and completions go
+		w.appendLogs(logs)
 	}
 }
 
@@ -276,10 +306,18 @@ func (w *LedgerWriter) queuedCount() int {
 	return len(w.queued)
 }
 
-// waitForRecords waits until a record is queued (true) or the writer is
-// closing (false).
+// somethingQueued tells whether a record or a request log entry waits.
+func (w *LedgerWriter) somethingQueued() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queued)+len(w.requestLog.queued) > 0
+}
+
+// waitForRecords waits until a record or a request log entry is queued
+// (true) or the writer is closing (false). Entries do not count towards
+// a full batch: they ride along with the charges.
 func (w *LedgerWriter) waitForRecords() bool {
-	for w.queuedCount() == 0 {
+	for !w.somethingQueued() {
 		select {
 		case <-w.wake:
 		case <-w.closing:
@@ -337,12 +375,16 @@ func (w *LedgerWriter) drain(inHand *[]pendingRecord) {
 	limit := int(w.maxBatch.Load())
 	for {
 		batch := w.take(nil, limit)
-		if len(batch) == 0 {
+		logs := w.takeLogs()
+		if len(batch) == 0 && len(logs) == 0 {
 			return
 		}
 		*inHand = batch
-		w.commit(batch)
+		if len(batch) > 0 {
+			w.commit(batch)
+		}
 		*inHand = nil
+		w.appendLogs(logs)
 	}
 }
 

@@ -63,6 +63,7 @@ func logCharge(ctx context.Context, rec storage.UsageRecord, cents int64) {
 		zap.Int64("cost_cents", cents),
 		zap.Bool("usage_estimated", rec.Estimated),
 	}
+	activityOf(ctx).Charged(rec, cents)
 	if rec.Upstream != "" {
 		fields = append(fields, zap.String("upstream", rec.Upstream))
 	}

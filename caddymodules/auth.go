@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 )
@@ -46,6 +47,7 @@ type Auth struct {
 	guard   *ipGuard // nil: no limit on failed authentications
 	metrics *metrics
 	logger  *zap.Logger
+	ledger  *billing.LedgerWriter // takes the request log entries
 }
 
 // CaddyModule returns the Caddy module information.
@@ -68,6 +70,9 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 	}
 	h.metrics = app.metrics
 	h.logger = ctx.Logger()
+	if app.backend != nil {
+		h.ledger = app.backend.ledger
+	}
 	return nil
 }
 
@@ -129,6 +134,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	r.Header.Del("Authorization")
 	id.principal, id.authenticated = p, true
 	logFields(r.Context(), zap.String("account_id", p.AccountID), zap.String("key_id", p.KeyID))
+	startActivity(r, w, h.ledger, id.requestID, p)
 	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
 }
 

@@ -57,7 +57,7 @@ func acquireBackend(s settings, ledger *LedgerConfig, logger *zap.Logger) (*back
 		if err != nil {
 			return nil, err
 		}
-		wc.Store = store
+		wc.Store, wc.RequestLog = store, store
 		wc.Logger = slogFor(logger.Named("ledger"))
 		return &backend{store: store, ledger: billing.NewLedgerWriter(wc), stop: func() {}}, nil
 	})
@@ -69,6 +69,7 @@ func acquireBackend(s settings, ledger *LedgerConfig, logger *zap.Logger) (*back
 		// A reload: the writer and its queue carry over, in the new
 		// config's tuning.
 		b.ledger.Tune(wc.MaxDelay, wc.MaxBatch)
+		b.ledger.SetRequestLogRetention(wc.RequestLogRetention)
 	}
 	return b, nil
 }

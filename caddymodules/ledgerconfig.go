@@ -36,13 +36,20 @@ type LedgerConfig struct {
 	// the node down rather than losing charges. Taken when the store is
 	// opened; a reload does not change it. Default: 4096.
 	Queue int `json:"queue,omitempty"`
+
+	// How many days the request log keeps an entry (docs/admin.md,
+	// "Activity"); the writer deletes older ones every hour. Default: 30.
+	RequestLogDays int `json:"request_log_days,omitempty"`
 }
 
 // writerConfig is the billing.WriterConfig c describes, defaults filled.
 func (c *LedgerConfig) writerConfig() billing.WriterConfig {
-	cfg := billing.WriterConfig{MaxDelay: billing.DefaultMaxDelay}
+	cfg := billing.WriterConfig{MaxDelay: billing.DefaultMaxDelay, RequestLogRetention: billing.DefaultRequestLogRetention}
 	if c == nil {
 		return cfg
+	}
+	if c.RequestLogDays > 0 {
+		cfg.RequestLogRetention = time.Duration(c.RequestLogDays) * 24 * time.Hour
 	}
 	if c.MaxDelay != nil {
 		cfg.MaxDelay = time.Duration(*c.MaxDelay)
@@ -58,8 +65,8 @@ func (c *LedgerConfig) validate() error {
 	switch {
 	case c.MaxDelay != nil && *c.MaxDelay < 0:
 		return fmt.Errorf("ledger: max_delay must not be negative")
-	case c.MaxBatch < 0, c.Queue < 0:
-		return fmt.Errorf("ledger: max_batch and queue must not be negative")
+	case c.MaxBatch < 0, c.Queue < 0, c.RequestLogDays < 0:
+		return fmt.Errorf("ledger: max_batch, queue and request_log_days must not be negative")
 	}
 	return nil
 }
@@ -70,6 +77,7 @@ func (c *LedgerConfig) validate() error {
 //		max_delay <duration>
 //		max_batch <n>
 //		queue     <n>
+//		request_log_days <n>
 //	}
 func unmarshalLedger(d *caddyfile.Dispenser) (*LedgerConfig, error) {
 	c := new(LedgerConfig)
@@ -77,9 +85,10 @@ func unmarshalLedger(d *caddyfile.Dispenser) (*LedgerConfig, error) {
 		return nil, d.ArgErr()
 	}
 	err := blockOptions(d, 1, "ledger", map[string]optionReader{
-		"max_delay": c.unmarshalMaxDelay,
-		"max_batch": positiveIntOption(&c.MaxBatch),
-		"queue":     positiveIntOption(&c.Queue),
+		"max_delay":        c.unmarshalMaxDelay,
+		"max_batch":        positiveIntOption(&c.MaxBatch),
+		"queue":            positiveIntOption(&c.Queue),
+		"request_log_days": positiveIntOption(&c.RequestLogDays),
 	})
 	if err != nil {
 		return nil, err

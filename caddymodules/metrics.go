@@ -190,6 +190,7 @@ func (m *metrics) countRequest(r *http.Request, w *statusWriter, err error, pani
 	if code == "" {
 		code = codeNone
 	}
+	finishActivity(r, w, status, code, m.soleUpstream())
 	if m == nil {
 		logOutcome(r, code, "")
 		return

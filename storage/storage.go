@@ -27,6 +27,7 @@ type Store interface {
 	Ledger
 	Usage
 	UsageReports
+	RequestLog
 	FileMeta
 	ObjectIDs
 	Memory

@@ -147,13 +147,16 @@ const (
 	// requests that named none); the rows come most charged first, ties
 	// by end user.
 	UsageByEndUser UsageGrouping = "user"
+	// UsageByModel groups by the model that answered; the rows come
+	// most charged first, ties by model.
+	UsageByModel UsageGrouping = "model"
 )
 
 // UsageRow is the total of one group of usage records.
 type UsageRow struct {
 	// Group is what the row totals: the day as YYYY-MM-DD for
 	// UsageByDay, the key id for UsageByKey, the end user for
-	// UsageByEndUser.
+	// UsageByEndUser, the model for UsageByModel.
 	Group string
 	// KeyHint is the display form of the key ("sk-...a1B2") for
 	// UsageByKey, "" otherwise and for keys the store no longer knows.

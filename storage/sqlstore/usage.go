@@ -451,6 +451,10 @@ func (s *Store) UsageSummary(ctx context.Context, accountID string, q storage.Us
 		query = `SELECT u.end_user, '', ` + usageTotals + `
 			FROM usage_records u WHERE ` + usageWindow + `
 			GROUP BY u.end_user ORDER BY SUM(u.cost_cents) DESC, u.end_user`
+	case storage.UsageByModel:
+		query = `SELECT u.model, '', ` + usageTotals + `
+			FROM usage_records u WHERE ` + usageWindow + `
+			GROUP BY u.model ORDER BY SUM(u.cost_cents) DESC, u.model`
 	default:
 		return nil, fmt.Errorf("storage: unknown usage grouping %q", q.By)
 	}

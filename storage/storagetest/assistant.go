@@ -670,14 +670,14 @@ func (h *harness) testUsageReports(t *testing.T) {
 			AccountID: other.ID, RequestID: "r-1", Finished: midnight, PromptTokens: 10, CostCents: 1,
 		})
 		for _, account := range []string{a.ID, "acct_unknown"} {
-			for _, by := range []storage.UsageGrouping{storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser} {
+			for _, by := range []storage.UsageGrouping{storage.UsageByDay, storage.UsageByKey, storage.UsageByEndUser, storage.UsageByModel} {
 				wantUsage(t, r, account, storage.UsageQuery{By: by}, nil)
 			}
 			if cs, err := r.Charges(t.Context(), account, 0); err != nil || len(cs) != 0 {
 				t.Errorf("Charges(%s) = %+v, %v; want none", account, cs, err)
 			}
 		}
-		if _, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: "model"}); err == nil {
+		if _, err := r.UsageSummary(t.Context(), a.ID, storage.UsageQuery{By: "route"}); err == nil {
 			t.Error("UsageSummary by an unknown grouping succeeded")
 		}
 	})

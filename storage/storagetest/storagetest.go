@@ -35,6 +35,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("DisabledAccounts", h.testDisabledAccounts)
 	t.Run("Payments", h.testPayments)
 	t.Run("Alerts", h.testAlerts)
+	t.Run("RequestLog", h.testRequestLog)
 }
 
 // DatabasePerTest turns create, which makes a fresh database for a test

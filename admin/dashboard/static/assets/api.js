@@ -22,11 +22,13 @@ export class Client {
   }
 
   get(path) { return this.request('GET', path); }
+  // getText answers the body as text: an export (CSV, JSON Lines).
+  getText(path) { return this.request('GET', path, undefined, true); }
   post(path, body) { return this.request('POST', path, body ?? {}); }
   del(path) { return this.request('DELETE', path); }
 
-  async request(method, path, body) {
-    const headers = { Accept: 'application/json', Authorization: `Bearer ${this.token}` };
+  async request(method, path, body, raw) {
+    const headers = { Accept: raw ? '*/*' : 'application/json', Authorization: `Bearer ${this.token}` };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let res;
     try {
@@ -42,6 +44,7 @@ export class Client {
       throw new ApiError(0, 'The gateway could not be reached. Check that it is running, then try again.', 'network_error', 'network_error');
     }
     const text = await res.text();
+    if (raw && res.ok) return text;
     let data = null;
     if (text) {
       try { data = JSON.parse(text); } catch { data = null; }

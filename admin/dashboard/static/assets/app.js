@@ -8,6 +8,7 @@ import { announce, errorBox, loading } from './ui.js';
 import { overview } from './views/overview.js';
 import { keys } from './views/keys.js';
 import { files } from './views/files.js';
+import { activity, usage } from './views/activity.js';
 import { accounts, createAccountCard } from './views/accounts.js';
 
 const TOKEN = 'switchyard.token';
@@ -15,6 +16,8 @@ const ACCOUNT = 'switchyard.account';
 
 const routes = {
   '/overview': { title: 'Overview', view: overview },
+  '/activity': { title: 'Activity', view: activity },
+  '/usage': { title: 'Usage', view: usage },
   '/files': { title: 'Files', view: files },
   '/settings/api': { title: 'Manage API', section: 'Settings', view: keys },
   '/accounts': { title: 'Accounts', view: accounts, operator: true },
@@ -162,6 +165,8 @@ function nav() {
   return h('nav', { class: 'sidebar', 'aria-label': 'Dashboard' },
     h('ul', { class: 'nav-list' },
       h('li', {}, link('/overview', 'Overview')),
+      h('li', {}, link('/activity', 'Activity')),
+      h('li', {}, link('/usage', 'Usage')),
       h('li', {}, link('/files', 'Files')),
       isOperator() ? h('li', {}, link('/accounts', 'Accounts')) : null,
       h('li', { class: 'nav-group' },

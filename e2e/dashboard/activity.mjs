@@ -1,0 +1,173 @@
+// Opens the Activity and Usage pages of the dashboard in Debian's
+// Chromium with an account owner's token, for e2e/activity_test.go: the
+// requests the Go test made are listed, the status and end-user filters
+// narrow them, a request's detail panel shows its fields, the CSV export
+// downloads the rows the API holds, and usage by model shows prompt and
+// completion tokens apart. Writes {"event":"done"} on stdout when every
+// check passed; exits non-zero on the first failed one, with the reason
+// on stderr and a screenshot.
+//
+// Environment: DASHBOARD_URL (…/dashboard/), ADMIN_TOKEN (an account
+// owner's JWT), ARTIFACTS (screenshot directory).
+
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const { DASHBOARD_URL: url, ADMIN_TOKEN: token, ARTIFACTS: artifacts } = process.env;
+if (!url || !token || !artifacts) {
+  console.error('DASHBOARD_URL, ADMIN_TOKEN and ARTIFACTS must be set');
+  process.exit(2);
+}
+mkdirSync(artifacts, { recursive: true });
+
+function check(ok, message) {
+  if (!ok) throw new Error(message);
+}
+
+const problems = { console: [], pageErrors: [], otherOrigins: [] };
+const userDataDir = mkdtempSync(join(tmpdir(), 'switchyard-chromium-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 900 },
+  locale: 'en-US',
+  timezoneId: 'UTC',
+  reducedMotion: 'reduce',
+  acceptDownloads: true,
+});
+const origin = new URL(url).origin;
+let page;
+let step = 'start';
+
+// requestIds are the request ids of the Activity table's rows, in order.
+async function requestIds() {
+  return page.locator('table.table-activity tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.requestId));
+}
+
+async function waitForIds(want, what) {
+  const deadline = Date.now() + 10000;
+  let got = [];
+  while (Date.now() < deadline) {
+    got = await requestIds();
+    if (got.join(' ') === want.join(' ')) return;
+    await page.waitForTimeout(50);
+  }
+  throw new Error(`${what}: rows ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+
+try {
+  page = context.pages()[0] || await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
+  page.on('pageerror', (e) => problems.pageErrors.push(String(e)));
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')) problems.otherOrigins.push(u);
+  });
+
+  step = 'sign in';
+  const res = await page.goto(url);
+  check(res.ok(), `GET ${url}: ${res.status()}`);
+  await page.getByLabel('Admin token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+
+  step = 'the Activity page lists the requests, newest first';
+  await page.getByRole('link', { name: 'Activity' }).click();
+  await page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor();
+  await waitForIds(['act-bad', 'act-2', 'act-1'], 'unfiltered');
+  const bad = page.locator('tr[data-request-id="act-bad"]');
+  check((await bad.innerText()).includes('400'), `the refused request's row: ${await bad.innerText()}`);
+  check((await bad.innerText()).includes('invalid_json'), `the refused request's row has no error code: ${await bad.innerText()}`);
+  await page.screenshot({ path: join(artifacts, 'activity.png'), fullPage: true, animations: 'disabled' });
+
+  step = 'the status filter';
+  await page.getByLabel('Status').selectOption('4xx');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await waitForIds(['act-bad'], 'status 4xx');
+
+  step = 'the end-user filter';
+  await page.getByLabel('Status').selectOption('');
+  await page.getByLabel('End user').fill('u-7');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await waitForIds(['act-1'], 'end user u-7');
+
+  step = 'a filter that matches nothing';
+  await page.getByLabel('Model').fill('no-such-model');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.getByText('No request matches these filters.').waitFor();
+
+  step = 'clearing the filters';
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await waitForIds(['act-bad', 'act-2', 'act-1'], 'after Clear');
+
+  step = 'the detail view';
+  await page.getByRole('button', { name: 'Details of request act-1' }).click();
+  const detail = page.getByTestId('activity-detail');
+  await detail.waitFor();
+  const text = await detail.innerText();
+  for (const want of ['act-1', '1,000', '500', 'u-7', '/v1/chat/completions', 'Time to first byte']) {
+    check(text.includes(want), `the detail view lacks ${want}:\n${text}`);
+  }
+  check(await page.getByRole('heading', { name: 'Request details' }).evaluate((el) => el === document.activeElement),
+    'focus did not move to the detail view');
+  await page.screenshot({ path: join(artifacts, 'activity-detail.png'), fullPage: true, animations: 'disabled' });
+
+  step = 'the CSV export';
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByTestId('export-csv').click(),
+  ]);
+  const csv = readFileSync(await download.path(), 'utf8').trim().split('\n');
+  check(download.suggestedFilename().endsWith('.csv'), `download named ${download.suggestedFilename()}`);
+  check(csv[0].startsWith('id,created_at,request_id,key_id,end_user'), `CSV header: ${csv[0]}`);
+  check(csv.length === 4, `CSV has ${csv.length} lines, want a header and 3 rows:\n${csv.join('\n')}`);
+  const header = csv[0].split(',');
+  const rows = csv.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [header[i], v])));
+  check(rows.map((r) => r.request_id).join(' ') === 'act-bad act-2 act-1', `CSV rows: ${csv.join('\n')}`);
+  const first = rows[2];
+  check(first.prompt_tokens === '1000' && first.completion_tokens === '500' && first.end_user === 'u-7' && first.status === '200',
+    `CSV row of act-1: ${JSON.stringify(first)}`);
+  check(rows[0].status === '400' && rows[0].error_code === 'invalid_json', `CSV row of act-bad: ${JSON.stringify(rows[0])}`);
+
+  step = 'usage by model';
+  await page.getByRole('link', { name: 'Usage' }).click();
+  await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+  await page.getByLabel('Group by').selectOption('model');
+  await page.getByRole('button', { name: 'Show' }).click();
+  const table = page.getByTestId('usage-table');
+  await page.getByRole('columnheader', { name: 'Model' }).waitFor();
+  const usage = await table.locator('tbody tr').first().innerText();
+  check(/^m\s+2\s+1,010\s+505\s+\$/.test(usage), `usage by model row: ${JSON.stringify(usage)}`);
+  await page.screenshot({ path: join(artifacts, 'usage.png'), fullPage: true, animations: 'disabled' });
+
+  step = 'the Activity page on a phone';
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole('link', { name: 'Activity' }).click();
+  await waitForIds(['act-bad', 'act-2', 'act-1'], 'on a phone');
+  const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  if (sideways > 0) {
+    const wide = await page.evaluate(() => [...document.querySelectorAll('body *')]
+      .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+      .filter((el) => !el.parentElement.closest('.table-wrap'))
+      .slice(0, 5).map((el) => `${el.tagName}.${el.className}`));
+    check(false, `the Activity page scrolls ${sideways}px sideways at 390px: ${wide.join(', ')}`);
+  }
+  await page.screenshot({ path: join(artifacts, 'activity-narrow.png'), fullPage: true, animations: 'disabled' });
+
+  step = 'no console errors';
+  for (const [what, list] of Object.entries(problems)) {
+    check(list.length === 0, `${what}: ${list.join('; ')}`);
+  }
+  process.stdout.write(`${JSON.stringify({ event: 'done' })}\n`);
+} catch (err) {
+  console.error(`dashboard (activity): ${step}: ${err.message}`);
+  if (page) await page.screenshot({ path: join(artifacts, 'activity-failure.png'), fullPage: true }).catch(() => {});
+  process.exitCode = 1;
+} finally {
+  await context.close();
+  rmSync(userDataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,108 @@
+package sqlstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyardhq/switchyard/storage"
+)
+
+const requestLogColumns = `id, account_id, key_id, at, request_id, charge_id, end_user, route, method, path,
+	model_asked, model_served, upstream, stream, status, error_code, prompt_tokens, completion_tokens,
+	cost_cents, estimated, tool_calls, latency_us, first_byte_us`
+
+const requestLogColumnCount = 23
+
+// AppendRequestLog stores entries in one transaction, in multi-row
+// INSERTs as a settlement batch writes its records.
+func (s *Store) AppendRequestLog(ctx context.Context, entries []storage.RequestLogEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(entries)*requestLogColumnCount)
+	for _, e := range entries {
+		at := micros(e.At)
+		args = append(args, newTimeID("rq_", at), e.AccountID, e.KeyID, at, e.RequestID, e.ChargeID, e.EndUser,
+			e.Route, e.Method, e.Path, e.ModelAsked, e.ModelServed, e.Upstream, e.Stream, int64(e.Status), e.ErrorCode,
+			e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
+			e.Latency.Microseconds(), e.FirstByte.Microseconds())
+	}
+	err := inTx(ctx, s.db, func(tx Tx) error {
+		return insertRows(ctx, tx, `INSERT INTO request_log (`+requestLogColumns+`) VALUES `,
+			requestLogColumnCount, s.dialect.PositionalParams, args)
+	})
+	return wrap(err, "appending to the request log")
+}
+
+// RequestLogPage lists the account's entries q selects, newest first,
+// walking the (account_id, id) index from the cursor down.
+func (s *Store) RequestLogPage(ctx context.Context, accountID string, q storage.RequestLogQuery) ([]storage.RequestLogEntry, error) {
+	var where strings.Builder
+	args := []any{accountID}
+	where.WriteString(`account_id = $1`)
+	and := func(cond string, v any) {
+		args = append(args, v)
+		where.WriteString(" AND ")
+		where.WriteString(strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if q.KeyID != "" {
+		and(`key_id = $?`, q.KeyID)
+	}
+	if q.EndUser != "" {
+		and(`end_user = $?`, q.EndUser)
+	}
+	if q.Model != "" {
+		// Each placeholder is bound once: the value goes in twice.
+		args = append(args, q.Model)
+		and(`(model_asked = $`+strconv.Itoa(len(args))+` OR model_served = $?)`, q.Model)
+	}
+	if q.Status != 0 {
+		and(`status = $?`, int64(q.Status))
+	}
+	if q.StatusClass != 0 {
+		and(`status >= $?`, int64(q.StatusClass*100))
+		and(`status < $?`, int64(q.StatusClass*100+100))
+	}
+	if !q.Since.IsZero() {
+		and(`at >= $?`, micros(q.Since))
+	}
+	if !q.Until.IsZero() {
+		and(`at < $?`, micros(q.Until))
+	}
+	if q.Before != "" {
+		and(`id < $?`, q.Before)
+	}
+	query := `SELECT ` + requestLogColumns + ` FROM request_log WHERE ` + where.String() +
+		` ORDER BY id DESC` + limitClause(q.Limit)
+	entries, err := queryAll(ctx, s.db, scanRequestLog, query, args...)
+	return entries, wrap(err, "listing the request log")
+}
+
+// PruneRequestLog deletes entries older than before, the oldest first,
+// at most limit of them in one statement.
+func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int) (int64, error) {
+	query := `DELETE FROM request_log WHERE at < $1`
+	if limit > 0 {
+		query = `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE at < $1 ORDER BY at` +
+			limitClause(limit) + `)`
+	}
+	n, err := s.db.Exec(ctx, query, micros(before))
+	return n, wrap(err, "pruning the request log")
+}
+
+func scanRequestLog(r Row) (storage.RequestLogEntry, error) {
+	var e storage.RequestLogEntry
+	var at, status, toolCalls, latency, firstByte int64
+	err := r.Scan(&e.ID, &e.AccountID, &e.KeyID, &at, &e.RequestID, &e.ChargeID, &e.EndUser, &e.Route, &e.Method,
+		&e.Path, &e.ModelAsked, &e.ModelServed, &e.Upstream, &e.Stream, &status, &e.ErrorCode, &e.PromptTokens,
+		&e.CompletionTokens, &e.CostCents, &e.Estimated, &toolCalls, &latency, &firstByte)
+	if err != nil {
+		return storage.RequestLogEntry{}, err
+	}
+	e.At = fromMicros(at)
+	e.Status, e.ToolCalls = int(status), int(toolCalls)
+	e.Latency, e.FirstByte = time.Duration(latency)*time.Microsecond, time.Duration(firstByte)*time.Microsecond
+	return e, nil
+}
