@@ -237,6 +237,17 @@ try {
   const fileRow = page.getByRole('row').filter({ hasText: filename });
   await fileRow.waitFor();
   await shot('06-files');
+
+  step = 'files: download';
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    fileRow.getByRole('button', { name: `Download ${filename}` }).click(),
+  ]);
+  check(download.suggestedFilename() === filename, `the download is named ${download.suggestedFilename()}`);
+  const { readFileSync } = await import('node:fs');
+  const got = readFileSync(await download.path(), 'utf8');
+  check(got === 'notes for the dashboard test\n', `the downloaded file holds ${JSON.stringify(got)}`);
+  check(/Never|\d{4}|[A-Z][a-z]{2}/.test(await fileRow.locator('td').nth(4).innerText()), 'the file row shows no expiry');
   await fileRow.getByRole('button', { name: `Delete ${filename}` }).click();
   const fileDialog = page.getByRole('dialog', { name: 'Delete this file?' });
   await fileDialog.waitFor();

@@ -23,7 +23,9 @@ export class Client {
 
   get(path) { return this.request('GET', path); }
   // getText answers the body as text: an export (CSV, JSON Lines).
-  getText(path) { return this.request('GET', path, undefined, true); }
+  getText(path) { return this.request('GET', path, undefined, 'text'); }
+  // getBlob answers the body as a Blob: a stored file's bytes.
+  getBlob(path) { return this.request('GET', path, undefined, 'blob'); }
   post(path, body) { return this.request('POST', path, body ?? {}); }
   del(path) { return this.request('DELETE', path); }
 
@@ -43,6 +45,7 @@ export class Client {
     } catch {
       throw new ApiError(0, 'The gateway could not be reached. Check that it is running, then try again.', 'network_error', 'network_error');
     }
+    if (raw === 'blob' && res.ok) return res.blob();
     const text = await res.text();
     if (raw && res.ok) return text;
     let data = null;

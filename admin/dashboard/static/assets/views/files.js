@@ -22,22 +22,42 @@ export async function files(body, ctx) {
         h('th', { scope: 'col', class: 'hide-narrow' }, 'Purpose'),
         h('th', { scope: 'col', class: 'num' }, 'Size'),
         h('th', { scope: 'col', class: 'hide-narrow' }, 'Uploaded'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Expires'),
         h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))),
       h('tbody', {}, rows.map((f) => {
         const button = h('button', { type: 'button', class: 'btn btn-danger-ghost btn-small', 'aria-label': `Delete ${f.filename}` }, 'Delete');
         button.addEventListener('click', () => remove(f, button));
+        const get = h('button', { type: 'button', class: 'btn btn-secondary btn-small', 'aria-label': `Download ${f.filename}` }, 'Download');
+        get.addEventListener('click', () => download(f, get));
         return h('tr', { 'data-file-id': f.id },
           h('td', { class: 'cell-name' }, h('span', { class: 'file-name' }, f.filename), h('span', { class: 'file-id muted' }, f.id)),
           h('td', { class: 'hide-narrow' }, h('span', { class: 'badge badge-neutral' }, f.purpose || '—')),
           h('td', { class: 'num nowrap' }, fmt.bytes(f.bytes)),
           h('td', { class: 'hide-narrow nowrap' }, fmt.dateTime(f.created_at)),
-          h('td', { class: 'actions' }, button));
+          h('td', { class: 'hide-narrow nowrap' }, f.expires_at ? fmt.date(f.expires_at) : 'Never'),
+          h('td', { class: 'actions' }, get, button));
       })));
     const c = card('Files', { aside }, h('div', { class: 'table-wrap' }, table),
       more ? h('p', { class: 'card-foot muted small' }, `Showing the newest ${rows.length} files.`) : null);
     replace(body, c);
     return c;
   };
+  // The API wants the token in a header, so the bytes are fetched here
+  // and handed to the browser as a download of a local object URL.
+  const download = (f, button) => busy(button, 'Downloading…', async () => {
+    try {
+      const blob = await ctx.client.getBlob(`${base}/${encodeURIComponent(f.id)}/content`);
+      const url = URL.createObjectURL(blob);
+      const a = h('a', { href: url, download: f.filename, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+      announce(`Downloaded ${f.filename}`);
+    } catch (err) {
+      if (ctx.current()) announce(`The download failed: ${err.message}`, 'error');
+    }
+  });
   const remove = async (f, button) => {
     const ok = await confirm({
       title: 'Delete this file?',
