@@ -19,8 +19,15 @@ export function announce(message, kind = 'success') {
   toastTimer = setTimeout(() => { toast.className = 'toast'; replace(toast); }, 6000);
 }
 
-// errorBox renders an API error plainly: its message, then its code.
+// errorBox renders an API error plainly: its message, then its code. A
+// success toast still showing would contradict it, so it goes.
 export function errorBox(err, title) {
+  const toast = document.getElementById('toast');
+  if (toast && toast.classList.contains('toast-success')) {
+    clearTimeout(toastTimer);
+    toast.className = 'toast';
+    replace(toast);
+  }
   const code = err && err.code ? err.code : '';
   return h('div', { class: 'alert alert-error', role: 'alert' },
     h('p', { class: 'alert-title' }, title || 'Something went wrong'),
