@@ -75,18 +75,38 @@ func (s *Store) SetKeyControls(ctx context.Context, keyID string, c storage.KeyC
 	return key, nil
 }
 
+// periodStartSQL is the start of the current spend period of the key
+// row named alias, given the day's start as $2 and the month's as $3.
+func periodStartSQL(alias string) string {
+	return `CASE ` + alias + `.spend_period WHEN 'month' THEN CAST($3 AS BIGINT) ELSE CAST($2 AS BIGINT) END`
+}
+
 // markKeysUsed records, in the transaction that commits their charges,
-// when the keys of records were last used: one statement per key of the
-// batch, never one per request.
-func markKeysUsed(ctx context.Context, tx Tx, records []storage.UsageRecord, now time.Time) error {
-	seen := make(map[string]bool, len(records))
-	for _, u := range records {
-		if u.KeyID == "" || seen[u.KeyID] {
+// when the keys of the settled records were last used, and adds their
+// charges to the keys' spend in the current period: one statement per
+// key of the batch, never one per request. out[i].Err set means record
+// i was not settled; a record settled before counts again, which can
+// only make a spend limit refuse sooner.
+func markKeysUsed(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement, now time.Time) error {
+	spent := make(map[string]int64, len(records))
+	var order []string
+	for i, u := range records {
+		if u.KeyID == "" || (out != nil && out[i].Err != nil) {
 			continue
 		}
-		seen[u.KeyID] = true
-		if _, err := tx.Exec(ctx, `UPDATE api_keys SET last_used_at = $2
-			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`, u.KeyID, micros(now)); err != nil {
+		if _, ok := spent[u.KeyID]; !ok {
+			order = append(order, u.KeyID)
+		}
+		spent[u.KeyID] += u.CostCents
+	}
+	day, month := micros(storage.SpendPerDay.Start(now)), micros(storage.SpendPerMonth.Start(now))
+	for _, id := range order {
+		// $2 and $3 are the period starts periodStartSQL reads.
+		if _, err := tx.Exec(ctx, `UPDATE api_keys SET
+				last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < $4 THEN $4 ELSE last_used_at END,
+				period_spend_cents = CASE WHEN period_start = `+periodStartSQL("api_keys")+` THEN period_spend_cents + $5 ELSE $5 END,
+				period_start = `+periodStartSQL("api_keys")+`
+			WHERE id = $1`, id, day, month, micros(now), spent[id]); err != nil {
 			return err
 		}
 	}

@@ -108,17 +108,14 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string) (storage.APIKey, er
 	return key, nil
 }
 
-// LookupKey is one query on the unique hash index. A key with a spend
-// limit also sums its charges of the period, on the usage records' key
-// index.
+// LookupKey is one query on the unique hash index.
 func (s *Store) LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error) {
 	o := storage.KeyOwner{KeyHash: hash}
 	now := s.now()
 	var c controlScan
 	dest := append([]any{&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName, &o.BalanceCents, &o.KeyGeneration, &o.PeriodSpendCents}, c.dest()...)
 	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name, a.balance_cents, g.generation,
-			CASE WHEN k.spend_limit_cents > 0 THEN (SELECT COALESCE(SUM(u.cost_cents), 0) FROM usage_records u
-				WHERE u.key_id = k.id AND u.recorded_at >= CASE k.spend_period WHEN 'month' THEN CAST($3 AS BIGINT) ELSE CAST($2 AS BIGINT) END)
+			CASE WHEN k.spend_limit_cents > 0 AND k.period_start = `+periodStartSQL("k")+` THEN k.period_spend_cents
 			ELSE 0 END, `+keyControlColumns+`
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id CROSS JOIN key_generation g
 		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL AND a.disabled_at IS NULL AND g.id = 1`,

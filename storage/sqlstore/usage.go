@@ -53,7 +53,7 @@ func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage
 		if err != nil {
 			return err
 		}
-		if err := markKeysUsed(ctx, tx, []storage.UsageRecord{u}, now); err != nil || next == head {
+		if err := markKeysUsed(ctx, tx, []storage.UsageRecord{u}, nil, now); err != nil || next == head {
 			return err
 		}
 		return writeHead(ctx, tx, u.AccountID, next, now)
@@ -121,7 +121,7 @@ func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRec
 			if err != nil {
 				return err
 			}
-			if err := markKeysUsed(ctx, tx, records, now); err != nil {
+			if err := markKeysUsed(ctx, tx, records, out, now); err != nil {
 				return err
 			}
 			for _, id := range accounts {

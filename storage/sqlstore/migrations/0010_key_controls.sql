@@ -8,8 +8,8 @@ ALTER TABLE api_keys ADD COLUMN spend_limit_cents BIGINT NOT NULL DEFAULT 0; -- 
 ALTER TABLE api_keys ADD COLUMN spend_period TEXT NOT NULL DEFAULT '';      -- 'day' or 'month' (UTC) with a limit
 ALTER TABLE api_keys ADD COLUMN rate_per_minute BIGINT NOT NULL DEFAULT 0;  -- 0: the profile's rate
 ALTER TABLE api_keys ADD COLUMN stream_limit BIGINT NOT NULL DEFAULT 0;     -- 0: the profile's limit
--- Written by the batch that commits the key's charges, never per request.
+-- Written by the transaction that commits the key's charges, once per
+-- key and batch, never per request.
 ALTER TABLE api_keys ADD COLUMN last_used_at BIGINT;                        -- NULL: never charged
-
--- A key's spend in its period, read with its lookup when it has a limit.
-CREATE INDEX usage_records_key_recorded ON usage_records (key_id, recorded_at);
+ALTER TABLE api_keys ADD COLUMN period_start BIGINT NOT NULL DEFAULT 0;     -- start of the period period_spend_cents counts
+ALTER TABLE api_keys ADD COLUMN period_spend_cents BIGINT NOT NULL DEFAULT 0;
