@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"net/http"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -126,6 +127,10 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		writeRefusal(w, r, err)
 		return nil
 	}
+	if err := policy.CheckKeyUse(p, clientIP(r), time.Now()); err != nil {
+		writeRefusal(w, r, err)
+		return nil
+	}
 	r.Header.Del("Authorization")
 	id.principal, id.authenticated = p, true
 	logFields(r.Context(), zap.String("account_id", p.AccountID), zap.String("key_id", p.KeyID))
@@ -200,3 +205,4 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*Auth)(nil)
 	_ caddyfile.Unmarshaler       = (*Auth)(nil)
 )
+

@@ -129,3 +129,10 @@ func (c *KeyCache) forget(hash string) {
 	defer c.mu.Unlock()
 	delete(c.entries, hash)
 }
+
+// samePeriod reports whether e was read in the spend period of now: a
+// key's period spend read in the one before is not its spend now.
+func (c *KeyCache) samePeriod(e cachedKey) bool {
+	p := e.owner.Controls.SpendPeriod
+	return p.Name(e.added) == p.Name(c.now())
+}
