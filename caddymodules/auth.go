@@ -205,4 +205,3 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*Auth)(nil)
 	_ caddyfile.Unmarshaler       = (*Auth)(nil)
 )
-
