@@ -29,6 +29,8 @@ type Principal struct {
 	// its current spend period, as read with its lookup; with a spend
 	// limit only.
 	PeriodSpendCents int64
+	// Period names the spend period of PeriodSpendCents.
+	Period string
 }
 
 // KeyStore is what authentication reads from the store.
@@ -107,6 +109,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 		BalanceCents:     owner.BalanceCents,
 		Controls:         owner.Controls,
 		PeriodSpendCents: owner.PeriodSpendCents,
+		Period:           owner.Period,
 	}, nil
 }
 

@@ -133,6 +133,5 @@ func (c *KeyCache) forget(hash string) {
 // samePeriod reports whether e was read in the spend period of now: a
 // key's period spend read in the one before is not its spend now.
 func (c *KeyCache) samePeriod(e cachedKey) bool {
-	p := e.owner.Controls.SpendPeriod
-	return p.Name(e.added) == p.Name(c.now())
+	return e.owner.Controls.SpendPeriod.Name(c.now()) == e.owner.Period
 }

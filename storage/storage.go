@@ -201,6 +201,9 @@ type KeyOwner struct {
 	// its spend period at the lookup, when it has a spend limit (0
 	// otherwise).
 	PeriodSpendCents int64
+	// Period names the spend period PeriodSpendCents counts
+	// (SpendPeriod.Name at the lookup); "" without a spend limit.
+	Period string
 }
 
 // Entry is a ledger entry to post.

@@ -128,6 +128,9 @@ func (s *Store) LookupKey(ctx context.Context, hash string) (storage.KeyOwner, e
 		return storage.KeyOwner{}, wrap(err, "looking up key")
 	}
 	o.Controls = c.controls()
+	if o.Controls.SpendLimitCents > 0 {
+		o.Period = o.Controls.SpendPeriod.Name(now)
+	}
 	return o, nil
 }
 

@@ -134,6 +134,8 @@ func wantSpend(t *testing.T, s storage.Store, hash string, want int64) {
 	t.Helper()
 	if o, err := s.LookupKey(t.Context(), hash); err != nil || o.PeriodSpendCents != want {
 		t.Errorf("LookupKey period spend = %d, %v; want %d", o.PeriodSpendCents, err, want)
+	} else if o.Controls.SpendLimitCents > 0 && o.Period == "" {
+		t.Errorf("LookupKey of a key with a spend limit names no period")
 	}
 }
 
