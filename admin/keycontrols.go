@@ -1,9 +1,13 @@
 package admin
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/storage"
@@ -96,4 +100,76 @@ func (q *request) setKeyControls(a storage.Account, id string) {
 		return
 	}
 	q.reply(http.StatusOK, keyOut(k))
+}
+
+// KeyControlArgs are key controls as the CLI's flags spell them.
+type KeyControlArgs struct {
+	// Expires is an RFC 3339 time, or a time from now such as 720h or
+	// 30d; "": never.
+	Expires string
+	// Models and AllowedIPs are the allow-lists; each element may hold
+	// several, comma-separated.
+	Models, AllowedIPs []string
+	// SpendLimitUSD is dollars, such as 1 or 12.50; "": no limit.
+	SpendLimitUSD string
+	// SpendPeriod is "day" or "month".
+	SpendPeriod                string
+	RatePerMinute, StreamLimit int
+}
+
+// Controls reads a at now, refusing with 400 invalid_key_controls what
+// cannot be read or what policy.ValidKeyControls refuses.
+func (a KeyControlArgs) Controls(now time.Time) (storage.KeyControls, error) {
+	bad := func(msg string) error { return apierror.InvalidRequest("invalid_key_controls", msg) }
+	c := storage.KeyControls{
+		Models: splitList(a.Models), CIDRs: splitList(a.AllowedIPs),
+		SpendPeriod: storage.SpendPeriod(a.SpendPeriod), RatePerMinute: a.RatePerMinute, StreamLimit: a.StreamLimit,
+	}
+	if a.Expires != "" {
+		t, err := parseExpiry(a.Expires, now)
+		if err != nil {
+			return c, bad("An expiry is a time such as 2030-01-31T00:00:00Z or a time from now such as 30d or 12h.")
+		}
+		c.ExpiresAt = t
+	}
+	if a.SpendLimitUSD != "" {
+		cents, err := billing.ParseUSD(a.SpendLimitUSD)
+		if err != nil || cents == 0 {
+			return c, bad("A spend limit is a positive dollar amount such as 1 or 12.50.")
+		}
+		c.SpendLimitCents = cents
+	}
+	return c, policy.ValidKeyControls(c, now)
+}
+
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return time.Time{}, errors.New("bad days")
+		}
+		return now.AddDate(0, 0, n), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return time.Time{}, errors.New("bad duration")
+	}
+	return now.Add(d), nil
+}
+
+// splitList splits comma-separated elements, dropping empty ones; nil
+// for none.
+func splitList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, f := range strings.Split(s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
