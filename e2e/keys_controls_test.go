@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -198,4 +202,48 @@ func keyIDOf(t *testing.T, st storage.Store, account, key string) string {
 	}
 	t.Fatalf("no key %s in account %s", policy.KeyHint(key), account)
 	return ""
+}
+
+// TestDashboardKeyLimits creates a key with limits on the dashboard in
+// headless Chromium (e2e/dashboard/keys.mjs): the key it shows is stored
+// with them, and its model allow-list refuses another model.
+func TestDashboardKeyLimits(t *testing.T) {
+	node := browserTool(t)
+	artifacts := artifactsDir(t, "dashboard-keys")
+	_, e := scriptedEnv(t, "SWITCHYARD_ADMIN_JWT_SECRET", "dashboard-test-secret-0123456789abcdef")
+	const account = "acme"
+	operator := mustCLI(t, e, "admin", "token", "--operator", "--ttl", "10m").lastLine()
+	owner := mustCLI(t, e, "admin", "token", "--account", account, "--subject", "owner@acme", "--ttl", "10m").lastLine()
+	g := startGateway(t, e)
+	if status, _, body := g.do("POST", "/admin/accounts", operator, `{"name":"`+account+`","usd":"5.00"}`); status != http.StatusCreated {
+		t.Fatalf("creating account %s: %d %s", account, status, body)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "keys.mjs")
+	cmd.Dir = filepath.Join(repoRoot, "e2e", "dashboard")
+	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ARTIFACTS="+artifacts)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("the browser script did not finish within 60s\n%s", stderr.String())
+	}
+	var done struct{ Event, Key string }
+	if err != nil || json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &done) != nil || done.Event != "done" {
+		t.Fatalf("browser script: %v; screenshots in %s\n%s%s", err, artifacts, stdout.String(), stderr.String())
+	}
+
+	st := openStore(t, e)
+	keys, err := st.ListKeys(ctx, accountNamed(t, st, account).ID)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %+v, %v", keys, err)
+	}
+	c := keys[0].Controls
+	if c.SpendLimitCents != 100 || c.SpendPeriod != storage.SpendPerDay || c.RatePerMinute != 10 || len(c.Models) != 2 {
+		t.Fatalf("stored controls %+v", c)
+	}
+	status, _, body := g.do("POST", "/v1/chat/completions", done.Key, chatBody)
+	wantError(t, "a model outside the key's list", status, body, http.StatusForbidden, "model_not_allowed", "permission_error")
 }
