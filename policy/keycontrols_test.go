@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"testing"
@@ -84,5 +85,57 @@ func TestValidKeyControls(t *testing.T) {
 		} else {
 			wantRefusal(t, tc.name, err, http.StatusBadRequest, "invalid_key_controls")
 		}
+	}
+}
+
+// TestKeyCacheRereadsSpendLimitedKeys: a key with a spend limit is served
+// from the cache only while nothing was committed and its period has not
+// ended; otherwise it is looked up again, since the balance read does not
+// carry its spend.
+func TestKeyCacheRereadsSpendLimitedKeys(t *testing.T) {
+	now := time.Date(2030, 5, 1, 23, 0, 0, 0, time.UTC)
+	cache := NewKeyCache(100, func() time.Time { return now })
+	a, keys, key := newTestAuth(t, cache)
+	keys.tracked = true
+	h := a.hasher.Hash(key)
+	setSpend := func(cents int64, period string) {
+		keys.mu.Lock()
+		o := keys.owners[h]
+		o.Controls = storage.KeyControls{SpendLimitCents: 100, SpendPeriod: storage.SpendPerDay}
+		o.PeriodSpendCents, o.Period = cents, period
+		keys.owners[h] = o
+		keys.commits++
+		keys.mu.Unlock()
+	}
+	spend := func() int64 {
+		t.Helper()
+		p, err := a.Authenticate(context.Background(), "Bearer "+key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.PeriodSpendCents
+	}
+	setSpend(10, storage.SpendPerDay.Name(now))
+	for range 3 {
+		if got := spend(); got != 10 {
+			t.Fatalf("spend %d, want 10", got)
+		}
+	}
+	if keys.lookups != 1 {
+		t.Fatalf("%d lookups while nothing was committed, want 1", keys.lookups)
+	}
+	setSpend(40, storage.SpendPerDay.Name(now))
+	if got := spend(); got != 40 || keys.lookups != 2 || keys.balanceReads != 0 {
+		t.Fatalf("after a charge: spend %d, %d lookups, %d balance reads; want 40, 2, 0", got, keys.lookups, keys.balanceReads)
+	}
+	// Midnight, nothing committed: the cached spend is of yesterday.
+	now = now.Add(2 * time.Hour)
+	keys.mu.Lock()
+	o := keys.owners[h]
+	o.PeriodSpendCents, o.Period = 0, storage.SpendPerDay.Name(now)
+	keys.owners[h] = o
+	keys.mu.Unlock()
+	if got := spend(); got != 0 || keys.lookups != 3 {
+		t.Fatalf("in the next period: spend %d after %d lookups; want 0 after 3", got, keys.lookups)
 	}
 }
