@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -246,4 +247,21 @@ func TestDashboardKeyLimits(t *testing.T) {
 	}
 	status, _, body := g.do("POST", "/v1/chat/completions", done.Key, chatBody)
 	wantError(t, "a model outside the key's list", status, body, http.StatusForbidden, "model_not_allowed", "permission_error")
+}
+
+// TestKeyStreamLimit: a key limited to 2 concurrent streams gets 429 on
+// its third while the profile allows 5, and another key of the account
+// still gets its own slots.
+func TestKeyStreamLimit(t *testing.T) {
+	e := embeddedEnv(t, slowUpstream(t).URL())
+	key := mustCLI(t, e, "keys", "create", "--account", "narrow", "--streams", "2").lastLine()
+	other := fundedKey(t, e, "narrow")
+	g := startGateway(t, e)
+
+	mustOpenStreams(t, 2, key, g)
+	status, body, _ := openStream(t, g, key)
+	if status != http.StatusTooManyRequests || !strings.Contains(body, "Concurrency limit") {
+		t.Fatalf("third stream of a key limited to 2: %d %s", status, body)
+	}
+	mustOpenStreams(t, 3, other, g)
 }
