@@ -145,4 +145,6 @@ func controlsEqual(a, b storage.KeyControls) bool {
 		a.RatePerMinute == b.RatePerMinute && a.StreamLimit == b.StreamLimit
 }
 
-func slicesEqual(a, b []string) bool { return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b)) }
+func slicesEqual(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b))
+}
