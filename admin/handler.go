@@ -266,6 +266,8 @@ func (q *request) accountRoute(name string, p []string, on func(map[string]func(
 		on(map[string]func(){http.MethodGet: with("key.list", q.listKeys), http.MethodPost: with("key.create", q.createKey)})
 	case len(p) == 2 && p[0] == "keys" && p[1] != "":
 		on(map[string]func(){http.MethodDelete: with("key.revoke", func(a storage.Account) { q.revokeKey(a, p[1]) })})
+	case len(p) == 3 && p[0] == "keys" && p[1] != "" && p[2] == "controls":
+		on(map[string]func(){http.MethodPut: with("key.controls", func(a storage.Account) { q.setKeyControls(a, p[1]) })})
 	case len(p) == 1 && p[0] == "topups":
 		on(map[string]func(){http.MethodPost: with("topup", func(a storage.Account) {
 			if q.mayTopUp(a.Name) {

@@ -183,13 +183,21 @@ type keyJSON struct {
 	Label     string  `json:"label"`
 	CreatedAt string  `json:"created_at"`
 	RevokedAt *string `json:"revoked_at"`
+	// LastUsedAt is when a charge of the key was last committed; null if
+	// never.
+	LastUsedAt *string `json:"last_used_at"`
+	KeyControlsJSON
 }
 
 func keyOut(k storage.APIKey) keyJSON {
-	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: timeJSON(k.CreatedAt)}
+	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: timeJSON(k.CreatedAt), KeyControlsJSON: KeyControlsOf(k.Controls)}
 	if !k.Active() {
 		t := timeJSON(k.RevokedAt)
 		out.RevokedAt = &t
+	}
+	if !k.LastUsedAt.IsZero() {
+		t := timeJSON(k.LastUsedAt)
+		out.LastUsedAt = &t
 	}
 	return out
 }
@@ -202,19 +210,25 @@ func (q *request) listKeys(a storage.Account) {
 // maxLabelRunes bounds a key's label, a note to tell keys apart.
 const maxLabelRunes = 200
 
-// createKey: POST .../keys {"label"}: the only answer that holds the key.
+// createKey: POST .../keys {"label", and the controls of
+// KeyControlsJSON}: the only answer that holds the key.
 func (q *request) createKey(a storage.Account) {
 	var body struct {
 		Label string `json:"label"`
+		KeyControlsJSON
 	}
 	err := q.decode(&body)
 	if err == nil && (utf8.RuneCountInString(body.Label) > maxLabelRunes || !utf8.ValidString(body.Label)) {
 		err = apierror.InvalidRequest("invalid_label", fmt.Sprintf("A label has at most %d characters.", maxLabelRunes))
 	}
+	var controls storage.KeyControls
+	if err == nil {
+		controls, err = body.Controls(time.Now())
+	}
 	var key string
 	var rec storage.APIKey
 	if err == nil {
-		key, rec, err = policy.IssueKey(q.ctx, q.h.cfg.Store, q.h.cfg.Hasher, q.h.cfg.Profile, a.Name, body.Label)
+		key, rec, err = policy.IssueKeyWith(q.ctx, q.h.cfg.Store, q.h.cfg.Hasher, q.h.cfg.Profile, a.Name, body.Label, controls, time.Now())
 	}
 	q.audit("key.create", a.Name, rec.ID, outcome(err), clipNote(body.Label))
 	if err != nil {
@@ -227,7 +241,8 @@ func (q *request) createKey(a storage.Account) {
 		Hint      string `json:"hint"`
 		Label     string `json:"label"`
 		CreatedAt string `json:"created_at"`
-	}{rec.ID, key, rec.Hint, rec.Label, timeJSON(rec.CreatedAt)})
+		KeyControlsJSON
+	}{rec.ID, key, rec.Hint, rec.Label, timeJSON(rec.CreatedAt), KeyControlsOf(rec.Controls)})
 }
 
 func (q *request) revokeKey(a storage.Account, id string) {

@@ -259,7 +259,8 @@ func AskV1(req V1Request) Ask {
 }
 
 // BeforeBody is the limiter's question for a request of p under prof
-// before its body is read: the key's request rate and, on a chargeable
+// before its body is read: the key's request rate (its own when lower
+// than the profile's) and, on a chargeable
 // route, whether the account's available balance covers the minimum
 // charge (a check that holds nothing, limits.Reservation.CheckOnly). The
 // admission step asks it of limits.Prechecker, which answers from what
@@ -267,13 +268,14 @@ func AskV1(req V1Request) Ask {
 // Admit for a request with no body to read, whose admission it is. An
 // account that cannot pay spends no rate.
 func BeforeBody(prof policy.Profile, p policy.Principal, m BodyMeter) limits.AdmitRequest {
-	req := limits.AdmitRequest{Key: p.KeyID, Account: p.AccountID, Rate: limits.RateFor(prof)}
+	req := limits.AdmitRequest{Key: p.KeyID, Account: p.AccountID, Rate: keyRate(prof, p)}
 	if m.Chargeable() {
 		req.Reserve = limits.Reservation{
 			Account:   p.AccountID,
 			Balance:   p.BalanceCents,
 			Min:       prof.MinChargeCents,
 			CheckOnly: true,
+			KeySpend:  keySpend(p),
 		}
 	}
 	return req
@@ -290,16 +292,17 @@ func AfterBody(prof policy.Profile, p policy.Principal, ask Ask) (req limits.Adm
 	req = limits.AdmitRequest{
 		Key:         p.KeyID,
 		Account:     p.AccountID,
-		Rate:        limits.RateFor(prof),
-		StreamLimit: prof.ConcurrentStreams,
+		Rate:        keyRate(prof, p),
+		StreamLimit: keyStreams(prof, p),
 		WantLease:   ask.Stream,
 	}
 	if ask.Meter.Chargeable() {
 		req.Reserve = limits.Reservation{
-			Account: p.AccountID,
-			Balance: p.BalanceCents,
-			Want:    HoldEstimate(prof.ForHold(ask.Model), ask.BodyBytes, ask.MaxTokens, DefaultHoldTokens),
-			Min:     prof.MinChargeCents,
+			Account:  p.AccountID,
+			Balance:  p.BalanceCents,
+			Want:     HoldEstimate(prof.ForHold(ask.Model), ask.BodyBytes, ask.MaxTokens, DefaultHoldTokens),
+			Min:      prof.MinChargeCents,
+			KeySpend: keySpend(p),
 		}
 	}
 	return req, req.Rate.Enabled() || req.WantLease || req.Reserve.Account != ""

@@ -134,6 +134,9 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 		h.spendRate(w, r, p, before.Rate)
 		return admitted{}, err
 	}
+	if err := policy.CheckModel(p, ask.Model); err != nil {
+		return admitted{}, err
+	}
 	after, ok := billing.AfterBody(prof, p, ask)
 	if !ok {
 		return admitted{}, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"net/http"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -128,6 +129,10 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		}
 		// Nobody reads the body of a refused request: the server must
 		// not wait for it before answering.
+		writeRefusal(w, r, err)
+		return nil
+	}
+	if err := policy.CheckKeyUse(p, clientIP(r), time.Now()); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}

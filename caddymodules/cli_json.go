@@ -64,18 +64,24 @@ func accountJSONOf(r storage.AccountBalance) accountJSON {
 // keyJSON is a key as GET /admin/accounts/{name}/keys lists it: never
 // the key itself.
 type keyJSON struct {
-	ID        string  `json:"id"`
-	Hint      string  `json:"hint"`
-	Label     string  `json:"label"`
-	CreatedAt string  `json:"created_at"`
-	RevokedAt *string `json:"revoked_at"`
+	ID         string  `json:"id"`
+	Hint       string  `json:"hint"`
+	Label      string  `json:"label"`
+	CreatedAt  string  `json:"created_at"`
+	RevokedAt  *string `json:"revoked_at"`
+	LastUsedAt *string `json:"last_used_at"`
+	admin.KeyControlsJSON
 }
 
 func keyJSONOf(k storage.APIKey) keyJSON {
-	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: cliTime(k.CreatedAt)}
+	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: cliTime(k.CreatedAt), KeyControlsJSON: admin.KeyControlsOf(k.Controls)}
 	if !k.Active() {
 		t := cliTime(k.RevokedAt)
 		out.RevokedAt = &t
+	}
+	if !k.LastUsedAt.IsZero() {
+		t := cliTime(k.LastUsedAt)
+		out.LastUsedAt = &t
 	}
 	return out
 }

@@ -216,13 +216,17 @@ func keysCommand(cmd *cobra.Command) {
 	addConfigFlags(cmd)
 
 	create := &cobra.Command{
-		Use:   "create --account NAME [--label TEXT]",
+		Use:   "create --account NAME [--label TEXT] [controls]",
 		Short: "Creates a key; prints it once, alone on the last line",
 		Args:  cobra.NoArgs,
 		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, _ []string) error {
 			account, _ := cmd.Flags().GetString("account")
 			label, _ := cmd.Flags().GetString("label")
-			key, rec, err := policy.IssueKey(ctx, c.store, c.hasher, c.settings.profile, account, label)
+			controls, err := keyControlFlags(cmd).Controls(time.Now())
+			if err != nil {
+				return err
+			}
+			key, rec, err := policy.IssueKeyWith(ctx, c.store, c.hasher, c.settings.profile, account, label, controls, time.Now())
 			if err != nil {
 				return err
 			}
@@ -234,6 +238,26 @@ func keysCommand(cmd *cobra.Command) {
 	create.Flags().String("account", "", "Account name (created if new)")
 	create.Flags().String("label", "", "A note to tell keys apart")
 	_ = create.MarkFlagRequired("account")
+	addKeyControlFlags(create)
+
+	set := &cobra.Command{
+		Use:   "set KEY_ID [controls]",
+		Short: "Replaces a key's controls (those not given are lifted), on every node at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: withCLI(func(ctx context.Context, c *cli, cmd *cobra.Command, args []string) error {
+			controls, err := keyControlFlags(cmd).Controls(time.Now())
+			if err != nil {
+				return err
+			}
+			k, err := policy.SetKeyControls(ctx, c.store, "", args[0], controls, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.out, "Set the controls of key %s (%s).\n", k.ID, k.Hint)
+			return nil
+		}),
+	}
+	addKeyControlFlags(set)
 
 	list := accountCommand("list --account NAME [--json]", "Lists an account's keys, never the keys themselves",
 		func(ctx context.Context, c *cli, acct storage.Account) error {
@@ -265,7 +289,7 @@ func keysCommand(cmd *cobra.Command) {
 			return nil
 		}),
 	}
-	cmd.AddCommand(create, list, revoke)
+	cmd.AddCommand(create, list, revoke, set)
 }
 
 func accountsCommand(cmd *cobra.Command) {
@@ -524,14 +548,18 @@ func accountCommand(use, short string, run func(ctx context.Context, c *cli, acc
 
 func printKeys(w io.Writer, keys []storage.APIKey) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKEY\tLABEL\tCREATED\tSTATUS")
+	fmt.Fprintln(tw, "ID\tKEY\tLABEL\tCREATED\tLAST USED\tSTATUS\tCONTROLS")
 	for _, k := range keys {
 		status := "active"
 		if !k.Active() {
 			status = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Hint, strings.ReplaceAll(k.Label, "\t", " "),
-			k.CreatedAt.UTC().Format(time.RFC3339), status)
+		used := "never"
+		if !k.LastUsedAt.IsZero() {
+			used = k.LastUsedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Hint, strings.ReplaceAll(k.Label, "\t", " "),
+			k.CreatedAt.UTC().Format(time.RFC3339), used, status, describeControls(k.Controls))
 	}
 	_ = tw.Flush()
 }

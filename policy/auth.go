@@ -22,6 +22,15 @@ type Principal struct {
 	// since (KeyCache): the current balance either way. The balance gate
 	// uses it.
 	BalanceCents int64
+	// Controls are the key's own limits (CheckKeyUse, CheckModel, and
+	// the admission's rate, stream and spend limits).
+	Controls storage.KeyControls
+	// PeriodSpendCents is what the key's committed charges add up to in
+	// its current spend period, as read with its lookup; with a spend
+	// limit only.
+	PeriodSpendCents int64
+	// Period names the spend period of PeriodSpendCents.
+	Period string
 }
 
 // KeyStore is what authentication reads from the store.
@@ -93,11 +102,14 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 		return Principal{}, apierror.InvalidAPIKey("Incorrect API key provided: " + KeyHint(key) + ".")
 	}
 	return Principal{
-		KeyID:        owner.KeyID,
-		KeyHint:      owner.KeyHint,
-		AccountID:    owner.AccountID,
-		AccountName:  owner.AccountName,
-		BalanceCents: owner.BalanceCents,
+		KeyID:            owner.KeyID,
+		KeyHint:          owner.KeyHint,
+		AccountID:        owner.AccountID,
+		AccountName:      owner.AccountName,
+		BalanceCents:     owner.BalanceCents,
+		Controls:         owner.Controls,
+		PeriodSpendCents: owner.PeriodSpendCents,
+		Period:           owner.Period,
 	}, nil
 }
 
@@ -109,8 +121,14 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (storage.KeyOwn
 	// in between makes the next request read again, never the reverse.
 	rev, revOK := a.keys.Revision()
 	if e, ok := a.cache.get(hash, a.cacheTTL); ok {
-		if revOK && e.revOK && e.rev == rev {
+		limited := e.owner.Controls.SpendLimitCents > 0
+		if revOK && e.revOK && e.rev == rev && (!limited || a.cache.samePeriod(e)) {
 			return e.owner, nil // nothing committed since it was read
+		}
+		if limited {
+			// Its spend moves with every charge, and the balance read
+			// does not carry it: read the key again.
+			return a.relookup(ctx, hash, rev, revOK)
 		}
 		balance, gen, err := a.keys.KeyState(ctx, e.owner.AccountID)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -125,6 +143,11 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (storage.KeyOwn
 		// A key was revoked somewhere since this one was looked up.
 		a.cache.advance(gen)
 	}
+	return a.relookup(ctx, hash, rev, revOK)
+}
+
+// relookup reads the key from the store and caches what it found.
+func (a *Authenticator) relookup(ctx context.Context, hash string, rev storage.Revision, revOK bool) (storage.KeyOwner, error) {
 	owner, err := a.keys.LookupKey(ctx, hash)
 	switch {
 	case err == nil:

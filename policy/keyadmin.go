@@ -7,6 +7,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/humantime"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/storage"
@@ -18,7 +19,17 @@ import (
 // per KeyCreationWindow (else 429 rate_limit_exceeded). The returned key is
 // the only copy there will ever be.
 func IssueKey(ctx context.Context, store storage.Store, hasher KeyHasher, p Profile, account, label string) (string, storage.APIKey, error) {
+	return IssueKeyWith(ctx, store, hasher, p, account, label, storage.KeyControls{}, time.Now())
+}
+
+// IssueKeyWith is IssueKey for a key with controls, which must pass
+// ValidKeyControls at now.
+func IssueKeyWith(ctx context.Context, store storage.Store, hasher KeyHasher, p Profile, account, label string,
+	controls storage.KeyControls, now time.Time) (string, storage.APIKey, error) {
 	if err := ValidAccountName(account); err != nil {
+		return "", storage.APIKey{}, err
+	}
+	if err := ValidKeyControls(controls, now); err != nil {
 		return "", storage.APIKey{}, err
 	}
 	acct, err := store.EnsureAccount(ctx, account)
@@ -34,6 +45,7 @@ func IssueKey(ctx context.Context, store storage.Store, hasher KeyHasher, p Prof
 		MaxActive:    p.MaxActiveKeys,
 		MaxPerWindow: p.KeyCreations,
 		Window:       p.KeyCreationWindow,
+		Controls:     controls,
 	})
 	switch {
 	case errors.Is(err, storage.ErrMaxKeys):
@@ -84,6 +96,33 @@ func RevokeKey(ctx context.Context, keys storage.Keys, accountID, keyID string) 
 		}
 	}
 	k, err := keys.RevokeKey(ctx, keyID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return storage.APIKey{}, notFound
+	}
+	return k, err
+}
+
+// SetKeyControls replaces the controls of the active key keyID, which
+// must pass ValidKeyControls at now. With accountID set, a key of another
+// account is answered like an unknown one. Unknown and revoked keys are
+// 404 key_not_found. Every node reads the key again on its next request
+// (the change raises the key generation, see KeyCache).
+func SetKeyControls(ctx context.Context, keys storage.Keys, accountID, keyID string, c storage.KeyControls, now time.Time) (storage.APIKey, error) {
+	if err := ValidKeyControls(c, now); err != nil {
+		return storage.APIKey{}, err
+	}
+	notFound := apierror.New(http.StatusNotFound, apierror.TypeInvalidRequest, "key_not_found",
+		fmt.Sprintf("No active key with id %q.", keyID))
+	if accountID != "" {
+		owned, err := keys.ListKeys(ctx, accountID)
+		if err != nil {
+			return storage.APIKey{}, err
+		}
+		if !slices.ContainsFunc(owned, func(k storage.APIKey) bool { return k.ID == keyID }) {
+			return storage.APIKey{}, notFound
+		}
+	}
+	k, err := keys.SetKeyControls(ctx, keyID, c)
 	if errors.Is(err, storage.ErrNotFound) {
 		return storage.APIKey{}, notFound
 	}

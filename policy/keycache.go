@@ -129,3 +129,9 @@ func (c *KeyCache) forget(hash string) {
 	defer c.mu.Unlock()
 	delete(c.entries, hash)
 }
+
+// samePeriod reports whether e was read in the spend period of now: a
+// key's period spend read in the one before is not its spend now.
+func (c *KeyCache) samePeriod(e cachedKey) bool {
+	return e.owner.Controls.SpendPeriod.Name(c.now()) == e.owner.Period
+}

@@ -100,6 +100,7 @@ type Keys interface {
 	// equal revisions mean nothing committed up to the notifications'
 	// delay before the second (well under a millisecond, at most 250 ms).
 	Revision() (rev Revision, ok bool)
+	KeyControlStore
 }
 
 // Revision is an opaque name of a store's committed state (Keys.Revision).
@@ -155,6 +156,8 @@ type NewKey struct {
 	MaxActive    int
 	MaxPerWindow int
 	Window       time.Duration
+	// Controls are the key's own limits.
+	Controls KeyControls
 }
 
 // APIKey is a stored key, without its secret.
@@ -165,6 +168,12 @@ type APIKey struct {
 	Label     string
 	CreatedAt time.Time
 	RevokedAt time.Time // zero while active
+	Controls  KeyControls
+	// LastUsedAt is when a charge of the key was last committed; zero
+	// if never. It is written with the charges, in their batch, not per
+	// request, so it trails the key's last request by up to the ledger
+	// writer's flush interval.
+	LastUsedAt time.Time
 }
 
 // Active reports whether the key has not been revoked.
@@ -187,6 +196,15 @@ type KeyOwner struct {
 	// account. A lookup is still good while the generation has not
 	// moved.
 	KeyGeneration int64
+	// Controls are the key's own limits.
+	Controls KeyControls
+	// PeriodSpendCents is what the key's committed charges add up to in
+	// its spend period at the lookup, when it has a spend limit (0
+	// otherwise).
+	PeriodSpendCents int64
+	// Period names the spend period PeriodSpendCents counts
+	// (SpendPeriod.Name at the lookup); "" without a spend limit.
+	Period string
 }
 
 // Entry is a ledger entry to post.

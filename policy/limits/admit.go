@@ -130,5 +130,8 @@ func ledgerShort(res Reservation) error {
 	if res.wanted() && res.Balance < res.min() {
 		return &BalanceError{Available: res.Balance, Min: res.min()}
 	}
+	if ks := res.KeySpend; res.wanted() && ks.limited() && ks.Spent+res.min() > ks.Limit {
+		return &SpendLimitError{Limit: ks.Limit, Spent: ks.Spent, Want: res.min()}
+	}
 	return nil
 }

@@ -134,6 +134,10 @@ func APIError(err error) *apierror.Error {
 	if errors.As(err, &be) {
 		return be.APIError()
 	}
+	var se *SpendLimitError
+	if errors.As(err, &se) {
+		return se.APIError()
+	}
 	return apierror.From(err)
 }
 
@@ -171,4 +175,31 @@ func formatCents(c int64) string {
 		sign, c = "-", -c
 	}
 	return fmt.Sprintf("%s$%d.%02d", sign, c/100, c%100)
+}
+
+// SpendLimitError is a request refused because its key's spend limit,
+// less the key's spend in the period and the holds of its requests in
+// flight, does not cover the request's hold. Spent alone at the limit is
+// 402 key_spend_limit_reached; held by requests in flight, 429 with the
+// same code, worth retrying when they finish (see APIError).
+type SpendLimitError struct {
+	Limit, Spent, Held, Want int64
+}
+
+func (e *SpendLimitError) Error() string {
+	return fmt.Sprintf("key spend limit: %d cents spent and %d held of %d, %d wanted", e.Spent, e.Held, e.Limit, e.Want)
+}
+
+// APIError is 402 key_spend_limit_reached, or 429 with that code when
+// requests in flight hold what the request would need.
+func (e *SpendLimitError) APIError() *apierror.Error {
+	if e.Spent+e.Want > e.Limit {
+		return apierror.New(http.StatusPaymentRequired, apierror.TypeInsufficientQuota, "key_spend_limit_reached", fmt.Sprintf(
+			"This API key has spent %s of its %s limit for the period.", formatCents(e.Spent), formatCents(e.Limit)))
+	}
+	ae := apierror.New(http.StatusTooManyRequests, apierror.TypeRateLimit, "key_spend_limit_reached", fmt.Sprintf(
+		"This API key's requests in flight hold %s of what is left of its %s limit for the period. Retry when they finish.",
+		formatCents(e.Held), formatCents(e.Limit)))
+	ae.RetryAfter = 1
+	return ae
 }

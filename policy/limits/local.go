@@ -163,6 +163,9 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 			return Admission{}, &BalanceError{Available: avail, Min: req.Reserve.min()}
 		}
 		hold = min(req.Reserve.want(), avail)
+		if err := acct.checkKeySpend(req.Reserve); err != nil {
+			return Admission{}, err
+		}
 	}
 	sh := l.shard(req.Key)
 	sh.mu.Lock()
@@ -193,7 +196,11 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		if req.Reserve.holds() {
 			id, account := "hold-"+seq, req.Reserve.Account
 			adm.Hold = newHold(account, id, hold, func(charge int64, _ bool) { l.settle(account, id, charge) })
-			acct.addHold(id, localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold})
+			lh := localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold}
+			if req.Reserve.KeySpend.limited() {
+				lh.key = req.Reserve.KeySpend.Key
+			}
+			acct.addHold(id, lh)
 		}
 	}
 	return adm, nil
@@ -211,10 +218,15 @@ func (l *Local) Precheck(req AdmitRequest) (Admission, error) {
 	if req.Reserve.wanted() {
 		ash := l.accountShard(req.Reserve.Account)
 		ash.mu.Lock()
-		avail := l.account(ash, req.Reserve.Account, now).available(now, l.balanceTTL, l.holdTTL, req.Reserve)
+		acct := l.account(ash, req.Reserve.Account, now)
+		avail := acct.available(now, l.balanceTTL, l.holdTTL, req.Reserve)
+		spendErr := acct.checkKeySpend(req.Reserve)
 		ash.mu.Unlock()
 		if avail < req.Reserve.min() {
 			return Admission{}, &BalanceError{Available: avail, Min: req.Reserve.min()}
+		}
+		if spendErr != nil {
+			return Admission{}, spendErr
 		}
 	}
 	if !req.Rate.Enabled() {

@@ -27,12 +27,73 @@ type localAccount struct {
 	// cost them every hold in flight (a loaded account has hundreds,
 	// waiting for their batch's commit).
 	nextExpiry int64
+	// keys are the spend of the account's keys that have a spend limit.
+	keys map[string]*localKeySpend
+}
+
+// localKeySpend is a key's spend in its period and the holds of its
+// requests in flight.
+type localKeySpend struct {
+	period      string
+	spent, held int64
+}
+
+// keySpend brings the key's spend up to date with what ks carries and
+// returns it: a new period starts from ks.Spent; within one, the store's
+// spend, which only grows, is taken when it is the larger (charges of
+// another process, or the mirror's loss).
+func (a *localAccount) keySpend(ks KeySpend) *localKeySpend {
+	if a.keys == nil {
+		a.keys = make(map[string]*localKeySpend)
+	}
+	k := a.keys[ks.Key]
+	switch {
+	case k == nil:
+		k = &localKeySpend{period: ks.Period, spent: ks.Spent}
+		a.keys[ks.Key] = k
+	case k.period != ks.Period:
+		// The holds in flight stay: their charges count in the new
+		// period, which can only refuse sooner.
+		k.period, k.spent = ks.Period, ks.Spent
+	default:
+		k.spent = max(k.spent, ks.Spent)
+	}
+	return k
+}
+
+// checkKeySpend refuses a reservation whose whole estimate (for a check,
+// its minimum) does not fit under its key's spend limit beside the key's
+// spend and holds in flight.
+func (a *localAccount) checkKeySpend(r Reservation) error {
+	ks := r.KeySpend
+	if !ks.limited() {
+		return nil
+	}
+	k := a.keySpend(ks)
+	if need := max(r.want(), r.min()); k.spent+k.held+need > ks.Limit {
+		return &SpendLimitError{Limit: ks.Limit, Spent: k.spent, Held: k.held, Want: need}
+	}
+	return nil
+}
+
+// dropHold removes a hold and takes it off its key's holds.
+func (a *localAccount) dropHold(id string, h localHold) {
+	a.held -= h.cents
+	delete(a.holds, id)
+	if h.key != "" {
+		if k := a.keys[h.key]; k != nil {
+			k.held -= h.cents
+		}
+	}
 }
 
 // addHold adds a hold of cents that expires at expiry.
 func (a *localAccount) addHold(id string, h localHold) {
 	a.holds[id] = h
 	a.held += h.cents
+	if h.key != "" {
+		a.keys[h.key].held += h.cents // keySpend made it
+	}
 	if len(a.holds) == 1 || h.expiry < a.nextExpiry {
 		a.nextExpiry = h.expiry
 	}
@@ -40,6 +101,9 @@ func (a *localAccount) addHold(id string, h localHold) {
 
 type localHold struct {
 	cents, expiry int64
+	// key is the key whose spend limit the hold counts against; "" for
+	// none.
+	key string
 	// holder is the Hold handed out. Its holder is in this process, so
 	// instead of a goroutine renewing it, a hold found past its expiry is
 	// renewed then if the holder still holds it (lazily, as a heartbeat
@@ -87,8 +151,7 @@ func (a *localAccount) expire(now, ttl int64) {
 			a.holds[id] = h
 			continue
 		}
-		a.held -= h.cents
-		delete(a.holds, id)
+		a.dropHold(id, h)
 	}
 	a.nextExpiry = next
 }
@@ -120,8 +183,10 @@ func (l *Local) settle(account, id string, charge int64) {
 		return // swept: its holds had expired and its mirror too
 	}
 	if h, ok := a.holds[id]; ok {
-		a.held -= h.cents
-		delete(a.holds, id)
+		a.dropHold(id, h)
+		if k := a.keys[h.key]; h.key != "" && k != nil {
+			k.spent += charge
+		}
 	}
 	if a.mirrored && l.nanos() < a.mirrorExpiry {
 		a.balance -= charge

@@ -394,6 +394,10 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		leaseLimit = req.StreamLimit
 	}
 	id := r.newID()
+	if req.Reserve.wanted() && req.Reserve.KeySpend.limited() {
+		// The hold's member names its key (admitScript).
+		id += "|k:" + req.Reserve.KeySpend.Key
+	}
 	keys := []string{rateKey, r.leaseKey(owner, req.Key)}
 	args := []any{r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
 		leaseLimit, id, seconds(r.leaseTTL)}
@@ -401,6 +405,9 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	if res.wanted() {
 		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account), r.heldKey(res.Account))
 		args = append(args, res.want(), res.min(), res.Balance, seconds(r.balanceTTL))
+		if ks := res.KeySpend; ks.limited() {
+			args = append(args, ks.Key, ks.Period, ks.Limit, ks.Spent)
+		}
 	}
 	// Whoever learns last that nobody will use what the script may have
 	// taken undoes it (undoAdmit): the function below, once it has the
@@ -471,6 +478,12 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
 // admission reads the admit script's reply to the admission id of req,
 // sent at sent, and remembers a rate it shows spent (spentRates).
 func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent time.Time, reply []any) (Admission, error) {
+	if len(reply) == 8 {
+		spent, _ := reply[6].(int64)
+		held, _ := reply[7].(int64)
+		ks := req.Reserve.KeySpend
+		return Admission{}, &SpendLimitError{Limit: ks.Limit, Spent: spent, Held: held, Want: max(req.Reserve.want(), req.Reserve.min())}
+	}
 	if len(reply) != 5 && len(reply) != 7 {
 		return Admission{}, fmt.Errorf("limits: admit script returned %d values", len(reply))
 	}

@@ -115,10 +115,14 @@ end
 // (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
 // rolling member), lease and hold TTL (seconds), then for a reservation:
 // cents wanted (0: check the balance, hold nothing), cents needed at
-// least, ledger balance, balance TTL (seconds)
+// least, ledger balance, balance TTL (seconds), and for a key with a
+// spend limit: key id, period name, limit, spend read with the lookup
+// (the id then ends in "|k:<key>", so that the hold's member names its
+// key)
 //
 // Returns {allowed, lease, remaining, retry_after, reset_after, hold,
-// available}: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
+// available}, or {0, 0, 0, "0", "0", -2, spent, held} when the key's
+// spend limit refused it: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
 // refused; the durations as strings of seconds, retry_after of an
 // admission whose rate has nothing remaining the time until the next
 // would be admitted (0 otherwise); hold the cents held (0 none asked, -1
@@ -163,6 +167,29 @@ if #KEYS >= 4 then
   local available = bal - held
   if available < need then
     return {0, 0, 0, "0", "0", -1, available}
+  end
+  -- The key's spend limit: its spend in the period (kept beside the
+  -- mirror as ks:<key>, of period kp:<key>) and its holds in flight,
+  -- whose members carry "|k:<key>|", must leave room for the whole
+  -- estimate.
+  local key_limit = tonumber(ARGV[15] or "0") or 0
+  if key_limit > 0 then
+    local key, key_period, seed = ARGV[13], ARGV[14], tonumber(ARGV[16])
+    local kept = redis.call("HMGET", KEYS[3], "kp:" .. key, "ks:" .. key)
+    local spent = seed
+    if kept[1] == key_period then
+      spent = math.max(tonumber(kept[2]) or 0, seed)
+    end
+    redis.call("HSET", KEYS[3], "kp:" .. key, key_period, "ks:" .. key, string.format("%d", spent))
+    local tag, key_held = "|k:" .. key .. "|", 0
+    for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
+      if string.find(m, tag, 1, true) then
+        key_held = key_held + hold_cents(m)
+      end
+    end
+    if spent + key_held + math.max(want, need) > key_limit then
+      return {0, 0, 0, "0", "0", -2, spent, key_held}
+    end
   end
   if want > 0 then
     hold = math.min(want, available)
@@ -266,6 +293,12 @@ end
 local charge = tonumber(ARGV[2])
 if charge > 0 and (removed or ARGV[3] ~= "1") and redis.call("EXISTS", KEYS[1]) == 1 then
   redis.call("HINCRBY", KEYS[1], "bal", -charge)
+  -- A hold of a key with a spend limit names its key: the charge adds
+  -- to the key's spend in the period.
+  local key = string.match(ARGV[1], "|k:([^|]+)|")
+  if key and redis.call("HEXISTS", KEYS[1], "ks:" .. key) == 1 then
+    redis.call("HINCRBY", KEYS[1], "ks:" .. key, charge)
+  end
 end
 return 1
 `)

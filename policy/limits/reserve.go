@@ -34,7 +34,33 @@ type Reservation struct {
 	// asked before a request's body is read, when what it may cost is
 	// not known yet. The admission's Hold is nil.
 	CheckOnly bool
+	// KeySpend, when it has a limit, also holds against the spend limit
+	// of the request's key, in the same step: the hold must fit both the
+	// account's available balance and what is left of the key's limit.
+	KeySpend KeySpend
 }
+
+// KeySpend is a key's spend limit in its current period. The limiter
+// keeps, per key, the spend of the period (seeded from Spent, raised by
+// each settled charge) and the holds of its requests in flight; a
+// request is admitted only if its whole hold fits under Limit beside
+// them, so that concurrent requests cannot together overshoot it by
+// more than what their charges exceed their holds.
+type KeySpend struct {
+	// Key is the key whose spend this is, the API key id.
+	Key string
+	// Period names the period (storage.SpendPeriod.Name): a new name
+	// starts the key's spend afresh from Spent.
+	Period string
+	// Limit is the most the key may spend in the period, in cents; 0 or
+	// less: no limit.
+	Limit int64
+	// Spent is what the key's committed charges add up to in the period,
+	// as read with the key lookup.
+	Spent int64
+}
+
+func (k KeySpend) limited() bool { return k.Limit > 0 && k.Key != "" }
 
 func (r Reservation) wanted() bool { return r.Account != "" }
 

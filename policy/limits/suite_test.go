@@ -59,6 +59,8 @@ func runSuite(t *testing.T, newHarness func(t *testing.T) harness) {
 		{"ReserveCheckOnly", testReserveCheckOnly},
 		{"PrecheckBalance", testPrecheckBalance},
 		{"PrecheckKnownSpentRate", testPrecheckKnownSpentRate},
+		{"KeySpendLimit", testKeySpendLimit},
+		{"KeySpendConcurrent", testKeySpendConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newHarness(t)) })

@@ -7,7 +7,7 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 )
 
-const keyColumns = `id, account_id, hint, label, created_at, COALESCE(revoked_at, 0)`
+const keyColumns = `id, account_id, hint, label, created_at, COALESCE(revoked_at, 0), COALESCE(last_used_at, 0), ` + keyControlColumns
 
 // CreateKey inserts a key after checking k's limits. The account row is
 // locked first (FOR UPDATE on PostgreSQL; SQLite's write transaction locks
@@ -24,6 +24,7 @@ func (s *Store) CreateKey(ctx context.Context, k storage.NewKey) (storage.APIKey
 		Hint:      k.Hint,
 		Label:     k.Label,
 		CreatedAt: fromMicros(micros(now)),
+		Controls:  k.Controls,
 	}
 	err := s.inTx(ctx, func(tx Tx) error {
 		var seq, disabled int64
@@ -63,9 +64,10 @@ func (s *Store) CreateKey(ctx context.Context, k storage.NewKey) (storage.APIKey
 		if _, err := tx.Exec(ctx, `UPDATE accounts SET key_seq = $2 WHERE id = $1`, k.AccountID, seq); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO api_keys (id, account_id, seq, hash, hint, label, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			key.ID, k.AccountID, seq, k.Hash, k.Hint, k.Label, micros(now))
+		args := append([]any{key.ID, k.AccountID, seq, k.Hash, k.Hint, k.Label, micros(now)}, controlArgs(k.Controls)...)
+		_, err = tx.Exec(ctx, `INSERT INTO api_keys (id, account_id, seq, hash, hint, label, created_at,
+			expires_at, models, cidrs, spend_limit_cents, spend_period, rate_per_minute, stream_limit)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, args...)
 		return err
 	})
 	if err != nil {
@@ -109,27 +111,40 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string) (storage.APIKey, er
 // LookupKey is one query on the unique hash index.
 func (s *Store) LookupKey(ctx context.Context, hash string) (storage.KeyOwner, error) {
 	o := storage.KeyOwner{KeyHash: hash}
-	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name, a.balance_cents, g.generation
+	now := s.now()
+	var c controlScan
+	dest := append([]any{&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName, &o.BalanceCents, &o.KeyGeneration, &o.PeriodSpendCents}, c.dest()...)
+	err := s.db.QueryRow(ctx, `SELECT k.id, k.hint, a.id, a.name, a.balance_cents, g.generation,
+			CASE WHEN k.spend_limit_cents > 0 AND k.period_start = `+periodStartSQL("k")+` THEN k.period_spend_cents
+			ELSE 0 END, `+keyControlColumns+`
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id CROSS JOIN key_generation g
-		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL AND a.disabled_at IS NULL AND g.id = 1`, hash).
-		Scan(&o.KeyID, &o.KeyHint, &o.AccountID, &o.AccountName, &o.BalanceCents, &o.KeyGeneration)
+		WHERE k.hash = $1 AND k.revoked_at IS NULL AND a.deleted_at IS NULL AND a.disabled_at IS NULL AND g.id = 1`,
+		hash, micros(storage.SpendPerDay.Start(now)), micros(storage.SpendPerMonth.Start(now))).
+		Scan(dest...)
 	if noRows(err) {
 		return storage.KeyOwner{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return storage.KeyOwner{}, wrap(err, "looking up key")
 	}
+	o.Controls = c.controls()
+	if o.Controls.SpendLimitCents > 0 {
+		o.Period = o.Controls.SpendPeriod.Name(now)
+	}
 	return o, nil
 }
 
 func scanKey(r Row) (storage.APIKey, error) {
 	var k storage.APIKey
-	var created, revoked int64
-	if err := r.Scan(&k.ID, &k.AccountID, &k.Hint, &k.Label, &created, &revoked); err != nil {
+	var created, revoked, used int64
+	var c controlScan
+	if err := r.Scan(append([]any{&k.ID, &k.AccountID, &k.Hint, &k.Label, &created, &revoked, &used}, c.dest()...)...); err != nil {
 		return storage.APIKey{}, err
 	}
 	k.CreatedAt = fromMicros(created)
 	k.RevokedAt = fromMicros(revoked)
+	k.LastUsedAt = fromMicros(used)
+	k.Controls = c.controls()
 	return k, nil
 }
 

@@ -50,7 +50,10 @@ func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage
 		}
 		var next ledgerHead
 		stored, next, err = settleOne(ctx, tx, head, u, now)
-		if err != nil || next == head {
+		if err != nil {
+			return err
+		}
+		if err := markKeysUsed(ctx, tx, []storage.UsageRecord{u}, nil, now); err != nil || next == head {
 			return err
 		}
 		return writeHead(ctx, tx, u.AccountID, next, now)
@@ -116,6 +119,9 @@ func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRec
 				moved, err = settleEach(ctx, tx, records, out, heads, now)
 			}
 			if err != nil {
+				return err
+			}
+			if err := markKeysUsed(ctx, tx, records, out, now); err != nil {
 				return err
 			}
 			for _, id := range accounts {

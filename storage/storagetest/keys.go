@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func (h *harness) testKeys(t *testing.T) {
 		}
 		o, err := s.LookupKey(ctx, hash)
 		wantOwner := storage.KeyOwner{KeyID: k.ID, KeyHash: hash, KeyHint: "sk-...a1B2", AccountID: a.ID, AccountName: "alice"}
-		if err != nil || o != wantOwner {
+		if err != nil || !reflect.DeepEqual(o, wantOwner) {
 			t.Errorf("LookupKey = %+v, %v; want %+v", o, err, wantOwner)
 		}
 		if _, err := s.LookupKey(ctx, newHash()); !errors.Is(err, storage.ErrNotFound) {

@@ -28,6 +28,7 @@ func Run(t *testing.T, open Opener) {
 	h := &harness{open: open}
 	t.Run("Accounts", h.testAccounts)
 	t.Run("Keys", h.testKeys)
+	t.Run("KeyControls", h.testKeyControls)
 	t.Run("Ledger", h.testLedger)
 	t.Run("Migrations", h.testMigrations)
 	t.Run("Audit", h.testAudit)

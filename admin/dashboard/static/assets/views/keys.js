@@ -1,5 +1,6 @@
-// Settings → Manage API: create a key (shown once), list keys by their
-// hints, revoke.
+// Settings → Manage API: create a key (shown once) with optional limits
+// (expiry, models, addresses, spend limit, rate, streams), list keys by
+// their hints with their limits and last use, revoke.
 
 import { path } from '../api.js';
 import { h, replace } from '../dom.js';
@@ -55,16 +56,22 @@ export async function keys(body, ctx) {
 function createCard(ctx, base, reveal, reload) {
   const input = h('input', { type: 'text', class: 'input', name: 'label', maxlength: 200, autocomplete: 'off', placeholder: 'e.g. production server' });
   const f = field({ label: 'Key name (optional)', input, hint: 'A note to tell your keys apart. Only you see it.' });
+  const limits = limitFields();
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create new key');
   const result = h('div', { class: 'form-error-slot' });
-  const form = h('form', { class: 'form form-inline', novalidate: true }, f.el, h('div', { class: 'form-actions' }, submit));
+  // The limits come after the button, so that a key with none is a name
+  // and Enter away, as before.
+  const form = h('form', { class: 'form form-inline', novalidate: true }, f.el, h('div', { class: 'form-actions' }, submit), limits.el);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     replace(result);
+    const controls = limits.read();
+    if (!controls) return;
     try {
-      const created = await busy(submit, 'Creating…', () => ctx.client.post(base, { label: input.value.trim() }));
+      const created = await busy(submit, 'Creating…', () => ctx.client.post(base, { label: input.value.trim(), ...controls }));
       if (!ctx.current()) return;
       input.value = '';
+      limits.clear();
       showKey(reveal, created, () => { replace(reveal); submit.focus(); });
       announce('Key created. Copy it now: it will not be shown again.');
       await reload();
@@ -79,6 +86,82 @@ function createCard(ctx, base, reveal, reload) {
     h('div', { class: 'card-body' },
       h('p', { class: 'card-sub' }, 'Keys authenticate requests to /v1 and /v3 and are charged to this account. An account can have 25 active keys and create 5 per hour.'),
       form, result));
+}
+
+// limitFields are the optional controls of a new key, in a disclosure.
+// read() returns them as the admin API takes them, or null after marking
+// the first field it cannot read.
+function limitFields() {
+  const expires = h('input', { type: 'date', class: 'input', name: 'expires' });
+  const models = h('input', { type: 'text', class: 'input', name: 'models', autocomplete: 'off', placeholder: 'e.g. gpt-4o-mini, svc-3' });
+  const ips = h('input', { type: 'text', class: 'input', name: 'allowed_ips', autocomplete: 'off', placeholder: 'e.g. 203.0.113.0/24' });
+  const spend = h('input', { type: 'text', class: 'input', name: 'spend_limit', inputmode: 'decimal', autocomplete: 'off', placeholder: 'no limit' });
+  const period = h('select', { class: 'input', name: 'spend_period' },
+    h('option', { value: 'day' }, 'per day (UTC)'), h('option', { value: 'month' }, 'per month (UTC)'));
+  const rpm = h('input', { type: 'number', class: 'input', name: 'rate_per_minute', min: 0, step: 1, placeholder: 'account default' });
+  const streams = h('input', { type: 'number', class: 'input', name: 'stream_limit', min: 0, step: 1, placeholder: 'account default' });
+  const fields = {
+    expires: field({ label: 'Expires on (optional)', input: expires, hint: 'The key stops working at 00:00 UTC that day.' }),
+    models: field({ label: 'Allowed models (optional)', input: models, hint: 'Comma-separated; other models are refused. Empty: any model.' }),
+    ips: field({ label: 'Allowed addresses (optional)', input: ips, hint: 'Comma-separated addresses or ranges (CIDR). Empty: any address.' }),
+    spend: field({ label: 'Spend limit (optional)', input: spend, prefix: '$', hint: 'The most this key may be charged per period; the account balance still applies.' }),
+    period: field({ label: 'Spend limit period', input: period }),
+    rpm: field({ label: 'Requests per minute (optional)', input: rpm, hint: 'Only lower than the account’s limit takes effect.' }),
+    streams: field({ label: 'Concurrent streams (optional)', input: streams, hint: 'Only lower than the account’s limit takes effect.' }),
+  };
+  const list = (text) => text.split(',').map((x) => x.trim()).filter(Boolean);
+  const whole = (el) => (el.value.trim() === '' ? 0 : Number(el.value));
+  const el = h('details', { class: 'details' }, h('summary', {}, 'Limits (optional)'),
+    ...Object.values(fields).map((x) => x.el));
+  return {
+    el,
+    clear() {
+      for (const i of [expires, models, ips, spend, rpm, streams]) i.value = '';
+      period.value = 'day';
+    },
+    read() {
+      for (const x of Object.values(fields)) x.setError('');
+      const out = {
+        models: list(models.value), allowed_ips: list(ips.value),
+        rate_per_minute: whole(rpm), stream_limit: whole(streams), spend_limit_cents: 0, spend_period: '',
+        expires_at: expires.value ? `${expires.value}T00:00:00Z` : null,
+      };
+      for (const [x, input] of [[fields.rpm, rpm], [fields.streams, streams]]) {
+        const n = whole(input);
+        if (!Number.isInteger(n) || n < 0) {
+          el.open = true;
+          x.setError('Enter a whole number, or leave it empty.');
+          input.focus();
+          return null;
+        }
+      }
+      if (spend.value.trim() !== '') {
+        const m = /^\$?(\d{1,9})(?:\.(\d{1,2}))?$/.exec(spend.value.trim());
+        const cents = m ? Number(m[1]) * 100 + Number((m[2] || '').padEnd(2, '0')) : 0;
+        if (!cents) {
+          el.open = true;
+          fields.spend.setError('Enter an amount in dollars, like 1 or 12.50, or leave it empty.');
+          spend.focus();
+          return null;
+        }
+        out.spend_limit_cents = cents;
+        out.spend_period = period.value;
+      }
+      return out;
+    },
+  };
+}
+
+// limitsText is a key's controls in a few words, or null for none.
+export function limitsText(k) {
+  const parts = [];
+  if (k.expires_at) parts.push(`expires ${fmt.date(k.expires_at)}`);
+  if (k.models && k.models.length) parts.push(`models: ${k.models.join(', ')}`);
+  if (k.allowed_ips && k.allowed_ips.length) parts.push(`from ${k.allowed_ips.join(', ')}`);
+  if (k.spend_limit_cents) parts.push(`${fmt.money(k.spend_limit_cents)}/${k.spend_period}`);
+  if (k.rate_per_minute) parts.push(`${k.rate_per_minute}/min`);
+  if (k.stream_limit) parts.push(`${k.stream_limit} streams`);
+  return parts.length ? parts.join(' · ') : null;
 }
 
 // showKey shows a new key, once: it is kept only in this element, which
@@ -136,6 +219,8 @@ function keyList(rows, onRevoke) {
         h('th', { scope: 'col' }, 'Name'),
         h('th', { scope: 'col', class: 'hide-narrow' }, 'Key'),
         h('th', { scope: 'col', class: 'hide-narrow' }, 'Created'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Last used'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Limits'),
         h('th', { scope: 'col' }, 'Status'),
         h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))),
       h('tbody', {}, rows.map((k) => {
@@ -148,6 +233,8 @@ function keyList(rows, onRevoke) {
           h('td', {}, k.label || h('span', { class: 'muted' }, 'Unnamed'), h('span', { class: 'cell-sub show-narrow' }, h('code', { class: 'hint-code' }, k.hint))),
           h('td', { class: 'hide-narrow' }, h('code', { class: 'hint-code' }, k.hint)),
           h('td', { class: 'hide-narrow nowrap' }, fmt.date(k.created_at)),
+          h('td', { class: 'hide-narrow nowrap', 'data-testid': 'key-last-used' }, k.last_used_at ? fmt.dateTime(k.last_used_at) : h('span', { class: 'muted' }, 'Never')),
+          h('td', { class: 'small hide-narrow', 'data-testid': 'key-limits' }, limitsText(k) || h('span', { class: 'muted' }, 'None')),
           h('td', {}, revoked
             ? h('span', { class: 'badge badge-neutral', title: `Revoked ${fmt.dateTime(k.revoked_at)}` }, 'Revoked')
             : h('span', { class: 'badge badge-success' }, 'Active')),
