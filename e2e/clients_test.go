@@ -3,10 +3,15 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -15,8 +20,7 @@ import (
 type recipe struct {
 	name string
 	file string // under e2e/clients, shown verbatim in docs/clients.md
-	// command builds the program's command; node recipes install their
-	// folder's locked dependencies first.
+	// command builds the program's command.
 	command func(t *testing.T, ctx context.Context) *exec.Cmd
 	want    []string // regular expressions the output must match
 }
@@ -37,6 +41,7 @@ func TestClientRecipes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	installNodeDeps(t, "node", "aisdk", "langchain")
 	_, _, key, g := fundedGateway(t, "recipes")
 	env := append(os.Environ(), "SWITCHYARD_BASE_URL="+g.base, "SWITCHYARD_KEY="+key)
 
@@ -134,43 +139,68 @@ func curlRecipe(t *testing.T, ctx context.Context) *exec.Cmd {
 	return cmd
 }
 
-// nodeRecipe runs `node script args...` in e2e/clients/folder after
-// installing the folder's package-lock.json.
+// nodeRecipe runs `node script args...` in e2e/clients/folder, whose
+// dependencies installNodeDeps installed.
 func nodeRecipe(folder, script string, args ...string) func(*testing.T, context.Context) *exec.Cmd {
 	return func(t *testing.T, ctx context.Context) *exec.Cmd {
-		dir := filepath.Join(repoRoot, "e2e", "clients", folder)
-		installNodeDeps(t, ctx, dir)
 		cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
-		cmd.Dir = dir
+		cmd.Dir = filepath.Join(repoRoot, "e2e", "clients", folder)
 		return cmd
 	}
 }
 
-// installNodeDeps runs `npm ci` in dir unless node_modules was installed
-// from the package-lock.json dir holds now (a copy kept in node_modules
-// tells). npm's own cache (~/.npm) lets a reinstall run offline.
-func installNodeDeps(t *testing.T, ctx context.Context, dir string) {
+// nodeInstallHelp says how to get what the Node recipes need.
+const nodeInstallHelp = "the Node recipes need Node.js 20 or later with npm: " +
+	"apt-get install -y nodejs npm, or https://nodejs.org/en/download"
+
+// installNodeDeps runs `npm ci` in each of e2e/clients/folders, all at
+// once, skipping a folder whose node_modules was installed from the
+// package-lock.json it holds now (a copy kept in node_modules tells). npm's
+// own cache (~/.npm) lets a reinstall run offline.
+func installNodeDeps(t *testing.T, folders ...string) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("the Node recipes need %s (Node.js 20 or later with npm): "+
-				"apt-get install -y nodejs npm, or https://nodejs.org/en/download", tool)
+			t.Fatalf("%s is not installed: %s", tool, nodeInstallHelp)
 		}
 	}
+	version, err := exec.Command("node", "--version").Output()
+	if err != nil {
+		t.Fatalf("node --version: %v: %s", err, nodeInstallHelp)
+	}
+	if major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(string(version), "v"), ".", 2)[0]); major < 20 {
+		t.Fatalf("node is %s: %s", bytes.TrimSpace(version), nodeInstallHelp)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	errs := make([]error, len(folders))
+	var wg sync.WaitGroup
+	for i, folder := range folders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = npmCI(ctx, filepath.Join(repoRoot, "e2e", "clients", folder))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func npmCI(ctx context.Context, dir string) error {
 	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	stamp := filepath.Join(dir, "node_modules", ".installed-package-lock.json")
 	if installed, err := os.ReadFile(stamp); err == nil && bytes.Equal(installed, lock) {
-		return
+		return nil
 	}
 	install := exec.CommandContext(ctx, "npm", "ci", "--prefer-offline", "--no-audit", "--no-fund")
 	install.Dir = dir
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s (needs the npm registry or a warm npm cache): %v\n%s", dir, err, out)
+		return fmt.Errorf("npm ci in %s (needs the npm registry or a warm npm cache): %v\n%s", dir, err, out)
 	}
-	if err := os.WriteFile(stamp, lock, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(stamp, lock, 0o644)
 }
