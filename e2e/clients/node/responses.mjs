@@ -25,8 +25,10 @@ const stream = await client.responses.create({
   input: "Draw a chart of quarterly revenue",
   stream: true,
 });
+let text = "";
 const fileIds = [];
 for await (const event of stream) {
+  if (event.type === "response.output_text.delta") text += event.delta;
   if (event.type.startsWith("response.switchyard.")) {
     const key = event.type.slice("response.switchyard.".length);
     console.log(`stream ${key}: ${JSON.stringify(event[key]).slice(0, 120)}`);
@@ -34,10 +36,10 @@ for await (const event of stream) {
   }
   if (event.type === "response.completed") {
     const { usage } = event.response;
-    console.log(`stream text: ${event.response.output_text ?? event.response.output[0].content[0].text}`);
     console.log(`stream usage: input=${usage.input_tokens} output=${usage.output_tokens} cost_cents=${usage.cost_cents}`);
   }
 }
+console.log(`stream text: ${text}`);
 
 for (const id of fileIds) {
   const resp = await client.files.content(id);
