@@ -81,6 +81,7 @@ func TestClientRecipes(t *testing.T) {
 			`(?m)^usage: input=[1-9][0-9]* output=[1-9][0-9]* cost_cents=[0-9]+$`,
 			wantAct, `(?m)^stream text: \S`,
 			`(?m)^stream usage: input=[1-9][0-9]* output=[1-9][0-9]* cost_cents=[0-9]+$`, wantDownloaded,
+			`(?m)^error: 401 invalid_api_key: `,
 		}},
 		{name: "curl", file: "curl/recipe.sh", command: curlRecipe, want: []string{
 			`"act":\{"id":1,"op":"start"`, `"type":"chart"`,

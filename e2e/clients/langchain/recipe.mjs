@@ -54,3 +54,16 @@ for (const id of fileIds) {
   const bytes = Buffer.from(await resp.arrayBuffer());
   console.log(`downloaded ${id}: ${bytes.length} bytes of ${resp.headers.get("content-type")}`);
 }
+
+// Errors are openai-node's, which LangChain passes on: the HTTP status and
+// the gateway's error code. A 401 is not retried.
+try {
+  const wrongKey = new ChatOpenAI({
+    model: "switchyard-demo",
+    apiKey: "sk-wrong",
+    configuration: { baseURL: `${process.env.SWITCHYARD_BASE_URL}/v3` },
+  });
+  await wrongKey.invoke("Say hello");
+} catch (err) {
+  console.log(`error: ${err.status} ${err.code}: ${err.message}`);
+}
