@@ -35,7 +35,10 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
-require github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
+require (
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
+	github.com/go-text/typesetting v0.3.5 // indirect
+)
 
 require (
 	cel.dev/cel-go v0.32.0 // indirect
