@@ -102,10 +102,14 @@ func writeParagraphProps(b *bytes.Buffer, p *paragraph, rtl bool) {
 	if p.indent != unset {
 		b.WriteString(`<w:ind w:left="` + itoa(p.indent) + `"/>`)
 	}
-	if align := p.align; align != "" || rtl {
-		if align == "" {
-			align = "right"
-		}
+	align := p.align
+	if rtl {
+		// In a bidi paragraph Word and LibreOffice read left and right
+		// as start and end, and a paragraph without one starts at the
+		// right margin.
+		align = map[string]string{"left": "right", "right": "left"}[align]
+	}
+	if align != "" {
 		b.WriteString(`<w:jc w:val="` + align + `"/>`)
 	}
 	b.WriteString(`</w:pPr>`)
