@@ -233,6 +233,9 @@ func (r *renderer) list(l *ast.List) error {
 	r.space(paraGap)
 	for item := l.FirstChild(); item != nil; item = item.NextSibling() {
 		r.space(itemGap)
+		if err := r.keepLastItems(item); err != nil {
+			return err
+		}
 		text := bullets[(r.listDepth-1)%len(bullets)]
 		if ordered {
 			text = strconv.Itoa(num) + "."
@@ -264,6 +267,36 @@ func (r *renderer) list(l *ast.List) error {
 	}
 	r.space(paraGap)
 	return nil
+}
+
+// keepLastItems starts a new page before item, the last item but one of
+// a list of three or more, when item fits on this page and the short
+// last item after it does not: the last item would open the next page
+// alone.
+func (r *renderer) keepLastItems(item ast.Node) error {
+	last := item.NextSibling()
+	if last == nil || last.NextSibling() != nil || item.PreviousSibling() == nil || r.atTop() {
+		return nil
+	}
+	if last.ChildCount() != 1 || item.ChildCount() != 1 {
+		return nil // an item of several blocks breaks within itself
+	}
+	this := r.pending + r.itemLeadIn(item)
+	next := itemGap + r.itemLeadIn(last)
+	if r.y+this <= r.bottom+0.01 && r.y+this+next > r.bottom+0.01 {
+		return r.newPage()
+	}
+	return nil
+}
+
+// itemLeadIn is leadIn of an item's first block; the item of a tight
+// list (a text block) has no paragraph gap.
+func (r *renderer) itemLeadIn(item ast.Node) float64 {
+	h := r.leadIn(item.FirstChild())
+	if _, tight := item.FirstChild().(*ast.TextBlock); tight {
+		h -= paraGap
+	}
+	return h
 }
 
 // quote lays out a block quote: its text indented, in a softer ink, with a
