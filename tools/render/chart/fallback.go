@@ -22,41 +22,89 @@ type chainHandler struct {
 
 var _ text.Handler = chainHandler{}
 
-// textRun is a stretch of a line set in one font.
+// textRun is a stretch of a line set in one font. fb is the system
+// fallback it is set in, nil for the chart face.
 type textRun struct {
 	s    string
 	face *font.Face
+	fb   *fonts.Fallback
 }
+
+// shaped returns the run shaped, when its script needs it (Devanagari's
+// conjuncts, Thai's stacked marks): gonum/plot draws by character.
+func (r textRun) shaped() *fonts.Shaped {
+	if r.fb == nil || !fonts.NeedsShaping(r.s) {
+		return nil
+	}
+	sh, ok := fonts.Shape(r.fb, r.s, float64(r.face.Font.Size))
+	if !ok {
+		return nil
+	}
+	return sh
+}
+
+func (r textRun) width() vg.Length {
+	if sh := r.shaped(); sh != nil {
+		return vg.Length(sh.Advance)
+	}
+	return r.face.Width(r.s)
+}
+
+// draw draws the run with its baseline starting at at.
+func (r textRun) draw(c vg.Canvas, at vg.Point) {
+	sh := r.shaped()
+	if sh == nil {
+		c.FillString(*r.face, at, r.s)
+		return
+	}
+	var p pathPen
+	sh.Draw(float64(at.X), float64(at.Y), false, &p)
+	c.Fill(p.path)
+}
+
+// pathPen collects a shaped run's outlines as a vg.Path.
+type pathPen struct{ path vg.Path }
+
+func pt(x, y float64) vg.Point { return vg.Point{X: vg.Length(x), Y: vg.Length(y)} }
+
+func (p *pathPen) MoveTo(x, y float64)         { p.path.Move(pt(x, y)) }
+func (p *pathPen) LineTo(x, y float64)         { p.path.Line(pt(x, y)) }
+func (p *pathPen) QuadTo(cx, cy, x, y float64) { p.path.QuadTo(pt(cx, cy), pt(x, y)) }
+func (p *pathPen) CubeTo(c1x, c1y, c2x, c2y, x, y float64) {
+	p.path.CubeTo(pt(c1x, c1y), pt(c2x, c2y), pt(x, y))
+}
+func (p *pathPen) Close() { p.path.Close() }
 
 // runs cuts txt into runs by the font that draws each character.
 func runs(primary *font.Face, txt string) []textRun {
 	var out []textRun
 	var cur *font.Face
+	var curFB *fonts.Fallback
 	start := 0
 	for i, r := range txt {
-		f := faceFor(primary, r)
-		if cur != nil && f != cur {
-			out = append(out, textRun{txt[start:i], cur})
+		f, fb := faceFor(primary, r)
+		if cur != nil && fb != curFB {
+			out = append(out, textRun{txt[start:i], cur, curFB})
 			start = i
 		}
-		cur = f
+		cur, curFB = f, fb
 	}
 	if cur != nil {
-		out = append(out, textRun{txt[start:], cur})
+		out = append(out, textRun{txt[start:], cur, curFB})
 	}
 	return out
 }
 
-func faceFor(primary *font.Face, r rune) *font.Face {
+func faceFor(primary *font.Face, r rune) (*font.Face, *fonts.Fallback) {
 	if r < 0x80 || hasGlyph(r) {
-		return primary
+		return primary, nil
 	}
 	for _, fb := range fonts.Fallbacks() {
 		if fb.Has(r) {
-			return fallbackFace(fb, primary.Font.Size)
+			return fallbackFace(fb, primary.Font.Size), fb
 		}
 	}
-	return primary
+	return primary, nil
 }
 
 // fallbackFace returns fb as a gonum/plot face at size.
@@ -68,7 +116,7 @@ func (h chainHandler) Box(txt string, fnt font.Font) (width, height, depth vg.Le
 	face := h.Fonts.Lookup(fnt, fnt.Size)
 	ext := face.Extents()
 	for _, r := range runs(&face, txt) {
-		width += r.face.Width(r.s)
+		width += r.width()
 	}
 	return width, ext.Ascent, ext.Descent
 }
@@ -95,13 +143,13 @@ func (h chainHandler) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point)
 		rs := runs(&fnt, line)
 		var w vg.Length
 		for _, r := range rs {
-			w += r.face.Width(r.s)
+			w += r.width()
 		}
 		n := vg.Length(len(lines) - i)
 		at := pt.Add(vg.Point{X: vg.Length(sty.XAlign) * w, Y: n * sty.Font.Size})
 		for _, r := range rs {
-			c.FillString(*r.face, at, r.s)
-			at.X += r.face.Width(r.s)
+			r.draw(c, at)
+			at.X += r.width()
 		}
 	}
 	if sty.Rotation != 0 {

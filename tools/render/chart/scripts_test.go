@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 // TestLabelsInEveryScript checks that labels in scripts the chart face
@@ -27,5 +29,19 @@ func TestLabelsInEveryScript(t *testing.T) {
 		if err := os.WriteFile(dir+"/chart-scripts.png", out, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestDevanagariIsShaped checks that a conjunct is measured (and so
+// drawn) as the one glyph the font has for it, not as its letters side
+// by side: ka, virama and ssa make क्ष.
+func TestDevanagariIsShaped(t *testing.T) {
+	sty := textStyle(20, false, nil)
+	var letters vg.Length
+	for _, r := range "क्ष" {
+		letters += sty.Width(string(r))
+	}
+	if got := sty.Width("क्ष"); got <= 0 || got > letters*0.8 {
+		t.Errorf("क्ष is %v wide, its letters apart %v: not shaped", got, letters)
 	}
 }

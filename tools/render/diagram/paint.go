@@ -10,9 +10,7 @@ import (
 	"unicode"
 
 	"git.sr.ht/~sbinet/gg"
-	"golang.org/x/image/font"
 	"golang.org/x/image/font/sfnt"
-	"golang.org/x/image/math/fixed"
 )
 
 // painter draws xdot operations onto a canvas. Graphviz coordinates are
@@ -228,13 +226,15 @@ func (p *painter) text(st *state, o *op) {
 	if err != nil {
 		return
 	}
-	w := float64(font.MeasureString(face, s)) / 64
+	ps := p.pieces(s, px)
+	w := measure(face, ps)
 	if want := o.Width * p.scale; want > 0 && w > want*1.02 {
 		px *= want / w
 		if face, err = p.faces.face(kind, px); err != nil {
 			return
 		}
-		w = float64(font.MeasureString(face, s)) / 64
+		ps = p.pieces(s, px)
+		w = measure(face, ps)
 	}
 	x, y := p.x(o.Pt[0]), p.y(o.Pt[1])
 	switch o.Align {
@@ -259,8 +259,7 @@ func (p *painter) text(st *state, o *op) {
 		if st.pen.grad != nil {
 			src = image.NewUniform(st.pen.grad.ColorAt(int(x), int(y)))
 		}
-		d := font.Drawer{Dst: img, Src: src, Face: face, Dot: fixed.Point26_6{X: fixed.Int26_6(x * 64), Y: fixed.Int26_6(y * 64)}}
-		d.DrawString(s)
+		drawPieces(img, src, face, ps, x, y, px)
 	}
 	if st.fontChar&(fontCharUnderline|fontCharStrike) != 0 {
 		lw := max(px/14, 1)

@@ -48,6 +48,8 @@ type para struct {
 	embeds    []string // relationship ids of pictures
 	extents   [][2]int64
 	bold      bool // some run is bold
+	bidi      bool // the paragraph reads right to left
+	rtlRuns   int  // runs marked right to left
 }
 
 // tbl is a table of document.xml: its cell texts and header fills.
@@ -149,6 +151,14 @@ func parseDocument(t testing.TB, data []byte) parsedDoc {
 				}
 			case "rPr":
 				inRPr = true
+			case "bidi":
+				if cur != nil && !inRPr {
+					cur.bidi = true
+				}
+			case "rtl":
+				if inRPr && cur != nil {
+					cur.rtlRuns++
+				}
 			case "b":
 				if inRPr && cur != nil {
 					cur.bold = true

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/xml"
 	"strconv"
+	"unicode"
+
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
 )
 
 // Namespaces of the parts written here.
@@ -47,7 +50,7 @@ func documentXML(blocks []block) []byte {
 
 func writeParagraph(b *bytes.Buffer, p *paragraph) {
 	b.WriteString(`<w:p>`)
-	writeParagraphProps(b, p)
+	writeParagraphProps(b, p, p.rightToLeft())
 	var link string
 	for _, r := range p.runs {
 		if r.link != link {
@@ -69,7 +72,10 @@ func writeParagraph(b *bytes.Buffer, p *paragraph) {
 
 // writeParagraphProps writes the paragraph's pPr, elements in the order
 // the schema requires.
-func writeParagraphProps(b *bytes.Buffer, p *paragraph) {
+// A paragraph whose first strong letter is Hebrew or Arabic (rtl) reads
+// from the right: bidi puts its start, list number included, at the
+// right margin.
+func writeParagraphProps(b *bytes.Buffer, p *paragraph, rtl bool) {
 	b.WriteString(`<w:pPr><w:pStyle w:val="` + p.style + `"/>`)
 	if p.keepNext {
 		b.WriteString(`<w:keepNext/>`)
@@ -79,6 +85,9 @@ func writeParagraphProps(b *bytes.Buffer, p *paragraph) {
 	}
 	if p.bottomRule {
 		b.WriteString(`<w:pBdr><w:bottom w:val="single" w:sz="6" w:space="1" w:color="` + ruleColour + `"/></w:pBdr>`)
+	}
+	if rtl {
+		b.WriteString(`<w:bidi/>`)
 	}
 	if p.spaceBefore != unset || p.spaceAfter != unset {
 		b.WriteString(`<w:spacing`)
@@ -93,15 +102,25 @@ func writeParagraphProps(b *bytes.Buffer, p *paragraph) {
 	if p.indent != unset {
 		b.WriteString(`<w:ind w:left="` + itoa(p.indent) + `"/>`)
 	}
-	if p.align != "" {
-		b.WriteString(`<w:jc w:val="` + p.align + `"/>`)
+	align := p.align
+	if rtl {
+		// In a bidi paragraph Word and LibreOffice read left and right
+		// as start and end, and a paragraph without one starts at the
+		// right margin.
+		align = map[string]string{"left": "right", "right": "left"}[align]
+	}
+	if align != "" {
+		b.WriteString(`<w:jc w:val="` + align + `"/>`)
 	}
 	b.WriteString(`</w:pPr>`)
 }
 
 func writeRun(b *bytes.Buffer, r run) {
 	b.WriteString(`<w:r>`)
-	if r.bold || r.italic || r.strike || r.code || r.link != "" {
+	// Right-to-left text is marked so that Word orders it and sets it in
+	// the complex-script font.
+	rtl := fonts.HasRTL(r.text)
+	if r.bold || r.italic || r.strike || r.code || r.link != "" || rtl {
 		b.WriteString(`<w:rPr>`)
 		switch {
 		case r.link != "":
@@ -121,6 +140,9 @@ func writeRun(b *bytes.Buffer, r run) {
 		}
 		if r.strike {
 			b.WriteString(`<w:strike/>`)
+		}
+		if rtl {
+			b.WriteString(`<w:rtl/>`)
 		}
 		b.WriteString(`</w:rPr>`)
 	}
@@ -198,4 +220,23 @@ func writeTable(b *bytes.Buffer, t *table) {
 		b.WriteString(`</w:tr>`)
 	}
 	b.WriteString(`</w:tbl>`)
+}
+
+// rightToLeft reports whether the paragraph's first strong letter is
+// right-to-left.
+func (p *paragraph) rightToLeft() bool {
+	for _, r := range p.runs {
+		if r.text == "" {
+			continue
+		}
+		if fonts.HasRTL(r.text) {
+			return fonts.BaseRTL(r.text)
+		}
+		for _, c := range r.text {
+			if unicode.IsLetter(c) {
+				return false
+			}
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	gtfont "github.com/go-text/typesetting/font"
 	"golang.org/x/image/font/sfnt"
 )
 
@@ -64,6 +65,12 @@ type Fallback struct {
 
 	load func() (loaded, error)
 	cov  coverage
+
+	// The font as the shaper reads it (Shape), parsed on first use, and
+	// its faces, one per concurrent shaping.
+	gtOnce sync.Once
+	gtFont *gtfont.Font
+	faces  sync.Pool
 }
 
 // Font returns the parsed font, or nil if it does not parse.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
 	"github.com/switchyardhq/switchyard/tools/render/markdown"
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
@@ -80,6 +81,11 @@ const minColumn = 160
 // indent returns x0 moved right by by, as far as minColumn allows.
 func (r *renderer) indent(x0, by float64) float64 {
 	return max(x0, min(x0+by, r.x1-minColumn))
+}
+
+// indentRight is indent from the right margin x1.
+func (r *renderer) indentRight(x1, by float64) float64 {
+	return min(x1, max(x1-by, r.x0+minColumn))
 }
 
 // body is the style of running text in the current block.
@@ -213,8 +219,8 @@ func onlySpaces(spans []span) bool {
 func (r *renderer) list(l *ast.List) error {
 	r.listDepth++
 	defer func() { r.listDepth-- }()
-	x0 := r.x0
-	defer func() { r.x0 = x0 }()
+	x0, x1 := r.x0, r.x1
+	defer func() { r.x0, r.x1 = x0, x1 }()
 
 	ordered := l.IsOrdered()
 	markerW := 12.0
@@ -227,6 +233,9 @@ func (r *renderer) list(l *ast.List) error {
 	r.space(paraGap)
 	for item := l.FirstChild(); item != nil; item = item.NextSibling() {
 		r.space(itemGap)
+		if err := r.keepLastItems(item); err != nil {
+			return err
+		}
 		text := bullets[(r.listDepth-1)%len(bullets)]
 		if ordered {
 			text = strconv.Itoa(num) + "."
@@ -238,7 +247,14 @@ func (r *renderer) list(l *ast.List) error {
 		if !ordered {
 			r.marker.x = x0 + 3
 		}
-		r.x0 = r.indent(x0, max(markerW, listIndent))
+		r.x0, r.x1 = r.indent(x0, max(markerW, listIndent)), x1
+		if fonts.BaseRTL(markdown.PlainText(item, r.src)) {
+			// A right-to-left item reads from the right margin: its
+			// marker stands there, mirrored, and its text is indented
+			// from the right.
+			r.marker.x = x1 - (r.marker.x - x0) - mw
+			r.x0, r.x1 = x0, r.indentRight(x1, max(markerW, listIndent))
+		}
 		if err := r.blocks(item); err != nil {
 			return err
 		}
@@ -251,6 +267,36 @@ func (r *renderer) list(l *ast.List) error {
 	}
 	r.space(paraGap)
 	return nil
+}
+
+// keepLastItems starts a new page before item, the last item but one of
+// a list of three or more, when item fits on this page and the short
+// last item after it does not: the last item would open the next page
+// alone.
+func (r *renderer) keepLastItems(item ast.Node) error {
+	last := item.NextSibling()
+	if last == nil || last.NextSibling() != nil || item.PreviousSibling() == nil || r.atTop() {
+		return nil
+	}
+	if last.ChildCount() != 1 || item.ChildCount() != 1 {
+		return nil // an item of several blocks breaks within itself
+	}
+	this := r.pending + r.itemLeadIn(item)
+	next := itemGap + r.itemLeadIn(last)
+	if r.y+this <= r.bottom+0.01 && r.y+this+next > r.bottom+0.01 {
+		return r.newPage()
+	}
+	return nil
+}
+
+// itemLeadIn is leadIn of an item's first block; the item of a tight
+// list (a text block) has no paragraph gap.
+func (r *renderer) itemLeadIn(item ast.Node) float64 {
+	h := r.leadIn(item.FirstChild())
+	if _, tight := item.FirstChild().(*ast.TextBlock); tight {
+		h -= paraGap
+	}
+	return h
 }
 
 // quote lays out a block quote: its text indented, in a softer ink, with a

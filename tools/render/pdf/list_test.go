@@ -35,3 +35,26 @@ func TestListMarkersAcrossPages(t *testing.T) {
 		}
 	}
 }
+
+// A list's last item never stands alone at the head of a page: the item
+// before it goes along.
+func TestNoLoneLastListItem(t *testing.T) {
+	broke := false
+	for n := 20; n <= 60; n++ {
+		md := strings.Repeat("Filler line.\n\n", n) + "- item one\n- item two\n- item three\n- item last\n"
+		pages := pageTexts(t, renderOK(t, Document{Markdown: md}).PDF)
+		if len(pages) < 2 {
+			continue
+		}
+		last := flat(pages[len(pages)-1])
+		if strings.Contains(last, "item last") && strings.Contains(flat(strings.Join(pages[:len(pages)-1], " ")), "item one") {
+			broke = true
+			if !strings.Contains(last, "item three") {
+				t.Errorf("with %d filler paragraphs the last item is alone on page %d", n, len(pages))
+			}
+		}
+	}
+	if !broke {
+		t.Fatal("no list broke across pages; the test proves nothing")
+	}
+}
