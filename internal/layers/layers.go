@@ -16,6 +16,7 @@ import (
 var Order = [][]string{
 	{"cmd/...", "e2e/...", "bench"},
 	{"caddymodules"},
+	{"cli"},
 	{"translator", "admin", "admin/dashboard"},
 	{"payments", "alerts"},
 	{"tools/toolset"},
