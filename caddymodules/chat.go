@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/tools/openurl"
@@ -170,8 +171,8 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		writeRefusal(w, r, err)
 		return nil
 	}
-	if h.app.pools != nil && !h.app.pools.has(req.Model) {
-		apierror.Write(w, modelNotFound(req.Model))
+	if h.app.pools != nil && !h.app.pools.table.Has(req.Model) {
+		apierror.Write(w, routing.ModelNotFound(req.Model))
 		return nil
 	}
 	if h.orch == nil {

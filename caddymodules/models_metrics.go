@@ -87,13 +87,13 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 			guard.Recovered(collectorGoroutine, v)
 		}
 	}()
-	for _, p := range c.pools.order {
+	for _, p := range c.pools.table.Pools() {
 		for i, u := range p.rp.Upstreams {
 			healthy := 0.0
 			if u.Healthy() {
 				healthy = 1
 			}
-			name := p.ups[i].name
+			name := p.ups[i].Name
 			ch <- prometheus.MustNewConstMetric(upstreamHealthyDesc, prometheus.GaugeValue, healthy, p.name, name)
 			ch <- prometheus.MustNewConstMetric(upstreamInFlightDesc, prometheus.GaugeValue, float64(u.NumRequests()), p.name, name)
 		}
