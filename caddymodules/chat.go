@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
@@ -161,7 +162,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	}
 	// switchyard_limits in front has normally checked and parsed the
 	// body already.
-	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}

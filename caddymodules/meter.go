@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 )
@@ -64,7 +65,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	m := billing.MethodMeter(r.Method)
-	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
@@ -81,10 +82,10 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// The bytes the backend gets: the body as read, or as rewritten to
 	// ask for usage. The probe in front has put the read body back
 	// already, which is pointed at them rather than replaced.
-	if rb, ok := r.Body.(*readBody); ok {
+	if rb, ok := r.Body.(*body.ReadBody); ok {
 		rb.Reset(req.Body)
 	} else {
-		r.Body = newReadBody(req.Body)
+		r.Body = body.NewReadBody(req.Body)
 	}
 	r.ContentLength = int64(len(req.Body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
@@ -288,7 +289,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 func (h *Proxy) checkMetered(r *http.Request) error {
 	m := billing.MethodMeter(r.Method)
 	if m == billing.NoBody {
-		if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+		if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
 			return err
 		}
 		return nil

@@ -33,7 +33,7 @@ var Order = [][]string{
 	{"policy"},
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
-	{"storage", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
+	{"storage", "internal/body", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
 	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/layers", "internal/officetest", "internal/objectid", "internal/version", "files/internal/zipdir"},
 }
 
