@@ -137,56 +137,32 @@ func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 	h.usage.settle(ctx, rec)
 }
 
-// settlingRecorder records the charges of one route. It hands each to
-// the ledger writer and returns without waiting for the commit. The
-// request's hold passes to the commit's completion: it is settled with
-// the amount charged once the charge is committed, so that the next
-// admission of the account sees the balance the charge left without
-// reading the ledger, and never before the charge is durable. When the
-// store failed, the charge may or may not have been written; the hold is
-// settled with the price then, so that the balance the limiter mirrors
-// errs on the low side.
-type settlingRecorder struct {
-	*billing.Recorder
-	route   string // the route label of the charge metrics
-	failMsg string // logged when a charge could not be recorded
-	metrics *metrics
-	logger  *zap.Logger
-}
+// settlingRecorder settles the charges of one route (billing.Settler)
+// with the hold of the request.
+type settlingRecorder struct{ billing.Settler }
 
-// settlingRecorder is the handler's recorder of the charges of route.
+// settlingRecorder is the handler's recorder of the charges of route;
+// failMsg is logged when a charge could not be recorded.
 func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
-	return settlingRecorder{
+	m, logger := h.app.metrics, h.logger
+	return settlingRecorder{billing.Settler{
 		Recorder: &billing.Recorder{Store: h.app.Store(), Profile: h.app.Profile(), Writer: h.app.backend.ledger},
-		route:    route,
-		failMsg:  failMsg,
-		metrics:  h.app.metrics,
-		logger:   h.logger,
-	}
+		Committed: func(rec storage.UsageRecord, charged int64, err error) {
+			m.countCharge(route, rec, charged, err)
+			if err != nil {
+				logger.Error(failMsg, zap.String("charge_id", rec.RequestID), zap.Error(err))
+			}
+		},
+	}}
 }
 
 // settle hands rec, and the hold of the request in ctx, to the ledger
 // writer, and returns rec's price.
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
-	settle := handOverHold(ctx)
-	price := s.Price(rec)
+	hold, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
+	price := s.SettleHold(rec, hold.Handover())
 	logCharge(ctx, rec, price)
-	return s.Settle(rec, func(charged int64, err error) {
-		s.metrics.countCharge(s.route, rec, charged, err)
-		if err != nil {
-			s.logger.Error(s.failMsg, zap.String("charge_id", rec.RequestID), zap.Error(err))
-			charged = price
-		}
-		settle(charged)
-	})
-}
-
-// handOverHold takes the request's hold, if it has one, away from the
-// handlers that release it when they return, and returns the function
-// that settles it.
-func handOverHold(ctx context.Context) func(charged int64) {
-	h, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
-	return h.Handover()
+	return price
 }
 
 // meterWriter passes a response through a billing.Meter.
