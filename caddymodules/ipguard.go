@@ -3,9 +3,7 @@ package caddymodules
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -84,28 +82,10 @@ func (g *ipGuard) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 
 // clientAddr is the address failures are counted for: Caddy's client IP
 // (the remote address, or the forwarded one from a trusted proxy), with
-// IPv6 cut to its /64.
+// IPv6 cut to its /64 (limits.ClientAddr).
 func clientAddr(r *http.Request) string {
-	s, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
-	if s == "" {
-		s = r.RemoteAddr
-		if host, _, err := net.SplitHostPort(s); err == nil {
-			s = host
-		}
-	}
-	ip, err := netip.ParseAddr(s)
-	if err != nil {
-		return s
-	}
-	if ip.Is4() {
-		return s // ParseAddr takes IPv4 only in the form String gives
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
+	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	return limits.ClientAddr(ip, r.RemoteAddr)
 }
 
 // guardWriter watches authenticate's answer. Its refusal is the only 401

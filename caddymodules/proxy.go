@@ -22,6 +22,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/policy/passthrough"
 )
 
 func init() {
@@ -263,8 +264,8 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		writeRefusal(w, r, err)
 		return nil
 	}
-	filterRequestHeaders(r.Header)
-	w = newHeaderFilter(w)
+	passthrough.FilterRequestHeaders(r.Header)
+	w = passthrough.NewHeaderFilter(w)
 	if h.pools != nil {
 		return h.serveModels(w, r, next)
 	}

@@ -30,7 +30,7 @@ var Order = [][]string{
 	{"billing", "files"},
 	{"files/extract"},
 	{"policy/limits"},
-	{"policy"},
+	{"policy", "policy/passthrough"},
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
 	{"storage", "internal/body", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
