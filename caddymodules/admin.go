@@ -18,6 +18,7 @@ import (
 	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
@@ -272,7 +273,7 @@ func (s settings) adminSecret(repl *caddy.Replacer, configured string) ([]byte, 
 		return nil, fmt.Errorf("creating data dir: %v", err)
 	}
 	path := filepath.Join(s.dataDir, adminSecretFile)
-	secret, err := readOrCreateSecret(path)
+	secret, err := secrets.ReadOrCreate(path)
 	if err != nil {
 		return nil, fmt.Errorf("admin JWT secret %s: %v", path, err)
 	}
