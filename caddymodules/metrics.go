@@ -1,7 +1,6 @@
 package caddymodules
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -340,8 +339,7 @@ func registerQueueGauge(reg prometheus.Registerer, q *limits.Queue) error {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
-	code   string
-	own    bool // the response is an envelope of internal/apierror
+	code   string // the apierror envelope's, told before the status
 
 	// For the request histograms: when the request arrived, when the
 	// first byte of the body left, whether the response is a stream
@@ -366,11 +364,9 @@ func (w *statusWriter) WriteHeader(status int) {
 			w.streaming = true
 			w.metrics.startStream(w.request)
 		}
-		// apierror.Write marks its envelopes so, and switchyard_proxy
-		// removes the header from what the upstream answers.
-		h := w.Header()
-		w.own = status >= 400 && h.Get("X-Content-Type-Options") == "nosniff" &&
-			strings.HasPrefix(h.Get("Content-Type"), "application/json")
+		if status < 400 {
+			w.code = ""
+		}
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
@@ -378,9 +374,6 @@ func (w *statusWriter) WriteHeader(status int) {
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
-	}
-	if w.own && w.code == "" {
-		w.code = envelopeCode(p)
 	}
 	if w.firstByte.IsZero() && len(p) > 0 {
 		w.firstByte = time.Now()
@@ -392,24 +385,18 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 // flushing streams.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// codePattern bounds the code label to what an envelope code looks like,
-// so that no response can mint series at will.
-var codePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-
-// envelopeCode reads the code of an error envelope written in one piece,
-// as apierror.Write does. It is read only for error responses, which are
-// small.
-func envelopeCode(p []byte) string {
-	if len(p) > 8<<10 {
-		return "other"
+// RecordErrorCode implements apierror.CodeRecorder: the code of an
+// envelope written before the status is the answer's.
+func (w *statusWriter) RecordErrorCode(code string) {
+	if w.status != 0 {
+		return
 	}
-	var env struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
+	if !codePattern.MatchString(code) {
+		code = "other"
 	}
-	if json.Unmarshal(p, &env) != nil || !codePattern.MatchString(env.Error.Code) {
-		return "other"
-	}
-	return env.Error.Code
+	w.code = code
 }
+
+// codePattern bounds the code label to what an envelope code looks like,
+// so that no configured code can mint series at will.
+var codePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
