@@ -20,6 +20,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
 
 func init() {
@@ -112,7 +113,7 @@ type Admin struct {
 	stopDispatcher func()   // nil: not running
 	guard          *ipGuard // nil: no limit on refused tokens per address
 	disabled       bool     // no way to verify tokens: every request gets 503
-	metrics        *metrics
+	metrics        *telemetry.Metrics
 }
 
 // errAdminUnconfigured: with PostgreSQL, no secret is generated, and
@@ -291,8 +292,8 @@ func clientIP(r *http.Request) string {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Admin) ServeHTTP(rw http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	w := newStatusWriter(rw, r, nil)
-	defer h.metrics.countAdmin(r, w)
+	w := telemetry.NewWriter(rw, r, nil)
+	defer h.metrics.CountAdmin(r, w)
 	if h.disabled {
 		w.Header().Set("Cache-Control", "no-store")
 		apierror.Write(w, apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "admin_not_configured",

@@ -168,7 +168,7 @@ func (h *Limits) spendRate(w http.ResponseWriter, r *http.Request, p policy.Prin
 
 // countAdmission counts a request's admission decision once, its last.
 func (h *Limits) countAdmission(p policy.Principal, adm limits.Admission, err error) {
-	h.app.metrics.countAdmission(adm, err)
+	h.app.metrics.CountAdmission(adm, err)
 	if errors.Is(err, limits.ErrUnavailable) {
 		h.logger.Warn("limits unavailable, request refused", zap.String("key_id", p.KeyID), zap.Error(err))
 	}

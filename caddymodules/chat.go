@@ -17,6 +17,7 @@ import (
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/telemetry"
 	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/toolset"
@@ -90,7 +91,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
 	h.limits = chatLimits(prof)
-	usage := h.settlingRecorder(routeV3Chat, "recording /v3 usage")
+	usage := h.settlingRecorder(telemetry.RouteV3Chat, "recording /v3 usage")
 	cfg := translator.Config{
 		Profile:      prof,
 		Tools:        reg,
@@ -103,7 +104,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		MaxRounds:    h.MaxRounds,
 		ToolTimeout:  time.Duration(h.ToolTimeout),
 		Logger:       slogFor(h.logger),
-		ToolObserver: app.metrics.observeTool,
+		ToolObserver: app.metrics.ObserveTool,
 
 		MaxToolCallsPerRound: app.Tools.maxToolCalls(),
 		RenderConcurrency:    app.Tools.renderConcurrency(),
@@ -120,7 +121,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		// through the model's reverse_proxy (docs/routing.md).
 		h.up, err = upstream.New(upstream.Config{
 			Router:           app.pools,
-			OnFallback:       app.pools.metrics.countFallback,
+			OnFallback:       app.pools.metrics.CountFallback,
 			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
 			IdleTimeout:      time.Duration(h.IdleTimeout),
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
 
 func init() {
@@ -54,7 +55,7 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 	if err := h.provisionApp(ctx); err != nil {
 		return err
 	}
-	h.usage = h.settlingRecorder(routeV1, "recording /v1 usage")
+	h.usage = h.settlingRecorder(telemetry.RouteV1, "recording /v1 usage")
 	return nil
 }
 
@@ -148,7 +149,7 @@ func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
 	return settlingRecorder{billing.Settler{
 		Recorder: &billing.Recorder{Store: h.app.Store(), Profile: h.app.Profile(), Writer: h.app.backend.ledger},
 		Committed: func(rec storage.UsageRecord, charged int64, err error) {
-			m.countCharge(route, rec, charged, err)
+			m.CountCharge(route, rec, charged, err)
 			if err != nil {
 				logger.Error(failMsg, zap.String("charge_id", rec.RequestID), zap.Error(err))
 			}
@@ -171,7 +172,7 @@ type meterWriter struct {
 	meter  *billing.Meter
 	status int // the final status; informational 1xx ones do not count
 
-	metrics *metrics
+	metrics *telemetry.Metrics
 	started time.Time // when the request reached the meter
 }
 
@@ -187,7 +188,7 @@ func (w *meterWriter) WriteHeader(code int) {
 	}
 	w.status = code
 	if w.metered() {
-		w.metrics.observeFirstByte(w.started)
+		w.metrics.ObserveFirstByte(w.started)
 		w.meter.Start(w.Header().Get("Content-Type"))
 		if w.meter.Streamed() || w.meter.ShowsCost() {
 			// The usage chunk may be removed, or cost_cents added: the

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/routing"
+	"github.com/switchyardhq/switchyard/telemetry"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
@@ -28,7 +29,7 @@ import (
 // it per dial address in its shared hosts pool.
 type pools struct {
 	table   routing.Table[*pool]
-	metrics *routeMetrics
+	metrics *telemetry.Routes
 	created int64 // Unix time the models are listed as created at
 }
 
@@ -38,7 +39,7 @@ type pool struct {
 	ups     []routing.Upstream
 	rp      *reverseproxy.Handler
 	tr      *poolTransport
-	metrics *routeMetrics
+	metrics *telemetry.Routes
 }
 
 // Model implements routing.Named.
@@ -58,7 +59,7 @@ func (p poolRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 
 // provisionPools builds and provisions the pools of models; nil when
 // there are none.
-func provisionPools(ctx caddy.Context, models []*Model, m *routeMetrics) (*pools, error) {
+func provisionPools(ctx caddy.Context, models []*Model, m *telemetry.Routes) (*pools, error) {
 	if len(models) == 0 {
 		return nil, nil
 	}
@@ -75,7 +76,7 @@ func provisionPools(ctx caddy.Context, models []*Model, m *routeMetrics) (*pools
 	return ps, nil
 }
 
-func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *routeMetrics) (*pool, error) {
+func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *telemetry.Routes) (*pool, error) {
 	p := &pool{name: cfg.Name, metrics: m}
 	for _, u := range cfg.Upstreams {
 		r, err := u.resolve(repl, cfg)
@@ -320,9 +321,9 @@ func (t *poolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			out.Header.Set("Content-Length", strconv.Itoa(len(body)))
 		}
 		if state.Attempt(t.pool.name, up.Name) {
-			t.pool.metrics.countRetry(t.pool.name)
+			t.pool.metrics.CountRetry(t.pool.name)
 		}
-		t.pool.metrics.countSelection(t.pool.name, up.Name)
+		t.pool.metrics.CountSelection(t.pool.name, up.Name)
 	}
 	inner := t.plain
 	if up.Scheme == "https" {

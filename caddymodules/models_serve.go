@@ -72,7 +72,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	out := routing.Fallback(w, pr, chain, poolFailed, func(from, to poolRoute, err error) {
 		h.logger.Info("model pool failed before answering; trying the fallback",
 			zap.String("model", from.name), zap.String("fallback", to.name), zap.Error(err))
-		h.pools.metrics.countFallback(from.name, to.name)
+		h.pools.metrics.CountFallback(from.name, to.name)
 	})
 	err = out.Err
 	if state.Upstream != "" {

@@ -18,7 +18,7 @@ var Order = [][]string{
 	{"caddymodules"},
 	{"cli"},
 	{"translator", "admin", "admin/dashboard"},
-	{"payments", "alerts", "routing"},
+	{"payments", "alerts", "routing", "telemetry"},
 	{"tools/toolset"},
 	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
 	{"tools/toolstest"},

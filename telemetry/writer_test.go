@@ -1,4 +1,4 @@
-package caddymodules
+package telemetry
 
 import (
 	"net/http"
@@ -13,14 +13,14 @@ import (
 // address guard swaps a 401 for a 429) counts the second's code, and an
 // envelope written after the status counts none.
 func TestStatusWriterCountsTheCodeWritten(t *testing.T) {
-	sw := newStatusWriter(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/models", nil), nil)
+	sw := NewWriter(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/models", nil), nil)
 	swap := &swappingWriter{ResponseWriter: sw}
 	apierror.Write(swap, apierror.New(http.StatusUnauthorized, apierror.TypeInvalidRequest, "invalid_api_key", "Bad key."))
 	if sw.status != http.StatusTooManyRequests || sw.code != "rate_limit_exceeded" {
 		t.Errorf("counted %d %q, want 429 rate_limit_exceeded", sw.status, sw.code)
 	}
 
-	late := newStatusWriter(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/models", nil), nil)
+	late := NewWriter(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/models", nil), nil)
 	late.WriteHeader(http.StatusOK)
 	apierror.Write(late, apierror.Internal())
 	if late.code != "" {
