@@ -97,7 +97,9 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	x := billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
 	// With X-Include-Cost the usage chunk asked for on the client's
 	// behalf is kept: it is where the cost is shown.
-	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(req.DropUsage && !includeCost(r)), metrics: h.app.metrics, started: x.Started}
+	mw := billing.NewMeterWriter(w, billing.NewMeter(req.DropUsage && !includeCost(r)), func() {
+		h.app.metrics.ObserveFirstByte(x.Started)
+	})
 	if includeCost(r) {
 		h.showCost(r, mw, x)
 	}
@@ -105,8 +107,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// with panic(http.ErrAbortHandler), and that request is owed too.
 	defer func() {
 		rec := recover()
-		mw.flushRest()
-		x.Status, x.Streamed, x.Usage = mw.status, mw.meter.Streamed(), mw.meter.Usage()
+		mw.FlushRest()
+		x.Status, x.Streamed, x.Usage = mw.Status(), mw.Meter.Streamed(), mw.Meter.Usage()
 		x.ClientGone = r.Context().Err() != nil || rec != nil
 		x.Finished = time.Now()
 		// The response is complete once the handlers return; the charge
@@ -165,71 +167,6 @@ func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) i
 	logCharge(ctx, rec, price)
 	return price
 }
-
-// meterWriter passes a response through a billing.Meter.
-type meterWriter struct {
-	http.ResponseWriter
-	meter  *billing.Meter
-	status int // the final status; informational 1xx ones do not count
-
-	metrics *telemetry.Metrics
-	started time.Time // when the request reached the meter
-}
-
-func (w *meterWriter) WriteHeader(code int) {
-	if code < 200 {
-		// 103 Early Hints and the like go to the client; the answer is
-		// still to come.
-		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	if w.status != 0 {
-		return
-	}
-	w.status = code
-	if w.metered() {
-		w.metrics.ObserveFirstByte(w.started)
-		w.meter.Start(w.Header().Get("Content-Type"))
-		if w.meter.Streamed() || w.meter.ShowsCost() {
-			// The usage chunk may be removed, or cost_cents added: the
-			// length is no longer known. Other answers pass through as
-			// they are.
-			w.Header().Del("Content-Length")
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *meterWriter) metered() bool { return w.status >= 200 && w.status <= 299 }
-
-func (w *meterWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	if !w.metered() {
-		return w.ResponseWriter.Write(p)
-	}
-	if out := w.meter.Write(p); len(out) > 0 {
-		if _, err := w.ResponseWriter.Write(out); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
-}
-
-// flushRest sends what the meter still holds when the answer ends.
-func (w *meterWriter) flushRest() {
-	if !w.metered() {
-		return
-	}
-	if rest := w.meter.Close(); len(rest) > 0 {
-		_, _ = w.ResponseWriter.Write(rest)
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer, so
-// that streams are still flushed chunk by chunk.
-func (w *meterWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //

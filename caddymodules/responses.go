@@ -44,8 +44,8 @@ func includeCost(r *http.Request) bool { return r.Header.Get(headerIncludeCost) 
 
 // showCost makes mw's meter add cost_cents to the usage the client
 // receives, priced as h.charge will price the exchange x with that usage.
-func (h *Meter) showCost(r *http.Request, mw *meterWriter, x billing.V1Exchange) {
-	mw.meter.ShowCost(func(u billing.Usage) int64 {
+func (h *Meter) showCost(r *http.Request, mw *billing.MeterWriter, x billing.V1Exchange) {
+	mw.Meter.ShowCost(func(u billing.Usage) int64 {
 		x.Status, x.Usage = http.StatusOK, u
 		rec, _ := billing.V1Record(x)
 		if model := answeringModel(r); model != "" {
