@@ -81,7 +81,7 @@ type Proxy struct {
 	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
 
 	rp       *reverseproxy.Handler // nil when no upstream is configured
-	upstream upstreamHeaders
+	upstream passthrough.UpstreamHeaders
 	queue    *limits.Queue // nil: no cap on generations in flight
 
 	pools     *pools // the app's models; nil without
@@ -127,7 +127,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.upstream = newUpstreamHeaders(u.Host, app.settings.upstreamKey)
+	h.upstream = passthrough.NewUpstreamHeaders(u.Host, app.settings.upstreamKey)
 	h.rp = new(reverseproxy.Handler)
 	if err := json.Unmarshal(cfg, h.rp); err != nil {
 		return fmt.Errorf("building reverse proxy: %v", err)
@@ -208,7 +208,7 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath string, t upstreamTim
 		"request_buffers": requestBufferBytes,
 		// No request header operations: reverse_proxy would copy every
 		// header of every request to apply them. ServeHTTP sets the
-		// upstream's Host and key (upstreamHeaders).
+		// upstream's Host and key (passthrough.UpstreamHeaders).
 		"headers": map[string]any{
 			// The upstream's rate-limit headers describe the operator's
 			// account with the backend, not the caller's limits, which
@@ -222,32 +222,6 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath string, t upstreamTim
 		}
 	}
 	return json.Marshal(cfg)
-}
-
-// upstreamHeaders are what the request names of the upstream: its Host
-// and the operator's key, in place of any credential of the caller's.
-type upstreamHeaders struct {
-	host          string
-	authorization string // "" sends none
-}
-
-func newUpstreamHeaders(host, apiKey string) upstreamHeaders {
-	u := upstreamHeaders{host: host}
-	if apiKey != "" {
-		u.authorization = "Bearer " + apiKey
-	}
-	return u
-}
-
-// apply sets u on r, whose headers filterRequestHeaders already cut down
-// to the allowed ones.
-func (u upstreamHeaders) apply(r *http.Request) {
-	r.Host = u.host
-	if u.authorization == "" {
-		delete(r.Header, "Authorization")
-		return
-	}
-	r.Header["Authorization"] = []string{u.authorization}
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -273,7 +247,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
 	}
-	h.upstream.apply(r)
+	h.upstream.Apply(r)
 	w, r, done, err := h.startGeneration(w, r)
 	if err != nil {
 		apierror.Write(w, err)

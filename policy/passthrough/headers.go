@@ -102,3 +102,31 @@ func (f *HeaderFilter) Write(b []byte) (int, error) { return f.ResponseWriter.Wr
 // Unwrap lets http.ResponseController reach the writer below, so that
 // streams still flush event by event.
 func (f *HeaderFilter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// UpstreamHeaders are what the request names of the upstream: its Host
+// and the operator's key, in place of any credential of the caller's.
+type UpstreamHeaders struct {
+	host          string
+	authorization string // "" sends none
+}
+
+// NewUpstreamHeaders names the upstream at host, and apiKey ("": none)
+// as the operator's key.
+func NewUpstreamHeaders(host, apiKey string) UpstreamHeaders {
+	u := UpstreamHeaders{host: host}
+	if apiKey != "" {
+		u.authorization = "Bearer " + apiKey
+	}
+	return u
+}
+
+// Apply sets u on r, whose headers FilterRequestHeaders already cut down
+// to the allowed ones.
+func (u UpstreamHeaders) Apply(r *http.Request) {
+	r.Host = u.host
+	if u.authorization == "" {
+		delete(r.Header, "Authorization")
+		return
+	}
+	r.Header["Authorization"] = []string{u.authorization}
+}

@@ -104,3 +104,16 @@ func TestHeaderFilterKeepsTheGatewaysOwnValues(t *testing.T) {
 		t.Errorf("banners reached the client: %v", h)
 	}
 }
+
+func TestUpstreamHeaders(t *testing.T) {
+	r := httptest.NewRequest("POST", "http://gateway.example/v1/chat/completions", nil)
+	r.Header.Set("Authorization", "Bearer sk-caller")
+	NewUpstreamHeaders("api.example.com", "k1").Apply(r)
+	if r.Host != "api.example.com" || r.Header.Get("Authorization") != "Bearer k1" {
+		t.Errorf("with a key: Host %q, Authorization %q", r.Host, r.Header.Get("Authorization"))
+	}
+	NewUpstreamHeaders("127.0.0.1:8000", "").Apply(r)
+	if r.Host != "127.0.0.1:8000" || len(r.Header.Values("Authorization")) != 0 {
+		t.Errorf("without a key: Host %q, Authorization %q", r.Host, r.Header.Values("Authorization"))
+	}
+}
