@@ -1,7 +1,6 @@
 package caddymodules
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
@@ -76,7 +74,9 @@ func (g *ipGuard) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		writeRefusal(w, r, limits.AuthFailuresError(g.failures, wait))
 		return nil
 	}
-	gw := &guardWriter{ResponseWriter: w, g: g, r: r, addr: addr}
+	gw := limits.NewFailureWriter(r.Context(), w, g.failures, addr,
+		func() bool { return !authenticated(r) },
+		func(err error) { g.logger.Warn("counting a failed authentication", zap.Error(err)) })
 	return authenticate(gw, r, next)
 }
 
@@ -88,49 +88,9 @@ func clientAddr(r *http.Request) string {
 	return limits.ClientAddr(ip, r.RemoteAddr)
 }
 
-// guardWriter watches authenticate's answer. Its refusal is the only 401
-// written before switchyard.key_id is set; later handlers (an upstream's
-// own 401 on /v1, say) run with the principal set and pass untouched.
-type guardWriter struct {
-	http.ResponseWriter
-	g       *ipGuard
-	r       *http.Request
-	addr    string
-	swapped bool // the refusal was answered 429 instead: drop its body
-}
-
-func (w *guardWriter) WriteHeader(status int) {
-	if status != http.StatusUnauthorized || w.swapped || authenticated(w.r) {
-		w.ResponseWriter.WriteHeader(status)
-		return
-	}
-	// The client's context may be gone; the count must still land.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.r.Context()), 2*time.Second)
-	defer cancel()
-	wait, over, err := w.g.failures.Failed(ctx, w.addr)
-	if err != nil {
-		w.g.logger.Warn("counting a failed authentication", zap.Error(err))
-	}
-	if !over {
-		w.ResponseWriter.WriteHeader(status)
-		return
-	}
-	w.swapped = true
-	h := w.Header()
-	h.Del("WWW-Authenticate")
-	apierror.Write(w.ResponseWriter, limits.AuthFailuresError(w.g.failures, wait))
-}
-
-func (w *guardWriter) Write(p []byte) (int, error) {
-	if w.swapped {
-		return len(p), nil
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *guardWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
+// authenticated reports whether r's caller is authenticated: the
+// refusal of switchyard_auth is the only 401 written before
+// switchyard.key_id is set.
 func authenticated(r *http.Request) bool {
 	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if !ok {
