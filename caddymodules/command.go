@@ -50,7 +50,7 @@ func init() {
 		Name:      "admin",
 		Usage:     "token [--account <name> | --operator] [--ttl 12h] [--subject <name>] [--config <path> [--adapter <name>]]",
 		Short:     "Mints tokens for the admin API and the dashboard",
-		Long:      adminHelp,
+		Long:      cli.AdminHelp,
 		CobraFunc: adminCommand,
 	}, "switchyard admin token --account acme --ttl 1h",
 		"switchyard admin token --operator --ttl 15m")
