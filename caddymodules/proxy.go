@@ -21,6 +21,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
+	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/policy/passthrough"
 )
@@ -301,7 +302,7 @@ func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.Re
 	if err != nil {
 		return w, r, nil, err
 	}
-	w, r, stop := idleWatch(w, r, h.timeouts().idle)
+	w, r, stop := idle.Watch(w, r, h.timeouts().idle)
 	return w, r, func() { stop(); release() }, nil
 }
 
