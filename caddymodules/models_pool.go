@@ -391,9 +391,12 @@ func (p *pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.RequestURI = r.URL.RequestURI()
 	r.Host = r.URL.Host
 
-	resp := routing.ServeInProcess(req, state, func(w http.ResponseWriter) error {
+	resp := routing.ServeInProcess(req, func(w http.ResponseWriter) error {
 		return p.rp.ServeHTTP(w, r, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil }))
 	}, handlerErrorStatus)
+	// The attempts are over once the headers are: the state is the
+	// answering upstream's.
+	resp.Header.Set(upstream.UpstreamHeader, state.Upstream)
 	if extra, ok := req.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok && state.Upstream != "" {
 		// Read here, in the caller's goroutine, which owns the request's
 		// log fields; the round goes on in its own.

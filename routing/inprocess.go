@@ -8,18 +8,16 @@ import (
 	"strconv"
 
 	"github.com/switchyardhq/switchyard/internal/guard"
-	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
 // ServeInProcess serves one round of the /v3 client through a pool in
 // process: serve writes the answer to a ResponseWriter whose headers
 // become the returned response and whose body streams through a pipe.
 // status is the answer's status when serve fails before writing
-// (0: 502). The response names the upstream of state's latest attempt
-// in upstream.UpstreamHeader.
-func ServeInProcess(req *http.Request, state *State, serve func(http.ResponseWriter) error, status func(error) int) *http.Response {
+// (0: 502).
+func ServeInProcess(req *http.Request, serve func(http.ResponseWriter) error, status func(error) int) *http.Response {
 	pr, pw := io.Pipe()
-	w := &pipeResponse{req: req, header: make(http.Header), state: state, body: pr, pw: pw,
+	w := &pipeResponse{req: req, header: make(http.Header), body: pr, pw: pw,
 		ready: make(chan *http.Response, 1), status: status}
 	go func() {
 		defer func() {
@@ -45,7 +43,6 @@ func ServeInProcess(req *http.Request, state *State, serve func(http.ResponseWri
 type pipeResponse struct {
 	req    *http.Request
 	header http.Header
-	state  *State
 	body   *io.PipeReader
 	pw     *io.PipeWriter
 	ready  chan *http.Response
@@ -61,7 +58,6 @@ func (w *pipeResponse) WriteHeader(code int) {
 	}
 	w.sent = true
 	h := w.header.Clone()
-	h.Set(upstream.UpstreamHeader, w.state.Upstream)
 	w.ready <- &http.Response{
 		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
 		StatusCode: code,
