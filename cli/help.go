@@ -1,7 +1,6 @@
 package cli
 
-// The long help of each command, as "switchyard help COMMAND" prints it.
-
+// KeysHelp is the long help of "switchyard keys".
 const KeysHelp = `
 Manages API keys in the store the server uses: with --config, the store named
 by that config's switchyard app; otherwise the one the environment names
@@ -16,6 +15,7 @@ by that config's switchyard app; otherwise the one the environment names
       soon as its notification arrives: well under a millisecond).
 `
 
+// AccountsHelp is the long help of "switchyard accounts".
 const AccountsHelp = `
   switchyard accounts create --account NAME [--usd AMOUNT]
       Creates an account, with a first top-up of $5 to $1000 if --usd is
@@ -34,6 +34,7 @@ const AccountsHelp = `
       Balance, keys, recent ledger entries and the last 10 charges.
 `
 
+// UsageHelp is the long help of "switchyard usage".
 const UsageHelp = `
 Totals an account's usage records per day (UTC, by the time each request
 finished), per API key or per end user: requests, prompt and completion
@@ -46,6 +47,7 @@ with since, until, by and the rows in data (see docs/billing.md,
 "Reports"); otherwise as a table with a total line.
 `
 
+// BootstrapHelp is the long help of "switchyard bootstrap".
 const BootstrapHelp = `
 Prepares an empty store for a first try: creates the account (default dev)
 with a balance (default $10.00) and one key, printed alone on the last line.
