@@ -295,6 +295,8 @@ func (q *request) accountRoute(name string, p []string, on func(map[string]func(
 		on(map[string]func(){http.MethodGet: with("file.list", q.listFiles)})
 	case len(p) == 2 && p[0] == "files" && p[1] != "":
 		on(map[string]func(){http.MethodDelete: with("file.delete", func(a storage.Account) { q.deleteFile(a, p[1]) })})
+	case len(p) == 3 && p[0] == "files" && p[1] != "" && p[2] == "content":
+		on(map[string]func(){http.MethodGet: with("file.read", func(a storage.Account) { q.fileContent(a, p[1]) })})
 	default:
 		notFound(q.w)
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 )
@@ -32,12 +35,67 @@ func (q *request) decode(dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return apierror.InvalidRequest("invalid_json", "The body is not a valid JSON object for this route: "+err.Error()+".")
+		return apierror.InvalidRequest("invalid_json", decodeMessage(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return apierror.InvalidRequest("invalid_json", "The body holds more than one JSON value.")
 	}
 	return nil
+}
+
+// decodeMessage says what is wrong with a body in the API's words, not
+// encoding/json's, which name Go types and struct fields.
+func decodeMessage(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("The body is not valid JSON (at byte %d).", syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "The body ends before its JSON object does."
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("%s must be %s, not %s.", typ.Field, jsonKind(typ.Type), article(typ.Value))
+	case errors.As(err, &typ):
+		return "The body must be a JSON object, not " + article(typ.Value) + "."
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "This route takes no member " + name + "."
+	}
+	return "The body is not a valid JSON object for this route."
+}
+
+// jsonKind names the JSON value a Go type is read from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// article puts "a" or "an" before encoding/json's name of a JSON value
+// ("number", "string", "array", "object", "bool").
+func article(v string) string {
+	switch v {
+	case "bool":
+		return "true or false"
+	case "array", "object":
+		return "an " + v
+	}
+	if strings.HasPrefix(v, "number") {
+		return "a number"
+	}
+	return "a " + v
 }
 
 // reply writes v as JSON with status.

@@ -87,7 +87,7 @@ func testTokenRateLimit(t *testing.T, open func(t *testing.T) storage.Store) {
 		Error struct{ Message, Type string }
 	}
 	r.json(t, &env)
-	if env.Error.Type != "requests" || !strings.Contains(env.Error.Message, "at most 3 per 1m0s") {
+	if env.Error.Type != "requests" || !strings.Contains(env.Error.Message, "at most 3 per 1 minute") {
 		t.Errorf("429 envelope %+v", env.Error)
 	}
 	// Another token of the same subject shares the budget; another

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/switchyardhq/switchyard/internal/humantime"
 	"net/http"
 	"time"
 
@@ -59,7 +60,7 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, scope rateScope,
 	wait := max(res.RetryAfter, time.Second)
 	apierror.Write(w, apierror.RateLimited(fmt.Sprintf(
 		"Too many admin API requests %s: at most %d per %s. Please try again in %s.",
-		what, rate.Limit, limits.FormatDuration(rate.Period), limits.FormatDuration(wait)),
+		what, rate.Limit, humantime.Duration(rate.Period), humantime.Duration(wait)),
 		int((wait+time.Second-1)/time.Second)))
 	return false
 }

@@ -421,6 +421,17 @@ func (q *request) listFiles(a storage.Account) {
 	}{out, page.HasMore})
 }
 
+// fileContent: GET .../files/{id}/content, the file's bytes as a
+// download (the dashboard's Download button).
+func (q *request) fileContent(a storage.Account, id string) {
+	svc, err := q.filesService()
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	files.WriteContent(q.w, q.r, svc, a.ID, id)
+}
+
 func (q *request) deleteFile(a storage.Account, id string) {
 	svc, err := q.filesService()
 	if err == nil {

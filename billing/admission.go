@@ -26,8 +26,9 @@ const (
 	// V1JSON is a /v1 JSON body, read by ParseV1 and charged per token
 	// from the usage the backend reports (Meter, V1Record).
 	V1JSON
-	// ChatJSON is the /v3 chat body, JSON read by translator/request and
-	// charged per token over every round of the tool loop.
+	// ChatJSON is the /v3 chat body (or the /v3 Responses body), JSON read
+	// by translator/request and charged per token over every round of the
+	// tool loop.
 	ChatJSON
 	// Upload is a Files API upload: multipart/form-data, streamed
 	// to the blob store by the files service and counted against the
@@ -140,6 +141,9 @@ func V1RouteMeter(route string) (BodyMeter, bool) {
 type Routes struct {
 	// Chat is the /v3 chat path.
 	Chat string
+	// AssistantResponses is the /v3 Responses API path, read and charged
+	// as the chat is.
+	AssistantResponses string
 	// Uploads are the paths that take Files API uploads.
 	Uploads []string
 	// Responses are the paths of /v1 Responses API routes (a
@@ -159,7 +163,8 @@ func (rt Routes) BodyMeter(method, path string) BodyMeter {
 	}
 	path = strings.TrimSuffix(path, "/")
 	if method == http.MethodPost {
-		if rt.Chat != "" && strings.EqualFold(path, rt.Chat) {
+		if rt.Chat != "" && strings.EqualFold(path, rt.Chat) ||
+			rt.AssistantResponses != "" && strings.EqualFold(path, rt.AssistantResponses) {
 			return ChatJSON
 		}
 		for _, u := range rt.Uploads {

@@ -35,7 +35,7 @@ func newAdmission(c *LimitsConfig) *admission {
 		Timeout:  c.bodyTimeout(),
 		Budget:   body.NewBudget(c.bodyMemory(), c.accountBodyMemory()),
 	}}}
-	a.routes.Store(&billing.Routes{Chat: chatPath})
+	a.routes.Store(&billing.Routes{Chat: chatPath, AssistantResponses: assistantResponsesPath})
 	return a
 }
 
@@ -60,9 +60,10 @@ func (a *admission) addResponses(path string) {
 // storeRoutes publishes the routes registered so far; a.mu is held.
 func (a *admission) storeRoutes() {
 	a.routes.Store(&billing.Routes{
-		Chat:      chatPath,
-		Uploads:   a.uploads[:len(a.uploads):len(a.uploads)],
-		Responses: a.responses[:len(a.responses):len(a.responses)],
+		Chat:               chatPath,
+		AssistantResponses: assistantResponsesPath,
+		Uploads:            a.uploads[:len(a.uploads):len(a.uploads)],
+		Responses:          a.responses[:len(a.responses):len(a.responses)],
 	})
 }
 

@@ -2,6 +2,7 @@ package caddymodules
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -78,6 +79,20 @@ func parsedBody[T any](w http.ResponseWriter, r *http.Request, key string, br *b
 // chat handler does.
 const chatPath = "/v3/chat/completions"
 
+// assistantResponsesPath is the /v3 Responses API route, served by the
+// chat handler too: its body is parsed by request.ParseResponses.
+const assistantResponsesPath = "/v3/responses"
+
+// chatParser is the parse of a body of the chat handler's route r asks
+// for: request.ParseResponses on the /v3 Responses route, else
+// request.Parse.
+func chatParser(r *http.Request, lim request.Limits) func([]byte) (*request.Request, error) {
+	if strings.EqualFold(strings.TrimSuffix(r.URL.Path, "/"), assistantResponsesPath) {
+		return func(body []byte) (*request.Request, error) { return request.ParseResponses(body, r.Header, lim) }
+	}
+	return func(body []byte) (*request.Request, error) { return request.Parse(body, r.Header, lim) }
+}
+
 // chatLimits are the bounds of a /v3 chat body, the same for the
 // admission step and the chat handler: strict, so that the one parse is
 // the handler's.
@@ -96,9 +111,7 @@ func chatLimits(prof policy.Profile) request.Limits {
 // parse is kept for the handler (v1RequestVar, chatRequestVar).
 func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing.BodyMeter, prof policy.Profile) (billing.Ask, error) {
 	if m == billing.ChatJSON {
-		req, err := parsedBody(w, r, chatRequestVar, br, func(body []byte) (*request.Request, error) {
-			return request.Parse(body, r.Header, chatLimits(prof))
-		})
+		req, err := parsedBody(w, r, chatRequestVar, br, chatParser(r, chatLimits(prof)))
 		if err != nil {
 			return billing.Ask{}, err
 		}

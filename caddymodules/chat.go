@@ -30,8 +30,10 @@ func init() {
 	registerHandler[Chat](httpcaddyfile.After, "reverse_proxy")
 }
 
-// Chat serves POST /v3/chat/completions: the enriched assistant API of the
-// spec, built from plain chat completions of the configured upstream. It
+// Chat serves POST /v3/chat/completions and POST /v3/responses: the
+// enriched assistant API of the spec, in the chat form and in the
+// Responses API's form, built from plain chat completions of the
+// configured upstream. It
 // takes a JSON body only (415 otherwise, billing.CheckBody), validates the
 // request, runs the tool loop against the upstream, streams
 // activity events and usage, and charges the account per token. It needs
@@ -167,8 +169,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		writeRefusal(w, r, err)
 		return nil
 	}
-	req, err := parsedBody(w, r, chatRequestVar, h.app.admission.bodies,
-		func(body []byte) (*request.Request, error) { return request.Parse(body, r.Header, h.limits) })
+	req, err := parsedBody(w, r, chatRequestVar, h.app.admission.bodies, chatParser(r, h.limits))
 	if err != nil {
 		writeRefusal(w, r, err)
 		return nil

@@ -79,7 +79,7 @@ func TestCLIKeyCreationRate(t *testing.T) {
 			newKey(t, e, "busy")
 		}
 		r := cli(t, e, "keys", "create", "--account", "busy")
-		if r.code == 0 || strings.Contains(r.stdout, "sk-") || !strings.Contains(r.stderr, "per account per 1h0m0s") {
+		if r.code == 0 || strings.Contains(r.stdout, "sk-") || !strings.Contains(r.stderr, "per account per 1 hour") {
 			t.Fatalf("sixth key within the hour: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 		}
 		if n := strings.Count(mustCLI(t, e, "keys", "list", "--account", "busy").stdout, "active"); n != 5 {

@@ -22,7 +22,7 @@ func TestEnvelope(t *testing.T) {
 		{name: "not found", err: errNotFound("file-x"), status: 404, code: "not_found", message: "No such File object: file-x"},
 		{name: "bad request", err: errBadRequest("invalid_order", "order must be asc or desc."), status: 400, code: "invalid_order", message: "order must be asc or desc."},
 		{name: "format", err: errInvalidFormat("The file is empty."), status: 400, code: "invalid_file_format", message: "The file is empty."},
-		{name: "upload timeout", err: errUploadTimeout(DefaultUploadTimeout), status: 400, code: "upload_timeout", message: "The upload took longer than 1h0m0s."},
+		{name: "upload timeout", err: errUploadTimeout(DefaultUploadTimeout), status: 400, code: "upload_timeout", message: "The upload took longer than 1 hour."},
 		{name: "too large", err: errTooLarge(512), status: 413, code: "file_too_large", message: "The file exceeds the maximum upload size of 512 bytes."},
 		{name: "av hit", err: ErrAVHit, status: 422, code: "av_hit", message: "The file failed the malware scan and was not stored."},
 		{name: "max files", err: errMaxFiles(3), status: 409, code: "max_files_reached", message: "The account already stores the maximum of 3 files. Delete files before uploading more."},

@@ -3,6 +3,7 @@ package files
 import (
 	"errors"
 	"fmt"
+	"github.com/switchyardhq/switchyard/internal/humantime"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
@@ -91,5 +92,5 @@ func errMaxFiles(limit int) *Error { return &Error{Kind: ErrTooManyFiles, Limit:
 func errMaxStorage(limit int64) *Error { return &Error{Kind: ErrTooManyBytes, Limit: limit} }
 
 func errUploadTimeout(d time.Duration) *Error {
-	return &Error{Kind: ErrUploadTimeout, Detail: fmt.Sprintf("The upload took longer than %s.", d)}
+	return &Error{Kind: ErrUploadTimeout, Detail: fmt.Sprintf("The upload took longer than %s.", humantime.Duration(d))}
 }

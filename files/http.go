@@ -225,7 +225,14 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request, accountID, id s
 }
 
 func (h *handler) content(w http.ResponseWriter, r *http.Request, accountID, id string) {
-	f, obj, err := h.svc.Content(r.Context(), accountID, id)
+	WriteContent(w, r, h.svc, accountID, id)
+}
+
+// WriteContent answers with the bytes of accountID's file id as a
+// download, or with the error envelope: the Files API's content route,
+// and the admin API's for the dashboard.
+func WriteContent(w http.ResponseWriter, r *http.Request, svc *Service, accountID, id string) {
+	f, obj, err := svc.Content(r.Context(), accountID, id)
 	if err != nil {
 		apierror.Write(w, envelope(err))
 		return

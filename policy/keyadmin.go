@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchyardhq/switchyard/internal/humantime"
 	"net/http"
 	"slices"
 
@@ -42,7 +43,7 @@ func IssueKey(ctx context.Context, store storage.Store, hasher KeyHasher, p Prof
 		return "", rec, errAccountDisabled(account)
 	case errors.Is(err, storage.ErrKeyCreationRate):
 		return "", rec, apierror.RateLimited(
-			fmt.Sprintf("At most %d keys may be created per account per %s.", p.KeyCreations, p.KeyCreationWindow), 0)
+			fmt.Sprintf("At most %d keys may be created per account per %s.", p.KeyCreations, humantime.Duration(p.KeyCreationWindow)), 0)
 	case err != nil:
 		return "", rec, err
 	}

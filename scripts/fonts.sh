@@ -4,9 +4,10 @@
 # Devanagari, Thai, symbols and emoji) are installed: Debian's Noto fonts,
 # Droid Sans Fallback and Nanum Gothic (CJK and Hangul in TrueType, which
 # PDFs embed) and Symbola.
-# Installs them when missing and running as root; otherwise says what
-# is missing and goes on: the renderers work without them, showing
-# U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
+# With --tests, also LibreOffice, which the visual corpus renders Word
+# files and workbooks with. Installs them when missing and running as
+# root; otherwise says what is missing and goes on: the renderers work
+# without them, showing U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
 # directories instead.
 set -euo pipefail
 
@@ -24,6 +25,11 @@ have 'Symbola*.ttf' || missing+=(fonts-symbola)
 have DejaVuSans.ttf || missing+=(fonts-dejavu-core)
 # The renderers' tests read PDFs back and look at their pages with poppler.
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
+# The visual corpus (tools/render/corpus) renders Word files and
+# workbooks to pages with LibreOffice, headless.
+if [ "${1:-}" = --tests ] && ! command -v soffice >/dev/null; then
+	missing+=(libreoffice-writer-nogui libreoffice-calc-nogui)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
 	exit 0

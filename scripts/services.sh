@@ -161,4 +161,4 @@ ensure_stripe_mock
 ensure_clamav
 ensure_promtool
 # The fonts documents and pictures fall back to for non-Latin scripts.
-"$(dirname "$0")/fonts.sh"
+"$(dirname "$0")/fonts.sh" --tests

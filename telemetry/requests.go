@@ -16,7 +16,8 @@ func RouteOf(path string) string {
 	switch {
 	case p == "/v1" || strings.HasPrefix(p, "/v1/"):
 		return RouteV1
-	case p == "/v3/chat/completions":
+	case p == "/v3/chat/completions", p == "/v3/responses":
+		// One handler, one charge: the assistant in either form.
 		return RouteV3Chat
 	case p == "/v3/files" || strings.HasPrefix(p, "/v3/files/"):
 		return RouteV3Files

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"io"
 	"log/slog"
 	"net/http"
@@ -205,6 +206,9 @@ func randomID() string {
 func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *request.Request, caller Caller) {
 	ctx := r.Context()
 	t := o.newTurn(req, caller)
+	if req.Responses {
+		t.id = responseID(t.id)
+	}
 	if err := t.prepare(ctx); err != nil {
 		if ctx.Err() == nil {
 			o.logFailure(t, "preparing the conversation", err)
@@ -212,6 +216,17 @@ func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return
 	}
+	// A panic on the request's goroutine still charges the rounds that
+	// ran; the connection then ends as a broken one does.
+	defer func() {
+		if v := recover(); v != nil {
+			p := guard.Recovered(requestGoroutine, v)
+			if !t.recorded {
+				t.record(ctx, p)
+			}
+			panic(http.ErrAbortHandler)
+		}
+	}()
 	if req.Stream {
 		t.serveStream(ctx, w)
 		return
@@ -226,6 +241,10 @@ func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *reques
 	defer release()
 	t.serveJSON(ctx, w)
 }
+
+// requestGoroutine names the panics of a request's own goroutine in
+// switchyard_panics_recovered_total.
+var requestGoroutine = guard.Name("v3_request")
 
 // queuePositionEvery is how often a waiting stream is told its place in
 // line at most.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/switchyardhq/switchyard/translator/upstream"
 	"github.com/switchyardhq/switchyard/translator/wire"
@@ -22,9 +23,13 @@ import (
 // right away gets the client a plain HTTP error instead of a stream that
 // holds nothing but an error.
 func (t *turn) serveStream(ctx context.Context, w http.ResponseWriter) {
-	sw := NewStreamWriter(w, StreamOptions{
-		ID: t.id, Created: t.created, Model: t.req.Model, Progress: t.req.Progress, Now: t.o.cfg.Now,
-	})
+	opts := StreamOptions{ID: t.id, Created: t.created, Model: t.req.Model, Progress: t.req.Progress, Now: t.o.cfg.Now}
+	var sw eventStream
+	if t.req.Responses {
+		sw = NewResponsesWriter(w, opts)
+	} else {
+		sw = NewStreamWriter(w, opts)
+	}
 	out := &streamOutput{w: sw, t: t, ctx: ctx}
 	release, err := t.admit(ctx, out)
 	if err != nil {
@@ -67,7 +72,22 @@ func (t *turn) serveStream(ctx context.Context, w http.ResponseWriter) {
 	}
 }
 
-// serveJSON answers with one chat.completion object.
+// eventStream is the writer of a streamed answer: StreamWriter for a chat
+// completion, ResponsesWriter for a /v3/responses answer.
+type eventStream interface {
+	Start() error
+	Send(d wire.Delta) error
+	SendBuffered(d wire.Delta) error
+	Flush() error
+	Finish(reason string, usage *wire.Usage, separate bool) error
+	Fail(err error) error
+	Comment(text string) error
+	IdleSince() time.Time
+	Err() error
+}
+
+// serveJSON answers with one chat.completion object, or for a
+// /v3/responses request one response object (responseJSON).
 func (t *turn) serveJSON(ctx context.Context, w http.ResponseWriter) {
 	out := &jsonOutput{}
 	err := t.loop(ctx, out)
@@ -83,18 +103,23 @@ func (t *turn) serveJSON(ctx context.Context, w http.ResponseWriter) {
 	if artifacts == nil {
 		artifacts = []wire.Artifact{}
 	}
-	body, err := json.Marshal(wire.Completion{
-		ID: t.id, Object: "chat.completion", Created: t.created, Model: t.req.Model,
-		Choices: []wire.CompletionChoice{{
-			Message:      wire.CompletionMessage{Role: "assistant", Content: t.answer.String()},
-			FinishReason: t.finish,
-		}},
-		Artifacts:        artifacts,
-		ArtifactRenames:  t.renames,
-		ArtifactRemovals: t.removals,
-		SearchSources:    t.sources,
-		Usage:            *t.usageObject(cost),
-	})
+	var body []byte
+	if t.req.Responses {
+		body, err = json.Marshal(t.responseJSON(artifacts, cost))
+	} else {
+		body, err = json.Marshal(wire.Completion{
+			ID: t.id, Object: "chat.completion", Created: t.created, Model: t.req.Model,
+			Choices: []wire.CompletionChoice{{
+				Message:      wire.CompletionMessage{Role: "assistant", Content: t.answer.String()},
+				FinishReason: t.finish,
+			}},
+			Artifacts:        artifacts,
+			ArtifactRenames:  t.renames,
+			ArtifactRemovals: t.removals,
+			SearchSources:    t.sources,
+			Usage:            *t.usageObject(cost),
+		})
+	}
 	if err != nil {
 		apierror.Write(w, err)
 		return
@@ -102,6 +127,26 @@ func (t *turn) serveJSON(ctx context.Context, w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// responseJSON is the non-streaming /v3/responses answer: the message
+// item and, beside it, the chat completion's /v3 members.
+func (t *turn) responseJSON(artifacts []wire.Artifact, cost int64) wire.Response {
+	status, incomplete := wire.ResponseCompleted, (*wire.IncompleteDetails)(nil)
+	if t.finish == "length" {
+		status, incomplete = wire.ResponseIncomplete, &wire.IncompleteDetails{Reason: "max_output_tokens"}
+	}
+	return wire.Response{
+		ID: t.id, Object: "response", CreatedAt: t.created, Status: status, IncompleteDetails: incomplete,
+		Model: t.req.Model,
+		Output: []wire.OutputMessage{{
+			ID: messageItemID(t.id), Type: "message", Status: status, Role: "assistant",
+			Content: []wire.OutputText{wire.NewOutputText(t.answer.String())},
+		}},
+		ToolChoice: "auto", Tools: []struct{}{},
+		Usage:     wire.ResponseUsageOf(*t.usageObject(cost)),
+		Artifacts: artifacts, ArtifactRenames: t.renames, ArtifactRemovals: t.removals, SearchSources: t.sources,
+	}
 }
 
 func (t *turn) clientGone(ctx context.Context, err error) bool {
@@ -129,6 +174,7 @@ func (t *turn) usageObject(cost int64) *wire.Usage {
 // outlives the request, since a client that left still consumed what the
 // backend generated for it. It returns the cost to show.
 func (t *turn) record(ctx context.Context, err error) int64 {
+	t.recorded = true
 	outcome := storage.OutcomeCompleted
 	var ue *upstream.Error
 	switch {
@@ -174,7 +220,7 @@ func (t *turn) record(ctx context.Context, err error) int64 {
 // streamOutput sends deltas to the event stream. Deltas sent before
 // commit are held and sent right after the stream starts.
 type streamOutput struct {
-	w         *StreamWriter
+	w         eventStream
 	t         *turn
 	ctx       context.Context
 	held      []wire.Delta

@@ -2,10 +2,8 @@ package translator
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -23,26 +21,12 @@ import (
 // own goroutine. After the first failed write every later write is a
 // no-op returning that error, since the client is gone.
 type StreamWriter struct {
-	w        http.ResponseWriter
-	rc       *http.ResponseController
-	id       string
-	created  int64
-	model    string
+	sseSink
 	progress bool
-	now      func() time.Time
 
 	// head is every chunk's frame up to its choices, the same for the
 	// whole stream: `data: {"id":...,"model":...,"choices":`.
 	head []byte
-
-	mu        sync.Mutex
-	started   bool
-	done      bool
-	lastWrite time.Time
-	err       error
-	buf       []byte
-	noFlush   bool // the frame being written is SendBuffered's
-	unflushed bool // written since the last flush
 }
 
 // StreamOptions describe the stream's chunks.
@@ -59,14 +43,10 @@ type StreamOptions struct {
 
 // NewStreamWriter returns a writer for w. Nothing is written before Start.
 func NewStreamWriter(w http.ResponseWriter, o StreamOptions) *StreamWriter {
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
 	return &StreamWriter{
-		w: w, rc: http.NewResponseController(w),
-		id: o.ID, created: o.Created, model: o.Model, progress: o.Progress, now: now,
-		head: chunkHead(o.ID, o.Created, o.Model),
+		sseSink:  newSSESink(w, o.Now),
+		progress: o.Progress,
+		head:     chunkHead(o.ID, o.Created, o.Model),
 	}
 }
 
@@ -87,31 +67,17 @@ func chunkHead(id string, created int64, model string) []byte {
 func (s *StreamWriter) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.started {
+	if !s.beginLocked() {
 		return s.err
 	}
-	s.started = true
-	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx in front must not buffer the stream
-	h.Del("Content-Length")
-	s.w.WriteHeader(http.StatusOK)
 	return s.chunkLocked(wire.Chunk{Choices: []wire.ChunkChoice{{Delta: wire.Delta{Role: "assistant", Content: ptr("")}}}})
-}
-
-// Started reports whether the headers were sent.
-func (s *StreamWriter) Started() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.started
 }
 
 // Send writes one delta. With progress off, a delta left empty by the
 // filter is not sent at all.
 func (s *StreamWriter) Send(d wire.Delta) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(false)
+	defer s.unlock()
 	return s.deltaLocked(d)
 }
 
@@ -120,10 +86,8 @@ func (s *StreamWriter) Send(d wire.Delta) error {
 // that knows more chunks are already in hand uses it to write them with
 // one flush.
 func (s *StreamWriter) SendBuffered(d wire.Delta) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.noFlush = true
-	defer func() { s.noFlush = false }()
+	s.lock(true)
+	defer s.unlock()
 	return s.deltaLocked(d)
 }
 
@@ -137,20 +101,6 @@ func (s *StreamWriter) deltaLocked(d wire.Delta) error {
 		return s.err
 	}
 	return s.chunkLocked(wire.Chunk{Choices: []wire.ChunkChoice{{Delta: d}}})
-}
-
-// Flush sends what SendBuffered left in the buffer.
-func (s *StreamWriter) Flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil || !s.unflushed {
-		return s.err
-	}
-	s.unflushed = false
-	if err := s.rc.Flush(); err != nil {
-		s.err = err
-	}
-	return s.err
 }
 
 // Finish writes the finishing chunk and [DONE]. A non-nil usage rides on
@@ -189,28 +139,6 @@ func (s *StreamWriter) Fail(err error) error {
 	if werr := apierror.WriteSSE(s.w, err); werr != nil {
 		s.err = werr
 	}
-	return s.err
-}
-
-// Comment writes an SSE comment line, which every client ignores; it
-// keeps idle proxies from closing a stream that carries no events.
-func (s *StreamWriter) Comment(text string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.frameLocked([]byte(": " + text + "\n\n"))
-}
-
-// IdleSince returns the time of the last frame.
-func (s *StreamWriter) IdleSince() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastWrite
-}
-
-// Err returns the first write error.
-func (s *StreamWriter) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.err
 }
 
@@ -257,33 +185,4 @@ func textOnly(c wire.Chunk) (string, bool) {
 	d := ch.Delta
 	d.Content = nil
 	return *ch.Delta.Content, d.Empty()
-}
-
-var errStreamClosed = errors.New("translator: stream already finished")
-
-func (s *StreamWriter) frameLocked(b []byte) error {
-	if s.err != nil {
-		return s.err
-	}
-	if !s.started {
-		return errors.New("translator: stream written before Start")
-	}
-	if s.done {
-		return errStreamClosed
-	}
-	s.lastWrite = s.now()
-	if _, err := s.w.Write(b); err != nil {
-		s.err = err
-		return err
-	}
-	if s.noFlush {
-		s.unflushed = true
-		return nil
-	}
-	s.unflushed = false
-	if err := s.rc.Flush(); err != nil {
-		s.err = err
-		return err
-	}
-	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchyardhq/switchyard/internal/guard"
 	"io"
 	"log/slog"
 	"slices"
@@ -27,12 +28,13 @@ const modelLabel = "Generating a response"
 // turn is the state of one request. It is created per request and used
 // by one goroutine, except for activities, which the heartbeat reads.
 type turn struct {
-	o       *Orchestrator
-	req     *request.Request
-	caller  Caller
-	id      string
-	created int64
-	started time.Time
+	recorded bool // the usage went to the UsageRecorder (record)
+	o        *Orchestrator
+	req      *request.Request
+	caller   Caller
+	id       string
+	created  int64
+	started  time.Time
 
 	env      *tools.Env
 	offered  tools.Set
@@ -421,7 +423,7 @@ func (t *turn) runTool(ctx context.Context, out output, c upstream.ToolCall) (st
 // call's time.
 func (t *turn) execute(ctx context.Context, tool tools.Tool, call tools.Call) (tools.Result, error) {
 	if c, _ := t.offered.Capability(tool.Name()); c != tools.FileOutput {
-		return tool.Execute(ctx, call)
+		return runGuarded(ctx, tool, call)
 	}
 	release, err := t.o.renders.acquire(ctx, t.caller.AccountID)
 	if err != nil {
@@ -431,7 +433,21 @@ func (t *turn) execute(ctx context.Context, tool tools.Tool, call tools.Call) (t
 		}
 	}
 	defer release()
-	return tool.Execute(ctx, call)
+	return runGuarded(ctx, tool, call)
+}
+
+// toolGoroutine names the tool calls' panics in
+// switchyard_panics_recovered_total.
+var toolGoroutine = guard.Name("tool_call")
+
+// runGuarded runs a tool call. A tool that panics fails like one that
+// returned an error: the model is told, the answer goes on, and the
+// rounds so far are charged as for any other ending.
+func runGuarded(ctx context.Context, tool tools.Tool, call tools.Call) (res tools.Result, err error) {
+	if p := guard.Run(toolGoroutine, func() { res, err = tool.Execute(ctx, call) }); p != nil {
+		return tools.Result{}, &tools.CallError{Message: "the tool failed unexpectedly", Err: p}
+	}
+	return res, err
 }
 
 // refuseTool answers a call past Config.MaxToolCallsPerRound without

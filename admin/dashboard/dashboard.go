@@ -54,6 +54,9 @@ type Handler struct {
 	version string
 	index   file
 	assets  map[string]file // by name below assets/
+	// notFoundHTML is the page a browser is shown for a path that is
+	// neither a page nor a file.
+	notFoundHTML []byte
 }
 
 // New returns a handler for requests whose path starts with mount, which
@@ -90,6 +93,13 @@ func New(mount string) *Handler {
 	h.version = hex.EncodeToString(sum.Sum(nil))[:versionSize]
 	for p, b := range raw {
 		name := strings.TrimPrefix(p, "static/")
+		if name == notFoundPage {
+			// Served at any depth below the mount: its links are absolute.
+			b = bytes.ReplaceAll(b, []byte(`="`+assetsDir), []byte(`="`+mount+assetsDir+h.version+"/"))
+			b = bytes.ReplaceAll(b, []byte(`href="./"`), []byte(`href="`+mount+`"`))
+			h.notFoundHTML = b
+			continue
+		}
 		if name == "index.html" {
 			// index.html names its assets as "assets/..."; serving them
 			// under the version lets browsers keep them for good.
@@ -101,8 +111,8 @@ func New(mount string) *Handler {
 			h.assets[rest] = newFile(name, b)
 		}
 	}
-	if h.index.body == nil {
-		panic("dashboard: no embedded index.html")
+	if h.index.body == nil || h.notFoundHTML == nil {
+		panic("dashboard: no embedded index.html or " + notFoundPage)
 	}
 	return h
 }
@@ -157,6 +167,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, cache, ok := h.lookup(name)
+	if !ok && wantsPage(r, name) {
+		hdr.Set("Content-Type", "text/html; charset=utf-8")
+		hdr.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNotFound)
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(h.notFoundHTML)
+		}
+		return
+	}
 	if !ok {
 		h.notFound(w)
 		return
@@ -194,6 +213,22 @@ func (h *Handler) lookup(name string) (file, string, bool) {
 	}
 	f, ok := h.assets[rest]
 	return f, revalidate, ok
+}
+
+// notFoundPage is the embedded page a browser gets for a missing page.
+const notFoundPage = "404.html"
+
+// wantsPage reports whether a request for a missing name is a browser
+// navigating to a page, which is shown the not-found page; files and
+// API-style clients get the JSON error envelope.
+func wantsPage(r *http.Request, name string) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if strings.HasPrefix(name, assetsDir) || name == notFoundPage {
+		return false
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
 func (h *Handler) notFound(w http.ResponseWriter) {

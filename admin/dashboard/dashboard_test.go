@@ -143,3 +143,26 @@ func TestMountMustBeADirectory(t *testing.T) {
 	}()
 	New("/dashboard")
 }
+
+// A browser that follows a stale or mistyped link to a page gets a page
+// that says so and leads back, under the dashboard's CSP; files and API
+// clients keep the JSON envelope.
+func TestMissingPageIsAPage(t *testing.T) {
+	h := New("/dashboard/")
+	rec := get(t, h, "GET", "/dashboard/keys/old", "Accept", "text/html,application/xhtml+xml")
+	body := rec.Body.String()
+	if rec.Code != http.StatusNotFound || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("%d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	if !strings.Contains(body, "Page not found") || !strings.Contains(body, `href="/dashboard/"`) ||
+		!strings.Contains(body, `href="/dashboard/assets/`+h.Version()+`/style.css"`) {
+		t.Errorf("page: %s", body)
+	}
+	if rec.Header().Get("Content-Security-Policy") != CSP {
+		t.Error("the not-found page lacks the CSP")
+	}
+	rec = get(t, h, "GET", "/dashboard/assets/nope.js", "Accept", "text/html")
+	if rec.Code != http.StatusNotFound || rec.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("missing asset: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}

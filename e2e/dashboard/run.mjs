@@ -105,6 +105,12 @@ try {
   check(/refused/i.test(refusalText) && /invalid_token/.test(refusalText), `the refusal does not show the API's message and code: ${refusalText}`);
   await shot('02-sign-in-refused');
 
+  step = 'an API key pasted as the token';
+  await page.getByLabel('Admin token').fill('sk-NotAnAdminToken0123456789');
+  await page.keyboard.press('Enter');
+  await page.getByRole('alert').filter({ hasText: 'Not an admin token' }).waitFor();
+  check(/switchyard admin token/.test(await page.getByRole('alert').innerText()), 'the API-key hint does not say how to get an admin token');
+
   step = 'sign in with the keyboard';
   await page.getByLabel('Admin token').fill('');
   await page.getByLabel('Admin token').focus();

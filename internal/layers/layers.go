@@ -24,7 +24,7 @@ var Order = [][]string{
 	{"tools/toolstest"},
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
-	{"tools/render/markdown", "tools/render/rendertest"},
+	{"tools/render/markdown", "tools/render/rendertest", "tools/render/corpus"},
 	{"tools/render", "tools/render/fonts"},
 	{"files/filestest"},
 	{"billing", "files"},
@@ -34,7 +34,7 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
 	{"storage", "internal/body", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
-	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/idle", "internal/layers", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
+	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
 }
 
 // CaddyImporters are the only packages that may import Caddy, entries as

@@ -3,6 +3,7 @@ package limits
 import (
 	"errors"
 	"fmt"
+	"github.com/switchyardhq/switchyard/internal/humantime"
 	"net/http"
 	"time"
 
@@ -35,7 +36,7 @@ func (e *LimitError) Error() string {
 	if e.Limit == LimitStreams {
 		return fmt.Sprintf("concurrency limit reached: %d streams at once", e.Max)
 	}
-	return fmt.Sprintf("rate limit reached: %d requests per %s", e.Max, e.Period)
+	return fmt.Sprintf("rate limit reached: %d requests per %s", e.Max, humantime.Duration(e.Period))
 }
 
 // APIError is the client-visible form of e: 429 rate_limit_exceeded, with

@@ -62,7 +62,7 @@ func New(cfg Config) ([]tools.Tool, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &shared{cfg: cfg}
+	s := &shared{cfg: cfg, pictures: &pictures{}}
 	out := make([]tools.Tool, 0, len(kinds)+2)
 	for _, k := range kinds {
 		out = append(out, &createTool{s: s, k: k})
@@ -71,7 +71,8 @@ func New(cfg Config) ([]tools.Tool, error) {
 }
 
 type shared struct {
-	cfg Config
+	cfg      Config
+	pictures *pictures
 }
 
 // kind is one type of deliverable.

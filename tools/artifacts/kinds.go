@@ -54,12 +54,8 @@ var chartKind = &kind{
 		}
 		return chartSource(a.Spec)
 	},
-	render: func(ctx context.Context, _ *renderer, title string, src source) (rendered, error) {
-		spec, err := chart.Parse([]byte(src.Text))
-		if err != nil {
-			return rendered{}, err
-		}
-		png, err := chart.Render(ctx, title, spec)
+	render: func(ctx context.Context, r *renderer, title string, src source) (rendered, error) {
+		png, err := r.s.drawChart(ctx, r.env.AccountID, title, src.Text)
 		return rendered{data: png}, err
 	},
 }
@@ -277,8 +273,8 @@ var diagramKind = &kind{
 		old.Aspect = orDefault(old.Aspect, render.AspectLandscape)
 		return old, nil
 	},
-	render: func(ctx context.Context, _ *renderer, _ string, src source) (rendered, error) {
-		png, err := diagram.Render(ctx, diagram.Diagram{Source: src.Text, Language: diagram.LanguageDOT, Theme: src.Theme, Aspect: src.Aspect})
+	render: func(ctx context.Context, r *renderer, _ string, src source) (rendered, error) {
+		png, err := r.s.drawDiagram(ctx, r.env.AccountID, diagram.Diagram{Source: src.Text, Language: diagram.LanguageDOT, Theme: src.Theme, Aspect: src.Aspect})
 		return rendered{data: png}, err
 	},
 }

@@ -18,19 +18,32 @@ func parseMessages(v rawJSON, lim Limits) ([]Message, error) {
 	if len(v) == 0 || isNull(v) {
 		return nil, invalid(CodeMissingParameter, "messages is required.")
 	}
+	return messageList(v, "messages", "an array of messages", "message", lim, parseMessage)
+}
+
+// messageReader reads one element, found at at, of a message list.
+type messageReader func(v rawJSON, at string, lim Limits) (Message, error)
+
+// partReader reads one content part, found at at.
+type partReader func(v rawJSON, at string, lim Limits) (Part, error)
+
+// messageList reads v, the array of messages under the body's member name
+// (chat's messages, the Responses API's input), each element by one; the
+// errors call an element noun and v, when it is no array, shape.
+func messageList(v rawJSON, name, shape, noun string, lim Limits, one messageReader) ([]Message, error) {
 	raw, ok := splitArray(v)
 	if !ok {
-		return nil, typeError("messages", "an array of messages")
+		return nil, typeError(name, shape)
 	}
 	if len(raw) == 0 {
-		return nil, invalid(CodeInvalidMessages, "messages must contain at least one message.")
+		return nil, invalid(CodeInvalidMessages, name+" must contain at least one "+noun+".")
 	}
-	if len(raw) > lim.maxMessages() {
-		return nil, invalid(CodeInvalidMessages, fmt.Sprintf("messages holds %d messages; at most %d are accepted.", len(raw), lim.maxMessages()))
+	if err := checkMessageCount(name, noun, len(raw), lim); err != nil {
+		return nil, err
 	}
 	out := make([]Message, len(raw))
 	for i, r := range raw {
-		m, err := parseMessage(r, fmt.Sprintf("messages[%d]", i), lim)
+		m, err := one(r, fmt.Sprintf("%s[%d]", name, i), lim)
 		if err != nil {
 			return nil, err
 		}
@@ -39,19 +52,25 @@ func parseMessages(v rawJSON, lim Limits) ([]Message, error) {
 	return out, nil
 }
 
+// checkMessageCount refuses more than the profile's messages under name.
+func checkMessageCount(name, noun string, n int, lim Limits) error {
+	if n > lim.maxMessages() {
+		return invalid(CodeInvalidMessages, fmt.Sprintf("%s holds %d %ss; at most %d are accepted.", name, n, noun, lim.maxMessages()))
+	}
+	return nil
+}
+
 func parseMessage(v rawJSON, at string, lim Limits) (Message, error) {
 	d, role, err := taggedObject(v, at, "role", "an object with role and content")
 	if err != nil {
 		return Message{}, err
 	}
-	switch role {
-	case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant:
-	case "tool", "function":
+	if role == "tool" || role == "function" {
 		return Message{}, invalid(CodeInvalidRole, fmt.Sprintf(
 			"%s.role %q is not supported: the assistant runs its own tools; send system, developer, user and assistant messages.", at, role))
-	default:
-		return Message{}, invalid(CodeInvalidRole, fmt.Sprintf(
-			"%s.role %q is unknown; use system, developer, user or assistant.", at, clip.Ellipsis(role, 40)))
+	}
+	if err := checkRole(at, role); err != nil {
+		return Message{}, err
 	}
 	m := Message{Role: role}
 	content, ok := d.raw("content")
@@ -61,26 +80,45 @@ func parseMessage(v rawJSON, at string, lim Limits) (Message, error) {
 		}
 		return Message{}, invalid(CodeMissingParameter, at+".content is required.")
 	}
-	if s, ok := decodeString(content); ok {
-		m.Parts = []Part{{Kind: PartText, Text: s}}
-		return m, nil
-	}
-	parts, ok := splitArray(content)
-	if !ok {
-		return Message{}, typeError(at+".content", "a string or an array of content parts")
-	}
-	m.Parts = make([]Part, 0, len(parts))
-	for j, pr := range parts {
-		p, err := parsePart(pr, fmt.Sprintf("%s.content[%d]", at, j), lim)
-		if err != nil {
-			return Message{}, err
-		}
-		if p.Kind != PartText && m.IsSystem() {
-			return Message{}, invalid(CodeInvalidContent, at+": system and developer messages may hold only text parts.")
-		}
-		m.Parts = append(m.Parts, p)
+	if m.Parts, err = parseContent(content, at, m.IsSystem(), lim, parsePart); err != nil {
+		return Message{}, err
 	}
 	return m, nil
+}
+
+// checkRole refuses a role that is not one of the four a message has.
+func checkRole(at, role string) error {
+	switch role {
+	case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant:
+		return nil
+	}
+	return invalid(CodeInvalidRole, fmt.Sprintf(
+		"%s.role %q is unknown; use system, developer, user or assistant.", at, clip.Ellipsis(role, 40)))
+}
+
+// parseContent reads the content of the message at at: a string, which
+// is one text part, or an array of parts, each read by part. A system
+// message (system or developer) may hold only text.
+func parseContent(content rawJSON, at string, system bool, lim Limits, part partReader) ([]Part, error) {
+	if s, ok := decodeString(content); ok {
+		return []Part{{Kind: PartText, Text: s}}, nil
+	}
+	raw, ok := splitArray(content)
+	if !ok {
+		return nil, typeError(at+".content", "a string or an array of content parts")
+	}
+	parts := make([]Part, 0, len(raw))
+	for j, pr := range raw {
+		p, err := part(pr, fmt.Sprintf("%s.content[%d]", at, j), lim)
+		if err != nil {
+			return nil, err
+		}
+		if p.Kind != PartText && system {
+			return nil, invalid(CodeInvalidContent, at+": system and developer messages may hold only text parts.")
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
 }
 
 func parsePart(v rawJSON, at string, lim Limits) (Part, error) {
@@ -90,11 +128,7 @@ func parsePart(v rawJSON, at string, lim Limits) (Part, error) {
 	}
 	switch typ {
 	case "text":
-		text := d.str("text")
-		if d.err != nil {
-			return Part{}, typeError(at+".text", "a string")
-		}
-		return Part{Kind: PartText, Text: text}, nil
+		return textPart(&d, at, "text")
 	case "input_file":
 		return filePart(d.fields, at)
 	case "file":
@@ -122,14 +156,32 @@ func taggedObject(v rawJSON, at, key, shape string) (decoder, string, error) {
 		return decoder{}, "", typeError(at, shape)
 	}
 	d := decoder{fields: fields}
-	tag := d.str(key)
-	if d.err != nil {
-		return decoder{}, "", typeError(at+"."+key, "a string")
-	}
-	if tag == "" {
-		return decoder{}, "", invalid(CodeMissingParameter, at+"."+key+" is required.")
+	tag, err := d.tag(at, key)
+	if err != nil {
+		return decoder{}, "", err
 	}
 	return d, tag, nil
+}
+
+// tag reads the required string member key of the object found at at.
+func (d *decoder) tag(at, key string) (string, error) {
+	tag := d.str(key)
+	if d.err != nil {
+		return "", typeError(at+"."+key, "a string")
+	}
+	if tag == "" {
+		return "", invalid(CodeMissingParameter, at+"."+key+" is required.")
+	}
+	return tag, nil
+}
+
+// textPart reads a text part whose text is its member key.
+func textPart(d *decoder, at, key string) (Part, error) {
+	text := d.str(key)
+	if d.err != nil {
+		return Part{}, typeError(at+"."+key, "a string")
+	}
+	return Part{Kind: PartText, Text: text}, nil
 }
 
 func filePart(fields map[string]rawJSON, at string) (Part, error) {
@@ -167,6 +219,11 @@ func imageURLPart(fields map[string]rawJSON, at string, lim Limits) (Part, error
 			return Part{}, typeError(at+".image_url.url", "a string")
 		}
 	}
+	return dataURLPart(url, at, lim)
+}
+
+// dataURLPart reads the image_url, a data URL, of the part at at.
+func dataURLPart(url, at string, lim Limits) (Part, error) {
 	img, err := decodeDataURL(url, lim.Profile.MaxInlineImage)
 	if err != nil {
 		return Part{}, prefixMessage(err, at+".image_url: ")

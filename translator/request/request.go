@@ -7,9 +7,13 @@ import (
 	"github.com/switchyardhq/switchyard/tools"
 )
 
-// Request is a validated /v3/chat/completions request, with the request
-// headers that shape it already applied.
+// Request is a validated /v3/chat/completions or /v3/responses request,
+// with the request headers that shape it already applied.
 type Request struct {
+	// Responses is true for a /v3/responses body (ParseResponses): the
+	// answer takes the Responses API's form.
+	Responses bool
+
 	Model    string
 	Messages []Message
 	Stream   bool

@@ -73,36 +73,64 @@ func (l Limits) systemBudget() int {
 	return defaultSystemBudgetChars
 }
 
-// Parse validates a request body and its headers.
+// Parse validates a /v3/chat/completions request body and its headers.
 func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
-	hv, err := readHeaders(h)
+	req, fields, err := parseCommon(body, h, lim)
 	if err != nil {
 		return nil, err
 	}
+	if req.Messages, err = parseMessages(fields["messages"], lim); err != nil {
+		return nil, err
+	}
+	if err := req.finishParse(fields, lim); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// finishParse applies the system message rule to the parsed messages and
+// reads the objects map, the steps every form of the request ends with.
+func (req *Request) finishParse(fields map[string]rawJSON, lim Limits) error {
+	var err error
+	if req.SystemShortened, err = applySystemRule(req.Messages, lim); err != nil {
+		return err
+	}
+	req.Objects, err = parseObjects(fields["objects"], lim.maxObjects())
+	return err
+}
+
+// parseCommon reads the headers and the members that every form of the
+// request shares (model, stream, sampling, the /v3 extras), and returns
+// the body's members for the form's own.
+func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]rawJSON, error) {
+	hv, err := readHeaders(h)
+	if err != nil {
+		return nil, nil, err
+	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
+		return nil, nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
 	}
 	if !json.Valid(body) {
 		var v any
-		return nil, invalid(CodeInvalidJSON, "The request body is not valid JSON: "+jsonErrorText(json.Unmarshal(body, &v)))
+		return nil, nil, invalid(CodeInvalidJSON, "The request body is not valid JSON: "+jsonErrorText(json.Unmarshal(body, &v)))
 	}
 	fields, dup, ok := splitObjectFolded(body, lim.Strict)
 	if dup != "" {
-		return nil, invalid(CodeInvalidJSON, fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(dup, 40)))
+		return nil, nil, invalid(CodeInvalidJSON, fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(dup, 40)))
 	}
 	if !ok {
-		return nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
+		return nil, nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
 	}
 	req := &Request{Progress: hv.progress, IncludeCost: hv.includeCost, SessionID: hv.sessionID, Location: hv.location}
 	d := decoder{fields: fields}
 
 	req.Model = d.str("model")
 	if d.err == nil && req.Model == "" {
-		return nil, invalid(CodeMissingParameter, "model is required.")
+		return nil, nil, invalid(CodeMissingParameter, "model is required.")
 	}
 	if utf8.RuneCountInString(req.Model) > maxModelChars {
-		return nil, invalid(CodeInvalidParameter, fmt.Sprintf("model must be at most %d characters.", maxModelChars))
+		return nil, nil, invalid(CodeInvalidParameter, fmt.Sprintf("model must be at most %d characters.", maxModelChars))
 	}
 	req.Stream = d.boolean("stream")
 	req.IncludeUsage = d.includeUsage()
@@ -115,12 +143,12 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 	}
 	d.refuseUnsupported()
 	if d.err != nil {
-		return nil, d.err
+		return nil, nil, d.err
 	}
 
 	extra, err := parseExtraBody(fields["extra_body"])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// A field set both at the top level and in extra_body keeps its
 	// top-level value; extra_body exists for SDKs that cannot send it
@@ -132,7 +160,7 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 		modalities = extra.modalities
 	}
 	if req.Files, err = parseModalities(modalities); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.UserName = extra.userName
 	if hv.userName != "" {
@@ -142,19 +170,10 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 		req.EndUser = hv.userID
 	}
 	if utf8.RuneCountInString(req.EndUser) > maxIDHeaderChars {
-		return nil, invalid(CodeInvalidParameter, fmt.Sprintf("user is longer than %d characters.", maxIDHeaderChars))
+		return nil, nil, invalid(CodeInvalidParameter, fmt.Sprintf("user is longer than %d characters.", maxIDHeaderChars))
 	}
 
-	if req.Messages, err = parseMessages(fields["messages"], lim); err != nil {
-		return nil, err
-	}
-	if req.SystemShortened, err = applySystemRule(req.Messages, lim); err != nil {
-		return nil, err
-	}
-	if req.Objects, err = parseObjects(fields["objects"], lim.maxObjects()); err != nil {
-		return nil, err
-	}
-	return req, nil
+	return req, fields, nil
 }
 
 type extraBody struct {

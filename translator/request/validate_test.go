@@ -42,15 +42,10 @@ func TestParseRequestRules(t *testing.T) {
 	revB := Limits{Profile: policy.ProfileFor(policy.RevisionB)}
 	small := revB
 	small.Profile.MaxInlineImage = 16
+	one := revB
+	one.MaxMessages = 1
 
-	cases := []struct {
-		name     string
-		body     string
-		headers  map[string]string
-		limits   *Limits // default revB
-		wantCode string  // empty: valid
-		check    func(t *testing.T, r *Request)
-	}{
+	cases := []parseCase{
 		// Body shape.
 		{name: "minimal valid request", body: `{"model":"svc-3","messages":[{"role":"user","content":"hi"}]}`,
 			check: func(t *testing.T, r *Request) {
@@ -99,14 +94,21 @@ func TestParseRequestRules(t *testing.T) {
 
 		// Messages.
 		{name: "messages missing", body: `{"model":"m"}`, wantCode: CodeMissingParameter},
-		{name: "messages empty", body: `{"model":"m","messages":[]}`, wantCode: CodeInvalidMessages},
+		{name: "messages empty", body: `{"model":"m","messages":[]}`, wantCode: CodeInvalidMessages,
+			wantMessage: "messages must contain at least one message."},
+		{name: "messages over the limit", body: `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`, limits: &one,
+			wantCode: CodeInvalidMessages, wantMessage: "messages holds 2 messages; at most 1 are accepted."},
 		{name: "messages not an array", body: `{"model":"m","messages":{}}`, wantCode: CodeInvalidType},
 		{name: "message not an object", body: `{"model":"m","messages":["hi"]}`, wantCode: CodeInvalidType},
-		{name: "role missing", body: `{"model":"m","messages":[{"content":"hi"}]}`, wantCode: CodeMissingParameter},
-		{name: "unknown role", body: `{"model":"m","messages":[{"role":"wizard","content":"hi"}]}`, wantCode: CodeInvalidRole},
-		{name: "tool role refused", body: `{"model":"m","messages":[{"role":"tool","content":"hi","tool_call_id":"x"}]}`, wantCode: CodeInvalidRole},
+		{name: "role missing", body: `{"model":"m","messages":[{"content":"hi"}]}`, wantCode: CodeMissingParameter,
+			wantMessage: "messages[0].role is required."},
+		{name: "unknown role", body: `{"model":"m","messages":[{"role":"wizard","content":"hi"}]}`, wantCode: CodeInvalidRole,
+			wantMessage: `messages[0].role "wizard" is unknown; use system, developer, user or assistant.`},
+		{name: "tool role refused", body: `{"model":"m","messages":[{"role":"tool","content":"hi","tool_call_id":"x"}]}`, wantCode: CodeInvalidRole,
+			wantMessage: `messages[0].role "tool" is not supported: the assistant runs its own tools; send system, developer, user and assistant messages.`},
 		{name: "role of wrong type", body: `{"model":"m","messages":[{"role":1,"content":"hi"}]}`, wantCode: CodeInvalidType},
-		{name: "user content missing", body: `{"model":"m","messages":[{"role":"user"}]}`, wantCode: CodeMissingParameter},
+		{name: "user content missing", body: `{"model":"m","messages":[{"role":"user"}]}`, wantCode: CodeMissingParameter,
+			wantMessage: "messages[0].content is required."},
 		{name: "assistant content may be null", body: `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":null},{"role":"user","content":"b"}]}`},
 		{name: "content of wrong type", body: userWith(`42`), wantCode: CodeInvalidType},
 		{name: "developer role accepted", body: `{"model":"m","messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"hi"}]}`},
@@ -136,7 +138,8 @@ func TestParseRequestRules(t *testing.T) {
 		{name: "input_file without id", body: userWith(`[{"type":"input_file"}]`), wantCode: CodeMissingParameter},
 		{name: "input_file with remote URL", body: userWith(`[{"type":"input_file","file_url":"https://example.com/a.pdf"}]`), wantCode: CodeUnsupportedURLScheme},
 		{name: "inline file_data refused", body: userWith(`[{"type":"input_file","file_data":"AAAA"}]`), wantCode: CodeInvalidContent},
-		{name: "system message with image refused", body: `{"model":"m","messages":[{"role":"system","content":[{"type":"image_url","image_url":{"url":` + jsonString(dataURL("image/png", pngBytes)) + `}}]}]}`, wantCode: CodeInvalidContent},
+		{name: "system message with image refused", body: `{"model":"m","messages":[{"role":"system","content":[{"type":"image_url","image_url":{"url":` + jsonString(dataURL("image/png", pngBytes)) + `}}]}]}`, wantCode: CodeInvalidContent,
+			wantMessage: "messages[0]: system and developer messages may hold only text parts."},
 
 		// Images.
 		{name: "inline PNG", body: imageMessage(dataURL("image/png", pngBytes)),
@@ -159,7 +162,8 @@ func TestParseRequestRules(t *testing.T) {
 		{name: "https image URL", body: imageMessage("https://example.com/cat.png"), wantCode: CodeUnsupportedURLScheme},
 		{name: "http image URL", body: imageMessage("HTTP://example.com/cat.png"), wantCode: CodeUnsupportedURLScheme},
 		{name: "ftp image URL", body: imageMessage("ftp://example.com/cat.png"), wantCode: CodeUnsupportedURLScheme},
-		{name: "not a URL", body: imageMessage("cat.png"), wantCode: CodeInvalidImage},
+		{name: "not a URL", body: imageMessage("cat.png"), wantCode: CodeInvalidImage,
+			wantMessage: "messages[0].content[1].image_url: url must be a data URL (data:<mime>;base64,<data>)."},
 		{name: "data URL without base64", body: imageMessage("data:image/png,abc"), wantCode: CodeInvalidImage},
 		{name: "data URL with bad base64", body: imageMessage("data:image/png;base64,@@@@"), wantCode: CodeInvalidImage},
 		{name: "data URL that is not an image", body: imageMessage(dataURL("image/png", []byte("just some text, not an image at all"))), wantCode: CodeInvalidImage},
@@ -277,38 +281,7 @@ func TestParseRequestRules(t *testing.T) {
 				}
 			}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			lim := revB
-			if tc.limits != nil {
-				lim = *tc.limits
-			}
-			h := http.Header{}
-			for k, v := range tc.headers {
-				h.Set(k, v)
-			}
-			req, err := Parse([]byte(tc.body), h, lim)
-			if tc.wantCode == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				if tc.check != nil {
-					tc.check(t, req)
-				}
-				return
-			}
-			var ae *apierror.Error
-			if !errors.As(err, &ae) {
-				t.Fatalf("error %v (%T), want *apierror.Error with code %s", err, err, tc.wantCode)
-			}
-			if ae.Code != tc.wantCode || ae.Status != http.StatusBadRequest || ae.Type != apierror.TypeInvalidRequest {
-				t.Errorf("got %d %s %s (%s), want 400 invalid_request_error %s", ae.Status, ae.Type, ae.Code, ae.Message, tc.wantCode)
-			}
-			if ae.Message == "" {
-				t.Errorf("empty message")
-			}
-		})
-	}
+	runParseCases(t, Parse, revB, cases)
 }
 
 func TestImageLimitsDifferByRevision(t *testing.T) {

@@ -2,17 +2,21 @@ package chart
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
+
+	"github.com/klauspost/compress/zlib"
 )
 
 // encodePNG writes an opaque RGBA image as an 8-bit RGB PNG. It exists
 // because image/png tries all five row filters on every row, which costs
 // more than drawing the chart; charts are large flat areas with
 // horizontal structure, for which the Up filter alone compresses about
-// as well. The output is deterministic.
+// as well. The output is deterministic. Deflate is klauspost/compress's,
+// about twice as fast as the standard library's at its fastest level on
+// these rows (a 1600×1000 chart: 23 → 10 ms), for files about a third
+// larger.
 func encodePNG(img *image.RGBA) ([]byte, error) {
 	w, h := img.Bounds().Dx(), img.Bounds().Dy()
 	var out bytes.Buffer
@@ -30,22 +34,23 @@ func encodePNG(img *image.RGBA) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	prev := make([]byte, 3*w)
-	cur := make([]byte, 3*w)
+	// One pass per row: the Up filter is taken straight from the RGBA
+	// rows, dropping alpha on the way.
+	prev := make([]byte, 4*w) // the row above the first is zero
 	row := make([]byte, 1+3*w)
 	row[0] = 2 // filter: Up
 	for y := 0; y < h; y++ {
 		px := img.Pix[y*img.Stride : y*img.Stride+4*w]
-		for x := 0; x < w; x++ {
-			cur[3*x], cur[3*x+1], cur[3*x+2] = px[4*x], px[4*x+1], px[4*x+2]
-		}
-		for i, c := range cur {
-			row[1+i] = c - prev[i]
+		up := row[1:]
+		for x, j := 0, 0; x+3 < len(px) && j+2 < len(up); x, j = x+4, j+3 {
+			up[j] = px[x] - prev[x]
+			up[j+1] = px[x+1] - prev[x+1]
+			up[j+2] = px[x+2] - prev[x+2]
 		}
 		if _, err := zw.Write(row); err != nil {
 			return nil, err
 		}
-		prev, cur = cur, prev
+		prev = px
 	}
 	if err := zw.Close(); err != nil {
 		return nil, err

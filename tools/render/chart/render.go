@@ -3,6 +3,11 @@ package chart
 import (
 	"context"
 	"image"
+	"image/color"
+	stddraw "image/draw"
+	"sync"
+
+	"git.sr.ht/~sbinet/gg"
 
 	"github.com/switchyardhq/switchyard/tools/render"
 	"gonum.org/v1/plot/vg"
@@ -47,11 +52,8 @@ func Render(ctx context.Context, title string, s Spec) ([]byte, error) {
 	}
 	th := themeFor(s.Theme)
 	wpx, hpx := pixels(s.Aspect)
-	img := vgimg.NewWith(
-		vgimg.UseWH(vg.Length(wpx)*vg.Inch/dpi, vg.Length(hpx)*vg.Inch/dpi),
-		vgimg.UseDPI(dpi),
-		vgimg.UseBackgroundColor(th.background),
-	)
+	img := newCanvas(wpx, hpx, th.background)
+	defer bitmaps.put(img.Image().(*image.RGBA))
 	c := draw.New(img)
 	area := c.Rectangle
 	area.Min.X += margin
@@ -78,6 +80,45 @@ func Render(ctx context.Context, title string, s Spec) ([]byte, error) {
 	}
 	// The canvas is an *image.RGBA over an opaque background.
 	return encodePNG(img.Image().(*image.RGBA))
+}
+
+// newCanvas is vgimg's canvas of w×h pixels at dpi on bg, drawn on one
+// bitmap: vgimg.NewWith gives gg a copy of the bitmap it made (a second
+// 6.4 MB allocation and copy for each chart), and paints it white first.
+func newCanvas(w, h int, bg color.Color) *vgimg.Canvas {
+	rgba := bitmaps.get(w, h)
+	ctx := gg.NewContextForRGBA(rgba)
+	// What vgimg.NewWith does to the context it makes.
+	ctx.SetLineCapButt()
+	ctx.InvertY()
+	c := vgimg.NewWith(vgimg.UseImageWithContext(rgba, ctx), vgimg.UseDPI(dpi))
+	// NewWith has painted every pixel white, the light theme's background.
+	if r, g, b, a := bg.RGBA(); r&g&b&a != 0xffff {
+		stddraw.Draw(rgba, rgba.Bounds(), image.NewUniform(bg), image.Point{}, stddraw.Src)
+	}
+	return c
+}
+
+// bitmaps keeps chart bitmaps between renders, by size. A canvas paints
+// every pixel of its bitmap before drawing, so a used one serves as well
+// as a new one and spares allocating and clearing 6.4 MB a chart.
+var bitmaps bitmapPool
+
+type bitmapPool struct{ bySize sync.Map } // image.Point → *sync.Pool of *image.RGBA
+
+func (p *bitmapPool) get(w, h int) *image.RGBA {
+	if pool, ok := p.bySize.Load(image.Pt(w, h)); ok {
+		if img, ok := pool.(*sync.Pool).Get().(*image.RGBA); ok {
+			return img
+		}
+	}
+	return image.NewRGBA(image.Rect(0, 0, w, h))
+}
+
+// put gives img back once nothing refers to it any more.
+func (p *bitmapPool) put(img *image.RGBA) {
+	pool, _ := p.bySize.LoadOrStore(img.Bounds().Size(), new(sync.Pool))
+	pool.(*sync.Pool).Put(img)
 }
 
 // drawTitle draws the title at the top left of area and returns what is

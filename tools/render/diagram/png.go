@@ -2,12 +2,13 @@ package diagram
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"image"
 	"math"
+
+	"github.com/klauspost/compress/zlib"
 )
 
 // encodePNG encodes img as an 8-bit RGB PNG (RGBA when any pixel is not
@@ -19,7 +20,8 @@ import (
 // than the drawing on a large diagram. Diagrams are mostly flat colour,
 // where the Sub and Up filters do nearly all the work: this encoder picks
 // the better of those two per row, for files of about the same size in a
-// fraction of the time.
+// fraction of the time; deflate is klauspost/compress's, about twice as
+// fast as the standard library's at the fastest level.
 func encodePNG(img *image.RGBA, scale float64) ([]byte, error) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()

@@ -55,7 +55,7 @@ function renderSignIn(notice) {
       h('label', { for: 'token', class: 'label' }, 'Admin token'),
       input,
       h('p', { id: 'token-hint', class: 'hint' },
-        'Paste the JWT that ', h('code', {}, 'make run'), ' printed, or one your sign-in service issued. It is kept in this browser tab only and forgotten when you close it.')),
+        'Paste an admin token: one your operator minted with ', h('code', {}, 'switchyard admin token'), ', or one your sign-in service issued. It is kept in this browser tab only and forgotten when you close it.')),
     errorSlot,
     submit);
   // A token is one line: Enter signs in, as in a single-line field.
@@ -71,6 +71,12 @@ function renderSignIn(notice) {
     replace(errorSlot);
     if (!token) {
       replace(errorSlot, errorBox({ message: 'Paste a token first.' }, 'No token'));
+      input.focus();
+      return;
+    }
+    if (/^sk-/.test(token)) {
+      // An API key calls the model routes; the dashboard wants an admin token.
+      replace(errorSlot, errorBox({ message: 'That is an API key (sk-…), which calls the model API. The dashboard signs in with an admin token: ask your operator for one (switchyard admin token --account NAME).' }, 'Not an admin token'));
       input.focus();
       return;
     }
