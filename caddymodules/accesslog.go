@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
 
 // The access log (Caddy's `log` directive, on in Caddyfile.example) gets
@@ -44,11 +45,11 @@ func logOutcome(r *http.Request, code, upstream string) {
 	model := requestedModel(r)
 	if model != "" {
 		fields = append(fields, zap.String("model", clip.Runes(model, maxLoggedModel)))
-		if upstream != "" && (code == codeNone || strings.HasPrefix(code, "upstream_")) {
+		if upstream != "" && (code == telemetry.CodeNone || strings.HasPrefix(code, "upstream_")) {
 			fields = append(fields, zap.String("upstream", upstream))
 		}
 	}
-	if code != "" && code != codeNone {
+	if code != "" && code != telemetry.CodeNone {
 		fields = append(fields, zap.String("error_code", code))
 	}
 	logFields(r.Context(), fields...)

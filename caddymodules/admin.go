@@ -18,7 +18,9 @@ import (
 	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
 
 func init() {
@@ -111,7 +113,7 @@ type Admin struct {
 	stopDispatcher func()   // nil: not running
 	guard          *ipGuard // nil: no limit on refused tokens per address
 	disabled       bool     // no way to verify tokens: every request gets 503
-	metrics        *metrics
+	metrics        *telemetry.Metrics
 }
 
 // errAdminUnconfigured: with PostgreSQL, no secret is generated, and
@@ -272,7 +274,7 @@ func (s settings) adminSecret(repl *caddy.Replacer, configured string) ([]byte, 
 		return nil, fmt.Errorf("creating data dir: %v", err)
 	}
 	path := filepath.Join(s.dataDir, adminSecretFile)
-	secret, err := readOrCreateSecret(path)
+	secret, err := secrets.ReadOrCreate(path)
 	if err != nil {
 		return nil, fmt.Errorf("admin JWT secret %s: %v", path, err)
 	}
@@ -290,8 +292,8 @@ func clientIP(r *http.Request) string {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Admin) ServeHTTP(rw http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	w := newStatusWriter(rw, r, nil)
-	defer h.metrics.countAdmin(r, w)
+	w := telemetry.NewWriter(rw, r, nil)
+	defer h.metrics.CountAdmin(r, w)
 	if h.disabled {
 		w.Header().Set("Cache-Control", "no-store")
 		apierror.Write(w, apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "admin_not_configured",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
@@ -29,11 +30,11 @@ type admission struct {
 }
 
 func newAdmission(c *LimitsConfig) *admission {
-	a := &admission{bodies: &bodyReader{
-		maxBytes: c.maxBodyBytes(),
-		timeout:  c.bodyTimeout(),
-		budget:   newBodyBudget(c.bodyMemory(), c.accountBodyMemory()),
-	}}
+	a := &admission{bodies: &bodyReader{body.Reader{
+		MaxBytes: c.maxBodyBytes(),
+		Timeout:  c.bodyTimeout(),
+		Budget:   body.NewBudget(c.bodyMemory(), c.accountBodyMemory()),
+	}}}
 	a.routes.Store(&billing.Routes{Chat: chatPath, AssistantResponses: assistantResponsesPath})
 	return a
 }
@@ -105,7 +106,7 @@ func (ad admitted) release() {
 func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principal) (admitted, error) {
 	a := h.app.admission
 	m := a.routes.Load().BodyMeter(r.Method, r.URL.Path)
-	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
 		return admitted{}, err
 	}
 	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
@@ -114,7 +115,7 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 	prof := h.app.Profile()
 	lim := h.app.Limiter()
 	before := billing.BeforeBody(prof, p, m)
-	if !m.ReadsBody() || !hasBody(r) {
+	if !m.ReadsBody() || !body.HasBody(r) {
 		// Nothing to read, so nothing to wait for: this is the request's
 		// admission. A request without a body has nothing to hold for:
 		// the handler refuses it (400 from the meter and the chat
@@ -171,7 +172,7 @@ func (h *Limits) spendRate(w http.ResponseWriter, r *http.Request, p policy.Prin
 
 // countAdmission counts a request's admission decision once, its last.
 func (h *Limits) countAdmission(p policy.Principal, adm limits.Admission, err error) {
-	h.app.metrics.countAdmission(adm, err)
+	h.app.metrics.CountAdmission(adm, err)
 	if errors.Is(err, limits.ErrUnavailable) {
 		h.logger.Warn("limits unavailable, request refused", zap.String("key_id", p.KeyID), zap.Error(err))
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
 
 func init() {
@@ -129,8 +130,8 @@ type App struct {
 	limiter  limits.Limiter
 	queue    *limits.Queue // nil: no cap on generations in flight
 	logger   *zap.Logger
-	metrics  *metrics // registered on this config's registry
-	pools    *pools   // nil without models
+	metrics  *telemetry.Metrics // registered on this config's registry
+	pools    *pools             // nil without models
 
 	files     *lazyFiles // the Files API, opened on first use
 	admission *admission // the routes' meters and the request bodies' reader
@@ -184,9 +185,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.files = new(lazyFiles)
 	a.admission = newAdmission(a.Limits)
-	a.metrics = processMetrics
+	a.metrics = telemetry.Process
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
-		m, err := processMetrics.register(reg)
+		m, err := telemetry.Process.Register(reg)
 		if err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
@@ -197,7 +198,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
-		if err := registerStoreCounters(reg, s.embedded()); err != nil {
+		if err := telemetry.RegisterStoreCounters(reg, s.embedded()); err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 	}
@@ -205,7 +206,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.settings = s
-	a.metrics = a.metrics.forConfig(a)
+	a.metrics = a.metricsFor(a.metrics)
 	if a.hasher, err = policy.NewKeyHasher(s.keySecret); err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		if a.redis, err = acquireRedis(s); err != nil {
 			return err
 		}
-		if err := countRedis(ctx.GetMetricsRegistry(), a.redis); err != nil {
+		if err := telemetry.CountRedis(ctx.GetMetricsRegistry(), a.redis); err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 	}
@@ -227,7 +228,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.backend.reconcile(a.limiter, a.logger)
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
-		if err := registerLedgerGauge(reg, a.backend.ledger); err != nil {
+		if err := telemetry.RegisterLedgerGauge(reg, a.backend.ledger); err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 	}
@@ -236,7 +237,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 			return err
 		}
 		if reg := ctx.GetMetricsRegistry(); reg != nil {
-			if err := registerQueueGauge(reg, a.queue); err != nil {
+			if err := telemetry.RegisterQueueGauge(reg, a.queue); err != nil {
 				return fmt.Errorf("registering metrics: %v", err)
 			}
 		}
@@ -384,11 +385,11 @@ func storeDescription(s settings) string {
 
 // provisionModels provisions the models' pools and their metrics.
 func (a *App) provisionModels(ctx caddy.Context) error {
-	rm := processRouteMetrics
+	rm := telemetry.ProcessRoutes
 	reg := ctx.GetMetricsRegistry()
 	if reg != nil && len(a.Models) > 0 {
 		var err error
-		if rm, err = processRouteMetrics.register(reg); err != nil {
+		if rm, err = telemetry.ProcessRoutes.Register(reg); err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 	}

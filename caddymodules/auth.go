@@ -16,6 +16,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
 
 func init() {
@@ -46,7 +47,7 @@ func init() {
 type Auth struct {
 	authn   *policy.Authenticator
 	guard   *ipGuard // nil: no limit on failed authentications
-	metrics *metrics
+	metrics *telemetry.Metrics
 	logger  *zap.Logger
 	ledger  *billing.LedgerWriter // takes the request log entries
 }
@@ -97,9 +98,9 @@ func validRequestID(id string) bool {
 func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
 	// Counted in a defer: reverse_proxy ends a cut stream with
 	// panic(http.ErrAbortHandler), and that request happened too.
-	w := newStatusWriter(rw, r, h.metrics)
+	w := telemetry.NewWriter(rw, r, h.metrics)
 	panicked := true
-	defer func() { h.metrics.countRequest(r, w, err, panicked) }()
+	defer func() { countRequest(h.metrics, r, w, err, panicked) }()
 	err = h.guard.serve(w, r, next, h.serve)
 	panicked = false
 	return err

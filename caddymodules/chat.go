@@ -13,8 +13,11 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/telemetry"
 	"github.com/switchyardhq/switchyard/tools/artifacts"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/toolset"
@@ -90,7 +93,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("switchyard_chat: %v", err)
 	}
 	h.limits = chatLimits(prof)
-	usage := h.settlingRecorder(routeV3Chat, "recording /v3 usage")
+	usage := h.settlingRecorder(telemetry.RouteV3Chat, "recording /v3 usage")
 	cfg := translator.Config{
 		Profile:      prof,
 		Tools:        reg,
@@ -103,7 +106,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		MaxRounds:    h.MaxRounds,
 		ToolTimeout:  time.Duration(h.ToolTimeout),
 		Logger:       slogFor(h.logger),
-		ToolObserver: app.metrics.observeTool,
+		ToolObserver: app.metrics.ObserveTool,
 
 		MaxToolCallsPerRound: app.Tools.maxToolCalls(),
 		RenderConcurrency:    app.Tools.renderConcurrency(),
@@ -120,7 +123,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		// through the model's reverse_proxy (docs/routing.md).
 		h.up, err = upstream.New(upstream.Config{
 			Router:           app.pools,
-			OnFallback:       app.pools.metrics.countFallback,
+			OnFallback:       app.pools.metrics.CountFallback,
 			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
 			IdleTimeout:      time.Duration(h.IdleTimeout),
 		})
@@ -162,7 +165,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	}
 	// switchyard_limits in front has normally checked and parsed the
 	// body already.
-	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
@@ -171,8 +174,8 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		writeRefusal(w, r, err)
 		return nil
 	}
-	if h.app.pools != nil && !h.app.pools.has(req.Model) {
-		apierror.Write(w, modelNotFound(req.Model))
+	if h.app.pools != nil && !h.app.pools.table.Has(req.Model) {
+		apierror.Write(w, routing.ModelNotFound(req.Model))
 		return nil
 	}
 	if h.orch == nil {

@@ -3,6 +3,8 @@ package caddymodules
 import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
+
+	"github.com/switchyardhq/switchyard/cli"
 )
 
 // CLICommand is one of Switchyard's own commands as the binary's help
@@ -26,20 +28,8 @@ func registerCLI(c caddycmd.Command, examples ...string) {
 	setup := c.CobraFunc
 	c.CobraFunc = func(cmd *cobra.Command) {
 		setup(cmd)
-		cmd.Example = exampleText(examples...)
+		cmd.Example = cli.ExampleText(examples...)
 	}
 	caddycmd.RegisterCommand(c)
 	cliCommands = append(cliCommands, CLICommand{Name: c.Name, Short: c.Short, Example: examples[0]})
-}
-
-// exampleText indents command lines the way cobra prints examples.
-func exampleText(lines ...string) string {
-	s := ""
-	for i, l := range lines {
-		if i > 0 {
-			s += "\n"
-		}
-		s += "  " + l
-	}
-	return s
 }

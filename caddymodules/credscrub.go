@@ -2,10 +2,11 @@ package caddymodules
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/policy/passthrough"
 )
 
 // scrubbingKey wraps next so that it sees r without any query parameter
@@ -15,12 +16,12 @@ import (
 // proxy's. Headers need no such care: switchyard_proxy sends upstream an
 // allow-list of them, and /v3 builds its upstream requests anew.
 func scrubbingKey(r *http.Request, next caddyhttp.Handler) caddyhttp.Handler {
-	key := bearer(r.Header.Get("Authorization"))
+	key := passthrough.Bearer(r.Header.Get("Authorization"))
 	if len(key) < 16 || r.URL.RawQuery == "" {
 		return next
 	}
 	return caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		scrubQuery(r.URL, key)
+		passthrough.ScrubQuery(r.URL, key)
 		// Logs of the request show RequestURI, as it came in.
 		if path, _, found := strings.Cut(r.RequestURI, "?"); found {
 			r.RequestURI = path
@@ -30,35 +31,4 @@ func scrubbingKey(r *http.Request, next caddyhttp.Handler) caddyhttp.Handler {
 		}
 		return next.ServeHTTP(w, r)
 	})
-}
-
-// bearer is the credential of an Authorization header, whatever its
-// scheme's letter case.
-func bearer(h string) string {
-	scheme, cred, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(cred)
-}
-
-// scrubQuery removes from u's query every parameter whose name or value
-// contains key, however it was escaped.
-func scrubQuery(u *url.URL, key string) {
-	if !strings.Contains(u.RawQuery, key) {
-		if q, err := url.QueryUnescape(u.RawQuery); err == nil && !strings.Contains(q, key) {
-			return
-		}
-	}
-	var kept []string
-	for _, part := range strings.Split(u.RawQuery, "&") {
-		name, value, _ := strings.Cut(part, "=")
-		n, _ := url.QueryUnescape(name)
-		v, _ := url.QueryUnescape(value)
-		if strings.Contains(part, key) || strings.Contains(n, key) || strings.Contains(v, key) {
-			continue
-		}
-		kept = append(kept, part)
-	}
-	u.RawQuery = strings.Join(kept, "&")
 }

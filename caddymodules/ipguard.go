@@ -1,18 +1,14 @@
 package caddymodules
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
@@ -78,79 +74,23 @@ func (g *ipGuard) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		writeRefusal(w, r, limits.AuthFailuresError(g.failures, wait))
 		return nil
 	}
-	gw := &guardWriter{ResponseWriter: w, g: g, r: r, addr: addr}
+	gw := limits.NewFailureWriter(r.Context(), w, g.failures, addr,
+		func() bool { return !authenticated(r) },
+		func(err error) { g.logger.Warn("counting a failed authentication", zap.Error(err)) })
 	return authenticate(gw, r, next)
 }
 
 // clientAddr is the address failures are counted for: Caddy's client IP
 // (the remote address, or the forwarded one from a trusted proxy), with
-// IPv6 cut to its /64.
+// IPv6 cut to its /64 (limits.ClientAddr).
 func clientAddr(r *http.Request) string {
-	s, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
-	if s == "" {
-		s = r.RemoteAddr
-		if host, _, err := net.SplitHostPort(s); err == nil {
-			s = host
-		}
-	}
-	ip, err := netip.ParseAddr(s)
-	if err != nil {
-		return s
-	}
-	if ip.Is4() {
-		return s // ParseAddr takes IPv4 only in the form String gives
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
+	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	return limits.ClientAddr(ip, r.RemoteAddr)
 }
 
-// guardWriter watches authenticate's answer. Its refusal is the only 401
-// written before switchyard.key_id is set; later handlers (an upstream's
-// own 401 on /v1, say) run with the principal set and pass untouched.
-type guardWriter struct {
-	http.ResponseWriter
-	g       *ipGuard
-	r       *http.Request
-	addr    string
-	swapped bool // the refusal was answered 429 instead: drop its body
-}
-
-func (w *guardWriter) WriteHeader(status int) {
-	if status != http.StatusUnauthorized || w.swapped || authenticated(w.r) {
-		w.ResponseWriter.WriteHeader(status)
-		return
-	}
-	// The client's context may be gone; the count must still land.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.r.Context()), 2*time.Second)
-	defer cancel()
-	wait, over, err := w.g.failures.Failed(ctx, w.addr)
-	if err != nil {
-		w.g.logger.Warn("counting a failed authentication", zap.Error(err))
-	}
-	if !over {
-		w.ResponseWriter.WriteHeader(status)
-		return
-	}
-	w.swapped = true
-	h := w.Header()
-	h.Del("WWW-Authenticate")
-	apierror.Write(w.ResponseWriter, limits.AuthFailuresError(w.g.failures, wait))
-}
-
-func (w *guardWriter) Write(p []byte) (int, error) {
-	if w.swapped {
-		return len(p), nil
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *guardWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
+// authenticated reports whether r's caller is authenticated: the
+// refusal of switchyard_auth is the only 401 written before
+// switchyard.key_id is set.
 func authenticated(r *http.Request) bool {
 	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if !ok {

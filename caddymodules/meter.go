@@ -13,8 +13,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
 
 func init() {
@@ -53,7 +55,7 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 	if err := h.provisionApp(ctx); err != nil {
 		return err
 	}
-	h.usage = h.settlingRecorder(routeV1, "recording /v1 usage")
+	h.usage = h.settlingRecorder(telemetry.RouteV1, "recording /v1 usage")
 	return nil
 }
 
@@ -64,7 +66,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	m := billing.MethodMeter(r.Method)
-	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
@@ -81,10 +83,10 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// The bytes the backend gets: the body as read, or as rewritten to
 	// ask for usage. The probe in front has put the read body back
 	// already, which is pointed at them rather than replaced.
-	if rb, ok := r.Body.(*readBody); ok {
+	if rb, ok := r.Body.(*body.ReadBody); ok {
 		rb.Reset(req.Body)
 	} else {
-		r.Body = newReadBody(req.Body)
+		r.Body = body.NewReadBody(req.Body)
 	}
 	r.ContentLength = int64(len(req.Body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
@@ -95,7 +97,9 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	x := billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
 	// With X-Include-Cost the usage chunk asked for on the client's
 	// behalf is kept: it is where the cost is shown.
-	mw := &meterWriter{ResponseWriter: w, meter: billing.NewMeter(req.DropUsage && !includeCost(r)), metrics: h.app.metrics, started: x.Started}
+	mw := billing.NewMeterWriter(w, billing.NewMeter(req.DropUsage && !includeCost(r)), func() {
+		h.app.metrics.ObserveFirstByte(x.Started)
+	})
 	if includeCost(r) {
 		h.showCost(r, mw, x)
 	}
@@ -103,8 +107,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// with panic(http.ErrAbortHandler), and that request is owed too.
 	defer func() {
 		rec := recover()
-		mw.flushRest()
-		x.Status, x.Streamed, x.Usage = mw.status, mw.meter.Streamed(), mw.meter.Usage()
+		mw.FlushRest()
+		x.Status, x.Streamed, x.Usage = mw.Status(), mw.Meter.Streamed(), mw.Meter.Usage()
 		x.ClientGone = r.Context().Err() != nil || rec != nil
 		x.Finished = time.Now()
 		// The response is complete once the handlers return; the charge
@@ -136,122 +140,33 @@ func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 	h.usage.settle(ctx, rec)
 }
 
-// settlingRecorder records the charges of one route. It hands each to
-// the ledger writer and returns without waiting for the commit. The
-// request's hold passes to the commit's completion: it is settled with
-// the amount charged once the charge is committed, so that the next
-// admission of the account sees the balance the charge left without
-// reading the ledger, and never before the charge is durable. When the
-// store failed, the charge may or may not have been written; the hold is
-// settled with the price then, so that the balance the limiter mirrors
-// errs on the low side.
-type settlingRecorder struct {
-	*billing.Recorder
-	route   string // the route label of the charge metrics
-	failMsg string // logged when a charge could not be recorded
-	metrics *metrics
-	logger  *zap.Logger
-}
+// settlingRecorder settles the charges of one route (billing.Settler)
+// with the hold of the request.
+type settlingRecorder struct{ billing.Settler }
 
-// settlingRecorder is the handler's recorder of the charges of route.
+// settlingRecorder is the handler's recorder of the charges of route;
+// failMsg is logged when a charge could not be recorded.
 func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
-	return settlingRecorder{
+	m, logger := h.app.metrics, h.logger
+	return settlingRecorder{billing.Settler{
 		Recorder: &billing.Recorder{Store: h.app.Store(), Profile: h.app.Profile(), Writer: h.app.backend.ledger},
-		route:    route,
-		failMsg:  failMsg,
-		metrics:  h.app.metrics,
-		logger:   h.logger,
-	}
+		Committed: func(rec storage.UsageRecord, charged int64, err error) {
+			m.CountCharge(route, rec, charged, err)
+			if err != nil {
+				logger.Error(failMsg, zap.String("charge_id", rec.RequestID), zap.Error(err))
+			}
+		},
+	}}
 }
 
 // settle hands rec, and the hold of the request in ctx, to the ledger
 // writer, and returns rec's price.
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
-	settle := handOverHold(ctx)
-	price := s.Price(rec)
+	hold, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
+	price := s.SettleHold(rec, hold.Handover())
 	logCharge(ctx, rec, price)
-	return s.Settle(rec, func(charged int64, err error) {
-		s.metrics.countCharge(s.route, rec, charged, err)
-		if err != nil {
-			s.logger.Error(s.failMsg, zap.String("charge_id", rec.RequestID), zap.Error(err))
-			charged = price
-		}
-		settle(charged)
-	})
+	return price
 }
-
-// handOverHold takes the request's hold, if it has one, away from the
-// handlers that release it when they return, and returns the function
-// that settles it.
-func handOverHold(ctx context.Context) func(charged int64) {
-	h, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
-	return h.Handover()
-}
-
-// meterWriter passes a response through a billing.Meter.
-type meterWriter struct {
-	http.ResponseWriter
-	meter  *billing.Meter
-	status int // the final status; informational 1xx ones do not count
-
-	metrics *metrics
-	started time.Time // when the request reached the meter
-}
-
-func (w *meterWriter) WriteHeader(code int) {
-	if code < 200 {
-		// 103 Early Hints and the like go to the client; the answer is
-		// still to come.
-		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	if w.status != 0 {
-		return
-	}
-	w.status = code
-	if w.metered() {
-		w.metrics.observeFirstByte(w.started)
-		w.meter.Start(w.Header().Get("Content-Type"))
-		if w.meter.Streamed() || w.meter.ShowsCost() {
-			// The usage chunk may be removed, or cost_cents added: the
-			// length is no longer known. Other answers pass through as
-			// they are.
-			w.Header().Del("Content-Length")
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *meterWriter) metered() bool { return w.status >= 200 && w.status <= 299 }
-
-func (w *meterWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	if !w.metered() {
-		return w.ResponseWriter.Write(p)
-	}
-	if out := w.meter.Write(p); len(out) > 0 {
-		if _, err := w.ResponseWriter.Write(out); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
-}
-
-// flushRest sends what the meter still holds when the answer ends.
-func (w *meterWriter) flushRest() {
-	if !w.metered() {
-		return
-	}
-	if rest := w.meter.Close(); len(rest) > 0 {
-		_, _ = w.ResponseWriter.Write(rest)
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer, so
-// that streams are still flushed chunk by chunk.
-func (w *meterWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //

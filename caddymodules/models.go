@@ -3,9 +3,6 @@ package caddymodules
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/routing"
 )
 
 // Model is one model the gateway serves, by the name clients send as
@@ -127,54 +125,10 @@ const (
 // lbPolicies are the selection policies of reverse_proxy a model may use.
 var lbPolicies = []string{"round_robin", "least_conn", "weighted_round_robin", "first", "random"}
 
-// modelUpstream is a ModelUpstream resolved: placeholders replaced, the
-// URL taken apart.
-type modelUpstream struct {
-	name     string
-	scheme   string
-	host     string // Host header: the URL's host[:port]
-	dial     string // host:port
-	basePath string // without a trailing slash
-	apiKey   string
-	model    string // sent upstream
-	weight   int
-}
-
-// resolve resolves the upstream u of model m.
-func (u *ModelUpstream) resolve(repl *caddy.Replacer, m *Model) (modelUpstream, error) {
-	raw := strings.TrimSpace(repl.ReplaceAll(u.URL, ""))
-	pu, err := url.Parse(raw)
-	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" || pu.User != nil || pu.RawQuery != "" {
-		return modelUpstream{}, fmt.Errorf("model %q: upstream %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", m.Name, raw)
-	}
-	dial := pu.Host
-	if pu.Port() == "" {
-		port := "80"
-		if pu.Scheme == "https" {
-			port = "443"
-		}
-		dial = net.JoinHostPort(pu.Hostname(), port)
-	}
-	out := modelUpstream{
-		name:     u.Name,
-		scheme:   pu.Scheme,
-		host:     pu.Host,
-		dial:     dial,
-		basePath: strings.TrimSuffix(pu.Path, "/"),
-		apiKey:   strings.TrimSpace(repl.ReplaceAll(u.APIKey, "")),
-		model:    u.Model,
-		weight:   u.Weight,
-	}
-	if out.name == "" {
-		out.name = dial
-	}
-	if out.model == "" {
-		out.model = m.Name
-	}
-	if out.weight == 0 {
-		out.weight = 1
-	}
-	return out, nil
+// resolve resolves the upstream u of model m: placeholders replaced,
+// the URL taken apart.
+func (u *ModelUpstream) resolve(repl *caddy.Replacer, m *Model) (routing.Upstream, error) {
+	return routing.ParseUpstream(m.Name, repl.ReplaceAll(u.URL, ""), repl.ReplaceAll(u.APIKey, ""), u.Model, u.Name, u.Weight)
 }
 
 // validateModels checks the models block as a whole: names, upstreams,
@@ -222,12 +176,12 @@ func (m *Model) validate(names map[string]bool, prices map[string]policy.ModelPr
 			continue
 		}
 		if u.Weight < 0 {
-			errs = append(errs, fail("upstream %s: weight must not be negative", r.name))
+			errs = append(errs, fail("upstream %s: weight must not be negative", r.Name))
 		}
-		if upNames[r.name] {
-			errs = append(errs, fail("two upstreams named %q: give them distinct names", r.name))
+		if upNames[r.Name] {
+			errs = append(errs, fail("two upstreams named %q: give them distinct names", r.Name))
 		}
-		upNames[r.name] = true
+		upNames[r.Name] = true
 	}
 	if m.LBPolicy != "" && !slices.Contains(lbPolicies, m.LBPolicy) {
 		errs = append(errs, fail("lb_policy %q: want one of %s", m.LBPolicy, strings.Join(lbPolicies, ", ")))
@@ -276,43 +230,16 @@ func (m *Model) validate(names map[string]bool, prices map[string]policy.ModelPr
 }
 
 // applyModelPrices adds the models' prices to the profile's per-model
-// prices, the ones limits' price sets.
+// prices, the ones limits' price sets, and the hold prices of their
+// fallback chains.
 func applyModelPrices(p *policy.Profile, models []*Model) {
-	cloned := false
+	priced := make([]routing.Priced, 0, len(models))
 	for _, m := range models {
-		if m == nil || m.Price == nil {
-			continue
-		}
-		if !cloned {
-			p.ModelPrices = maps.Clone(p.ModelPrices)
-			if p.ModelPrices == nil {
-				p.ModelPrices = make(map[string]policy.ModelPrice)
-			}
-			cloned = true
-		}
-		p.ModelPrices[m.Name] = *m.Price
-	}
-	// A request may be answered by any model of its chain, each billed at
-	// its own prices: hold at the dearest of them.
-	holds := make(map[string]policy.ModelPrice)
-	for _, m := range models {
-		if m == nil || len(m.Fallbacks) == 0 {
-			continue
-		}
-		own := p.ForModel(m.Name)
-		hold := policy.ModelPrice{InputCentsPerMTok: own.InputCentsPerMTok, OutputCentsPerMTok: own.OutputCentsPerMTok}
-		for _, f := range m.Fallbacks {
-			fp := p.ForModel(f)
-			hold.InputCentsPerMTok = max(hold.InputCentsPerMTok, fp.InputCentsPerMTok)
-			hold.OutputCentsPerMTok = max(hold.OutputCentsPerMTok, fp.OutputCentsPerMTok)
-		}
-		if hold.InputCentsPerMTok != own.InputCentsPerMTok || hold.OutputCentsPerMTok != own.OutputCentsPerMTok {
-			holds[m.Name] = hold
+		if m != nil {
+			priced = append(priced, routing.Priced{Name: m.Name, Price: m.Price, Fallbacks: m.Fallbacks})
 		}
 	}
-	if len(holds) > 0 {
-		p.HoldPrices = holds
-	}
+	routing.ApplyPrices(p, priced)
 }
 
 // unmarshalModel reads a model block. Syntax:

@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
@@ -62,7 +63,7 @@ func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.H
 	}
 	switch {
 	case h.pools != nil:
-		writeModelList(w, h.pools.names(), h.pools.created)
+		routing.WriteModelList(w, h.pools.table.Names(), h.pools.created)
 	case h.single == nil:
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 	default:
@@ -71,7 +72,7 @@ func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.H
 			apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 			return nil
 		}
-		writeModelList(w, []string{name}, h.started)
+		routing.WriteModelList(w, []string{name}, h.started)
 	}
 	return nil
 }

@@ -16,7 +16,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 
-	"github.com/switchyardhq/switchyard/internal/guard"
+	"github.com/switchyardhq/switchyard/routing"
+	"github.com/switchyardhq/switchyard/telemetry"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
@@ -27,29 +28,42 @@ import (
 // state outlives a reload where an upstream's address stays: Caddy keeps
 // it per dial address in its shared hosts pool.
 type pools struct {
-	byName  map[string]*pool
-	order   []*pool // as configured, for model lists
-	metrics *routeMetrics
+	table   routing.Table[*pool]
+	metrics *telemetry.Routes
 	created int64 // Unix time the models are listed as created at
 }
 
 // pool is one model's reverse_proxy and what its transport needs.
 type pool struct {
-	name      string
-	fallbacks []string
-	ups       []modelUpstream
-	rp        *reverseproxy.Handler
-	tr        *poolTransport
-	metrics   *routeMetrics
+	name    string
+	ups     []routing.Upstream
+	rp      *reverseproxy.Handler
+	tr      *poolTransport
+	metrics *telemetry.Routes
+}
+
+// Model implements routing.Named.
+func (p *pool) Model() string { return p.name }
+
+// poolRoute is a pool in a request's chain, where Caddy's next handler
+// follows it.
+type poolRoute struct {
+	*pool
+	next caddyhttp.Handler
+}
+
+// ServeHTTP implements routing.Pool.
+func (p poolRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
+	return p.rp.ServeHTTP(w, r, p.next)
 }
 
 // provisionPools builds and provisions the pools of models; nil when
 // there are none.
-func provisionPools(ctx caddy.Context, models []*Model, m *routeMetrics) (*pools, error) {
+func provisionPools(ctx caddy.Context, models []*Model, m *telemetry.Routes) (*pools, error) {
 	if len(models) == 0 {
 		return nil, nil
 	}
-	ps := &pools{byName: make(map[string]*pool, len(models)), metrics: m, created: time.Now().Unix()}
+	ps := &pools{metrics: m, created: time.Now().Unix()}
 	repl := caddy.NewReplacer()
 	for _, cfg := range models {
 		p, err := provisionPool(ctx, repl, cfg, m)
@@ -57,14 +71,13 @@ func provisionPools(ctx caddy.Context, models []*Model, m *routeMetrics) (*pools
 			ps.cleanup()
 			return nil, err
 		}
-		ps.byName[p.name] = p
-		ps.order = append(ps.order, p)
+		ps.table.Add(p, cfg.Fallbacks)
 	}
 	return ps, nil
 }
 
-func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *routeMetrics) (*pool, error) {
-	p := &pool{name: cfg.Name, fallbacks: cfg.Fallbacks, metrics: m}
+func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *telemetry.Routes) (*pool, error) {
+	p := &pool{name: cfg.Name, metrics: m}
 	for _, u := range cfg.Upstreams {
 		r, err := u.resolve(repl, cfg)
 		if err != nil {
@@ -90,7 +103,7 @@ func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *route
 	rp.Transport = tr
 	p.tr = tr
 	// Filled before Provision, which starts the first health check.
-	tr.byUpstream = make(map[*reverseproxy.Upstream]*modelUpstream, len(rp.Upstreams))
+	tr.byUpstream = make(map[*reverseproxy.Upstream]*routing.Upstream, len(rp.Upstreams))
 	for i, u := range rp.Upstreams {
 		tr.byUpstream[u] = &p.ups[i]
 	}
@@ -110,12 +123,12 @@ const retryStatusExpr = "{http.reverse_proxy.status_code} >= 500 || {http.revers
 // poolHandlerConfig is the reverse_proxy JSON of model cfg, built as JSON
 // as an operator would write it, so that it goes through reverse_proxy's
 // own decoding and validation.
-func poolHandlerConfig(cfg *Model, ups []modelUpstream) ([]byte, error) {
+func poolHandlerConfig(cfg *Model, ups []routing.Upstream) ([]byte, error) {
 	upstreams := make([]map[string]string, len(ups))
 	weights := make([]int, len(ups))
 	for i, u := range ups {
-		upstreams[i] = map[string]string{"dial": u.dial}
-		weights[i] = u.weight
+		upstreams[i] = map[string]string{"dial": u.Dial}
+		weights[i] = u.Weight
 	}
 	selection := map[string]any{"policy": cfg.LBPolicy}
 	switch cfg.LBPolicy {
@@ -199,7 +212,7 @@ func (ps *pools) cleanup() error {
 		return nil
 	}
 	var errs []error
-	for _, p := range ps.order {
+	for _, p := range ps.table.Pools() {
 		if p.rp != nil {
 			errs = append(errs, p.rp.Cleanup(), p.tr.Cleanup())
 		}
@@ -208,24 +221,20 @@ func (ps *pools) cleanup() error {
 }
 
 // chain is the pools a request for model goes to, in order: the model's
-// own, then its fallbacks. ok is false for a model not configured.
-func (ps *pools) chain(model string) ([]*pool, bool) {
-	p, ok := ps.byName[model]
-	if !ok {
-		return nil, false
+// own, then its fallbacks, with next after each. ok is false for a model
+// not configured.
+func (ps *pools) chain(model string, next caddyhttp.Handler) ([]poolRoute, bool) {
+	chain, ok := ps.table.Chain(model)
+	out := make([]poolRoute, len(chain))
+	for i, p := range chain {
+		out[i] = poolRoute{pool: p, next: next}
 	}
-	out := []*pool{p}
-	for _, f := range p.fallbacks {
-		if fp, ok := ps.byName[f]; ok {
-			out = append(out, fp)
-		}
-	}
-	return out, true
+	return out, ok
 }
 
 // Route implements upstream.Router for the /v3 client.
 func (ps *pools) Route(model string) ([]upstream.Target, bool) {
-	chain, ok := ps.chain(model)
+	chain, ok := ps.table.Chain(model)
 	if !ok {
 		return nil, false
 	}
@@ -236,52 +245,6 @@ func (ps *pools) Route(model string) ([]upstream.Target, bool) {
 	return out, true
 }
 
-// has reports whether model is configured.
-func (ps *pools) has(model string) bool {
-	_, ok := ps.byName[model]
-	return ok
-}
-
-// routeState is what a pool's transport needs of, and tells about, one
-// request: the body to send, and which upstream it went to.
-type routeState struct {
-	body      []byte
-	bodyModel string            // the body's model field
-	rewritten map[string][]byte // body per upstream model name
-
-	attempts int    // round trips tried, over all pools
-	upstream string // the upstream of the latest attempt
-	model    string // the model whose pool made it
-}
-
-type routeStateKey struct{}
-
-// bodyFor is the request body with model in place of the one it names.
-// It is re-encoded only when the names differ, and once per name.
-func (s *routeState) bodyFor(model string) ([]byte, error) {
-	if model == s.bodyModel || len(s.body) == 0 {
-		return s.body, nil
-	}
-	if b, ok := s.rewritten[model]; ok {
-		return b, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(s.body, &fields); err != nil {
-		return nil, fmt.Errorf("rewriting the model: %v", err)
-	}
-	name, _ := json.Marshal(model)
-	fields["model"] = name
-	b, err := json.Marshal(fields)
-	if err != nil {
-		return nil, err
-	}
-	if s.rewritten == nil {
-		s.rewritten = make(map[string][]byte)
-	}
-	s.rewritten[model] = b
-	return b, nil
-}
-
 // poolTransport is the transport of a model's reverse_proxy: Caddy's own
 // HTTP transport, with what differs between the upstreams of one pool
 // applied per upstream after reverse_proxy chose it: scheme, base path,
@@ -290,7 +253,7 @@ type poolTransport struct {
 	pool       *pool
 	plain      *reverseproxy.HTTPTransport
 	tls        *reverseproxy.HTTPTransport // nil without https upstreams
-	byUpstream map[*reverseproxy.Upstream]*modelUpstream
+	byUpstream map[*reverseproxy.Upstream]*routing.Upstream
 }
 
 func newPoolTransport(ctx caddy.Context, cfg *Model, p *pool) (*poolTransport, error) {
@@ -315,7 +278,7 @@ func newPoolTransport(ctx caddy.Context, cfg *Model, p *pool) (*poolTransport, e
 		return nil, err
 	}
 	for _, u := range p.ups {
-		if u.scheme == "https" {
+		if u.Scheme == "https" {
 			if t.tls, err = newHTTP(true); err != nil {
 				return nil, err
 			}
@@ -335,19 +298,19 @@ func (t *poolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out := req.WithContext(req.Context())
 	u := *req.URL
-	u.Scheme = up.scheme
-	u.Path = up.basePath + req.URL.Path
+	u.Scheme = up.Scheme
+	u.Path = up.BasePath + req.URL.Path
 	u.RawPath = ""
 	out.URL = &u
-	out.Host = up.host
+	out.Host = up.Host
 	out.Header = req.Header.Clone()
-	if up.apiKey != "" {
-		out.Header.Set("Authorization", "Bearer "+up.apiKey)
+	if up.APIKey != "" {
+		out.Header.Set("Authorization", "Bearer "+up.APIKey)
 	} else {
 		out.Header.Del("Authorization")
 	}
-	if state, ok := req.Context().Value(routeStateKey{}).(*routeState); ok {
-		body, err := state.bodyFor(up.model)
+	if state, ok := routing.StateFrom(req.Context()); ok {
+		body, err := state.BodyFor(up.Model)
 		if err != nil {
 			return nil, err
 		}
@@ -357,15 +320,13 @@ func (t *poolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			out.ContentLength = int64(len(body))
 			out.Header.Set("Content-Length", strconv.Itoa(len(body)))
 		}
-		state.attempts++
-		if state.attempts > 1 {
-			t.pool.metrics.countRetry(t.pool.name)
+		if state.Attempt(t.pool.name, up.Name) {
+			t.pool.metrics.CountRetry(t.pool.name)
 		}
-		state.upstream, state.model = up.name, t.pool.name
-		t.pool.metrics.countSelection(t.pool.name, up.name)
+		t.pool.metrics.CountSelection(t.pool.name, up.Name)
 	}
 	inner := t.plain
-	if up.scheme == "https" {
+	if up.Scheme == "https" {
 		inner = t.tls
 	}
 	return inner.RoundTrip(out)
@@ -414,10 +375,10 @@ func (p *pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	state := &routeState{body: body, bodyModel: p.name}
+	state := routing.NewState(body, p.name)
 	// A replacer and variables of its own: reverse_proxy writes to both,
 	// and the proxied round outlives the moment the caller reads them.
-	ctx = context.WithValue(ctx, routeStateKey{}, state)
+	ctx = routing.WithState(ctx, state)
 	ctx = context.WithValue(ctx, caddy.ReplacerCtxKey, caddy.NewReplacer())
 	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{
 		caddyhttp.TrustedProxyVarKey: false,
@@ -430,104 +391,28 @@ func (p *pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.RequestURI = r.URL.RequestURI()
 	r.Host = r.URL.Host
 
-	pr, pw := io.Pipe()
-	w := &pipeResponse{req: req, header: make(http.Header), state: state, body: pr, pw: pw, ready: make(chan *http.Response, 1)}
-	go func() {
-		defer func() {
-			// reverse_proxy ends a response it cannot complete (the
-			// upstream broke off) with panic(http.ErrAbortHandler),
-			// which the server would catch for a real request. Any
-			// other panic is a bug: logged with its stack and counted,
-			// and the round fails as a broken answer would.
-			if rec := recover(); rec != nil {
-				if rec != http.ErrAbortHandler {
-					guard.Recovered(poolRoundGoroutine, rec)
-				}
-				w.finish(fmt.Errorf("the upstream's answer broke off: %v", rec))
-			}
-		}()
-		err := p.rp.ServeHTTP(w, r, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil }))
-		w.finish(err)
-	}()
-	resp := <-w.ready
-	if extra, ok := req.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok && state.upstream != "" {
+	resp := routing.ServeInProcess(req, func(w http.ResponseWriter) error {
+		return p.rp.ServeHTTP(w, r, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil }))
+	}, handlerErrorStatus)
+	// The attempts are over once the headers are: the state is the
+	// answering upstream's.
+	resp.Header.Set(upstream.UpstreamHeader, state.Upstream)
+	if extra, ok := req.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok && state.Upstream != "" {
 		// Read here, in the caller's goroutine, which owns the request's
 		// log fields; the round goes on in its own.
-		extra.Set(zap.String("upstream", state.upstream))
-		extra.Set(zap.String("model_served", state.model))
-		extra.Set(zap.Int("upstream_attempts", state.attempts))
+		extra.Set(zap.String("upstream", state.Upstream))
+		extra.Set(zap.String("model_served", state.Model))
+		extra.Set(zap.Int("upstream_attempts", state.Attempts))
 	}
 	return resp, nil
 }
 
-// pipeResponse is the http.ResponseWriter of a round served in process:
-// the headers become an *http.Response, the body flows through a pipe.
-type pipeResponse struct {
-	req    *http.Request
-	header http.Header
-	state  *routeState
-	body   *io.PipeReader
-	pw     *io.PipeWriter
-	ready  chan *http.Response
-	sent   bool
-}
-
-func (w *pipeResponse) Header() http.Header { return w.header }
-
-func (w *pipeResponse) WriteHeader(code int) {
-	if w.sent || code < 200 {
-		return
-	}
-	w.sent = true
-	h := w.header.Clone()
-	h.Set(upstream.UpstreamHeader, w.state.upstream)
-	w.ready <- &http.Response{
-		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
-		StatusCode: code,
-		Proto:      "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:        h,
-		Body:          w.body,
-		ContentLength: -1,
-		Request:       w.req,
-	}
-}
-
-func (w *pipeResponse) Write(b []byte) (int, error) {
-	if !w.sent {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.pw.Write(b)
-}
-
-// FlushError implements the flushing http.ResponseController asks for;
-// the pipe holds nothing back.
-func (w *pipeResponse) FlushError() error { return nil }
-
-// finish ends the round: a pool that never answered becomes an answer
-// with its status and an error body the client reads as one.
-func (w *pipeResponse) finish(err error) {
-	if w.sent {
-		w.pw.CloseWithError(err)
-		return
-	}
-	status := http.StatusBadGateway
+// handlerErrorStatus is the status of a Caddy handler error; 0 for
+// another error.
+func handlerErrorStatus(err error) int {
 	var he caddyhttp.HandlerError
-	if errors.As(err, &he) && he.StatusCode != 0 {
-		status = he.StatusCode
+	if errors.As(err, &he) {
+		return he.StatusCode
 	}
-	msg := "no upstream of the pool answered"
-	if err != nil {
-		msg += ": " + err.Error()
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg}})
-	w.header.Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	guard.Go(poolRoundGoroutine, func() {
-		_, _ = w.pw.Write(b)
-		w.pw.Close()
-	})
+	return 0
 }
-
-// poolRoundGoroutine names the goroutines of rounds served in process,
-// as internal/guard counts their panics.
-var poolRoundGoroutine = guard.Name("model_pool_round")

@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/routing"
 )
 
 func TestValidateModels(t *testing.T) {
@@ -70,7 +71,7 @@ func TestModelCaddyfileErrors(t *testing.T) {
 
 func TestPoolHandlerConfig(t *testing.T) {
 	m := &Model{Name: "a", LBPolicy: "weighted_round_robin", HealthPath: "off"}
-	ups := []modelUpstream{{dial: "h:1", weight: 3}, {dial: "h:2", weight: 1}, {dial: "h:3", weight: 1}}
+	ups := []routing.Upstream{{Dial: "h:1", Weight: 3}, {Dial: "h:2", Weight: 1}, {Dial: "h:3", Weight: 1}}
 	raw, err := poolHandlerConfig(m, ups)
 	if err != nil {
 		t.Fatal(err)
@@ -100,45 +101,5 @@ func TestPoolHandlerConfig(t *testing.T) {
 	}
 	if _, ok := cfg.Health["active"]; ok {
 		t.Errorf("health_path off still configured an active check")
-	}
-}
-
-func TestRouteStateBodyFor(t *testing.T) {
-	s := &routeState{body: []byte(`{"model":"alpha","messages":[],"stream":true}`), bodyModel: "alpha"}
-	same, _ := s.bodyFor("alpha")
-	if string(same) != string(s.body) {
-		t.Errorf("the body was re-encoded without a change")
-	}
-	got, err := s.bodyFor("org/model-7b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(got, &fields); err != nil || fields["model"] != "org/model-7b" || fields["stream"] != true {
-		t.Errorf("rewritten body %s", got)
-	}
-}
-
-// A model with dearer fallbacks holds at the dearest prices of its chain,
-// direction by direction, and is still charged at its own.
-func TestModelHoldPrices(t *testing.T) {
-	p := policy.ProfileFor(policy.RevisionB)
-	price := func(in, out int64) *policy.ModelPrice {
-		return &policy.ModelPrice{InputCentsPerMTok: in, OutputCentsPerMTok: out}
-	}
-	applyModelPrices(&p, []*Model{
-		{Name: "local", Price: price(10, 20), Fallbacks: []string{"hosted", "batch"}},
-		{Name: "hosted", Price: price(250, 1000)},
-		{Name: "batch", Price: price(500, 50)},
-		{Name: "cheap-fallback", Price: price(900, 900), Fallbacks: []string{"local"}},
-	})
-	if got, want := p.HoldPrices["local"], (policy.ModelPrice{InputCentsPerMTok: 500, OutputCentsPerMTok: 1000}); got != want {
-		t.Errorf("local holds at %+v, want %+v", got, want)
-	}
-	if _, ok := p.HoldPrices["cheap-fallback"]; ok {
-		t.Errorf("a model whose fallbacks are cheaper got hold prices: %+v", p.HoldPrices["cheap-fallback"])
-	}
-	if got := p.ForModel("local").Price(1_000_000, 0); got != 10 {
-		t.Errorf("local is charged %d cents a million input tokens, want its own 10", got)
 	}
 }

@@ -20,7 +20,10 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/body"
+	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/policy/passthrough"
 )
 
 func init() {
@@ -79,7 +82,7 @@ type Proxy struct {
 	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
 
 	rp       *reverseproxy.Handler // nil when no upstream is configured
-	upstream upstreamHeaders
+	upstream passthrough.UpstreamHeaders
 	queue    *limits.Queue // nil: no cap on generations in flight
 
 	pools     *pools // the app's models; nil without
@@ -125,7 +128,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.upstream = newUpstreamHeaders(u.Host, app.settings.upstreamKey)
+	h.upstream = passthrough.NewUpstreamHeaders(u.Host, app.settings.upstreamKey)
 	h.rp = new(reverseproxy.Handler)
 	if err := json.Unmarshal(cfg, h.rp); err != nil {
 		return fmt.Errorf("building reverse proxy: %v", err)
@@ -206,7 +209,7 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath string, t upstreamTim
 		"request_buffers": requestBufferBytes,
 		// No request header operations: reverse_proxy would copy every
 		// header of every request to apply them. ServeHTTP sets the
-		// upstream's Host and key (upstreamHeaders).
+		// upstream's Host and key (passthrough.UpstreamHeaders).
 		"headers": map[string]any{
 			// The upstream's rate-limit headers describe the operator's
 			// account with the backend, not the caller's limits, which
@@ -220,32 +223,6 @@ func reverseProxyConfigWith(prefix, scheme, host, basePath string, t upstreamTim
 		}
 	}
 	return json.Marshal(cfg)
-}
-
-// upstreamHeaders are what the request names of the upstream: its Host
-// and the operator's key, in place of any credential of the caller's.
-type upstreamHeaders struct {
-	host          string
-	authorization string // "" sends none
-}
-
-func newUpstreamHeaders(host, apiKey string) upstreamHeaders {
-	u := upstreamHeaders{host: host}
-	if apiKey != "" {
-		u.authorization = "Bearer " + apiKey
-	}
-	return u
-}
-
-// apply sets u on r, whose headers filterRequestHeaders already cut down
-// to the allowed ones.
-func (u upstreamHeaders) apply(r *http.Request) {
-	r.Host = u.host
-	if u.authorization == "" {
-		delete(r.Header, "Authorization")
-		return
-	}
-	r.Header["Authorization"] = []string{u.authorization}
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -262,8 +239,8 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		writeRefusal(w, r, err)
 		return nil
 	}
-	filterRequestHeaders(r.Header)
-	w = newHeaderFilter(w)
+	passthrough.FilterRequestHeaders(r.Header)
+	w = passthrough.NewHeaderFilter(w)
 	if h.pools != nil {
 		return h.serveModels(w, r, next)
 	}
@@ -271,7 +248,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
 		return nil
 	}
-	h.upstream.apply(r)
+	h.upstream.Apply(r)
 	w, r, done, err := h.startGeneration(w, r)
 	if err != nil {
 		apierror.Write(w, err)
@@ -288,7 +265,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 func (h *Proxy) checkMetered(r *http.Request) error {
 	m := billing.MethodMeter(r.Method)
 	if m == billing.NoBody {
-		if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody(r)); err != nil {
+		if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
 			return err
 		}
 		return nil
@@ -325,7 +302,7 @@ func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.Re
 	if err != nil {
 		return w, r, nil, err
 	}
-	w, r, stop := idleWatch(w, r, h.timeouts().idle)
+	w, r, stop := idle.Watch(w, r, h.timeouts().idle)
 	return w, r, func() { stop(); release() }, nil
 }
 

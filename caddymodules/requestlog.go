@@ -2,6 +2,7 @@ package caddymodules
 
 import (
 	"context"
+	"github.com/switchyardhq/switchyard/telemetry"
 	"net/http"
 	"time"
 
@@ -24,13 +25,13 @@ func startActivity(r *http.Request, w http.ResponseWriter, ledger *billing.Ledge
 		billing.NewActivity(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Header.Get("X-User-Id"), r.Method, r.URL.Path))
 }
 
-// receivedAt is when switchyard_auth's statusWriter, under w's wrappers,
+// receivedAt is when switchyard_auth's telemetry.Writer, under w's wrappers,
 // saw the request; now if there is none.
 func receivedAt(w http.ResponseWriter) time.Time {
 	for {
 		switch x := w.(type) {
-		case *statusWriter:
-			return x.start
+		case *telemetry.Writer:
+			return x.Start()
 		case interface{ Unwrap() http.ResponseWriter }:
 			w = x.Unwrap()
 		default:
@@ -48,22 +49,14 @@ func activityOf(ctx context.Context) *billing.Activity {
 
 // finishActivity queues r's entry with the status and error code it
 // ended with.
-func finishActivity(r *http.Request, w *statusWriter, status int, code, upstream string) {
+func finishActivity(r *http.Request, w *telemetry.Writer, status int, code, upstream string) {
 	a := activityOf(r.Context())
 	if a == nil {
 		return
 	}
-	if code == codeNone {
+	if code == telemetry.CodeNone {
 		code = ""
 	}
-	a.Finish(billing.Outcome{Route: routeOf(r.URL.Path), ModelAsked: requestedModel(r), Upstream: upstream,
-		Status: status, ErrorCode: code, Ended: time.Now(), FirstByte: w.firstByte, Stream: w.streaming})
-}
-
-// soleUpstream is the config's one upstream, when it has no model pools.
-func (m *metrics) soleUpstream() string {
-	if m == nil {
-		return ""
-	}
-	return m.upstream
+	a.Finish(billing.Outcome{Route: telemetry.RouteOf(r.URL.Path), ModelAsked: requestedModel(r), Upstream: upstream,
+		Status: status, ErrorCode: code, Ended: time.Now(), FirstByte: w.FirstByte(), Stream: w.Streaming()})
 }

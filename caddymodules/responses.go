@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/routing"
 )
 
 // responsesRoute is the Responses API's route below a switchyard_proxy's
@@ -43,8 +44,8 @@ func includeCost(r *http.Request) bool { return r.Header.Get(headerIncludeCost) 
 
 // showCost makes mw's meter add cost_cents to the usage the client
 // receives, priced as h.charge will price the exchange x with that usage.
-func (h *Meter) showCost(r *http.Request, mw *meterWriter, x billing.V1Exchange) {
-	mw.meter.ShowCost(func(u billing.Usage) int64 {
+func (h *Meter) showCost(r *http.Request, mw *billing.MeterWriter, x billing.V1Exchange) {
+	mw.Meter.ShowCost(func(u billing.Usage) int64 {
 		x.Status, x.Usage = http.StatusOK, u
 		rec, _ := billing.V1Record(x)
 		if model := answeringModel(r); model != "" {
@@ -55,7 +56,7 @@ func (h *Meter) showCost(r *http.Request, mw *meterWriter, x billing.V1Exchange)
 	})
 }
 
-// routeStateVar holds the *routeState of a /v1 request routed to a
+// routeStateVar holds the *routing.State of a /v1 request routed to a
 // model's pool, while the pool answers it.
 const routeStateVar = "switchyard.route_state"
 
@@ -68,8 +69,8 @@ func answeringModel(r *http.Request) string {
 	if s, ok := caddyhttp.GetVar(r.Context(), servedVar).(servedBy); ok {
 		return s.model
 	}
-	if s, ok := caddyhttp.GetVar(r.Context(), routeStateVar).(*routeState); ok {
-		return s.model
+	if s, ok := caddyhttp.GetVar(r.Context(), routeStateVar).(*routing.State); ok {
+		return s.Model
 	}
 	return ""
 }

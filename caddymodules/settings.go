@@ -1,11 +1,7 @@
 package caddymodules
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"net/url"
 	"os"
@@ -14,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/tools/openurl"
@@ -162,53 +159,10 @@ func (s *settings) loadKeySecret() error {
 	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %v", err)
 	}
-	secret, err := readOrCreateSecret(path)
+	secret, err := secrets.ReadOrCreate(path)
 	if err != nil {
 		return fmt.Errorf("key secret %s: %v", path, err)
 	}
 	s.keySecret = secret
 	return nil
-}
-
-// readOrCreateSecret returns the secret in path, creating the file with a
-// fresh secret if there is none. The new file is written aside and linked
-// into place, which fails if path exists: a server and a CLI started
-// together agree on one secret and never read a half-written file.
-func readOrCreateSecret(path string) ([]byte, error) {
-	if secret, err := os.ReadFile(path); err == nil {
-		return checkSecret(secret)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	buf := make([]byte, 32)
-	_, _ = rand.Read(buf)
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	_, werr := tmp.WriteString(hex.EncodeToString(buf))
-	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
-		return nil, err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
-	}
-	secret, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return checkSecret(secret)
-}
-
-func checkSecret(secret []byte) ([]byte, error) {
-	secret = []byte(strings.TrimSpace(string(secret)))
-	if len(secret) < 32 {
-		return nil, fmt.Errorf("file holds %d bytes, want at least 32", len(secret))
-	}
-	return secret, nil
 }

@@ -102,9 +102,11 @@ func (e *Error) JSON() []byte {
 }
 
 // Write answers with err's envelope. Headers already set on w, such as
-// rate-limit headers, are kept.
+// rate-limit headers, are kept. A CodeRecorder among w and the writers
+// it wraps is told the envelope's code first.
 func Write(w http.ResponseWriter, err error) {
 	e := From(err)
+	recordCode(w, e.Code)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -127,4 +129,28 @@ func WriteSSE(w http.ResponseWriter, err error) error {
 		return werr
 	}
 	return http.NewResponseController(w).Flush()
+}
+
+// CodeRecorder is a writer that wants to know the code of the envelope
+// Write answers with, so that what counts the answers (metrics, the
+// access log) need not parse back the JSON just written. Write finds it
+// through the Unwrap methods of the writers that wrap it, as
+// http.ResponseController does. The code comes before the status; a
+// later envelope's code replaces an earlier one's.
+type CodeRecorder interface {
+	RecordErrorCode(code string)
+}
+
+func recordCode(w http.ResponseWriter, code string) {
+	for {
+		if r, ok := w.(CodeRecorder); ok {
+			r.RecordErrorCode(code)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }

@@ -16,8 +16,9 @@ import (
 var Order = [][]string{
 	{"cmd/...", "e2e/...", "bench"},
 	{"caddymodules"},
+	{"cli"},
 	{"translator", "admin", "admin/dashboard"},
-	{"payments", "alerts"},
+	{"payments", "alerts", "routing", "telemetry"},
 	{"tools/toolset"},
 	{"translator/request", "translator/upstream", "tools/memory", "tools/search", "tools/openurl", "tools/artifacts"},
 	{"tools/toolstest"},
@@ -29,11 +30,39 @@ var Order = [][]string{
 	{"billing", "files"},
 	{"files/extract"},
 	{"policy/limits"},
-	{"policy"},
+	{"policy", "policy/passthrough"},
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
-	{"storage", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
-	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/layers", "internal/officetest", "internal/objectid", "internal/version", "files/internal/zipdir"},
+	{"storage", "internal/body", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
+	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
+}
+
+// CaddyImporters are the only packages that may import Caddy, entries as
+// in Order: the adapters and the binary. Everything else is plain Go,
+// tested without a Caddy instance.
+var CaddyImporters = []string{"caddymodules", "cmd/..."}
+
+// caddyModule is the path of Caddy's module; its packages lie below it.
+const caddyModule = "github.com/caddyserver/caddy/v2"
+
+// CheckCaddy returns a line for every package that imports Caddy and is
+// not one of CaddyImporters. imports maps packages (paths relative to the
+// module) to every package they import (full paths).
+func CheckCaddy(imports map[string][]string) []string {
+	var problems []string
+	for pkg, deps := range imports {
+		if slices.ContainsFunc(CaddyImporters, func(entry string) bool { return matches(entry, pkg) }) {
+			continue
+		}
+		for _, dep := range deps {
+			if dep == caddyModule || strings.HasPrefix(dep, caddyModule+"/") {
+				problems = append(problems, fmt.Sprintf("%s imports %s: only %s import Caddy; move the Caddy part to caddymodules",
+					pkg, dep, strings.Join(CaddyImporters, " and ")))
+			}
+		}
+	}
+	slices.Sort(problems)
+	return problems
 }
 
 // Layer returns the layer of a package path relative to the module, 0

@@ -46,9 +46,67 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestOnlyAdaptersImportCaddy fails when a package other than
+// caddymodules and cmd imports any package of Caddy.
+func TestOnlyAdaptersImportCaddy(t *testing.T) {
+	all := listAllImports(t)
+	if len(all["caddymodules"]) == 0 {
+		t.Fatal("go list found no imports of caddymodules; is this the module root?")
+	}
+	for _, p := range CheckCaddy(all) {
+		t.Error(p)
+	}
+}
+
+func TestCheckCaddy(t *testing.T) {
+	caddyhttp := caddyModule + "/modules/caddyhttp"
+	tests := []struct {
+		name    string
+		imports map[string][]string
+		want    int
+	}{
+		{name: "the adapters may", imports: map[string][]string{"caddymodules": {caddyhttp}, "cmd/switchyard": {caddyModule}}, want: 0},
+		{name: "a library may not", imports: map[string][]string{"routing": {"net/http", caddyhttp}}, want: 1},
+		{name: "nor the module root", imports: map[string][]string{"billing": {caddyModule}}, want: 1},
+		{name: "a name that only starts alike is not Caddy", imports: map[string][]string{"billing": {caddyModule + "x"}}, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CheckCaddy(tt.imports); len(got) != tt.want {
+				t.Errorf("CheckCaddy = %q; want %d problems", got, tt.want)
+			}
+		})
+	}
+}
+
 // listImports maps each package of the module to the module packages its
 // non-test files import, paths relative to the module.
 func listImports(t *testing.T) map[string][]string {
+	t.Helper()
+	imports := make(map[string][]string)
+	for pkg, deps := range listAllImports(t) {
+		var own []string
+		for _, d := range deps {
+			if r, ok := relative(d); ok {
+				own = append(own, r)
+			}
+		}
+		imports[pkg] = own
+	}
+	return imports
+}
+
+// relative is p relative to the module, if p is one of its packages.
+func relative(p string) (string, bool) {
+	if p == module {
+		return "", true
+	}
+	return strings.CutPrefix(p, module+"/")
+}
+
+// listAllImports maps each package of the module, relative to it, to
+// every package its non-test files import, full paths.
+func listAllImports(t *testing.T) map[string][]string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -62,25 +120,13 @@ func listImports(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderr.String())
 	}
-	rel := func(p string) (string, bool) {
-		if p == module {
-			return "", true
-		}
-		r, ok := strings.CutPrefix(p, module+"/")
-		return r, ok
-	}
 	imports := make(map[string][]string)
 	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		pkg, _ := rel(fields[0])
-		var deps []string
-		for _, d := range fields[1:] {
-			if r, ok := rel(d); ok {
-				deps = append(deps, r)
-			}
-		}
-		imports[pkg] = deps
+		pkg, _ := relative(fields[0])
+		imports[pkg] = fields[1:]
 	}
 	return imports
 }

@@ -1,4 +1,4 @@
-package caddymodules
+package telemetry
 
 import (
 	"context"
@@ -48,14 +48,14 @@ func labelled(f *dto.MetricFamily, want map[string]string) *dto.Metric {
 
 func TestToolMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m, err := newMetrics().register(reg)
+	m, err := New().Register(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.observeTool("web_search", translator.ToolOutcomeDone, 1500*time.Millisecond)
-	m.observeTool("web_search", translator.ToolOutcomeDone, 250*time.Millisecond)
-	m.observeTool("web_search", translator.ToolOutcomeTimeout, 2*time.Minute)
-	m.observeTool(translator.ToolUnknown, translator.ToolOutcomeFailed, 0)
+	m.ObserveTool("web_search", translator.ToolOutcomeDone, 1500*time.Millisecond)
+	m.ObserveTool("web_search", translator.ToolOutcomeDone, 250*time.Millisecond)
+	m.ObserveTool("web_search", translator.ToolOutcomeTimeout, 2*time.Minute)
+	m.ObserveTool(translator.ToolUnknown, translator.ToolOutcomeFailed, 0)
 
 	runs := gathered(t, reg, "switchyard_tool_runs_total")
 	if runs == nil {
@@ -94,22 +94,22 @@ func TestToolMetrics(t *testing.T) {
 // TestMetricsSurviveReload: a second config's registry gets the same
 // collectors, so counts carry on rather than start over.
 func TestMetricsSurviveReload(t *testing.T) {
-	process := newMetrics()
-	first, err := process.register(prometheus.NewPedanticRegistry())
+	process := New()
+	first, err := process.Register(prometheus.NewPedanticRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.observeTool("create_chart", translator.ToolOutcomeDone, time.Second)
+	first.ObserveTool("create_chart", translator.ToolOutcomeDone, time.Second)
 
 	reg := prometheus.NewPedanticRegistry()
-	second, err := process.register(reg)
+	second, err := process.Register(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := process.register(reg); err != nil {
+	if _, err := process.Register(reg); err != nil {
 		t.Fatalf("registering twice on one registry: %v", err)
 	}
-	second.observeTool("create_chart", translator.ToolOutcomeDone, time.Second)
+	second.ObserveTool("create_chart", translator.ToolOutcomeDone, time.Second)
 	s := labelled(gathered(t, reg, "switchyard_tool_runs_total"), map[string]string{"tool": "create_chart", "outcome": "done"})
 	if got := s.GetCounter().GetValue(); got != 2 {
 		t.Errorf("count after reload %v, want 2", got)
@@ -122,10 +122,10 @@ func TestQueueWaitingGauge(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	if err := registerQueueGauge(reg, q); err != nil {
+	if err := RegisterQueueGauge(reg, q); err != nil {
 		t.Fatal(err)
 	}
-	if err := registerQueueGauge(reg, q); err != nil {
+	if err := RegisterQueueGauge(reg, q); err != nil {
 		t.Fatalf("registering twice on one registry: %v", err)
 	}
 	waiting := func() float64 {

@@ -1,4 +1,4 @@
-package caddymodules
+package telemetry
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/switchyardhq/switchyard/storage/sqlite"
 )
 
-// registerStoreCounters exposes how many statements the store in use ran
+// RegisterStoreCounters exposes how many statements the store in use ran
 // (SQLite when embedded, else PostgreSQL), so that the SQL a request
 // costs can be counted rather than guessed (make bench does). The other
 // store's series is not exported: a constant 0 would read as a store that
 // runs nothing.
-func registerStoreCounters(reg prometheus.Registerer, embedded bool) error {
+func RegisterStoreCounters(reg prometheus.Registerer, embedded bool) error {
 	counter := func(name, help, kind string, read func() uint64) prometheus.CounterFunc {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Namespace: "switchyard", Name: name, Help: help,
@@ -46,7 +46,7 @@ func registerStoreCounters(reg prometheus.Registerer, embedded bool) error {
 	}
 	var errs []error
 	for i := range cs {
-		reuse(reg, &cs[i], &errs)
+		Reuse(reg, &cs[i], &errs)
 	}
 	return errors.Join(errs...)
 }
@@ -63,9 +63,9 @@ var redisRoundTrips = prometheus.NewCounter(prometheus.CounterOpts{
 // shared across config reloads gets one hook.
 var countedClients sync.Map // redis.UniversalClient -> struct{}
 
-// countRedis makes c count its round trips in redisRoundTrips and
+// CountRedis makes c count its round trips in redisRoundTrips and
 // registers the counter on reg.
-func countRedis(reg *prometheus.Registry, c redis.UniversalClient) error {
+func CountRedis(reg *prometheus.Registry, c redis.UniversalClient) error {
 	if _, loaded := countedClients.LoadOrStore(c, struct{}{}); !loaded {
 		c.AddHook(roundTripHook{})
 	}
@@ -74,7 +74,7 @@ func countRedis(reg *prometheus.Registry, c redis.UniversalClient) error {
 	}
 	var errs []error
 	ctr := redisRoundTrips
-	reuse(reg, &ctr, &errs)
+	Reuse(reg, &ctr, &errs)
 	return errors.Join(errs...)
 }
 

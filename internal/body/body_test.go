@@ -1,4 +1,4 @@
-package caddymodules
+package body
 
 import (
 	"bufio"
@@ -14,23 +14,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/policy"
 )
 
-// bodyRequest is a POST of body by account with Caddy's variable table,
-// as the server hands handlers; chunked hides its length.
+// bodyRequest is a POST of body by account; chunked hides its length.
 func bodyRequest(ctx context.Context, account string, body io.Reader, n int64, chunked bool) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", body)
 	r.ContentLength = n
 	if chunked {
 		r.ContentLength = -1
 	}
-	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{})
-	ctx = policy.WithPrincipal(ctx, policy.Principal{AccountID: account})
-	return r.WithContext(ctx)
+	return r.WithContext(context.WithValue(ctx, accountKey{}, account))
+}
+
+type accountKey struct{}
+
+// testReader reads for the account its requests carry.
+type testReader struct{ *Reader }
+
+func (br testReader) read(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	account, _ := r.Context().Value(accountKey{}).(string)
+	return br.Read(w, r, account)
 }
 
 // xBody is a request of n bytes of "x" by account.
@@ -38,8 +42,8 @@ func xBody(ctx context.Context, account string, n int, chunked bool) *http.Reque
 	return bodyRequest(ctx, account, bytes.NewReader(bytes.Repeat([]byte("x"), n)), int64(n), chunked)
 }
 
-func newTestBodyReader(total, share, maxBytes int64) *bodyReader {
-	return &bodyReader{maxBytes: maxBytes, timeout: time.Minute, budget: newBodyBudget(total, share)}
+func newTestBodyReader(total, share, maxBytes int64) testReader {
+	return testReader{&Reader{MaxBytes: maxBytes, Timeout: time.Minute, Budget: NewBudget(total, share)}}
 }
 
 func wantAPIError(t *testing.T, what string, err error, status int, code string) {
@@ -61,8 +65,8 @@ func TestBodyMemoryBudget(t *testing.T) {
 		// While the first request runs, a second large body does not fit.
 		_, err := br.read(w, xBody(context.Background(), "b", 700<<10, chunked))
 		wantAPIError(t, fmt.Sprintf("chunked %v: second body", chunked), err, http.StatusServiceUnavailable, "server_overloaded")
-		if br.budget.held("b") != 0 {
-			t.Fatalf("chunked %v: the refused body kept %d bytes", chunked, br.budget.held("b"))
+		if br.Budget.Held("b") != 0 {
+			t.Fatalf("chunked %v: the refused body kept %d bytes", chunked, br.Budget.Held("b"))
 		}
 		// The first request ends: its memory is given back.
 		end1()
@@ -129,7 +133,7 @@ func TestBodyMemoryIsTakenAsBytesArrive(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
-	if held := br.budget.held("staller"); held != 0 {
+	if held := br.Budget.Held("staller"); held != 0 {
 		t.Fatalf("ten bytes of a declared 32 MiB hold %d bytes of the budget", held)
 	}
 	// Others' large bodies fit the whole budget meanwhile.
@@ -151,7 +155,7 @@ func TestBodyTooLargeGivesBackItsMemory(t *testing.T) {
 	br := newTestBodyReader(1<<20, 1<<20, 100<<10)
 	_, err := br.read(httptest.NewRecorder(), xBody(context.Background(), "a", 600<<10, true))
 	wantAPIError(t, "600 KiB chunked", err, http.StatusRequestEntityTooLarge, "request_too_large")
-	if held := br.budget.held("a"); held != 0 {
+	if held := br.Budget.Held("a"); held != 0 {
 		t.Fatalf("a refused body kept %d bytes of the budget", held)
 	}
 }
@@ -172,7 +176,7 @@ func TestBodyOfDeclaredLength(t *testing.T) {
 	}
 
 	empty := newTestBodyReader(1, 1, 32<<20)
-	if !(empty.budget.take("x", 1) == nil) {
+	if !(empty.Budget.Take("x", 1) == nil) {
 		t.Fatal("budget")
 	}
 	for _, chunked := range []bool{false, true} {
@@ -185,12 +189,11 @@ func TestBodyOfDeclaredLength(t *testing.T) {
 // A body that does not arrive within the timeout is answered 408 at the
 // deadline, over a real connection, and its memory is given back then.
 func TestBodyTimeout(t *testing.T) {
-	br := &bodyReader{maxBytes: 32 << 20, timeout: 300 * time.Millisecond, budget: newBodyBudget(1<<20, 1<<20)}
+	br := testReader{&Reader{MaxBytes: 32 << 20, Timeout: 300 * time.Millisecond, Budget: NewBudget(1<<20, 1<<20)}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{})
-		r = r.WithContext(policy.WithPrincipal(ctx, policy.Principal{AccountID: "slow"}))
-		if _, err := br.read(w, r); err != nil {
-			writeRefusal(w, r, err)
+		if _, err := br.Read(w, r, "slow"); err != nil {
+			DropUnread(w, r)
+			apierror.Write(w, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -220,7 +223,7 @@ func TestBodyTimeout(t *testing.T) {
 	if !resp.Close {
 		t.Error("the half-read connection stays open")
 	}
-	if held := br.budget.held("slow"); held != 0 {
+	if held := br.Budget.Held("slow"); held != 0 {
 		t.Errorf("the timed-out body still holds %d bytes", held)
 	}
 }

@@ -1,4 +1,4 @@
-package caddymodules
+package passthrough
 
 import (
 	"net/http"
@@ -6,7 +6,17 @@ import (
 	"testing"
 )
 
-func TestAdmitRoute(t *testing.T) {
+// v1Routes are caddymodules.DefaultV1Routes.
+var v1Routes = []string{
+	"POST /chat/completions",
+	"POST /completions",
+	"POST /embeddings",
+	"POST /responses",
+	"GET /models",
+	"GET /models/*",
+}
+
+func TestRoute(t *testing.T) {
 	tests := []struct {
 		name, method, target string
 		ok                   bool
@@ -28,9 +38,8 @@ func TestAdmitRoute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest(tt.method, tt.target, nil)
-			err := admitRoute(r, "/v1", DefaultV1Routes)
-			if (err == nil) != tt.ok {
-				t.Fatalf("admitRoute = %v, want ok %v", err, tt.ok)
+			if ok := Route(r, "/v1", v1Routes); ok != tt.ok {
+				t.Fatalf("Route = %v, want %v", ok, tt.ok)
 			}
 			if tt.ok && r.URL.Path != tt.path {
 				t.Errorf("path %q, want %q", r.URL.Path, tt.path)
@@ -44,7 +53,7 @@ func TestHeaderFilters(t *testing.T) {
 	for _, k := range []string{"Authorization", "X-Api-Key", "Api-Key", "Cookie", "Proxy-Authorization", "Content-Type", "X-Request-Id", "Openai-Organization"} {
 		h.Set(k, "sk-secret")
 	}
-	filterRequestHeaders(h)
+	FilterRequestHeaders(h)
 	for _, k := range []string{"X-Api-Key", "Api-Key", "Cookie", "Proxy-Authorization", "Openai-Organization"} {
 		if h.Get(k) != "" {
 			t.Errorf("%s would reach the upstream", k)
@@ -56,7 +65,7 @@ func TestHeaderFilters(t *testing.T) {
 
 	rec := httptest.NewRecorder()
 	rec.Header().Set("X-Ratelimit-Limit-Requests", "60") // the gateway's own
-	f := newHeaderFilter(rec)
+	f := NewHeaderFilter(rec)
 	f.Header().Set("Set-Cookie", "session=upstream")
 	f.Header().Set("Openai-Organization", "operator-org")
 	f.Header().Set("Content-Type", "text/event-stream")
@@ -76,7 +85,7 @@ func TestHeaderFilterKeepsTheGatewaysOwnValues(t *testing.T) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("Server", "Caddy")
 	rec.Header().Set("X-Request-Id", "req-gateway")
-	f := newHeaderFilter(rec)
+	f := NewHeaderFilter(rec)
 	delete(f.Header(), "Server") // as reverse_proxy does
 	f.Header().Add("Server", "vllm/0.6 (gpu-node-7)")
 	f.Header().Add("X-Request-Id", "req-upstream")
@@ -93,5 +102,18 @@ func TestHeaderFilterKeepsTheGatewaysOwnValues(t *testing.T) {
 	}
 	if h.Get("X-Powered-By") != "" || len(h.Values("Via")) != 0 {
 		t.Errorf("banners reached the client: %v", h)
+	}
+}
+
+func TestUpstreamHeaders(t *testing.T) {
+	r := httptest.NewRequest("POST", "http://gateway.example/v1/chat/completions", nil)
+	r.Header.Set("Authorization", "Bearer sk-caller")
+	NewUpstreamHeaders("api.example.com", "k1").Apply(r)
+	if r.Host != "api.example.com" || r.Header.Get("Authorization") != "Bearer k1" {
+		t.Errorf("with a key: Host %q, Authorization %q", r.Host, r.Header.Get("Authorization"))
+	}
+	NewUpstreamHeaders("127.0.0.1:8000", "").Apply(r)
+	if r.Host != "127.0.0.1:8000" || len(r.Header.Values("Authorization")) != 0 {
+		t.Errorf("without a key: Host %q, Authorization %q", r.Host, r.Header.Values("Authorization"))
 	}
 }

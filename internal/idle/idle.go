@@ -1,4 +1,6 @@
-package caddymodules
+// Package idle bounds the silence of an answer being written: past it,
+// the request's context is cancelled.
+package idle
 
 import (
 	"context"
@@ -6,7 +8,7 @@ import (
 	"time"
 )
 
-// idleWatch bounds the silence of a proxied answer once its headers are
+// Watch bounds the silence of a proxied answer once its headers are
 // sent: when nothing more has been written to the client for idle, the
 // request's context is cancelled, which makes the reverse proxy give up
 // on the upstream and cut the stream. Before the headers the transport's
@@ -14,7 +16,7 @@ import (
 // cancelled context there would look like a client that left. It does
 // what the transport's read_timeout would, without its per-read deadline
 // calls, which log an error for every stream a client leaves.
-func idleWatch(w http.ResponseWriter, r *http.Request, idle time.Duration) (http.ResponseWriter, *http.Request, func()) {
+func Watch(w http.ResponseWriter, r *http.Request, idle time.Duration) (http.ResponseWriter, *http.Request, func()) {
 	ctx, cancel := context.WithCancel(r.Context())
 	iw := &idleWriter{ResponseWriter: w, idle: idle}
 	iw.timer = time.AfterFunc(idle, cancel)

@@ -1,4 +1,4 @@
-package caddymodules
+package telemetry
 
 import (
 	"errors"
@@ -17,23 +17,23 @@ import (
 // them panic, which on the ledger writer's goroutine ended the process.
 func TestChargeMetricsNeverDecrease(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m, err := newMetrics().register(reg)
+	m, err := New().Register(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.countCharge(routeV3Chat, storage.UsageRecord{PromptTokens: 100, CompletionTokens: 20}, 7, nil)
-	m.countCharge(routeV3Chat, storage.UsageRecord{PromptTokens: -5000, CompletionTokens: 3}, -40, nil)
-	m.countCharge(routeV1, storage.UsageRecord{PromptTokens: -1, CompletionTokens: -1}, 0, errors.New("refused"))
+	m.CountCharge(RouteV3Chat, storage.UsageRecord{PromptTokens: 100, CompletionTokens: 20}, 7, nil)
+	m.CountCharge(RouteV3Chat, storage.UsageRecord{PromptTokens: -5000, CompletionTokens: 3}, -40, nil)
+	m.CountCharge(RouteV1, storage.UsageRecord{PromptTokens: -1, CompletionTokens: -1}, 0, errors.New("refused"))
 
 	tokens := gathered(t, reg, "switchyard_tokens_total")
 	for _, c := range []struct {
 		route, kind string
 		want        float64
 	}{
-		{routeV3Chat, "prompt", 100},
-		{routeV3Chat, "completion", 23},
-		{routeV1, "prompt", 0},
-		{routeV1, "completion", 0},
+		{RouteV3Chat, "prompt", 100},
+		{RouteV3Chat, "completion", 23},
+		{RouteV1, "prompt", 0},
+		{RouteV1, "completion", 0},
 	} {
 		var got float64
 		if s := labelled(tokens, map[string]string{"route": c.route, "kind": c.kind}); s != nil {
@@ -43,21 +43,24 @@ func TestChargeMetricsNeverDecrease(t *testing.T) {
 			t.Errorf("tokens %s %s = %v, want %v", c.route, c.kind, got, c.want)
 		}
 	}
-	cents := labelled(gathered(t, reg, "switchyard_charged_cents_total"), map[string]string{"route": routeV3Chat})
+	cents := labelled(gathered(t, reg, "switchyard_charged_cents_total"), map[string]string{"route": RouteV3Chat})
 	if got := cents.GetCounter().GetValue(); got != 7 {
 		t.Errorf("charged cents = %v, want 7: a negative amount adds nothing", got)
 	}
-	errs := labelled(gathered(t, reg, "switchyard_charge_errors_total"), map[string]string{"route": routeV1})
+	errs := labelled(gathered(t, reg, "switchyard_charge_errors_total"), map[string]string{"route": RouteV1})
 	if got := errs.GetCounter().GetValue(); got != 1 {
 		t.Errorf("charge errors = %v, want 1", got)
 	}
 }
 
+// neverPanicked is a goroutine name that no test panics on.
+var neverPanicked = guard.Name("test_never_panicked")
+
 // TestRecoveredPanicsAreExported: switchyard_panics_recovered_total has a
 // series for every goroutine name, at zero before its first panic.
 func TestRecoveredPanicsAreExported(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	if _, err := newMetrics().register(reg); err != nil {
+	if _, err := New().Register(reg); err != nil {
 		t.Fatal(err)
 	}
 	before := guard.Count("test_exported")
@@ -67,14 +70,14 @@ func TestRecoveredPanicsAreExported(t *testing.T) {
 	if got.GetCounter().GetValue() != float64(before+1) {
 		t.Errorf("test_exported = %v, want %d", got.GetCounter().GetValue(), before+1)
 	}
-	for _, name := range []string{"ledger_writer", "ledger_completions", "files_janitor", "metrics_collector"} {
+	for _, name := range []string{"ledger_writer", "ledger_completions", "metrics_collector", neverPanicked} {
 		if labelled(f, map[string]string{"goroutine": name}) == nil {
 			t.Errorf("no series for %s before its first panic", name)
 		}
 	}
 	// Registered twice on one registry, as a reload does: no error, one
 	// series each.
-	if _, err := newMetrics().register(reg); err != nil {
+	if _, err := New().Register(reg); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -85,15 +88,15 @@ func TestRecoveredPanicsAreExported(t *testing.T) {
 // the process.
 func TestAPanickingCollectorDoesNotEndTheProcess(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	before := guard.Count(collectorGoroutine)
-	if err := registerGauge(reg, "test_panicking_gauge", "A gauge that panics.", func() float64 { panic("collector bug") }); err != nil {
+	before := guard.Count(CollectorGoroutine)
+	if err := RegisterGauge(reg, "test_panicking_gauge", "A gauge that panics.", func() float64 { panic("collector bug") }); err != nil {
 		t.Fatal(err)
 	}
 	f := gathered(t, reg, "switchyard_test_panicking_gauge")
 	if v := f.GetMetric()[0].GetGauge().GetValue(); !math.IsNaN(v) {
 		t.Errorf("gauge = %v, want NaN", v)
 	}
-	if n := guard.Count(collectorGoroutine) - before; n != 1 {
+	if n := guard.Count(CollectorGoroutine) - before; n != 1 {
 		t.Errorf("%d panics counted, want 1", n)
 	}
 }

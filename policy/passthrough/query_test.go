@@ -1,4 +1,4 @@
-package caddymodules
+package passthrough
 
 import (
 	"net/url"
@@ -17,15 +17,15 @@ func TestScrubQuery(t *testing.T) {
 		{key + "=x&a=1", "a=1"},
 	} {
 		u := &url.URL{Path: "/v1/models", RawQuery: tc.in}
-		scrubQuery(u, key)
+		ScrubQuery(u, key)
 		if u.RawQuery != tc.want {
-			t.Errorf("scrubQuery(%q) = %q, want %q", tc.in, u.RawQuery, tc.want)
+			t.Errorf("ScrubQuery(%q) = %q, want %q", tc.in, u.RawQuery, tc.want)
 		}
 	}
-	if got := bearer("bearer " + key); got != key {
+	if got := Bearer("bearer " + key); got != key {
 		t.Errorf("bearer: %q", got)
 	}
-	if got := bearer("Basic " + key); got != "" {
+	if got := Bearer("Basic " + key); got != "" {
 		t.Errorf("bearer of Basic: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package caddymodules
+package telemetry
 
 import (
 	"net/http"
@@ -6,12 +6,43 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/translator/request"
 )
+
+// RouteOf names the API a request path belongs to, in any letter case,
+// as Caddy's path matchers see it.
+func RouteOf(path string) string {
+	p := strings.ToLower(path)
+	switch {
+	case p == "/v1" || strings.HasPrefix(p, "/v1/"):
+		return RouteV1
+	case p == "/v3/chat/completions", p == "/v3/responses":
+		// One handler, one charge: the assistant in either form.
+		return RouteV3Chat
+	case p == "/v3/files" || strings.HasPrefix(p, "/v3/files/"):
+		return RouteV3Files
+	}
+	return RouteOther
+}
+
+// Upstream is the host of the config's one upstream, "" with model
+// pools: for the access log.
+func (m *Metrics) Upstream() string {
+	if m == nil {
+		return ""
+	}
+	return m.upstream
+}
+
+// CountRequest counts one finished request, answered with status and the
+// envelope code (CodeNone for none), that asked for model ("" for none).
+func (m *Metrics) CountRequest(r *http.Request, w *Writer, status int, code, model string) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(RouteOf(r.URL.Path), strconv.Itoa(status), code).Inc()
+	m.observeRequest(r, w, model)
+}
 
 // Values of the model label of the request histograms besides the
 // configured models' names: a model the config does not name (clients
@@ -65,25 +96,23 @@ func newRequestMetrics() requestMetrics {
 }
 
 func (rm *requestMetrics) register(reg prometheus.Registerer, errs *[]error) {
-	reuse(reg, &rm.duration, errs)
-	reuse(reg, &rm.firstByte, errs)
-	reuse(reg, &rm.streams, errs)
-	reuse(reg, &rm.admin, errs)
-	reuse(reg, &rm.ledgerLag, errs)
+	Reuse(reg, &rm.duration, errs)
+	Reuse(reg, &rm.firstByte, errs)
+	Reuse(reg, &rm.streams, errs)
+	Reuse(reg, &rm.admin, errs)
+	Reuse(reg, &rm.ledgerLag, errs)
 }
 
-// forConfig is m labelling the model of a request by the names the
-// config serves, and every other name as other, and logging the config's
-// one upstream when it has no model pools. It is set once per config.
-func (m *metrics) forConfig(a *App) *metrics {
+// ForConfig is m labelling the model of a request by the names a config
+// serves (models), and every other name as other; upstream is the host
+// of the config's one upstream, when it has no model pools, for the
+// access log. It is set once per config.
+func (m *Metrics) ForConfig(models []string, upstream string) *Metrics {
 	if m == nil {
 		return nil
 	}
 	out := *m
-	models := a.modelNames()
-	if len(a.Models) == 0 && a.settings.upstream != nil {
-		out.upstream = a.settings.upstream.Host
-	}
+	out.upstream = upstream
 	out.models = make(map[string]bool, len(models))
 	for _, name := range models {
 		if name != "" {
@@ -93,38 +122,9 @@ func (m *metrics) forConfig(a *App) *metrics {
 	return &out
 }
 
-// modelNames are the names a config serves: the models' names, the
-// upstream's model and the models with a price.
-func (a *App) modelNames() []string {
-	var names []string
-	for _, m := range a.Models {
-		names = append(names, m.Name)
-	}
-	names = append(names, a.settings.upstreamModel)
-	if a.Limits != nil {
-		for name := range a.Limits.Prices {
-			names = append(names, name)
-		}
-	}
-	return names
-}
-
-// requestedModel is the model r's body asked for, as the admission step
-// or a handler parsed it; "" when none did.
-func requestedModel(r *http.Request) string {
-	if v, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request); ok && v.Model != "" {
-		return v.Model
-	}
-	if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
-		return v.Model
-	}
-	return ""
-}
-
-// modelLabel is the model label of r: the model it asked for, bounded to
-// the configured names.
-func (m *metrics) modelLabel(r *http.Request) string {
-	model := requestedModel(r)
+// modelLabel is the model label of a request for model: bounded to the
+// configured names.
+func (m *Metrics) modelLabel(model string) string {
 	switch {
 	case model == "":
 		return modelNone
@@ -134,14 +134,14 @@ func (m *metrics) modelLabel(r *http.Request) string {
 	return modelOther
 }
 
-// observeRequest records the timing of one finished request, and ends
-// its stream.
-func (m *metrics) observeRequest(r *http.Request, w *statusWriter) {
-	route := routeOf(r.URL.Path)
+// observeRequest records the timing of one finished request for model,
+// and ends its stream.
+func (m *Metrics) observeRequest(r *http.Request, w *Writer, model string) {
+	route := RouteOf(r.URL.Path)
 	if w.streaming {
 		m.streams.WithLabelValues(route).Dec()
 	}
-	model := m.modelLabel(r)
+	model = m.modelLabel(model)
 	m.duration.WithLabelValues(route, model).Observe(time.Since(w.start).Seconds())
 	if !w.firstByte.IsZero() {
 		m.firstByte.WithLabelValues(route, model).Observe(w.firstByte.Sub(w.start).Seconds())
@@ -149,9 +149,9 @@ func (m *metrics) observeRequest(r *http.Request, w *statusWriter) {
 }
 
 // startStream counts a response that has begun as an event stream.
-func (m *metrics) startStream(r *http.Request) {
+func (m *Metrics) startStream(r *http.Request) {
 	if m != nil {
-		m.streams.WithLabelValues(routeOf(r.URL.Path)).Inc()
+		m.streams.WithLabelValues(RouteOf(r.URL.Path)).Inc()
 	}
 }
 
@@ -160,8 +160,8 @@ func isEventStream(h http.Header) bool {
 	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
 }
 
-// countAdmin counts one finished request to the admin API.
-func (m *metrics) countAdmin(r *http.Request, w *statusWriter) {
+// CountAdmin counts one finished request to the admin API.
+func (m *Metrics) CountAdmin(r *http.Request, w *Writer) {
 	if m == nil {
 		return
 	}
@@ -184,7 +184,7 @@ func methodLabel(method string) string {
 
 // observeLedgerLag records how long after the request's end its charge
 // was committed.
-func (m *metrics) observeLedgerLag(finished time.Time) {
+func (m *Metrics) observeLedgerLag(finished time.Time) {
 	if m == nil || finished.IsZero() {
 		return
 	}

@@ -1,0 +1,37 @@
+package billing
+
+import "github.com/switchyardhq/switchyard/storage"
+
+// Settler settles the charges of one route. It hands each to the ledger
+// writer and returns without waiting for the commit. The request's hold
+// passes to the commit's completion: it is settled with the amount
+// charged once the charge is committed, so that the next admission of
+// the account sees the balance the charge left without reading the
+// ledger, and never before the charge is durable. When the store failed,
+// the charge may or may not have been written; the hold is settled with
+// the price then, so that the balance the limiter mirrors errs on the
+// low side.
+type Settler struct {
+	*Recorder
+	// Committed, when set, is told of each charge once the ledger writer
+	// is done with it: the amount charged, or the store's error. It runs
+	// on the writer's goroutine.
+	Committed func(rec storage.UsageRecord, charged int64, err error)
+}
+
+// SettleHold hands rec to the ledger writer, and settleHold (the
+// request's hold, taken away from the handlers that would release it;
+// see limits.Hold.Handover) to the commit's completion. It returns rec's
+// price, what the request is charged.
+func (s Settler) SettleHold(rec storage.UsageRecord, settleHold func(charged int64)) int64 {
+	price := s.Price(rec)
+	return s.Settle(rec, func(charged int64, err error) {
+		if s.Committed != nil {
+			s.Committed(rec, charged, err)
+		}
+		if err != nil {
+			charged = price
+		}
+		settleHold(charged)
+	})
+}

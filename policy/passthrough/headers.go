@@ -1,0 +1,132 @@
+package passthrough
+
+import "net/http"
+
+// forwardedRequestHeaders are the only request headers sent upstream;
+// every other one (cookies, other credential headers, tracing of the
+// caller's own systems) stays at the gateway. reverse_proxy sets Host,
+// the hop-by-hop headers and X-Forwarded-* itself, and Authorization is
+// set to the operator's key.
+var forwardedRequestHeaders = map[string]bool{
+	"Accept":          true,
+	"Accept-Encoding": true,
+	"Content-Type":    true,
+	"Content-Length":  true,
+	"User-Agent":      true,
+	"X-Request-Id":    true,
+	"Openai-Beta":     true,
+	"Authorization":   true, // replaced by the upstream key or removed by the proxy config
+}
+
+// returnedResponseHeaders are the only upstream response headers the
+// client sees; cookies, the upstream account's organisation and limits,
+// and server banners (Server, X-Powered-By, Via) stay behind. Headers the
+// gateway set itself before proxying (Server, X-Request-Id,
+// x-ratelimit-*) keep the gateway's values, whatever the upstream sent
+// under the same names.
+var returnedResponseHeaders = map[string]bool{
+	"Content-Type":     true,
+	"Content-Length":   true,
+	"Content-Encoding": true,
+	"Cache-Control":    true,
+	"Retry-After":      true,
+	"Date":             true,
+	"Vary":             true,
+}
+
+// FilterRequestHeaders drops every request header not on the list.
+func FilterRequestHeaders(h http.Header) {
+	for name := range h {
+		if !forwardedRequestHeaders[http.CanonicalHeaderKey(name)] {
+			delete(h, name)
+		}
+	}
+}
+
+// HeaderFilter lets through, of the headers the upstream adds to the
+// response, only those on the list; those the gateway set before
+// proxying keep the gateway's values. reverse_proxy adds the upstream's
+// headers to the gateway's (and replaces the gateway's Server with the
+// upstream's), so a name on both sides would otherwise carry the
+// upstream's value to the client.
+type HeaderFilter struct {
+	http.ResponseWriter
+	own    []ownHeader // set before proxying: a few, looked through
+	ownBuf [8]ownHeader
+}
+
+type ownHeader struct {
+	name   string
+	values []string
+}
+
+// NewHeaderFilter filters the headers of the answer written to w; the
+// headers w holds already are the gateway's own.
+func NewHeaderFilter(w http.ResponseWriter) *HeaderFilter {
+	f := &HeaderFilter{ResponseWriter: w}
+	f.own = f.ownBuf[:0]
+	for name, values := range w.Header() {
+		// The slice is kept, not copied: the proxy adds by appending
+		// to a copy or replacing it, which leaves these values as
+		// they are.
+		f.own = append(f.own, ownHeader{name, values[:len(values):len(values)]})
+	}
+	return f
+}
+
+func (f *HeaderFilter) isOwn(name string) bool {
+	for _, o := range f.own {
+		if o.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteHeader drops the headers not let through, then writes code.
+func (f *HeaderFilter) WriteHeader(code int) {
+	h := f.Header()
+	for name := range h {
+		if !returnedResponseHeaders[name] && !f.isOwn(name) {
+			delete(h, name)
+		}
+	}
+	for _, o := range f.own {
+		h[o.name] = o.values
+	}
+	f.ResponseWriter.WriteHeader(code)
+}
+
+func (f *HeaderFilter) Write(b []byte) (int, error) { return f.ResponseWriter.Write(b) }
+
+// Unwrap lets http.ResponseController reach the writer below, so that
+// streams still flush event by event.
+func (f *HeaderFilter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// UpstreamHeaders are what the request names of the upstream: its Host
+// and the operator's key, in place of any credential of the caller's.
+type UpstreamHeaders struct {
+	host          string
+	authorization string // "" sends none
+}
+
+// NewUpstreamHeaders names the upstream at host, and apiKey ("": none)
+// as the operator's key.
+func NewUpstreamHeaders(host, apiKey string) UpstreamHeaders {
+	u := UpstreamHeaders{host: host}
+	if apiKey != "" {
+		u.authorization = "Bearer " + apiKey
+	}
+	return u
+}
+
+// Apply sets u on r, whose headers FilterRequestHeaders already cut down
+// to the allowed ones.
+func (u UpstreamHeaders) Apply(r *http.Request) {
+	r.Host = u.host
+	if u.authorization == "" {
+		delete(r.Header, "Authorization")
+		return
+	}
+	r.Header["Authorization"] = []string{u.authorization}
+}

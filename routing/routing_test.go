@@ -1,0 +1,48 @@
+package routing
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+func TestStateBodyFor(t *testing.T) {
+	s := NewState([]byte(`{"model":"alpha","messages":[],"stream":true}`), "alpha")
+	same, _ := s.BodyFor("alpha")
+	if string(same) != string(s.Body) {
+		t.Errorf("the body was re-encoded without a change")
+	}
+	got, err := s.BodyFor("org/model-7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(got, &fields); err != nil || fields["model"] != "org/model-7b" || fields["stream"] != true {
+		t.Errorf("rewritten body %s", got)
+	}
+}
+
+// A model with dearer fallbacks holds at the dearest prices of its chain,
+// direction by direction, and is still charged at its own.
+func TestModelHoldPrices(t *testing.T) {
+	p := policy.ProfileFor(policy.RevisionB)
+	price := func(in, out int64) *policy.ModelPrice {
+		return &policy.ModelPrice{InputCentsPerMTok: in, OutputCentsPerMTok: out}
+	}
+	ApplyPrices(&p, []Priced{
+		{Name: "local", Price: price(10, 20), Fallbacks: []string{"hosted", "batch"}},
+		{Name: "hosted", Price: price(250, 1000)},
+		{Name: "batch", Price: price(500, 50)},
+		{Name: "cheap-fallback", Price: price(900, 900), Fallbacks: []string{"local"}},
+	})
+	if got, want := p.HoldPrices["local"], (policy.ModelPrice{InputCentsPerMTok: 500, OutputCentsPerMTok: 1000}); got != want {
+		t.Errorf("local holds at %+v, want %+v", got, want)
+	}
+	if _, ok := p.HoldPrices["cheap-fallback"]; ok {
+		t.Errorf("a model whose fallbacks are cheaper got hold prices: %+v", p.HoldPrices["cheap-fallback"])
+	}
+	if got := p.ForModel("local").Price(1_000_000, 0); got != 10 {
+		t.Errorf("local is charged %d cents a million input tokens, want its own 10", got)
+	}
+}

@@ -1,0 +1,59 @@
+package routing
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// Upstream is one backend of a model's pool, its URL taken apart.
+type Upstream struct {
+	Name     string // in metrics, logs and usage records
+	Scheme   string
+	Host     string // Host header: the URL's host[:port]
+	Dial     string // host:port
+	BasePath string // without a trailing slash
+	APIKey   string // "": no Authorization header
+	Model    string // the model name sent upstream
+	Weight   int
+}
+
+// ParseUpstream reads the upstream of model whose base URL is rawURL
+// (such as http://10.0.0.5:8000/v1). An empty name is the URL's
+// host:port, an empty upstreamModel the model's name, a zero weight 1.
+func ParseUpstream(model, rawURL, apiKey, upstreamModel, name string, weight int) (Upstream, error) {
+	raw := strings.TrimSpace(rawURL)
+	pu, err := url.Parse(raw)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" || pu.User != nil || pu.RawQuery != "" {
+		return Upstream{}, fmt.Errorf("model %q: upstream %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", model, raw)
+	}
+	dial := pu.Host
+	if pu.Port() == "" {
+		port := "80"
+		if pu.Scheme == "https" {
+			port = "443"
+		}
+		dial = net.JoinHostPort(pu.Hostname(), port)
+	}
+	out := Upstream{
+		Name:     name,
+		Scheme:   pu.Scheme,
+		Host:     pu.Host,
+		Dial:     dial,
+		BasePath: strings.TrimSuffix(pu.Path, "/"),
+		APIKey:   strings.TrimSpace(apiKey),
+		Model:    upstreamModel,
+		Weight:   weight,
+	}
+	if out.Name == "" {
+		out.Name = dial
+	}
+	if out.Model == "" {
+		out.Model = model
+	}
+	if out.Weight == 0 {
+		out.Weight = 1
+	}
+	return out, nil
+}
