@@ -50,8 +50,14 @@ type AlertSettings struct {
 	// WebhookSecret signs the webhook's deliveries.
 	WebhookSecret string
 	// Email receives a message per alert; "" for none.
-	Email     string
-	UpdatedAt time.Time
+	Email string
+	// KeySpendPercent (1 to 100) alerts when a key's spend in its
+	// period reaches this share of its spend limit: once per key and
+	// period, again if the spend falls back under the share (the limit
+	// was raised) and reaches it again. Nil: no key spend alerts. Keys
+	// without a spend limit never alert.
+	KeySpendPercent *int64
+	UpdatedAt       time.Time
 	// LastTopUpCents is the amount of the account's latest top-up, which
 	// BelowPercent is a share of. Read only.
 	LastTopUpCents int64
@@ -89,6 +95,9 @@ const (
 	AlertWebhook = "webhook"
 	AlertEmail   = "email"
 
+	AlertBalanceBelow = "balance_below"
+	AlertKeySpend     = "key_spend"
+
 	AlertPending   = "pending"
 	AlertDelivered = "delivered"
 	AlertFailed    = "failed"
@@ -101,13 +110,53 @@ type AlertDelivery struct {
 	AccountID      string
 	AccountName    string
 	Channel        string // AlertWebhook or AlertEmail
-	Kind           string // "balance_below"
-	BalanceCents   int64
-	ThresholdCents int64
-	Status         string
-	Attempts       int
-	NextAttemptAt  time.Time
-	LastError      string
-	CreatedAt      time.Time
-	DeliveredAt    time.Time
+	Kind           string // AlertBalanceBelow or AlertKeySpend
+	BalanceCents   int64  // AlertBalanceBelow: the balance that crossed
+	ThresholdCents int64  // the balance's threshold, or the key's share of its limit
+	// KeyID, KeyLabel, SpendCents, LimitCents and SpendPeriod describe
+	// the key of an AlertKeySpend: its spend in the period that reached
+	// ThresholdCents, and its limit.
+	KeyID         string
+	KeyLabel      string
+	SpendCents    int64
+	LimitCents    int64
+	SpendPeriod   SpendPeriod
+	Status        string
+	Attempts      int
+	NextAttemptAt time.Time
+	LastError     string
+	CreatedAt     time.Time
+	DeliveredAt   time.Time
+}
+
+// KeySpendState is a key's spend alert as the transaction that commits
+// its charges leaves it.
+type KeySpendState struct {
+	LimitCents int64 // 0: no spend limit
+	SpendCents int64 // the key's spend in the period starting at PeriodStart
+	// PeriodStart is the start of the key's current spend period.
+	PeriodStart time.Time
+	// FiredFor is the start of the period the alert last fired in; zero
+	// if it never did or was re-armed since.
+	FiredFor time.Time
+}
+
+// KeySpendThreshold is percent of limit, rounded up, so that a share
+// is never reached before it is spent.
+func KeySpendThreshold(limit, percent int64) int64 {
+	return (limit*percent + 99) / 100
+}
+
+// KeySpendDecision says what a key's spend alert does after a charge:
+// fire when the spend reached the share of the limit and the alert has
+// not fired in this period; re-arm when it fired in this period but the
+// spend is under the share again (the limit was raised). A new period
+// arms it by itself: FiredFor then names an earlier one.
+func KeySpendDecision(st KeySpendState, percent *int64) (fire, rearm bool) {
+	if st.LimitCents <= 0 || percent == nil || *percent <= 0 {
+		return false, false
+	}
+	reached := st.SpendCents >= KeySpendThreshold(st.LimitCents, *percent)
+	firedNow := !st.FiredFor.IsZero() && st.FiredFor.Equal(st.PeriodStart)
+	return reached && !firedNow, !reached && firedNow
 }
