@@ -21,11 +21,17 @@ func (s *Store) SetAlertSettings(ctx context.Context, a storage.AlertSettings) (
 		if n == 0 {
 			return storage.ErrNotFound
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO alert_settings (account_id, webhook_url, webhook_secret, email, updated_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id) DO UPDATE SET
+		_, err = tx.Exec(ctx, `INSERT INTO alert_settings (account_id, webhook_url, webhook_secret, email, updated_at, key_spend_percent)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account_id) DO UPDATE SET
 			webhook_url = excluded.webhook_url, webhook_secret = excluded.webhook_secret,
-			email = excluded.email, updated_at = excluded.updated_at`,
-			a.AccountID, a.WebhookURL, a.WebhookSecret, a.Email, micros(now))
+			email = excluded.email, updated_at = excluded.updated_at, key_spend_percent = excluded.key_spend_percent`,
+			a.AccountID, a.WebhookURL, a.WebhookSecret, a.Email, micros(now), nullable(a.KeySpendPercent))
+		if err != nil {
+			return err
+		}
+		// Re-arm the keys' spend alerts too: a key already past the new
+		// share alerts with its next charge.
+		_, err = tx.Exec(ctx, `UPDATE api_keys SET spend_alert_period = 0 WHERE account_id = $1 AND spend_alert_period <> 0`, a.AccountID)
 		return err
 	})
 	if err != nil {
@@ -45,12 +51,13 @@ func nullable(v *int64) any {
 // AlertSettings reads the account row's thresholds and the settings row.
 func (s *Store) AlertSettings(ctx context.Context, accountID string) (storage.AlertSettings, error) {
 	a := storage.AlertSettings{AccountID: accountID}
-	var below, percent, fired, updated int64
+	var below, percent, keySpend, fired, updated int64
 	err := s.db.QueryRow(ctx, `SELECT COALESCE(a.alert_below_cents, -1), COALESCE(a.alert_below_percent, -1),
 		a.last_topup_cents, COALESCE(a.alert_fired_at, 0),
-		COALESCE(s.webhook_url, ''), COALESCE(s.webhook_secret, ''), COALESCE(s.email, ''), COALESCE(s.updated_at, 0)
+		COALESCE(s.webhook_url, ''), COALESCE(s.webhook_secret, ''), COALESCE(s.email, ''), COALESCE(s.updated_at, 0),
+		COALESCE(s.key_spend_percent, -1)
 		FROM accounts a LEFT JOIN alert_settings s ON s.account_id = a.id WHERE a.id = $1`, accountID).
-		Scan(&below, &percent, &a.LastTopUpCents, &fired, &a.WebhookURL, &a.WebhookSecret, &a.Email, &updated)
+		Scan(&below, &percent, &a.LastTopUpCents, &fired, &a.WebhookURL, &a.WebhookSecret, &a.Email, &updated, &keySpend)
 	if noRows(err) {
 		return storage.AlertSettings{}, storage.ErrNotFound
 	}
@@ -62,6 +69,9 @@ func (s *Store) AlertSettings(ctx context.Context, accountID string) (storage.Al
 	}
 	if percent >= 0 {
 		a.BelowPercent = &percent
+	}
+	if keySpend >= 0 {
+		a.KeySpendPercent = &keySpend
 	}
 	a.FiredAt, a.UpdatedAt = fromMicros(fired), fromMicros(updated)
 	return a, nil
@@ -85,8 +95,8 @@ func queueAlerts(ctx context.Context, tx Tx, accountID string, balance, threshol
 			continue
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO alert_deliveries (id, account_id, channel, kind, balance_cents,
-			threshold_cents, status, next_attempt_at, created_at) VALUES ($1, $2, $3, 'balance_below', $4, $5, $6, $7, $8)`,
-			newTimeID("alrt_", at), accountID, ch.name, balance, threshold, storage.AlertPending, at, at); err != nil {
+			threshold_cents, status, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			newTimeID("alrt_", at), accountID, ch.name, storage.AlertBalanceBelow, balance, threshold, storage.AlertPending, at, at); err != nil {
 			return err
 		}
 	}
@@ -96,17 +106,21 @@ func queueAlerts(ctx context.Context, tx Tx, accountID string, balance, threshol
 // deliveryColumns are read from alert_deliveries d joined with its
 // account a.
 const deliveryColumns = `d.id, d.account_id, a.name, d.channel, d.kind, d.balance_cents, d.threshold_cents, d.status,
-	d.attempts, d.next_attempt_at, d.last_error, d.created_at, COALESCE(d.delivered_at, 0)`
+	d.attempts, d.next_attempt_at, d.last_error, d.created_at, COALESCE(d.delivered_at, 0),
+	d.key_id, COALESCE(k.label, ''), d.spend_cents, d.limit_cents, d.spend_period`
 
-const deliveryFrom = ` FROM alert_deliveries d JOIN accounts a ON a.id = d.account_id`
+const deliveryFrom = ` FROM alert_deliveries d JOIN accounts a ON a.id = d.account_id LEFT JOIN api_keys k ON k.id = d.key_id`
 
 func scanDelivery(r Row) (storage.AlertDelivery, error) {
 	var d storage.AlertDelivery
 	var attempts, next, created, delivered int64
+	var period string
 	if err := r.Scan(&d.ID, &d.AccountID, &d.AccountName, &d.Channel, &d.Kind, &d.BalanceCents, &d.ThresholdCents, &d.Status,
-		&attempts, &next, &d.LastError, &created, &delivered); err != nil {
+		&attempts, &next, &d.LastError, &created, &delivered,
+		&d.KeyID, &d.KeyLabel, &d.SpendCents, &d.LimitCents, &period); err != nil {
 		return storage.AlertDelivery{}, err
 	}
+	d.SpendPeriod = storage.SpendPeriod(period)
 	d.Attempts = int(attempts)
 	d.NextAttemptAt, d.CreatedAt, d.DeliveredAt = fromMicros(next), fromMicros(created), fromMicros(delivered)
 	return d, nil

@@ -84,7 +84,8 @@ func periodStartSQL(alias string) string {
 // markKeysUsed records, in the transaction that commits their charges,
 // when the keys of the settled records were last used, and adds their
 // charges to the keys' spend in the current period: one statement per
-// key of the batch, never one per request. out[i].Err set means record
+// key of the batch, never one per request. A key whose spend reaches its
+// account's key spend share fires its alert there (checkKeySpendAlert). out[i].Err set means record
 // i was not settled; a record settled before counts again, which can
 // only make a spend limit refuse sooner.
 func markKeysUsed(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement, now time.Time) error {
@@ -100,13 +101,25 @@ func markKeysUsed(ctx context.Context, tx Tx, records []storage.UsageRecord, out
 		spent[u.KeyID] += u.CostCents
 	}
 	day, month := micros(storage.SpendPerDay.Start(now)), micros(storage.SpendPerMonth.Start(now))
+	alerts := make(map[string]alertDestinations)
 	for _, id := range order {
 		// $2 and $3 are the period starts periodStartSQL reads.
-		if _, err := tx.Exec(ctx, `UPDATE api_keys SET
+		var k keySpendRow
+		err := tx.QueryRow(ctx, `UPDATE api_keys SET
 				last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < $4 THEN $4 ELSE last_used_at END,
 				period_spend_cents = CASE WHEN period_start = `+periodStartSQL("api_keys")+` THEN period_spend_cents + $5 ELSE $5 END,
 				period_start = `+periodStartSQL("api_keys")+`
-			WHERE id = $1`, id, day, month, micros(now), spent[id]); err != nil {
+			WHERE id = $1
+			RETURNING account_id, spend_limit_cents, period_spend_cents, period_start, spend_alert_period, spend_period`,
+			id, day, month, micros(now), spent[id]).
+			Scan(&k.accountID, &k.limit, &k.spend, &k.periodStart, &k.firedPeriod, &k.period)
+		if noRows(err) {
+			continue // a key id no row has: nothing to mark
+		}
+		if err != nil {
+			return err
+		}
+		if err := checkKeySpendAlert(ctx, tx, alerts, id, k, now); err != nil {
 			return err
 		}
 	}

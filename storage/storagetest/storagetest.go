@@ -36,6 +36,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("DisabledAccounts", h.testDisabledAccounts)
 	t.Run("Payments", h.testPayments)
 	t.Run("Alerts", h.testAlerts)
+	t.Run("KeySpendAlerts", h.testKeySpendAlerts)
 	t.Run("RequestLog", h.testRequestLog)
 }
 
