@@ -1,7 +1,8 @@
-// Package alerts delivers accounts' balance alerts. The store queues a
-// delivery per destination in the transaction that moves a balance below
-// its threshold (storage.Alerts), so an alert is queued once per
-// crossing whichever node made it; a Dispatcher on every node that serves
+// Package alerts delivers accounts' balance alerts and key spend alerts.
+// The store queues a delivery per destination in the transaction that
+// moves a balance below its threshold, or a key's spend in its period to
+// the account's share of the key's limit (storage.Alerts), so an alert is
+// queued once per crossing whichever node made it; a Dispatcher on every node that serves
 // the admin API claims due deliveries (one claimer each, by lease) and
 // sends them: a webhook POST signed like Stripe's (internal/hmacsig) or
 // an email over SMTP, retried with exponential backoff, every attempt's
@@ -260,9 +261,42 @@ func payload(del storage.AlertDelivery) Payload {
 		CreatedAt: del.CreatedAt.UTC().Format(time.RFC3339), Attempt: del.Attempts}
 }
 
+// KeySpendPayload is the JSON body of a key spend alert's webhook: the
+// key's spend in its period reached ThresholdCents, the account's share
+// of LimitCents.
+type KeySpendPayload struct {
+	ID             string `json:"id"`
+	Type           string `json:"type"` // "key.spend_limit_near"
+	Account        string `json:"account"`
+	AccountID      string `json:"account_id"`
+	KeyID          string `json:"key_id"`
+	KeyLabel       string `json:"key_label"`
+	SpendCents     int64  `json:"spend_cents"`
+	ThresholdCents int64  `json:"threshold_cents"`
+	LimitCents     int64  `json:"limit_cents"`
+	SpendPeriod    string `json:"spend_period"` // "day" or "month" (UTC)
+	CreatedAt      string `json:"created_at"`
+	Attempt        int    `json:"attempt"`
+}
+
+func keySpendPayload(del storage.AlertDelivery) KeySpendPayload {
+	return KeySpendPayload{ID: del.ID, Type: "key.spend_limit_near", Account: del.AccountName, AccountID: del.AccountID,
+		KeyID: del.KeyID, KeyLabel: del.KeyLabel, SpendCents: del.SpendCents, ThresholdCents: del.ThresholdCents,
+		LimitCents: del.LimitCents, SpendPeriod: string(del.SpendPeriod),
+		CreatedAt: del.CreatedAt.UTC().Format(time.RFC3339), Attempt: del.Attempts}
+}
+
+// webhookBody is the JSON a delivery posts, by its kind.
+func webhookBody(del storage.AlertDelivery) ([]byte, error) {
+	if del.Kind == storage.AlertKeySpend {
+		return json.Marshal(keySpendPayload(del))
+	}
+	return json.Marshal(payload(del))
+}
+
 // post sends the webhook; any 2xx answer delivers it.
 func (d *Dispatcher) post(ctx context.Context, s storage.AlertSettings, del storage.AlertDelivery) error {
-	body, err := json.Marshal(payload(del))
+	body, err := webhookBody(del)
 	if err != nil {
 		return err
 	}

@@ -97,26 +97,72 @@ func (c *SMTPConfig) send(ctx context.Context, timeout time.Duration, to string,
 
 // message is the mail, headers and a plain-text body, CRLF-terminated.
 func message(from, to string, del storage.AlertDelivery) []byte {
+	if del.Kind == storage.AlertKeySpend {
+		return keySpendMessage(from, to, del)
+	}
 	p := payload(del)
-	lines := []string{
-		"From: " + from,
-		"To: " + to,
-		"Subject: Switchyard: balance of " + p.Account + " is below " + dollars(p.ThresholdCents),
-		"Date: " + del.CreatedAt.UTC().Format(time.RFC1123Z),
-		"Message-ID: <" + del.ID + "@switchyard>",
-		"MIME-Version: 1.0",
-		"Content-Type: text/plain; charset=utf-8",
-		"",
-		"The balance of account " + p.Account + " fell to " + dollars(p.BalanceCents) + ",",
-		"below the alert threshold of " + dollars(p.ThresholdCents) + ".",
+	lines := append(headers(from, to, "Switchyard: balance of "+p.Account+" is below "+dollars(p.ThresholdCents), del),
+		"The balance of account "+p.Account+" fell to "+dollars(p.BalanceCents)+",",
+		"below the alert threshold of "+dollars(p.ThresholdCents)+".",
 		"",
 		"Add funds on the dashboard, or ask an operator to. This alert is sent",
 		"once per crossing: the next one comes after the balance has risen above",
 		"the threshold and fallen below it again.",
 		"",
-		"Alert " + p.ID + ", " + p.CreatedAt,
-	}
+		"Alert "+p.ID+", "+p.CreatedAt,
+	)
 	return []byte(strings.Join(lines, "\r\n") + "\r\n")
+}
+
+// keySpendMessage is the mail of a key spend alert.
+func keySpendMessage(from, to string, del storage.AlertDelivery) []byte {
+	p := keySpendPayload(del)
+	key := p.KeyID
+	if label := oneLine(p.KeyLabel); label != "" {
+		key = label + " (" + p.KeyID + ")"
+	}
+	period, unit := "daily", "day"
+	if p.SpendPeriod == string(storage.SpendPerMonth) {
+		period, unit = "monthly", "month"
+	}
+	lines := append(headers(from, to, "Switchyard: key "+key+" of "+p.Account+" has spent "+dollars(p.SpendCents)+
+		" of its "+period+" limit of "+dollars(p.LimitCents), del),
+		"The key "+key+" of account "+p.Account+" has spent "+dollars(p.SpendCents)+" this "+unit+" (UTC),",
+		"reaching the alert's share ("+dollars(p.ThresholdCents)+") of its "+period+" spend limit of "+dollars(p.LimitCents)+".",
+		"",
+		"Requests that would take it past the limit are refused with 402",
+		"key_spend_limit_reached until the period ends. Raise the limit with",
+		"`keys set` or the admin API if this key needs more. This alert is sent",
+		"once per key and period.",
+		"",
+		"Alert "+p.ID+", "+p.CreatedAt,
+	)
+	return []byte(strings.Join(lines, "\r\n") + "\r\n")
+}
+
+// headers are a message's headers and the blank line that ends them.
+func headers(from, to, subject string, del storage.AlertDelivery) []string {
+	return []string{
+		"From: " + from,
+		"To: " + to,
+		"Subject: " + oneLine(subject),
+		"Date: " + del.CreatedAt.UTC().Format(time.RFC1123Z),
+		"Message-ID: <" + del.ID + "@switchyard>",
+		"MIME-Version: 1.0",
+		"Content-Type: text/plain; charset=utf-8",
+		"",
+	}
+}
+
+// oneLine drops control characters, so that a key label cannot end a
+// header or start one of its own.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 func dollars(c int64) string {
