@@ -134,18 +134,21 @@ func (q *request) receipts(a storage.Account) {
 
 // alertsJSON is an account's alert settings.
 type alertsJSON struct {
-	BelowCents     *int64  `json:"below_cents"`
-	BelowPercent   *int64  `json:"below_percent"`
-	ThresholdCents *int64  `json:"threshold_cents"`
-	WebhookURL     string  `json:"webhook_url"`
-	WebhookSecret  string  `json:"webhook_secret"`
-	Email          string  `json:"email"`
-	Below          bool    `json:"below"`
-	FiredAt        *string `json:"fired_at"`
+	BelowCents     *int64 `json:"below_cents"`
+	BelowPercent   *int64 `json:"below_percent"`
+	ThresholdCents *int64 `json:"threshold_cents"`
+	// KeySpendPercent alerts when a key's spend in its period reaches
+	// this share (1 to 100) of its spend limit; null: never.
+	KeySpendPercent *int64  `json:"key_spend_percent"`
+	WebhookURL      string  `json:"webhook_url"`
+	WebhookSecret   string  `json:"webhook_secret"`
+	Email           string  `json:"email"`
+	Below           bool    `json:"below"`
+	FiredAt         *string `json:"fired_at"`
 }
 
 func alertsOut(s storage.AlertSettings) alertsJSON {
-	out := alertsJSON{BelowCents: s.BelowCents, BelowPercent: s.BelowPercent, WebhookURL: s.WebhookURL,
+	out := alertsJSON{BelowCents: s.BelowCents, BelowPercent: s.BelowPercent, KeySpendPercent: s.KeySpendPercent, WebhookURL: s.WebhookURL,
 		WebhookSecret: s.WebhookSecret, Email: s.Email, Below: !s.FiredAt.IsZero()}
 	if t, ok := s.Threshold(); ok {
 		out.ThresholdCents = &t
@@ -170,6 +173,7 @@ func (q *request) putAlerts(a storage.Account) {
 		BelowCents   *int64  `json:"below_cents"`
 		BelowUSD     *string `json:"below_usd"`
 		BelowPercent *int64  `json:"below_percent"`
+		KeySpend     *int64  `json:"key_spend_percent"`
 		WebhookURL   string  `json:"webhook_url"`
 		Email        string  `json:"email"`
 		RotateSecret bool    `json:"rotate_secret"`
@@ -187,7 +191,7 @@ func (q *request) putAlerts(a storage.Account) {
 		}
 	}
 	if err == nil {
-		err = q.checkAlerts(body.BelowCents, body.BelowPercent, body.WebhookURL, body.Email)
+		err = q.checkAlerts(body.BelowCents, body.BelowPercent, body.KeySpend, body.WebhookURL, body.Email)
 	}
 	var saved storage.AlertSettings
 	if err == nil {
@@ -201,21 +205,24 @@ func (q *request) putAlerts(a storage.Account) {
 		}
 		if err == nil {
 			saved, err = q.h.cfg.Store.SetAlertSettings(q.ctx, storage.AlertSettings{AccountID: a.ID, BelowCents: body.BelowCents,
-				BelowPercent: body.BelowPercent, WebhookURL: body.WebhookURL, WebhookSecret: secret, Email: body.Email})
+				BelowPercent: body.BelowPercent, KeySpendPercent: body.KeySpend, WebhookURL: body.WebhookURL,
+				WebhookSecret: secret, Email: body.Email})
 		}
 	}
 	q.audit("alerts.update", a.Name, "", outcome(err), clipNote(body.WebhookURL))
 	q.answer(http.StatusOK, alertsOut(saved), err)
 }
 
-func (q *request) checkAlerts(below, percent *int64, webhook, email string) error {
+func (q *request) checkAlerts(below, percent, keySpend *int64, webhook, email string) error {
 	bad := func(msg string) error { return apierror.InvalidRequest("invalid_alert", msg) }
 	switch {
 	case below != nil && (*below < 0 || *below > 100_000_000):
 		return bad("An amount threshold is 0 to $1,000,000.00.")
 	case percent != nil && (*percent < 1 || *percent > 100):
 		return bad("A share of the last top-up is 1 to 100 percent.")
-	case (below != nil || percent != nil) && webhook == "" && email == "":
+	case keySpend != nil && (*keySpend < 1 || *keySpend > 100):
+		return bad("A share of a key's spend limit is 1 to 100 percent.")
+	case (below != nil || percent != nil || keySpend != nil) && webhook == "" && email == "":
 		return bad("A threshold needs somewhere to send its alerts: a webhook_url or an email.")
 	}
 	if webhook != "" {
@@ -236,23 +243,35 @@ func (q *request) checkAlerts(below, percent *int64, webhook, email string) erro
 
 // deliveryJSON is one alert delivery in the log.
 type deliveryJSON struct {
-	ID             string  `json:"id"`
-	Channel        string  `json:"channel"`
-	Type           string  `json:"type"`
-	BalanceCents   int64   `json:"balance_cents"`
-	ThresholdCents int64   `json:"threshold_cents"`
-	Status         string  `json:"status"`
-	Attempts       int     `json:"attempts"`
-	NextAttemptAt  *string `json:"next_attempt_at"`
-	LastError      string  `json:"last_error"`
-	CreatedAt      string  `json:"created_at"`
-	DeliveredAt    *string `json:"delivered_at"`
+	ID             string `json:"id"`
+	Channel        string `json:"channel"`
+	Type           string `json:"type"`
+	BalanceCents   *int64 `json:"balance_cents,omitempty"` // balance.below
+	ThresholdCents int64  `json:"threshold_cents"`
+	// The key, its spend in the period and its limit, for
+	// key.spend_limit_near.
+	KeyID         string  `json:"key_id,omitempty"`
+	KeyLabel      string  `json:"key_label,omitempty"`
+	SpendCents    *int64  `json:"spend_cents,omitempty"`
+	LimitCents    *int64  `json:"limit_cents,omitempty"`
+	SpendPeriod   string  `json:"spend_period,omitempty"`
+	Status        string  `json:"status"`
+	Attempts      int     `json:"attempts"`
+	NextAttemptAt *string `json:"next_attempt_at"`
+	LastError     string  `json:"last_error"`
+	CreatedAt     string  `json:"created_at"`
+	DeliveredAt   *string `json:"delivered_at"`
 }
 
 func deliveryOut(d storage.AlertDelivery) deliveryJSON {
-	out := deliveryJSON{ID: d.ID, Channel: d.Channel, Type: "balance.below", BalanceCents: d.BalanceCents,
-		ThresholdCents: d.ThresholdCents, Status: d.Status, Attempts: d.Attempts, LastError: d.LastError,
-		CreatedAt: timeJSON(d.CreatedAt)}
+	out := deliveryJSON{ID: d.ID, Channel: d.Channel, ThresholdCents: d.ThresholdCents, Status: d.Status,
+		Attempts: d.Attempts, LastError: d.LastError, CreatedAt: timeJSON(d.CreatedAt)}
+	if d.Kind == storage.AlertKeySpend {
+		out.Type, out.KeyID, out.KeyLabel, out.SpendPeriod = "key.spend_limit_near", d.KeyID, d.KeyLabel, string(d.SpendPeriod)
+		out.SpendCents, out.LimitCents = &d.SpendCents, &d.LimitCents
+	} else {
+		out.Type, out.BalanceCents = "balance.below", &d.BalanceCents
+	}
 	if d.Status == storage.AlertPending {
 		t := timeJSON(d.NextAttemptAt)
 		out.NextAttemptAt = &t
