@@ -54,9 +54,9 @@ func TestRecorder(t *testing.T) {
 		{"revision B", policy.ProfileFor(policy.RevisionB), 3}, // 1.5 + 1.0 = 2.5, half up
 		{"minimum", policy.Profile{MinChargeCents: 7}, 7},
 		{"the record's model has its own prices", pricedModels(map[string]policy.ModelPrice{
-			"svc-3": {InputCentsPerMTok: 1000, OutputCentsPerMTok: 4000}}), 9}, // 5 + 4
+			"svc-3": {InputPerMTok: policy.CentsPerMTok(1000), OutputPerMTok: policy.CentsPerMTok(4000)}}), 9}, // 5 + 4
 		{"other models' prices do not apply", pricedModels(map[string]policy.ModelPrice{
-			"svc-4": {InputCentsPerMTok: 1000, OutputCentsPerMTok: 4000}}), 3},
+			"svc-4": {InputPerMTok: policy.CentsPerMTok(1000), OutputPerMTok: policy.CentsPerMTok(4000)}}), 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

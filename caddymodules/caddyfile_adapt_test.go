@@ -69,6 +69,7 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"limits bad size", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tupload_size lots\n\t\t}\n\t}\n}\n", `upload_size: want a size such as 25MiB or 500MB, not "lots"`},
 		{"limits bad policy", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\trate_policy maybe\n\t\t}\n\t}\n}\n", `want fail_open or fail_closed`},
 		{"limits bad charge", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tmax_charge -1\n\t\t}\n\t}\n}\n", "max_charge: not a dollar amount"},
+		{"limits price with five decimals", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tprice m 0.00001 1\n\t\t}\n\t}\n}\n", "price: not a price: use digits with at most four decimals"},
 		{"limits negative ttl", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tlease_ttl -1s\n\t\t}\n\t}\n}\n", "lease_ttl: must be positive"},
 		{"limits zero body timeout", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\tbody_timeout 0s\n\t\t}\n\t}\n}\n", "body_timeout: must be positive"},
 		{"limits bad account body memory", "{\n\tswitchyard {\n\t\tlimits {\n\t\t\taccount_body_memory half\n\t\t}\n\t}\n}\n", `account_body_memory: want a size such as 25MiB or 500MB, not "half"`},

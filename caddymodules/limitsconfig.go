@@ -46,8 +46,9 @@ type LimitsConfig struct {
 	// none, B 500.
 	MaxChargeCents *int64 `json:"max_charge_cents,omitempty"`
 	// Prices of the models named, by the model name a request gives, in
-	// cents per million tokens. Default: none, every model costs the
-	// spec's prices ($3 input, $10 output per million tokens).
+	// cents per million tokens, with up to two decimals (7.5 is $0.075).
+	// Default: none, every model costs the spec's prices ($3 input, $10
+	// output per million tokens).
 	Prices map[string]policy.ModelPrice `json:"prices,omitempty"`
 
 	// Largest JSON request body read to learn whether a request streams;
@@ -222,7 +223,7 @@ func (c *LimitsConfig) validate() error {
 		return fmt.Errorf("queue: slots must be positive")
 	}
 	for model, mp := range c.Prices {
-		if model == "" || mp.InputCentsPerMTok < 0 || mp.OutputCentsPerMTok < 0 {
+		if model == "" || mp.InputPerMTok < 0 || mp.OutputPerMTok < 0 {
 			return fmt.Errorf("prices: %q needs a model name and prices that are not negative", model)
 		}
 	}
@@ -240,7 +241,7 @@ func (c *LimitsConfig) validate() error {
 //		inline_image  <size>
 //		system_chars  <n>
 //		max_charge    <usd>|none
-//		price         <model> <input usd per 1M tokens> <output usd per 1M tokens>
+//		price         <model> <input usd per 1M tokens> <output usd per 1M tokens>  (up to four decimals)
 //		max_body      <size>
 //		body_memory   <size>
 //		account_body_memory <size>
@@ -438,14 +439,15 @@ func positiveInt(s string) (int, error) {
 }
 
 // parsePrice reads a model's price from its two arguments, dollars per
-// million input tokens and per million output tokens.
+// million input tokens and per million output tokens, with up to four
+// decimals each (0.075 is 7.5 cents).
 func parsePrice(input, output string) (policy.ModelPrice, error) {
 	var mp policy.ModelPrice
 	var err error
-	if mp.InputCentsPerMTok, err = billing.ParseUSD(input); err != nil {
+	if mp.InputPerMTok, err = policy.ParseUSDPerMTok(input); err != nil {
 		return mp, err
 	}
-	mp.OutputCentsPerMTok, err = billing.ParseUSD(output)
+	mp.OutputPerMTok, err = policy.ParseUSDPerMTok(output)
 	return mp, err
 }
 

@@ -78,7 +78,8 @@ type Model struct {
 	// 120s.
 	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
 
-	// What a million tokens of this model cost, in cents; the same
+	// What a million tokens of this model cost, in cents with up to two
+	// decimals (7.5 is $0.075); the same
 	// per-model prices as limits' price, which must not name this model
 	// too. Default: the revision's prices.
 	Price *policy.ModelPrice `json:"price,omitempty"`
@@ -207,7 +208,7 @@ func (m *Model) validate(names map[string]bool, prices map[string]policy.ModelPr
 		errs = append(errs, fail("max_fails must not be negative"))
 	}
 	if m.Price != nil {
-		if m.Price.InputCentsPerMTok < 0 || m.Price.OutputCentsPerMTok < 0 {
+		if m.Price.InputPerMTok < 0 || m.Price.OutputPerMTok < 0 {
 			errs = append(errs, fail("prices must not be negative"))
 		}
 		if _, dup := prices[m.Name]; dup {

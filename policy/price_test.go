@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -12,6 +14,8 @@ func TestPrice(t *testing.T) {
 	// noMin shows the rounding that the 1-cent minimum hides.
 	noMin := b
 	noMin.MinChargeCents = 0
+	// fine is priced at $0.075 and $0.30 per million tokens.
+	fine := Profile{InputPerMTok: 750, OutputPerMTok: 3000}
 	tests := []struct {
 		name               string
 		profile            Profile
@@ -36,11 +40,15 @@ func TestPrice(t *testing.T) {
 		{name: "over the cap", profile: b, prompt: 1_000_000_000, want: 500},
 		{name: "revision A has no cap", profile: a, prompt: 1_000_000_000, want: 300_000},
 		{name: "negative counts are zero", profile: noMin, prompt: -5000, completion: -1, want: 0},
-		{name: "negative prices are zero", profile: Profile{InputCentsPerMTok: -300, OutputCentsPerMTok: 1000}, prompt: 1_000_000, completion: 1_000_000, want: 1000},
+		{name: "negative prices are zero", profile: Profile{InputPerMTok: CentsPerMTok(-300), OutputPerMTok: CentsPerMTok(1000)}, prompt: 1_000_000, completion: 1_000_000, want: 1000},
 		{name: "largest exact product", profile: a, prompt: math.MaxInt64 / 1000, completion: 0, want: 2_767_011_611_056}, // 2,767,011,611,056.4325
 		{name: "products beyond int64 stay exact", profile: a, prompt: math.MaxInt64, completion: math.MaxInt64, want: 11_990_383_647_911_209},
 		{name: "overflow stays at the cap", profile: b, prompt: math.MaxInt64, completion: math.MaxInt64, want: 500},
-		{name: "beyond int64 cents saturates", profile: Profile{InputCentsPerMTok: math.MaxInt64, OutputCentsPerMTok: math.MaxInt64}, prompt: math.MaxInt64, completion: math.MaxInt64, want: math.MaxInt64},
+		{name: "beyond int64 cents saturates", profile: Profile{InputPerMTok: CentsPerMTok(math.MaxInt64), OutputPerMTok: CentsPerMTok(math.MaxInt64)}, prompt: math.MaxInt64, completion: math.MaxInt64, want: math.MaxInt64},
+		{name: "four decimals: $0.075 a million rounds 7.5 up", profile: fine, prompt: 1_000_000, want: 8},
+		{name: "four decimals: input and output add before rounding", profile: fine, prompt: 1_000_000, completion: 1_000_000, want: 38}, // 7.5 + 30
+		{name: "four decimals: just under half a cent", profile: fine, prompt: 66_666, want: 0},                                          // 0.499995
+		{name: "four decimals: $0.0001 a million", profile: Profile{InputPerMTok: 1}, prompt: 50_000_000, want: 1},                       // 0.5
 		{name: "minimum above the cap: the cap wins", profile: Profile{MinChargeCents: 10, MaxChargeCents: 5}, want: 5},
 	}
 	for _, tt := range tests {
@@ -65,10 +73,10 @@ func TestPriceMatchesReference(t *testing.T) {
 	}
 	for range 20_000 {
 		p := Profile{
-			InputCentsPerMTok:  value(),
-			OutputCentsPerMTok: value(),
-			MinChargeCents:     r.Int64N(3),
-			MaxChargeCents:     []int64{0, 500, math.MaxInt64}[r.IntN(3)],
+			InputPerMTok:   MTokPrice(value()),
+			OutputPerMTok:  MTokPrice(value()),
+			MinChargeCents: r.Int64N(3),
+			MaxChargeCents: []int64{0, 500, math.MaxInt64}[r.IntN(3)],
 		}
 		prompt, completion := value(), value()
 		if got, want := p.Price(prompt, completion), refPrice(p, prompt, completion); got != want {
@@ -80,10 +88,10 @@ func TestPriceMatchesReference(t *testing.T) {
 // refPrice is Price written the obvious way, in big.Int.
 func refPrice(p Profile, prompt, completion int64) int64 {
 	clampZero := func(n int64) *big.Int { return big.NewInt(max(n, 0)) }
-	total := new(big.Int).Mul(clampZero(prompt), clampZero(p.InputCentsPerMTok))
-	total.Add(total, new(big.Int).Mul(clampZero(completion), clampZero(p.OutputCentsPerMTok)))
-	total.Add(total, big.NewInt(500_000))
-	total.Quo(total, big.NewInt(1_000_000))
+	total := new(big.Int).Mul(clampZero(prompt), clampZero(int64(p.InputPerMTok)))
+	total.Add(total, new(big.Int).Mul(clampZero(completion), clampZero(int64(p.OutputPerMTok))))
+	total.Add(total, big.NewInt(50_000_000))
+	total.Quo(total, big.NewInt(100_000_000))
 	cents := int64(math.MaxInt64)
 	if total.IsInt64() {
 		cents = total.Int64()
@@ -98,8 +106,8 @@ func refPrice(p Profile, prompt, completion int64) int64 {
 func TestForModel(t *testing.T) {
 	b := ProfileFor(RevisionB)
 	b.ModelPrices = map[string]ModelPrice{
-		"small": {InputCentsPerMTok: 15, OutputCentsPerMTok: 60},
-		"large": {InputCentsPerMTok: 1500, OutputCentsPerMTok: 7500},
+		"small": {InputPerMTok: CentsPerMTok(15), OutputPerMTok: CentsPerMTok(60)},
+		"large": {InputPerMTok: CentsPerMTok(1500), OutputPerMTok: CentsPerMTok(7500)},
 	}
 	tests := []struct {
 		name               string
@@ -121,15 +129,15 @@ func TestForModel(t *testing.T) {
 			}
 		})
 	}
-	if b.InputCentsPerMTok != 300 {
+	if b.InputPerMTok != CentsPerMTok(300) {
 		t.Errorf("ForModel changed the profile it was called on")
 	}
 }
 
 func TestForHold(t *testing.T) {
 	b := ProfileFor(RevisionB)
-	b.ModelPrices = map[string]ModelPrice{"small": {InputCentsPerMTok: 15, OutputCentsPerMTok: 60}}
-	b.HoldPrices = map[string]ModelPrice{"small": {InputCentsPerMTok: 300, OutputCentsPerMTok: 1000}}
+	b.ModelPrices = map[string]ModelPrice{"small": {InputPerMTok: CentsPerMTok(15), OutputPerMTok: CentsPerMTok(60)}}
+	b.HoldPrices = map[string]ModelPrice{"small": {InputPerMTok: CentsPerMTok(300), OutputPerMTok: CentsPerMTok(1000)}}
 	if got := b.ForHold("small").Price(1_000_000, 0); got != 300 {
 		t.Errorf("ForHold(small) holds at %d cents a million input tokens, want its chain's 300", got)
 	}
@@ -138,5 +146,64 @@ func TestForHold(t *testing.T) {
 	}
 	if got := b.ForHold("other").Price(1_000_000, 0); got != 300 {
 		t.Errorf("ForHold of a model without hold prices = %d, want ForModel's 300", got)
+	}
+}
+
+func TestParseUSDPerMTok(t *testing.T) {
+	tests := []struct {
+		in   string
+		want MTokPrice
+		bad  bool
+	}{
+		{in: "3", want: CentsPerMTok(300)},
+		{in: "0.075", want: 750},
+		{in: "$0.0001", want: 1},
+		{in: "12.5", want: CentsPerMTok(1250)},
+		{in: "0.00001", bad: true},
+		{in: "-1", bad: true},
+		{in: "1e3", bad: true},
+		{in: ".5", bad: true},
+		{in: "5.", bad: true},
+		{in: "", bad: true},
+		{in: "99999999999999999999", bad: true},
+	}
+	for _, tt := range tests {
+		got, err := ParseUSDPerMTok(tt.in)
+		if tt.bad {
+			if !errors.Is(err, ErrPriceFormat) {
+				t.Errorf("ParseUSDPerMTok(%q) = %d, %v; want ErrPriceFormat", tt.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseUSDPerMTok(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestModelPriceJSON(t *testing.T) {
+	tests := []struct {
+		in   string
+		want ModelPrice
+		out  string
+	}{
+		{in: `{"input_cents_per_mtok":300,"output_cents_per_mtok":1000}`, want: ModelPrice{CentsPerMTok(300), CentsPerMTok(1000)}, out: `{"input_cents_per_mtok":300,"output_cents_per_mtok":1000}`},
+		{in: `{"input_cents_per_mtok":7.5,"output_cents_per_mtok":0.01}`, want: ModelPrice{750, 1}, out: `{"input_cents_per_mtok":7.5,"output_cents_per_mtok":0.01}`},
+		{in: `{"input_cents_per_mtok":7.50,"output_cents_per_mtok":-3}`, want: ModelPrice{750, CentsPerMTok(-3)}, out: `{"input_cents_per_mtok":7.5,"output_cents_per_mtok":-3}`},
+	}
+	for _, tt := range tests {
+		var got ModelPrice
+		if err := json.Unmarshal([]byte(tt.in), &got); err != nil || got != tt.want {
+			t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+		if out, err := json.Marshal(got); err != nil || string(out) != tt.out {
+			t.Errorf("Marshal(%+v) = %s, %v; want %s", got, out, err, tt.out)
+		}
+	}
+	for _, bad := range []string{`7.505`, `1e3`, `"7.5"`, `null`, `true`, `99999999999999999999`} {
+		var got MTokPrice
+		if err := json.Unmarshal([]byte(bad), &got); err == nil {
+			t.Errorf("Unmarshal(%s) = %d, want an error", bad, got)
+		}
 	}
 }

@@ -51,26 +51,26 @@ type Profile struct {
 
 	ConcurrentStreams int // per API key
 
-	MaxActiveKeys      int           // per account
-	KeyCreations       int           // per account within KeyCreationWindow
-	KeyCreationWindow  time.Duration //
-	MaxUploadBytes     int64         // per file
-	MaxStoredFiles     int           // live files per account
-	MaxStoredBytes     int64         // per account, uploaded and generated
-	MaxInlineImage     int64         // decoded bytes
-	MaxSystemChars     int           // 0: shorten to fit instead of refusing (A)
-	UsageAlways        bool          // B: the final chunk always carries usage
-	MaxChargeCents     int64         // per request; 0: no cap (A)
-	MinChargeCents     int64         //
-	MinTopUpCents      int64         //
-	MaxTopUpCents      int64         //
-	FileRetention      time.Duration //
-	InputCentsPerMTok  int64         // price of 1M input tokens
-	OutputCentsPerMTok int64         // price of 1M output tokens
+	MaxActiveKeys     int           // per account
+	KeyCreations      int           // per account within KeyCreationWindow
+	KeyCreationWindow time.Duration //
+	MaxUploadBytes    int64         // per file
+	MaxStoredFiles    int           // live files per account
+	MaxStoredBytes    int64         // per account, uploaded and generated
+	MaxInlineImage    int64         // decoded bytes
+	MaxSystemChars    int           // 0: shorten to fit instead of refusing (A)
+	UsageAlways       bool          // B: the final chunk always carries usage
+	MaxChargeCents    int64         // per request; 0: no cap (A)
+	MinChargeCents    int64         //
+	MinTopUpCents     int64         //
+	MaxTopUpCents     int64         //
+	FileRetention     time.Duration //
+	InputPerMTok      MTokPrice     // price of 1M input tokens
+	OutputPerMTok     MTokPrice     // price of 1M output tokens
 
 	// ModelPrices are the prices of the models named, by the model name
-	// a request gives; every other model costs InputCentsPerMTok and
-	// OutputCentsPerMTok (see ForModel). Default: nil, one price for all.
+	// a request gives; every other model costs InputPerMTok and
+	// OutputPerMTok (see ForModel). Default: nil, one price for all.
 	// It is shared by copies of the Profile and must not be changed once
 	// the Profile is in use.
 	ModelPrices map[string]ModelPrice
@@ -87,19 +87,19 @@ type Profile struct {
 // ProfileFor returns the defaults of a revision.
 func ProfileFor(r Revision) Profile {
 	p := Profile{
-		Revision:           r,
-		MaxActiveKeys:      25,
-		KeyCreations:       5,
-		KeyCreationWindow:  time.Hour,
-		MaxStoredFiles:     100,
-		MinChargeCents:     1,
-		MinTopUpCents:      500,
-		MaxTopUpCents:      100_000,
-		FileRetention:      30 * 24 * time.Hour,
-		InputCentsPerMTok:  300,
-		OutputCentsPerMTok: 1000,
-		Period:             time.Minute,
-		Rolling:            true,
+		Revision:          r,
+		MaxActiveKeys:     25,
+		KeyCreations:      5,
+		KeyCreationWindow: time.Hour,
+		MaxStoredFiles:    100,
+		MinChargeCents:    1,
+		MinTopUpCents:     500,
+		MaxTopUpCents:     100_000,
+		FileRetention:     30 * 24 * time.Hour,
+		InputPerMTok:      CentsPerMTok(300),
+		OutputPerMTok:     CentsPerMTok(1000),
+		Period:            time.Minute,
+		Rolling:           true,
 	}
 	switch r {
 	case RevisionA:

@@ -39,13 +39,13 @@ func ApplyPrices(p *policy.Profile, models []Priced) {
 			continue
 		}
 		own := p.ForModel(m.Name)
-		hold := policy.ModelPrice{InputCentsPerMTok: own.InputCentsPerMTok, OutputCentsPerMTok: own.OutputCentsPerMTok}
+		hold := policy.ModelPrice{InputPerMTok: own.InputPerMTok, OutputPerMTok: own.OutputPerMTok}
 		for _, f := range m.Fallbacks {
 			fp := p.ForModel(f)
-			hold.InputCentsPerMTok = max(hold.InputCentsPerMTok, fp.InputCentsPerMTok)
-			hold.OutputCentsPerMTok = max(hold.OutputCentsPerMTok, fp.OutputCentsPerMTok)
+			hold.InputPerMTok = max(hold.InputPerMTok, fp.InputPerMTok)
+			hold.OutputPerMTok = max(hold.OutputPerMTok, fp.OutputPerMTok)
 		}
-		if hold.InputCentsPerMTok != own.InputCentsPerMTok || hold.OutputCentsPerMTok != own.OutputCentsPerMTok {
+		if hold.InputPerMTok != own.InputPerMTok || hold.OutputPerMTok != own.OutputPerMTok {
 			holds[m.Name] = hold
 		}
 	}

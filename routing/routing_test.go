@@ -28,7 +28,7 @@ func TestStateBodyFor(t *testing.T) {
 func TestModelHoldPrices(t *testing.T) {
 	p := policy.ProfileFor(policy.RevisionB)
 	price := func(in, out int64) *policy.ModelPrice {
-		return &policy.ModelPrice{InputCentsPerMTok: in, OutputCentsPerMTok: out}
+		return &policy.ModelPrice{InputPerMTok: policy.CentsPerMTok(in), OutputPerMTok: policy.CentsPerMTok(out)}
 	}
 	ApplyPrices(&p, []Priced{
 		{Name: "local", Price: price(10, 20), Fallbacks: []string{"hosted", "batch"}},
@@ -36,7 +36,7 @@ func TestModelHoldPrices(t *testing.T) {
 		{Name: "batch", Price: price(500, 50)},
 		{Name: "cheap-fallback", Price: price(900, 900), Fallbacks: []string{"local"}},
 	})
-	if got, want := p.HoldPrices["local"], (policy.ModelPrice{InputCentsPerMTok: 500, OutputCentsPerMTok: 1000}); got != want {
+	if got, want := p.HoldPrices["local"], (policy.ModelPrice{InputPerMTok: policy.CentsPerMTok(500), OutputPerMTok: policy.CentsPerMTok(1000)}); got != want {
 		t.Errorf("local holds at %+v, want %+v", got, want)
 	}
 	if _, ok := p.HoldPrices["cheap-fallback"]; ok {

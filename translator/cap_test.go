@@ -151,7 +151,7 @@ func TestToolLoopCapUsesTheModelsPrices(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, harnessOptions{tools: []registeredTool{nopTool(tools.NameWebSearch, tools.WebSearch)}})
-			h.profile.ModelPrices = map[string]policy.ModelPrice{"svc-3": {InputCentsPerMTok: 3000, OutputCentsPerMTok: 10000}}
+			h.profile.ModelPrices = map[string]policy.ModelPrice{"svc-3": {InputPerMTok: policy.CentsPerMTok(3000), OutputPerMTok: policy.CentsPerMTok(10000)}}
 			u, err := upstream.New(upstream.Config{BaseURL: h.up.URL(), Model: "backend-model"})
 			if err != nil {
 				t.Fatal(err)
