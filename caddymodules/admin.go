@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
@@ -270,13 +268,9 @@ func (s settings) adminSecret(repl *caddy.Replacer, configured string) ([]byte, 
 	if !s.embedded() {
 		return nil, nil
 	}
-	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating data dir: %v", err)
-	}
-	path := filepath.Join(s.dataDir, adminSecretFile)
-	secret, err := secrets.ReadOrCreate(path)
+	secret, err := s.secret(adminSecretFile)
 	if err != nil {
-		return nil, fmt.Errorf("admin JWT secret %s: %v", path, err)
+		return nil, fmt.Errorf("admin JWT secret %s: %v", filepath.Join(s.dataDir, adminSecretFile), err)
 	}
 	return secret, nil
 }

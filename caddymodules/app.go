@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"sync"
 	"time"
 
@@ -197,6 +198,12 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	if validating.Load() && s.embedded() {
+		if err := s.useScratch(); err != nil {
+			return err
+		}
+		a.settings.scratch = s.scratch // for Cleanup, should the rest fail
+	}
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
 		if err := telemetry.RegisterStoreCounters(reg, s.embedded()); err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
@@ -296,6 +303,11 @@ func (a *App) Cleanup() error {
 	}
 	if a.redis != nil {
 		if _, err := redisClients.Delete(a.settings.redisKey()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.settings.scratch != "" {
+		if err := os.RemoveAll(a.settings.scratch); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -66,8 +66,9 @@ func (c *FilesConfig) blobLocation(repl *caddy.Replacer, s settings) (string, er
 	if c != nil {
 		loc = strings.TrimSpace(repl.ReplaceAll(c.Blobs, ""))
 	}
-	if loc == "" {
-		return filepath.Join(s.dataDir, "files"), nil
+	if loc == "" || (s.scratch != "" && !strings.HasPrefix(loc, "s3://")) {
+		// A configured directory is not created when validating either.
+		return filepath.Join(s.stateDir(), "files"), nil
 	}
 	if strings.HasPrefix(loc, "s3://") {
 		return loc, nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -55,7 +56,25 @@ type settings struct {
 
 	search       search.Config
 	openURLAllow []netip.Prefix
+
+	// scratch, when validating, is a temporary directory that takes what
+	// would be created in the data dir (the SQLite database, blobs), so
+	// that validation leaves the data dir as it found it.
+	scratch string
 }
+
+// validating is set in a process that provisions configs only to find
+// their errors (the validate and adapt commands) and never serves them.
+var validating atomic.Bool
+
+// ValidateOnly makes provisioning in this process free of side effects on
+// the data dir: Caddy's Validate provisions every module but gives them no
+// sign that the config will not run, so the command tells us instead.
+// Secrets missing from the data dir are then made up and never written,
+// and the embedded database and blob directory are created in a scratch
+// directory that Cleanup removes. PostgreSQL is still connected to (and
+// migrated), so that validation reports a database it cannot reach.
+func ValidateOnly() { validating.Store(true) }
 
 // embedded reports whether state lives in the data dir (SQLite) rather
 // than in PostgreSQL.
@@ -73,7 +92,40 @@ func (s settings) storeKey() string {
 // redisKey names the Redis client for the shared pool.
 func (s settings) redisKey() string { return string(s.redisMode) + "|" + s.redis }
 
-func (s settings) sqlitePath() string { return filepath.Join(s.dataDir, "switchyard.db") }
+func (s settings) sqlitePath() string { return filepath.Join(s.stateDir(), "switchyard.db") }
+
+// stateDir is where the database and blobs are created: the data dir, or
+// the scratch directory when validating.
+func (s settings) stateDir() string {
+	if s.scratch != "" {
+		return s.scratch
+	}
+	return s.dataDir
+}
+
+// useScratch points what would be created in the data dir at a fresh
+// temporary directory.
+func (s *settings) useScratch() error {
+	dir, err := os.MkdirTemp("", "switchyard-validate-")
+	if err != nil {
+		return fmt.Errorf("validating: %v", err)
+	}
+	s.scratch = dir
+	return nil
+}
+
+// secret reads the secret file name of the data dir, creating it on
+// first use; when validating, a missing one is made up and not written.
+func (s settings) secret(name string) ([]byte, error) {
+	path := filepath.Join(s.dataDir, name)
+	if s.scratch != "" {
+		return secrets.ReadOrEphemeral(path)
+	}
+	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %v", err)
+	}
+	return secrets.ReadOrCreate(path)
+}
 
 // value returns the first non-empty of the config value (after replacing
 // global placeholders such as {env.NAME}) and the environment variable.
@@ -155,13 +207,9 @@ func (s *settings) loadKeySecret() error {
 		return fmt.Errorf("%s must be set when using PostgreSQL, to the same value on every node "+
 			"(for example: openssl rand -hex 32)", envKeySecret)
 	}
-	path := filepath.Join(s.dataDir, keySecretFile)
-	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
-		return fmt.Errorf("creating data dir: %v", err)
-	}
-	secret, err := secrets.ReadOrCreate(path)
+	secret, err := s.secret(keySecretFile)
 	if err != nil {
-		return fmt.Errorf("key secret %s: %v", path, err)
+		return fmt.Errorf("key secret %s: %v", filepath.Join(s.dataDir, keySecretFile), err)
 	}
 	s.keySecret = secret
 	return nil

@@ -75,6 +75,10 @@ func newRoot() *cobra.Command {
 		}
 		c := toCobra(all[name])
 		c.GroupID = groupCaddy
+		if name == "validate" || name == "adapt" {
+			// They provision configs (adapt with --validate) that never run.
+			c.PreRun = func(*cobra.Command, []string) { caddymodules.ValidateOnly() }
+		}
 		if isOurs[name] {
 			c.GroupID = groupSwitchyard
 			refuseUnknownSubcommands(c)

@@ -49,6 +49,20 @@ func ReadOrCreate(path string) ([]byte, error) {
 	return check(secret)
 }
 
+// ReadOrEphemeral returns the secret in path or, if there is none, a
+// fresh one that is not written anywhere: what a config that is only
+// validated needs, which must leave the data directory as it found it.
+func ReadOrEphemeral(path string) ([]byte, error) {
+	if secret, err := os.ReadFile(path); err == nil {
+		return check(secret)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	buf := make([]byte, 32)
+	_, _ = rand.Read(buf)
+	return []byte(hex.EncodeToString(buf)), nil
+}
+
 // check trims secret and refuses one shorter than 32 bytes.
 func check(secret []byte) ([]byte, error) {
 	secret = []byte(strings.TrimSpace(string(secret)))
