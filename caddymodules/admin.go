@@ -259,9 +259,9 @@ func (h *Admin) verifierConfig(s settings) (admin.VerifierConfig, error) {
 // environment, or in embedded mode the one kept in the data dir, created
 // on first use. Nil when none is configured with PostgreSQL.
 func (s settings) adminSecret(repl *caddy.Replacer, configured string) ([]byte, error) {
-	if v := value(repl, configured, envAdminJWTSecret); v != "" {
+	if v, from := valueFrom(repl, configured, "jwt_secret", envAdminJWTSecret); v != "" {
 		if len(v) < admin.MinSecretBytes {
-			return nil, fmt.Errorf("%s must be at least %d characters long", envAdminJWTSecret, admin.MinSecretBytes)
+			return nil, fmt.Errorf("%s must be at least %d characters long", from, admin.MinSecretBytes)
 		}
 		return []byte(v), nil
 	}
@@ -323,7 +323,7 @@ func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	return blockOptions(d, 0, "switchyard_admin", map[string]optionReader{
-		"jwt_secret":           stringOption(&h.JWTSecret),
+		"jwt_secret":           secretOption(&h.JWTSecret, admin.MinSecretBytes),
 		"jwks_url":             stringOption(&h.JWKSURL),
 		"issuer":               stringOption(&h.Issuer),
 		"audience":             stringOption(&h.Audience),

@@ -177,7 +177,11 @@ func (a *App) Validate() error {
 	if a.Limits != nil {
 		prices = a.Limits.Prices
 	}
-	return errors.Join(a.Limits.validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), validateModels(a.Models, prices))
+	var secretErr error
+	if err := checkLiteralSecret(a.KeySecret, minKeySecretBytes); err != nil {
+		secretErr = fmt.Errorf("key_secret: %v", err)
+	}
+	return errors.Join(secretErr, a.Limits.validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), validateModels(a.Models, prices))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store

@@ -59,7 +59,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"redis":         stringOption(&a.Redis),
 		"redis_prefix":  stringOption(&a.RedisPrefix),
 		"redis_mode":    stringOption(&a.RedisMode),
-		"key_secret":    stringOption(&a.KeySecret),
+		"key_secret":    secretOption(&a.KeySecret, minKeySecretBytes),
 		"key_cache_ttl": a.unmarshalKeyCacheTTL,
 		"limits":        subBlockOption(&a.Limits, unmarshalLimits),
 		"ledger":        subBlockOption(&a.Ledger, unmarshalLedger),
@@ -146,6 +146,22 @@ func blockOptions(d *caddyfile.Dispenser, nesting int, what string, opts map[str
 // stringOption reads an option's one argument into dst.
 func stringOption(dst *string) optionReader {
 	return func(d *caddyfile.Dispenser) error { return oneArg(d, dst) }
+}
+
+// secretOption reads an option's one argument, a secret of at least
+// minBytes bytes, into dst. A placeholder such as {env.NAME} is checked when the
+// config is provisioned, where its value is known.
+func secretOption(dst *string, minBytes int) optionReader {
+	return func(d *caddyfile.Dispenser) error {
+		name := d.Val() // the error names the option, never the secret
+		if err := oneArg(d, dst); err != nil {
+			return err
+		}
+		if err := checkLiteralSecret(*dst, minBytes); err != nil {
+			return d.Errf("%s: %v", name, err)
+		}
+		return nil
+	}
 }
 
 // positiveIntOption reads an option's one argument, a positive whole

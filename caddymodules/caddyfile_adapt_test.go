@@ -54,6 +54,8 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"unknown option", "{\n\tswitchyard {\n\t\tcolour blue\n\t}\n}\n", `unrecognized switchyard option "colour", at Caddyfile:3`},
 		{"option without value", "{\n\tswitchyard {\n\t\trevision\n\t}\n}\n", "wrong argument count or unexpected line ending after 'revision'"},
 		{"option with two values", "{\n\tswitchyard {\n\t\tpostgres a b\n\t}\n}\n", "wrong argument count or unexpected line ending after 'b'"},
+		{"short key secret", "{\n\tswitchyard {\n\t\tkey_secret short\n\t}\n}\n", "key_secret: must be at least 32 characters long (for example: openssl rand -hex 32), at Caddyfile:3"},
+		{"short admin secret", ":8080 {\n\tswitchyard_admin {\n\t\tjwt_secret short\n\t}\n}\n", "jwt_secret: must be at least 32 characters long (for example: openssl rand -hex 32), at Caddyfile:3"},
 		{"bad cache ttl", "{\n\tswitchyard {\n\t\tkey_cache_ttl soon\n\t}\n}\n", `key_cache_ttl: time: invalid duration "soon"`},
 		{"unknown upstream option", "{\n\tswitchyard {\n\t\tupstream http://x/v1 {\n\t\t\ttimeout 1s\n\t\t}\n\t}\n}\n", `unrecognized upstream option "timeout", at Caddyfile:4`},
 		{"unknown search option", "{\n\tswitchyard {\n\t\tsearch {\n\t\t\tengine bing\n\t\t}\n\t}\n}\n", `unrecognized search option "engine"`},

@@ -36,6 +36,7 @@ const (
 	defaultDataDir     = "./data"
 	defaultRedisPrefix = "switchyard:"
 	keySecretFile      = "key_secret"
+	minKeySecretBytes  = 32
 )
 
 // settings is an App's configuration with placeholders replaced, empty
@@ -50,6 +51,7 @@ type settings struct {
 	redisPrefix   string
 	redisMode     limits.RedisMode
 	keySecret     []byte
+	keySecretFrom string   // what set keySecret, for its errors
 	upstream      *url.URL // nil when none is configured
 	upstreamKey   string
 	upstreamModel string
@@ -136,6 +138,27 @@ func value(repl *caddy.Replacer, configured, env string) string {
 	return strings.TrimSpace(os.Getenv(env))
 }
 
+// valueFrom is value and what gave it: the config field name or the
+// environment variable env, so that an error blames the right one.
+func valueFrom(repl *caddy.Replacer, configured, field, env string) (string, string) {
+	if v := strings.TrimSpace(repl.ReplaceAll(configured, "")); v != "" {
+		if strings.Contains(configured, "{") {
+			return v, fmt.Sprintf("%s (%s)", field, configured)
+		}
+		return v, field
+	}
+	return strings.TrimSpace(os.Getenv(env)), env
+}
+
+// checkLiteralSecret refuses a configured secret shorter than minBytes
+// when it is given as is, not as a placeholder resolved later.
+func checkLiteralSecret(secret string, minBytes int) error {
+	if secret == "" || strings.Contains(secret, "{") || len(strings.TrimSpace(secret)) >= minBytes {
+		return nil
+	}
+	return fmt.Errorf("must be at least %d characters long (for example: openssl rand -hex 32)", minBytes)
+}
+
 func (a *App) resolve() (settings, error) {
 	repl := caddy.NewReplacer()
 	var s settings
@@ -182,8 +205,8 @@ func (a *App) resolve() (settings, error) {
 	s.upstreamKey = value(repl, a.Upstream.APIKey, envUpstreamKey)
 	s.upstreamModel = value(repl, a.Upstream.Model, envUpstreamModel)
 
-	if secret := value(repl, a.KeySecret, envKeySecret); secret != "" {
-		s.keySecret = []byte(secret)
+	if secret, from := valueFrom(repl, a.KeySecret, "key_secret", envKeySecret); secret != "" {
+		s.keySecret, s.keySecretFrom = []byte(secret), from
 	}
 	s.search.SearxNGURL, s.search.BraveKey, s.search.TavilyKey = a.Search.resolve(repl)
 	if s.openURLAllow, err = openurl.ParseAllow(a.OpenURL.resolve(repl)); err != nil {
@@ -198,8 +221,8 @@ func (a *App) resolve() (settings, error) {
 // configured explicitly.
 func (s *settings) loadKeySecret() error {
 	if len(s.keySecret) > 0 {
-		if len(s.keySecret) < 32 {
-			return fmt.Errorf("%s must be at least 32 characters long", envKeySecret)
+		if len(s.keySecret) < minKeySecretBytes {
+			return fmt.Errorf("%s must be at least %d characters long", s.keySecretFrom, minKeySecretBytes)
 		}
 		return nil
 	}

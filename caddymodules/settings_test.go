@@ -76,6 +76,26 @@ func TestKeySecret(t *testing.T) {
 			t.Fatal("accepted a 5-byte secret")
 		}
 	})
+	// A short secret is blamed on what set it: the config field, the
+	// placeholder it holds, or the environment variable.
+	for _, tt := range []struct{ configured, env, want, notWant string }{
+		{configured: "short", env: strings.Repeat("e", 32), want: "key_secret must be", notWant: envKeySecret},
+		{configured: "{env.SHORT_SECRET}", want: "key_secret ({env.SHORT_SECRET}) must be", notWant: envKeySecret},
+		{env: "short", want: envKeySecret + " must be"},
+	} {
+		t.Run("too short from "+tt.want, func(t *testing.T) {
+			t.Setenv("SHORT_SECRET", "short")
+			t.Setenv(envKeySecret, tt.env)
+			s, err := (&App{KeySecret: tt.configured, DataDir: t.TempDir()}).resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.loadKeySecret()
+			if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.notWant != "" && strings.Contains(err.Error(), tt.notWant)) {
+				t.Fatalf("err = %v, want it to name %q", err, tt.want)
+			}
+		})
+	}
 	t.Run("generated once, even by racing processes", func(t *testing.T) {
 		dir := t.TempDir()
 		secrets := make([]string, 16)
@@ -201,6 +221,9 @@ func TestHandlersValidate(t *testing.T) {
 		{name: "tools bounds", v: &App{Tools: &ToolsConfig{MaxToolCalls: 3, RenderConcurrency: 1}}, ok: true},
 		{name: "tools negative calls", v: &App{Tools: &ToolsConfig{MaxToolCalls: -1}}},
 		{name: "tools negative concurrency", v: &App{Tools: &ToolsConfig{RenderConcurrency: -1}}},
+		{name: "short key secret", v: &App{KeySecret: "short"}},
+		{name: "key secret placeholder", v: &App{KeySecret: "{env.KEY}"}, ok: true},
+		{name: "key secret", v: &App{KeySecret: strings.Repeat("k", 32)}, ok: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
