@@ -237,7 +237,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if a.limiter, err = acquireLimiter(s, a.Limits, a.redis, a.logger); err != nil {
 		return err
 	}
-	a.backend.reconcile(a.limiter, a.logger)
+	if !validating.Load() { // the sweep writes to Redis
+		a.backend.reconcile(a.limiter, a.logger)
+	}
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
 		if err := telemetry.RegisterLedgerGauge(reg, a.backend.ledger); err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
