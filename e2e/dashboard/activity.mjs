@@ -10,38 +10,14 @@
 // Environment: DASHBOARD_URL (…/dashboard/), ADMIN_TOKEN (an account
 // owner's JWT), ARTIFACTS (screenshot directory).
 
-import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { check, emit, env, noProblems, script, signIn, watch } from './browser.mjs';
 
-const { DASHBOARD_URL: url, ADMIN_TOKEN: token, ARTIFACTS: artifacts } = process.env;
-if (!url || !token || !artifacts) {
-  console.error('DASHBOARD_URL, ADMIN_TOKEN and ARTIFACTS must be set');
-  process.exit(2);
-}
-mkdirSync(artifacts, { recursive: true });
-
-function check(ok, message) {
-  if (!ok) throw new Error(message);
-}
-
-const problems = { console: [], pageErrors: [], otherOrigins: [] };
-const userDataDir = mkdtempSync(join(tmpdir(), 'switchyard-chromium-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 900 },
-  locale: 'en-US',
-  timezoneId: 'UTC',
-  reducedMotion: 'reduce',
-  acceptDownloads: true,
-});
+const [url, token, artifacts] = env('DASHBOARD_URL', 'ADMIN_TOKEN', 'ARTIFACTS');
 const origin = new URL(url).origin;
+const problems = { console: [], pageErrors: [], otherOrigins: [] };
 let page;
-let step = 'start';
 
 // requestIds are the request ids of the Activity table's rows, in order.
 async function requestIds() {
@@ -59,23 +35,18 @@ async function waitForIds(want, what) {
   throw new Error(`${what}: rows ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
 }
 
-try {
-  page = context.pages()[0] || await context.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
-  page.on('pageerror', (e) => problems.pageErrors.push(String(e)));
+await script('activity', artifacts, async (s) => {
+  page = s.page;
+  watch(page, problems);
   page.on('request', (r) => {
     const u = r.url();
     if (!u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')) problems.otherOrigins.push(u);
   });
 
-  step = 'sign in';
-  const res = await page.goto(url);
-  check(res.ok(), `GET ${url}: ${res.status()}`);
-  await page.getByLabel('Admin token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  s.step = 'sign in';
+  await signIn(page, url, token);
 
-  step = 'the Activity page lists the requests, newest first';
+  s.step = 'the Activity page lists the requests, newest first';
   await page.getByRole('link', { name: 'Activity' }).click();
   await page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor();
   await waitForIds(['act-bad', 'act-2', 'act-1'], 'unfiltered');
@@ -84,27 +55,27 @@ try {
   check((await bad.innerText()).includes('invalid_json'), `the refused request's row has no error code: ${await bad.innerText()}`);
   await page.screenshot({ path: join(artifacts, 'activity.png'), fullPage: true, animations: 'disabled' });
 
-  step = 'the status filter';
+  s.step = 'the status filter';
   await page.getByLabel('Status').selectOption('4xx');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await waitForIds(['act-bad'], 'status 4xx');
 
-  step = 'the end-user filter';
+  s.step = 'the end-user filter';
   await page.getByLabel('Status').selectOption('');
   await page.getByLabel('End user').fill('u-7');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await waitForIds(['act-1'], 'end user u-7');
 
-  step = 'a filter that matches nothing';
+  s.step = 'a filter that matches nothing';
   await page.getByLabel('Model').fill('no-such-model');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.getByText('No request matches these filters.').waitFor();
 
-  step = 'clearing the filters';
+  s.step = 'clearing the filters';
   await page.getByRole('button', { name: 'Clear' }).click();
   await waitForIds(['act-bad', 'act-2', 'act-1'], 'after Clear');
 
-  step = 'the detail view';
+  s.step = 'the detail view';
   await page.getByRole('button', { name: 'Details of request act-1' }).click();
   const detail = page.getByTestId('activity-detail');
   await detail.waitFor();
@@ -116,7 +87,7 @@ try {
     'focus did not move to the detail view');
   await page.screenshot({ path: join(artifacts, 'activity-detail.png'), fullPage: true, animations: 'disabled' });
 
-  step = 'the CSV export';
+  s.step = 'the CSV export';
   const [download] = await Promise.all([
     page.waitForEvent('download'),
     page.getByTestId('export-csv').click(),
@@ -133,7 +104,7 @@ try {
     `CSV row of act-1: ${JSON.stringify(first)}`);
   check(rows[0].status === '400' && rows[0].error_code === 'invalid_json', `CSV row of act-bad: ${JSON.stringify(rows[0])}`);
 
-  step = 'usage by model';
+  s.step = 'usage by model';
   await page.getByRole('link', { name: 'Usage' }).click();
   await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
   await page.getByLabel('Group by').selectOption('model');
@@ -144,7 +115,7 @@ try {
   check(/^m\s+2\s+1,010\s+505\s+\$/.test(usage), `usage by model row: ${JSON.stringify(usage)}`);
   await page.screenshot({ path: join(artifacts, 'usage.png'), fullPage: true, animations: 'disabled' });
 
-  step = 'the Activity page on a phone';
+  s.step = 'the Activity page on a phone';
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('link', { name: 'Activity' }).click();
   await waitForIds(['act-bad', 'act-2', 'act-1'], 'on a phone');
@@ -158,16 +129,7 @@ try {
   }
   await page.screenshot({ path: join(artifacts, 'activity-narrow.png'), fullPage: true, animations: 'disabled' });
 
-  step = 'no console errors';
-  for (const [what, list] of Object.entries(problems)) {
-    check(list.length === 0, `${what}: ${list.join('; ')}`);
-  }
-  process.stdout.write(`${JSON.stringify({ event: 'done' })}\n`);
-} catch (err) {
-  console.error(`dashboard (activity): ${step}: ${err.message}`);
-  if (page) await page.screenshot({ path: join(artifacts, 'activity-failure.png'), fullPage: true }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-}
+  s.step = 'no console errors';
+  noProblems(problems);
+  emit('done');
+}, { viewport: { width: 1280, height: 900 }, acceptDownloads: true });

@@ -14,11 +14,10 @@
 // Environment: DASHBOARD_URL (…/dashboard/), OPERATOR_TOKEN, OWNER_TOKEN,
 // ACCOUNT (the account to create, which OWNER_TOKEN names), ARTIFACTS.
 
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { chromium } from 'playwright-core';
+import { check, launch } from './browser.mjs';
 
 const { DASHBOARD_URL: url, OPERATOR_TOKEN: operator, OWNER_TOKEN: owner, ACCOUNT: account, ARTIFACTS: artifacts } = process.env;
 if (!url || !operator || !owner || !account || !artifacts) {
@@ -39,22 +38,9 @@ async function waitForTest() {
 function emit(event, data = {}) {
   process.stdout.write(`${JSON.stringify({ event, ...data })}\n`);
 }
-function check(ok, message) {
-  if (!ok) throw new Error(message);
-}
 
 const problems = { csp: [], console: [], pageErrors: [], thirdParty: [] };
-const userDataDir = mkdtempSync(join(tmpdir(), 'switchyard-chromium-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 800 },
-  locale: 'en-US',
-  timezoneId: 'UTC',
-  reducedMotion: 'reduce',
-});
+const { context, close } = await launch();
 let page;
 let step = 'start';
 try {
@@ -173,6 +159,5 @@ try {
   process.exitCode = 1;
 } finally {
   rl.close();
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
+  await close();
 }

@@ -9,52 +9,23 @@
 // owner's JWT), ACCOUNT (the account it names), ARTIFACTS (screenshot
 // directory).
 
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { check, emit, env, noProblems, script, signIn, watch } from './browser.mjs';
 
-const { DASHBOARD_URL: url, ADMIN_TOKEN: token, ACCOUNT: account, ARTIFACTS: artifacts } = process.env;
-if (!url || !token || !account || !artifacts) {
-  console.error('DASHBOARD_URL, ADMIN_TOKEN, ACCOUNT and ARTIFACTS must be set');
-  process.exit(2);
-}
-mkdirSync(artifacts, { recursive: true });
-
-function check(ok, message) {
-  if (!ok) throw new Error(message);
-}
-
+const [url, token, account, artifacts] = env('DASHBOARD_URL', 'ADMIN_TOKEN', 'ACCOUNT', 'ARTIFACTS');
 const problems = { console: [], pageErrors: [] };
-const userDataDir = mkdtempSync(join(tmpdir(), 'switchyard-chromium-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 800 },
-  locale: 'en-US',
-  timezoneId: 'UTC',
-  reducedMotion: 'reduce',
-});
 let page;
-let step = 'start';
-try {
-  page = context.pages()[0] || await context.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
-  page.on('pageerror', (e) => problems.pageErrors.push(String(e)));
+await script('owner', artifacts, async (s) => {
+  page = s.page;
+  watch(page, problems);
   let topupPosts = 0;
   page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/topups')) topupPosts += 1; });
 
-  step = 'sign in as the owner';
-  const res = await page.goto(url);
-  check(res.ok(), `GET ${url}: ${res.status()}`);
-  await page.getByLabel('Admin token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  s.step = 'sign in as the owner';
+  await signIn(page, url, token);
   await page.getByText('Account owner', { exact: true }).waitFor();
 
-  step = 'the overview offers no top-up';
+  s.step = 'the overview offers no top-up';
   await page.getByTestId('balance').waitFor();
   const note = page.getByTestId('funds-note');
   await note.waitFor();
@@ -65,16 +36,7 @@ try {
   await page.screenshot({ path: join(artifacts, 'owner-overview.png'), fullPage: true, animations: 'disabled' });
   check(topupPosts === 0, `the page sent ${topupPosts} top-ups`);
 
-  step = 'no console errors';
-  for (const [what, list] of Object.entries(problems)) {
-    check(list.length === 0, `${what}: ${list.join('; ')}`);
-  }
-  process.stdout.write(`${JSON.stringify({ event: 'done' })}\n`);
-} catch (err) {
-  console.error(`dashboard (owner): ${step}: ${err.message}`);
-  if (page) await page.screenshot({ path: join(artifacts, 'owner-failure.png'), fullPage: true }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-}
+  s.step = 'no console errors';
+  noProblems(problems);
+  emit('done');
+});

@@ -9,11 +9,10 @@
 // Environment: DASHBOARD_URL (…/dashboard/), ADMIN_TOKEN (an operator
 // JWT), ACCOUNT (an existing account), ARTIFACTS (screenshot directory).
 
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { chromium } from 'playwright-core';
+import { check, launch } from './browser.mjs';
 
 const { DASHBOARD_URL: url, ADMIN_TOKEN: token, ACCOUNT: account, ARTIFACTS: artifacts } = process.env;
 if (!url || !token || !account || !artifacts) {
@@ -34,26 +33,13 @@ function emit(event, data = {}) {
   process.stdout.write(`${JSON.stringify({ event, ...data })}\n`);
 }
 
-function check(ok, message) {
-  if (!ok) throw new Error(message);
-}
 
 const problems = { csp: [], console: [], pageErrors: [], thirdParty: [] };
 // Requests the script makes fail on purpose; Chromium logs each failed
 // load as a console error, which is expected for these only.
 const expectedFailures = new Set();
 
-const userDataDir = mkdtempSync(join(tmpdir(), 'switchyard-chromium-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 800 },
-  locale: 'en-US',
-  timezoneId: 'UTC',
-  reducedMotion: 'reduce',
-});
+const { context, close } = await launch();
 let page;
 let step = 'start';
 try {
@@ -304,8 +290,7 @@ try {
   if (page) await page.screenshot({ path: join(artifacts, 'failure.png'), fullPage: true }).catch(() => {});
   process.exitCode = 1;
 } finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
+  await close();
   rl.close();
 }
 // stdin stays open while the test waits for this script's output.
