@@ -91,18 +91,27 @@ function balanceCard(account) {
 // checkoutCard asks the admin API for a payment page for the amount and
 // goes there; the balance is credited when the provider confirms the
 // payment, not by this page.
-function checkoutCard(ctx, acct, account) {
+// amountParts are the pieces of a form that asks for an amount in
+// dollars, with suggested amounts, shared by the top-up and checkout
+// cards.
+function amountParts(hint, action) {
   const input = h('input', {
     type: 'text', inputmode: 'decimal', class: 'input input-amount', name: 'usd', autocomplete: 'off',
     placeholder: '25.00',
   });
-  const f = field({ label: 'Amount (USD)', input, hint: 'Between $5.00 and $1,000.00. You pay on the payment provider’s page.', prefix: '$' });
-  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Continue to payment');
+  const f = field({ label: 'Amount (USD)', input, hint, prefix: '$' });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, action);
   const result = h('div', { class: 'form-error-slot' });
   const presets = h('div', { class: 'chips', role: 'group', 'aria-label': 'Suggested amounts' },
     PRESETS.map((v) => h('button', {
       type: 'button', class: 'chip', onclick: () => { input.value = `${v}.00`; f.setError(''); input.focus(); },
     }, `$${v}`)));
+  return { input, f, submit, result, presets };
+}
+
+function checkoutCard(ctx, acct, account) {
+  const { input, f, submit, result, presets } = amountParts(
+    'Between $5.00 and $1,000.00. You pay on the payment provider’s page.', 'Continue to payment');
   if (account && account.disabled) {
     submit.disabled = true;
     replace(result, h('p', { class: 'hint' }, 'This account is disabled: an operator must enable it before funds can be added.'));
@@ -173,17 +182,7 @@ function fundsNoteCard() {
 }
 
 function topUpCard(ctx, acct, onDone) {
-  const input = h('input', {
-    type: 'text', inputmode: 'decimal', class: 'input input-amount', name: 'usd', autocomplete: 'off',
-    placeholder: '25.00',
-  });
-  const f = field({ label: 'Amount (USD)', input, hint: 'Between $5.00 and $1,000.00.', prefix: '$' });
-  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add funds');
-  const result = h('div', { class: 'form-error-slot' });
-  const presets = h('div', { class: 'chips', role: 'group', 'aria-label': 'Suggested amounts' },
-    PRESETS.map((v) => h('button', {
-      type: 'button', class: 'chip', onclick: () => { input.value = `${v}.00`; f.setError(''); input.focus(); },
-    }, `$${v}`)));
+  const { input, f, submit, result, presets } = amountParts('Between $5.00 and $1,000.00.', 'Add funds');
   const form = h('form', { class: 'form', novalidate: true }, presets, f.el, result, h('div', { class: 'form-actions' }, submit));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
