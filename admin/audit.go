@@ -144,7 +144,7 @@ func (h *Handler) Close() error {
 // auditJSON is an audit entry as GET /admin/audit lists it.
 type auditJSON struct {
 	ID       string `json:"id"`
-	At       string `json:"at"`
+	At       string `json:"created_at"`
 	Subject  string `json:"subject"`
 	Role     string `json:"role"`
 	Action   string `json:"action"`

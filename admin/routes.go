@@ -394,7 +394,7 @@ type fileJSON struct {
 	Filename  string `json:"filename"`
 	Purpose   string `json:"purpose"`
 	Bytes     int64  `json:"bytes"`
-	MIME      string `json:"mime"`
+	MIME      string `json:"mime_type"`
 	Source    string `json:"source"`
 	CreatedAt string `json:"created_at"`
 	ExpiresAt string `json:"expires_at"`
