@@ -1,14 +1,9 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,18 +254,6 @@ func TestDashboardActivity(t *testing.T) {
 	}
 	waitActivity(t, g, owner, "acme", 3)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "activity.mjs")
-	cmd.Dir = filepath.Join(repoRoot, "e2e", "dashboard")
-	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ARTIFACTS="+artifacts)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("the browser script did not finish within 90s\n%s", stderr.String())
-	}
-	if err != nil || !strings.Contains(stdout.String(), `"event":"done"`) {
-		t.Fatalf("browser script: %v; screenshots in %s\n%s%s", err, artifacts, stdout.String(), stderr.String())
-	}
+	runDashboardScript(t, node, "activity.mjs", artifacts, 90*time.Second,
+		"DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ARTIFACTS="+artifacts)
 }

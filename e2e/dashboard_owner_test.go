@@ -1,13 +1,7 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -29,25 +23,8 @@ func TestDashboardOwnerSeesNoAddFunds(t *testing.T) {
 		t.Fatalf("creating account %s: %d %s", account, status, body)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "owner.mjs")
-	cmd.Dir = filepath.Join(repoRoot, "e2e", "dashboard")
-	cmd.Env = append(os.Environ(),
-		"DASHBOARD_URL="+g.base+"/dashboard/",
-		"ADMIN_TOKEN="+owner,
-		"ACCOUNT="+account,
-		"ARTIFACTS="+artifacts,
-	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("the browser script did not finish within 60s\n%s", stderr.String())
-	}
-	if err != nil || !strings.Contains(stdout.String(), `"event":"done"`) {
-		t.Fatalf("browser script: %v; screenshots in %s\n%s%s", err, artifacts, stdout.String(), stderr.String())
-	}
+	runDashboardScript(t, node, "owner.mjs", artifacts, 60*time.Second,
+		"DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ACCOUNT="+account, "ARTIFACTS="+artifacts)
 	if got := balanceCents(t, g, operator, account); got != 500 {
 		t.Errorf("the owner's visit moved the balance to %d cents", got)
 	}

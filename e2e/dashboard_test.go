@@ -45,6 +45,34 @@ func browserTool(t *testing.T) string {
 
 // artifactsDir is where the browser test leaves its screenshots:
 // $SWITCHYARD_ARTIFACTS, else bin/artifacts, which git ignores.
+// runDashboardScript runs e2e/dashboard/<script> with node and env (its
+// DASHBOARD_URL, ADMIN_TOKEN, ARTIFACTS and so on) and returns the
+// "done" event it ends with; the test fails when the script fails a
+// check or is not done within limit.
+func runDashboardScript(t *testing.T, node, script, artifacts string, limit time.Duration, env ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = filepath.Join(repoRoot, "e2e", "dashboard")
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish within %s\n%s", script, limit, stderr.String())
+	}
+	last := bytes.TrimSpace(stdout.Bytes())
+	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	var done struct{ Event string }
+	if err != nil || json.Unmarshal(last, &done) != nil || done.Event != "done" {
+		t.Fatalf("%s: %v; screenshots in %s\n%s%s", script, err, artifacts, stdout.String(), stderr.String())
+	}
+	return last
+}
+
 func artifactsDir(t *testing.T, name string) string {
 	t.Helper()
 	base := os.Getenv("SWITCHYARD_ARTIFACTS")

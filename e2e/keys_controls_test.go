@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -228,21 +224,12 @@ func TestDashboardKeyLimits(t *testing.T) {
 		t.Fatalf("creating account %s: %d %s", account, status, body)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "keys.mjs")
-	cmd.Dir = filepath.Join(repoRoot, "e2e", "dashboard")
-	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ARTIFACTS="+artifacts)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("the browser script did not finish within 60s\n%s", stderr.String())
+	var done struct{ Key string }
+	if err := json.Unmarshal(runDashboardScript(t, node, "keys.mjs", artifacts, 60*time.Second,
+		"DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ARTIFACTS="+artifacts), &done); err != nil {
+		t.Fatal(err)
 	}
-	var done struct{ Event, Key string }
-	if err != nil || json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &done) != nil || done.Event != "done" {
-		t.Fatalf("browser script: %v; screenshots in %s\n%s%s", err, artifacts, stdout.String(), stderr.String())
-	}
+	ctx := context.Background()
 
 	st := openStore(t, e)
 	keys, err := st.ListKeys(ctx, accountNamed(t, st, account).ID)
