@@ -91,10 +91,11 @@ function balanceCard(account) {
 // checkoutCard asks the admin API for a payment page for the amount and
 // goes there; the balance is credited when the provider confirms the
 // payment, not by this page.
-// amountParts are the pieces of a form that asks for an amount in
-// dollars, with suggested amounts, shared by the top-up and checkout
-// cards.
-function amountParts(hint, action) {
+// amountForm asks for an amount in dollars, with suggested amounts: a
+// valid one is sent with request (the button busy meanwhile) and its
+// answer handed to done; a failure of either is shown under the form.
+// The top-up and checkout cards differ only in these.
+function amountForm(ctx, { hint, action, busyLabel, failTitle, testid, request, done }) {
   const input = h('input', {
     type: 'text', inputmode: 'decimal', class: 'input input-amount', name: 'usd', autocomplete: 'off',
     placeholder: '25.00',
@@ -106,17 +107,7 @@ function amountParts(hint, action) {
     PRESETS.map((v) => h('button', {
       type: 'button', class: 'chip', onclick: () => { input.value = `${v}.00`; f.setError(''); input.focus(); },
     }, `$${v}`)));
-  return { input, f, submit, result, presets };
-}
-
-function checkoutCard(ctx, acct, account) {
-  const { input, f, submit, result, presets } = amountParts(
-    'Between $5.00 and $1,000.00. You pay on the payment provider’s page.', 'Continue to payment');
-  if (account && account.disabled) {
-    submit.disabled = true;
-    replace(result, h('p', { class: 'hint' }, 'This account is disabled: an operator must enable it before funds can be added.'));
-  }
-  const form = h('form', { class: 'form', novalidate: true, 'data-testid': 'checkout-form' }, presets, f.el, result, h('div', { class: 'form-actions' }, submit));
+  const form = h('form', { class: 'form', novalidate: true, 'data-testid': testid }, presets, f.el, result, h('div', { class: 'form-actions' }, submit));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     replace(result);
@@ -128,22 +119,41 @@ function checkoutCard(ctx, acct, account) {
     }
     f.setError('');
     try {
-      const res = await busy(submit, 'Opening the payment page…', () => ctx.client.post(`${acct}/checkout`, {
-        usd: amount.usd, return_url: location.origin + location.pathname,
-      }));
+      const res = await busy(submit, busyLabel, () => request(amount));
       if (!ctx.current()) return;
+      done(res, amount, input);
+    } catch (err) {
+      if (!ctx.current()) return;
+      replace(result, errorBox(err, failTitle));
+      input.focus();
+    }
+  });
+  return { form, submit, result };
+}
+
+function checkoutCard(ctx, acct, account) {
+  const { form, submit, result } = amountForm(ctx, {
+    hint: 'Between $5.00 and $1,000.00. You pay on the payment provider’s page.',
+    action: 'Continue to payment',
+    busyLabel: 'Opening the payment page…',
+    failTitle: 'The payment page could not be opened',
+    testid: 'checkout-form',
+    request: (amount) => ctx.client.post(`${acct}/checkout`, {
+      usd: amount.usd, return_url: location.origin + location.pathname,
+    }),
+    done: (res, amount) => {
       // Only a web page: the URL comes from the API, and a javascript:
       // one must never be followed.
       const to = new URL(res.url);
       if (to.protocol !== 'https:' && to.protocol !== 'http:') throw new Error('The payment provider answered an address that is not a web page.');
       announce(`Opening the payment page for ${fmt.money(amount.cents)}.`, 'info');
       location.assign(to.href);
-    } catch (err) {
-      if (!ctx.current()) return;
-      replace(result, errorBox(err, 'The payment page could not be opened'));
-      input.focus();
-    }
+    },
   });
+  if (account && account.disabled) {
+    submit.disabled = true;
+    replace(result, h('p', { class: 'hint' }, 'This account is disabled: an operator must enable it before funds can be added.'));
+  }
   return card('Add funds', {}, h('div', { class: 'card-body' }, form));
 }
 
@@ -182,29 +192,17 @@ function fundsNoteCard() {
 }
 
 function topUpCard(ctx, acct, onDone) {
-  const { input, f, submit, result, presets } = amountParts('Between $5.00 and $1,000.00.', 'Add funds');
-  const form = h('form', { class: 'form', novalidate: true }, presets, f.el, result, h('div', { class: 'form-actions' }, submit));
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    replace(result);
-    const amount = fmt.parseTopUp(input.value);
-    if (amount.error) {
-      f.setError(amount.error);
-      input.focus();
-      return;
-    }
-    f.setError('');
-    try {
-      const res = await busy(submit, 'Adding…', () => ctx.client.post(`${acct}/topups`, { usd: amount.usd }));
-      if (!ctx.current()) return;
+  const { form } = amountForm(ctx, {
+    hint: 'Between $5.00 and $1,000.00.',
+    action: 'Add funds',
+    busyLabel: 'Adding…',
+    failTitle: 'The top-up did not go through',
+    request: (amount) => ctx.client.post(`${acct}/topups`, { usd: amount.usd }),
+    done: (res, amount, input) => {
       input.value = '';
       onDone(res);
       announce(`Added ${fmt.money(amount.cents)}. The balance is now ${fmt.money(res.balance_cents)}.`);
-    } catch (err) {
-      if (!ctx.current()) return;
-      replace(result, errorBox(err, 'The top-up did not go through'));
-      input.focus();
-    }
+    },
   });
   return card('Top up', {}, h('div', { class: 'card-body' }, form));
 }
