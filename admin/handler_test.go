@@ -361,6 +361,9 @@ func testKeys(t *testing.T, f *fixture) {
 	}
 	f.want(f.do("POST", "/admin/accounts/alice/keys", f.alice, `{}`), 429, "rate_limit_exceeded")
 	f.want(f.do("POST", "/admin/accounts/alice/keys", f.alice, `{"label":"`+strings.Repeat("x", 201)+`"}`), 400, "invalid_label")
+	// A label is shown in tables, emails and logs: no control characters.
+	f.want(f.do("POST", "/admin/accounts/alice/keys", f.alice, `{"label":"two\nlines"}`), 400, "invalid_label")
+	f.want(f.do("POST", "/admin/accounts/alice/keys", f.alice, `{"label":"\u001b[31mred"}`), 400, "invalid_label")
 
 	es := f.audit("alice")
 	var creates, revokes int
@@ -375,11 +378,11 @@ func testKeys(t *testing.T, f *fixture) {
 			t.Errorf("audit entry %+v lacks where or when", e)
 		}
 	}
-	if creates != 7 || revokes != 5 {
-		t.Errorf("audited %d creations and %d revocations, want 7 and 5", creates, revokes)
+	if creates != 9 || revokes != 5 {
+		t.Errorf("audited %d creations and %d revocations, want 9 and 5", creates, revokes)
 	}
-	if es[0].Outcome != "invalid_label" || es[1].Outcome != "rate_limit_exceeded" {
-		t.Errorf("newest entries %+v, %+v", es[0], es[1])
+	if es[0].Outcome != "invalid_label" || es[2].Outcome != "invalid_label" || es[3].Outcome != "rate_limit_exceeded" {
+		t.Errorf("newest entries %+v, %+v, %+v, %+v", es[0], es[1], es[2], es[3])
 	}
 }
 

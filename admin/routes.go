@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/files"
@@ -207,9 +206,6 @@ func (q *request) listKeys(a storage.Account) {
 	q.answer(http.StatusOK, listEach(keys, keyOut), err)
 }
 
-// maxLabelRunes bounds a key's label, a note to tell keys apart.
-const maxLabelRunes = 200
-
 // createKey: POST .../keys {"label", and the controls of
 // KeyControlsJSON}: the only answer that holds the key.
 func (q *request) createKey(a storage.Account) {
@@ -218,9 +214,6 @@ func (q *request) createKey(a storage.Account) {
 		KeyControlsJSON
 	}
 	err := q.decode(&body)
-	if err == nil && (utf8.RuneCountInString(body.Label) > maxLabelRunes || !utf8.ValidString(body.Label)) {
-		err = apierror.InvalidRequest("invalid_label", fmt.Sprintf("A label has at most %d characters.", maxLabelRunes))
-	}
 	var controls storage.KeyControls
 	if err == nil {
 		controls, err = body.Controls(time.Now())

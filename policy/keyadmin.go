@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/storage"
@@ -27,6 +29,9 @@ func IssueKey(ctx context.Context, store storage.Store, hasher KeyHasher, p Prof
 func IssueKeyWith(ctx context.Context, store storage.Store, hasher KeyHasher, p Profile, account, label string,
 	controls storage.KeyControls, now time.Time) (string, storage.APIKey, error) {
 	if err := ValidAccountName(account); err != nil {
+		return "", storage.APIKey{}, err
+	}
+	if err := ValidKeyLabel(label); err != nil {
 		return "", storage.APIKey{}, err
 	}
 	if err := ValidKeyControls(controls, now); err != nil {
@@ -72,6 +77,28 @@ func ValidAccountName(name string) error {
 		if c := name[i]; c <= ' ' || c > '~' {
 			return apierror.InvalidRequest("invalid_account",
 				"An account name is printable ASCII without spaces.")
+		}
+	}
+	return nil
+}
+
+// MaxLabelRunes bounds a key's label, a note to tell keys apart.
+const MaxLabelRunes = 200
+
+// ValidKeyLabel accepts up to MaxLabelRunes characters of valid UTF-8
+// without control or bidirectional-override characters: a label is
+// printed in the dashboard, the CLI's tables, alert emails and the audit
+// log, where a newline or an escape sequence could forge a line and an
+// override could reverse what a reader sees.
+func ValidKeyLabel(label string) error {
+	if !utf8.ValidString(label) || utf8.RuneCountInString(label) > MaxLabelRunes {
+		return apierror.InvalidRequest("invalid_label",
+			fmt.Sprintf("A label has at most %d characters.", MaxLabelRunes))
+	}
+	for _, r := range label {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return apierror.InvalidRequest("invalid_label",
+				"A label has no control characters (line breaks, tabs, escapes or direction overrides).")
 		}
 	}
 	return nil

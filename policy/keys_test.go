@@ -3,6 +3,8 @@ package policy
 import (
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/internal/apierror"
 )
 
 func TestNewKeyFormat(t *testing.T) {
@@ -95,5 +97,36 @@ func TestKeyHasher(t *testing.T) {
 	}
 	if h := a.Hash(key); len(h) != 64 || strings.Contains(h, key) {
 		t.Errorf("hash %q is not 64 hex characters", h)
+	}
+}
+
+// A label ends up in the dashboard, the CLI's tables, alert emails and the
+// audit log: control characters there could forge lines or escape codes.
+func TestValidKeyLabel(t *testing.T) {
+	long := strings.Repeat("é", 200)
+	for _, tc := range []struct {
+		label string
+		ok    bool
+	}{
+		{"", true},
+		{"laptop", true},
+		{"CI – nightly 東京", true},
+		{long, true},
+		{long + "x", false},
+		{"two\nlines", false},
+		{"bell\a", false},
+		{"\x1b[31mred", false},
+		{"del\x7f", false},
+		{"c1\u0085next", false},
+		{"bidi\u202eevil", false},
+		{"bad \xff utf-8", false},
+	} {
+		err := ValidKeyLabel(tc.label)
+		if (err == nil) != tc.ok {
+			t.Errorf("ValidKeyLabel(%q) = %v, want ok=%v", tc.label, err, tc.ok)
+		}
+		if err != nil && apierror.From(err).Code != "invalid_label" {
+			t.Errorf("ValidKeyLabel(%q) code = %q, want invalid_label", tc.label, apierror.From(err).Code)
+		}
 	}
 }
