@@ -49,8 +49,11 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 		// The chart draws its title itself; a caption would repeat it.
 		return png, "", nil
 	case "diagram":
+		// The picture create_diagram drew, in its own theme and aspect:
+		// the document places it at its proportions, and a dark diagram
+		// stays dark on the white page.
 		png, err := r.s.drawDiagram(ctx, r.env.AccountID, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
-			Theme: render.ThemeLight, Aspect: render.AspectLandscape})
+			Theme: orDefault(ref.Theme, render.ThemeLight), Aspect: orDefault(ref.Aspect, render.AspectLandscape)})
 		if err != nil {
 			return nil, "", sourceError(err)
 		}
