@@ -182,3 +182,33 @@ func TestDiagramUpdateKeepsItsThemeAndAspect(t *testing.T) {
 		t.Errorf("the updated diagram is %q and %q", a.Theme, a.Aspect)
 	}
 }
+
+// A chart a document draws from its source is drawn at the density the
+// document shows it at; one create_chart drew just before is taken as
+// it is, rather than drawn again.
+func TestEmbeddedChartDensity(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		drawnFirst bool
+		width      string
+	}{{"from its source", false, "1000"}, {"after create_chart", true, "1600"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			made := h.mustCall(tools.NameCreateChart, barArgs).Artifacts[0]
+			if !tc.drawnFirst {
+				// A later request on a fresh process: only the source is left.
+				ids := h.env.IDs
+				h = newHarness(t)
+				h.env.IDs = ids
+				if err := h.nextRequest(map[string]tools.ObjectRef{"obj1": {Kind: "chart", Source: made.Source, Title: made.Title}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			doc := h.mustCall(tools.NameCreateDocument, `{"title":"Q1","markdown":"![](obj1)"}`).Artifacts[0]
+			m := regexp.MustCompile(`/Subtype /Image\s*/Width (\d+)`).FindSubmatch(h.files.files[doc.FileID])
+			if m == nil || string(m[1]) != tc.width {
+				t.Errorf("the embedded chart's width: %q, want %s", m, tc.width)
+			}
+		})
+	}
+}

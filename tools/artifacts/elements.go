@@ -42,7 +42,7 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 	}
 	switch ref.Kind {
 	case "chart":
-		png, err := r.s.drawChart(ctx, r.env.AccountID, ref.Title, ref.Source)
+		png, err := r.s.embedChart(ctx, r.env.AccountID, ref.Title, ref.Source)
 		if err != nil {
 			return nil, "", sourceError(err)
 		}

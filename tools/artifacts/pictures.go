@@ -91,7 +91,20 @@ func (c *pictures) put(key [32]byte, png []byte) {
 // drawn lately for the account. The PNG is shared: callers do not
 // change it.
 func (s *shared) drawChart(ctx context.Context, account, title, source string) ([]byte, error) {
-	key := pictureKey(account, "chart", title, source)
+	return s.drawChartAt(ctx, pictureKey(account, "chart", title, source), title, source, 1)
+}
+
+// embedChart is drawChart for a chart a document folds in: the chart as
+// create_chart drew it when it is still kept, else drawn at
+// chart.EmbedScale, the density the document shows it at.
+func (s *shared) embedChart(ctx context.Context, account, title, source string) ([]byte, error) {
+	if png, ok := s.pictures.get(pictureKey(account, "chart", title, source)); ok {
+		return png, nil
+	}
+	return s.drawChartAt(ctx, pictureKey(account, "embedded chart", title, source), title, source, chart.EmbedScale)
+}
+
+func (s *shared) drawChartAt(ctx context.Context, key [32]byte, title, source string, scale float64) ([]byte, error) {
 	if png, ok := s.pictures.get(key); ok {
 		return png, nil
 	}
@@ -99,7 +112,7 @@ func (s *shared) drawChart(ctx context.Context, account, title, source string) (
 	if err != nil {
 		return nil, err
 	}
-	png, err := chart.Render(ctx, title, spec)
+	png, err := chart.RenderScaled(ctx, title, spec, scale)
 	if err == nil {
 		s.pictures.put(key, png)
 	}
