@@ -212,3 +212,39 @@ func TestEmbeddedChartDensity(t *testing.T) {
 		})
 	}
 }
+
+// A diagram a document draws from its source is drawn no larger than
+// the document shows it, in the aspect it was made in.
+func TestEmbeddedDiagramDensity(t *testing.T) {
+	h := newHarness(t)
+	src := `digraph { rankdir=LR; a -> b -> c -> d -> e -> f -> g -> h -> i -> j; a -> x -> j }`
+	made := h.mustCall(tools.NameCreateDiagram, `{"title":"Chain","source":`+mustQuote(src)+`}`).Artifacts[0]
+	full, err := base64.StdEncoding.DecodeString(made.ImageBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width <= embedDiagramWidth {
+		t.Fatalf("the diagram is only %d pixels wide", cfg.Width)
+	}
+	ids := h.env.IDs
+	h = newHarness(t)
+	h.env.IDs = ids
+	if err := h.nextRequest(map[string]tools.ObjectRef{"obj1": {Kind: "diagram", Source: made.Source, Title: made.Title}}); err != nil {
+		t.Fatal(err)
+	}
+	doc := h.mustCall(tools.NameCreateDocument, `{"title":"Q1","markdown":"![](obj1)"}`).Artifacts[0]
+	m := regexp.MustCompile(`/Subtype /Image\s*/Width (\d+)\s*/Height (\d+)`).FindSubmatch(h.files.files[doc.FileID])
+	if m == nil {
+		t.Fatal("no image in the PDF")
+	}
+	if w, _ := strconv.Atoi(string(m[1])); w != embedDiagramWidth {
+		t.Errorf("the embedded diagram is %s pixels wide, want %d", m[1], embedDiagramWidth)
+	}
+	if got, want := ratio(t, m[1], m[2]), float64(cfg.Width)/float64(cfg.Height); math.Abs(got/want-1) > 0.01 {
+		t.Errorf("the embedded diagram's aspect is %.3f, the diagram's %.3f", got, want)
+	}
+}

@@ -52,7 +52,7 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 		// The picture create_diagram drew, in its own theme and aspect:
 		// the document places it at its proportions, and a dark diagram
 		// stays dark on the white page.
-		png, err := r.s.drawDiagram(ctx, r.env.AccountID, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
+		png, err := r.s.embedDiagram(ctx, r.env.AccountID, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
 			Theme: orDefault(ref.Theme, render.ThemeLight), Aspect: orDefault(ref.Aspect, render.AspectLandscape)})
 		if err != nil {
 			return nil, "", sourceError(err)

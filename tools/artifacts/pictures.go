@@ -131,3 +131,29 @@ func (s *shared) drawDiagram(ctx context.Context, account string, d diagram.Diag
 	}
 	return png, err
 }
+
+// Bounds of a diagram drawn for a document, in pixels. A document shows
+// a picture at 96 pixels an inch and no wider than its text (470 pt on
+// A4, 627 pixels) nor taller than its page (1,000 pixels), so a larger
+// picture is shrunk there anyway; at these bounds its size on the page is
+// the same and what the reader sees is still 150 dpi or more.
+const (
+	embedDiagramWidth  = 1000
+	embedDiagramHeight = 1500
+)
+
+// embedDiagram is embedChart for a diagram.
+func (s *shared) embedDiagram(ctx context.Context, account string, d diagram.Diagram) ([]byte, error) {
+	if png, ok := s.pictures.get(pictureKey(account, "diagram", d.Source, d.Language, d.Theme, d.Aspect)); ok {
+		return png, nil
+	}
+	key := pictureKey(account, "embedded diagram", d.Source, d.Language, d.Theme, d.Aspect)
+	if png, ok := s.pictures.get(key); ok {
+		return png, nil
+	}
+	png, err := diagram.RenderFit(ctx, d, embedDiagramWidth, embedDiagramHeight)
+	if err == nil {
+		s.pictures.put(key, png)
+	}
+	return png, err
+}

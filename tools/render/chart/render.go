@@ -3,9 +3,9 @@ package chart
 import (
 	"context"
 	"image"
-	"math"
 	"image/color"
 	stddraw "image/draw"
+	"math"
 	"sync"
 
 	"git.sr.ht/~sbinet/gg"

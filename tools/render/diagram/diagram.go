@@ -71,9 +71,19 @@ func Render(ctx context.Context, d Diagram) ([]byte, error) {
 	return renderWithin(ctx, d, canvasLimit{pixels: MaxPixels, side: MaxSide})
 }
 
+// RenderFit is Render with the picture at most width×height pixels,
+// drawn at a lower density where it would be larger: for a document,
+// which shows a diagram no larger than its text width and page height,
+// so that pixels it would not show are neither drawn nor compressed.
+func RenderFit(ctx context.Context, d Diagram, width, height int) ([]byte, error) {
+	return renderWithin(ctx, d, canvasLimit{pixels: MaxPixels, side: MaxSide, width: width, height: height})
+}
+
 // canvasLimit bounds the output image.
 type canvasLimit struct {
 	pixels, side int
+	// width and height, when not zero, bound each side by itself.
+	width, height int
 }
 
 // renderWithin is Render with the output bounded by lim.
@@ -157,6 +167,12 @@ func frameFor(sc *scene, aspect string, lim canvasLimit) (frame, error) {
 	}
 	if m := max(wPt, hPt) * scale; m > float64(lim.side) {
 		scale *= float64(lim.side) / m
+	}
+	if lim.width > 0 && wPt*scale > float64(lim.width) {
+		scale = float64(lim.width) / wPt
+	}
+	if lim.height > 0 && hPt*scale > float64(lim.height) {
+		scale = float64(lim.height) / hPt
 	}
 	f := frame{
 		w:     max(1, int(math.Floor(wPt*scale))),
