@@ -75,9 +75,16 @@ func Render(ctx context.Context, d Diagram) ([]byte, error) {
 // drawn at a lower density where it would be larger: for a document,
 // which shows a diagram no larger than its text width and page height,
 // so that pixels it would not show are neither drawn nor compressed.
+// The height bound gives way at minFitScale pixels per point: a document
+// shows a diagram taller than a page at half its size or more, over
+// several pages, where that is 144 dpi.
 func RenderFit(ctx context.Context, d Diagram, width, height int) ([]byte, error) {
 	return renderWithin(ctx, d, canvasLimit{pixels: MaxPixels, side: MaxSide, width: width, height: height})
 }
+
+// minFitScale is the least density, in pixels per point, to which
+// RenderFit's height bound lowers a picture.
+const minFitScale = 1.0
 
 // canvasLimit bounds the output image.
 type canvasLimit struct {
@@ -172,7 +179,9 @@ func frameFor(sc *scene, aspect string, lim canvasLimit) (frame, error) {
 		scale = float64(lim.width) / wPt
 	}
 	if lim.height > 0 && hPt*scale > float64(lim.height) {
-		scale = float64(lim.height) / hPt
+		// Not below minFitScale: a picture taller than a page is shown
+		// at least at half its size, over several pages.
+		scale = min(scale, max(float64(lim.height)/hPt, minFitScale))
 	}
 	f := frame{
 		w:     max(1, int(math.Floor(wPt*scale))),
