@@ -45,6 +45,8 @@ const (
 	// than a page at that size is continued over the next pages rather
 	// than shrunk further.
 	minShrink = 0.5
+	// maxFigurePages bounds the pages one picture goes on over.
+	maxFigurePages = 4
 )
 
 // element returns the registered image for id, registering it on first
@@ -289,8 +291,12 @@ func (r *renderer) layoutFigure(n *ast.Image, id string) (figureLayout, error) {
 		h = maxH
 		w = h * float64(pi.w) / float64(pi.h)
 		if pi.ppi > 0 {
-			if least := minShrink * float64(pi.w) * 72 / pi.ppi; w < least {
-				w = min(least, avail)
+			// Never larger than at screenDPI, and over at most
+			// maxFigurePages pages, whatever density the image claims.
+			least := min(minShrink*float64(pi.w)*72/pi.ppi, float64(pi.w)*72/screenDPI, avail)
+			least = min(least, (maxFigurePages*(r.bottom-r.top)-capH-captionGap-2)*float64(pi.w)/float64(pi.h))
+			if w < least {
+				w = least
 				h = w * float64(pi.h) / float64(pi.w)
 			}
 		}
