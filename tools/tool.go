@@ -116,6 +116,11 @@ type ObjectRef struct {
 	Kind   string `json:"kind"`
 	Source string `json:"source,omitempty"`
 	Title  string `json:"title,omitempty"`
+	// Theme and Aspect are a diagram's, which its artifact carries beside
+	// the source: known for a diagram made in this request, or echoed by
+	// a client that sends them back; empty means light and landscape.
+	Theme  string `json:"theme,omitempty"`
+	Aspect string `json:"aspect,omitempty"`
 }
 
 // Tombstone is the kind of a deleted object in the objects map.

@@ -271,7 +271,7 @@ func (s *shared) make(ctx context.Context, call tools.Call, k *kind, id, title s
 	if call.Env.Objects == nil {
 		call.Env.Objects = map[string]tools.ObjectRef{}
 	}
-	call.Env.Objects[id] = tools.ObjectRef{Kind: k.typ, Source: src.Text, Title: title}
+	call.Env.Objects[id] = tools.ObjectRef{Kind: k.typ, Source: src.Text, Title: title, Theme: a.Theme, Aspect: a.Aspect}
 	res.Artifacts = []wire.Artifact{a}
 	res.Content = fmt.Sprintf("Created %s %q as %s.", k.typ, title, id)
 	if len(res.Renamed) > 0 {

@@ -59,12 +59,16 @@ func BenchmarkCreateSpreadsheet10kRows(b *testing.B) {
 	}
 	b.SetBytes(int64(len(args)))
 	b.ReportAllocs()
+	var cpu time.Duration
 	for b.Loop() {
 		env := &tools.Env{AccountID: "acct", IDs: &counter{}}
+		start := cpuTime(b)
 		if _, err := tool.Execute(context.Background(), tools.Call{Name: tools.NameCreateSpreadsheet, Arguments: args, Env: env}); err != nil {
 			b.Fatal(err)
 		}
+		cpu += cpuTime(b) - start
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 }
 
 // documentCall is create_document's arguments and objects for a report

@@ -42,15 +42,18 @@ func (r *renderer) element(ctx context.Context, id string) ([]byte, string, erro
 	}
 	switch ref.Kind {
 	case "chart":
-		png, err := r.s.drawChart(ctx, r.env.AccountID, ref.Title, ref.Source)
+		png, err := r.s.embedChart(ctx, r.env.AccountID, ref.Title, ref.Source)
 		if err != nil {
 			return nil, "", sourceError(err)
 		}
 		// The chart draws its title itself; a caption would repeat it.
 		return png, "", nil
 	case "diagram":
-		png, err := r.s.drawDiagram(ctx, r.env.AccountID, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
-			Theme: render.ThemeLight, Aspect: render.AspectLandscape})
+		// The picture create_diagram drew, in its own theme and aspect:
+		// the document places it at its proportions, and a dark diagram
+		// stays dark on the white page.
+		png, err := r.s.embedDiagram(ctx, r.env.AccountID, diagram.Diagram{Source: ref.Source, Language: diagram.LanguageDOT,
+			Theme: orDefault(ref.Theme, render.ThemeLight), Aspect: orDefault(ref.Aspect, render.AspectLandscape)})
 		if err != nil {
 			return nil, "", sourceError(err)
 		}

@@ -91,7 +91,20 @@ func (c *pictures) put(key [32]byte, png []byte) {
 // drawn lately for the account. The PNG is shared: callers do not
 // change it.
 func (s *shared) drawChart(ctx context.Context, account, title, source string) ([]byte, error) {
-	key := pictureKey(account, "chart", title, source)
+	return s.drawChartAt(ctx, pictureKey(account, "chart", title, source), title, source, 1)
+}
+
+// embedChart is drawChart for a chart a document folds in: the chart as
+// create_chart drew it when it is still kept, else drawn at
+// chart.EmbedScale, the density the document shows it at.
+func (s *shared) embedChart(ctx context.Context, account, title, source string) ([]byte, error) {
+	if png, ok := s.pictures.get(pictureKey(account, "chart", title, source)); ok {
+		return png, nil
+	}
+	return s.drawChartAt(ctx, pictureKey(account, "embedded chart", title, source), title, source, chart.EmbedScale)
+}
+
+func (s *shared) drawChartAt(ctx context.Context, key [32]byte, title, source string, scale float64) ([]byte, error) {
 	if png, ok := s.pictures.get(key); ok {
 		return png, nil
 	}
@@ -99,7 +112,7 @@ func (s *shared) drawChart(ctx context.Context, account, title, source string) (
 	if err != nil {
 		return nil, err
 	}
-	png, err := chart.Render(ctx, title, spec)
+	png, err := chart.RenderScaled(ctx, title, spec, scale)
 	if err == nil {
 		s.pictures.put(key, png)
 	}
@@ -113,6 +126,32 @@ func (s *shared) drawDiagram(ctx context.Context, account string, d diagram.Diag
 		return png, nil
 	}
 	png, err := diagram.Render(ctx, d)
+	if err == nil {
+		s.pictures.put(key, png)
+	}
+	return png, err
+}
+
+// Bounds of a diagram drawn for a document, in pixels. A document shows
+// a picture at 96 pixels an inch and no wider than its text (470 pt on
+// A4, 627 pixels) nor taller than its page (1,000 pixels), so a larger
+// picture is shrunk there anyway; at these bounds its size on the page is
+// the same and what the reader sees is still 150 dpi or more.
+const (
+	embedDiagramWidth  = 1000
+	embedDiagramHeight = 1500
+)
+
+// embedDiagram is embedChart for a diagram.
+func (s *shared) embedDiagram(ctx context.Context, account string, d diagram.Diagram) ([]byte, error) {
+	if png, ok := s.pictures.get(pictureKey(account, "diagram", d.Source, d.Language, d.Theme, d.Aspect)); ok {
+		return png, nil
+	}
+	key := pictureKey(account, "embedded diagram", d.Source, d.Language, d.Theme, d.Aspect)
+	if png, ok := s.pictures.get(key); ok {
+		return png, nil
+	}
+	png, err := diagram.RenderFit(ctx, d, embedDiagramWidth, embedDiagramHeight)
 	if err == nil {
 		s.pictures.put(key, png)
 	}

@@ -71,7 +71,7 @@ func (t *updateTool) Execute(ctx context.Context, call tools.Call) (tools.Result
 	if k == nil {
 		return tools.Result{}, tools.Failf("%s is a %s, which cannot be edited; create a new deliverable instead", head.ID, ref.Kind)
 	}
-	src, err := k.update(source{Text: ref.Source}, call.Arguments)
+	src, err := k.update(source{Text: ref.Source, Theme: ref.Theme, Aspect: ref.Aspect}, call.Arguments)
 	if err != nil {
 		return tools.Result{}, err
 	}

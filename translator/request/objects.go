@@ -37,6 +37,11 @@ func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
 			Kind   *string `json:"kind"`
 			Source *string `json:"source"`
 			Title  *string `json:"title"`
+			// A diagram's artifact carries its theme and aspect beside
+			// the source; a client that echoes them keeps an embedded
+			// or edited diagram in them.
+			Theme  *string `json:"theme"`
+			Aspect *string `json:"aspect"`
 		}
 		if err := json.Unmarshal(raw[id], &e); err != nil {
 			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s must be an object {kind, source, title} of strings.", id))
@@ -49,6 +54,15 @@ func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
 			ref.Source, ref.Title = deref(e.Source), deref(e.Title)
 			if utf8.RuneCountInString(ref.Source) > maxObjectSourceChars {
 				return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s.source is longer than %d characters.", id, maxObjectSourceChars))
+			}
+		}
+		if ref.Kind == "diagram" {
+			ref.Theme, ref.Aspect = deref(e.Theme), deref(e.Aspect)
+			if ref.Theme != "" && ref.Theme != "light" && ref.Theme != "dark" {
+				return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s.theme must be light or dark.", id))
+			}
+			if ref.Aspect != "" && ref.Aspect != "landscape" && ref.Aspect != "portrait" && ref.Aspect != "square" {
+				return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s.aspect must be landscape, portrait or square.", id))
 			}
 		}
 		out[id] = ref

@@ -226,6 +226,14 @@ func TestParseRequestRules(t *testing.T) {
 					t.Errorf("objects %+v", r.Objects)
 				}
 			}},
+		{name: "diagram object keeps its echoed theme and aspect", body: `{"model":"m","objects":{"obj1":{"kind":"diagram","source":"digraph{}","title":"D","theme":"dark","aspect":"portrait"}},"messages":[{"role":"user","content":"hi"}]}`,
+			check: func(t *testing.T, r *Request) {
+				if r.Objects["obj1"] != (tools.ObjectRef{Kind: "diagram", Source: "digraph{}", Title: "D", Theme: "dark", Aspect: "portrait"}) {
+					t.Errorf("objects %+v", r.Objects)
+				}
+			}},
+		{name: "diagram object theme unknown", body: `{"model":"m","objects":{"obj1":{"kind":"diagram","theme":"sepia"}},"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidObjects},
+		{name: "diagram object aspect unknown", body: `{"model":"m","objects":{"obj1":{"kind":"diagram","aspect":"tall"}},"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidObjects},
 		{name: "object id malformed", body: `{"model":"m","objects":{"doc1":{"kind":"document"}},"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidObjects},
 		{name: "object id with leading zero", body: `{"model":"m","objects":{"obj01":{"kind":"document"}},"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidObjects},
 		{name: "object id zero", body: `{"model":"m","objects":{"el0":{"kind":"chart"}},"messages":[{"role":"user","content":"hi"}]}`, wantCode: CodeInvalidObjects},

@@ -109,7 +109,7 @@ func fillRect(c draw.Canvas, r vg.Rectangle, col color.Color) {
 	}
 	dst := img.Image()
 	h := dst.Bounds().Dy()
-	px := func(l vg.Length) int { return int(math.Round(l.Dots(dpi))) }
+	px := func(l vg.Length) int { return int(math.Round(l.Dots(img.DPI()))) }
 	x0, x1 := px(r.Min.X), px(r.Max.X)
 	y0, y1 := h-px(r.Max.Y), h-px(r.Min.Y)
 	// Whatever is not empty shows at least one pixel wide and high.

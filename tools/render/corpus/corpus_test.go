@@ -67,6 +67,7 @@ var corpus = []entry{
 	{name: "diagram-flowchart", kind: kindDiagram, src: "flowchart.dot"},
 	{name: "diagram-tall", kind: kindDiagram, src: "tall.dot", aspect: "portrait"},
 	{name: "diagram-architecture", kind: kindDiagram, src: "architecture.dot"},
+	{name: "diagram-architecture-dark", kind: kindDiagram, src: "architecture.dot", theme: "dark"},
 	{name: "diagram-fifty-dark", kind: kindDiagram, src: "fifty-nodes.dot", theme: "dark", aspect: "square"},
 
 	{name: "pdf-report", kind: kindPDF, src: "report.md", title: "Q3 2026 Business Review",
@@ -83,6 +84,10 @@ var corpus = []entry{
 	{name: "docx-rtl-letter", kind: kindDOCX, src: "rtl-letter.md", title: "אישור הזמנה · تأكيد الطلب"},
 	{name: "docx-report", kind: kindDOCX, src: "report.md", title: "Q3 2026 Business Review",
 		embeds: map[string]string{"obj1": "chart-grouped-bar", "obj2": "chart-wide-line", "obj3": "diagram-flowchart"}},
+	{name: "pdf-release-report", kind: kindPDF, src: "release-report.md", title: "Release process, Q4 2026",
+		embeds: map[string]string{"obj1": "diagram-tall", "obj2": "diagram-architecture-dark"}, pages: 3},
+	{name: "docx-release-report", kind: kindDOCX, src: "release-report.md", title: "Release process, Q4 2026",
+		embeds: map[string]string{"obj1": "diagram-tall", "obj2": "diagram-architecture-dark"}, pages: 3},
 	{name: "xlsx-sales", kind: kindXLSX, src: "sales.json", pages: 2},
 	{name: "xlsx-orders-10k", kind: kindXLSX, gen: orders10k, pages: 1},
 }

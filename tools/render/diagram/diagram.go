@@ -71,9 +71,26 @@ func Render(ctx context.Context, d Diagram) ([]byte, error) {
 	return renderWithin(ctx, d, canvasLimit{pixels: MaxPixels, side: MaxSide})
 }
 
+// RenderFit is Render with the picture at most width×height pixels,
+// drawn at a lower density where it would be larger: for a document,
+// which shows a diagram no larger than its text width and page height,
+// so that pixels it would not show are neither drawn nor compressed.
+// The height bound gives way at minFitScale pixels per point: a document
+// shows a diagram taller than a page at half its size or more, over
+// several pages, where that is 144 dpi.
+func RenderFit(ctx context.Context, d Diagram, width, height int) ([]byte, error) {
+	return renderWithin(ctx, d, canvasLimit{pixels: MaxPixels, side: MaxSide, width: width, height: height})
+}
+
+// minFitScale is the least density, in pixels per point, to which
+// RenderFit's height bound lowers a picture.
+const minFitScale = 1.0
+
 // canvasLimit bounds the output image.
 type canvasLimit struct {
 	pixels, side int
+	// width and height, when not zero, bound each side by itself.
+	width, height int
 }
 
 // renderWithin is Render with the output bounded by lim.
@@ -157,6 +174,14 @@ func frameFor(sc *scene, aspect string, lim canvasLimit) (frame, error) {
 	}
 	if m := max(wPt, hPt) * scale; m > float64(lim.side) {
 		scale *= float64(lim.side) / m
+	}
+	if lim.width > 0 && wPt*scale > float64(lim.width) {
+		scale = float64(lim.width) / wPt
+	}
+	if lim.height > 0 && hPt*scale > float64(lim.height) {
+		// Not below minFitScale: a picture taller than a page is shown
+		// at least at half its size, over several pages.
+		scale = min(scale, max(float64(lim.height)/hPt, minFitScale))
 	}
 	f := frame{
 		w:     max(1, int(math.Floor(wPt*scale))),

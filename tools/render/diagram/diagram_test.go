@@ -106,7 +106,7 @@ func TestSimpleGraphDrawn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := frameFor(sc, render.AspectLandscape, canvasLimit{MaxPixels, MaxSide})
+	f, err := frameFor(sc, render.AspectLandscape, canvasLimit{pixels: MaxPixels, side: MaxSide})
 	if err != nil {
 		t.Fatal(err)
 	}

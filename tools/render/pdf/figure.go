@@ -26,6 +26,9 @@ import (
 // the document shows it.
 type placedImage struct {
 	w, h int // pixels
+	// ppi is the density the image records (a PNG's pHYs), pixels per
+	// inch; 0 when it records none.
+	ppi float64
 }
 
 // Figure layout, in points.
@@ -36,6 +39,14 @@ const (
 	captionLH     = captionSize * 1.35
 	screenDPI     = 96 // an image is never drawn larger than at this density
 	captionWidthF = 0.86
+	// minShrink is the least fraction of its own size (its pixels at the
+	// density it records) at which a picture is drawn: a diagram's 14 pt
+	// labels stay 7 pt, its 11 pt edge labels 5.5 pt. A picture taller
+	// than a page at that size is continued over the next pages rather
+	// than shrunk further.
+	minShrink = 0.5
+	// maxFigurePages bounds the pages one picture goes on over.
+	maxFigurePages = 4
 )
 
 // element returns the registered image for id, registering it on first
@@ -72,6 +83,9 @@ func (r *renderer) element(id string) (*placedImage, error) {
 		return nil, err
 	}
 	pi := &placedImage{w: cfg.Width, h: cfg.Height}
+	if format == "png" {
+		pi.ppi = pngDensity(el.PNG)
+	}
 	r.images[id] = pi
 	return pi, nil
 }
@@ -221,10 +235,41 @@ func flatten(data []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// pngDensity is the density a PNG records in its pHYs chunk, in pixels
+// per inch, or 0 when it records none (or only an aspect).
+func pngDensity(data []byte) float64 {
+	const sig = 8
+	for rest := data[min(sig, len(data)):]; len(rest) >= 12; {
+		n := binary.BigEndian.Uint32(rest)
+		if uint64(n)+12 > uint64(len(rest)) {
+			return 0
+		}
+		switch string(rest[4:8]) {
+		case "pHYs":
+			if n != 9 || rest[16] != 1 { // unit: metre
+				return 0
+			}
+			x, y := binary.BigEndian.Uint32(rest[8:]), binary.BigEndian.Uint32(rest[12:])
+			if x == 0 || x != y {
+				return 0
+			}
+			return float64(x) * 0.0254
+		case "IDAT", "IEND":
+			return 0
+		}
+		rest = rest[12+n:]
+	}
+	return 0
+}
+
 // figureLayout is where a figure's picture and caption go.
 type figureLayout struct {
 	w, h    float64
 	caption []line
+	// sliced is a picture taller than a page at its least size: it
+	// starts on a new page and goes on over the next.
+	sliced bool
+	page   float64 // the text area's height, for a sliced picture
 }
 
 func (r *renderer) layoutFigure(n *ast.Image, id string) (figureLayout, error) {
@@ -245,11 +290,26 @@ func (r *renderer) layoutFigure(n *ast.Image, id string) (figureLayout, error) {
 	if maxH := r.bottom - r.top - capH - captionGap - 2; h > maxH {
 		h = maxH
 		w = h * float64(pi.w) / float64(pi.h)
+		if pi.ppi > 0 {
+			// Never larger than at screenDPI, and over at most
+			// maxFigurePages pages, whatever density the image claims.
+			least := min(minShrink*float64(pi.w)*72/pi.ppi, float64(pi.w)*72/screenDPI, avail)
+			least = min(least, (maxFigurePages*(r.bottom-r.top)-capH-captionGap-2)*float64(pi.w)/float64(pi.h))
+			if w < least {
+				w = least
+				h = w * float64(pi.h) / float64(pi.w)
+			}
+		}
 	}
-	return figureLayout{w: w, h: h, caption: ls}, nil
+	return figureLayout{w: w, h: h, caption: ls, sliced: h > r.bottom-r.top-capH-captionGap-2, page: r.bottom - r.top}, nil
 }
 
+// height is the room the figure needs where it starts: a sliced one a
+// whole page, so that a heading before it goes along.
 func (fl figureLayout) height() float64 {
+	if fl.sliced {
+		return fl.page
+	}
 	h := fl.h
 	if len(fl.caption) > 0 {
 		h += captionGap + float64(len(fl.caption))*captionLH
@@ -285,8 +345,14 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 		return err
 	}
 	x := r.x0 + (r.x1-r.x0-fl.w)/2
-	r.pdf.ImageOptions(id, x, r.y, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
-	r.y += fl.h
+	if fl.sliced {
+		if err := r.slices(id, x, fl); err != nil {
+			return err
+		}
+	} else {
+		r.pdf.ImageOptions(id, x, r.y, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
+		r.y += fl.h
+	}
 	if len(fl.caption) > 0 {
 		r.y += captionGap
 		if err := r.lines(fl.caption, captionLH, 'C'); err != nil {
@@ -298,4 +364,33 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 	}
 	r.space(figureGap)
 	return r.pdf.Error()
+}
+
+// slices draws a picture taller than a page from the top of this page
+// on, a page's height of it on each page, clipped, leaving room for the
+// caption under the last part.
+func (r *renderer) slices(id string, x float64, fl figureLayout) error {
+	capH := 0.0
+	if len(fl.caption) > 0 {
+		capH = captionGap + float64(len(fl.caption))*captionLH
+	}
+	for done := 0.0; ; {
+		part := min(fl.h-done, r.room())
+		if fl.h-done <= r.room() && fl.h-done+capH > r.room() {
+			// The rest fits but not with its caption: leave some of it for
+			// the next page, so that the caption is not alone there.
+			part = max(r.room()-capH, (fl.h-done)/2)
+		}
+		r.pdf.ClipRect(x, r.y, fl.w, part, false)
+		r.pdf.ImageOptions(id, x, r.y-done, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
+		r.pdf.ClipEnd()
+		r.y += part
+		done += part
+		if done >= fl.h-0.01 {
+			return r.pdf.Error()
+		}
+		if err := r.newPage(); err != nil {
+			return err
+		}
+	}
 }
