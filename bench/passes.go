@@ -31,6 +31,9 @@ type trips struct {
 	redisCommands float64 // run by Redis, scripts' inner commands included
 	redisBy       string  // per command
 	redisScriptUs float64 // Redis's time in the scripts (EVALSHA), µs
+	// From Redis's slow log: every command the gateway sent, with its
+	// time.
+	redisTimes redisTimes
 	// Whether the row is from SQLite or PostgreSQL and Redis.
 	distributed bool
 }
@@ -75,11 +78,18 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				if err != nil {
 					return nil, err
 				}
+				if err := startRedisTimes(m.redis); err != nil {
+					return nil, err
+				}
 				tGrew, err := countGrowth(t, s, o.counts, "switchyard_")
 				if err != nil {
 					return nil, err
 				}
 				rAfter, err := redisCalls(m.redis)
+				if err != nil {
+					return nil, err
+				}
+				times, err := readRedisTimes(m.redis)
 				if err != nil {
 					return nil, err
 				}
@@ -118,6 +128,7 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 					redisCommands: float64(total) / n,
 					redisBy:       strings.Join(by, ", "),
 					redisScriptUs: float64(scriptUs) / n,
+					redisTimes:    times,
 				})
 				pgBefore, pingsBefore = pgAfter, pingsAfter
 			}

@@ -72,7 +72,7 @@ func BenchmarkRedisBilledStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	names := map[string]string{admitScript.Hash(): "admit", settleScript.Hash(): "settle"}
+	names := ScriptNames()
 	took := map[string][]float64{}
 	for _, e := range log {
 		f, _ := e.([]any)
@@ -90,7 +90,7 @@ func BenchmarkRedisBilledStream(b *testing.B) {
 	}
 	for name, us := range took {
 		slices.Sort(us)
-		b.ReportMetric(us[len(us)/2], name+"-p50-µs")
+		b.ReportMetric(us[len(us)/2], strings.ReplaceAll(name, " ", "-")+"-p50-µs")
 	}
 	b.ReportMetric(float64(usec)/float64(b.N), "redis-script-µs/op")
 }

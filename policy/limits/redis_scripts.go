@@ -402,3 +402,20 @@ for _, m in ipairs(redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. tostring(now + 0.
 end
 return held
 `)
+
+// ScriptNames names the limiter's Redis scripts by their SHA1, as EVALSHA
+// shows them in Redis's slow log or MONITOR: "admit" (the admission),
+// "settle" (a hold settled, sent with the releases), "drop hold",
+// "renew", "held", "debit" and "reconcile". The bench reads Redis's time
+// per script with it.
+func ScriptNames() map[string]string {
+	return map[string]string{
+		admitScript.Hash():     "admit",
+		settleScript.Hash():    "settle",
+		dropHoldScript.Hash():  "drop hold",
+		renewScript.Hash():     "renew",
+		heldScript.Hash():      "held",
+		debitScript.Hash():     "debit",
+		reconcileScript.Hash(): "reconcile",
+	}
+}
