@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -72,6 +73,10 @@ type cell struct {
 	rps                      float64
 	chunks                   float64 // data events per response, mean
 	n, errors                int
+	// cpu is the user and system time of the target's process per
+	// request served in the measured period, in µs (the backend's for
+	// direct); NaN when not read.
+	cpu float64
 }
 
 // measure runs s against t from conc clients for warm (discarded), then
@@ -82,9 +87,14 @@ func measure(t *target, s scenario, conc int, warm, dur time.Duration) (cell, er
 			return cell{}, err
 		}
 	}
+	cpuBefore, cpuErr := t.cpuTime()
 	samples, errs, err := drive(t, s, conc, dur)
 	if err != nil {
 		return cell{}, err
+	}
+	cpuAfter, err := t.cpuTime()
+	if err != nil || cpuErr != nil {
+		cpuAfter, cpuBefore = 0, 0
 	}
 	if len(samples) == 0 {
 		return cell{}, fmt.Errorf("%s %s c=%d: every request failed (%d errors)", t.name, s.name, conc, errs)
@@ -104,7 +114,16 @@ func measure(t *target, s scenario, conc int, warm, dur time.Duration) (cell, er
 		rps:    float64(len(samples)) / dur.Seconds(),
 		chunks: float64(chunks) / float64(len(samples)),
 		n:      len(samples), errors: errs,
+		cpu: cpuPer(cpuAfter-cpuBefore, len(samples)),
 	}, nil
+}
+
+// cpuPer is used CPU time per request in µs; NaN for none read.
+func cpuPer(used time.Duration, requests int) float64 {
+	if used <= 0 || requests == 0 {
+		return math.NaN()
+	}
+	return us(used) / float64(requests)
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {

@@ -189,7 +189,7 @@ func bench(o options) error {
 	}
 
 	targets := []*target{
-		{name: "direct", base: "http://" + upAddr, baseline: true},
+		{name: "direct", base: "http://" + upAddr, baseline: true, proc: up},
 		{name: "plain Caddy", base: "http://" + plainAddr, admin: plainAdmin, baseline: true, proc: plain},
 	}
 	for _, m := range modes {

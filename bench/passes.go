@@ -30,7 +30,9 @@ type trips struct {
 	redisTrips    float64 // from the gateway's switchyard_redis_round_trips_total
 	redisCommands float64 // run by Redis, scripts' inner commands included
 	redisBy       string  // per command
-	redisScriptUs float64 // Redis's time in the scripts (EVALSHA), µs
+	// From Redis's slow log: every command the gateway sent, with its
+	// time.
+	redisTimes redisTimes
 	// Whether the row is from SQLite or PostgreSQL and Redis.
 	distributed bool
 }
@@ -75,11 +77,18 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				if err != nil {
 					return nil, err
 				}
+				if err := startRedisTimes(m.redis); err != nil {
+					return nil, err
+				}
 				tGrew, err := countGrowth(t, s, o.counts, "switchyard_")
 				if err != nil {
 					return nil, err
 				}
 				rAfter, err := redisCalls(m.redis)
+				if err != nil {
+					return nil, err
+				}
+				times, err := readRedisTimes(m.redis)
 				if err != nil {
 					return nil, err
 				}
@@ -96,15 +105,12 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				pg := func(kind string) float64 {
 					return perRequest(tGrew, "switchyard_postgres_statements_total", kind, o.counts)
 				}
-				var total, scriptUs int64
+				var total int64
 				var by []string
 				for _, name := range slices.Sorted(maps.Keys(rAfter)) {
 					if d := rAfter[name].calls - rBefore[name].calls; d > 0 {
 						total += d
 						by = append(by, fmt.Sprintf("%s %.2f", name, float64(d)/n))
-					}
-					if name == "evalsha" || name == "eval" {
-						scriptUs += rAfter[name].usec - rBefore[name].usec
 					}
 				}
 				out = append(out, trips{mode: m.name, scenario: s.name, n: o.counts, distributed: true,
@@ -117,7 +123,7 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 					redisTrips:    tGrew["switchyard_redis_round_trips_total"] / n,
 					redisCommands: float64(total) / n,
 					redisBy:       strings.Join(by, ", "),
-					redisScriptUs: float64(scriptUs) / n,
+					redisTimes:    times,
 				})
 				pgBefore, pingsBefore = pgAfter, pingsAfter
 			}

@@ -31,6 +31,15 @@ type target struct {
 	client   *http.Client
 }
 
+// cpuTime is the user and system time t's process has used: the
+// proxy's, or for direct the demo backend's.
+func (t *target) cpuTime() (time.Duration, error) {
+	if t.proc == nil {
+		return 0, errors.New("no process")
+	}
+	return cpuTime(t.proc.pid())
+}
+
 func newClient(conns int) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		MaxIdleConns:        conns,
@@ -245,8 +254,8 @@ func privateRedis(pin pinning, dir string) (*proc, string, error) {
 // it spent running them.
 type redisStat struct{ calls, usec int64 }
 
-// redisCalls is what Redis at addr has run, by command, but for the INFO
-// commands that count them.
+// redisCalls is what Redis at addr has run, by command, but for the
+// commands the bench sends itself (benchCommands).
 func redisCalls(addr string) (map[string]redisStat, error) {
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
@@ -270,7 +279,10 @@ func redisCalls(addr string) (map[string]redisStat, error) {
 	out := make(map[string]redisStat)
 	for _, line := range strings.Split(string(body), "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		if cmd, _, _ := strings.Cut(strings.TrimPrefix(name, "cmdstat_"), "|"); benchCommands[cmd] {
 			continue
 		}
 		var st redisStat

@@ -135,31 +135,72 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 		p("---|---|")
 	}
 	p("\n")
-	row := func(name, limit string, vals func(t string) []float64, format func(float64) string, ok func(float64) bool) {
+	// modeRow is a row whose line depends on the mode: ok is nil for a
+	// mode it does not budget.
+	modeRow := func(name, limit string, vals func(t string) []float64, format func(float64) string, ok func(t string) func(float64) bool) {
 		p("| %s | %s |", name, limit)
 		for _, t := range modes {
 			vs := vals(t)
-			p(" %s | %s |", span(vs, format), verdict(vs, ok))
+			if f := ok(t); f != nil {
+				p(" %s | %s |", span(vs, format), verdict(vs, f))
+			} else {
+				p(" %s | not measured |", span(vs, format))
+			}
 		}
 		p("\n")
 	}
+	row := func(name, limit string, vals func(t string) []float64, format func(float64) string, ok func(float64) bool) {
+		modeRow(name, limit, vals, format, func(string) func(float64) bool { return ok })
+	}
+	// byMode picks a mode's line.
+	byMode := func(embedded, distributed float64, atMost bool) func(t string) func(float64) bool {
+		return func(t string) func(float64) bool {
+			line := embedded
+			if strings.HasSuffix(t, "distributed") {
+				line = distributed
+			}
+			if math.IsNaN(line) {
+				return nil
+			}
+			if atMost {
+				return func(v float64) bool { return v <= line }
+			}
+			return func(v float64) bool { return v >= line }
+		}
+	}
 	const j1, s3 = "/v1 JSON", "/v3 SSE"
-	row("/v1 JSON added p50, c=1", "≤ 50 µs", func(t string) []float64 {
+	// The distributed mode waits for one Redis round trip before any work
+	// of its own: its line is that round trip, as a bare PING from the
+	// proxies' CPU takes it at p50, and 30 µs.
+	roundTrip, roundTripLine := math.NaN(), "≤ 50 µs; distributed: ≤ one Redis round trip + 30 µs (round trip not measured)"
+	if ping != nil {
+		roundTrip = ping.p50
+		roundTripLine = fmt.Sprintf("≤ 50 µs; distributed: ≤ one Redis round trip + 30 µs = %.0f µs", roundTrip+30)
+	}
+	modeRow("/v1 JSON added p50, c=1", roundTripLine, func(t string) []float64 {
 		return r.perRound(j1, 1, t, func(x, pl cell) float64 { return us(x.p50 - pl.p50) })
-	}, fmtSignedUs, func(v float64) bool { return v <= 50 })
-	row("/v1 JSON added p99, c=1", "≤ 150 µs", func(t string) []float64 {
-		return r.perRound(j1, 1, t, func(x, pl cell) float64 { return us(x.p99 - pl.p99) })
-	}, fmtSignedUs, func(v float64) bool { return v <= 150 })
-	row("/v1 JSON throughput, c=32", "≥ 0.85× plain Caddy", func(t string) []float64 {
+	}, fmtSignedUs, byMode(50, roundTrip+30, true))
+	// The p99 at concurrency 1 is not budgeted: a single stall of the
+	// machine moves it, as plain Caddy's own spread over the rounds shows.
+	plainP99 := r.own(j1, 1, "plain Caddy", func(x cell) float64 { return us(x.p99) })
+	p("| /v1 JSON added p99, c=1 | not budgeted: plain Caddy's own p99 was %s over the rounds |", span(plainP99, fmtUs))
+	for _, t := range modes {
+		p(" %s | reported |", span(r.perRound(j1, 1, t, func(x, pl cell) float64 { return us(x.p99 - pl.p99) }), fmtSignedUs))
+	}
+	p("\n")
+	modeRow("/v1 JSON throughput, c=32", "≥ 0.85× plain Caddy; distributed: ≥ 0.80×", func(t string) []float64 {
 		return r.perRound(j1, 32, t, func(x, pl cell) float64 { return x.rps / pl.rps })
-	}, fmtRatio, func(v float64) bool { return v >= 0.85 })
+	}, fmtRatio, byMode(0.85, 0.80, false))
+	modeRow("/v1 JSON added CPU per request, c=32", "≤ 15 µs; distributed: ≤ 30 µs", func(t string) []float64 {
+		return finite(r.perRound(j1, 32, t, func(x, pl cell) float64 { return x.cpu - pl.cpu }))
+	}, fmtSignedUs, byMode(15, 30, true))
 	row("/v3 SSE first byte p50 over plain Caddy's, c=1", "≤ +1 ms", func(t string) []float64 {
 		return r.perRound(s3, 1, t, func(x, pl cell) float64 { return us(x.ttfb50 - pl.ttfb50) })
 	}, fmtSignedUs, func(v float64) bool { return v <= 1000 })
 	row("/v3 SSE cost per relayed chunk, c=1", "≤ 10 µs", func(t string) []float64 {
 		return r.perRound(s3, 1, t, perChunk)
 	}, fmtUs, func(v float64) bool { return v <= 10 })
-	p("| RSS per idle open /v3 stream (%d streams) | ≤ 32 KiB |", o.idle)
+	p("| RSS per idle open /v3 stream (%d streams) | ≤ plain Caddy's per /v1 stream + 8 KiB |", o.idle)
 	var plainIdle float64
 	for _, x := range idle {
 		if x.target == "plain Caddy" {
@@ -171,7 +212,7 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 		for _, x := range idle {
 			if x.target == t {
 				v := x.perStream()
-				p(" %.1f KiB (plain Caddy: %.1f) | %s |", v, plainIdle, verdict([]float64{v}, func(v float64) bool { return v <= 32 }))
+				p(" %.1f KiB (plain Caddy: %.1f) | %s |", v, plainIdle, verdict([]float64{v}, func(v float64) bool { return v <= plainIdle+8 }))
 				found = true
 			}
 		}
@@ -188,6 +229,16 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 			continue
 		}
 		p(" %s | %s |", span(vs, fmtF), verdict([]float64{slices.Max(vs)}, func(v float64) bool { return v <= 1.05 }))
+	}
+	p("\n")
+	p("| Redis time per admission (the admit script, median per call) | ≤ 15 µs |")
+	for _, t := range modes {
+		vs := finite(tripValues(tr, t, func(x trips) (float64, bool) { return x.redisTimes.median("admit"), x.distributed }))
+		if len(vs) == 0 {
+			p(" none (in-process limits) | met |")
+			continue
+		}
+		p(" %s | %s |", span(vs, fmtUs), verdict(vs, func(v float64) bool { return v <= 15 }))
 	}
 	p("\n")
 	p("| SQL write transactions per request | none on the client's path |")
@@ -213,8 +264,8 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 
 	// Every cell.
 	p("## Latency and throughput\n\n")
-	p("| scenario | c | target | p50 | p99 | added p50 | added p99 | req/s | × plain Caddy | first byte p50 | first byte p99 | per chunk | chunks | errors |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("| scenario | c | target | p50 | p99 | added p50 | added p99 | req/s | × plain Caddy | CPU per request | added CPU | first byte p50 | first byte p99 | per chunk | chunks | errors |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range scenarios {
 		for _, c := range o.concs {
 			for _, t := range r.targets {
@@ -241,13 +292,15 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 				for _, x := range xs {
 					errs += x.errors
 				}
-				p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", s.name, c, label,
+				p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", s.name, c, label,
 					span(own(func(x cell) float64 { return us(x.p50) }), fmtUs),
 					span(own(func(x cell) float64 { return us(x.p99) }), fmtUs),
 					span(rel(func(x, pl cell) float64 { return us(x.p50 - pl.p50) }), fmtSignedUs),
 					span(rel(func(x, pl cell) float64 { return us(x.p99 - pl.p99) }), fmtSignedUs),
 					span(own(func(x cell) float64 { return x.rps }), fmtRPS),
 					span(rel(func(x, pl cell) float64 { return x.rps / pl.rps }), fmtRatio),
+					span(finite(own(func(x cell) float64 { return x.cpu })), fmtUs),
+					span(finite(rel(func(x, pl cell) float64 { return x.cpu - pl.cpu })), fmtSignedUs),
 					span(own(func(x cell) float64 { return us(x.ttfb50) }), fmtUs),
 					span(own(func(x cell) float64 { return us(x.ttfb99) }), fmtUs),
 					chunkCost,
@@ -257,7 +310,9 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 		}
 	}
 	p("\n\"Per chunk\" is what the target adds after the first byte, over plain Caddy, divided by the data events of the response: " +
-		"((p50 − first byte p50) − plain Caddy's) / chunks.\n\n")
+		"((p50 − first byte p50) − plain Caddy's) / chunks. \"CPU per request\" is the user and system time of the target's process " +
+		"(`/proc/<pid>/stat`, in clock ticks of 10 ms) over the measured period, divided by the requests it served; for direct, the " +
+		"demo backend's; \"added CPU\" is the target's less plain Caddy's in the same round.\n\n")
 
 	p("## Round trips per request\n\n")
 	p("Counted over %d requests per row sent one at a time, not estimated: SQL reads and write transactions from the gateway's "+
@@ -266,14 +321,18 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 		"commit feed, two each) and rows "+
 		"written from `pg_stat_database` of the bench's own database, read after PostgreSQL published them; Redis round trips "+
 		"from the gateway's `switchyard_redis_round_trips_total` (a hook on the client: one per command or pipeline sent), and the "+
-		"commands Redis ran, those inside scripts included, and the time it spent in the scripts, from `INFO commandstats` of the bench's own Redis.\n\n", o.counts)
-	p("| mode | scenario | SQL reads | SQL write tx | statements in write tx | PostgreSQL tx | rows written | Redis round trips | Redis time in scripts | commands Redis ran |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|\n")
+		"commands Redis ran, those inside scripts included, from `INFO commandstats` of the bench's own Redis; Redis's time, "+
+		"from its slow log told to log every command: \"Redis time per request\" adds up every command the gateway sent (a script "+
+		"with the commands it ran), and the scripts are told apart by their SHA1 (admit: the admission; settle: a hold settled, "+
+		"sent with the releases; renew: leases and holds renewed).\n\n", o.counts)
+	p("| mode | scenario | SQL reads | SQL write tx | statements in write tx | PostgreSQL tx | rows written | Redis round trips | Redis time per request | Redis scripts: calls per request × median per call | commands Redis ran |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range tr {
 		if x.distributed {
-			p("| %s | %s | %.2f | %.2f | — | %.2f | %.2f | %.2f | %.1f µs | %.2f: %s |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.pgXacts, x.pgRowsWritten, x.redisTrips, x.redisScriptUs, x.redisCommands, x.redisBy)
+			p("| %s | %s | %.2f | %.2f | — | %.2f | %.2f | %.2f | %.1f µs | %s | %.2f: %s |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.pgXacts, x.pgRowsWritten, x.redisTrips,
+				x.redisTimes.total/float64(x.n), x.redisTimes.describe(x.n), x.redisCommands, x.redisBy)
 		} else {
-			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none | — | — |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
+			p("| %s | %s | %.2f | %.2f | %.2f | — | — | none | — | — | — |\n", x.mode, x.scenario, x.sqlReads, x.sqlTxs, x.sqlTxStatements)
 		}
 	}
 	p("\nWhether a write is on the client's path is not visible in a count; docs/performance.md says which are.\n\n")
@@ -306,6 +365,11 @@ func perChunk(x, pl cell) float64 {
 	}
 	added := us(x.p50-x.ttfb50) - us(pl.p50-pl.ttfb50)
 	return max(added, 0) / x.chunks
+}
+
+// finite drops the NaNs of cells whose CPU time was not read.
+func finite(vs []float64) []float64 {
+	return slices.DeleteFunc(vs, func(v float64) bool { return math.IsNaN(v) })
 }
 
 func gatewayTargets(r *results) []string {

@@ -212,7 +212,6 @@ func (r *Redis) leaseKey(account, key string) string  { return r.keyBase(account
 func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:" + account + "}" }
 func (r *Redis) balanceKey(account string) string    { return r.accountTagged(account) + ":balance" }
 func (r *Redis) holdsKey(account string) string      { return r.accountTagged(account) + ":holds" }
-func (r *Redis) heldKey(account string) string       { return r.accountTagged(account) + ":held" } // the holds' sum
 
 func (r *Redis) newID() string {
 	return r.idPrefix + strconv.FormatUint(r.idSeq.Add(1), 36)
@@ -403,7 +402,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		leaseLimit, id, seconds(r.leaseTTL)}
 	res := req.Reserve
 	if res.wanted() {
-		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account), r.heldKey(res.Account))
+		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account))
 		args = append(args, res.want(), res.min(), res.Balance, seconds(r.balanceTTL))
 		if ks := res.KeySpend; ks.limited() {
 			args = append(args, ks.Key, ks.Period, ks.Limit, ks.Spent)
@@ -458,12 +457,12 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
 		}
 		if allowed == 1 && cents > 0 {
 			acct := req.Reserve.Account
-			rel.hold = &settlement{balanceKey: r.balanceKey(acct), holdsKey: r.holdsKey(acct), heldKey: r.heldKey(acct),
+			rel.hold = &settlement{balanceKey: r.balanceKey(acct), holdsKey: r.holdsKey(acct),
 				member: id + "|" + strconv.FormatInt(cents, 10)}
 		}
 	case req.Reserve.holds():
 		acct := req.Reserve.Account
-		rel.hold = &settlement{balanceKey: r.balanceKey(acct), holdsKey: r.holdsKey(acct), heldKey: r.heldKey(acct),
+		rel.hold = &settlement{balanceKey: r.balanceKey(acct), holdsKey: r.holdsKey(acct),
 			member: id, byID: true}
 	}
 	if lease {

@@ -22,7 +22,7 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		l.Flush()
-		sum, _ := c.HGet(ctx, l.heldKey("acct"), "sum").Int64()
+		sum, _ := c.HGet(ctx, l.balanceKey("acct"), "sum").Int64()
 		members, err := l.Held(ctx, "acct")
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 	holds[5].abandon()
 	clock.Advance(20 * time.Second)
 	for _, h := range holds[6:] {
-		if kept, err := l.renew([]string{l.holdsKey("acct"), l.heldKey("acct")}, h.id+"|7"); !kept || err != nil {
+		if kept, err := l.renew([]string{l.holdsKey("acct"), l.balanceKey("acct")}, h.id+"|7"); !kept || err != nil {
 			t.Fatalf("renew: %v, %v", kept, err)
 		}
 	}
@@ -59,14 +59,20 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 	mustHold(t, l, 992, 1000, 992-4*7).Release()
 	check("after two holds expired")
 
-	// A lost sum (evicted) is counted again from the holds, and so is
-	// one that a writer which does not keep it (an older gateway) left
-	// counting other holds than there are.
-	if err := c.Del(ctx, l.heldKey("acct")).Err(); err != nil {
+	// A lost sum is counted again from the holds: with the mirror that
+	// keeps it (expired, or evicted), or alone; and so is one that a
+	// writer which does not keep it (an older gateway) left counting
+	// other holds than there are.
+	if err := c.HDel(ctx, l.balanceKey("acct"), "sum", "n").Err(); err != nil {
 		t.Fatal(err)
 	}
 	mustHold(t, l, 992, 1000, 992-4*7).Release()
 	check("after the sum was lost")
+	if err := c.Del(ctx, l.balanceKey("acct")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustHold(t, l, 992, 992, 992-4*7).Release()
+	check("after the mirror expired")
 	if err := c.ZAdd(ctx, l.holdsKey("acct"), redis.Z{Score: 1e12, Member: "older-gateway|50"}).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -53,12 +53,12 @@ func (r *Redis) renew(keys []string, member string) (kept bool, err error) {
 // startHold returns the handle of a hold the admit script has added,
 // renewed (renewals) until it is settled or abandoned.
 func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold {
-	balanceKey, holdsKey, heldKey := r.balanceKey(account), r.holdsKey(account), r.heldKey(account)
+	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
 	member := id + "|" + strconv.FormatInt(cents, 10)
 	// A stream's settlement waits for its slot's release and goes with
 	// it; else it is sent now (Settle) or gathered (Handover).
 	h := newHold(account, id, cents, func(charge int64, gathered bool) {
-		s := &settlement{balanceKey: balanceKey, holdsKey: holdsKey, heldKey: heldKey, member: member, charge: charge}
+		s := &settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge}
 		switch {
 		case end.deferSettle(s):
 		case gathered:
@@ -67,7 +67,7 @@ func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold
 			r.settleHold(*s)
 		}
 	})
-	renewal := r.renewals.add([]string{holdsKey, heldKey}, member, r.lostHold(account, id))
+	renewal := r.renewals.add([]string{holdsKey, balanceKey}, member, r.lostHold(account, id))
 	h.stopRenewal = func() { r.renewals.remove(renewal) }
 	return h
 }

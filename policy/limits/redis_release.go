@@ -32,8 +32,8 @@ const maxReleasePipeline = 256
 // settlement is one hold to free, with the charge to take off the
 // mirrored balance.
 type settlement struct {
-	balanceKey, holdsKey, heldKey, member string
-	charge                                int64
+	balanceKey, holdsKey, member string
+	charge                       int64
 	// byID: member is the id of an admission whose answer was lost, so
 	// the amount it held is not known; its hold is dropped whatever it
 	// is (dropHoldScript), and no charge goes with it.
@@ -45,7 +45,7 @@ type settlement struct {
 }
 
 // keys are the settle script's.
-func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey, s.heldKey} }
+func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey} }
 
 // againArg is the settle script's flag for a try that may repeat one
 // that ran.
@@ -312,7 +312,7 @@ func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) [
 		switch s := rel.hold; {
 		case s == nil:
 		case s.byID:
-			cmds[i].settle = pipe.EvalSha(ctx, dropHoldScript.Hash(), []string{s.holdsKey, s.heldKey}, s.member)
+			cmds[i].settle = pipe.EvalSha(ctx, dropHoldScript.Hash(), []string{s.holdsKey, s.balanceKey}, s.member)
 		default:
 			cmds[i].settle = pipe.EvalSha(ctx, settleScript.Hash(), s.keys(), s.member, s.charge, s.againArg())
 		}

@@ -20,83 +20,72 @@ end
 
 // expireLua defines expire_after_longest, which makes a sorted set of
 // expiry scores (leases, holds) live as long as its longest member, and
-// a second more; and with it companion, a key that lives and dies with
-// the set (the sum of the holds).
-const expireLua = `local function expire_after_longest(key, now, companion)
+// a second more.
+const expireLua = `local function expire_after_longest(key, now)
   local longest = redis.call("ZRANGE", key, -1, -1, "WITHSCORES")
-  local ms = math.ceil((tonumber(longest[2]) - now) * 1000) + 1000
-  redis.call("PEXPIRE", key, ms)
-  if companion then
-    redis.call("PEXPIRE", companion, ms)
-  end
+  redis.call("PEXPIRE", key, math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
 end
 `
 
 // heldLua defines what the scripts that add or remove holds share. An
 // account's holds are a sorted set (member "<id>|<cents>", score: its
-// expiry) and, beside it, a hash of their cents' sum and their number,
-// which every script that adds or removes a member keeps up to date: the
-// admission reads the sum instead of adding up every hold in flight,
-// which cost it about half a microsecond per hold (48 µs with 100 in
-// flight) on Redis's one thread.
+// expiry); the account's mirrored balance (a hash) also keeps their
+// cents' sum ("sum") and their number ("n"), which every script that
+// adds or removes a member keeps up to date: the admission reads the sum
+// with the balance, in one command, instead of adding up every hold in
+// flight, which cost it about half a microsecond per hold (48 µs with
+// 100 in flight) on Redis's one thread. The sum lives and dies with the
+// mirror: a mirror that expired is seeded again with the holds counted
+// from their members.
 //
+// The sum is trusted only while it counts as many holds as the set has
+// and is not negative; otherwise the admission counts it again from the
+// members. That covers a writer that does not keep it here: an older
+// gateway during an upgrade kept it in a key of its own (":held"), and
+// its holds make the counts differ. It cannot tell a writer that
+// removed as many holds as it added between two admissions; the sum
+// then stays off until the counts differ or the mirror expires (the
+// balance TTL), which bounds an upgrade's error to the holds of the
+// older gateways in that time.
+//
+//   - fmt_cents(c) is c as an integer string, for HSET.
+//   - put(fields, field, value) adds a field and its value to the
+//     arguments of an HSET.
 //   - hold_cents(m) is the cents of member m.
-//   - add_to_sum(sum, cents, n) adds n holds of cents in all.
-//   - lower_sum(sum, cents, n) takes n holds of cents in all off the sum,
-//     if there is one: a missing sum is counted again by the next
-//     holds_total.
-//   - drop_expired_holds(holds, sum, now) removes the expired members and
-//     takes them off the sum.
-//   - holds_total(holds, sum) is the sum. It is counted again from the
-//     members when it is missing, negative, or counts another number of
-//     holds than the set has (a writer that does not keep it, such as an
-//     older gateway during an upgrade); it is 0 when the set is gone,
-//     which takes the sum with it.
-const heldLua = `local function hold_cents(m)
+//   - lower_sum(mirror, cents, n) takes n holds of cents in all off the
+//     sum, if the mirror keeps one: a missing sum is counted again by
+//     the next admission.
+//   - drop_expired_holds(holds, now) removes the expired members and
+//     returns how many there were and their cents, for the admission to
+//     take off the sum.
+const heldLua = `local function fmt_cents(c)
+  return string.format("%d", c)
+end
+local function put(fields, field, value)
+  fields[#fields + 1] = field
+  fields[#fields + 1] = value
+end
+local function hold_cents(m)
   return tonumber(string.match(m, "|(%-?%d+)$"))
 end
-local function add_to_sum(sum, cents, n)
-  redis.call("HINCRBY", sum, "sum", cents)
-  redis.call("HINCRBY", sum, "n", n)
-end
-local function lower_sum(sum, cents, n)
-  if redis.call("EXISTS", sum) == 1 then
-    add_to_sum(sum, -cents, -n)
+local function lower_sum(mirror, cents, n)
+  local kept = redis.call("HMGET", mirror, "sum", "n")
+  local sum, count = tonumber(kept[1]), tonumber(kept[2])
+  if sum and count then
+    redis.call("HSET", mirror, "sum", fmt_cents(sum - cents), "n", count - n)
   end
 end
-local function drop_expired_holds(holds, sum, now)
+local function drop_expired_holds(holds, now)
   local expired = redis.call("ZRANGEBYSCORE", holds, "-inf", now + 0.000001)
   if #expired == 0 then
-    return
+    return 0, 0
   end
   local cut = 0
   for _, m in ipairs(expired) do
     cut = cut + hold_cents(m)
   end
   redis.call("ZREMRANGEBYSCORE", holds, "-inf", now + 0.000001)
-  lower_sum(sum, cut, #expired)
-end
-local function holds_total(holds, sum)
-  local members = redis.call("ZCARD", holds)
-  if members == 0 then
-    redis.call("DEL", sum)
-    return 0
-  end
-  local kept = redis.call("HMGET", sum, "sum", "n")
-  local total, n = tonumber(kept[1]), tonumber(kept[2])
-  if total and total >= 0 and n == members then
-    return total
-  end
-  total = 0
-  for _, m in ipairs(redis.call("ZRANGE", holds, 0, -1)) do
-    total = total + hold_cents(m)
-  end
-  redis.call("HSET", sum, "sum", string.format("%d", total), "n", members)
-  local ttl = redis.call("PTTL", holds)
-  if ttl > 0 then
-    redis.call("PEXPIRE", sum, ttl)
-  end
-  return total
+  return #expired, cut
 end
 `
 
@@ -107,10 +96,9 @@ end
 // KEYS[2]: the lease sorted set (member: lease id, score: expiry)
 // KEYS[3]: with a reservation only, the account's mirrored balance (hash:
 // bal, the balance less the charges settled since; base, the ledger
-// balance last taken in)
+// balance last taken in; sum and n, the holds' (heldLua))
 // KEYS[4]: with a reservation only, the account's holds (sorted set:
 // member "<id>|<cents>", score: expiry)
-// KEYS[5]: with a reservation only, the sum of the holds (heldLua)
 // ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
 // (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
 // rolling member), lease and hold TTL (seconds), then for a reservation:
@@ -143,44 +131,84 @@ local ttl = tonumber(ARGV[8])
 local eps = 0.000001
 
 -- The balance first: an account that cannot pay is refused before its
--- rate is looked at, and spends none of it.
-local hold, hold_member = 0, nil
+-- rate is looked at, and spends none of it. The mirror, the holds' sum
+-- and the key's spend are read in one command, and what changed of them
+-- is written back in one.
+local hold, hold_member, holds_sum, holds_n = 0, nil, 0, 0
 if #KEYS >= 4 then
   local want = tonumber(ARGV[9])
   local need = tonumber(ARGV[10])
   local ledger = tonumber(ARGV[11])
   local balance_ttl = tonumber(ARGV[12])
-  drop_expired_holds(KEYS[4], KEYS[5], now)
-  local held = holds_total(KEYS[4], KEYS[5])
-  local mirror = redis.call("HMGET", KEYS[3], "bal", "base")
+  local key_limit = tonumber(ARGV[15] or "0") or 0
+  local key, key_period, key_seed
+  local fields = {"bal", "base", "sum", "n"}
+  if key_limit > 0 then
+    key, key_period, key_seed = ARGV[13], ARGV[14], tonumber(ARGV[16])
+    fields[5], fields[6] = "kp:" .. key, "ks:" .. key
+  end
+  local dropped, dropped_cents = drop_expired_holds(KEYS[4], now)
+  holds_n = redis.call("ZCARD", KEYS[4])
+  local mirror = redis.call("HMGET", KEYS[3], unpack(fields))
   local bal, base = tonumber(mirror[1]), tonumber(mirror[2])
+  local sum, n = tonumber(mirror[3]), tonumber(mirror[4])
+  local set = {}
+  if sum and n then
+    sum, n = sum - dropped_cents, n - dropped
+  end
+  if holds_n == 0 then
+    -- Whatever the mirror says, nothing is held; the next hold's write
+    -- replaces a stale sum.
+    holds_sum = 0
+  elseif sum and sum >= 0 and n == holds_n then
+    holds_sum = sum
+    if dropped > 0 then
+      put(set, "sum", fmt_cents(holds_sum))
+      put(set, "n", holds_n)
+    end
+  else
+    holds_sum = 0
+    for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
+      holds_sum = holds_sum + hold_cents(m)
+    end
+    put(set, "sum", fmt_cents(holds_sum))
+    put(set, "n", holds_n)
+  end
+  local seeded = false
   if not bal or not base then
-    bal, base = ledger, ledger
-    redis.call("HSET", KEYS[3], "bal", string.format("%d", bal), "base", string.format("%d", base))
-    redis.call("PEXPIRE", KEYS[3], math.ceil(balance_ttl * 1000))
+    bal, base, seeded = ledger, ledger, true
+    put(set, "bal", fmt_cents(bal))
+    put(set, "base", fmt_cents(base))
   elseif ledger > base then
     -- Charges only lower the ledger: a rise is a credit since.
     bal = bal + (ledger - base)
     base = ledger
-    redis.call("HSET", KEYS[3], "bal", string.format("%d", bal), "base", string.format("%d", base))
+    put(set, "bal", fmt_cents(bal))
+    put(set, "base", fmt_cents(base))
   end
-  local available = bal - held
+  -- The key's spend limit: its spend in the period (kept in the mirror
+  -- as ks:<key>, of period kp:<key>) and its holds in flight, whose
+  -- members carry "|k:<key>|", must leave room for the whole estimate.
+  local spent = 0
+  if key_limit > 0 then
+    spent = key_seed
+    if mirror[5] == key_period then
+      spent = math.max(tonumber(mirror[6]) or 0, key_seed)
+    end
+    put(set, "kp:" .. key, key_period)
+    put(set, "ks:" .. key, fmt_cents(spent))
+  end
+  if #set > 0 then
+    redis.call("HSET", KEYS[3], unpack(set))
+    if seeded then
+      redis.call("PEXPIRE", KEYS[3], math.ceil(balance_ttl * 1000))
+    end
+  end
+  local available = bal - holds_sum
   if available < need then
     return {0, 0, 0, "0", "0", -1, available}
   end
-  -- The key's spend limit: its spend in the period (kept beside the
-  -- mirror as ks:<key>, of period kp:<key>) and its holds in flight,
-  -- whose members carry "|k:<key>|", must leave room for the whole
-  -- estimate.
-  local key_limit = tonumber(ARGV[15] or "0") or 0
   if key_limit > 0 then
-    local key, key_period, seed = ARGV[13], ARGV[14], tonumber(ARGV[16])
-    local kept = redis.call("HMGET", KEYS[3], "kp:" .. key, "ks:" .. key)
-    local spent = seed
-    if kept[1] == key_period then
-      spent = math.max(tonumber(kept[2]) or 0, seed)
-    end
-    redis.call("HSET", KEYS[3], "kp:" .. key, key_period, "ks:" .. key, string.format("%d", spent))
     local tag, key_held = "|k:" .. key .. "|", 0
     for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
       if string.find(m, tag, 1, true) then
@@ -193,7 +221,7 @@ if #KEYS >= 4 then
   end
   if want > 0 then
     hold = math.min(want, available)
-    hold_member = id .. "|" .. string.format("%d", hold)
+    hold_member = id .. "|" .. fmt_cents(hold)
   end
 end
 
@@ -250,8 +278,8 @@ end
 
 if hold_member then
   redis.call("ZADD", KEYS[4], now + ttl, hold_member)
-  add_to_sum(KEYS[5], hold, 1)
-  expire_after_longest(KEYS[4], now, KEYS[5])
+  redis.call("HSET", KEYS[3], "sum", fmt_cents(holds_sum + hold), "n", holds_n + 1)
+  expire_after_longest(KEYS[4], now)
 end
 
 -- next_after: with nothing remaining, the time until a request would be
@@ -281,24 +309,42 @@ return {1, lease, remaining, tostring(next_after), tostring(reset_after), hold, 
 // removed the hold and took the charge together. (Should the hold have
 // expired before such a try, the mirror lacks the charge until it
 // expires, within the balance TTL, as with a settlement never sent.)
+// The mirror is read and written once each, whatever changes.
 //
-// KEYS[1]: the account's mirrored balance; KEYS[2]: its holds; KEYS[3]:
-// the sum of the holds' cents
+// KEYS[1]: the account's mirrored balance, which keeps the holds' sum;
+// KEYS[2]: its holds
 // ARGV: hold member, charge in cents, again ("1" or "0")
 var settleScript = redis.NewScript(heldLua + `
 local removed = redis.call("ZREM", KEYS[2], ARGV[1]) == 1
-if removed then
-  lower_sum(KEYS[3], hold_cents(ARGV[1]), 1)
-end
 local charge = tonumber(ARGV[2])
-if charge > 0 and (removed or ARGV[3] ~= "1") and redis.call("EXISTS", KEYS[1]) == 1 then
-  redis.call("HINCRBY", KEYS[1], "bal", -charge)
-  -- A hold of a key with a spend limit names its key: the charge adds
-  -- to the key's spend in the period.
-  local key = string.match(ARGV[1], "|k:([^|]+)|")
-  if key and redis.call("HEXISTS", KEYS[1], "ks:" .. key) == 1 then
-    redis.call("HINCRBY", KEYS[1], "ks:" .. key, charge)
+local charged = charge > 0 and (removed or ARGV[3] ~= "1")
+if not removed and not charged then
+  return 1
+end
+-- A hold of a key with a spend limit names its key: the charge adds to
+-- the key's spend in the period, when the mirror keeps one.
+local key = string.match(ARGV[1], "|k:([^|]+)|")
+local fields = {"bal", "sum", "n"}
+if key then
+  fields[4] = "ks:" .. key
+end
+local kept = redis.call("HMGET", KEYS[1], unpack(fields))
+local set = {}
+local sum, n = tonumber(kept[2]), tonumber(kept[3])
+if removed and sum and n then
+  put(set, "sum", fmt_cents(sum - hold_cents(ARGV[1])))
+  put(set, "n", n - 1)
+end
+local bal = tonumber(kept[1])
+if charged and bal then
+  put(set, "bal", fmt_cents(bal - charge))
+  local key_spent = key and tonumber(kept[4])
+  if key_spent then
+    put(set, "ks:" .. key, fmt_cents(key_spent + charge))
   end
+end
+if #set > 0 then
+  redis.call("HSET", KEYS[1], unpack(set))
 end
 return 1
 `)
@@ -306,7 +352,8 @@ return 1
 // dropHoldScript removes the hold of an admission whose answer was lost,
 // whatever amount it held.
 //
-// KEYS[1]: the account's holds; KEYS[2]: the sum of their cents
+// KEYS[1]: the account's holds; KEYS[2]: its mirrored balance, which
+// keeps their sum
 // ARGV: hold id
 var dropHoldScript = redis.NewScript(heldLua + `
 local prefix = ARGV[1] .. "|"
@@ -320,8 +367,8 @@ return 1
 
 // renewScript extends a lease or a hold that is still held.
 //
-// KEYS[1]: the lease or hold sorted set; KEYS[2], for a hold: the sum of
-// the holds' cents
+// KEYS[1]: the lease or hold sorted set; KEYS[2], for a hold: the
+// account's mirrored balance, which keeps the holds' sum
 // ARGV: now, lease id or hold member, TTL (seconds)
 //
 // Returns 1 when renewed, 0 when the lease was gone: it expired because
@@ -341,7 +388,7 @@ if tonumber(score) <= now then
   return 0
 end
 redis.call("ZADD", KEYS[1], "XX", now + ttl, ARGV[2])
-expire_after_longest(KEYS[1], now, KEYS[2])
+expire_after_longest(KEYS[1], now)
 return 1
 `)
 
@@ -355,3 +402,20 @@ for _, m in ipairs(redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. tostring(now + 0.
 end
 return held
 `)
+
+// ScriptNames names the limiter's Redis scripts by their SHA1, as EVALSHA
+// shows them in Redis's slow log or MONITOR: "admit" (the admission),
+// "settle" (a hold settled, sent with the releases), "drop hold",
+// "renew", "held", "debit" and "reconcile". The bench reads Redis's time
+// per script with it.
+func ScriptNames() map[string]string {
+	return map[string]string{
+		admitScript.Hash():     "admit",
+		settleScript.Hash():    "settle",
+		dropHoldScript.Hash():  "drop hold",
+		renewScript.Hash():     "renew",
+		heldScript.Hash():      "held",
+		debitScript.Hash():     "debit",
+		reconcileScript.Hash(): "reconcile",
+	}
+}

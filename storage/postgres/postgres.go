@@ -166,5 +166,14 @@ func (t txn) Commit(ctx context.Context) error {
 
 func (t txn) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 
-// Interface guard.
-var _ storage.Store = (*Store)(nil)
+// CopyRows implements sqlstore.RowCopier with COPY: pgx learns the
+// columns' types in one round trip and sends every row in the next.
+func (t txn) CopyRows(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
+	return t.tx.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+}
+
+// Interface guards.
+var (
+	_ storage.Store      = (*Store)(nil)
+	_ sqlstore.RowCopier = txn{}
+)

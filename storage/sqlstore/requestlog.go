@@ -15,8 +15,11 @@ const requestLogColumns = `id, account_id, key_id, at, request_id, charge_id, en
 
 const requestLogColumnCount = 23
 
-// AppendRequestLog stores entries in one transaction, in multi-row
-// INSERTs as a settlement batch writes its records.
+// requestLogCopyColumns names requestLogColumns for COPY.
+var requestLogCopyColumns = splitColumns(requestLogColumns)
+
+// AppendRequestLog stores entries in one transaction, as a settlement
+// batch writes its records (appendRows).
 func (s *Store) AppendRequestLog(ctx context.Context, entries []storage.RequestLogEntry) error {
 	if len(entries) == 0 {
 		return nil
@@ -30,8 +33,8 @@ func (s *Store) AppendRequestLog(ctx context.Context, entries []storage.RequestL
 			e.Latency.Microseconds(), e.FirstByte.Microseconds())
 	}
 	err := inTx(ctx, s.db, func(tx Tx) error {
-		return insertRows(ctx, tx, `INSERT INTO request_log (`+requestLogColumns+`) VALUES `,
-			requestLogColumnCount, s.dialect.PositionalParams, args)
+		return appendRows(ctx, tx, "request_log", requestLogCopyColumns,
+			`INSERT INTO request_log (`+requestLogColumns+`) VALUES `, s.dialect.PositionalParams, args)
 	})
 	return wrap(err, "appending to the request log")
 }

@@ -243,13 +243,55 @@ func (s *Store) appendBatch(ctx context.Context, tx Tx, records []storage.UsageR
 			micros(stored.Started), micros(stored.Finished), at, stored.Upstream)
 	}
 	positional := s.dialect.PositionalParams
-	if err := insertRows(ctx, tx, `INSERT INTO ledger_entries (`+entryColumns+`, seq) VALUES `, 9, positional, entryArgs); err != nil {
+	if err := appendRows(ctx, tx, "ledger_entries", entryCopyColumns,
+		`INSERT INTO ledger_entries (`+entryColumns+`, seq) VALUES `, positional, entryArgs); err != nil {
 		return nil, err
 	}
-	if err := insertRows(ctx, tx, `INSERT INTO usage_records (`+usageColumns+`) VALUES `, usageColumnCount, positional, usageArgs); err != nil {
+	if err := appendRows(ctx, tx, "usage_records", usageCopyColumns,
+		`INSERT INTO usage_records (`+usageColumns+`) VALUES `, positional, usageArgs); err != nil {
 		return nil, err
 	}
 	return moved, nil
+}
+
+// entryCopyColumns and usageCopyColumns name the columns of a batch's
+// rows, in the order of their values, for COPY.
+var (
+	entryCopyColumns = splitColumns(entryColumns + ", seq")
+	usageCopyColumns = splitColumns(usageColumns)
+)
+
+func splitColumns(list string) []string {
+	cols := strings.Split(list, ",")
+	for i, c := range cols {
+		cols[i] = strings.TrimSpace(c)
+	}
+	return cols
+}
+
+// copyAtLeast is the fewest rows appendRows copies: a COPY takes two
+// round trips (pgx asks for the columns' types first), as many as the
+// INSERTs of up to 32 rows.
+const copyAtLeast = 33
+
+// appendRows inserts the rows of args, a value per column each, into
+// table: in one COPY where tx is a RowCopier and there are at least
+// copyAtLeast, else in the multi-row INSERTs of insertRows after prefix.
+func appendRows(ctx context.Context, tx Tx, table string, columns []string, prefix string, positional bool, args []any) error {
+	cols := len(columns)
+	if len(args) == 0 {
+		return nil
+	}
+	c, ok := tx.(RowCopier)
+	if !ok || len(args)/cols < copyAtLeast {
+		return insertRows(ctx, tx, prefix, cols, positional, args)
+	}
+	rows := make([][]any, 0, len(args)/cols)
+	for ; len(args) >= cols; args = args[cols:] {
+		rows = append(rows, args[:cols:cols])
+	}
+	_, err := c.CopyRows(ctx, table, columns, rows)
+	return err
 }
 
 // insertChunks are the row counts of the multi-row INSERTs of

@@ -74,6 +74,36 @@ func (h *harness) testUsageBatch(t *testing.T) {
 		h.compareWithAlone(t, records)
 	})
 
+	t.Run("ManyWithRepeatsAsAlone", func(t *testing.T) {
+		// Enough records for the batch's rows to go in one COPY where
+		// the store has it, with repeats among them: one settled
+		// before, one charged without its record, one twice in the
+		// batch.
+		records := func(t *testing.T, s storage.Store, c clock) ([]storage.UsageRecord, []string) {
+			ctx := t.Context()
+			a, b := mustAccount(t, s, "alice"), mustAccount(t, s, "bob")
+			mustPost(t, s, a.ID, 1000, "topup-1")
+			mustSettle(t, s, storage.UsageRecord{AccountID: a.ID, RequestID: "earlier", CostCents: 11})
+			if _, err := s.Post(ctx, storage.Entry{AccountID: b.ID, AmountCents: -7, Kind: storage.EntryCharge, Reference: "req:posted"}); err != nil {
+				t.Fatal(err)
+			}
+			finished := c.Advance(time.Second)
+			var recs []storage.UsageRecord
+			for i := range 40 {
+				recs = append(recs, storage.UsageRecord{AccountID: []string{a.ID, b.ID}[i%2], RequestID: fmt.Sprint("r-", i),
+					KeyID: "key_1", Model: "svc-3", PromptTokens: int64(100 * i), Outcome: storage.OutcomeCompleted,
+					Started: finished.Add(-time.Second), Finished: finished, CostCents: int64(i % 4)})
+			}
+			recs = append(recs,
+				storage.UsageRecord{AccountID: a.ID, RequestID: "earlier", CostCents: 99},
+				storage.UsageRecord{AccountID: b.ID, RequestID: "posted", CostCents: 4},
+				storage.UsageRecord{AccountID: a.ID, RequestID: "r-2", CostCents: 50},
+			)
+			return recs, []string{a.ID, b.ID}
+		}
+		h.compareWithAlone(t, records)
+	})
+
 	t.Run("BadRecordFailsAlone", func(t *testing.T) {
 		// PostgreSQL refuses a NUL byte in text, SQLite stores it: either
 		// way the records around it settle, and a refused record leaves

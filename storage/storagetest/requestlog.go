@@ -33,6 +33,34 @@ func (h *harness) testRequestLog(t *testing.T) {
 		return e
 	}
 
+	t.Run("AppendManyAtOnce", func(t *testing.T) {
+		// A batch large enough to go in one COPY where the store has it
+		// reads back as it went in.
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		var all []storage.RequestLogEntry
+		for i := range 50 {
+			all = append(all, entry(i))
+		}
+		if err := s.AppendRequestLog(ctx, all); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.RequestLogPage(ctx, "acct_a", storage.RequestLogQuery{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(all) {
+			t.Fatalf("RequestLogPage = %d entries, want %d", len(got), len(all))
+		}
+		for i, g := range got {
+			want := all[len(all)-1-i]
+			want.ID = g.ID
+			if g != want {
+				t.Errorf("entry %d = %+v\nwant %+v", i, g, want)
+			}
+		}
+	})
+
 	t.Run("AppendPageFilter", func(t *testing.T) {
 		s := h.store(t, storage.Options{})
 		ctx := t.Context()

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReportBudgetLines: the report prints every budget line with its
+// verdict per mode, judged on the numbers it was given.
+func TestReportBudgetLines(t *testing.T) {
+	r := newResults()
+	µs := time.Microsecond
+	for range 3 {
+		r.add("/v1 JSON", 1, "plain Caddy", cell{p50: 300 * µs, p99: 600 * µs, rps: 3000, cpu: 100})
+		r.add("/v1 JSON", 1, "Switchyard embedded", cell{p50: 340 * µs, p99: 900 * µs, rps: 2800, cpu: 140})
+		r.add("/v1 JSON", 1, "Switchyard distributed", cell{p50: 400 * µs, p99: 1000 * µs, rps: 2000, cpu: 160})
+		r.add("/v1 JSON", 32, "plain Caddy", cell{p50: 2 * time.Millisecond, rps: 10000, cpu: 90})
+		r.add("/v1 JSON", 32, "Switchyard embedded", cell{p50: 2 * time.Millisecond, rps: 9000, cpu: 101})
+		r.add("/v1 JSON", 32, "Switchyard distributed", cell{p50: 3 * time.Millisecond, rps: 7000, cpu: 140})
+	}
+	tr := []trips{
+		{mode: "embedded", scenario: "/v1 JSON", n: 100},
+		{mode: "distributed", scenario: "/v1 JSON", n: 100, distributed: true, redisTrips: 1,
+			redisTimes: redisTimes{total: 2500, scripts: map[string][]float64{"admit": {12, 13, 14}, "settle": {5, 6, 7}}}},
+	}
+	idle := []idleResult{
+		{target: "plain Caddy", opened: 1000, wanted: 1000, before: 0, after: 58000},
+		{target: "Switchyard embedded", opened: 1000, wanted: 1000, before: 0, after: 64000},
+		{target: "Switchyard distributed", opened: 1000, wanted: 1000, before: 0, after: 70000},
+	}
+	md := report(options{rounds: 3, idle: 1000, counts: 100, concs: []int{1, 32}}, pinning{}, r, tr, &redisPing{p50: 47, p99: 80}, idle, nil, time.Minute)
+
+	for _, want := range []string{
+		// embedded +40 µs ≤ 50 met; distributed +100 µs > 47 + 30 missed.
+		"| /v1 JSON added p50, c=1 | ≤ 50 µs; distributed: ≤ one Redis round trip + 30 µs = 77 µs | +40 µs | met | +100 µs | **missed** |",
+		"| /v1 JSON added p99, c=1 | not budgeted: plain Caddy's own p99 was 600 µs over the rounds | +300 µs | reported | +400 µs | reported |",
+		"| /v1 JSON throughput, c=32 | ≥ 0.85× plain Caddy; distributed: ≥ 0.80× | 0.90× | met | 0.70× | **missed** |",
+		"| /v1 JSON added CPU per request, c=32 | ≤ 15 µs; distributed: ≤ 30 µs | +11 µs | met | +50 µs | **missed** |",
+		"| RSS per idle open /v3 stream (1000 streams) | ≤ plain Caddy's per /v1 stream + 8 KiB | 64.0 KiB (plain Caddy: 58.0) | met | 70.0 KiB (plain Caddy: 58.0) | **missed** |",
+		"| Redis time per admission (the admit script, median per call) | ≤ 15 µs | none (in-process limits) | met | 13 µs | met |",
+		"| distributed | /v1 JSON | 0.00 | 0.00 | — | 0.00 | 0.00 | 1.00 | 25.0 µs | admit 0.03 × 13 µs, settle 0.03 × 6 µs |",
+		"| /v1 JSON | 32 | Switchyard embedded | 2000 µs | 0 µs | +0 µs | +0 µs | 9000 | 0.90× | 101 µs | +11 µs |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks\n%s\nin\n%s", want, md)
+		}
+	}
+}
