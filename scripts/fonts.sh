@@ -5,7 +5,7 @@
 # Droid Sans Fallback and Nanum Gothic (CJK and Hangul in TrueType, which
 # PDFs embed) and Symbola.
 # With --tests, also LibreOffice, which the visual corpus renders Word
-# files and workbooks with. Installs them when missing and running as
+# files and workbooks with, and the Liberation 2 fonts it sets them in. Installs them when missing and running as
 # root; otherwise says what is missing and goes on: the renderers work
 # without them, showing U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
 # directories instead.
@@ -27,8 +27,13 @@ have DejaVuSans.ttf || missing+=(fonts-dejavu-core)
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
 # The visual corpus (tools/render/corpus) renders Word files and
 # workbooks to pages with LibreOffice, headless.
-if [ "${1:-}" = --tests ] && ! command -v soffice >/dev/null; then
-	missing+=(libreoffice-writer-nogui libreoffice-calc-nogui)
+if [ "${1:-}" = --tests ]; then
+	command -v soffice >/dev/null || missing+=(libreoffice-writer-nogui libreoffice-calc-nogui)
+	# LibreOffice only recommends Liberation 2, the Arial, Times and
+	# Courier it substitutes with Hebrew in them; chromium's Liberation
+	# 1.x has the same names and file names but no Hebrew, and the
+	# corpus pins 2.x.
+	[ -n "$(find /usr/share/fonts /usr/local/share/fonts -path '*/liberation2/LiberationSans-Regular.ttf' -print -quit 2>/dev/null)" ] || missing+=(fonts-liberation2)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
