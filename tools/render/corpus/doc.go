@@ -9,9 +9,18 @@
 // and diagrams are the renderers' own PNGs, scaled down. A difference is
 // counted per pixel, after allowing every pixel a one-pixel shift and an
 // anti-aliasing margin, so font hinting does not fail the test but a lost
-// glyph, marker or rule does. After a deliberate change to a renderer:
+// glyph, marker or rule does.
+//
+// LibreOffice runs with a fontconfig file of the test's that hides the
+// Liberation fonts older than 2.0 (officeFonts): Word files declare
+// Arial, which becomes Liberation Sans, and only 2.x has Hebrew, so a
+// machine with both Debian packages, or with one, would otherwise set
+// Hebrew in a face of its own. scripts/fonts.sh --tests installs what the
+// corpus needs. After a deliberate change to a renderer:
 //
 //	go test ./tools/render/corpus -update
+//	go test ./tools/render/corpus -run 'TestCorpus/docx-rtl-letter$' -update
 //
-// then look at every changed picture before committing it.
+// (the second rewrites one entry's pictures only), then look at every
+// changed picture before committing it.
 package corpus
