@@ -11,12 +11,14 @@
 // anti-aliasing margin, so font hinting does not fail the test but a lost
 // glyph, marker or rule does.
 //
-// LibreOffice runs with a fontconfig file of the test's that hides the
-// Liberation fonts older than 2.0 (officeFonts): Word files declare
-// Arial, which becomes Liberation Sans, and only 2.x has Hebrew, so a
-// machine with both Debian packages, or with one, would otherwise set
-// Hebrew in a face of its own. scripts/fonts.sh --tests installs what the
-// corpus needs. After a deliberate change to a renderer:
+// LibreOffice runs with a fontconfig file of the test's that shows it
+// only the fonts of the Debian packages scripts/fonts.sh --tests
+// installs (officePackages), so other fonts a machine has do not change
+// its substitutions. Among those hidden is chromium's Liberation 1.x: Word
+// files declare Arial, which becomes Liberation Sans, and only 2.x has
+// Hebrew.
+//
+// After a deliberate change to a renderer:
 //
 //	go test ./tools/render/corpus -update
 //	go test ./tools/render/corpus -run 'TestCorpus/docx-rtl-letter$' -update
