@@ -5,10 +5,10 @@
 # Droid Sans Fallback and Nanum Gothic (CJK and Hangul in TrueType, which
 # PDFs embed) and Symbola.
 # With --tests, also LibreOffice, which the visual corpus renders Word
-# files and workbooks with. Installs them when missing and running as
-# root; otherwise says what is missing and goes on: the renderers work
-# without them, showing U+FFFD for what they cannot draw. SWITCHYARD_FONT_DIR names other font
-# directories instead.
+# files and workbooks with, and the fonts it sets them in. Installs them
+# when missing and running as root; otherwise says what is missing and
+# goes on: the renderers work without them, showing U+FFFD for what they
+# cannot draw. SWITCHYARD_FONT_DIR names other font directories instead.
 set -euo pipefail
 
 apt_tag=fonts
@@ -27,8 +27,16 @@ have DejaVuSans.ttf || missing+=(fonts-dejavu-core)
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
 # The visual corpus (tools/render/corpus) renders Word files and
 # workbooks to pages with LibreOffice, headless.
-if [ "${1:-}" = --tests ] && ! command -v soffice >/dev/null; then
-	missing+=(libreoffice-writer-nogui libreoffice-calc-nogui)
+if [ "${1:-}" = --tests ]; then
+	command -v soffice >/dev/null || missing+=(libreoffice-writer-nogui libreoffice-calc-nogui)
+	# The corpus lets LibreOffice use these packages' fonts only
+	# (officePackages in tools/render/corpus/fonts_test.go). Two of them
+	# come only as recommendations, so they are named here: Liberation 2,
+	# the Arial it substitutes, with Hebrew (chromium's Liberation 1.x
+	# has the same file names and no Hebrew), and Noto Sans Mono, its
+	# Consolas.
+	[ -n "$(find /usr/share/fonts /usr/local/share/fonts -path '*/liberation2/LiberationSans-Regular.ttf' -print -quit 2>/dev/null)" ] || missing+=(fonts-liberation2)
+	have NotoSansMono-Regular.ttf || missing+=(fonts-noto-mono)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -179,8 +179,9 @@ func TestCorpus(t *testing.T) {
 		most = max(most, e.maxPages())
 	}
 	t.Logf("rendered in %v", time.Since(start))
-	officeToPDF(t, soffice, dir, "writer_pdf_Export", most, writer)
-	officeToPDF(t, soffice, dir, "calc_pdf_Export", most, calc)
+	fonts := officeFonts(t, dir)
+	officeToPDF(t, soffice, dir, fonts, "writer_pdf_Export", most, writer)
+	officeToPDF(t, soffice, dir, fonts, "calc_pdf_Export", most, calc)
 	t.Logf("LibreOffice done at %v", time.Since(start))
 	for _, e := range corpus {
 		if f, ok := pdfs[e.name]; ok {

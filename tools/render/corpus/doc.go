@@ -9,9 +9,20 @@
 // and diagrams are the renderers' own PNGs, scaled down. A difference is
 // counted per pixel, after allowing every pixel a one-pixel shift and an
 // anti-aliasing margin, so font hinting does not fail the test but a lost
-// glyph, marker or rule does. After a deliberate change to a renderer:
+// glyph, marker or rule does.
+//
+// LibreOffice runs with a fontconfig file of the test's that shows it
+// only the fonts of the Debian packages scripts/fonts.sh --tests
+// installs (officePackages), so other fonts a machine has do not change
+// its substitutions. Among those hidden is chromium's Liberation 1.x: Word
+// files declare Arial, which becomes Liberation Sans, and only 2.x has
+// Hebrew.
+//
+// After a deliberate change to a renderer:
 //
 //	go test ./tools/render/corpus -update
+//	go test ./tools/render/corpus -run 'TestCorpus/docx-rtl-letter$' -update
 //
-// then look at every changed picture before committing it.
+// (the second rewrites one entry's pictures only), then look at every
+// changed picture before committing it.
 package corpus

@@ -61,14 +61,17 @@ func pdfPages(t *testing.T, pdftoppm, path string, max int) []image.Image {
 // start, whose profile lives in dir. filter is LibreOffice's PDF export of
 // the files' kind (writer_pdf_Export, calc_pdf_Export); only the first
 // pages are exported, as a 10,000-row workbook prints 336 pages.
-func officeToPDF(t *testing.T, soffice, dir, filter string, pages int, files []string) {
+// fonts is the fontconfig file LibreOffice runs with (officeFonts).
+func officeToPDF(t *testing.T, soffice, dir, fonts, filter string, pages int, files []string) {
 	t.Helper()
 	if len(files) == 0 {
 		return
 	}
 	to := fmt.Sprintf(`pdf:%s:{"PageRange":{"type":"string","value":"1-%d"}}`, filter, pages)
 	args := append([]string{"--headless", "-env:UserInstallation=file://" + filepath.Join(dir, "profile"), "--convert-to", to, "--outdir", dir}, files...)
-	out, err := exec.Command(soffice, args...).CombinedOutput()
+	cmd := exec.Command(soffice, args...)
+	cmd.Env = append(os.Environ(), "FONTCONFIG_FILE="+fonts)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("soffice: %v\n%s", err, out)
 	}

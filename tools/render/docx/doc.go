@@ -33,7 +33,11 @@
 //     has room, the slack to the columns whose text wraps;
 //   - fonts for every script: Calibri for Latin, Greek and Cyrillic,
 //     Microsoft YaHei for Chinese, Japanese and Korean (w:eastAsia), Arial
-//     for Hebrew, Arabic and other complex scripts (w:cs);
+//     for Hebrew, Arabic and other complex scripts (w:cs). Word has
+//     them; LibreOffice substitutes Liberation Sans for Arial, which has
+//     Hebrew only from 2.0 on, so on Linux the Hebrew face depends on
+//     whether fonts-liberation2 is installed (the visual corpus in
+//     tools/render/corpus requires it);
 //   - external hyperlinks (http, https, mailto) that click;
 //   - embedded images inline, scaled to the text width with their aspect
 //     ratio kept, captioned underneath;

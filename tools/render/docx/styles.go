@@ -7,8 +7,10 @@ package docx
 // the East Asian font for CJK runs and the complex-script one for
 // right-to-left and Indic runs. Microsoft YaHei and Arial are in every
 // Windows and Mac Office installation (YaHei sets Japanese kana and
-// Korean Hangul too); LibreOffice maps them to the Noto families where
-// they are installed.
+// Korean Hangul too). LibreOffice sets CJK in the Noto CJK fonts where
+// they are installed, and Arial in its metric twin Liberation Sans,
+// whose 2.x release has Hebrew and 1.x has not; Arabic falls back to
+// another installed font such as DejaVu Sans.
 const (
 	bodyFont     = "Calibri"
 	eastAsiaFont = "Microsoft YaHei"
