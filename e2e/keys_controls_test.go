@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -259,4 +260,86 @@ func TestKeyStreamLimit(t *testing.T) {
 		t.Fatalf("third stream of a key limited to 2: %d %s", status, body)
 	}
 	mustOpenStreams(t, 3, other, g)
+}
+
+// TestModelListsShowTheKeysModels: through the OpenAI client, a key
+// limited to some models lists only those on /v1/models and /v3/models,
+// from a single upstream's own list and from the configured model pools
+// alike, and is told that a model outside its list does not exist; a
+// key without a list sees every model.
+func TestModelListsShowTheKeysModels(t *testing.T) {
+	ctx := context.Background()
+	list := func(t *testing.T, g *gateway, key, prefix string) []string {
+		t.Helper()
+		client := openaiClient(g, key, prefix)
+		page, err := client.Models.List(ctx)
+		if err != nil {
+			t.Fatalf("%s/models: %v", prefix, err)
+		}
+		ids := []string{}
+		for _, m := range page.Data {
+			if m.Object != "model" {
+				t.Errorf("%s/models: an entry of object %q", prefix, m.Object)
+			}
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}
+	want := func(t *testing.T, what string, got []string, want ...string) {
+		t.Helper()
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s lists %q, want %q", what, got, want)
+		}
+	}
+
+	t.Run("one upstream", func(t *testing.T) {
+		up := testupstream.Start(t, demobackend.Options{Models: []string{"m1", "m2", "m3"}})
+		e := embeddedEnv(t, up.URL())
+		all := fundedKey(t, e, "lists")
+		some := mustCLI(t, e, "keys", "create", "--account", "lists", "--models", "m3,m1").lastLine()
+		other := mustCLI(t, e, "keys", "create", "--account", "lists", "--models", "m2").lastLine()
+		g := startGateway(t, e)
+
+		want(t, "/v1 for a key without a list", list(t, g, all, "/v1"), "m1", "m2", "m3")
+		want(t, "/v1 for a key of m3 and m1", list(t, g, some, "/v1"), "m1", "m3")
+		// /v3 serves the upstream's first model.
+		want(t, "/v3 for a key without a list", list(t, g, all, "/v3"), "m1")
+		want(t, "/v3 for a key of m3 and m1", list(t, g, some, "/v3"), "m1")
+		want(t, "/v3 for a key of m2", list(t, g, other, "/v3"))
+
+		client := openaiClient(g, some, "/v1")
+		if m, err := client.Models.Get(ctx, "m3"); err != nil || m.ID != "m3" {
+			t.Errorf("GET /v1/models/m3 of a key that may use it: %v %v", m, err)
+		}
+		before := len(up.Requests())
+		if _, err := client.Models.Get(ctx, "m2"); !isStatus(err, http.StatusNotFound) {
+			t.Errorf("GET /v1/models/m2 of a key that may not use it: %v, want 404", err)
+		}
+		if len(up.Requests()) != before {
+			t.Errorf("a model outside the key's list was asked upstream")
+		}
+	})
+
+	t.Run("model pools", func(t *testing.T) {
+		a := startBackend(t, demobackend.Options{})
+		g, e, all := routedGateway(t, fmt.Sprintf(`
+		model alpha {
+			upstream %[1]s
+		}
+		model beta {
+			upstream %[1]s
+		}
+		model gamma {
+			upstream %[1]s
+		}`, a.url()))
+		some := mustCLI(t, e, "keys", "create", "--account", "router", "--models", "gamma,alpha").lastLine()
+		for _, prefix := range []string{"/v1", "/v3"} {
+			want(t, prefix+" for a key without a list", list(t, g, all, prefix), "alpha", "beta", "gamma")
+			want(t, prefix+" for a key of gamma and alpha", list(t, g, some, prefix), "alpha", "gamma")
+		}
+		client := openaiClient(g, some, "/v1")
+		if _, err := client.Models.Get(ctx, "beta"); !isStatus(err, http.StatusNotFound) {
+			t.Errorf("GET /v1/models/beta of a key that may not use it: %v, want 404", err)
+		}
+	})
 }
