@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
@@ -243,6 +244,56 @@ func TestDashboardKeyLimits(t *testing.T) {
 	}
 	status, _, body := g.do("POST", "/v1/chat/completions", done.Key, chatBody)
 	wantError(t, "a model outside the key's list", status, body, http.StatusForbidden, "model_not_allowed", "permission_error")
+}
+
+// TestDashboardEditKeyLimits changes a key's limits on the dashboard in
+// headless Chromium (e2e/dashboard/limits.mjs): a malformed address range
+// is refused with its message in the dialog, the corrected limits are
+// saved, and a second edit lifts the model list and the spend limit,
+// which the admin API then shows and the gateway applies.
+func TestDashboardEditKeyLimits(t *testing.T) {
+	node := browserTool(t)
+	artifacts := artifactsDir(t, "dashboard-limits")
+	_, e := scriptedEnv(t, "SWITCHYARD_ADMIN_JWT_SECRET", "dashboard-test-secret-0123456789abcdef")
+	const account = "acme"
+	operator := mustCLI(t, e, "admin", "token", "--operator", "--ttl", "10m").lastLine()
+	owner := mustCLI(t, e, "admin", "token", "--account", account, "--subject", "owner@acme", "--ttl", "10m").lastLine()
+	g := startGateway(t, e)
+	if status, _, body := g.do("POST", "/admin/accounts", operator, `{"name":"`+account+`","usd":"5.00"}`); status != http.StatusCreated {
+		t.Fatalf("creating account %s: %d %s", account, status, body)
+	}
+	status, _, body := g.do("POST", "/admin/accounts/"+account+"/keys", owner, `{"label":"ci","models":["m9"]}`)
+	var created struct{ Key string }
+	if status != http.StatusCreated || json.Unmarshal([]byte(body), &created) != nil {
+		t.Fatalf("creating a key: %d %s", status, body)
+	}
+
+	var done struct{ Expires string }
+	if err := json.Unmarshal(runDashboardScript(t, node, "limits.mjs", artifacts, 90*time.Second,
+		"DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ACCOUNT="+account, "ARTIFACTS="+artifacts), &done); err != nil {
+		t.Fatal(err)
+	}
+
+	status, _, body = g.do("GET", "/admin/accounts/"+account+"/keys", owner, "")
+	var list struct {
+		Data []struct {
+			Label string `json:"label"`
+			admin.KeyControlsJSON
+		} `json:"data"`
+	}
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &list) != nil || len(list.Data) != 1 {
+		t.Fatalf("GET keys: %d %s", status, body)
+	}
+	k := list.Data[0]
+	wantExpiry := done.Expires + "T00:00:00Z"
+	if k.ExpiresAt == nil || *k.ExpiresAt != wantExpiry || len(k.Models) != 0 || k.SpendLimitCents != 0 || k.SpendPeriod != "" ||
+		strings.Join(k.AllowedIPs, ",") != "203.0.113.0/24,2001:db8::/32" || k.RatePerMinute != 5 || k.StreamLimit != 1 {
+		t.Fatalf("after the edits the key has %s, want expiry %s, no models, no spend limit, the two ranges, 5/min and 1 stream", body, wantExpiry)
+	}
+	// The gateway applies them: the key is used from 127.0.0.1, outside
+	// its ranges now.
+	status, _, body = g.do("POST", "/v1/chat/completions", created.Key, chatBody)
+	wantError(t, "a key used from outside its new ranges", status, body, http.StatusForbidden, "address_not_allowed", "permission_error")
 }
 
 // TestKeyStreamLimit: a key limited to 2 concurrent streams gets 429 on
