@@ -129,3 +129,38 @@ func mustMarshal(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestDashboardAlertSettings sets an account's alerts on the dashboard in
+// headless Chromium (e2e/dashboard/alerts.mjs): what the page refuses and
+// what the API refuses are shown, and the saved settings are what the
+// admin API then reads, with the signing secret the page showed.
+func TestDashboardAlertSettings(t *testing.T) {
+	node := browserTool(t)
+	artifacts := artifactsDir(t, "dashboard-alerts")
+	_, e := scriptedEnv(t, "SWITCHYARD_ADMIN_JWT_SECRET", "dashboard-test-secret-0123456789abcdef")
+	const account, hook = "acme", "https://hooks.example.com/switchyard"
+	operator := mustCLI(t, e, "admin", "token", "--operator", "--ttl", "10m").lastLine()
+	owner := mustCLI(t, e, "admin", "token", "--account", account, "--subject", "owner@acme", "--ttl", "10m").lastLine()
+	g := startGateway(t, e)
+	if status, _, body := g.do("POST", "/admin/accounts", operator, `{"name":"`+account+`","usd":"20.00"}`); status != http.StatusCreated {
+		t.Fatalf("creating account %s: %d %s", account, status, body)
+	}
+
+	var done struct{ Secret string }
+	if err := json.Unmarshal(runDashboardScript(t, node, "alerts.mjs", artifacts, 90*time.Second,
+		"DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ACCOUNT="+account, "HOOK_URL="+hook,
+		"ARTIFACTS="+artifacts), &done); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		BelowCents      *int64 `json:"below_cents"`
+		KeySpendPercent *int64 `json:"key_spend_percent"`
+		WebhookURL      string `json:"webhook_url"`
+		WebhookSecret   string `json:"webhook_secret"`
+	}
+	adminJSON(t, g, http.StatusOK, "GET", "/admin/accounts/"+account+"/alerts", operator, "", &got)
+	if got.BelowCents == nil || *got.BelowCents != 1000 || got.KeySpendPercent == nil || *got.KeySpendPercent != 80 ||
+		got.WebhookURL != hook || got.WebhookSecret == "" || got.WebhookSecret != done.Secret {
+		t.Fatalf("after the page saved them the settings are %+v (the page showed secret %q)", got, done.Secret)
+	}
+}
