@@ -131,9 +131,10 @@ func mustMarshal(t *testing.T, v any) string {
 }
 
 // TestDashboardAlertSettings sets an account's alerts on the dashboard in
-// headless Chromium (e2e/dashboard/alerts.mjs): what the page refuses and
-// what the API refuses are shown, and the saved settings are what the
-// admin API then reads, with the signing secret the page showed.
+// headless Chromium (e2e/dashboard/alerts.mjs): the delivery log lists an
+// alert sent before, what the page refuses and what the API refuses are
+// shown, and the saved settings are what the admin API then reads, with
+// the signing secret the page showed.
 func TestDashboardAlertSettings(t *testing.T) {
 	node := browserTool(t)
 	artifacts := artifactsDir(t, "dashboard-alerts")
@@ -145,6 +146,20 @@ func TestDashboardAlertSettings(t *testing.T) {
 	if status, _, body := g.do("POST", "/admin/accounts", operator, `{"name":"`+account+`","usd":"20.00"}`); status != http.StatusCreated {
 		t.Fatalf("creating account %s: %d %s", account, status, body)
 	}
+
+	// One alert in the delivery log for the page to list: a threshold
+	// above the $20.00 balance, a charge, then every alert off again.
+	key := newKey(t, e, account)
+	adminJSON(t, g, http.StatusOK, "PUT", "/admin/accounts/"+account+"/alerts", owner, `{"below_usd":"30.00","webhook_url":"`+hook+`"}`, nil)
+	if status, _, body := g.do("POST", "/v1/chat/completions", key, chatBody); status != http.StatusOK {
+		t.Fatalf("a charged request: %d %s", status, body)
+	}
+	waitFor(t, "the alert to be queued", func() bool {
+		var log struct{ Data []struct{ Type string } }
+		adminJSON(t, g, http.StatusOK, "GET", "/admin/accounts/"+account+"/alerts/deliveries", owner, "", &log)
+		return len(log.Data) == 1 && log.Data[0].Type == "balance.below"
+	})
+	adminJSON(t, g, http.StatusOK, "PUT", "/admin/accounts/"+account+"/alerts", owner, `{}`, nil)
 
 	var done struct{ Secret string }
 	if err := json.Unmarshal(runDashboardScript(t, node, "alerts.mjs", artifacts, 90*time.Second,

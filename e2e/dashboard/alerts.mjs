@@ -1,5 +1,6 @@
 // Sets an account's alerts on the dashboard's Settings → Alerts page in
-// Debian's Chromium, for e2e/alerts_cli_test.go: a share out of range is
+// Debian's Chromium, for e2e/alerts_cli_test.go: the delivery log lists
+// the one alert the Go test had sent; a share out of range is
 // refused on the page without a request; a threshold without anywhere to
 // send it is refused with the API's message; the corrected settings are
 // saved (read back from the admin API here) and the page shows the
@@ -37,7 +38,11 @@ await script('alerts', artifacts, async (s) => {
   await page.getByRole('heading', { name: 'Alerts', level: 1 }).waitFor();
   const status = page.getByTestId('alerts-status');
   check((await status.innerText()).includes('None'), 'a new account shows a threshold');
-  await page.getByText('No alerts sent yet').waitFor();
+  // The Go test had one balance alert queued, then turned alerts off.
+  const delivery = page.getByRole('row').filter({ hasText: 'below $30.00' });
+  await delivery.waitFor();
+  const row = await delivery.innerText();
+  check(/Balance \$19\.\d\d below \$30\.00/.test(row) && row.includes('webhook'), `the delivery log reads ${JSON.stringify(row)}`);
 
   s.step = 'a share out of range is refused on the page';
   const form = page.getByTestId('alerts-form');
