@@ -24,7 +24,7 @@ func TestKeySpendAlertSettingsAndLog(t *testing.T) {
 			t.Errorf("PUT %s: %d %s, want 400 invalid_alert", body, r.status, r.body)
 		}
 	}
-	var got alertsJSON
+	var got AlertsJSON
 	r := f.do("PUT", "/admin/accounts/alice/alerts", f.alice, `{"key_spend_percent":80,"webhook_url":"https://hooks.example/a"}`)
 	r.json(t, &got)
 	if r.status != 200 || got.KeySpendPercent == nil || *got.KeySpendPercent != 80 || got.ThresholdCents != nil {

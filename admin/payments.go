@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -132,23 +133,34 @@ func (q *request) receipts(a storage.Account) {
 	}), err)
 }
 
-// alertsJSON is an account's alert settings.
-type alertsJSON struct {
-	BelowCents     *int64 `json:"below_cents"`
-	BelowPercent   *int64 `json:"below_percent"`
+// AlertsJSON are an account's alert settings as GET and PUT .../alerts
+// answer them, and `switchyard accounts alerts --json` prints them.
+type AlertsJSON struct {
+	// BelowCents fires an alert when the balance falls below this
+	// amount; null: no amount threshold.
+	BelowCents *int64 `json:"below_cents"`
+	// BelowPercent fires when the balance falls below this share (1 to
+	// 100) of the latest top-up; null: none.
+	BelowPercent *int64 `json:"below_percent"`
+	// ThresholdCents is the threshold in force (the larger of the two);
+	// null without one.
 	ThresholdCents *int64 `json:"threshold_cents"`
 	// KeySpendPercent alerts when a key's spend in its period reaches
 	// this share (1 to 100) of its spend limit; null: never.
-	KeySpendPercent *int64  `json:"key_spend_percent"`
-	WebhookURL      string  `json:"webhook_url"`
-	WebhookSecret   string  `json:"webhook_secret"`
-	Email           string  `json:"email"`
-	Below           bool    `json:"below"`
-	FiredAt         *string `json:"fired_at"`
+	KeySpendPercent *int64 `json:"key_spend_percent"`
+	WebhookURL      string `json:"webhook_url"`
+	// WebhookSecret signs the webhook's deliveries; "" without a webhook.
+	WebhookSecret string `json:"webhook_secret"`
+	Email         string `json:"email"`
+	// Below and FiredAt tell whether the balance is below the threshold
+	// now, and since when.
+	Below   bool    `json:"below"`
+	FiredAt *string `json:"fired_at"`
 }
 
-func alertsOut(s storage.AlertSettings) alertsJSON {
-	out := alertsJSON{BelowCents: s.BelowCents, BelowPercent: s.BelowPercent, KeySpendPercent: s.KeySpendPercent, WebhookURL: s.WebhookURL,
+// AlertsOf is s as JSON.
+func AlertsOf(s storage.AlertSettings) AlertsJSON {
+	out := AlertsJSON{BelowCents: s.BelowCents, BelowPercent: s.BelowPercent, KeySpendPercent: s.KeySpendPercent, WebhookURL: s.WebhookURL,
 		WebhookSecret: s.WebhookSecret, Email: s.Email, Below: !s.FiredAt.IsZero()}
 	if t, ok := s.Threshold(); ok {
 		out.ThresholdCents = &t
@@ -162,59 +174,76 @@ func alertsOut(s storage.AlertSettings) alertsJSON {
 
 func (q *request) getAlerts(a storage.Account) {
 	s, err := q.h.cfg.Store.AlertSettings(q.ctx, a.ID)
-	q.answer(http.StatusOK, alertsOut(s), err)
+	q.answer(http.StatusOK, AlertsOf(s), err)
 }
 
-// putAlerts: PUT .../alerts replaces the settings. A webhook keeps its
-// signing secret while its URL stays; a new URL gets a new secret, and
-// "rotate_secret" asks for one.
-func (q *request) putAlerts(a storage.Account) {
-	var body struct {
-		BelowCents   *int64  `json:"below_cents"`
-		BelowUSD     *string `json:"below_usd"`
-		BelowPercent *int64  `json:"below_percent"`
-		KeySpend     *int64  `json:"key_spend_percent"`
-		WebhookURL   string  `json:"webhook_url"`
-		Email        string  `json:"email"`
-		RotateSecret bool    `json:"rotate_secret"`
-	}
-	err := q.decode(&body)
-	if err == nil && body.BelowUSD != nil {
-		if body.BelowCents != nil {
-			err = apierror.InvalidRequest("invalid_alert", `Give the amount threshold as one of "below_cents" or "below_usd".`)
-		} else {
-			var c int64
-			if c, err = billing.ParseUSD(*body.BelowUSD); err != nil {
-				err = apierror.InvalidRequest("invalid_alert", `"below_usd" is a dollar amount such as "10.00".`)
-			}
-			body.BelowCents = &c
+// AlertsInput are alert settings as PUT .../alerts and `switchyard
+// accounts alerts set` take them. They replace an account's settings
+// whole: what is left out (null, "") is turned off.
+type AlertsInput struct {
+	// BelowCents or BelowUSD ("10.00"), not both: the amount threshold,
+	// 0 to $1,000,000.
+	BelowCents *int64  `json:"below_cents"`
+	BelowUSD   *string `json:"below_usd"`
+	// BelowPercent is a share (1 to 100) of the latest top-up.
+	BelowPercent *int64 `json:"below_percent"`
+	// KeySpend is key_spend_percent, 1 to 100.
+	KeySpend   *int64 `json:"key_spend_percent"`
+	WebhookURL string `json:"webhook_url"`
+	Email      string `json:"email"`
+	// RotateSecret asks for a new webhook signing secret.
+	RotateSecret bool `json:"rotate_secret"`
+}
+
+// SetAlerts checks in and saves it as accountID's alert settings in st,
+// refusing with 400 invalid_alert what cannot be delivered or read. A
+// webhook keeps its signing secret while its URL stays; a new URL gets a
+// new secret, and RotateSecret asks for one. emailEnabled tells whether
+// an email address may be given (the gateway has an SMTP server).
+func SetAlerts(ctx context.Context, st storage.Alerts, accountID string, in AlertsInput, emailEnabled bool) (storage.AlertSettings, error) {
+	if in.BelowUSD != nil {
+		if in.BelowCents != nil {
+			return storage.AlertSettings{}, apierror.InvalidRequest("invalid_alert", `Give the amount threshold as one of "below_cents" or "below_usd".`)
 		}
+		c, err := billing.ParseUSD(*in.BelowUSD)
+		if err != nil {
+			return storage.AlertSettings{}, apierror.InvalidRequest("invalid_alert", `"below_usd" is a dollar amount such as "10.00".`)
+		}
+		in.BelowCents = &c
 	}
-	if err == nil {
-		err = q.checkAlerts(body.BelowCents, body.BelowPercent, body.KeySpend, body.WebhookURL, body.Email)
+	if err := checkAlerts(in, emailEnabled); err != nil {
+		return storage.AlertSettings{}, err
 	}
+	old, err := st.AlertSettings(ctx, accountID)
+	if err != nil {
+		return storage.AlertSettings{}, err
+	}
+	secret := old.WebhookSecret
+	if in.WebhookURL == "" {
+		secret = ""
+	} else if secret == "" || in.RotateSecret || in.WebhookURL != old.WebhookURL {
+		secret = "whsec_" + policy.RandomBase62(32)
+	}
+	return st.SetAlertSettings(ctx, storage.AlertSettings{AccountID: accountID, BelowCents: in.BelowCents,
+		BelowPercent: in.BelowPercent, KeySpendPercent: in.KeySpend, WebhookURL: in.WebhookURL,
+		WebhookSecret: secret, Email: in.Email})
+}
+
+// putAlerts: PUT .../alerts replaces the settings (SetAlerts).
+func (q *request) putAlerts(a storage.Account) {
+	var body AlertsInput
+	err := q.decode(&body)
 	var saved storage.AlertSettings
 	if err == nil {
-		var old storage.AlertSettings
-		old, err = q.h.cfg.Store.AlertSettings(q.ctx, a.ID)
-		secret := old.WebhookSecret
-		if body.WebhookURL == "" {
-			secret = ""
-		} else if secret == "" || body.RotateSecret || body.WebhookURL != old.WebhookURL {
-			secret = "whsec_" + policy.RandomBase62(32)
-		}
-		if err == nil {
-			saved, err = q.h.cfg.Store.SetAlertSettings(q.ctx, storage.AlertSettings{AccountID: a.ID, BelowCents: body.BelowCents,
-				BelowPercent: body.BelowPercent, KeySpendPercent: body.KeySpend, WebhookURL: body.WebhookURL,
-				WebhookSecret: secret, Email: body.Email})
-		}
+		saved, err = SetAlerts(q.ctx, q.h.cfg.Store, a.ID, body, q.h.cfg.Alerts.EmailEnabled())
 	}
 	q.audit("alerts.update", a.Name, "", outcome(err), clipNote(body.WebhookURL))
-	q.answer(http.StatusOK, alertsOut(saved), err)
+	q.answer(http.StatusOK, AlertsOf(saved), err)
 }
 
-func (q *request) checkAlerts(below, percent, keySpend *int64, webhook, email string) error {
+func checkAlerts(in AlertsInput, emailEnabled bool) error {
 	bad := func(msg string) error { return apierror.InvalidRequest("invalid_alert", msg) }
+	below, percent, keySpend := in.BelowCents, in.BelowPercent, in.KeySpend
 	switch {
 	case below != nil && (*below < 0 || *below > 100_000_000):
 		return bad("An amount threshold is 0 to $1,000,000.00.")
@@ -222,19 +251,19 @@ func (q *request) checkAlerts(below, percent, keySpend *int64, webhook, email st
 		return bad("A share of the last top-up is 1 to 100 percent.")
 	case keySpend != nil && (*keySpend < 1 || *keySpend > 100):
 		return bad("A share of a key's spend limit is 1 to 100 percent.")
-	case (below != nil || percent != nil || keySpend != nil) && webhook == "" && email == "":
+	case (below != nil || percent != nil || keySpend != nil) && in.WebhookURL == "" && in.Email == "":
 		return bad("A threshold needs somewhere to send its alerts: a webhook_url or an email.")
 	}
-	if webhook != "" {
-		if err := alerts.CheckWebhookURL(webhook); err != nil {
+	if in.WebhookURL != "" {
+		if err := alerts.CheckWebhookURL(in.WebhookURL); err != nil {
 			return bad(err.Error() + ".")
 		}
 	}
-	if email != "" {
-		if !q.h.cfg.Alerts.EmailEnabled() {
+	if in.Email != "" {
+		if !emailEnabled {
 			return bad("This gateway sends no email: no SMTP server is configured.")
 		}
-		if err := alerts.CheckEmail(email); err != nil {
+		if err := alerts.CheckEmail(in.Email); err != nil {
 			return bad(err.Error() + ".")
 		}
 	}

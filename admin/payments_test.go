@@ -166,7 +166,7 @@ func TestAlertSettingsRoutes(t *testing.T) {
 			t.Errorf("PUT %s: %d %s, want 400 %s", tt.body, r.status, r.body, tt.code)
 		}
 	}
-	var got alertsJSON
+	var got AlertsJSON
 	r := f.do("PUT", "/admin/accounts/alice/alerts", f.alice, `{"below_usd":"5.00","below_percent":20,"webhook_url":"https://hooks.example/a"}`)
 	r.json(t, &got)
 	if r.status != 200 || got.BelowCents == nil || *got.BelowCents != 500 || !strings.HasPrefix(got.WebhookSecret, "whsec_") {

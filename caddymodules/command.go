@@ -22,8 +22,8 @@ func init() {
 	}, "switchyard bootstrap --account dev --usd 10")
 	registerCLI(caddycmd.Command{
 		Name:      "accounts",
-		Usage:     "create|list|show|topup|disable|enable [--config <path> [--adapter <name>]]",
-		Short:     "Creates, lists, tops up, shows, disables and enables accounts",
+		Usage:     "create|list|show|topup|disable|enable|alerts [--config <path> [--adapter <name>]]",
+		Short:     "Creates, lists, tops up, shows, disables and enables accounts; sets their alerts",
 		Long:      cli.AccountsHelp,
 		CobraFunc: storeCommand(cli.Accounts),
 	}, "switchyard accounts list --json",

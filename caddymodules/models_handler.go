@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
@@ -61,6 +62,12 @@ func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.H
 	if !allowOnly(http.MethodGet, w, r) {
 		return nil
 	}
+	w, shown, err := policy.ModelView(w, r, "/v3")
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
+	}
+	defer shown()
 	switch {
 	case h.pools != nil:
 		routing.WriteModelList(w, h.pools.table.Names(), h.pools.created)

@@ -22,6 +22,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/internal/idle"
+	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/policy/passthrough"
 )
@@ -241,6 +242,12 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	}
 	passthrough.FilterRequestHeaders(r.Header)
 	w = passthrough.NewHeaderFilter(w)
+	w, shown, err := policy.ModelView(w, r, h.Prefix)
+	if err != nil {
+		apierror.Write(w, err)
+		return nil
+	}
+	defer shown()
 	if h.pools != nil {
 		return h.serveModels(w, r, next)
 	}

@@ -32,6 +32,14 @@ const AccountsHelp = `
       With --reference, repeating the same top-up changes nothing.
   switchyard accounts show --account NAME
       Balance, keys, recent ledger entries and the last 10 charges.
+  switchyard accounts alerts show --account NAME [--json]
+  switchyard accounts alerts set --account NAME [--below-usd AMOUNT]
+      [--below-percent N] [--key-spend-percent N] [--webhook-url URL]
+      [--email ADDRESS] [--rotate-secret] [--json]
+      Balance and key spend alerts, as GET and PUT .../alerts of the admin
+      API: set replaces every setting, and those not given are turned off.
+      A threshold needs a webhook or an email; a webhook keeps its signing
+      secret while its URL stays.
 `
 
 // UsageHelp is the long help of "switchyard usage".
@@ -52,4 +60,21 @@ const BootstrapHelp = `
 Prepares an empty store for a first try: creates the account (default dev)
 with a balance (default $10.00) and one key, printed alone on the last line.
 A store that already has accounts is left unchanged.
+`
+
+// AlertsHelp is the long help of "switchyard accounts alerts".
+const AlertsHelp = `
+An account's balance alerts (below an amount, or below a share of the latest
+top-up) and key spend alerts (a key's spend reaching a share of its spend
+limit), sent as a signed webhook and, on gateways with an SMTP server, as an
+email (see docs/accounts.md, "Balance alerts"). The same settings as GET and
+PUT /admin/accounts/{name}/alerts; --json prints what the admin API answers.
+
+  switchyard accounts alerts show --account NAME [--json]
+      The settings, the threshold in force, whether the balance is below it,
+      and the webhook's signing secret.
+  switchyard accounts alerts set --account NAME [settings] [--json]
+      Replaces every setting: those not given are turned off. A threshold
+      needs a webhook or an email; a webhook keeps its signing secret while
+      its URL stays, and --rotate-secret makes a new one.
 `

@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testupstream"
@@ -244,6 +246,56 @@ func TestDashboardKeyLimits(t *testing.T) {
 	wantError(t, "a model outside the key's list", status, body, http.StatusForbidden, "model_not_allowed", "permission_error")
 }
 
+// TestDashboardEditKeyLimits changes a key's limits on the dashboard in
+// headless Chromium (e2e/dashboard/limits.mjs): a malformed address range
+// is refused with its message in the dialog, the corrected limits are
+// saved, and a second edit lifts the model list and the spend limit,
+// which the admin API then shows and the gateway applies.
+func TestDashboardEditKeyLimits(t *testing.T) {
+	node := browserTool(t)
+	artifacts := artifactsDir(t, "dashboard-limits")
+	_, e := scriptedEnv(t, "SWITCHYARD_ADMIN_JWT_SECRET", "dashboard-test-secret-0123456789abcdef")
+	const account = "acme"
+	operator := mustCLI(t, e, "admin", "token", "--operator", "--ttl", "10m").lastLine()
+	owner := mustCLI(t, e, "admin", "token", "--account", account, "--subject", "owner@acme", "--ttl", "10m").lastLine()
+	g := startGateway(t, e)
+	if status, _, body := g.do("POST", "/admin/accounts", operator, `{"name":"`+account+`","usd":"5.00"}`); status != http.StatusCreated {
+		t.Fatalf("creating account %s: %d %s", account, status, body)
+	}
+	status, _, body := g.do("POST", "/admin/accounts/"+account+"/keys", owner, `{"label":"ci","models":["m9"]}`)
+	var created struct{ Key string }
+	if status != http.StatusCreated || json.Unmarshal([]byte(body), &created) != nil {
+		t.Fatalf("creating a key: %d %s", status, body)
+	}
+
+	var done struct{ Expires string }
+	if err := json.Unmarshal(runDashboardScript(t, node, "limits.mjs", artifacts, 90*time.Second,
+		"DASHBOARD_URL="+g.base+"/dashboard/", "ADMIN_TOKEN="+owner, "ACCOUNT="+account, "ARTIFACTS="+artifacts), &done); err != nil {
+		t.Fatal(err)
+	}
+
+	status, _, body = g.do("GET", "/admin/accounts/"+account+"/keys", owner, "")
+	var list struct {
+		Data []struct {
+			Label string `json:"label"`
+			admin.KeyControlsJSON
+		} `json:"data"`
+	}
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &list) != nil || len(list.Data) != 1 {
+		t.Fatalf("GET keys: %d %s", status, body)
+	}
+	k := list.Data[0]
+	wantExpiry := done.Expires + "T00:00:00Z"
+	if k.ExpiresAt == nil || *k.ExpiresAt != wantExpiry || len(k.Models) != 0 || k.SpendLimitCents != 0 || k.SpendPeriod != "" ||
+		strings.Join(k.AllowedIPs, ",") != "203.0.113.0/24,2001:db8::/32" || k.RatePerMinute != 5 || k.StreamLimit != 1 {
+		t.Fatalf("after the edits the key has %s, want expiry %s, no models, no spend limit, the two ranges, 5/min and 1 stream", body, wantExpiry)
+	}
+	// The gateway applies them: the key is used from 127.0.0.1, outside
+	// its ranges now.
+	status, _, body = g.do("POST", "/v1/chat/completions", created.Key, chatBody)
+	wantError(t, "a key used from outside its new ranges", status, body, http.StatusForbidden, "address_not_allowed", "permission_error")
+}
+
 // TestKeyStreamLimit: a key limited to 2 concurrent streams gets 429 on
 // its third while the profile allows 5, and another key of the account
 // still gets its own slots.
@@ -259,4 +311,86 @@ func TestKeyStreamLimit(t *testing.T) {
 		t.Fatalf("third stream of a key limited to 2: %d %s", status, body)
 	}
 	mustOpenStreams(t, 3, other, g)
+}
+
+// TestModelListsShowTheKeysModels: through the OpenAI client, a key
+// limited to some models lists only those on /v1/models and /v3/models,
+// from a single upstream's own list and from the configured model pools
+// alike, and is told that a model outside its list does not exist; a
+// key without a list sees every model.
+func TestModelListsShowTheKeysModels(t *testing.T) {
+	ctx := context.Background()
+	list := func(t *testing.T, g *gateway, key, prefix string) []string {
+		t.Helper()
+		client := openaiClient(g, key, prefix)
+		page, err := client.Models.List(ctx)
+		if err != nil {
+			t.Fatalf("%s/models: %v", prefix, err)
+		}
+		ids := []string{}
+		for _, m := range page.Data {
+			if m.Object != "model" {
+				t.Errorf("%s/models: an entry of object %q", prefix, m.Object)
+			}
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}
+	want := func(t *testing.T, what string, got []string, want ...string) {
+		t.Helper()
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s lists %q, want %q", what, got, want)
+		}
+	}
+
+	t.Run("one upstream", func(t *testing.T) {
+		up := testupstream.Start(t, demobackend.Options{Models: []string{"m1", "m2", "m3"}})
+		e := embeddedEnv(t, up.URL())
+		all := fundedKey(t, e, "lists")
+		some := mustCLI(t, e, "keys", "create", "--account", "lists", "--models", "m3,m1").lastLine()
+		other := mustCLI(t, e, "keys", "create", "--account", "lists", "--models", "m2").lastLine()
+		g := startGateway(t, e)
+
+		want(t, "/v1 for a key without a list", list(t, g, all, "/v1"), "m1", "m2", "m3")
+		want(t, "/v1 for a key of m3 and m1", list(t, g, some, "/v1"), "m1", "m3")
+		// /v3 serves the upstream's first model.
+		want(t, "/v3 for a key without a list", list(t, g, all, "/v3"), "m1")
+		want(t, "/v3 for a key of m3 and m1", list(t, g, some, "/v3"), "m1")
+		want(t, "/v3 for a key of m2", list(t, g, other, "/v3"))
+
+		client := openaiClient(g, some, "/v1")
+		if m, err := client.Models.Get(ctx, "m3"); err != nil || m.ID != "m3" {
+			t.Errorf("GET /v1/models/m3 of a key that may use it: %v %v", m, err)
+		}
+		before := len(up.Requests())
+		if _, err := client.Models.Get(ctx, "m2"); !isStatus(err, http.StatusNotFound) {
+			t.Errorf("GET /v1/models/m2 of a key that may not use it: %v, want 404", err)
+		}
+		if len(up.Requests()) != before {
+			t.Errorf("a model outside the key's list was asked upstream")
+		}
+	})
+
+	t.Run("model pools", func(t *testing.T) {
+		a := startBackend(t, demobackend.Options{})
+		g, e, all := routedGateway(t, fmt.Sprintf(`
+		model alpha {
+			upstream %[1]s
+		}
+		model beta {
+			upstream %[1]s
+		}
+		model gamma {
+			upstream %[1]s
+		}`, a.url()))
+		some := mustCLI(t, e, "keys", "create", "--account", "router", "--models", "gamma,alpha").lastLine()
+		for _, prefix := range []string{"/v1", "/v3"} {
+			want(t, prefix+" for a key without a list", list(t, g, all, prefix), "alpha", "beta", "gamma")
+			want(t, prefix+" for a key of gamma and alpha", list(t, g, some, prefix), "alpha", "gamma")
+		}
+		client := openaiClient(g, some, "/v1")
+		if _, err := client.Models.Get(ctx, "beta"); !isStatus(err, http.StatusNotFound) {
+			t.Errorf("GET /v1/models/beta of a key that may not use it: %v, want 404", err)
+		}
+	})
 }

@@ -39,6 +39,8 @@ func TestHelpGolden(t *testing.T) {
 		{"accounts", []string{"help", "accounts"}},
 		{"accounts", []string{"accounts"}},
 		{"accounts_list", []string{"accounts", "list", "--help"}},
+		{"accounts_alerts", []string{"help", "accounts", "alerts"}},
+		{"accounts_alerts_set", []string{"accounts", "alerts", "set", "--help"}},
 		{"keys", []string{"keys", "--help"}},
 		{"keys_list", []string{"help", "keys", "list"}},
 		{"usage", []string{"help", "usage"}},

@@ -27,6 +27,7 @@ export class Client {
   // getBlob answers the body as a Blob: a stored file's bytes.
   getBlob(path) { return this.request('GET', path, undefined, 'blob'); }
   post(path, body) { return this.request('POST', path, body ?? {}); }
+  put(path, body) { return this.request('PUT', path, body ?? {}); }
   del(path) { return this.request('DELETE', path); }
 
   async request(method, path, body, raw) {

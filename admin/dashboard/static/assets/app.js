@@ -10,6 +10,7 @@ import { keys } from './views/keys.js';
 import { files } from './views/files.js';
 import { activity, usage } from './views/activity.js';
 import { accounts, createAccountCard } from './views/accounts.js';
+import { alerts } from './views/alerts.js';
 
 const TOKEN = 'switchyard.token';
 const ACCOUNT = 'switchyard.account';
@@ -20,6 +21,7 @@ const routes = {
   '/usage': { title: 'Usage', view: usage },
   '/files': { title: 'Files', view: files },
   '/settings/api': { title: 'Manage API', section: 'Settings', view: keys },
+  '/settings/alerts': { title: 'Alerts', section: 'Settings', view: alerts },
   '/accounts': { title: 'Accounts', view: accounts, operator: true },
 };
 const DEFAULT_ROUTE = '/overview';
@@ -172,7 +174,8 @@ function nav() {
       h('li', { class: 'nav-group' },
         h('span', { class: 'nav-group-title', id: 'nav-settings' }, 'Settings'),
         h('ul', { class: 'nav-sublist', 'aria-labelledby': 'nav-settings' },
-          h('li', {}, link('/settings/api', 'Manage API'))))));
+          h('li', {}, link('/settings/api', 'Manage API')),
+          h('li', {}, link('/settings/alerts', 'Alerts'))))));
 }
 
 function renderShell() {

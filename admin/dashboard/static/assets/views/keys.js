@@ -1,9 +1,10 @@
 // Settings → Manage API: create a key (shown once) with optional limits
 // (expiry, models, addresses, spend limit, rate, streams), list keys by
-// their hints with their limits and last use, revoke.
+// their hints with their limits and last use, change a key's limits,
+// revoke.
 
 import { path } from '../api.js';
-import { h, replace } from '../dom.js';
+import { h, replace, uid } from '../dom.js';
 import { announce, busy, card, confirm, copyText, emptyState, errorBox, field } from '../ui.js';
 import * as fmt from '../format.js';
 
@@ -16,8 +17,12 @@ export async function keys(body, ctx) {
   const reveal = h('div', { class: 'reveal-slot' });
   const listHeading = { el: null };
 
+  const onEdit = (key) => editLimits(ctx, base, key, async () => {
+    await reload();
+    if (listHeading.el) listHeading.el.focus();
+  });
   const renderList = (rows) => {
-    const card_ = keyList(rows, async (key, button) => {
+    const card_ = keyList(rows, onEdit, async (key, button) => {
       const ok = await confirm({
         title: 'Revoke this key?',
         body: `${key.label ? `“${key.label}” ` : ''}(${key.hint}) stops working at once, on every gateway node. Applications using it will get 401 errors. This cannot be undone.`,
@@ -88,10 +93,55 @@ function createCard(ctx, base, reveal, reload) {
       form, result));
 }
 
-// limitFields are the optional controls of a new key, in a disclosure.
-// read() returns them as the admin API takes them, or null after marking
-// the first field it cannot read.
-function limitFields() {
+// editLimits opens a dialog with key's limits, which replaces them all
+// through the admin API when saved; an empty field lifts its limit. What
+// the API refuses (a malformed address range, say) is shown in the
+// dialog, which stays open to be corrected.
+function editLimits(ctx, base, key, saved) {
+  const limits = limitFields({ disclosure: false });
+  limits.fill(key);
+  const titleId = uid('dialog-title');
+  const result = h('div', { class: 'form-error-slot' });
+  const cancel = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Cancel');
+  const save = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save limits');
+  const form = h('form', { class: 'form', novalidate: true },
+    h('div', {},
+      h('h2', { id: titleId, class: 'dialog-title' }, `Limits of ${key.label ? `“${key.label}”` : 'key'} ${key.hint}`),
+      h('p', { class: 'dialog-body' }, 'Leave a field empty to lift its limit. The key’s next request is held to what you save, on every gateway node.')),
+    limits.el, result,
+    h('div', { class: 'dialog-actions' }, cancel, save));
+  const dialog = h('dialog', { class: 'dialog dialog-wide', 'aria-labelledby': titleId, 'data-testid': 'key-limits-dialog' }, form);
+  cancel.addEventListener('click', () => dialog.close());
+  dialog.addEventListener('close', () => dialog.remove());
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    replace(result);
+    const controls = limits.read();
+    if (!controls) return;
+    try {
+      await busy(save, 'Saving…', () => ctx.client.put(`${base}/${encodeURIComponent(key.id)}/controls`, controls));
+    } catch (err) {
+      if (dialog.open) {
+        replace(result, errorBox(err, 'The limits were not saved'));
+        // A tall dialog scrolls: keep the message and the buttons in view.
+        save.scrollIntoView({ block: 'nearest' });
+      }
+      return;
+    }
+    dialog.close();
+    if (!ctx.current()) return;
+    announce(`Limits of key ${key.hint} saved`);
+    await saved();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  limits.focus();
+}
+
+// limitFields are the optional controls of a key, in a disclosure (or,
+// without one, as plain fields). read() returns them as the admin API
+// takes them, or null after marking the first field it cannot read.
+function limitFields({ disclosure = true } = {}) {
   const expires = h('input', { type: 'date', class: 'input', name: 'expires' });
   const models = h('input', { type: 'text', class: 'input', name: 'models', autocomplete: 'off', placeholder: 'e.g. gpt-4o-mini, svc-3' });
   const ips = h('input', { type: 'text', class: 'input', name: 'allowed_ips', autocomplete: 'off', placeholder: 'e.g. 203.0.113.0/24' });
@@ -111,14 +161,31 @@ function limitFields() {
   };
   const list = (text) => text.split(',').map((x) => x.trim()).filter(Boolean);
   const whole = (el) => (el.value.trim() === '' ? 0 : Number(el.value));
-  const el = h('details', { class: 'details' }, h('summary', {}, 'Limits (optional)'),
-    ...Object.values(fields).map((x) => x.el));
+  const el = disclosure
+    ? h('details', { class: 'details' }, h('summary', {}, 'Limits (optional)'), ...Object.values(fields).map((x) => x.el))
+    : h('div', { class: 'limit-fields' }, ...Object.values(fields).map((x) => x.el));
+  // An expiry set to a time of day (keys set --expires 30d) is kept as
+  // it is while its date is left alone: the field holds days only.
+  let kept = null;
   return {
     el,
     clear() {
       for (const i of [expires, models, ips, spend, rpm, streams]) i.value = '';
       period.value = 'day';
+      kept = null;
     },
+    fill(k) {
+      const day = k.expires_at ? new Date(k.expires_at).toISOString().slice(0, 10) : '';
+      kept = k.expires_at ? { day, at: k.expires_at } : null;
+      expires.value = day;
+      models.value = (k.models || []).join(', ');
+      ips.value = (k.allowed_ips || []).join(', ');
+      spend.value = k.spend_limit_cents ? (k.spend_limit_cents / 100).toFixed(2) : '';
+      period.value = k.spend_period || 'day';
+      rpm.value = k.rate_per_minute ? String(k.rate_per_minute) : '';
+      streams.value = k.stream_limit ? String(k.stream_limit) : '';
+    },
+    focus() { expires.focus(); },
     read() {
       for (const x of Object.values(fields)) x.setError('');
       const out = {
@@ -126,6 +193,7 @@ function limitFields() {
         rate_per_minute: whole(rpm), stream_limit: whole(streams), spend_limit_cents: 0, spend_period: '',
         expires_at: expires.value ? `${expires.value}T00:00:00Z` : null,
       };
+      if (kept && expires.value === kept.day) out.expires_at = kept.at;
       for (const [x, input] of [[fields.rpm, rpm], [fields.streams, streams]]) {
         const n = whole(input);
         if (!Number.isInteger(n) || n < 0) {
@@ -160,7 +228,7 @@ export function limitsText(k) {
   if (k.allowed_ips && k.allowed_ips.length) parts.push(`from ${k.allowed_ips.join(', ')}`);
   if (k.spend_limit_cents) parts.push(`${fmt.money(k.spend_limit_cents)}/${k.spend_period}`);
   if (k.rate_per_minute) parts.push(`${k.rate_per_minute}/min`);
-  if (k.stream_limit) parts.push(`${k.stream_limit} streams`);
+  if (k.stream_limit) parts.push(`${k.stream_limit} stream${k.stream_limit === 1 ? '' : 's'}`);
   return parts.length ? parts.join(' · ') : null;
 }
 
@@ -206,7 +274,7 @@ function showKey(slot, created, done) {
   heading.focus();
 }
 
-function keyList(rows, onRevoke) {
+function keyList(rows, onEdit, onRevoke) {
   const active = rows.filter((k) => !k.revoked_at).length;
   const aside = h('span', { class: 'muted small' }, `${active} active`);
   if (rows.length === 0) {
@@ -229,6 +297,10 @@ function keyList(rows, onRevoke) {
           type: 'button', class: 'btn btn-danger-ghost btn-small', 'aria-label': `Revoke key ${k.label || k.hint}`,
         }, 'Revoke');
         if (button) button.addEventListener('click', () => onRevoke(k, button));
+        const edit = revoked ? null : h('button', {
+          type: 'button', class: 'btn btn-secondary btn-small', 'aria-label': `Edit limits of key ${k.label || k.hint}`,
+        }, 'Edit limits');
+        if (edit) edit.addEventListener('click', () => onEdit(k));
         return h('tr', { class: revoked ? 'row-muted' : null, 'data-key-id': k.id },
           h('td', {}, k.label || h('span', { class: 'muted' }, 'Unnamed'), h('span', { class: 'cell-sub show-narrow' }, h('code', { class: 'hint-code' }, k.hint))),
           h('td', { class: 'hide-narrow' }, h('code', { class: 'hint-code' }, k.hint)),
@@ -238,6 +310,6 @@ function keyList(rows, onRevoke) {
           h('td', {}, revoked
             ? h('span', { class: 'badge badge-neutral', title: `Revoked ${fmt.dateTime(k.revoked_at)}` }, 'Revoked')
             : h('span', { class: 'badge badge-success' }, 'Active')),
-          h('td', { class: 'actions' }, button));
+          h('td', { class: 'actions' }, edit, button));
       })))));
 }
