@@ -235,10 +235,12 @@ func TestDashboardKeyLimits(t *testing.T) {
 
 	st := openStore(t, e)
 	keys, err := st.ListKeys(ctx, accountNamed(t, st, account).ID)
-	if err != nil || len(keys) != 1 {
+	// Two keys: "limited", then "phone", made on a phone-sized screen
+	// without limits; the list is newest first.
+	if err != nil || len(keys) != 2 || keys[1].Label != "limited" || keys[0].Controls.SpendLimitCents != 0 {
 		t.Fatalf("keys %+v, %v", keys, err)
 	}
-	c := keys[0].Controls
+	c := keys[1].Controls
 	if c.SpendLimitCents != 100 || c.SpendPeriod != storage.SpendPerDay || c.RatePerMinute != 10 || len(c.Models) != 2 {
 		t.Fatalf("stored controls %+v", c)
 	}

@@ -52,6 +52,27 @@ await script('keys', artifacts, async (s) => {
   check((await row.getByTestId('key-last-used').innerText()).includes('Never'), 'a new key is shown as used');
   await page.screenshot({ path: join(artifacts, 'keys-limits.png'), fullPage: true, animations: 'disabled' });
 
+  s.step = 'on a phone, the status toast leaves the new key and its warning readable';
+  await page.getByRole('button', { name: 'I have saved it' }).click();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByLabel('Key name (optional)').fill('phone');
+  await page.getByRole('button', { name: 'Create new key' }).click();
+  await page.getByLabel(/^Key “phone”/).waitFor();
+  await page.locator('#toast.toast-visible').waitFor();
+  await page.waitForTimeout(400); // the toast's entry transition
+  const box = async (sel) => page.locator(sel).evaluate((e) => {
+    const r = e.getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, left: r.left, right: r.right };
+  });
+  const toast = await box('#toast');
+  for (const sel of ['#new-key-warning', '#new-key', '.card-reveal .form-actions']) {
+    const b = await box(sel);
+    check(b.top >= 0 && b.bottom <= 844, `${sel} is not in view on a phone (${JSON.stringify(b)})`);
+    const overlaps = b.left < toast.right && toast.left < b.right && b.top < toast.bottom && toast.top < b.bottom;
+    check(!overlaps, `the toast ${JSON.stringify(toast)} covers ${sel} ${JSON.stringify(b)} on a phone`);
+  }
+  await page.screenshot({ path: join(artifacts, 'keys-phone.png'), animations: 'disabled' });
+
   s.step = 'no console errors';
   noProblems(problems);
   emit('done', { key });

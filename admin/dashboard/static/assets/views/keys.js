@@ -270,8 +270,11 @@ function showKey(slot, created, done) {
         h('pre', { class: 'code' }, h('code', {}, curl))),
       h('div', { class: 'form-actions' }, finished))));
   heading.id = 'reveal-title';
-  // The new key is what the user came for: take them to it.
-  heading.focus();
+  // The new key is what the user came for: take them to it, the card at
+  // the top of the screen (focus alone would scroll it just into view, at
+  // the foot, under the toast).
+  heading.focus({ preventScroll: true });
+  slot.firstElementChild.scrollIntoView({ block: 'start' });
 }
 
 function keyList(rows, onEdit, onRevoke) {
