@@ -74,7 +74,7 @@ type App struct {
 
 	// Overrides of the revision's limits, and how limits are enforced.
 	// Default: the revision's limits, enforced in process or on Redis.
-	Limits *LimitsConfig `json:"limits,omitempty"`
+	Limits *limits.Config `json:"limits,omitempty"`
 
 	// How charges are committed to the ledger: in batches, off the path
 	// the client waits for. Default: see LedgerConfig.
@@ -181,7 +181,7 @@ func (a *App) Validate() error {
 	if err := checkLiteralSecret(a.KeySecret, minKeySecretBytes); err != nil {
 		secretErr = fmt.Errorf("key_secret: %v", err)
 	}
-	return errors.Join(secretErr, a.Limits.validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), validateModels(a.Models, prices))
+	return errors.Join(secretErr, a.Limits.Validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), validateModels(a.Models, prices))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store

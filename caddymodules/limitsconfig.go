@@ -2,7 +2,6 @@ package caddymodules
 
 import (
 	"fmt"
-	"maps"
 	"strconv"
 	"time"
 
@@ -11,224 +10,10 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/duration"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
-
-// LimitsConfig overrides limits of the revision profile and tunes how they
-// are enforced. Every zero field keeps the revision's value or the stated
-// default.
-type LimitsConfig struct {
-	// Requests admitted per API key within RequestsPeriod. Default: the
-	// revision's, A: 150 per rolling 60s, B: 60 per minute.
-	Requests       int            `json:"requests,omitempty"`
-	RequestsPeriod caddy.Duration `json:"requests_period,omitempty"`
-	// Whether the request limit is a rolling window (no more than
-	// Requests in any RequestsPeriod) rather than a rate with bursts up to
-	// Requests. Default: rolling in both revisions.
-	Rolling *bool `json:"rolling,omitempty"`
-
-	// Concurrent streams per API key. Default: A 34, B 5.
-	Streams int `json:"streams,omitempty"`
-
-	// Size of one uploaded file, in bytes. Default: A 25 MiB, B 25 MB.
-	MaxUploadBytes int64 `json:"max_upload_bytes,omitempty"`
-	// Live files per account. Default: 100.
-	MaxStoredFiles int `json:"max_stored_files,omitempty"`
-	// Bytes stored per account. Default: A 500 MiB, B 500 MB.
-	MaxStoredBytes int64 `json:"max_stored_bytes,omitempty"`
-	// Decoded size of an inline image. Default: A 10 MiB, B 10 MB.
-	MaxInlineImageBytes int64 `json:"max_inline_image_bytes,omitempty"`
-	// Longest system message in characters; 0 shortens messages to fit
-	// instead of refusing them. Default: A 0, B 2000.
-	MaxSystemChars *int `json:"max_system_chars,omitempty"`
-	// Most a single request may cost, in cents; 0 is no cap. Default: A
-	// none, B 500.
-	MaxChargeCents *int64 `json:"max_charge_cents,omitempty"`
-	// Prices of the models named, by the model name a request gives, in
-	// cents per million tokens, with up to two decimals (7.5 is $0.075).
-	// Default: none, every model costs the spec's prices ($3 input, $10
-	// output per million tokens).
-	Prices map[string]policy.ModelPrice `json:"prices,omitempty"`
-
-	// Largest JSON request body read to learn whether a request streams;
-	// a larger one is refused with 413 request_too_large. Default: 32 MiB.
-	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
-
-	// Memory that request bodies read into memory may take together, on
-	// this node; past it, requests are refused with 503
-	// server_overloaded until bodies in flight finish. Memory is taken as
-	// bytes arrive, never for a length a request only declares; the
-	// first 4 KiB of each body are not counted. Default: 256 MiB.
-	BodyMemory int64 `json:"body_memory,omitempty"`
-
-	// The most of BodyMemory the bodies of one account's requests may
-	// hold at once; past it that account's requests are refused with 429
-	// rate_limit_exceeded until its bodies in flight finish, and other
-	// accounts keep the rest. Default: a quarter of BodyMemory, but no
-	// less than MaxBodyBytes (nor more than BodyMemory).
-	AccountBodyMemory int64 `json:"account_body_memory,omitempty"`
-
-	// How long a request body read into memory may take to arrive whole,
-	// from when its request was admitted; past it the request is refused
-	// with 408 request_timeout and its memory given back at once. Uploads
-	// stream to the blob store and are bounded by the server's read
-	// timeouts instead. Default: 30s.
-	BodyTimeout caddy.Duration `json:"body_timeout,omitempty"`
-
-	// Bound on every Redis call of the limiter. Default: 150ms.
-	RedisTimeout caddy.Duration `json:"redis_timeout,omitempty"`
-	// What the request-rate check does when Redis fails: "fail_open"
-	// (decide in process, with a warning and a counter) or "fail_closed"
-	// (503). Default: fail_open.
-	RatePolicy string `json:"rate_policy,omitempty"`
-	// The same for concurrent-stream leases. Default: fail_open.
-	StreamPolicy string `json:"stream_policy,omitempty"`
-	// How long a stream's lease outlives its holder's last renewal: a node
-	// killed without warning frees its streams' slots within this time.
-	// Default: 30s.
-	LeaseTTL caddy.Duration `json:"lease_ttl,omitempty"`
-	// Number of gateway nodes. While Redis is down and limits fail open,
-	// each node enforces 1/Nodes of each limit, so that together they admit
-	// about what the shared limit would. Default: 1.
-	Nodes int `json:"nodes,omitempty"`
-
-	// Queue caps generations in flight towards the upstream. Default:
-	// nil, no cap.
-	Queue *QueueConfig `json:"queue,omitempty"`
-
-	// Requests with a missing or invalid key allowed per client address
-	// (per /64 for IPv6) in any rolling AuthFailuresPeriod; past it the
-	// address gets 429 rate_limit_exceeded before any key lookup until
-	// the oldest failure leaves the window. 0 turns the guard off.
-	// Default: 60, as many as revision B admits per key.
-	AuthFailures *int `json:"auth_failures,omitempty"`
-	// The window of AuthFailures. Default: 1m.
-	AuthFailuresPeriod caddy.Duration `json:"auth_failures_period,omitempty"`
-}
-
-// QueueConfig is the admission queue in front of the upstream.
-type QueueConfig struct {
-	// Generations in flight at once: per node without Redis, across all
-	// nodes with it. Required.
-	Slots int `json:"slots"`
-	// Requests that may wait on one node; one more is refused with 503
-	// server_overloaded. Default: 100.
-	MaxWaiting int `json:"max_waiting,omitempty"`
-	// How long a request may wait for a slot before it is refused with
-	// 503 server_overloaded. Default: 30s.
-	MaxWait caddy.Duration `json:"max_wait,omitempty"`
-}
-
-const (
-	defaultMaxBodyBytes = 32 << 20
-	defaultBodyMemory   = 256 << 20
-	defaultBodyTimeout  = 30 * time.Second
-)
-
-// apply overrides the profile's limits with the configured ones.
-func (c *LimitsConfig) apply(p *policy.Profile) {
-	if c == nil {
-		return
-	}
-	if c.Requests > 0 {
-		p.RequestsPerPeriod = c.Requests
-	}
-	if c.RequestsPeriod > 0 {
-		p.Period = time.Duration(c.RequestsPeriod)
-	}
-	if c.Rolling != nil {
-		p.Rolling = *c.Rolling
-	}
-	if c.Streams > 0 {
-		p.ConcurrentStreams = c.Streams
-	}
-	if c.MaxUploadBytes > 0 {
-		p.MaxUploadBytes = c.MaxUploadBytes
-	}
-	if c.MaxStoredFiles > 0 {
-		p.MaxStoredFiles = c.MaxStoredFiles
-	}
-	if c.MaxStoredBytes > 0 {
-		p.MaxStoredBytes = c.MaxStoredBytes
-	}
-	if c.MaxInlineImageBytes > 0 {
-		p.MaxInlineImage = c.MaxInlineImageBytes
-	}
-	if c.MaxSystemChars != nil {
-		p.MaxSystemChars = *c.MaxSystemChars
-	}
-	if c.MaxChargeCents != nil {
-		p.MaxChargeCents = *c.MaxChargeCents
-	}
-	if len(c.Prices) > 0 {
-		p.ModelPrices = maps.Clone(c.Prices)
-	}
-}
-
-func (c *LimitsConfig) bodyMemory() int64 {
-	if c == nil || c.BodyMemory <= 0 {
-		return defaultBodyMemory
-	}
-	return c.BodyMemory
-}
-
-func (c *LimitsConfig) accountBodyMemory() int64 {
-	total := c.bodyMemory()
-	if c != nil && c.AccountBodyMemory > 0 {
-		return min(c.AccountBodyMemory, total)
-	}
-	return min(max(total/4, c.maxBodyBytes()), total)
-}
-
-func (c *LimitsConfig) bodyTimeout() time.Duration {
-	if c == nil || c.BodyTimeout <= 0 {
-		return defaultBodyTimeout
-	}
-	return time.Duration(c.BodyTimeout)
-}
-
-func (c *LimitsConfig) maxBodyBytes() int64 {
-	if c == nil || c.MaxBodyBytes <= 0 {
-		return defaultMaxBodyBytes
-	}
-	return c.MaxBodyBytes
-}
-
-func parsePolicy(s string) (limits.FailurePolicy, error) {
-	switch s {
-	case "", "fail_open":
-		return limits.FailOpen, nil
-	case "fail_closed":
-		return limits.FailClosed, nil
-	}
-	return 0, fmt.Errorf("unknown Redis failure policy %q: want fail_open or fail_closed", s)
-}
-
-// validate checks what JSON decoding cannot.
-func (c *LimitsConfig) validate() error {
-	if c == nil {
-		return nil
-	}
-	if _, err := parsePolicy(c.RatePolicy); err != nil {
-		return err
-	}
-	if _, err := parsePolicy(c.StreamPolicy); err != nil {
-		return err
-	}
-	if c.BodyMemory < 0 || c.AccountBodyMemory < 0 || c.MaxBodyBytes < 0 || c.BodyTimeout < 0 {
-		return fmt.Errorf("max_body, body_memory, account_body_memory and body_timeout must not be negative")
-	}
-	if c.Queue != nil && c.Queue.Slots <= 0 {
-		return fmt.Errorf("queue: slots must be positive")
-	}
-	for model, mp := range c.Prices {
-		if model == "" || mp.InputPerMTok < 0 || mp.OutputPerMTok < 0 {
-			return fmt.Errorf("prices: %q needs a model name and prices that are not negative", model)
-		}
-	}
-	return nil
-}
 
 // unmarshalLimits parses the limits block of the switchyard option:
 //
@@ -260,8 +45,8 @@ func (c *LimitsConfig) validate() error {
 //
 // Sizes take units (25MB, 25MiB). price may be given once per model;
 // models without one cost the spec's prices.
-func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
-	c := new(LimitsConfig)
+func unmarshalLimits(d *caddyfile.Dispenser) (*limits.Config, error) {
+	c := new(limits.Config)
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
@@ -281,7 +66,7 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 			if period, err = caddy.ParseDuration(args[1]); err != nil {
 				break
 			}
-			c.RequestsPeriod = caddy.Duration(period)
+			c.RequestsPeriod = duration.Duration(period)
 			if len(args) == 3 {
 				switch args[2] {
 				case "rolling":
@@ -373,17 +158,17 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 			}
 			switch opt {
 			case "redis_timeout":
-				c.RedisTimeout = caddy.Duration(dur)
+				c.RedisTimeout = duration.Duration(dur)
 			case "lease_ttl":
-				c.LeaseTTL = caddy.Duration(dur)
+				c.LeaseTTL = duration.Duration(dur)
 			case "body_timeout":
-				c.BodyTimeout = caddy.Duration(dur)
+				c.BodyTimeout = duration.Duration(dur)
 			}
 		case "rate_policy", "stream_policy":
 			if len(args) != 1 {
 				return nil, d.ArgErr()
 			}
-			_, err = parsePolicy(args[0])
+			_, err = limits.ParseFailurePolicy(args[0])
 			if opt == "rate_policy" {
 				c.RatePolicy = args[0]
 			} else {
@@ -395,7 +180,7 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 			if len(args) != 1 {
 				return nil, d.ArgErr()
 			}
-			q := new(QueueConfig)
+			q := new(limits.QueueSettings)
 			if q.Slots, err = positiveInt(args[0]); err != nil {
 				break
 			}
@@ -411,7 +196,7 @@ func unmarshalLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
 				case "max_wait":
 					var dur time.Duration
 					dur, err = caddy.ParseDuration(subArgs[0])
-					q.MaxWait = caddy.Duration(dur)
+					q.MaxWait = duration.Duration(dur)
 				default:
 					return nil, d.Errf("unrecognized queue option %q", sub)
 				}

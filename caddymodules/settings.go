@@ -172,7 +172,7 @@ func (a *App) resolve() (settings, error) {
 		rev = r
 	}
 	s.profile = policy.ProfileFor(rev)
-	a.Limits.apply(&s.profile)
+	a.Limits.Apply(&s.profile)
 	applyModelPrices(&s.profile, a.Models)
 
 	s.dataDir = value(repl, a.DataDir, envDataDir)

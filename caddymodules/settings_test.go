@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 func TestResolve(t *testing.T) {
@@ -185,11 +186,11 @@ func TestProfileOverrides(t *testing.T) {
 			return p.RequestsPerPeriod == 150 && p.Rolling && p.ConcurrentStreams == 34 && p.MaxUploadBytes == 25<<20 &&
 				p.MaxStoredBytes == 500<<20 && p.MaxInlineImage == 10<<20 && p.MaxSystemChars == 0 && p.MaxChargeCents == 0 && !p.UsageAlways
 		}},
-		{"overrides on A", App{Revision: "A", Limits: &LimitsConfig{Requests: 10, Streams: 2, Rolling: ptr(false), MaxSystemChars: &twoK, MaxUploadBytes: 1}},
+		{"overrides on A", App{Revision: "A", Limits: &limits.Config{Requests: 10, Streams: 2, Rolling: ptr(false), MaxSystemChars: &twoK, MaxUploadBytes: 1}},
 			func(p policy.Profile) bool {
 				return p.RequestsPerPeriod == 10 && !p.Rolling && p.ConcurrentStreams == 2 && p.MaxSystemChars == 2000 && p.MaxUploadBytes == 1 && p.MaxStoredFiles == 100
 			}},
-		{"explicit zeros on B", App{Limits: &LimitsConfig{MaxSystemChars: &zero, MaxChargeCents: &cents}}, func(p policy.Profile) bool {
+		{"explicit zeros on B", App{Limits: &limits.Config{MaxSystemChars: &zero, MaxChargeCents: &cents}}, func(p policy.Profile) bool {
 			return p.MaxSystemChars == 0 && p.MaxChargeCents == 0 && p.RequestsPerPeriod == 60
 		}},
 	}
