@@ -23,6 +23,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/version"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
@@ -110,7 +111,7 @@ type App struct {
 	// (docs/routing.md). When set, a request's model picks its pool
 	// and Upstream is not used. Default: none, the single upstream
 	// serves every request.
-	Models []*Model `json:"models,omitempty"`
+	Models []*routing.Model `json:"models,omitempty"`
 
 	// Providers of the web_search tool. Default: from the environment
 	// ($SWITCHYARD_SEARCH_URL and friends); none means no web search.
@@ -181,7 +182,7 @@ func (a *App) Validate() error {
 	if err := checkLiteralSecret(a.KeySecret, minKeySecretBytes); err != nil {
 		secretErr = fmt.Errorf("key_secret: %v", err)
 	}
-	return errors.Join(secretErr, a.Limits.Validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), validateModels(a.Models, prices))
+	return errors.Join(secretErr, a.Limits.Validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), routing.ValidateModels(a.Models, prices, expander(caddy.NewReplacer())))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store

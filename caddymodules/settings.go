@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/search"
 )
@@ -138,6 +139,12 @@ func value(repl *caddy.Replacer, configured, env string) string {
 	return strings.TrimSpace(os.Getenv(env))
 }
 
+// expander replaces the global placeholders ({env.NAME}, {file.PATH}) of
+// a config value with repl, for the Caddy-free packages' configs.
+func expander(repl *caddy.Replacer) func(string) string {
+	return func(s string) string { return repl.ReplaceAll(s, "") }
+}
+
 // valueFrom is value and what gave it: the config field name or the
 // environment variable env, so that an error blames the right one.
 func valueFrom(repl *caddy.Replacer, configured, field, env string) (string, string) {
@@ -173,7 +180,7 @@ func (a *App) resolve() (settings, error) {
 	}
 	s.profile = policy.ProfileFor(rev)
 	a.Limits.Apply(&s.profile)
-	applyModelPrices(&s.profile, a.Models)
+	routing.ApplyModelPrices(&s.profile, a.Models)
 
 	s.dataDir = value(repl, a.DataDir, envDataDir)
 	if s.dataDir == "" {
