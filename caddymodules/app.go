@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/guard"
@@ -26,6 +27,7 @@ import (
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/telemetry"
+	"github.com/switchyardhq/switchyard/translator"
 )
 
 func init() {
@@ -78,13 +80,13 @@ type App struct {
 	Limits *limits.Config `json:"limits,omitempty"`
 
 	// How charges are committed to the ledger: in batches, off the path
-	// the client waits for. Default: see LedgerConfig.
-	Ledger *LedgerConfig `json:"ledger,omitempty"`
+	// the client waits for. Default: see billing.LedgerSettings.
+	Ledger *billing.LedgerSettings `json:"ledger,omitempty"`
 
 	// The Files API: blob storage, malware scanning, cleanup. Default:
 	// files in data_dir/files, no scanning unless $SWITCHYARD_CLAMD_ADDR
 	// is set.
-	Files *FilesConfig `json:"files,omitempty"`
+	Files *files.Settings `json:"files,omitempty"`
 
 	// Secret keying the HMAC under which API keys are stored, at least
 	// 32 characters, identical on every node. Default:
@@ -122,8 +124,8 @@ type App struct {
 	OpenURL *OpenURLConfig `json:"open_url,omitempty"`
 
 	// Bounds on the tool calls of /v3 chat completions. Default: see
-	// ToolsConfig.
-	Tools *ToolsConfig `json:"tools,omitempty"`
+	// translator.ToolSettings.
+	Tools *translator.ToolSettings `json:"tools,omitempty"`
 
 	settings settings
 	hasher   policy.KeyHasher
@@ -182,7 +184,7 @@ func (a *App) Validate() error {
 	if err := checkLiteralSecret(a.KeySecret, minKeySecretBytes); err != nil {
 		secretErr = fmt.Errorf("key_secret: %v", err)
 	}
-	return errors.Join(secretErr, a.Limits.Validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), routing.ValidateModels(a.Models, prices, expander(caddy.NewReplacer())))
+	return errors.Join(secretErr, a.Limits.Validate(), a.Files.Validate(), a.Ledger.Validate(), a.Tools.Validate(), routing.ValidateModels(a.Models, prices, expander(caddy.NewReplacer())))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store
@@ -364,13 +366,13 @@ func (a *App) FilesService() (*files.Service, error) {
 func (a *App) openFiles() (*files.Service, error) {
 	meta := a.backend.store
 	repl := caddy.NewReplacer()
-	location, err := a.Files.blobLocation(repl, a.settings)
+	location, err := blobLocation(a.Files, repl, a.settings)
 	if err != nil {
 		return nil, err
 	}
 	cfg := a.Files
 	if cfg == nil {
-		cfg = new(FilesConfig)
+		cfg = new(files.Settings)
 	}
 	fs, err := acquireFileStore(a.settings, location, meta, time.Duration(cfg.JanitorInterval), a.logger)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/translator"
 )
 
 func TestResolve(t *testing.T) {
@@ -219,9 +220,9 @@ func TestHandlersValidate(t *testing.T) {
 		{name: "files prefix", v: &Files{Prefix: "/v3"}, ok: true},
 		{name: "files prefix without slash", v: &Files{Prefix: "v3"}},
 		{name: "proxy prefix with trailing slash", v: &Proxy{Prefix: "/v1/"}},
-		{name: "tools bounds", v: &App{Tools: &ToolsConfig{MaxToolCalls: 3, RenderConcurrency: 1}}, ok: true},
-		{name: "tools negative calls", v: &App{Tools: &ToolsConfig{MaxToolCalls: -1}}},
-		{name: "tools negative concurrency", v: &App{Tools: &ToolsConfig{RenderConcurrency: -1}}},
+		{name: "tools bounds", v: &App{Tools: &translator.ToolSettings{MaxToolCalls: 3, RenderConcurrency: 1}}, ok: true},
+		{name: "tools negative calls", v: &App{Tools: &translator.ToolSettings{MaxToolCalls: -1}}},
+		{name: "tools negative concurrency", v: &App{Tools: &translator.ToolSettings{RenderConcurrency: -1}}},
 		{name: "short key secret", v: &App{KeySecret: "short"}},
 		{name: "key secret placeholder", v: &App{KeySecret: "{env.KEY}"}, ok: true},
 		{name: "key secret", v: &App{KeySecret: strings.Repeat("k", 32)}, ok: true},

@@ -1,10 +1,10 @@
 package caddymodules
 
 import (
-	"fmt"
-
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/switchyardhq/switchyard/translator"
 )
 
 // Environment variables of the tools. Part of the operator contract.
@@ -39,57 +39,14 @@ type OpenURLConfig struct {
 	Allow []string `json:"allow,omitempty"`
 }
 
-// ToolsConfig bounds what the tools of /v3 chat completions may cost.
-type ToolsConfig struct {
-	// Most tool calls run from one answer of the model. Calls past it
-	// are not run: each is answered to the model as an error saying so.
-	// Default: 8.
-	MaxToolCalls int `json:"max_tool_calls,omitempty"`
-
-	// Most calls of file-output tools (create_*, update_object,
-	// delete_object) one account runs at once, across its concurrent
-	// requests to one switchyard_chat handler on this node. A call past
-	// it waits for one of them to finish, within tool_timeout. Default: 2.
-	RenderConcurrency int `json:"render_concurrency,omitempty"`
-}
-
-func (c *ToolsConfig) validate() error {
-	if c == nil {
-		return nil
-	}
-	switch {
-	case c.MaxToolCalls < 0:
-		return fmt.Errorf("tools: max_tool_calls %d is negative", c.MaxToolCalls)
-	case c.RenderConcurrency < 0:
-		return fmt.Errorf("tools: render_concurrency %d is negative", c.RenderConcurrency)
-	}
-	return nil
-}
-
-// maxToolCalls and renderConcurrency are the settings, 0 (the
-// orchestrator's default) when unset.
-func (c *ToolsConfig) maxToolCalls() int {
-	if c == nil {
-		return 0
-	}
-	return c.MaxToolCalls
-}
-
-func (c *ToolsConfig) renderConcurrency() int {
-	if c == nil {
-		return 0
-	}
-	return c.RenderConcurrency
-}
-
 // unmarshalTools reads
 //
 //	tools {
 //		max_tool_calls     <n>
 //		render_concurrency <n>
 //	}
-func unmarshalTools(d *caddyfile.Dispenser) (*ToolsConfig, error) {
-	c := new(ToolsConfig)
+func unmarshalTools(d *caddyfile.Dispenser) (*translator.ToolSettings, error) {
+	c := new(translator.ToolSettings)
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
