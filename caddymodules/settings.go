@@ -145,6 +145,11 @@ func expander(repl *caddy.Replacer) func(string) string {
 	return func(s string) string { return repl.ReplaceAll(s, "") }
 }
 
+// lookup is value over repl, for the Caddy-free packages' settings.
+func lookup(repl *caddy.Replacer) func(configured, env string) string {
+	return func(configured, env string) string { return value(repl, configured, env) }
+}
+
 // valueFrom is value and what gave it: the config field name or the
 // environment variable env, so that an error blames the right one.
 func valueFrom(repl *caddy.Replacer, configured, field, env string) (string, string) {
