@@ -1,14 +1,12 @@
 package caddymodules
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/switchyardhq/switchyard/internal/duration"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
@@ -81,30 +79,4 @@ func authenticated(r *http.Request) bool {
 	}
 	id, _ := repl.GetString("switchyard.key_id")
 	return id != ""
-}
-
-// parseAuthFailures parses the arguments of the limits block's
-//
-//	auth_failures <n> [<period>] | off
-func parseAuthFailures(c *limits.Config, args []string) error {
-	if len(args) == 1 && args[0] == "off" {
-		c.AuthFailures = ptr(0)
-		return nil
-	}
-	if len(args) < 1 || len(args) > 2 {
-		return fmt.Errorf("want <n> [<period>] or off")
-	}
-	n, err := positiveInt(args[0])
-	if err != nil {
-		return err
-	}
-	c.AuthFailures = &n
-	if len(args) == 2 {
-		d, err := caddy.ParseDuration(args[1])
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want a positive period, not %q", args[1])
-		}
-		c.AuthFailuresPeriod = duration.Duration(d)
-	}
-	return nil
 }

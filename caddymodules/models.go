@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/switchyardhq/switchyard/internal/duration"
+	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
 )
 
@@ -58,7 +59,7 @@ func unmarshalModel(d *caddyfile.Dispenser) (*routing.Model, error) {
 			if len(args) != 2 {
 				return nil, d.ArgErr()
 			}
-			mp, err := parsePrice(args[0], args[1])
+			mp, err := limits.ParsePrice(args[0], args[1])
 			if err != nil {
 				return nil, d.Errf("price: %v", err)
 			}
