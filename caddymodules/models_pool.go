@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -204,30 +203,11 @@ func (t *poolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if up == nil {
 		return nil, fmt.Errorf("model %q: request for an upstream not in the pool (%s)", t.pool.name, di.Address)
 	}
-	out := req.WithContext(req.Context())
-	u := *req.URL
-	u.Scheme = up.Scheme
-	u.Path = up.BasePath + req.URL.Path
-	u.RawPath = ""
-	out.URL = &u
-	out.Host = up.Host
-	out.Header = req.Header.Clone()
-	if up.APIKey != "" {
-		out.Header.Set("Authorization", "Bearer "+up.APIKey)
-	} else {
-		out.Header.Del("Authorization")
+	out, state, err := up.Outgoing(req)
+	if err != nil {
+		return nil, err
 	}
-	if state, ok := routing.StateFrom(req.Context()); ok {
-		body, err := state.BodyFor(up.Model)
-		if err != nil {
-			return nil, err
-		}
-		if req.Body != nil && req.Body != http.NoBody {
-			out.Body = io.NopCloser(bytes.NewReader(body))
-			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-			out.ContentLength = int64(len(body))
-			out.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		}
+	if state != nil {
 		if state.Attempt(t.pool.name, up.Name) {
 			t.pool.metrics.CountRetry(t.pool.name)
 		}

@@ -313,11 +313,7 @@ func (cfg *Model) ReverseProxyJSON(ups []Upstream) ([]byte, error) {
 		"upstreams":      upstreams,
 		"load_balancing": lb,
 		"health_checks":  health,
-		"headers": map[string]any{
-			// As for the single upstream of switchyard_proxy: the
-			// backend account's limits are not the caller's.
-			"response": map[string]any{"delete": []string{"X-Ratelimit-*", "X-Request-Id"}},
-		},
+		"headers":        upstreamHeaderOps,
 	})
 }
 
