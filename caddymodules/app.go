@@ -27,6 +27,8 @@ import (
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/telemetry"
+	"github.com/switchyardhq/switchyard/tools/openurl"
+	"github.com/switchyardhq/switchyard/tools/search"
 	"github.com/switchyardhq/switchyard/translator"
 )
 
@@ -117,11 +119,11 @@ type App struct {
 
 	// Providers of the web_search tool. Default: from the environment
 	// ($SWITCHYARD_SEARCH_URL and friends); none means no web search.
-	Search *SearchConfig `json:"search,omitempty"`
+	Search *search.Settings `json:"search,omitempty"`
 
 	// Addresses the open_url tool may reach besides public ones.
 	// Default: $SWITCHYARD_OPEN_URL_ALLOW.
-	OpenURL *OpenURLConfig `json:"open_url,omitempty"`
+	OpenURL *openurl.Settings `json:"open_url,omitempty"`
 
 	// Bounds on the tool calls of /v3 chat completions. Default: see
 	// translator.ToolSettings.

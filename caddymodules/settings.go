@@ -15,7 +15,6 @@ import (
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
-	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/search"
 )
 
@@ -220,8 +219,8 @@ func (a *App) resolve() (settings, error) {
 	if secret, from := valueFrom(repl, a.KeySecret, "key_secret", envKeySecret); secret != "" {
 		s.keySecret, s.keySecretFrom = []byte(secret), from
 	}
-	s.search.SearxNGURL, s.search.BraveKey, s.search.TavilyKey = a.Search.resolve(repl)
-	if s.openURLAllow, err = openurl.ParseAllow(a.OpenURL.resolve(repl)); err != nil {
+	s.search = a.Search.Config(lookup(repl))
+	if s.openURLAllow, err = a.OpenURL.Allowed(lookup(repl)); err != nil {
 		return s, fmt.Errorf("open_url allow: %v", err)
 	}
 	return s, nil
