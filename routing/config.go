@@ -248,27 +248,27 @@ func ApplyModelPrices(p *policy.Profile, models []*Model) {
 const retryStatusExpr = "{http.reverse_proxy.status_code} >= 500 || {http.reverse_proxy.status_code} == 429"
 
 // ReverseProxyJSON is the JSON config of the Caddy reverse_proxy handler
-// that serves model cfg from its upstreams ups (cfg's, resolved), as an
+// that serves model m from its upstreams ups (m's, resolved), as an
 // operator would write it, so that it goes through reverse_proxy's own
 // decoding and validation. The transport is not in it: the adapter sets
 // one that applies each upstream's base path, key and model name.
-func (cfg *Model) ReverseProxyJSON(ups []Upstream) ([]byte, error) {
+func (m *Model) ReverseProxyJSON(ups []Upstream) ([]byte, error) {
 	upstreams := make([]map[string]string, len(ups))
 	weights := make([]int, len(ups))
 	for i, u := range ups {
 		upstreams[i] = map[string]string{"dial": u.Dial}
 		weights[i] = u.Weight
 	}
-	selection := map[string]any{"policy": cfg.LBPolicy}
-	switch cfg.LBPolicy {
+	selection := map[string]any{"policy": m.LBPolicy}
+	switch m.LBPolicy {
 	case "":
 		selection["policy"] = "round_robin"
 	case "weighted_round_robin":
 		selection["weights"] = weights
 	}
 	retries := len(ups) - 1
-	if cfg.Retries != nil {
-		retries = *cfg.Retries
+	if m.Retries != nil {
+		retries = *m.Retries
 	}
 	lb := map[string]any{
 		"selection_policy": selection,
@@ -284,29 +284,29 @@ func (cfg *Model) ReverseProxyJSON(ups []Upstream) ([]byte, error) {
 		lb["retries"] = retries
 	}
 	unhealthy := []int{5, http.StatusTooManyRequests}
-	if cfg.UnhealthyStatus != nil {
-		unhealthy = *cfg.UnhealthyStatus
+	if m.UnhealthyStatus != nil {
+		unhealthy = *m.UnhealthyStatus
 	}
 	passive := map[string]any{
-		"fail_duration": orDuration(time.Duration(cfg.FailDuration), defaultFailDuration).String(),
-		"max_fails":     orInt(cfg.MaxFails, defaultMaxFails),
+		"fail_duration": orDuration(time.Duration(m.FailDuration), defaultFailDuration).String(),
+		"max_fails":     orInt(m.MaxFails, defaultMaxFails),
 	}
 	if len(unhealthy) > 0 {
 		passive["unhealthy_status"] = unhealthy
 	}
-	if cfg.UnhealthyLatency > 0 {
-		passive["unhealthy_latency"] = time.Duration(cfg.UnhealthyLatency).String()
+	if m.UnhealthyLatency > 0 {
+		passive["unhealthy_latency"] = time.Duration(m.UnhealthyLatency).String()
 	}
 	health := map[string]any{"passive": passive}
-	if cfg.HealthPath != "off" {
-		path := cfg.HealthPath
+	if m.HealthPath != "off" {
+		path := m.HealthPath
 		if path == "" {
 			path = defaultHealthPath
 		}
 		health["active"] = map[string]any{
 			"uri":      path,
-			"interval": orDuration(time.Duration(cfg.HealthInterval), defaultHealthInterval).String(),
-			"timeout":  orDuration(time.Duration(cfg.HealthTimeout), defaultHealthTimeout).String(),
+			"interval": orDuration(time.Duration(m.HealthInterval), defaultHealthInterval).String(),
+			"timeout":  orDuration(time.Duration(m.HealthTimeout), defaultHealthTimeout).String(),
 		}
 	}
 	return json.Marshal(map[string]any{
@@ -319,8 +319,8 @@ func (cfg *Model) ReverseProxyJSON(ups []Upstream) ([]byte, error) {
 
 // TransportTimeouts are the model's dial and response header timeouts,
 // dial and header where it sets none.
-func (cfg *Model) TransportTimeouts(dial, header time.Duration) (time.Duration, time.Duration) {
-	return orDuration(time.Duration(cfg.DialTimeout), dial), orDuration(time.Duration(cfg.ResponseHeaderTimeout), header)
+func (m *Model) TransportTimeouts(dial, header time.Duration) (time.Duration, time.Duration) {
+	return orDuration(time.Duration(m.DialTimeout), dial), orDuration(time.Duration(m.ResponseHeaderTimeout), header)
 }
 
 func orDuration(d, def time.Duration) time.Duration {
