@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -330,29 +329,11 @@ func (h *Proxy) Validate() error {
 		return fmt.Errorf("switchyard_proxy: timeouts must not be negative")
 	}
 	for _, r := range h.Routes {
-		m, p, ok := strings.Cut(r, " ")
-		if !ok || m == "" || m != strings.ToUpper(m) || !strings.HasPrefix(p, "/") {
-			return fmt.Errorf("switchyard_proxy: route %q: want METHOD /path", r)
-		}
-		if _, ok := billing.V1RouteMeter(r); !ok {
-			return fmt.Errorf("switchyard_proxy: route %q: no meter reads its body, so it could not be billed; "+
-				"routes of methods with a body are limited to %s", r, strings.Join(meteredV1Routes(), ", "))
+		if err := billing.CheckV1Route(r); err != nil {
+			return fmt.Errorf("switchyard_proxy: %v", err)
 		}
 	}
 	return nil
 }
 
 var _ caddy.Validator = (*Proxy)(nil)
-
-// meteredV1Routes lists the routes of billing.V1Routes that take a body,
-// sorted, for the error of a route none reads.
-func meteredV1Routes() []string {
-	var out []string
-	for r, m := range billing.V1Routes {
-		if m != billing.NoBody {
-			out = append(out, r)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
