@@ -2,7 +2,9 @@ package billing
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -133,6 +135,34 @@ func V1RouteMeter(route string) (BodyMeter, bool) {
 	}
 	method, _, _ := strings.Cut(route, " ")
 	return NoBody, bodyless(method)
+}
+
+// CheckV1Route refuses a route of the /v1 pass-through that is not
+// "METHOD /path", or whose body no meter reads, so that it could not be
+// billed.
+func CheckV1Route(route string) error {
+	m, p, ok := strings.Cut(route, " ")
+	if !ok || m == "" || m != strings.ToUpper(m) || !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("route %q: want METHOD /path", route)
+	}
+	if _, ok := V1RouteMeter(route); !ok {
+		return fmt.Errorf("route %q: no meter reads its body, so it could not be billed; "+
+			"routes of methods with a body are limited to %s", route, strings.Join(meteredV1Routes(), ", "))
+	}
+	return nil
+}
+
+// meteredV1Routes lists the routes of V1Routes that take a body, sorted,
+// for the error of a route none reads.
+func meteredV1Routes() []string {
+	var out []string
+	for r, m := range V1Routes {
+		if m != NoBody {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Routes tells the meter of a request from its method and path, for the

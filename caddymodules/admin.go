@@ -15,8 +15,10 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/admin"
+	"github.com/switchyardhq/switchyard/alerts"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/payments"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
@@ -101,11 +103,11 @@ type Admin struct {
 	// ($SWITCHYARD_STRIPE_SECRET_KEY with $SWITCHYARD_STRIPE_WEBHOOK_SECRET,
 	// $SWITCHYARD_PAYMENTS_WEBHOOK_SECRET); with none, only operators
 	// credit balances.
-	Payments *PaymentsConfig `json:"payments,omitempty"`
+	Payments *payments.Settings `json:"payments,omitempty"`
 
 	// How balance alerts are delivered (docs/accounts.md). Default: see
-	// AlertsConfig; webhooks only, unless an SMTP server is set.
-	Alerts *AlertsConfig `json:"alerts,omitempty"`
+	// alerts.Settings; webhooks only, unless an SMTP server is set.
+	Alerts *alerts.Settings `json:"alerts,omitempty"`
 
 	handler        *admin.Handler
 	stopDispatcher func()   // nil: not running
@@ -166,11 +168,11 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	if h.guard, err = newIPGuard(app, ctx.Logger()); err != nil {
 		return err
 	}
-	pay, err := h.Payments.service(app.Store(), app, ctx.Logger())
+	pay, err := paymentsService(h.Payments, app.Store(), app, ctx.Logger())
 	if err != nil {
 		return err
 	}
-	dispatcher, err := h.Alerts.dispatcher(app.Store(), ctx.Logger())
+	dispatcher, err := alertDispatcher(h.Alerts, app.Store(), ctx.Logger())
 	if err != nil {
 		return err
 	}
@@ -197,7 +199,7 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	// Every node that serves the admin API sends due alerts; the store's
 	// leases keep two nodes, or two configs during a reload, from sending
 	// one delivery twice at once.
-	h.stopDispatcher = runDispatcher(dispatcher)
+	h.stopDispatcher = dispatcher.Start()
 	return nil
 }
 

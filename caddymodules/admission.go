@@ -29,12 +29,8 @@ type admission struct {
 	responses []string
 }
 
-func newAdmission(c *LimitsConfig) *admission {
-	a := &admission{bodies: &bodyReader{body.Reader{
-		MaxBytes: c.maxBodyBytes(),
-		Timeout:  c.bodyTimeout(),
-		Budget:   body.NewBudget(c.bodyMemory(), c.accountBodyMemory()),
-	}}}
+func newAdmission(c *limits.Config) *admission {
+	a := &admission{bodies: &bodyReader{c.BodyReader()}}
 	a.routes.Store(&billing.Routes{Chat: chatPath, AssistantResponses: assistantResponsesPath})
 	return a
 }

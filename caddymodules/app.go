@@ -17,14 +17,19 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/internal/version"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/telemetry"
+	"github.com/switchyardhq/switchyard/tools/openurl"
+	"github.com/switchyardhq/switchyard/tools/search"
+	"github.com/switchyardhq/switchyard/translator"
 )
 
 func init() {
@@ -74,16 +79,16 @@ type App struct {
 
 	// Overrides of the revision's limits, and how limits are enforced.
 	// Default: the revision's limits, enforced in process or on Redis.
-	Limits *LimitsConfig `json:"limits,omitempty"`
+	Limits *limits.Config `json:"limits,omitempty"`
 
 	// How charges are committed to the ledger: in batches, off the path
-	// the client waits for. Default: see LedgerConfig.
-	Ledger *LedgerConfig `json:"ledger,omitempty"`
+	// the client waits for. Default: see billing.LedgerSettings.
+	Ledger *billing.LedgerSettings `json:"ledger,omitempty"`
 
 	// The Files API: blob storage, malware scanning, cleanup. Default:
 	// files in data_dir/files, no scanning unless $SWITCHYARD_CLAMD_ADDR
 	// is set.
-	Files *FilesConfig `json:"files,omitempty"`
+	Files *files.Settings `json:"files,omitempty"`
 
 	// Secret keying the HMAC under which API keys are stored, at least
 	// 32 characters, identical on every node. Default:
@@ -110,19 +115,19 @@ type App struct {
 	// (docs/routing.md). When set, a request's model picks its pool
 	// and Upstream is not used. Default: none, the single upstream
 	// serves every request.
-	Models []*Model `json:"models,omitempty"`
+	Models []*routing.Model `json:"models,omitempty"`
 
 	// Providers of the web_search tool. Default: from the environment
 	// ($SWITCHYARD_SEARCH_URL and friends); none means no web search.
-	Search *SearchConfig `json:"search,omitempty"`
+	Search *search.Settings `json:"search,omitempty"`
 
 	// Addresses the open_url tool may reach besides public ones.
 	// Default: $SWITCHYARD_OPEN_URL_ALLOW.
-	OpenURL *OpenURLConfig `json:"open_url,omitempty"`
+	OpenURL *openurl.Settings `json:"open_url,omitempty"`
 
 	// Bounds on the tool calls of /v3 chat completions. Default: see
-	// ToolsConfig.
-	Tools *ToolsConfig `json:"tools,omitempty"`
+	// translator.ToolSettings.
+	Tools *translator.ToolSettings `json:"tools,omitempty"`
 
 	settings settings
 	hasher   policy.KeyHasher
@@ -181,7 +186,7 @@ func (a *App) Validate() error {
 	if err := checkLiteralSecret(a.KeySecret, minKeySecretBytes); err != nil {
 		secretErr = fmt.Errorf("key_secret: %v", err)
 	}
-	return errors.Join(secretErr, a.Limits.validate(), a.Files.validate(), a.Ledger.validate(), a.Tools.validate(), validateModels(a.Models, prices))
+	return errors.Join(secretErr, a.Limits.Validate(), a.Files.Validate(), a.Ledger.Validate(), a.Tools.Validate(), routing.ValidateModels(a.Models, prices, expander(caddy.NewReplacer())))
 }
 
 // Provision resolves the settings and takes (or opens) the shared store
@@ -363,13 +368,13 @@ func (a *App) FilesService() (*files.Service, error) {
 func (a *App) openFiles() (*files.Service, error) {
 	meta := a.backend.store
 	repl := caddy.NewReplacer()
-	location, err := a.Files.blobLocation(repl, a.settings)
+	location, err := blobLocation(a.Files, repl, a.settings)
 	if err != nil {
 		return nil, err
 	}
 	cfg := a.Files
 	if cfg == nil {
-		cfg = new(FilesConfig)
+		cfg = new(files.Settings)
 	}
 	fs, err := acquireFileStore(a.settings, location, meta, time.Duration(cfg.JanitorInterval), a.logger)
 	if err != nil {

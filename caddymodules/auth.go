@@ -1,8 +1,6 @@
 package caddymodules
 
 import (
-	"encoding/binary"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -10,7 +8,6 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
@@ -78,22 +75,6 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// validRequestID reports whether a caller's X-Request-Id is a plain token
-// of at most 128 characters: letters, digits, '.', '_', ':' and '-'.
-func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
 	// Counted in a defer: reverse_proxy ends a cut stream with
@@ -111,10 +92,10 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 
 	id := &identity{chargeID: policy.NewChargeID()}
 	id.requestID = r.Header.Get("X-Request-Id")
-	if !validRequestID(id.requestID) {
+	if !policy.ValidRequestID(id.requestID) {
 		// Not the charge id: that is the ledger's reference of the
 		// request's charge, which no client is handed.
-		id.requestID = newRequestID()
+		id.requestID = policy.NewRequestID()
 		r.Header.Set("X-Request-Id", id.requestID)
 	}
 	w.Header().Set("X-Request-Id", id.requestID)
@@ -142,21 +123,6 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	logFields(r.Context(), zap.String("account_id", p.AccountID), zap.String("key_id", p.KeyID))
 	startActivity(r, w, h.ledger, id.requestID, p)
 	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
-}
-
-// newRequestID is the id of a request that came without one of its own: a
-// random UUID (version 4). Its bits come from the runtime's ChaCha8
-// generator (math/rand/v2), seeded from the system and drawn without a
-// system call: a request id names a request and guards nothing, and
-// reading the system's random source for it cost about 2% of the CPU of
-// a request.
-func newRequestID() string {
-	var b uuid.UUID
-	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
-	return b.String()
 }
 
 // identity is what switchyard_auth learnt of a request, offered to the

@@ -50,8 +50,8 @@ type backend struct {
 // keyCacheEntries bounds a node's key cache.
 const keyCacheEntries = 100_000
 
-func acquireBackend(s settings, ledger *LedgerConfig, logger *zap.Logger) (*backend, error) {
-	wc := ledger.writerConfig()
+func acquireBackend(s settings, ledger *billing.LedgerSettings, logger *zap.Logger) (*backend, error) {
+	wc := ledger.WriterConfig()
 	v, loaded, err := backends.LoadOrNew(s.storeKey(), func() (caddy.Destructor, error) {
 		store, err := openStore(context.Background(), s)
 		if err != nil {

@@ -172,7 +172,7 @@ func positiveIntOption(dst *int) optionReader {
 
 // positiveDurationOption reads an option's one argument, a positive
 // duration, into dst.
-func positiveDurationOption(dst *caddy.Duration) optionReader {
+func positiveDurationOption[D ~int64](dst *D) optionReader {
 	return func(d *caddyfile.Dispenser) error { return positiveDurationArg(d, dst) }
 }
 
@@ -187,7 +187,7 @@ func subBlockOption[T any](dst **T, unmarshal func(*caddyfile.Dispenser) (*T, er
 
 // positiveDurationArg reads the one argument of the current option, a
 // positive duration, into dst.
-func positiveDurationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
+func positiveDurationArg[D ~int64](d *caddyfile.Dispenser, dst *D) error {
 	opt := d.Val()
 	var v string
 	if err := oneArg(d, &v); err != nil {
@@ -197,7 +197,7 @@ func positiveDurationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
 	if err != nil || dur <= 0 {
 		return d.Errf("%s: want a positive duration, not %q", opt, v)
 	}
-	*dst = caddy.Duration(dur)
+	*dst = D(dur)
 	return nil
 }
 

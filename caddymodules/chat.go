@@ -107,10 +107,8 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 		ToolTimeout:  time.Duration(h.ToolTimeout),
 		Logger:       slogFor(h.logger),
 		ToolObserver: app.metrics.ObserveTool,
-
-		MaxToolCallsPerRound: app.Tools.maxToolCalls(),
-		RenderConcurrency:    app.Tools.renderConcurrency(),
 	}
+	app.Tools.Apply(&cfg)
 	if q := app.Queue(); q != nil {
 		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {
 			return enterQueue(ctx, q, onPosition)

@@ -20,48 +20,11 @@ import (
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
-// FilesConfig configures the Files API: where bytes live, malware
-// scanning and the cleanup of expired files.
-type FilesConfig struct {
-	// Where file bytes are kept: a directory path, or an s3:// bucket URL
-	// (docs/files.md lists its parameters). Default: the files directory
-	// inside data_dir.
-	Blobs string `json:"blobs,omitempty"`
-
-	// clamd address (tcp://host:port or unix:///path) that every upload
-	// is streamed through before it is kept. Default:
-	// $SWITCHYARD_CLAMD_ADDR, else no scanning.
-	Clamd string `json:"clamd,omitempty"`
-
-	// What an upload does when clamd cannot give a verdict: "fail_closed"
-	// refuses it with 503 av_unavailable, "fail_open" keeps it, flagged
-	// and logged. Default: fail_closed.
-	ScanPolicy string `json:"scan_policy,omitempty"`
-
-	// Time between sweeps that remove expired files' bytes and rows.
-	// Several nodes may sweep at once. Default: 10m.
-	JanitorInterval caddy.Duration `json:"janitor_interval,omitempty"`
-
-	// Upload purposes accepted. Default: assistants, user_data, vision.
-	Purposes []string `json:"purposes,omitempty"`
-}
-
 const envClamd = "SWITCHYARD_CLAMD_ADDR"
-
-func (c *FilesConfig) validate() error {
-	if c == nil {
-		return nil
-	}
-	switch c.ScanPolicy {
-	case "", "fail_closed", "fail_open":
-		return nil
-	}
-	return fmt.Errorf("files: unknown scan_policy %q: want fail_closed or fail_open", c.ScanPolicy)
-}
 
 // blobLocation resolves where bytes live: an s3:// URL or an absolute
 // directory.
-func (c *FilesConfig) blobLocation(repl *caddy.Replacer, s settings) (string, error) {
+func blobLocation(c *files.Settings, repl *caddy.Replacer, s settings) (string, error) {
 	var loc string
 	if c != nil {
 		loc = strings.TrimSpace(repl.ReplaceAll(c.Blobs, ""))
@@ -149,8 +112,8 @@ func slogFor(l *zap.Logger) *slog.Logger { return slog.New(zapslog.NewHandler(l.
 //		janitor_interval <duration>
 //		purposes         <purpose...>
 //	}
-func unmarshalFiles(d *caddyfile.Dispenser) (*FilesConfig, error) {
-	c := new(FilesConfig)
+func unmarshalFiles(d *caddyfile.Dispenser) (*files.Settings, error) {
+	c := new(files.Settings)
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
@@ -169,7 +132,7 @@ func unmarshalFiles(d *caddyfile.Dispenser) (*FilesConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, d.Err(err.Error())
 	}
 	return c, nil

@@ -1,24 +1,13 @@
 package caddymodules
 
 import (
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/policy/limits"
-)
-
-// Defaults of the limit on failed authentications per client address
-// (LimitsConfig.AuthFailures). Well above what a client with a mistyped
-// or revoked key sends before someone notices, and far below what key
-// guessing or a flood of bad keys would need.
-const (
-	defaultAuthFailures       = 60
-	defaultAuthFailuresPeriod = time.Minute
 )
 
 // ipGuard turns away client addresses that keep failing authentication
@@ -35,15 +24,7 @@ type ipGuard struct {
 // newIPGuard returns the guard app's limits configure, or nil when it is
 // turned off.
 func newIPGuard(app *App, logger *zap.Logger) (*ipGuard, error) {
-	n, period := defaultAuthFailures, defaultAuthFailuresPeriod
-	if c := app.Limits; c != nil {
-		if c.AuthFailures != nil {
-			n = *c.AuthFailures
-		}
-		if c.AuthFailuresPeriod > 0 {
-			period = time.Duration(c.AuthFailuresPeriod)
-		}
-	}
+	n, period := app.Limits.AuthFailureLimit()
 	if n == 0 {
 		return nil, nil
 	}
@@ -98,30 +79,4 @@ func authenticated(r *http.Request) bool {
 	}
 	id, _ := repl.GetString("switchyard.key_id")
 	return id != ""
-}
-
-// parseAuthFailures parses the arguments of the limits block's
-//
-//	auth_failures <n> [<period>] | off
-func parseAuthFailures(c *LimitsConfig, args []string) error {
-	if len(args) == 1 && args[0] == "off" {
-		c.AuthFailures = ptr(0)
-		return nil
-	}
-	if len(args) < 1 || len(args) > 2 {
-		return fmt.Errorf("want <n> [<period>] or off")
-	}
-	n, err := positiveInt(args[0])
-	if err != nil {
-		return err
-	}
-	c.AuthFailures = &n
-	if len(args) == 2 {
-		d, err := caddy.ParseDuration(args[1])
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want a positive period, not %q", args[1])
-		}
-		c.AuthFailuresPeriod = caddy.Duration(d)
-	}
-	return nil
 }

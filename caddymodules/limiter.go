@@ -2,7 +2,6 @@ package caddymodules
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
@@ -33,37 +32,23 @@ func (p pooled[T]) Destruct() error {
 
 // limiterKey names the limiter a config needs: one in-process limiter per
 // process, or a Redis limiter per Redis, prefix and tuning.
-func limiterKey(s settings, c *LimitsConfig) string {
+func limiterKey(s settings, c *limits.Config) string {
 	if s.redis == "" {
 		return "local"
 	}
 	if c == nil {
-		c = new(LimitsConfig)
+		c = new(limits.Config)
 	}
 	return fmt.Sprintf("redis|%s|%s|%d|%s|%s|%d|%d", s.redisKey(), s.redisPrefix,
 		c.RedisTimeout, c.RatePolicy, c.StreamPolicy, c.LeaseTTL, c.Nodes)
 }
 
-func acquireLimiter(s settings, c *LimitsConfig, client redis.UniversalClient, logger *zap.Logger) (limits.Limiter, error) {
+func acquireLimiter(s settings, c *limits.Config, client redis.UniversalClient, logger *zap.Logger) (limits.Limiter, error) {
 	v, _, err := limiters.LoadOrNew(limiterKey(s, c), func() (caddy.Destructor, error) {
 		if s.redis == "" {
 			return pooled[limits.Limiter]{limits.NewLocal(limits.LocalConfig{})}, nil
 		}
-		if c == nil {
-			c = new(LimitsConfig)
-		}
-		ratePolicy, _ := parsePolicy(c.RatePolicy)
-		streamPolicy, _ := parsePolicy(c.StreamPolicy)
-		r, err := limits.NewRedis(limits.RedisConfig{
-			Client:        client,
-			Prefix:        s.redisPrefix + "limits:",
-			Timeout:       time.Duration(c.RedisTimeout),
-			LeaseTTL:      time.Duration(c.LeaseTTL),
-			RatePolicy:    ratePolicy,
-			StreamPolicy:  streamPolicy,
-			FallbackNodes: c.Nodes,
-			Logger:        logger.Named("limits"),
-		})
+		r, err := limits.NewRedis(c.RedisConfig(client, s.redisPrefix+"limits:", logger.Named("limits")))
 		if err != nil {
 			return nil, err
 		}
@@ -75,23 +60,19 @@ func acquireLimiter(s settings, c *LimitsConfig, client redis.UniversalClient, l
 	return v.(pooled[limits.Limiter]).v, nil
 }
 
-func queueKey(s settings, q *QueueConfig) string {
+func queueKey(s settings, q *limits.QueueSettings) string {
 	return fmt.Sprintf("%s|%s|%d|%d|%d", s.redis, s.redisPrefix, q.Slots, q.MaxWaiting, q.MaxWait)
 }
 
 // acquireQueue returns the admission queue; its slots are counted in Redis
 // (across nodes) when the limiter is on Redis, in process otherwise.
-func acquireQueue(s settings, q *QueueConfig, limiter limits.Limiter) (*limits.Queue, error) {
+func acquireQueue(s settings, q *limits.QueueSettings, limiter limits.Limiter) (*limits.Queue, error) {
 	v, _, err := queues.LoadOrNew(queueKey(s, q), func() (caddy.Destructor, error) {
-		cfg := limits.QueueConfig{
-			Limit:      q.Slots,
-			MaxWaiting: q.MaxWaiting,
-			MaxWait:    time.Duration(q.MaxWait),
-		}
+		var slots limits.Leaser // in process
 		if r, ok := limiter.(*limits.Redis); ok {
-			cfg.Slots = r
+			slots = r
 		}
-		queue, err := limits.NewQueue(cfg)
+		queue, err := limits.NewQueue(q.QueueConfig(slots))
 		if err != nil {
 			return nil, err
 		}

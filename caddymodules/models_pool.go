@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -59,7 +58,7 @@ func (p poolRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 
 // provisionPools builds and provisions the pools of models; nil when
 // there are none.
-func provisionPools(ctx caddy.Context, models []*Model, m *telemetry.Routes) (*pools, error) {
+func provisionPools(ctx caddy.Context, models []*routing.Model, m *telemetry.Routes) (*pools, error) {
 	if len(models) == 0 {
 		return nil, nil
 	}
@@ -76,16 +75,16 @@ func provisionPools(ctx caddy.Context, models []*Model, m *telemetry.Routes) (*p
 	return ps, nil
 }
 
-func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *telemetry.Routes) (*pool, error) {
+func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *routing.Model, m *telemetry.Routes) (*pool, error) {
 	p := &pool{name: cfg.Name, metrics: m}
 	for _, u := range cfg.Upstreams {
-		r, err := u.resolve(repl, cfg)
+		r, err := u.Resolve(expander(repl), cfg)
 		if err != nil {
 			return nil, err
 		}
 		p.ups = append(p.ups, r)
 	}
-	raw, err := poolHandlerConfig(cfg, p.ups)
+	raw, err := cfg.ReverseProxyJSON(p.ups)
 	if err != nil {
 		return nil, err
 	}
@@ -113,97 +112,6 @@ func provisionPool(ctx caddy.Context, repl *caddy.Replacer, cfg *Model, m *telem
 	}
 	p.rp = rp
 	return p, nil
-}
-
-// retryStatusExpr is the retry_match expression that sends a 5xx or 429
-// answer on to the pool's next upstream. reverse_proxy evaluates it on
-// the response headers, before a byte of the body reached the client.
-const retryStatusExpr = "{http.reverse_proxy.status_code} >= 500 || {http.reverse_proxy.status_code} == 429"
-
-// poolHandlerConfig is the reverse_proxy JSON of model cfg, built as JSON
-// as an operator would write it, so that it goes through reverse_proxy's
-// own decoding and validation.
-func poolHandlerConfig(cfg *Model, ups []routing.Upstream) ([]byte, error) {
-	upstreams := make([]map[string]string, len(ups))
-	weights := make([]int, len(ups))
-	for i, u := range ups {
-		upstreams[i] = map[string]string{"dial": u.Dial}
-		weights[i] = u.Weight
-	}
-	selection := map[string]any{"policy": cfg.LBPolicy}
-	switch cfg.LBPolicy {
-	case "":
-		selection["policy"] = "round_robin"
-	case "weighted_round_robin":
-		selection["weights"] = weights
-	}
-	retries := len(ups) - 1
-	if cfg.Retries != nil {
-		retries = *cfg.Retries
-	}
-	lb := map[string]any{
-		"selection_policy": selection,
-		// A transport error (no response headers in time, a reset
-		// connection) is retried for POST too: nothing reached the
-		// client yet. The second set retries 5xx and 429 answers.
-		"retry_match": []map[string]any{
-			{"method": []string{http.MethodGet, http.MethodPost}},
-			{"expression": retryStatusExpr},
-		},
-	}
-	if retries > 0 {
-		lb["retries"] = retries
-	}
-	unhealthy := []int{5, http.StatusTooManyRequests}
-	if cfg.UnhealthyStatus != nil {
-		unhealthy = *cfg.UnhealthyStatus
-	}
-	passive := map[string]any{
-		"fail_duration": orDuration(time.Duration(cfg.FailDuration), defaultFailDuration).String(),
-		"max_fails":     orInt(cfg.MaxFails, defaultMaxFails),
-	}
-	if len(unhealthy) > 0 {
-		passive["unhealthy_status"] = unhealthy
-	}
-	if cfg.UnhealthyLatency > 0 {
-		passive["unhealthy_latency"] = time.Duration(cfg.UnhealthyLatency).String()
-	}
-	health := map[string]any{"passive": passive}
-	if cfg.HealthPath != "off" {
-		path := cfg.HealthPath
-		if path == "" {
-			path = defaultHealthPath
-		}
-		health["active"] = map[string]any{
-			"uri":      path,
-			"interval": orDuration(time.Duration(cfg.HealthInterval), defaultHealthInterval).String(),
-			"timeout":  orDuration(time.Duration(cfg.HealthTimeout), defaultHealthTimeout).String(),
-		}
-	}
-	return json.Marshal(map[string]any{
-		"upstreams":      upstreams,
-		"load_balancing": lb,
-		"health_checks":  health,
-		"headers": map[string]any{
-			// As for the single upstream (reverseProxyConfigWith): the
-			// backend account's limits are not the caller's.
-			"response": map[string]any{"delete": []string{"X-Ratelimit-*", "X-Request-Id"}},
-		},
-	})
-}
-
-func orDuration(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
-func orInt(n, def int) int {
-	if n > 0 {
-		return n
-	}
-	return def
 }
 
 // cleanup stops the pools' health checkers and lets go of their hosts.
@@ -256,9 +164,8 @@ type poolTransport struct {
 	byUpstream map[*reverseproxy.Upstream]*routing.Upstream
 }
 
-func newPoolTransport(ctx caddy.Context, cfg *Model, p *pool) (*poolTransport, error) {
-	dial := orDuration(time.Duration(cfg.DialTimeout), DefaultDialTimeout)
-	header := orDuration(time.Duration(cfg.ResponseHeaderTimeout), DefaultResponseHeaderTimeout)
+func newPoolTransport(ctx caddy.Context, cfg *routing.Model, p *pool) (*poolTransport, error) {
+	dial, header := cfg.TransportTimeouts(DefaultDialTimeout, DefaultResponseHeaderTimeout)
 	newHTTP := func(tls bool) (*reverseproxy.HTTPTransport, error) {
 		t := &reverseproxy.HTTPTransport{
 			DialTimeout:           caddy.Duration(dial),
@@ -296,30 +203,11 @@ func (t *poolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if up == nil {
 		return nil, fmt.Errorf("model %q: request for an upstream not in the pool (%s)", t.pool.name, di.Address)
 	}
-	out := req.WithContext(req.Context())
-	u := *req.URL
-	u.Scheme = up.Scheme
-	u.Path = up.BasePath + req.URL.Path
-	u.RawPath = ""
-	out.URL = &u
-	out.Host = up.Host
-	out.Header = req.Header.Clone()
-	if up.APIKey != "" {
-		out.Header.Set("Authorization", "Bearer "+up.APIKey)
-	} else {
-		out.Header.Del("Authorization")
+	out, state, err := up.Outgoing(req)
+	if err != nil {
+		return nil, err
 	}
-	if state, ok := routing.StateFrom(req.Context()); ok {
-		body, err := state.BodyFor(up.Model)
-		if err != nil {
-			return nil, err
-		}
-		if req.Body != nil && req.Body != http.NoBody {
-			out.Body = io.NopCloser(bytes.NewReader(body))
-			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-			out.ContentLength = int64(len(body))
-			out.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		}
+	if state != nil {
 		if state.Attempt(t.pool.name, up.Name) {
 			t.pool.metrics.CountRetry(t.pool.name)
 		}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/policy/passthrough"
+	"github.com/switchyardhq/switchyard/routing"
 )
 
 func init() {
@@ -125,7 +123,8 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 		ctx.Logger().Warn("no upstream configured: proxied requests will answer 502 upstream_unavailable")
 		return nil
 	}
-	cfg, err := reverseProxyConfigWith(h.Prefix, u.Scheme, u.Host, u.Path, h.timeouts())
+	t := h.timeouts()
+	cfg, err := routing.UpstreamJSON(h.Prefix, u.Scheme, u.Host, u.Path, t.dial, t.responseHeader)
 	if err != nil {
 		return err
 	}
@@ -165,65 +164,6 @@ func (h *Proxy) timeouts() upstreamTimeouts {
 		t.idle = DefaultStreamIdleTimeout
 	}
 	return t
-}
-
-// requestBufferBytes is net/http's write buffer of an upstream connection:
-// a larger body does not fit in one write with its headers anyway.
-const requestBufferBytes = 4096
-
-// reverseProxyConfig is the reverse_proxy JSON for one upstream base URL,
-// with the default timeouts.
-func reverseProxyConfig(prefix, scheme, host, basePath string) ([]byte, error) {
-	return reverseProxyConfigWith(prefix, scheme, host, basePath, new(Proxy).timeouts())
-}
-
-// reverseProxyConfigWith is the reverse_proxy JSON for one upstream base
-// URL. It is built as JSON, as an operator would write it, so that it goes
-// through reverse_proxy's own decoding and validation.
-func reverseProxyConfigWith(prefix, scheme, host, basePath string, t upstreamTimeouts) ([]byte, error) {
-	dial := host
-	if _, _, err := net.SplitHostPort(host); err != nil {
-		port := "80"
-		if scheme == "https" {
-			port = "443"
-		}
-		dial = net.JoinHostPort(host, port)
-	}
-	hostname, _, _ := net.SplitHostPort(dial)
-
-	transport := map[string]any{
-		"protocol":                "http",
-		"dial_timeout":            t.dial.String(),
-		"response_header_timeout": t.responseHeader.String(),
-	}
-	if scheme == "https" {
-		transport["tls"] = map[string]any{"server_name": hostname}
-	}
-	cfg := map[string]any{
-		"upstreams": []map[string]string{{"dial": dial}},
-		"transport": transport,
-		// reverse_proxy sends the headers of a request whose body it does
-		// not hold in memory in a write of their own, then the body in
-		// another; a small body it holds goes out with them in one. Most
-		// bodies are in memory already (the meter read them), and a copy
-		// of a few KiB costs less than a system call.
-		"request_buffers": requestBufferBytes,
-		// No request header operations: reverse_proxy would copy every
-		// header of every request to apply them. ServeHTTP sets the
-		// upstream's Host and key (passthrough.UpstreamHeaders).
-		"headers": map[string]any{
-			// The upstream's rate-limit headers describe the operator's
-			// account with the backend, not the caller's limits, which
-			// switchyard_limits reports under the same names.
-			"response": map[string]any{"delete": []string{"X-Ratelimit-*", "X-Request-Id"}},
-		},
-	}
-	if basePath != prefix {
-		cfg["rewrite"] = map[string]any{
-			"path_regexp": []map[string]string{{"find": "^" + regexp.QuoteMeta(prefix), "replace": basePath}},
-		}
-	}
-	return json.Marshal(cfg)
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -396,29 +336,11 @@ func (h *Proxy) Validate() error {
 		return fmt.Errorf("switchyard_proxy: timeouts must not be negative")
 	}
 	for _, r := range h.Routes {
-		m, p, ok := strings.Cut(r, " ")
-		if !ok || m == "" || m != strings.ToUpper(m) || !strings.HasPrefix(p, "/") {
-			return fmt.Errorf("switchyard_proxy: route %q: want METHOD /path", r)
-		}
-		if _, ok := billing.V1RouteMeter(r); !ok {
-			return fmt.Errorf("switchyard_proxy: route %q: no meter reads its body, so it could not be billed; "+
-				"routes of methods with a body are limited to %s", r, strings.Join(meteredV1Routes(), ", "))
+		if err := billing.CheckV1Route(r); err != nil {
+			return fmt.Errorf("switchyard_proxy: %v", err)
 		}
 	}
 	return nil
 }
 
 var _ caddy.Validator = (*Proxy)(nil)
-
-// meteredV1Routes lists the routes of billing.V1Routes that take a body,
-// sorted, for the error of a route none reads.
-func meteredV1Routes() []string {
-	var out []string
-	for r, m := range billing.V1Routes {
-		if m != billing.NoBody {
-			out = append(out, r)
-		}
-	}
-	slices.Sort(out)
-	return out
-}

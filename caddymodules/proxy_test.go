@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/routing"
 )
 
 // A small body goes upstream in the same write as the request's headers,
@@ -34,7 +35,7 @@ func TestSmallBodyGoesUpstreamWithItsHeaders(t *testing.T) {
 	relay := packetRelay(t, sock, up.Listener.Addr().String(), &writes)
 	defer relay.Close()
 
-	cfg, err := reverseProxyConfig("/v1", "http", "upstream", "/v1")
+	cfg, err := routing.UpstreamJSON("/v1", "http", "upstream", "/v1", DefaultDialTimeout, DefaultResponseHeaderTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

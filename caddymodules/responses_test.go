@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 // A proxy that serves POST /responses makes the admission step read that
 // path as a Responses body; one that does not leaves it a /v1 JSON body
 // (refused by the proxy's route table anyway).
 func TestProxyRegistersItsResponsesRoute(t *testing.T) {
-	a := newAdmission(&LimitsConfig{})
+	a := newAdmission(&limits.Config{})
 	(&Proxy{Prefix: "/v1", Routes: DefaultV1Routes}).registerResponses(a)
 	(&Proxy{Prefix: "/legacy", Routes: []string{"POST /chat/completions"}}).registerResponses(a)
 	for _, tt := range []struct {

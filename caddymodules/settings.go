@@ -14,7 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
-	"github.com/switchyardhq/switchyard/tools/openurl"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/tools/search"
 )
 
@@ -138,6 +138,17 @@ func value(repl *caddy.Replacer, configured, env string) string {
 	return strings.TrimSpace(os.Getenv(env))
 }
 
+// expander replaces the global placeholders ({env.NAME}, {file.PATH}) of
+// a config value with repl, for the Caddy-free packages' configs.
+func expander(repl *caddy.Replacer) func(string) string {
+	return func(s string) string { return repl.ReplaceAll(s, "") }
+}
+
+// lookup is value over repl, for the Caddy-free packages' settings.
+func lookup(repl *caddy.Replacer) func(configured, env string) string {
+	return func(configured, env string) string { return value(repl, configured, env) }
+}
+
 // valueFrom is value and what gave it: the config field name or the
 // environment variable env, so that an error blames the right one.
 func valueFrom(repl *caddy.Replacer, configured, field, env string) (string, string) {
@@ -172,8 +183,8 @@ func (a *App) resolve() (settings, error) {
 		rev = r
 	}
 	s.profile = policy.ProfileFor(rev)
-	a.Limits.apply(&s.profile)
-	applyModelPrices(&s.profile, a.Models)
+	a.Limits.Apply(&s.profile)
+	routing.ApplyModelPrices(&s.profile, a.Models)
 
 	s.dataDir = value(repl, a.DataDir, envDataDir)
 	if s.dataDir == "" {
@@ -208,8 +219,8 @@ func (a *App) resolve() (settings, error) {
 	if secret, from := valueFrom(repl, a.KeySecret, "key_secret", envKeySecret); secret != "" {
 		s.keySecret, s.keySecretFrom = []byte(secret), from
 	}
-	s.search.SearxNGURL, s.search.BraveKey, s.search.TavilyKey = a.Search.resolve(repl)
-	if s.openURLAllow, err = openurl.ParseAllow(a.OpenURL.resolve(repl)); err != nil {
+	s.search = a.Search.Config(lookup(repl))
+	if s.openURLAllow, err = a.OpenURL.Allowed(lookup(repl)); err != nil {
 		return s, fmt.Errorf("open_url allow: %v", err)
 	}
 	return s, nil

@@ -1,13 +1,14 @@
 package caddymodules
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/translator"
 )
 
 func TestResolve(t *testing.T) {
@@ -121,53 +122,6 @@ func TestKeySecret(t *testing.T) {
 	})
 }
 
-func TestReverseProxyConfig(t *testing.T) {
-	tests := []struct {
-		name                   string
-		scheme, host, basePath string
-		want                   []string // substrings of the JSON
-		not                    []string
-	}{
-		{
-			name: "plain http at /v1", scheme: "http", host: "127.0.0.1:8000", basePath: "/v1",
-			want: []string{`"dial":"127.0.0.1:8000"`},
-			// Caddy flushes event streams and bodies of unknown length
-			// itself; a fixed interval would flush JSON answers too.
-			// Request header operations would copy every request's
-			// headers: upstreamHeaders sets them.
-			not: []string{`"flush_interval"`, `rewrite`, `tls`, `"request"`, `Authorization`},
-		},
-		{
-			name: "https at another base path", scheme: "https", host: "api.example.com", basePath: "/openai/v1",
-			want: []string{`"dial":"api.example.com:443"`, `"server_name":"api.example.com"`,
-				`"find":"^/v1"`, `"replace":"/openai/v1"`},
-			not: []string{`"request"`, `Authorization`},
-		},
-		{
-			name: "root base path", scheme: "http", host: "ollama:11434", basePath: "",
-			want: []string{`"dial":"ollama:11434"`, `"replace":""`},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b, err := reverseProxyConfig("/v1", tt.scheme, tt.host, tt.basePath)
-			if err != nil || !json.Valid(b) {
-				t.Fatalf("config %s, err %v", b, err)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(string(b), w) {
-					t.Errorf("missing %s in %s", w, b)
-				}
-			}
-			for _, n := range tt.not {
-				if strings.Contains(string(b), n) {
-					t.Errorf("unexpected %s in %s", n, b)
-				}
-			}
-		})
-	}
-}
-
 func TestProfileOverrides(t *testing.T) {
 	t.Setenv(envRevision, "")
 	zero, twoK := 0, 2000
@@ -185,11 +139,11 @@ func TestProfileOverrides(t *testing.T) {
 			return p.RequestsPerPeriod == 150 && p.Rolling && p.ConcurrentStreams == 34 && p.MaxUploadBytes == 25<<20 &&
 				p.MaxStoredBytes == 500<<20 && p.MaxInlineImage == 10<<20 && p.MaxSystemChars == 0 && p.MaxChargeCents == 0 && !p.UsageAlways
 		}},
-		{"overrides on A", App{Revision: "A", Limits: &LimitsConfig{Requests: 10, Streams: 2, Rolling: ptr(false), MaxSystemChars: &twoK, MaxUploadBytes: 1}},
+		{"overrides on A", App{Revision: "A", Limits: &limits.Config{Requests: 10, Streams: 2, Rolling: ptr(false), MaxSystemChars: &twoK, MaxUploadBytes: 1}},
 			func(p policy.Profile) bool {
 				return p.RequestsPerPeriod == 10 && !p.Rolling && p.ConcurrentStreams == 2 && p.MaxSystemChars == 2000 && p.MaxUploadBytes == 1 && p.MaxStoredFiles == 100
 			}},
-		{"explicit zeros on B", App{Limits: &LimitsConfig{MaxSystemChars: &zero, MaxChargeCents: &cents}}, func(p policy.Profile) bool {
+		{"explicit zeros on B", App{Limits: &limits.Config{MaxSystemChars: &zero, MaxChargeCents: &cents}}, func(p policy.Profile) bool {
 			return p.MaxSystemChars == 0 && p.MaxChargeCents == 0 && p.RequestsPerPeriod == 60
 		}},
 	}
@@ -218,9 +172,9 @@ func TestHandlersValidate(t *testing.T) {
 		{name: "files prefix", v: &Files{Prefix: "/v3"}, ok: true},
 		{name: "files prefix without slash", v: &Files{Prefix: "v3"}},
 		{name: "proxy prefix with trailing slash", v: &Proxy{Prefix: "/v1/"}},
-		{name: "tools bounds", v: &App{Tools: &ToolsConfig{MaxToolCalls: 3, RenderConcurrency: 1}}, ok: true},
-		{name: "tools negative calls", v: &App{Tools: &ToolsConfig{MaxToolCalls: -1}}},
-		{name: "tools negative concurrency", v: &App{Tools: &ToolsConfig{RenderConcurrency: -1}}},
+		{name: "tools bounds", v: &App{Tools: &translator.ToolSettings{MaxToolCalls: 3, RenderConcurrency: 1}}, ok: true},
+		{name: "tools negative calls", v: &App{Tools: &translator.ToolSettings{MaxToolCalls: -1}}},
+		{name: "tools negative concurrency", v: &App{Tools: &translator.ToolSettings{RenderConcurrency: -1}}},
 		{name: "short key secret", v: &App{KeySecret: "short"}},
 		{name: "key secret placeholder", v: &App{KeySecret: "{env.KEY}"}, ok: true},
 		{name: "key secret", v: &App{KeySecret: strings.Repeat("k", 32)}, ok: true},

@@ -1,86 +1,12 @@
 package caddymodules
 
 import (
-	"fmt"
-
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/switchyardhq/switchyard/tools/openurl"
+	"github.com/switchyardhq/switchyard/tools/search"
+	"github.com/switchyardhq/switchyard/translator"
 )
-
-// Environment variables of the tools. Part of the operator contract.
-const (
-	envSearchURL    = "SWITCHYARD_SEARCH_URL"
-	envBraveKey     = "SWITCHYARD_BRAVE_API_KEY"
-	envTavilyKey    = "SWITCHYARD_TAVILY_API_KEY"
-	envOpenURLAllow = "SWITCHYARD_OPEN_URL_ALLOW"
-)
-
-// SearchConfig chooses the providers of the web_search tool. With none
-// configured the tool is not offered. With several, a search that fails
-// at one is tried at the next, in the order below.
-type SearchConfig struct {
-	// Base URL of a SearxNG instance with the JSON format enabled; the
-	// gateway calls GET {url}/search?q=...&format=json. Default:
-	// $SWITCHYARD_SEARCH_URL, else none.
-	SearxNG string `json:"searxng,omitempty"`
-	// Brave Search API subscription token. Default:
-	// $SWITCHYARD_BRAVE_API_KEY, else none.
-	BraveKey string `json:"brave_key,omitempty"`
-	// Tavily API key. Default: $SWITCHYARD_TAVILY_API_KEY, else none.
-	TavilyKey string `json:"tavily_key,omitempty"`
-}
-
-// OpenURLConfig tunes the open_url tool.
-type OpenURLConfig struct {
-	// CIDR prefixes open_url may reach although they are private or
-	// loopback, on any port (intranets). Default: the comma-separated
-	// list in $SWITCHYARD_OPEN_URL_ALLOW, else none: only public
-	// addresses on ports 80 and 443.
-	Allow []string `json:"allow,omitempty"`
-}
-
-// ToolsConfig bounds what the tools of /v3 chat completions may cost.
-type ToolsConfig struct {
-	// Most tool calls run from one answer of the model. Calls past it
-	// are not run: each is answered to the model as an error saying so.
-	// Default: 8.
-	MaxToolCalls int `json:"max_tool_calls,omitempty"`
-
-	// Most calls of file-output tools (create_*, update_object,
-	// delete_object) one account runs at once, across its concurrent
-	// requests to one switchyard_chat handler on this node. A call past
-	// it waits for one of them to finish, within tool_timeout. Default: 2.
-	RenderConcurrency int `json:"render_concurrency,omitempty"`
-}
-
-func (c *ToolsConfig) validate() error {
-	if c == nil {
-		return nil
-	}
-	switch {
-	case c.MaxToolCalls < 0:
-		return fmt.Errorf("tools: max_tool_calls %d is negative", c.MaxToolCalls)
-	case c.RenderConcurrency < 0:
-		return fmt.Errorf("tools: render_concurrency %d is negative", c.RenderConcurrency)
-	}
-	return nil
-}
-
-// maxToolCalls and renderConcurrency are the settings, 0 (the
-// orchestrator's default) when unset.
-func (c *ToolsConfig) maxToolCalls() int {
-	if c == nil {
-		return 0
-	}
-	return c.MaxToolCalls
-}
-
-func (c *ToolsConfig) renderConcurrency() int {
-	if c == nil {
-		return 0
-	}
-	return c.RenderConcurrency
-}
 
 // unmarshalTools reads
 //
@@ -88,8 +14,8 @@ func (c *ToolsConfig) renderConcurrency() int {
 //		max_tool_calls     <n>
 //		render_concurrency <n>
 //	}
-func unmarshalTools(d *caddyfile.Dispenser) (*ToolsConfig, error) {
-	c := new(ToolsConfig)
+func unmarshalTools(d *caddyfile.Dispenser) (*translator.ToolSettings, error) {
+	c := new(translator.ToolSettings)
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
@@ -110,8 +36,8 @@ func unmarshalTools(d *caddyfile.Dispenser) (*ToolsConfig, error) {
 //		brave_key  <key>
 //		tavily_key <key>
 //	}
-func unmarshalSearch(d *caddyfile.Dispenser) (*SearchConfig, error) {
-	c := new(SearchConfig)
+func unmarshalSearch(d *caddyfile.Dispenser) (*search.Settings, error) {
+	c := new(search.Settings)
 	if d.NextArg() {
 		c.SearxNG = d.Val()
 	}
@@ -134,8 +60,8 @@ func unmarshalSearch(d *caddyfile.Dispenser) (*SearchConfig, error) {
 //	open_url {
 //		allow <cidr>...
 //	}
-func unmarshalOpenURL(d *caddyfile.Dispenser) (*OpenURLConfig, error) {
-	c := new(OpenURLConfig)
+func unmarshalOpenURL(d *caddyfile.Dispenser) (*openurl.Settings, error) {
+	c := new(openurl.Settings)
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
@@ -152,25 +78,4 @@ func unmarshalOpenURL(d *caddyfile.Dispenser) (*OpenURLConfig, error) {
 		}
 	}
 	return c, nil
-}
-
-func (c *SearchConfig) resolve(repl *caddy.Replacer) (searxng, brave, tavily string) {
-	if c == nil {
-		c = new(SearchConfig)
-	}
-	return value(repl, c.SearxNG, envSearchURL), value(repl, c.BraveKey, envBraveKey), value(repl, c.TavilyKey, envTavilyKey)
-}
-
-func (c *OpenURLConfig) resolve(repl *caddy.Replacer) string {
-	if c != nil && len(c.Allow) > 0 {
-		var all string
-		for i, a := range c.Allow {
-			if i > 0 {
-				all += ","
-			}
-			all += repl.ReplaceAll(a, "")
-		}
-		return all
-	}
-	return value(repl, "", envOpenURLAllow)
 }

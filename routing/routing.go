@@ -2,7 +2,9 @@
 // that serves it, and on to the model's fallbacks while no pool has
 // answered. It holds what routing decides, not how a pool reaches its
 // upstreams: caddymodules implements Pool over Caddy's reverse_proxy,
-// with its load balancing, health checks and retries.
+// with its load balancing, health checks and retries, which it builds
+// from the models' config here (Model, its checks and defaults, and the
+// reverse_proxy JSON a pool's config comes to).
 package routing
 
 import "net/http"

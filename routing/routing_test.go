@@ -1,27 +1,10 @@
 package routing
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/policy"
 )
-
-func TestStateBodyFor(t *testing.T) {
-	s := NewState([]byte(`{"model":"alpha","messages":[],"stream":true}`), "alpha")
-	same, _ := s.BodyFor("alpha")
-	if string(same) != string(s.Body) {
-		t.Errorf("the body was re-encoded without a change")
-	}
-	got, err := s.BodyFor("org/model-7b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(got, &fields); err != nil || fields["model"] != "org/model-7b" || fields["stream"] != true {
-		t.Errorf("rewritten body %s", got)
-	}
-}
 
 // A model with dearer fallbacks holds at the dearest prices of its chain,
 // direction by direction, and is still charged at its own.

@@ -1,9 +1,13 @@
 package routing
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -56,4 +60,39 @@ func ParseUpstream(model, rawURL, apiKey, upstreamModel, name string, weight int
 		out.Weight = 1
 	}
 	return out, nil
+}
+
+// Outgoing is req as it goes to up once its pool chose it: up's scheme,
+// base path, Host and key (none when it has none, never the caller's),
+// and, for a request that carries a State (not a health check), the
+// body with up's model name. state is that State, nil without one.
+func (up *Upstream) Outgoing(req *http.Request) (out *http.Request, state *State, err error) {
+	out = req.WithContext(req.Context())
+	u := *req.URL
+	u.Scheme = up.Scheme
+	u.Path = up.BasePath + req.URL.Path
+	u.RawPath = ""
+	out.URL = &u
+	out.Host = up.Host
+	out.Header = req.Header.Clone()
+	if up.APIKey != "" {
+		out.Header.Set("Authorization", "Bearer "+up.APIKey)
+	} else {
+		out.Header.Del("Authorization")
+	}
+	state, ok := StateFrom(req.Context())
+	if !ok {
+		return out, nil, nil
+	}
+	body, err := state.BodyFor(up.Model)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.ContentLength = int64(len(body))
+		out.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	return out, state, nil
 }

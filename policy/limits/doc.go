@@ -2,7 +2,10 @@
 // limits, in process on one node (Local) or in Redis across many nodes
 // (Redis), plus an admission queue that caps requests in flight (Queue).
 // It is plain Go; the HTTP handler on top maps its errors with APIError
-// and its results with SetHeaders.
+// and its results with SetHeaders. Config is the limits block of the
+// gateway's config: its overrides of the revision's profile (Apply), its
+// checks (Validate), defaults, and the options the Caddyfile sets
+// (SetOption).
 //
 // # Rates: GCRA
 //
