@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/switchyardhq/switchyard/tools/render"
@@ -59,7 +60,22 @@ type Document struct {
 	// and stores a fixed date (2000-01-01 UTC), so that the same Document
 	// always renders the same bytes.
 	Created time.Time
+
+	// Lang is the natural language of the text as a BCP 47 tag ("en",
+	// "de-CH", "zh-Hans"), which screen readers pick their voice by. An
+	// empty or malformed tag means "en".
+	Lang string
 }
+
+// lang is d.Lang when it is a well-formed tag, else "en".
+func (d Document) lang() string {
+	if langTag.MatchString(d.Lang) {
+		return d.Lang
+	}
+	return "en"
+}
+
+var langTag = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)
 
 // Image is an embeddable picture, usually a chart or diagram rendered
 // earlier in the conversation.
@@ -110,7 +126,11 @@ func Render(ctx context.Context, d Document) (Result, error) {
 	if err := r.pdf.Output(&buf); err != nil {
 		return Result{}, fmt.Errorf("writing pdf: %w", err)
 	}
-	return Result{PDF: buf.Bytes(), Embedded: r.embedded, Pages: r.pdf.PageCount()}, nil
+	out, err := addStructure(buf.Bytes(), r.tags)
+	if err != nil {
+		return Result{}, fmt.Errorf("tagging pdf: %w", err)
+	}
+	return Result{PDF: out, Embedded: r.embedded, Pages: r.pdf.PageCount()}, nil
 }
 
 // errTooLong stops a layout that passes MaxPages.

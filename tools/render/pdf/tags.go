@@ -1,0 +1,116 @@
+package pdf
+
+import "strconv"
+
+// structElem is one element of the document's logical structure: what a
+// screen reader walks instead of the page's drawing order.
+type structElem struct {
+	typ    string // standard structure type: P, H1, L, LI, Table, Figure…
+	alt    string // a Figure's replacement text
+	parent *structElem
+	kids   []structKid
+}
+
+// structKid is a child of an element: another element, or a marked-content
+// sequence (by page, 1-based, and its MCID on that page).
+type structKid struct {
+	elem       *structElem
+	page, mcid int
+}
+
+// tagger keeps the structure tree while the pages are drawn.
+type tagger struct {
+	root *structElem
+	cur  *structElem // the element content drawn now belongs to
+	// pages[p-1][mcid] is the element owning that MCID of page p: the
+	// page's entry in the parent tree.
+	pages  [][]*structElem
+	inMark bool // a marked-content sequence is open
+}
+
+func newTagger() *tagger {
+	root := &structElem{typ: "Document"}
+	return &tagger{root: root, cur: root}
+}
+
+// open starts a child of the current element and makes it current.
+func (t *tagger) open(typ string) *structElem {
+	e := t.add(t.cur, typ)
+	t.cur = e
+	return e
+}
+
+// add appends a child of type typ to parent without making it current.
+func (t *tagger) add(parent *structElem, typ string) *structElem {
+	e := &structElem{typ: typ, parent: parent}
+	parent.kids = append(parent.kids, structKid{elem: e})
+	return e
+}
+
+// close ends e, making its parent current again.
+func (t *tagger) close(e *structElem) {
+	if e != nil && e.parent != nil {
+		t.cur = e.parent
+	}
+}
+
+// within runs fn with e as the current element.
+func (t *tagger) within(e *structElem, fn func()) {
+	saved := t.cur
+	t.cur = e
+	fn()
+	t.cur = saved
+}
+
+// content wraps what fn draws on the current page in a marked-content
+// sequence of the current element, with the next MCID of the page. Content
+// drawn inside another sequence is part of that one.
+func (r *renderer) content(fn func()) {
+	t := r.tags
+	if t.inMark {
+		fn()
+		return
+	}
+	e := t.cur
+	if e == nil || e == t.root {
+		r.artifact(fn)
+		return
+	}
+	page := r.pdf.PageNo()
+	for len(t.pages) < page {
+		t.pages = append(t.pages, nil)
+	}
+	mcid := len(t.pages[page-1])
+	t.pages[page-1] = append(t.pages[page-1], e)
+	e.kids = append(e.kids, structKid{page: page, mcid: mcid})
+	r.pdf.RawWriteStr("/" + e.typ + " <</MCID " + strconv.Itoa(mcid) + ">> BDC")
+	t.inMark = true
+	fn()
+	t.inMark = false
+	r.pdf.RawWriteStr("EMC")
+}
+
+// artifact marks what fn draws as an artifact: rules, tints, page
+// furniture, anything a reader of the text should not hear.
+func (r *renderer) artifact(fn func()) {
+	r.artifactOf("", fn)
+}
+
+// artifactOf is artifact with a property list, such as
+// "/Type /Pagination /Subtype /Footer".
+func (r *renderer) artifactOf(props string, fn func()) {
+	t := r.tags
+	if t.inMark {
+		fn()
+		return
+	}
+	if props == "" {
+		r.pdf.RawWriteStr("/Artifact BMC")
+	} else {
+		r.pdf.RawWriteStr("/Artifact <<" + props + ">> BDC")
+	}
+	t.inMark = true
+	fn()
+	t.inMark = false
+	r.pdf.RawWriteStr("EMC")
+}
