@@ -227,29 +227,27 @@ func (r *renderer) setFill(c rgb) {
 // rule draws a horizontal line, an artifact unless it is part of text (a
 // strikethrough).
 func (r *renderer) rule(x0, x1, y, width float64, c rgb) {
-	r.artifact(func() {
-		r.pdf.SetDrawColor(c.r, c.g, c.b)
-		r.pdf.SetLineWidth(width)
-		r.pdf.Line(x0, y, x1, y)
-	})
+	opened := r.openArtifact("")
+	r.pdf.SetDrawColor(c.r, c.g, c.b)
+	r.pdf.SetLineWidth(width)
+	r.pdf.Line(x0, y, x1, y)
+	r.closeMark(opened)
 }
 
 // tint fills a rectangle behind text as an artifact.
 func (r *renderer) tint(x, y, w, h float64, c rgb) {
-	r.artifact(func() {
-		r.setFill(c)
-		r.pdf.Rect(x, y, w, h, "F")
-	})
+	opened := r.openArtifact("")
+	r.setFill(c)
+	r.pdf.Rect(x, y, w, h, "F")
+	r.closeMark(opened)
 }
 
 // drawLine draws l with its top at top in a line box lh high, starting at
 // x (alignment is the caller's), as content of the current structure
 // element.
 func (r *renderer) drawLine(l line, x, top, lh float64) {
-	r.content(func() { r.drawLineRaw(l, x, top, lh) })
-}
-
-func (r *renderer) drawLineRaw(l line, x, top, lh float64) {
+	opened := r.openContent()
+	defer r.closeMark(opened)
 	l, _ = r.m.visual(l)
 	for _, f := range l.frags {
 		if f.text == "" {

@@ -66,15 +66,21 @@ func (t *tagger) within(e *structElem, fn func()) {
 // sequence of the current element, with the next MCID of the page. Content
 // drawn inside another sequence is part of that one.
 func (r *renderer) content(fn func()) {
+	opened := r.openContent()
+	fn()
+	r.closeMark(opened)
+}
+
+// openContent is the opening half of content, for the hot paths that
+// should not allocate a closure; closeMark(opened) ends it.
+func (r *renderer) openContent() bool {
 	t := r.tags
 	if t.inMark {
-		fn()
-		return
+		return false
 	}
 	e := t.cur
 	if e == nil || e == t.root {
-		r.artifact(fn)
-		return
+		return r.openArtifact("")
 	}
 	page := r.pdf.PageNo()
 	for len(t.pages) < page {
@@ -85,9 +91,32 @@ func (r *renderer) content(fn func()) {
 	e.kids = append(e.kids, structKid{page: page, mcid: mcid})
 	r.pdf.RawWriteStr("/" + e.typ + " <</MCID " + strconv.Itoa(mcid) + ">> BDC")
 	t.inMark = true
-	fn()
-	t.inMark = false
-	r.pdf.RawWriteStr("EMC")
+	return true
+}
+
+// openArtifact opens an artifact sequence with property list props
+// (such as "/Type /Pagination /Subtype /Footer"), unless a sequence is
+// open already.
+func (r *renderer) openArtifact(props string) bool {
+	t := r.tags
+	if t.inMark {
+		return false
+	}
+	if props == "" {
+		r.pdf.RawWriteStr("/Artifact BMC")
+	} else {
+		r.pdf.RawWriteStr("/Artifact <<" + props + ">> BDC")
+	}
+	t.inMark = true
+	return true
+}
+
+// closeMark ends the sequence an open call started, if it started one.
+func (r *renderer) closeMark(opened bool) {
+	if opened {
+		r.tags.inMark = false
+		r.pdf.RawWriteStr("EMC")
+	}
 }
 
 // artifact marks what fn draws as an artifact: rules, tints, page
@@ -96,21 +125,9 @@ func (r *renderer) artifact(fn func()) {
 	r.artifactOf("", fn)
 }
 
-// artifactOf is artifact with a property list, such as
-// "/Type /Pagination /Subtype /Footer".
+// artifactOf is artifact with a property list.
 func (r *renderer) artifactOf(props string, fn func()) {
-	t := r.tags
-	if t.inMark {
-		fn()
-		return
-	}
-	if props == "" {
-		r.pdf.RawWriteStr("/Artifact BMC")
-	} else {
-		r.pdf.RawWriteStr("/Artifact <<" + props + ">> BDC")
-	}
-	t.inMark = true
+	opened := r.openArtifact(props)
 	fn()
-	t.inMark = false
-	r.pdf.RawWriteStr("EMC")
+	r.closeMark(opened)
 }
