@@ -246,12 +246,30 @@ func (r *renderer) tint(x, y, w, h float64, c rgb) {
 // x (alignment is the caller's), as content of the current structure
 // element.
 func (r *renderer) drawLine(l line, x, top, lh float64) {
-	opened := r.openContent()
-	defer r.closeMark(opened)
+	// A line with a link is marked a fragment at a time, so that the
+	// link's text can sit in a Link element beside its annotation.
+	perFrag := r.tags.taggable() && hasLink(l)
+	opened := false
+	if !perFrag {
+		opened = r.openContent()
+	}
 	l, _ = r.m.visual(l)
+	var link *structElem
+	lastLink := ""
 	for _, f := range l.frags {
 		if f.text == "" {
 			continue
+		}
+		if perFrag {
+			e := r.tags.cur
+			if f.st.link != "" {
+				if f.st.link != lastLink || link == nil {
+					link = r.tags.add(r.tags.cur, "Link")
+				}
+				e = link
+			}
+			lastLink = f.st.link
+			opened = r.openContentFor(e)
 		}
 		fx := x + f.x
 		size := f.st.size
@@ -268,8 +286,28 @@ func (r *renderer) drawLine(l line, x, top, lh float64) {
 		}
 		if f.st.link != "" {
 			r.pdf.LinkString(fx, top, f.w, lh, f.st.link)
+			var owner *structElem
+			if perFrag {
+				owner = link
+			}
+			r.tags.annotation(r.pdf.PageNo(), owner)
+		}
+		if perFrag {
+			r.closeMark(opened)
 		}
 	}
+	if !perFrag {
+		r.closeMark(opened)
+	}
+}
+
+func hasLink(l line) bool {
+	for _, f := range l.frags {
+		if f.st.link != "" && f.text != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // lines places laid-out lines from the current position, lh apart,

@@ -11,11 +11,13 @@ type structElem struct {
 	kids   []structKid
 }
 
-// structKid is a child of an element: another element, or a marked-content
-// sequence (by page, 1-based, and its MCID on that page).
+// structKid is a child of an element: another element, a marked-content
+// sequence (by page, 1-based, and its MCID on that page), or with annot
+// set, the annot-th link annotation of the page (1-based).
 type structKid struct {
 	elem       *structElem
 	page, mcid int
+	annot      int
 }
 
 // tagger keeps the structure tree while the pages are drawn.
@@ -24,8 +26,28 @@ type tagger struct {
 	cur  *structElem // the element content drawn now belongs to
 	// pages[p-1][mcid] is the element owning that MCID of page p: the
 	// page's entry in the parent tree.
-	pages  [][]*structElem
+	pages [][]*structElem
+	// annots[p-1] are the owners of page p's link annotations, in the
+	// order fpdf lists them; nil for one drawn as an artifact.
+	annots [][]*structElem
 	inMark bool // a marked-content sequence is open
+}
+
+// taggable reports whether content drawn now gets its own MCID.
+func (t *tagger) taggable() bool {
+	return !t.inMark && t.cur != nil && t.cur != t.root
+}
+
+// annotation records the next link annotation of page, made for owner
+// (a Link element, or nil).
+func (t *tagger) annotation(page int, owner *structElem) {
+	for len(t.annots) < page {
+		t.annots = append(t.annots, nil)
+	}
+	t.annots[page-1] = append(t.annots[page-1], owner)
+	if owner != nil {
+		owner.kids = append(owner.kids, structKid{page: page, annot: len(t.annots[page-1])})
+	}
 }
 
 func newTagger() *tagger {
@@ -74,11 +96,15 @@ func (r *renderer) content(fn func()) {
 // openContent is the opening half of content, for the hot paths that
 // should not allocate a closure; closeMark(opened) ends it.
 func (r *renderer) openContent() bool {
+	return r.openContentFor(r.tags.cur)
+}
+
+// openContentFor opens a sequence of element e.
+func (r *renderer) openContentFor(e *structElem) bool {
 	t := r.tags
 	if t.inMark {
 		return false
 	}
-	e := t.cur
 	if e == nil || e == t.root {
 		return r.openArtifact("")
 	}

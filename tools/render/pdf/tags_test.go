@@ -21,7 +21,7 @@ import (
 // figure with a caption.
 func taggedSample(t testing.TB) Document {
 	var b strings.Builder
-	b.WriteString("# Findings\n\nThe opening paragraph.\n\n## Items\n\n")
+	b.WriteString("# Findings\n\nThe opening paragraph, with [a link](https://example.com/a) in it.\n\n## Items\n\n")
 	for i := 1; i <= 60; i++ {
 		fmt.Fprintf(&b, "- item %d\n", i)
 	}
@@ -40,10 +40,11 @@ func taggedSample(t testing.TB) Document {
 
 // node is an element of the structure tree as read back from the file.
 type node struct {
-	typ  string
-	alt  string
-	kids []*node
-	mcrs []mcr
+	typ   string
+	alt   string
+	kids  []*node
+	mcrs  []mcr
+	objrs []lpdf.Value // annotations
 }
 
 type mcr struct{ page, mcid int }
@@ -87,6 +88,8 @@ func readTree(t *testing.T, data []byte) (root *node, parents map[int][]*node, c
 					t.Errorf("%s: MCID %d without a page", n.typ, kid.Int64())
 				}
 				n.mcrs = append(n.mcrs, mcr{pg, int(kid.Int64())})
+			case kid.Kind() == lpdf.Dict && kid.Key("Type").Name() == "OBJR":
+				n.objrs = append(n.objrs, kid.Key("Obj"))
 			case kid.Kind() == lpdf.Dict && kid.Key("Type").Name() == "MCR":
 				n.mcrs = append(n.mcrs, mcr{pageOf[kid.Key("Pg").String()], int(kid.Key("MCID").Int64())})
 			case kid.Kind() == lpdf.Dict:
@@ -103,6 +106,9 @@ func readTree(t *testing.T, data []byte) (root *node, parents map[int][]*node, c
 		var row []*node
 		for j := 0; j < arr.Len(); j++ {
 			row = append(row, byKey[arr.Index(j).String()])
+		}
+		if arr.Kind() != lpdf.Array { // an annotation's entry
+			row = []*node{byKey[arr.String()]}
 		}
 		parents[int(nums.Index(i).Int64())] = row
 	}
@@ -155,9 +161,22 @@ func TestStructureTree(t *testing.T) {
 	}
 	root, parents, catalog, _ := readTree(t, res.PDF)
 
-	want := "Document{H1×2 P H2 L{LI{Lbl LBody{P}}×60} H2 Table{TR{TH×2} TR{TD×2}×70} Figure{Caption}}"
+	want := "Document{H1×2 P{Link} H2 L{LI{Lbl LBody{P}}×60} H2 Table{TR{TH×2} TR{TD×2}×70} Figure{Caption}}"
 	if got := outline(root); got != want {
 		t.Errorf("structure\n got %s\nwant %s", got, want)
+	}
+	// The link's text and its annotation are in one Link element, which
+	// the annotation's /StructParent names.
+	link := root.kids[2].kids[0]
+	if len(link.mcrs) != 1 || len(link.objrs) != 1 {
+		t.Fatalf("the Link has %d MCIDs and %d annotations, want 1 and 1", len(link.mcrs), len(link.objrs))
+	}
+	annot := link.objrs[0]
+	if annot.Key("Subtype").Name() != "Link" || annot.Key("A").Key("URI").Text() != "https://example.com/a" {
+		t.Errorf("the Link points to %v", annot)
+	}
+	if sp := annot.Key("StructParent"); sp.Kind() != lpdf.Integer || len(parents[int(sp.Int64())]) != 1 || parents[int(sp.Int64())][0] != link {
+		t.Errorf("the annotation's /StructParent %v does not lead back to its Link", sp)
 	}
 	fig := root.kids[len(root.kids)-1]
 	if fig.alt != "Sales by month" {
@@ -189,6 +208,9 @@ func TestStructureTree(t *testing.T) {
 		}
 	}
 	check(root)
+	if len(parents) != res.Pages+1 {
+		t.Errorf("%d parent tree entries, want one a page and one for the link", len(parents))
+	}
 	for p := 1; p <= res.Pages; p++ {
 		if len(parents[p-1]) != perPage[p] {
 			t.Errorf("page %d: parent tree entry of %d, %d MCIDs in the tree", p, len(parents[p-1]), perPage[p])
@@ -320,7 +342,7 @@ func TestStructureQPDF(t *testing.T) {
 			kinds[s]++
 		}
 	}
-	want := map[string]int{"/Document": 1, "/H1": 2, "/H2": 2, "/P": 61, "/L": 1, "/LI": 60, "/Lbl": 60, "/LBody": 60,
+	want := map[string]int{"/Document": 1, "/H1": 2, "/H2": 2, "/P": 61, "/Link": 1, "/L": 1, "/LI": 60, "/Lbl": 60, "/LBody": 60,
 		"/Table": 1, "/TR": 71, "/TH": 2, "/TD": 140, "/Figure": 1, "/Caption": 1}
 	if fmt.Sprint(kinds) != fmt.Sprint(want) {
 		t.Errorf("qpdf reads the elements\n%v\nwant\n%v", kinds, want)

@@ -237,6 +237,42 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 	}
 	walk(t.root)
 
+	// Link annotations become objects of their own, which a Link
+	// element can point to; fpdf writes them inside the page.
+	pageDicts := make([]string, len(pageObjs))
+	annotNums := make([][]int, len(pageObjs))
+	annotDicts := make([][]string, len(pageObjs))
+	for i, n := range pageObjs {
+		d, err := p.dict(n)
+		if err != nil {
+			return nil, err
+		}
+		var owners []*structElem
+		if i < len(t.annots) {
+			owners = t.annots[i]
+		}
+		start, end, dicts, err := annots(d)
+		if err != nil {
+			return nil, fmt.Errorf("page %d: %w", i+1, err)
+		}
+		if len(dicts) != len(owners) {
+			return nil, fmt.Errorf("page %d has %d annotations, %d recorded", i+1, len(dicts), len(owners))
+		}
+		if len(dicts) > 0 {
+			var refs strings.Builder
+			refs.WriteString("[")
+			for range dicts {
+				annotNums[i] = append(annotNums[i], next)
+				fmt.Fprintf(&refs, "%d 0 R ", next)
+				next++
+			}
+			refs.WriteString("]")
+			d = d[:start] + refs.String() + d[end:]
+		}
+		annotDicts[i] = dicts
+		pageDicts[i] = d
+	}
+
 	out := bytes.NewBuffer(make([]byte, 0, len(pdf)+64*len(order)+4096))
 	out.Write(pdf)
 	if !bytes.HasSuffix(pdf, []byte("\n")) {
@@ -259,11 +295,7 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 	}
 	obj(p.root, cat)
 	for i, n := range pageObjs {
-		d, err := p.dict(n)
-		if err != nil {
-			return nil, err
-		}
-		d, err = extend(d, []string{"/StructParents", "/Tabs"}, fmt.Sprintf("\n/StructParents %d\n/Tabs /S", i))
+		d, err := extend(pageDicts[i], []string{"/StructParents", "/Tabs"}, fmt.Sprintf("\n/StructParents %d\n/Tabs /S", i))
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +315,22 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 		}
 		b.WriteString("]")
 	}
-	fmt.Fprintf(&b, "]>> /ParentTreeNextKey %d>>", len(pageObjs))
+	// Annotations follow the pages in the parent tree, each keyed by
+	// its /StructParent.
+	key := len(pageObjs)
+	annotKeys := make([][]int, len(pageObjs))
+	for i, owners := range t.annots {
+		for _, e := range owners {
+			k := -1
+			if e != nil {
+				k = key
+				fmt.Fprintf(&b, " %d %d 0 R", key, nums[e])
+				key++
+			}
+			annotKeys[i] = append(annotKeys[i], k)
+		}
+	}
+	fmt.Fprintf(&b, "]>> /ParentTreeNextKey %d>>", key)
 	obj(rootNum, b.String())
 
 	for _, e := range order {
@@ -312,6 +359,8 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 		b.WriteString(" /K [")
 		for _, k := range e.kids {
 			switch {
+			case k.annot > 0:
+				fmt.Fprintf(&b, "<</Type /OBJR /Pg %d 0 R /Obj %d 0 R>> ", pageObjs[k.page-1], annotNums[k.page-1][k.annot-1])
 			case k.elem != nil:
 				fmt.Fprintf(&b, "%d 0 R ", nums[k.elem])
 			case k.page == pg:
@@ -322,6 +371,20 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 		}
 		b.WriteString("]>>")
 		obj(nums[e], b.String())
+	}
+
+	for i, dicts := range annotDicts {
+		for j, d := range dicts {
+			extra := fmt.Sprintf(" /P %d 0 R", pageObjs[i])
+			if k := annotKeys[i][j]; k >= 0 {
+				extra += fmt.Sprintf(" /StructParent %d", k)
+			}
+			d, err := extend(d, []string{"/StructParent"}, extra)
+			if err != nil {
+				return nil, err
+			}
+			obj(annotNums[i][j], d)
+		}
 	}
 
 	// The xref section: one subsection per replaced object, one for the
@@ -348,6 +411,64 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 		res[7] = '7'
 	}
 	return res, nil
+}
+
+// annots finds a page's inline /Annots array: the span of the array in
+// d and the source of each annotation dictionary in it. An array of
+// references (not fpdf's) is an error.
+func annots(d string) (start, end int, dicts []string, err error) {
+	i := strings.Index(d, "/Annots")
+	if i < 0 {
+		return 0, 0, nil, nil
+	}
+	i += len("/Annots")
+	for i < len(d) && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r') {
+		i++
+	}
+	if i >= len(d) || d[i] != '[' {
+		return 0, 0, nil, errors.New("/Annots is not an array")
+	}
+	start = i
+	depth, from := 0, -1
+	for i = start + 1; i < len(d); i++ {
+		switch c := d[i]; {
+		case c == '(':
+			// A literal string: balanced parentheses, backslash escapes.
+			nest := 0
+			for ; i < len(d); i++ {
+				if d[i] == '\\' {
+					i++
+				} else if d[i] == '(' {
+					nest++
+				} else if d[i] == ')' {
+					nest--
+					if nest == 0 {
+						break
+					}
+				}
+			}
+		case c == '<' && i+1 < len(d) && d[i+1] == '<':
+			if depth == 0 {
+				from = i
+			}
+			depth++
+			i++
+		case c == '>' && i+1 < len(d) && d[i+1] == '>':
+			depth--
+			i++
+			if depth == 0 {
+				dicts = append(dicts, d[from:i+1])
+			}
+			if depth < 0 {
+				return 0, 0, nil, errors.New("unbalanced /Annots")
+			}
+		case c == ']' && depth == 0:
+			return start, i + 1, dicts, nil
+		case depth == 0 && c != ' ' && c != '\n' && c != '\r':
+			return 0, 0, nil, errors.New("/Annots holds more than dictionaries")
+		}
+	}
+	return 0, 0, nil, errors.New("unterminated /Annots")
 }
 
 // pdfText encodes s as a PDF text string: UTF-16BE with its byte order
