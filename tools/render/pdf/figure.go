@@ -354,6 +354,10 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 		return err
 	}
 	x := r.x0 + (r.x1-r.x0-fl.w)/2
+	// Where the picture stands on its first page, in PDF coordinates, for
+	// tools that reflow or highlight it.
+	shown := min(fl.h, r.bottom-r.y)
+	fe.attrs = fmt.Sprintf("<</O /Layout /BBox [%.2f %.2f %.2f %.2f]>>", x, r.pageH-r.y-shown, x+fl.w, r.pageH-r.y)
 	if fl.sliced {
 		if err := r.slices(id, x, fl); err != nil {
 			return err

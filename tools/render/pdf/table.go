@@ -407,7 +407,11 @@ func (r *renderer) cells(row tableRow, widths []float64, y float64, from, to int
 	for i, c := range row {
 		if cellType != "" {
 			if from == 0 {
-				r.tags.add(tr, cellType)
+				e := r.tags.add(tr, cellType)
+				if cellType == "TH" {
+					// A reader announces each cell with its column's header.
+					e.attrs = "<</O /Table /Scope /Column>>"
+				}
 			}
 			if i < len(tr.kids) {
 				r.tags.cur = tr.kids[i].elem

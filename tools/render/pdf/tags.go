@@ -7,6 +7,7 @@ import "strconv"
 type structElem struct {
 	typ    string // standard structure type: P, H1, L, LI, Table, Figure…
 	alt    string // a Figure's replacement text
+	attrs  string // the /A attribute dictionary, "" for none
 	parent *structElem
 	kids   []structKid
 }

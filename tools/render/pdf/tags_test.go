@@ -45,6 +45,7 @@ type node struct {
 	kids  []*node
 	mcrs  []mcr
 	objrs []lpdf.Value // annotations
+	attrs lpdf.Value   // the /A dictionary
 }
 
 type mcr struct{ page, mcid int }
@@ -70,7 +71,7 @@ func readTree(t *testing.T, data []byte) (root *node, parents map[int][]*node, c
 	byKey := map[string]*node{} // by the element's own printed form
 	var walk func(v lpdf.Value) *node
 	walk = func(v lpdf.Value) *node {
-		n := &node{typ: v.Key("S").Name(), alt: v.Key("Alt").Text()}
+		n := &node{typ: v.Key("S").Name(), alt: v.Key("Alt").Text(), attrs: v.Key("A")}
 		byKey[v.String()] = n
 		pg := pageOf[v.Key("Pg").String()]
 		k := v.Key("K")
@@ -185,6 +186,12 @@ func TestStructureTree(t *testing.T) {
 	if len(fig.mcrs) == 0 {
 		t.Error("the figure marks no content")
 	}
+	bbox := fig.attrs.Key("BBox")
+	if fig.attrs.Key("O").Name() != "Layout" || bbox.Len() != 4 ||
+		!(0 < bbox.Index(0).Float64() && bbox.Index(0).Float64() < bbox.Index(2).Float64() && bbox.Index(2).Float64() < 595.28) ||
+		!(0 < bbox.Index(1).Float64() && bbox.Index(1).Float64() < bbox.Index(3).Float64() && bbox.Index(3).Float64() < 841.89) {
+		t.Errorf("figure attributes %v, want a /BBox on the page", fig.attrs)
+	}
 
 	// Every MCID in the tree is in the parent tree under its element,
 	// once, and every page's entry has exactly the MCIDs of the page.
@@ -271,6 +278,11 @@ func TestStructureTree(t *testing.T) {
 	table := root.kids[6]
 	if ps := pagesOf(table); len(ps) < 2 {
 		t.Errorf("the table is on pages %v; the test needs it over a break", ps)
+	}
+	for _, th := range table.kids[0].kids {
+		if th.attrs.Key("O").Name() != "Table" || th.attrs.Key("Scope").Name() != "Column" {
+			t.Errorf("header cell attributes %v, want /Scope /Column", th.attrs)
+		}
 	}
 	if ps := pagesOf(table.kids[0]); len(ps) != 1 {
 		t.Errorf("the header row is in the tree on pages %v, want once", ps)

@@ -344,6 +344,9 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 		if e.alt != "" {
 			b.WriteString(" /Alt " + pdfText(e.alt))
 		}
+		if e.attrs != "" {
+			b.WriteString(" /A " + e.attrs)
+		}
 		// /Pg names the page of the element's first marked content; a
 		// kid on another page says its own.
 		pg := 0
