@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"bytes"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"regexp"
@@ -405,6 +406,10 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 	if p.info > 0 {
 		fmt.Fprintf(out, "/Info %d 0 R\n", p.info)
 	}
+	// fpdf writes no file identifier, which PDF/A and some tools want; a
+	// digest of the original keeps the same Document the same bytes.
+	id := md5.Sum(pdf)
+	fmt.Fprintf(out, "/ID [<%x> <%x>]\n", id, id)
 	fmt.Fprintf(out, "/Prev %d\n>>\nstartxref\n%d\n%%%%EOF\n", p.xref, xref)
 
 	res := out.Bytes()

@@ -106,6 +106,9 @@ func TestAddStructureOnce(t *testing.T) {
 	if s := rd.Trailer().Key("Root").Key("StructTreeRoot").Key("K").Key("K").Index(0).Key("S").Name(); s != "P" {
 		t.Errorf("first element %q, want P", s)
 	}
+	if id := rd.Trailer().Key("ID"); id.Len() != 2 || len(id.Index(0).RawString()) != 16 {
+		t.Errorf("trailer /ID %v, want two 16-byte strings", id)
+	}
 	if _, err := addStructure(out, tg); err == nil {
 		t.Error("a file was tagged twice")
 	}
