@@ -266,6 +266,7 @@ func (r *renderer) drawLine(l line, x, top, lh float64) {
 				if f.st.link != lastLink || link == nil {
 					link = r.tags.add(r.tags.cur, "Link")
 				}
+				link.text += f.text
 				e = link
 			}
 			lastLink = f.st.link

@@ -8,6 +8,7 @@ type structElem struct {
 	typ    string // standard structure type: P, H1, L, LI, Table, Figure…
 	alt    string // a Figure's replacement text
 	attrs  string // the /A attribute dictionary, "" for none
+	text   string // a Link's text, which its annotations repeat as /Contents
 	parent *structElem
 	kids   []structKid
 }

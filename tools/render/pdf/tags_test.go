@@ -173,7 +173,7 @@ func TestStructureTree(t *testing.T) {
 		t.Fatalf("the Link has %d MCIDs and %d annotations, want 1 and 1", len(link.mcrs), len(link.objrs))
 	}
 	annot := link.objrs[0]
-	if annot.Key("Subtype").Name() != "Link" || annot.Key("A").Key("URI").Text() != "https://example.com/a" {
+	if annot.Key("Subtype").Name() != "Link" || annot.Key("A").Key("URI").Text() != "https://example.com/a" || annot.Key("Contents").Text() != "a link" {
 		t.Errorf("the Link points to %v", annot)
 	}
 	if sp := annot.Key("StructParent"); sp.Kind() != lpdf.Integer || len(parents[int(sp.Int64())]) != 1 || parents[int(sp.Int64())][0] != link {

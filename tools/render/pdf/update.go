@@ -320,15 +320,18 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 	// its /StructParent.
 	key := len(pageObjs)
 	annotKeys := make([][]int, len(pageObjs))
+	annotText := make([][]string, len(pageObjs))
 	for i, owners := range t.annots {
 		for _, e := range owners {
-			k := -1
+			k, text := -1, ""
 			if e != nil {
+				text = strings.TrimSpace(e.text)
 				k = key
 				fmt.Fprintf(&b, " %d %d 0 R", key, nums[e])
 				key++
 			}
 			annotKeys[i] = append(annotKeys[i], k)
+			annotText[i] = append(annotText[i], text)
 		}
 	}
 	fmt.Fprintf(&b, "]>> /ParentTreeNextKey %d>>", key)
@@ -383,7 +386,11 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 			if k := annotKeys[i][j]; k >= 0 {
 				extra += fmt.Sprintf(" /StructParent %d", k)
 			}
-			d, err := extend(d, []string{"/StructParent"}, extra)
+			// What a reader says for the annotation itself: its text.
+			if s := annotText[i][j]; s != "" {
+				extra += " /Contents " + pdfText(s)
+			}
+			d, err := extend(d, []string{"/StructParent", "/Contents"}, extra)
 			if err != nil {
 				return nil, err
 			}
