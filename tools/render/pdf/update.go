@@ -214,8 +214,8 @@ func addStructure(pdf []byte, t *tagger) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(t.pages) > len(pageObjs) {
-		return nil, fmt.Errorf("marked content on %d pages of %d", len(t.pages), len(pageObjs))
+	if len(t.pages) > len(pageObjs) || len(t.annots) > len(pageObjs) {
+		return nil, fmt.Errorf("marked content or links on %d pages of %d", max(len(t.pages), len(t.annots)), len(pageObjs))
 	}
 
 	// Number the new objects: the tree root, then the elements in

@@ -118,6 +118,17 @@ func TestAddStructureOnce(t *testing.T) {
 	if _, err := addStructure(plainPDF(t, 2), tg); err == nil {
 		t.Error("marked content beyond the last page was accepted")
 	}
+	tg.pages = nil
+	tg.annotation(3, nil)
+	if _, err := addStructure(plainPDF(t, 2), tg); err == nil {
+		t.Error("a link beyond the last page was accepted")
+	}
+	// fpdf lists no annotation where one was recorded.
+	tg.annots = nil
+	tg.annotation(1, nil)
+	if _, err := addStructure(plainPDF(t, 2), tg); err == nil {
+		t.Error("a recorded link missing from the page was accepted")
+	}
 }
 
 func TestExtend(t *testing.T) {
@@ -148,4 +159,27 @@ func FuzzReadRawPDF(f *testing.F) {
 		_, _ = p.pages()
 		_, _ = addStructure(data, newTagger())
 	})
+}
+
+func TestAnnots(t *testing.T) {
+	d := "<</Type /Page\n/Annots [<</Type /Annot /Subtype /Link /A <</S /URI /URI (https://x.example/\\)>>(a\\)))>>>> <</Type /Annot /A <</URI ((b) c)>>>>]\n/Parent 1 0 R>>"
+	start, end, dicts, err := annots(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d[start:end] != d[strings.Index(d, "["):strings.Index(d, "]\n")+1] {
+		t.Errorf("array %q", d[start:end])
+	}
+	want := []string{"<</Type /Annot /Subtype /Link /A <</S /URI /URI (https://x.example/\\)>>(a\\)))>>>>", "<</Type /Annot /A <</URI ((b) c)>>>>"}
+	if len(dicts) != 2 || dicts[0] != want[0] || dicts[1] != want[1] {
+		t.Errorf("dictionaries %q", dicts)
+	}
+	if _, _, dicts, err := annots("<</Type /Page>>"); err != nil || dicts != nil {
+		t.Errorf("a page without links: %v %v", dicts, err)
+	}
+	for _, bad := range []string{"<</Annots 5 0 R>>", "<</Annots [5 0 R]>>", "<</Annots [<</A (x>>", "<</Annots [>>]>>"} {
+		if _, _, _, err := annots(bad); err == nil {
+			t.Errorf("%q read without error", bad)
+		}
+	}
 }
