@@ -340,11 +340,13 @@ func (r *renderer) quote(n *ast.Blockquote) error {
 			y1 = endY
 		}
 		if y1 > y0 {
+			r.flushMark()
 			r.pdf.SetPage(p)
 			r.tint(x0+2, y0+1, 2.5, y1-y0-2, quoteBar)
 			r.fill = rgb{-1, -1, -1}
 		}
 	}
+	r.flushMark()
 	r.pdf.SetPage(endPage)
 	r.space(paraGap)
 	return nil

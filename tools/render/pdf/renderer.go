@@ -129,6 +129,7 @@ func (r *renderer) run(tree ast.Node) error {
 		return err
 	}
 	r.footers()
+	r.flushMark()
 	return r.pdf.Error()
 }
 
@@ -136,6 +137,7 @@ func (r *renderer) newPage() error {
 	if r.pdf.PageCount() >= MaxPages {
 		return errTooLong
 	}
+	r.flushMark()
 	r.pdf.AddPage()
 	r.y = r.top
 	r.pending = 0
@@ -394,6 +396,7 @@ func formatDate(t time.Time) string {
 func (r *renderer) footers() {
 	n := r.pdf.PageCount()
 	title := strings.TrimSpace(r.m.clean(r.doc.Title, false))
+	r.flushMark()
 	for p := 1; p <= n; p++ {
 		r.pdf.SetPage(p)
 		r.font, r.fontSize, r.color = 0, -1, rgb{-1, -1, -1}

@@ -32,7 +32,12 @@ type tagger struct {
 	// annots[p-1] are the owners of page p's link annotations, in the
 	// order fpdf lists them; nil for one drawn as an artifact.
 	annots [][]*structElem
-	inMark bool // a marked-content sequence is open
+	inMark bool // something is being drawn inside a marked-content sequence
+	// held is the element whose sequence is left open between drawing
+	// calls on page heldPage, so that the lines of a block share one
+	// MCID per page; anything else drawn closes it first (flush).
+	held     *structElem
+	heldPage int
 }
 
 // taggable reports whether content drawn now gets its own MCID.
@@ -101,7 +106,8 @@ func (r *renderer) openContent() bool {
 	return r.openContentFor(r.tags.cur)
 }
 
-// openContentFor opens a sequence of element e.
+// openContentFor opens a sequence of element e, or goes on with the one
+// held open for it on this page.
 func (r *renderer) openContentFor(e *structElem) bool {
 	t := r.tags
 	if t.inMark {
@@ -111,6 +117,12 @@ func (r *renderer) openContentFor(e *structElem) bool {
 		return r.openArtifact("")
 	}
 	page := r.pdf.PageNo()
+	if t.held == e && t.heldPage == page {
+		t.inMark = true
+		return true
+	}
+	r.flushMark()
+	t.held, t.heldPage = e, page
 	for len(t.pages) < page {
 		t.pages = append(t.pages, nil)
 	}
@@ -130,6 +142,7 @@ func (r *renderer) openArtifact(props string) bool {
 	if t.inMark {
 		return false
 	}
+	r.flushMark()
 	if props == "" {
 		r.pdf.RawWriteStr("/Artifact BMC")
 	} else {
@@ -139,10 +152,24 @@ func (r *renderer) openArtifact(props string) bool {
 	return true
 }
 
-// closeMark ends the sequence an open call started, if it started one.
+// closeMark ends the drawing an open call started, if it started one: an
+// artifact's sequence ends here, an element's is held open.
 func (r *renderer) closeMark(opened bool) {
+	t := r.tags
 	if opened {
-		r.tags.inMark = false
+		t.inMark = false
+		if t.held == nil {
+			r.pdf.RawWriteStr("EMC")
+		}
+	}
+}
+
+// flushMark closes the sequence held open, before anything else is drawn
+// and before the page changes (a sequence never spans pages).
+func (r *renderer) flushMark() {
+	t := r.tags
+	if t.held != nil && !t.inMark {
+		t.held = nil
 		r.pdf.RawWriteStr("EMC")
 	}
 }
