@@ -193,85 +193,11 @@ func TestStructureTree(t *testing.T) {
 		t.Errorf("figure attributes %v, want a /BBox on the page", fig.attrs)
 	}
 
-	// Every MCID in the tree is in the parent tree under its element,
-	// once, and every page's entry has exactly the MCIDs of the page.
-	seen := map[mcr]bool{}
-	perPage := map[int]int{}
-	var check func(n *node)
-	check = func(n *node) {
-		for _, m := range n.mcrs {
-			if seen[m] {
-				t.Errorf("page %d MCID %d used twice", m.page, m.mcid)
-			}
-			seen[m] = true
-			perPage[m.page]++
-			row := parents[m.page-1]
-			if m.mcid >= len(row) || row[m.mcid] != n {
-				t.Errorf("page %d MCID %d: the parent tree does not name its %s", m.page, m.mcid, n.typ)
-			}
-		}
-		for _, k := range n.kids {
-			check(k)
-		}
-	}
-	check(root)
 	if len(parents) != res.Pages+1 {
 		t.Errorf("%d parent tree entries, want one a page and one for the link", len(parents))
 	}
-	for p := 1; p <= res.Pages; p++ {
-		if len(parents[p-1]) != perPage[p] {
-			t.Errorf("page %d: parent tree entry of %d, %d MCIDs in the tree", p, len(parents[p-1]), perPage[p])
-		}
-	}
-
-	// The page content has each MCID once, tagged with its element's
-	// type; the list spans at least two pages, and so does the table.
-	rd, err := lpdf.NewReader(bytes.NewReader(res.PDF), int64(len(res.PDF)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	typeAt := map[mcr]string{}
-	for p := 1; p <= res.Pages; p++ {
-		content, err := io.ReadAll(rd.Page(p).V.Key("Contents").Reader())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range mcidOp.FindAllSubmatch(content, -1) {
-			id, _ := strconv.Atoi(string(m[2]))
-			k := mcr{p, id}
-			if _, dup := typeAt[k]; dup {
-				t.Errorf("page %d: MCID %d marked twice", p, id)
-			}
-			typeAt[k] = string(m[1])
-		}
-		if bdc, emc := bytes.Count(content, []byte(" BDC\n"))+bytes.Count(content, []byte(" BMC\n")), bytes.Count(content, []byte("\nEMC\n")); bdc != emc {
-			t.Errorf("page %d: %d sequences opened, %d closed", p, bdc, emc)
-		}
-		if !bytes.Contains(content, []byte("/Artifact <</Type /Pagination /Subtype /Footer>> BDC")) {
-			t.Errorf("page %d: the footer is not an artifact", p)
-		}
-	}
-	if len(typeAt) != len(seen) {
-		t.Errorf("%d MCIDs in the pages, %d in the tree", len(typeAt), len(seen))
-	}
-	pagesOf := func(n *node) map[int]bool {
-		ps := map[int]bool{}
-		var f func(n *node)
-		f = func(n *node) {
-			for _, m := range n.mcrs {
-				ps[m.page] = true
-				if typeAt[m] != n.typ {
-					t.Errorf("page %d MCID %d is tagged %s in the content, %s in the tree", m.page, m.mcid, typeAt[m], n.typ)
-				}
-			}
-			for _, k := range n.kids {
-				f(k)
-			}
-		}
-		f(n)
-		return ps
-	}
-	pagesOf(root)
+	// The list spans at least two pages, and so does the table.
+	pagesOf := checkMarks(t, res.PDF, root, parents)
 	if ps := pagesOf(root.kids[4]); len(ps) < 2 {
 		t.Errorf("the list is on pages %v; the test needs it over a break", ps)
 	}
@@ -358,5 +284,129 @@ func TestStructureQPDF(t *testing.T) {
 		"/Table": 1, "/TR": 71, "/TH": 2, "/TD": 140, "/Figure": 1, "/Caption": 1}
 	if fmt.Sprint(kinds) != fmt.Sprint(want) {
 		t.Errorf("qpdf reads the elements\n%v\nwant\n%v", kinds, want)
+	}
+}
+
+// checkMarks checks the marked content of every page against the tree:
+// sequences are never nested and all closed, each MCID is marked once
+// with its element's type, every MCID of the tree is in the parent tree
+// under its element, once, and every page's entry has exactly the MCIDs
+// of the page. It returns the pages each element has content on.
+func checkMarks(t *testing.T, data []byte, root *node, parents map[int][]*node) (pagesOf func(*node) map[int]bool) {
+	t.Helper()
+	rd, err := lpdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := rd.NumPage()
+	seen := map[mcr]bool{}
+	perPage := map[int]int{}
+	var check func(n *node)
+	check = func(n *node) {
+		for _, m := range n.mcrs {
+			if seen[m] {
+				t.Errorf("page %d MCID %d used twice", m.page, m.mcid)
+			}
+			seen[m] = true
+			perPage[m.page]++
+			row := parents[m.page-1]
+			if m.mcid >= len(row) || row[m.mcid] != n {
+				t.Errorf("page %d MCID %d: the parent tree does not name its %s", m.page, m.mcid, n.typ)
+			}
+		}
+		for _, k := range n.kids {
+			check(k)
+		}
+	}
+	check(root)
+	for p := 1; p <= pages; p++ {
+		if len(parents[p-1]) != perPage[p] {
+			t.Errorf("page %d: parent tree entry of %d, %d MCIDs in the tree", p, len(parents[p-1]), perPage[p])
+		}
+	}
+
+	typeAt := map[mcr]string{}
+	for p := 1; p <= pages; p++ {
+		content, err := io.ReadAll(rd.Page(p).V.Key("Contents").Reader())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mcidOp.FindAllSubmatch(content, -1) {
+			id, _ := strconv.Atoi(string(m[2]))
+			k := mcr{p, id}
+			if _, dup := typeAt[k]; dup {
+				t.Errorf("page %d: MCID %d marked twice", p, id)
+			}
+			typeAt[k] = string(m[1])
+		}
+		depth := 0
+		for _, ln := range bytes.Split(content, []byte("\n")) {
+			switch {
+			case bytes.HasSuffix(ln, []byte(" BDC")) || bytes.HasSuffix(ln, []byte(" BMC")):
+				depth++
+				if depth > 1 {
+					t.Errorf("page %d: nested marked content at %q", p, ln)
+				}
+			case bytes.Equal(ln, []byte("EMC")):
+				depth--
+				if depth < 0 {
+					t.Errorf("page %d: EMC without a sequence", p)
+					depth = 0
+				}
+			}
+		}
+		if depth != 0 {
+			t.Errorf("page %d ends inside a marked-content sequence", p)
+		}
+		if !bytes.Contains(content, []byte("/Artifact <</Type /Pagination /Subtype /Footer>> BDC")) {
+			t.Errorf("page %d: the footer is not an artifact", p)
+		}
+	}
+	if len(typeAt) != len(seen) {
+		t.Errorf("%d MCIDs in the pages, %d in the tree", len(typeAt), len(seen))
+	}
+	pagesOf = func(n *node) map[int]bool {
+		ps := map[int]bool{}
+		var f func(n *node)
+		f = func(n *node) {
+			for _, m := range n.mcrs {
+				ps[m.page] = true
+				if typeAt[m] != n.typ {
+					t.Errorf("page %d MCID %d is tagged %s in the content, %s in the tree", m.page, m.mcid, typeAt[m], n.typ)
+				}
+			}
+			for _, k := range n.kids {
+				f(k)
+			}
+		}
+		f(n)
+		return ps
+	}
+	pagesOf(root)
+	return pagesOf
+}
+
+// Marks stay consistent in documents that break quotes, code, lists,
+// tables, figures and links over pages, in both page sizes and scripts.
+func TestMarksConsistent(t *testing.T) {
+	var quote strings.Builder
+	for i := range 90 {
+		fmt.Fprintf(&quote, "> line %d of a quote with [a link %d](https://example.com/%d) that goes on\n>\n", i, i, i)
+	}
+	quote.WriteString("\n```\n" + strings.Repeat("code line\n", 120) + "```\n")
+	docs := map[string]Document{
+		"ten pages": tenPages(t),
+		"quote":     {Title: "Quote", Markdown: quote.String()},
+		"empty":     {},
+	}
+	for name, d := range sampleDocs(t) {
+		docs[name] = d
+	}
+	for name, d := range docs {
+		t.Run(name, func(t *testing.T) {
+			res := renderOK(t, d)
+			root, parents, _, _ := readTree(t, res.PDF)
+			checkMarks(t, res.PDF, root, parents)
+		})
 	}
 }
