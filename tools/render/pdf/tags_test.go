@@ -410,3 +410,30 @@ func TestMarksConsistent(t *testing.T) {
 		})
 	}
 }
+
+func TestGuessLang(t *testing.T) {
+	for text, want := range map[string]string{
+		"Quarterly report\n\nRevenue grew.":           "en",
+		"Quartalsbericht: Umsätze stiegen.":           "en", // Latin says nothing more
+		"四半期報告書\n\n売上は増加しました。":                        "ja",
+		"季度报告\n\n收入增长。":                               "zh",
+		"분기 보고서\n\n매출이 증가했습니다.":                       "ko",
+		"דוח רבעוני\n\nההכנסות גדלו.":                 "he",
+		"تقرير ربع سنوي":                              "ar",
+		"รายงานรายไตรมาส":                             "th",
+		"Τριμηνιαία έκθεση":                           "el",
+		"त्रैमासिक रिपोर्ट":                           "hi",
+		"A report in English with one word 日本語 in it": "en",
+		"": "en",
+	} {
+		if got := guessLang(text); got != want {
+			t.Errorf("guessLang(%q) = %s, want %s", text, got, want)
+		}
+	}
+	if got := (Document{Lang: "de-CH", Markdown: "日本語"}).lang(); got != "de-CH" {
+		t.Errorf("a given tag was replaced by %s", got)
+	}
+	if got := (Document{Lang: "not a tag!", Markdown: "日本語のテキスト"}).lang(); got != "ja" {
+		t.Errorf("a malformed tag gave %s", got)
+	}
+}
