@@ -117,7 +117,10 @@ func (r *renderer) heading(n *ast.Heading) error {
 		return err
 	}
 	top := r.y
-	if err := r.lines(ls, lh, 'L'); err != nil {
+	he := r.tags.open("H" + strconv.Itoa(min(max(n.Level, 1), 6)))
+	err := r.lines(ls, lh, 'L')
+	r.tags.close(he)
+	if err != nil {
 		return err
 	}
 	if n.Level <= 3 {
@@ -194,10 +197,13 @@ func (r *renderer) paragraph(n ast.Node) error {
 		}
 		ls := r.m.breakLines(p.spans, r.x1-r.x0)
 		lh := r.lineHeight()
-		if err := r.begin(float64(min(2, len(ls))) * lh); err != nil {
-			return err
+		e := r.tags.open("P")
+		err := r.begin(float64(min(2, len(ls))) * lh)
+		if err == nil {
+			err = r.lines(ls, lh, 'L')
 		}
-		if err := r.lines(ls, lh, 'L'); err != nil {
+		r.tags.close(e)
+		if err != nil {
 			return err
 		}
 		r.space(paraGap)
@@ -231,6 +237,8 @@ func (r *renderer) list(l *ast.List) error {
 	bullets := []string{"\u2022", "\u2013", "\u25E6"}
 	num := l.Start
 	r.space(paraGap)
+	le := r.tags.open("L")
+	defer r.tags.close(le)
 	for item := l.FirstChild(); item != nil; item = item.NextSibling() {
 		r.space(itemGap)
 		if err := r.keepLastItems(item); err != nil {
@@ -255,14 +263,18 @@ func (r *renderer) list(l *ast.List) error {
 			r.marker.x = x1 - (r.marker.x - x0) - mw
 			r.x0, r.x1 = x0, r.indentRight(x1, max(markerW, listIndent))
 		}
-		if err := r.blocks(item); err != nil {
-			return err
-		}
-		if r.marker != nil { // an empty item
-			if err := r.begin(r.lineHeight()); err != nil {
-				return err
+		li := r.tags.add(le, "LI")
+		r.markerElem = r.tags.add(li, "Lbl")
+		r.tags.cur = r.tags.add(li, "LBody")
+		err := r.blocks(item)
+		if err == nil && r.marker != nil { // an empty item
+			if err = r.begin(r.lineHeight()); err == nil {
+				r.y += r.lineHeight()
 			}
-			r.y += r.lineHeight()
+		}
+		r.tags.cur = le
+		if err != nil {
+			return err
 		}
 	}
 	r.space(paraGap)
@@ -310,7 +322,9 @@ func (r *renderer) quote(n *ast.Blockquote) error {
 	r.x0 = r.indent(x0, quoteInset)
 	r.quoteDepth++
 	startPage, startY := r.pdf.PageNo(), r.y
+	q := r.tags.open("BlockQuote")
 	err := r.blocks(n)
+	r.tags.close(q)
 	r.quoteDepth--
 	r.x0 = x0
 	if err != nil {
@@ -326,12 +340,13 @@ func (r *renderer) quote(n *ast.Blockquote) error {
 			y1 = endY
 		}
 		if y1 > y0 {
+			r.flushMark()
 			r.pdf.SetPage(p)
-			r.setFill(quoteBar)
-			r.pdf.Rect(x0+2, y0+1, 2.5, y1-y0-2, "F")
+			r.tint(x0+2, y0+1, 2.5, y1-y0-2, quoteBar)
 			r.fill = rgb{-1, -1, -1}
 		}
 	}
+	r.flushMark()
 	r.pdf.SetPage(endPage)
 	r.space(paraGap)
 	return nil
@@ -356,6 +371,8 @@ func (r *renderer) code(n ast.Node) error {
 	}
 	lh := codeSize * codeLeading
 	r.space(paraGap)
+	ce := r.tags.open("Code")
+	defer r.tags.close(ce)
 	if err := r.begin(2*codePad + float64(min(3, len(ls)))*lh); err != nil {
 		return err
 	}
@@ -372,8 +389,7 @@ func (r *renderer) code(n ast.Node) error {
 		}
 		chunk := ls[i:min(len(ls), i+fit)]
 		h := float64(len(chunk))*lh + 2*codePad
-		r.setFill(codeFill)
-		r.pdf.Rect(r.x0, r.y, r.x1-r.x0, h, "F")
+		r.tint(r.x0, r.y, r.x1-r.x0, h, codeFill)
 		for j, l := range chunk {
 			r.drawLine(l, r.x0+codePad, r.y+codePad+float64(j)*lh, lh)
 		}

@@ -49,6 +49,16 @@
 // Right-to-left text is not reordered; with the Go fonts it is replaced
 // anyway.
 //
+// # Structure
+//
+// The file is tagged PDF 1.7: a structure tree gives the reading order
+// and the role of each block (headings, paragraphs, lists with their
+// labels, tables with header cells, figures with their caption as
+// alternative text, links with their annotations), and the footer, rules
+// and tints are marked as artifacts. The catalog names Document.Lang and
+// carries XMP metadata. The tree is appended to fpdf's output as an
+// incremental update; see docs/deliverables.md.
+//
 // # Limits
 //
 // Markdown is at most MaxMarkdownBytes, a document at most MaxPages pages,

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"time"
+	"unicode"
 
 	"github.com/switchyardhq/switchyard/tools/render"
 	"github.com/switchyardhq/switchyard/tools/render/markdown"
@@ -59,7 +61,75 @@ type Document struct {
 	// and stores a fixed date (2000-01-01 UTC), so that the same Document
 	// always renders the same bytes.
 	Created time.Time
+
+	// Lang is the natural language of the text as a BCP 47 tag ("en",
+	// "de-CH", "zh-Hans"), which screen readers pick their voice by. When
+	// it is empty or malformed, the script most of the letters are in
+	// decides where it names one language well enough (Japanese kana,
+	// Hangul, Han, Hebrew, Arabic, Thai, Greek, Devanagari); otherwise
+	// "en".
+	Lang string
 }
+
+// lang is d.Lang when it is a well-formed tag, else a guess from the
+// text.
+func (d Document) lang() string {
+	if langTag.MatchString(d.Lang) {
+		return d.Lang
+	}
+	return guessLang(d.Title + "\n" + d.Markdown)
+}
+
+// scriptLangs are the scripts guessLang knows, each with its language.
+var scriptLangs = []struct {
+	table *unicode.RangeTable
+	lang  string
+}{
+	{unicode.Hiragana, "ja"}, {unicode.Katakana, "ja"}, {unicode.Hangul, "ko"},
+	{unicode.Han, "zh"}, {unicode.Hebrew, "he"}, {unicode.Arabic, "ar"},
+	{unicode.Thai, "th"}, {unicode.Greek, "el"}, {unicode.Devanagari, "hi"},
+}
+
+// guessLang names the language of the script most of text's letters are
+// in. Japanese mixes Han with kana, so any kana among the Han makes it
+// Japanese.
+func guessLang(text string) string {
+	counts := make([]int, len(scriptLangs))
+	letters := 0
+	for i, r := range text {
+		if i >= 64<<10 {
+			break // the first 64 KB say enough
+		}
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		letters++
+		if r < 0x370 {
+			continue // Latin
+		}
+		for j, s := range scriptLangs {
+			if unicode.Is(s.table, r) {
+				counts[j]++
+				break
+			}
+		}
+	}
+	byLang := map[string]int{}
+	for j, s := range scriptLangs {
+		byLang[s.lang] += counts[j]
+	}
+	if byLang["ja"] > 0 && byLang["ja"]+byLang["zh"] > letters/2 {
+		return "ja"
+	}
+	for _, s := range scriptLangs {
+		if byLang[s.lang] > letters/2 {
+			return s.lang
+		}
+	}
+	return "en"
+}
+
+var langTag = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)
 
 // Image is an embeddable picture, usually a chart or diagram rendered
 // earlier in the conversation.
@@ -110,7 +180,11 @@ func Render(ctx context.Context, d Document) (Result, error) {
 	if err := r.pdf.Output(&buf); err != nil {
 		return Result{}, fmt.Errorf("writing pdf: %w", err)
 	}
-	return Result{PDF: buf.Bytes(), Embedded: r.embedded, Pages: r.pdf.PageCount()}, nil
+	out, err := addStructure(buf.Bytes(), r.tags)
+	if err != nil {
+		return Result{}, fmt.Errorf("tagging pdf: %w", err)
+	}
+	return Result{PDF: out, Embedded: r.embedded, Pages: r.pdf.PageCount()}, nil
 }
 
 // errTooLong stops a layout that passes MaxPages.

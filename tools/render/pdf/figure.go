@@ -341,21 +341,39 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 		return err
 	}
 	r.space(figureGap)
+	fe := r.tags.open("Figure")
+	defer r.tags.close(fe)
+	// A screen reader reads the alternative text in place of the picture:
+	// the caption (the Markdown's, else the element's own); the id is
+	// better than silence.
+	fe.alt = r.caption(n, id)
+	if fe.alt == "" {
+		fe.alt = "Image " + id
+	}
 	if err := r.begin(fl.height()); err != nil {
 		return err
 	}
 	x := r.x0 + (r.x1-r.x0-fl.w)/2
+	// Where the picture stands on its first page, in PDF coordinates, for
+	// tools that reflow or highlight it.
+	shown := min(fl.h, r.bottom-r.y)
+	fe.attrs = fmt.Sprintf("<</O /Layout /BBox [%.2f %.2f %.2f %.2f]>>", x, r.pageH-r.y-shown, x+fl.w, r.pageH-r.y)
 	if fl.sliced {
 		if err := r.slices(id, x, fl); err != nil {
 			return err
 		}
 	} else {
-		r.pdf.ImageOptions(id, x, r.y, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
+		r.content(func() {
+			r.pdf.ImageOptions(id, x, r.y, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
+		})
 		r.y += fl.h
 	}
 	if len(fl.caption) > 0 {
 		r.y += captionGap
-		if err := r.lines(fl.caption, captionLH, 'C'); err != nil {
+		ce := r.tags.open("Caption")
+		err := r.lines(fl.caption, captionLH, 'C')
+		r.tags.close(ce)
+		if err != nil {
 			return err
 		}
 	}
@@ -381,9 +399,11 @@ func (r *renderer) slices(id string, x float64, fl figureLayout) error {
 			// the next page, so that the caption is not alone there.
 			part = max(r.room()-capH, (fl.h-done)/2)
 		}
-		r.pdf.ClipRect(x, r.y, fl.w, part, false)
-		r.pdf.ImageOptions(id, x, r.y-done, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
-		r.pdf.ClipEnd()
+		r.content(func() {
+			r.pdf.ClipRect(x, r.y, fl.w, part, false)
+			r.pdf.ImageOptions(id, x, r.y-done, fl.w, fl.h, false, fpdf.ImageOptions{}, 0, "")
+			r.pdf.ClipEnd()
+		})
 		r.y += part
 		done += part
 		if done >= fl.h-0.01 {

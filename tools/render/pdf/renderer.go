@@ -76,10 +76,13 @@ type renderer struct {
 	images   map[string]*placedImage
 	outline  int // level of the last bookmark, -1 before the first
 
-	listDepth    int
-	quoteDepth   int
-	marker       *frag // a list item's marker, drawn by the item's first block
-	afterHeading bool  // the next block follows a heading's own spacing
+	listDepth  int
+	quoteDepth int
+	marker     *frag       // a list item's marker, drawn by the item's first block
+	markerElem *structElem // the Lbl element the marker is drawn under
+
+	tags         *tagger
+	afterHeading bool // the next block follows a heading's own spacing
 }
 
 func newRenderer(ctx context.Context, d Document, src []byte) *renderer {
@@ -95,6 +98,7 @@ func newRenderer(ctx context.Context, d Document, src []byte) *renderer {
 		x0: marginSide, x1: size.Wd - marginSide,
 		fontSize: -1, color: rgb{-1, -1, -1}, fill: rgb{-1, -1, -1},
 		images: map[string]*placedImage{}, outline: -1,
+		tags: newTagger(),
 	}
 	created := d.Created
 	if created.IsZero() {
@@ -107,6 +111,9 @@ func newRenderer(ctx context.Context, d Document, src []byte) *renderer {
 	p.SetProducer("Switchyard", true)
 	p.SetCreator("Switchyard", true)
 	p.SetTitle(metaText(d.Title), true)
+	lang := d.lang()
+	p.SetLang(lang)
+	p.SetXmpMetadata(xmpPacket(metaText(d.Title), lang, created))
 	p.SetMargins(marginSide, marginTop, marginSide)
 	p.SetAutoPageBreak(false, marginBottom)
 	p.SetDisplayMode("fullwidth", "OneColumn")
@@ -123,6 +130,7 @@ func (r *renderer) run(tree ast.Node) error {
 		return err
 	}
 	r.footers()
+	r.flushMark()
 	return r.pdf.Error()
 }
 
@@ -130,6 +138,7 @@ func (r *renderer) newPage() error {
 	if r.pdf.PageCount() >= MaxPages {
 		return errTooLong
 	}
+	r.flushMark()
 	r.pdf.AddPage()
 	r.y = r.top
 	r.pending = 0
@@ -169,7 +178,9 @@ func (r *renderer) begin(need float64) error {
 	if m := r.marker; m != nil {
 		r.marker = nil
 		lh := r.lineHeight()
-		r.drawLine(line{frags: []frag{*m}, w: m.w}, 0, r.y, lh)
+		r.tags.within(r.markerElem, func() {
+			r.drawLine(line{frags: []frag{*m}, w: m.w}, 0, r.y, lh)
+		})
 	}
 	return nil
 }
@@ -216,19 +227,53 @@ func (r *renderer) setFill(c rgb) {
 	}
 }
 
+// rule draws a horizontal line, an artifact unless it is part of text (a
+// strikethrough).
 func (r *renderer) rule(x0, x1, y, width float64, c rgb) {
+	opened := r.openArtifact("")
 	r.pdf.SetDrawColor(c.r, c.g, c.b)
 	r.pdf.SetLineWidth(width)
 	r.pdf.Line(x0, y, x1, y)
+	r.closeMark(opened)
+}
+
+// tint fills a rectangle behind text as an artifact.
+func (r *renderer) tint(x, y, w, h float64, c rgb) {
+	opened := r.openArtifact("")
+	r.setFill(c)
+	r.pdf.Rect(x, y, w, h, "F")
+	r.closeMark(opened)
 }
 
 // drawLine draws l with its top at top in a line box lh high, starting at
-// x (alignment is the caller's).
+// x (alignment is the caller's), as content of the current structure
+// element.
 func (r *renderer) drawLine(l line, x, top, lh float64) {
+	// A line with a link is marked a fragment at a time, so that the
+	// link's text can sit in a Link element beside its annotation.
+	perFrag := r.tags.taggable() && hasLink(l)
+	opened := false
+	if !perFrag {
+		opened = r.openContent()
+	}
 	l, _ = r.m.visual(l)
+	var link *structElem
+	lastLink := ""
 	for _, f := range l.frags {
 		if f.text == "" {
 			continue
+		}
+		if perFrag {
+			e := r.tags.cur
+			if f.st.link != "" {
+				if f.st.link != lastLink || link == nil {
+					link = r.tags.add(r.tags.cur, "Link")
+				}
+				link.text += f.text
+				e = link
+			}
+			lastLink = f.st.link
+			opened = r.openContentFor(e)
 		}
 		fx := x + f.x
 		size := f.st.size
@@ -245,8 +290,28 @@ func (r *renderer) drawLine(l line, x, top, lh float64) {
 		}
 		if f.st.link != "" {
 			r.pdf.LinkString(fx, top, f.w, lh, f.st.link)
+			var owner *structElem
+			if perFrag {
+				owner = link
+			}
+			r.tags.annotation(r.pdf.PageNo(), owner)
+		}
+		if perFrag {
+			r.closeMark(opened)
 		}
 	}
+	if !perFrag {
+		r.closeMark(opened)
+	}
+}
+
+func hasLink(l line) bool {
+	for _, f := range l.frags {
+		if f.st.link != "" && f.text != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // lines places laid-out lines from the current position, lh apart,
@@ -302,14 +367,18 @@ func (r *renderer) titleBlock() {
 			ell := r.m.width(st.face, st.size, "…")
 			last.frags = append(last.frags, frag{text: "…", st: st, x: last.w, w: ell})
 		}
+		h := r.tags.open("H1")
 		for _, l := range ls {
 			r.drawLine(l, r.x0, r.y, 24*1.2)
 			r.y += 24 * 1.2
 		}
+		r.tags.close(h)
 	}
 	if !r.doc.Created.IsZero() {
 		r.y += 2
 		st := style{face: regular, size: 10.5, color: mutedColor}
+		p := r.tags.open("P")
+		defer r.tags.close(p)
 		r.drawLine(merge([]item{{text: formatDate(r.doc.Created), st: st, w: r.m.width(regular, 10.5, formatDate(r.doc.Created))}}), r.x0, r.y, 14)
 		r.y += 14
 	}
@@ -328,24 +397,30 @@ func formatDate(t time.Time) string {
 func (r *renderer) footers() {
 	n := r.pdf.PageCount()
 	title := strings.TrimSpace(r.m.clean(r.doc.Title, false))
+	r.flushMark()
 	for p := 1; p <= n; p++ {
 		r.pdf.SetPage(p)
 		r.font, r.fontSize, r.color = 0, -1, rgb{-1, -1, -1}
-		y := r.pageH - footerLine
-		r.rule(marginSide, r.pageW-marginSide, y-11, 0.4, ruleColor)
-		num := fmt.Sprintf("%d / %d", p, n)
-		numW := r.m.width(regular, smallSize, num)
-		st := style{face: regular, size: smallSize, color: mutedColor}
-		if title != "" {
-			ls := r.m.breakLines([]span{{title, st}}, r.pageW-2*marginSide-numW-24)
-			l := ls[0]
-			if len(ls) > 1 {
-				l = r.m.breakLines([]span{{ellipsize(r.m, title, st, r.pageW-2*marginSide-numW-24), st}}, 1e6)[0]
-			}
-			r.drawLine(l, marginSide, y-8, 10)
-		}
-		r.drawLine(line{frags: []frag{{text: num, st: st, w: numW}}, w: numW}, r.pageW-marginSide-numW, y-8, 10)
+		r.artifactOf("/Type /Pagination /Subtype /Footer", func() { r.footer(p, n, title) })
 	}
+}
+
+// footer draws the footer of page p of n.
+func (r *renderer) footer(p, n int, title string) {
+	y := r.pageH - footerLine
+	r.rule(marginSide, r.pageW-marginSide, y-11, 0.4, ruleColor)
+	num := fmt.Sprintf("%d / %d", p, n)
+	numW := r.m.width(regular, smallSize, num)
+	st := style{face: regular, size: smallSize, color: mutedColor}
+	if title != "" {
+		ls := r.m.breakLines([]span{{title, st}}, r.pageW-2*marginSide-numW-24)
+		l := ls[0]
+		if len(ls) > 1 {
+			l = r.m.breakLines([]span{{ellipsize(r.m, title, st, r.pageW-2*marginSide-numW-24), st}}, 1e6)[0]
+		}
+		r.drawLine(l, marginSide, y-8, 10)
+	}
+	r.drawLine(line{frags: []frag{{text: num, st: st, w: numW}}, w: numW}, r.pageW-marginSide-numW, y-8, 10)
 }
 
 // ellipsize shortens s with "…" to fit width.

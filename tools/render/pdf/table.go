@@ -79,7 +79,11 @@ func (r *renderer) table(t *east.Table) error {
 	if err := r.begin(headH + first + headRule); err != nil {
 		return err
 	}
-	r.tableHeader(head, widths, headH)
+	te := r.tags.open("Table")
+	defer r.tags.close(te)
+	r.tags.cur = r.tags.add(te, "TR")
+	r.tableHeader(head, widths, headH, "TH")
+	r.tags.cur = te
 	for i, row := range body {
 		if i%32 == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -93,7 +97,10 @@ func (r *renderer) table(t *east.Table) error {
 			}
 			ruleAbove = false
 		}
-		if err := r.tableRow(row, widths, heights[i], head, headH, ruleAbove); err != nil {
+		r.tags.cur = r.tags.add(te, "TR")
+		err := r.tableRow(row, widths, heights[i], head, headH, ruleAbove)
+		r.tags.cur = te
+		if err != nil {
 			return err
 		}
 	}
@@ -319,12 +326,13 @@ func (r *renderer) widestWord(spans []span) float64 {
 }
 
 // tableHeader draws the header row on its tint between two rules.
-func (r *renderer) tableHeader(head tableRow, widths []float64, h float64) {
-	r.setFill(headerFill)
-	r.pdf.Rect(r.x0, r.y, r.x1-r.x0, h+headRule, "F")
+// cellType is the structure type of its cells, "" for none (a repeated
+// header).
+func (r *renderer) tableHeader(head tableRow, widths []float64, h float64, cellType string) {
+	r.tint(r.x0, r.y, r.x1-r.x0, h+headRule, headerFill)
 	r.rule(r.x0, r.x1, r.y, headRule, ruleDark)
 	r.y += headRule
-	r.cells(head, widths, r.y, 0, 1<<30)
+	r.cells(head, widths, r.y, 0, 1<<30, cellType)
 	r.y += h
 	r.rule(r.x0, r.x1, r.y, headRule/2, ruleDark)
 }
@@ -356,7 +364,7 @@ func (r *renderer) tableRow(row tableRow, widths []float64, h float64, head tabl
 		if ruleAbove {
 			r.rule(r.x0, r.x1, r.y, rowRule, ruleColor)
 		}
-		r.cells(row, widths, r.y, from, from+n)
+		r.cells(row, widths, r.y, from, from+n, "TD")
 		r.y += float64(n)*tableLH + 2*cellPadY
 		from += n
 		if from < maxLines {
@@ -380,7 +388,9 @@ func (r *renderer) continueTable(head tableRow, widths []float64, headH float64)
 	// repeating one taller than the page would never leave room for a
 	// row.
 	if headH <= (r.bottom-r.top)/4 {
-		r.tableHeader(head, widths, headH)
+		// The repeated header is page furniture: the structure has the
+		// header row once.
+		r.artifactOf("/Type /Pagination", func() { r.tableHeader(head, widths, headH, "") })
 	} else {
 		r.rule(r.x0, r.x1, r.y, headRule, ruleDark)
 	}
@@ -388,9 +398,25 @@ func (r *renderer) continueTable(head tableRow, widths []float64, headH float64)
 }
 
 // cells draws lines [from, to) of each cell of row with top at y.
-func (r *renderer) cells(row tableRow, widths []float64, y float64, from, to int) {
+// Each cell is an element of type cellType under the current row, made
+// when its first line is drawn; with cellType "" the cells are drawn into
+// whatever is open (an artifact).
+func (r *renderer) cells(row tableRow, widths []float64, y float64, from, to int, cellType string) {
 	x := r.x0
+	tr := r.tags.cur
 	for i, c := range row {
+		if cellType != "" {
+			if from == 0 {
+				e := r.tags.add(tr, cellType)
+				if cellType == "TH" {
+					// A reader announces each cell with its column's header.
+					e.attrs = "<</O /Table /Scope /Column>>"
+				}
+			}
+			if i < len(tr.kids) {
+				r.tags.cur = tr.kids[i].elem
+			}
+		}
 		inner := widths[i] - 2*cellPadX
 		for j := from; j < min(to, len(c.lines)); j++ {
 			l := c.lines[j]
@@ -403,6 +429,7 @@ func (r *renderer) cells(row tableRow, widths []float64, y float64, from, to int
 			}
 			r.drawLine(l, lx, y+cellPadY+float64(j-from)*tableLH, tableLH)
 		}
+		r.tags.cur = tr
 		x += widths[i]
 	}
 }
