@@ -237,12 +237,12 @@ func TestStructureTree(t *testing.T) {
 	}
 }
 
-// The file passes qpdf's check and its own reading of the structure,
-// where qpdf is installed.
+// The file passes qpdf's check and its own reading of the structure
+// (qpdf is installed by scripts/fonts.sh --tests, which make test runs).
 func TestStructureQPDF(t *testing.T) {
 	qpdf, err := exec.LookPath("qpdf")
 	if err != nil {
-		t.Skip("qpdf is not installed")
+		t.Fatal("qpdf is not installed: run scripts/fonts.sh --tests (or apt-get install qpdf)")
 	}
 	res := renderOK(t, taggedSample(t))
 	path := filepath.Join(t.TempDir(), "tagged.pdf")
