@@ -37,6 +37,8 @@ if [ "${1:-}" = --tests ]; then
 	# Consolas.
 	[ -n "$(find /usr/share/fonts /usr/local/share/fonts -path '*/liberation2/LiberationSans-Regular.ttf' -print -quit 2>/dev/null)" ] || missing+=(fonts-liberation2)
 	have NotoSansMono-Regular.ttf || missing+=(fonts-noto-mono)
+	# The PDF renderer's tests check its tagged structure with qpdf.
+	command -v qpdf >/dev/null || missing+=(qpdf)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
