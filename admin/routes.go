@@ -434,12 +434,15 @@ func (q *request) usage(a storage.Account) {
 		q.fail(err)
 		return
 	}
+	// A report, not a paged list: every row of the period at once, so
+	// has_more is always false (and says so, as the CLI's --json does).
 	q.reply(http.StatusOK, struct {
-		Since string         `json:"since"`
-		Until string         `json:"until"`
-		By    string         `json:"by"`
-		Data  []UsageJSONRow `json:"data"`
-	}{first.Format(time.DateOnly), last.Format(time.DateOnly), string(by), UsageJSON(by, rows)})
+		Since   string         `json:"since"`
+		Until   string         `json:"until"`
+		By      string         `json:"by"`
+		Data    []UsageJSONRow `json:"data"`
+		HasMore bool           `json:"has_more"`
+	}{first.Format(time.DateOnly), last.Format(time.DateOnly), string(by), UsageJSON(by, rows), false})
 }
 
 // fileJSON is a file's metadata.
