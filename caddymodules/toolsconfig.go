@@ -2,9 +2,12 @@ package caddymodules
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/switchyardhq/switchyard/tools/openurl"
 )
 
 // Environment variables of the tools. Part of the operator contract.
@@ -112,14 +115,18 @@ func unmarshalTools(d *caddyfile.Dispenser) (*ToolsConfig, error) {
 //	}
 func unmarshalSearch(d *caddyfile.Dispenser) (*SearchConfig, error) {
 	c := new(SearchConfig)
+	searxURL := checkURL("http://127.0.0.1:8888", "http", "https")
 	if d.NextArg() {
 		c.SearxNG = d.Val()
+		if err := checkLiteral(c.SearxNG, searxURL); err != nil {
+			return nil, d.Errf("search: %v", err)
+		}
 	}
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
 	err := blockOptions(d, 1, "search", map[string]optionReader{
-		"searxng":    stringOption(&c.SearxNG),
+		"searxng":    checkedOption(&c.SearxNG, searxURL),
 		"brave_key":  stringOption(&c.BraveKey),
 		"tavily_key": stringOption(&c.TavilyKey),
 	})
@@ -145,6 +152,11 @@ func unmarshalOpenURL(d *caddyfile.Dispenser) (*OpenURLConfig, error) {
 			args := d.RemainingArgs()
 			if len(args) == 0 {
 				return nil, d.ArgErr()
+			}
+			for _, a := range args {
+				if _, err := openurl.ParseAllow(a); err != nil && !strings.Contains(a, "{") {
+					return nil, d.Errf("allow: %v", err)
+				}
 			}
 			c.Allow = append(c.Allow, args...)
 		default:
