@@ -171,6 +171,15 @@ func testPaging(t *testing.T, f *fixture) {
 			f.want(f.do("GET", c.path+sep+b.query, c.token, ""), 400, b.code)
 		}
 	}
+	// A token naming accounts that do not exist lists those that do, and
+	// a page that ends on the last one that exists says there is no more.
+	ghost := hs256(t, testSecret, claims(map[string]any{"account": []any{"bob", "zz-none", "carol", "aa-none"}, "sub": "g"}))
+	var p pageJSON
+	f.do("GET", "/admin/accounts?limit=2", ghost, "").json(t, &p)
+	if len(p.Data) != 2 || p.Data[0].Name != "bob" || p.Data[1].Name != "carol" || p.HasMore == nil || *p.HasMore {
+		t.Errorf("named accounts, some missing: %+v has_more %v", p.Data, p.HasMore)
+	}
+
 	// A well-formed cursor that names nothing in a list ordered by
 	// something other than its ids.
 	f.want(f.do("GET", "/admin/accounts/alice/keys?after=key_0000000000000000", f.alice, ""), 400, "invalid_after")

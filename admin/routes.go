@@ -110,13 +110,15 @@ func (q *request) listAccounts() {
 			if name <= p.after {
 				continue
 			}
-			if len(out) == p.limit {
-				more = true
-				break
-			}
 			a, err := q.h.cfg.Store.AccountByName(q.ctx, name)
 			if errors.Is(err, storage.ErrNotFound) {
 				continue
+			}
+			if err == nil && len(out) == p.limit {
+				// An account that exists beyond the page: only then is
+				// there more to ask for.
+				more = true
+				break
 			}
 			var acct accountJSON
 			if err == nil {
