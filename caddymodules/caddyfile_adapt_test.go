@@ -107,6 +107,10 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"search url without scheme", "{\n\tswitchyard {\n\t\tsearch searx.internal\n\t}\n}\n", "search: want a http, https URL such as http://127.0.0.1:8888, at Caddyfile:3"},
 		{"searxng option without scheme", "{\n\tswitchyard {\n\t\tsearch {\n\t\t\tsearxng searx.internal\n\t\t}\n\t}\n}\n", "searxng: want a http, https URL such as http://127.0.0.1:8888, at Caddyfile:4"},
 		{"open_url allow not a prefix", "{\n\tswitchyard {\n\t\topen_url {\n\t\t\tallow 10.0.0.0/33\n\t\t}\n\t}\n}\n", `allow: open_url allow-list: "10.0.0.0/33" is not an IP prefix such as 10.0.0.0/8, at Caddyfile:4`},
+		{"model upstream without scheme", "{\n\tswitchyard {\n\t\tmodel m {\n\t\t\tupstream 10.0.0.7:8000/v1\n\t\t}\n\t}\n}\n", "upstream: want a http, https URL such as http://10.0.0.7:8000/v1, at Caddyfile:4"},
+		{"model unknown lb_policy", "{\n\tswitchyard {\n\t\tmodel m {\n\t\t\tlb_policy best\n\t\t}\n\t}\n}\n", `lb_policy "best": want one of`},
+		{"model relative health_path", "{\n\tswitchyard {\n\t\tmodel m {\n\t\t\thealth_path health\n\t\t}\n\t}\n}\n", `health_path "health": want a path starting with /, or off, at Caddyfile:4`},
+		{"admin jwks_url without scheme", ":8080 {\n\tswitchyard_admin {\n\t\tjwks_url sso.example.com/jwks\n\t}\n}\n", "jwks_url: want a https, http URL such as https://sso.example.com/.well-known/jwks.json, at Caddyfile:3"},
 		{"stripe api_url without scheme", ":8080 {\n\tswitchyard_admin {\n\t\tpayments {\n\t\t\tstripe {\n\t\t\t\tapi_url localhost:12111\n\t\t\t}\n\t\t}\n\t}\n}\n", "api_url: want a http, https URL such as https://api.stripe.com, at Caddyfile:5"},
 	}
 	for _, tt := range tests {

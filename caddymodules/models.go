@@ -317,9 +317,15 @@ func unmarshalModel(d *caddyfile.Dispenser) (*Model, error) {
 			if err := oneArg(d, &m.LBPolicy); err != nil {
 				return nil, err
 			}
+			if !slices.Contains(lbPolicies, m.LBPolicy) {
+				return nil, d.Errf("lb_policy %q: want one of %s", m.LBPolicy, strings.Join(lbPolicies, ", "))
+			}
 		case "health_path":
 			if err := oneArg(d, &m.HealthPath); err != nil {
 				return nil, err
+			}
+			if p := m.HealthPath; p != "off" && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?#")) {
+				return nil, d.Errf("health_path %q: want a path starting with /, or off", p)
 			}
 		case "retries", "max_fails":
 			var v string
@@ -358,6 +364,9 @@ func unmarshalModelUpstream(d *caddyfile.Dispenser) (*ModelUpstream, error) {
 	u := new(ModelUpstream)
 	if err := oneArg(d, &u.URL); err != nil {
 		return nil, err
+	}
+	if err := checkLiteral(u.URL, checkURL("http://10.0.0.7:8000/v1", "http", "https")); err != nil {
+		return nil, d.Errf("upstream: %v", err)
 	}
 	err := blockOptions(d, d.Nesting(), "model upstream", map[string]optionReader{
 		"api_key": stringOption(&u.APIKey),
