@@ -3,7 +3,7 @@
 GO := $(shell command -v go 2>/dev/null || ls /usr/local/go/bin/go 2>/dev/null)
 BIN := bin/switchyard
 
-.PHONY: build run test race bench bench-render bench-micro fuzz vet fmt check-go clean size
+.PHONY: build run test race bench bench-render bench-micro fuzz vet fmt check-go clean size release
 
 check-go:
 	@if [ -z "$(GO)" ]; then \
@@ -80,6 +80,13 @@ soak: build
 	scripts/services.sh
 	scripts/soak.sh
 
+# Static release binaries with the version stamp, SHA256SUMS, and the
+# container image as an OCI tarball built by ko, all in dist/
+# (docs/operations.md, "Deploying"). Fails, saying why, when ko is
+# missing or cannot fetch its base image.
+release: check-go
+	GO=$(GO) VERSION=$(VERSION) scripts/release.sh
+
 vet: check-go
 	$(GO) vet ./...
 
@@ -87,4 +94,4 @@ fmt: check-go
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

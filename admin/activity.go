@@ -56,12 +56,6 @@ func activityOut(e storage.RequestLogEntry) activityJSON {
 	return out
 }
 
-// activityPage is a page of the request log.
-type activityPage struct {
-	Data    []activityJSON `json:"data"`
-	HasMore bool           `json:"has_more"`
-}
-
 // Export bounds: an export pages through the log in exportPage rows and
 // stops after exportMost, which the response says in a trailer-less way:
 // X-Export-Truncated: true.
@@ -70,7 +64,7 @@ const (
 	exportMost = 100_000
 )
 
-// activity: GET .../activity?limit=&before=&key=&model=&status=&user=
+// activity: GET .../activity?limit=&after=&key=&model=&status=&user=
 // &since=&until=&format=, the account's requests newest first. format
 // json (the default) answers a page; csv and jsonl answer every entry
 // the filters select, as a download.
@@ -82,22 +76,21 @@ func (q *request) activity(a storage.Account) {
 	}
 	switch format := q.r.URL.Query().Get("format"); format {
 	case "", "json":
-		limit, err := limitParam(q.r, 50, 1000)
+		// Request log ids start with their time, so an id is its own
+		// cursor whether or not its entry was pruned since.
+		p, err := pageParams(q.r, hasPrefixID("rq_"))
 		if err != nil {
 			q.fail(err)
 			return
 		}
-		filter.Limit = limit + 1
+		filter.Before, filter.Limit = p.after, p.limit+1
 		entries, err := q.h.cfg.Store.RequestLogPage(q.ctx, a.ID, filter)
 		if err != nil {
 			q.fail(err)
 			return
 		}
-		more := len(entries) > limit
-		if more {
-			entries = entries[:limit]
-		}
-		q.reply(http.StatusOK, activityPage{Data: listEach(entries, activityOut).Data, HasMore: more})
+		entries, more := trim(entries, p.limit)
+		q.reply(http.StatusOK, pageEach(entries, more, activityOut, func(e storage.RequestLogEntry) string { return e.ID }))
 	case "csv", "jsonl":
 		q.exportActivity(a, filter, format)
 	default:
@@ -108,7 +101,7 @@ func (q *request) activity(a storage.Account) {
 // activityQuery reads the filters of GET .../activity.
 func activityQuery(r *http.Request, now time.Time) (storage.RequestLogQuery, error) {
 	v := r.URL.Query()
-	f := storage.RequestLogQuery{KeyID: v.Get("key"), Model: v.Get("model"), EndUser: v.Get("user"), Before: v.Get("before")}
+	f := storage.RequestLogQuery{KeyID: v.Get("key"), Model: v.Get("model"), EndUser: v.Get("user")}
 	if s := v.Get("status"); s != "" {
 		switch {
 		case len(s) == 3 && s[0] >= '1' && s[0] <= '5' && strings.EqualFold(s[1:], "xx"):

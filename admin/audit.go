@@ -156,21 +156,26 @@ type auditJSON struct {
 }
 
 // auditLog lists the audit log, newest first: GET /admin/audit
-// ?limit=&before=&account=.
+// ?limit=&after=&account=. Audit ids start with their time, so an id is
+// its own cursor whether or not it names an entry.
 func (q *request) auditLog() {
 	if !q.operatorOnly("audit.read") {
 		return
 	}
-	limit, err := limitParam(q.r, 100, 1000)
+	p, err := pageParams(q.r, hasPrefixID("aud_"))
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	v := q.r.URL.Query()
 	entries, err := q.h.cfg.Store.AuditEntries(q.ctx, storage.AuditQuery{
-		Account: v.Get("account"), Before: v.Get("before"), Limit: limit,
+		Account: q.r.URL.Query().Get("account"), Before: p.after, Limit: p.limit + 1,
 	})
-	q.answer(http.StatusOK, listEach(entries, auditOut), err)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	entries, more := trim(entries, p.limit)
+	q.reply(http.StatusOK, pageEach(entries, more, auditOut, func(e storage.AuditEntry) string { return e.ID }))
 }
 
 func auditOut(e storage.AuditEntry) auditJSON {

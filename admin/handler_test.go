@@ -653,7 +653,7 @@ func testAuditAndRequests(t *testing.T, f *fixture) {
 		t.Fatalf("audit = %+v", l.Data)
 	}
 	var next list[auditJSON]
-	f.do("GET", "/admin/audit?before="+l.Data[1].ID, f.operator, "").json(t, &next)
+	f.do("GET", "/admin/audit?after="+l.Data[1].ID, f.operator, "").json(t, &next)
 	if len(next.Data) != 1 || next.Data[0].Outcome != "invalid_json" {
 		t.Errorf("next page = %+v", next.Data)
 	}

@@ -119,16 +119,37 @@ func (q *request) reply(status int, v any) {
 	_, _ = q.w.Write(append(b, '\n'))
 }
 
-// list is the shape of every listing.
-type list[T any] struct {
-	Data []T `json:"data"`
+// page is the shape of every paged listing: the list object of the
+// /v3 Files API (docs/files.md), so that one client loop pages through
+// both APIs: ask again with after set to last_id while has_more is true.
+type page[T any] struct {
+	Object  string `json:"object"`
+	Data    []T    `json:"data"`
+	HasMore bool   `json:"has_more"`
+	// FirstID and LastID are the cursors of the page's ends; null for an
+	// empty page, as the Files API writes them.
+	FirstID *string `json:"first_id"`
+	LastID  *string `json:"last_id"`
 }
 
-func listOf[T any](items []T) list[T] {
-	if items == nil {
-		items = []T{}
+// pageEach is the page of items, each in the JSON shape toJSON gives it,
+// with cursor naming the item as after takes it.
+func pageEach[T, J any](items []T, more bool, toJSON func(T) J, cursor func(T) string) page[J] {
+	out := page[J]{Object: "list", Data: make([]J, 0, len(items)), HasMore: more}
+	for _, it := range items {
+		out.Data = append(out.Data, toJSON(it))
 	}
-	return list[T]{Data: items}
+	if n := len(items); n > 0 {
+		first, last := cursor(items[0]), cursor(items[n-1])
+		out.FirstID, out.LastID = &first, &last
+	}
+	return out
+}
+
+// list is the shape of the listings that are not paged yet (receipts,
+// alert deliveries): the newest limit items.
+type list[T any] struct {
+	Data []T `json:"data"`
 }
 
 // listEach is the listing of items, each in the JSON shape toJSON gives

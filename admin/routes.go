@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/switchyardhq/switchyard/billing"
@@ -74,21 +75,24 @@ func (q *request) accountNow(a storage.Account) (accountJSON, error) {
 	return q.accountOut(a, bal)
 }
 
-// listAccounts: an operator's token lists every account (?after=&limit=),
-// another token the accounts it names.
+// listAccounts: an operator's token lists every account, another token
+// the accounts it names; both by name, bytewise. The cursor is the name,
+// since the name is what names an account in every admin URL.
 func (q *request) listAccounts() {
+	p, err := pageParams(q.r, func(s string) bool { return policy.ValidAccountName(s) == nil })
+	if err != nil {
+		q.fail(err)
+		return
+	}
 	var out []accountJSON
+	more := false
 	if q.who.Operator {
-		limit, err := limitParam(q.r, 1000, 1000)
+		rows, err := q.h.cfg.Store.ListAccounts(q.ctx, p.after, p.limit+1)
 		if err != nil {
 			q.fail(err)
 			return
 		}
-		rows, err := q.h.cfg.Store.ListAccounts(q.ctx, q.r.URL.Query().Get("after"), limit)
-		if err != nil {
-			q.fail(err)
-			return
-		}
+		rows, more = trim(rows, p.limit)
 		for _, r := range rows {
 			a, err := q.accountOut(r.Account, r.BalanceCents)
 			if err != nil {
@@ -98,10 +102,22 @@ func (q *request) listAccounts() {
 			out = append(out, a)
 		}
 	} else {
-		for _, name := range q.who.Accounts {
+		names := slices.Clone(q.who.Accounts)
+		slices.Sort(names)
+		names = slices.Compact(names)
+		for _, name := range names {
+			if name <= p.after {
+				continue
+			}
 			a, err := q.h.cfg.Store.AccountByName(q.ctx, name)
 			if errors.Is(err, storage.ErrNotFound) {
 				continue
+			}
+			if err == nil && len(out) == p.limit {
+				// An account that exists beyond the page: only then is
+				// there more to ask for.
+				more = true
+				break
 			}
 			var acct accountJSON
 			if err == nil {
@@ -114,7 +130,8 @@ func (q *request) listAccounts() {
 			out = append(out, acct)
 		}
 	}
-	q.reply(http.StatusOK, listOf(out))
+	q.reply(http.StatusOK, pageEach(out, more, func(a accountJSON) accountJSON { return a },
+		func(a accountJSON) string { return a.Name }))
 }
 
 // createAccount: POST /admin/accounts {"name", "usd"?}, operators only.
@@ -201,9 +218,35 @@ func keyOut(k storage.APIKey) keyJSON {
 	return out
 }
 
+// listKeys pages the account's keys, newest first. The store lists them
+// whole (25 active at most, and the revoked), so the page is cut here.
 func (q *request) listKeys(a storage.Account) {
+	p, err := pageParams(q.r, hasPrefixID("key_"))
+	if err != nil {
+		q.fail(err)
+		return
+	}
 	keys, err := q.h.cfg.Store.ListKeys(q.ctx, a.ID)
-	q.answer(http.StatusOK, listEach(keys, keyOut), err)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	if p.after != "" {
+		i := slices.IndexFunc(keys, func(k storage.APIKey) bool { return k.ID == p.after })
+		if i < 0 {
+			q.fail(unknownCursor("key"))
+			return
+		}
+		keys = keys[i+1:]
+	}
+	keys, more := trim(keys, p.limit)
+	q.reply(http.StatusOK, pageEach(keys, more, keyOut, func(k storage.APIKey) string { return k.ID }))
+}
+
+// unknownCursor refuses an after that is well formed but names no item
+// of the list, for lists whose order is not the ids' own.
+func unknownCursor(item string) error {
+	return apierror.InvalidRequest("invalid_after", "after names no "+item+" of this list; give the last_id of the previous page.")
 }
 
 // createKey: POST .../keys {"label", and the controls of
@@ -325,13 +368,26 @@ func parseUSD(s string) (int64, error) {
 }
 
 func (q *request) ledger(a storage.Account) {
-	limit, err := limitParam(q.r, 50, 1000)
+	p, err := pageParams(q.r, hasPrefixID("le_"))
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	entries, err := q.h.cfg.Store.Entries(q.ctx, a.ID, limit)
-	q.answer(http.StatusOK, listEach(entries, entryOut), err)
+	var entries []storage.LedgerEntry
+	if p.after == "" {
+		entries, err = q.h.cfg.Store.Entries(q.ctx, a.ID, p.limit+1)
+	} else {
+		entries, err = q.h.cfg.Store.EntriesAfter(q.ctx, a.ID, p.after, p.limit+1)
+		if errors.Is(err, storage.ErrNotFound) {
+			err = unknownCursor("ledger entry")
+		}
+	}
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	entries, more := trim(entries, p.limit)
+	q.reply(http.StatusOK, pageEach(entries, more, entryOut, func(e storage.LedgerEntry) string { return e.ID }))
 }
 
 // usage: GET .../usage?since=&until=&by=, the report `switchyard usage`
@@ -373,12 +429,15 @@ func (q *request) usage(a storage.Account) {
 		q.fail(err)
 		return
 	}
+	// A report, not a paged list: every row of the period at once, so
+	// has_more is always false (and says so, as the CLI's --json does).
 	q.reply(http.StatusOK, struct {
-		Since string         `json:"since"`
-		Until string         `json:"until"`
-		By    string         `json:"by"`
-		Data  []UsageJSONRow `json:"data"`
-	}{first.Format(time.DateOnly), last.Format(time.DateOnly), string(by), UsageJSON(by, rows)})
+		Since   string         `json:"since"`
+		Until   string         `json:"until"`
+		By      string         `json:"by"`
+		Data    []UsageJSONRow `json:"data"`
+		HasMore bool           `json:"has_more"`
+	}{first.Format(time.DateOnly), last.Format(time.DateOnly), string(by), UsageJSON(by, rows), false})
 }
 
 // fileJSON is a file's metadata.
@@ -401,32 +460,29 @@ func (q *request) filesService() (*files.Service, error) {
 	return q.h.cfg.Files()
 }
 
-// listFiles: GET .../files?limit=&after=, newest first.
+// listFiles: GET .../files?limit=&after=, newest first. A file id is
+// its own cursor: ids sort by creation, so after need not name a file
+// that still exists.
 func (q *request) listFiles(a storage.Account) {
 	svc, err := q.filesService()
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	limit, err := limitParam(q.r, 100, files.MaxListLimit)
+	p, err := pageParams(q.r, files.ValidID)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	page, err := svc.List(q.ctx, a.ID, storage.FileListParams{Limit: limit, After: q.r.URL.Query().Get("after")})
+	pg, err := svc.List(q.ctx, a.ID, storage.FileListParams{Limit: p.limit, After: p.after})
 	if err != nil {
 		q.fail(files.APIError(err))
 		return
 	}
-	out := make([]fileJSON, 0, len(page.Files))
-	for _, f := range page.Files {
-		out = append(out, fileJSON{ID: f.ID, Filename: f.Filename, Purpose: f.Purpose, Bytes: f.Bytes, MIME: f.MIME,
-			Source: string(f.Source), CreatedAt: timeJSON(f.CreatedAt), ExpiresAt: timeJSON(f.ExpiresAt)})
-	}
-	q.reply(http.StatusOK, struct {
-		Data    []fileJSON `json:"data"`
-		HasMore bool       `json:"has_more"`
-	}{out, page.HasMore})
+	q.reply(http.StatusOK, pageEach(pg.Files, pg.HasMore, func(f storage.File) fileJSON {
+		return fileJSON{ID: f.ID, Filename: f.Filename, Purpose: f.Purpose, Bytes: f.Bytes, MIME: f.MIME,
+			Source: string(f.Source), CreatedAt: timeJSON(f.CreatedAt), ExpiresAt: timeJSON(f.ExpiresAt)}
+	}, func(f storage.File) string { return f.ID }))
 }
 
 // fileContent: GET .../files/{id}/content, the file's bytes as a

@@ -326,7 +326,7 @@ func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	return blockOptions(d, 0, "switchyard_admin", map[string]optionReader{
 		"jwt_secret":           secretOption(&h.JWTSecret, admin.MinSecretBytes),
-		"jwks_url":             stringOption(&h.JWKSURL),
+		"jwks_url":             checkedOption(&h.JWKSURL, checkURL("https://sso.example.com/.well-known/jwks.json", "https", "http")),
 		"issuer":               stringOption(&h.Issuer),
 		"audience":             stringOption(&h.Audience),
 		"account_claim":        stringOption(&h.AccountClaim),

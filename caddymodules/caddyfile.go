@@ -1,11 +1,20 @@
 package caddymodules
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 func init() {
@@ -53,12 +62,18 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	return blockOptions(d, 0, "switchyard", map[string]optionReader{
-		"revision":      stringOption(&a.Revision),
-		"data_dir":      stringOption(&a.DataDir),
-		"postgres":      stringOption(&a.Postgres),
-		"redis":         stringOption(&a.Redis),
-		"redis_prefix":  stringOption(&a.RedisPrefix),
-		"redis_mode":    stringOption(&a.RedisMode),
+		"revision": checkedOption(&a.Revision, func(s string) error {
+			_, err := policy.ParseRevision(s)
+			return err
+		}),
+		"data_dir":     stringOption(&a.DataDir),
+		"postgres":     checkedOption(&a.Postgres, checkPostgresDSN),
+		"redis":        checkedOption(&a.Redis, checkURL("redis://host:6379/0", "redis", "rediss", "unix")),
+		"redis_prefix": stringOption(&a.RedisPrefix),
+		"redis_mode": checkedOption(&a.RedisMode, func(s string) error {
+			_, err := limits.ParseRedisMode(s)
+			return err
+		}),
 		"key_secret":    secretOption(&a.KeySecret, minKeySecretBytes),
 		"key_cache_ttl": a.unmarshalKeyCacheTTL,
 		"limits":        subBlockOption(&a.Limits, unmarshalLimits),
@@ -102,6 +117,9 @@ func (a *App) unmarshalKeyCacheTTL(d *caddyfile.Dispenser) error {
 func (u *Upstream) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		u.URL = d.Val()
+		if err := checkLiteral(u.URL, checkURL("http://127.0.0.1:8000/v1", "http", "https")); err != nil {
+			return d.Errf("upstream: %v", err)
+		}
 	}
 	if d.NextArg() {
 		return d.ArgErr()
@@ -139,6 +157,55 @@ func blockOptions(d *caddyfile.Dispenser, nesting int, what string, opts map[str
 		if err := read(d); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkedOption reads an option's one argument into dst and refuses, at
+// the option's line, a value check rejects.
+func checkedOption(dst *string, check func(string) error) optionReader {
+	return func(d *caddyfile.Dispenser) error {
+		name := d.Val()
+		if err := oneArg(d, dst); err != nil {
+			return err
+		}
+		if err := checkLiteral(*dst, check); err != nil {
+			return d.Errf("%s: %v", name, err)
+		}
+		return nil
+	}
+}
+
+// checkLiteral runs check on a value written out in the Caddyfile. A
+// value with a placeholder such as {env.NAME} is checked when the config
+// is provisioned, where its value is known.
+func checkLiteral(v string, check func(string) error) error {
+	if strings.Contains(v, "{") {
+		return nil
+	}
+	return check(v)
+}
+
+// checkURL accepts an absolute URL with one of schemes. The message
+// never repeats the value: database and Redis URLs carry passwords.
+func checkURL(example string, schemes ...string) func(string) error {
+	return func(s string) error {
+		u, err := url.Parse(s)
+		if err != nil || !slices.Contains(schemes, strings.ToLower(u.Scheme)) || (u.Host == "" && u.Scheme != "unix") {
+			return fmt.Errorf("want a %s URL such as %s", strings.Join(schemes, ", "), example)
+		}
+		return nil
+	}
+}
+
+// checkPostgresDSN accepts the two forms pgx reads: a postgres:// URL or
+// keyword=value pairs.
+func checkPostgresDSN(s string) error {
+	if !strings.Contains(s, "://") && strings.Contains(s, "=") {
+		return nil
+	}
+	if err := checkURL("postgres://user@host:5432/db", "postgres", "postgresql")(s); err != nil {
+		return errors.New(err.Error() + ", or keyword=value pairs (host=... dbname=...)")
 	}
 	return nil
 }

@@ -95,6 +95,23 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"admin with argument", ":8080 {\n\tswitchyard_admin on\n}\n", "wrong argument count"},
 		{"admin unknown option", ":8080 {\n\tswitchyard_admin {\n\t\tsecret x\n\t}\n}\n", `unrecognized switchyard_admin option "secret"`},
 		{"admin option without value", ":8080 {\n\tswitchyard_admin {\n\t\tissuer\n\t}\n}\n", "wrong argument count"},
+		// Values refused when the Caddyfile is adapted, at their line,
+		// rather than when the server starts.
+		{"unknown revision", "{\n\tswitchyard {\n\t\trevision C\n\t}\n}\n", `revision: unknown spec revision "C": want A or B, at Caddyfile:3`},
+		{"unknown redis mode", "{\n\tswitchyard {\n\t\tredis_mode ring\n\t}\n}\n", `redis_mode: redis mode "ring": want single, cluster or sentinel, at Caddyfile:3`},
+		{"postgres without scheme", "{\n\tswitchyard {\n\t\tpostgres db.internal/switchyard\n\t}\n}\n", "postgres: want a postgres, postgresql URL such as postgres://user@host:5432/db, or keyword=value pairs (host=... dbname=...), at Caddyfile:3"},
+		{"postgres other scheme", "{\n\tswitchyard {\n\t\tpostgres mysql://u:secret@db/x\n\t}\n}\n", "postgres: want a postgres, postgresql URL"},
+		{"redis without scheme", "{\n\tswitchyard {\n\t\tredis localhost:6379\n\t}\n}\n", "redis: want a redis, rediss, unix URL such as redis://host:6379/0, at Caddyfile:3"},
+		{"upstream without scheme", "{\n\tswitchyard {\n\t\tupstream localhost:8000/v1\n\t}\n}\n", "upstream: want a http, https URL such as http://127.0.0.1:8000/v1, at Caddyfile:3"},
+		{"upstream without host", "{\n\tswitchyard {\n\t\tupstream http:///v1\n\t}\n}\n", "upstream: want a http, https URL"},
+		{"search url without scheme", "{\n\tswitchyard {\n\t\tsearch searx.internal\n\t}\n}\n", "search: want a http, https URL such as http://127.0.0.1:8888, at Caddyfile:3"},
+		{"searxng option without scheme", "{\n\tswitchyard {\n\t\tsearch {\n\t\t\tsearxng searx.internal\n\t\t}\n\t}\n}\n", "searxng: want a http, https URL such as http://127.0.0.1:8888, at Caddyfile:4"},
+		{"open_url allow not a prefix", "{\n\tswitchyard {\n\t\topen_url {\n\t\t\tallow 10.0.0.0/33\n\t\t}\n\t}\n}\n", `allow: open_url allow-list: "10.0.0.0/33" is not an IP prefix such as 10.0.0.0/8, at Caddyfile:4`},
+		{"model upstream without scheme", "{\n\tswitchyard {\n\t\tmodel m {\n\t\t\tupstream 10.0.0.7:8000/v1\n\t\t}\n\t}\n}\n", "upstream: want a http, https URL such as http://10.0.0.7:8000/v1, at Caddyfile:4"},
+		{"model unknown lb_policy", "{\n\tswitchyard {\n\t\tmodel m {\n\t\t\tlb_policy best\n\t\t}\n\t}\n}\n", `lb_policy "best": want one of`},
+		{"model relative health_path", "{\n\tswitchyard {\n\t\tmodel m {\n\t\t\thealth_path health\n\t\t}\n\t}\n}\n", `health_path "health": want a path starting with /, or off, at Caddyfile:4`},
+		{"admin jwks_url without scheme", ":8080 {\n\tswitchyard_admin {\n\t\tjwks_url sso.example.com/jwks\n\t}\n}\n", "jwks_url: want a https, http URL such as https://sso.example.com/.well-known/jwks.json, at Caddyfile:3"},
+		{"stripe api_url without scheme", ":8080 {\n\tswitchyard_admin {\n\t\tpayments {\n\t\t\tstripe {\n\t\t\t\tapi_url localhost:12111\n\t\t\t}\n\t\t}\n\t}\n}\n", "api_url: want a http, https URL such as https://api.stripe.com, at Caddyfile:5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +121,29 @@ func TestCaddyfileErrors(t *testing.T) {
 				t.Fatalf("error %v, want one saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCaddyfileCheckedValues: the values the checks above refuse are
+// taken when they are right, or placeholders known only at run time, and
+// a refused database URL is not repeated in the error, since it may hold
+// a password.
+func TestCaddyfileCheckedValues(t *testing.T) {
+	for _, opt := range []string{
+		"revision a", "revision {env.REV}", "redis_mode cluster", "redis_mode {env.MODE}",
+		"postgres postgres://u@db:5432/x?sslmode=require", "postgres postgresql://db/x", "postgres \"host=db dbname=x\"",
+		"postgres {env.PG}", "redis rediss://:pw@r:6380/1", "redis unix:///run/redis.sock", "redis {env.REDIS}",
+		"upstream https://api.example.com/v1", "upstream {env.UP}", "search http://searx:8888",
+		"open_url {\n\t\t\tallow 10.0.0.0/8 fd12::/48 192.0.2.7\n\t\t}",
+	} {
+		in := "{\n\tswitchyard {\n\t\t" + opt + "\n\t}\n}\n"
+		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(in), nil); err != nil {
+			t.Errorf("%s: %v", opt, err)
+		}
+	}
+	_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte("{\n\tswitchyard {\n\t\tpostgres mysql://u:hunter2@db/x\n\t}\n}\n"), nil)
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error %v: want a refusal that does not repeat the URL", err)
 	}
 }
 

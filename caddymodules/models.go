@@ -55,6 +55,13 @@ func unmarshalModel(d *caddyfile.Dispenser) (*routing.Model, error) {
 		case err != nil:
 			return nil, d.Errf("%s: %v", opt, err)
 		}
+		// Refused at the line that sets them rather than when the config
+		// loads, which has no file and line to point at.
+		for _, err := range []error{routing.CheckLBPolicy(m.LBPolicy), routing.CheckHealthPath(m.HealthPath)} {
+			if err != nil {
+				return nil, d.Err(err.Error())
+			}
+		}
 	}
 	return m, nil
 }
@@ -63,6 +70,9 @@ func unmarshalModelUpstream(d *caddyfile.Dispenser) (*routing.ModelUpstream, err
 	u := new(routing.ModelUpstream)
 	if err := oneArg(d, &u.URL); err != nil {
 		return nil, err
+	}
+	if err := checkLiteral(u.URL, checkURL("http://10.0.0.7:8000/v1", "http", "https")); err != nil {
+		return nil, d.Errf("upstream: %v", err)
 	}
 	err := blockOptions(d, d.Nesting(), "model upstream", map[string]optionReader{
 		"api_key": stringOption(&u.APIKey),

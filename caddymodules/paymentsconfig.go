@@ -73,7 +73,7 @@ func unmarshalPayments(d *caddyfile.Dispenser) (*payments.Settings, error) {
 			return s, blockOptions(d, d.Nesting(), "stripe", map[string]optionReader{
 				"secret_key":     stringOption(&s.SecretKey),
 				"webhook_secret": stringOption(&s.WebhookSecret),
-				"api_url":        stringOption(&s.APIURL),
+				"api_url":        checkedOption(&s.APIURL, checkURL("https://api.stripe.com", "http", "https")),
 				"product_name":   stringOption(&s.ProductName),
 				"tolerance":      positiveDurationOption(&s.Tolerance),
 			})

@@ -1,6 +1,8 @@
 package caddymodules
 
 import (
+	"strings"
+
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/switchyardhq/switchyard/tools/openurl"
@@ -38,14 +40,18 @@ func unmarshalTools(d *caddyfile.Dispenser) (*translator.ToolSettings, error) {
 //	}
 func unmarshalSearch(d *caddyfile.Dispenser) (*search.Settings, error) {
 	c := new(search.Settings)
+	searxURL := checkURL("http://127.0.0.1:8888", "http", "https")
 	if d.NextArg() {
 		c.SearxNG = d.Val()
+		if err := checkLiteral(c.SearxNG, searxURL); err != nil {
+			return nil, d.Errf("search: %v", err)
+		}
 	}
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
 	err := blockOptions(d, 1, "search", map[string]optionReader{
-		"searxng":    stringOption(&c.SearxNG),
+		"searxng":    checkedOption(&c.SearxNG, searxURL),
 		"brave_key":  stringOption(&c.BraveKey),
 		"tavily_key": stringOption(&c.TavilyKey),
 	})
@@ -71,6 +77,11 @@ func unmarshalOpenURL(d *caddyfile.Dispenser) (*openurl.Settings, error) {
 			args := d.RemainingArgs()
 			if len(args) == 0 {
 				return nil, d.ArgErr()
+			}
+			for _, a := range args {
+				if _, err := openurl.ParseAllow(a); err != nil && !strings.Contains(a, "{") {
+					return nil, d.Errf("allow: %v", err)
+				}
 			}
 			c.Allow = append(c.Allow, args...)
 		default:

@@ -71,7 +71,7 @@ func Keys(cmd *cobra.Command, open Opener) {
 				return err
 			}
 			if c.JSON {
-				return printJSON(c.Out, listJSON(keys, keyJSONOf))
+				return printJSON(c.Out, listJSON(keys, keyJSONOf, func(k storage.APIKey) string { return k.ID }))
 			}
 			printKeys(c.Out, keys)
 			return nil
@@ -240,7 +240,7 @@ func Accounts(cmd *cobra.Command, open Opener) {
 				return err
 			}
 			if c.JSON {
-				return printJSON(c.Out, listJSON(rows, accountJSONOf))
+				return printJSON(c.Out, listJSON(rows, accountJSONOf, func(r storage.AccountBalance) string { return r.Name }))
 			}
 			tw := tabwriter.NewWriter(c.Out, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tBALANCE\tSTATUS\tCREATED")

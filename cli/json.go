@@ -12,8 +12,9 @@ import (
 )
 
 // The commands' --json output has the admin API's shapes (docs/admin.md),
-// so that a script moves between the two unchanged. A listing is
-// {"data": [...], "has_more": false}: the command lists everything.
+// so that a script moves between the two unchanged. A listing is the
+// admin API's list object (docs/admin.md, "Lists") with has_more false:
+// the command lists everything.
 
 func addJSONFlag(cmd *cobra.Command) {
 	cmd.Flags().Bool("json", false, "Print what the admin API answers for this listing, as JSON")
@@ -26,16 +27,25 @@ func printJSON(w io.Writer, v any) error {
 }
 
 type cliList[T any] struct {
-	Data    []T  `json:"data"`
-	HasMore bool `json:"has_more"`
+	Object  string  `json:"object"`
+	Data    []T     `json:"data"`
+	HasMore bool    `json:"has_more"`
+	FirstID *string `json:"first_id"`
+	LastID  *string `json:"last_id"`
 }
 
-func listJSON[T, J any](items []T, toJSON func(T) J) cliList[J] {
-	out := make([]J, 0, len(items))
+// listJSON lists items whole; cursor names an item as the admin API's
+// after takes it, for first_id and last_id.
+func listJSON[T, J any](items []T, toJSON func(T) J, cursor func(T) string) cliList[J] {
+	out := cliList[J]{Object: "list", Data: make([]J, 0, len(items))}
 	for _, it := range items {
-		out = append(out, toJSON(it))
+		out.Data = append(out.Data, toJSON(it))
 	}
-	return cliList[J]{Data: out}
+	if n := len(items); n > 0 {
+		first, last := cursor(items[0]), cursor(items[n-1])
+		out.FirstID, out.LastID = &first, &last
+	}
+	return out
 }
 
 func cliTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

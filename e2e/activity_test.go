@@ -126,10 +126,10 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 
 	// Paging: two at a time, each entry once, newest first.
 	var seen []string
-	before := ""
+	after := ""
 	for range 6 {
 		var page activityList
-		adminJSON(t, g, http.StatusOK, "GET", "/admin/accounts/acme/activity?limit=2&before="+before, owner, "", &page)
+		adminJSON(t, g, http.StatusOK, "GET", "/admin/accounts/acme/activity?limit=2&after="+after, owner, "", &page)
 		if page.HasMore == nil {
 			t.Fatal("a page without has_more")
 		}
@@ -139,7 +139,7 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 		if !*page.HasMore {
 			break
 		}
-		before = page.Data[len(page.Data)-1].ID
+		after = page.Data[len(page.Data)-1].ID
 	}
 	if strings.Join(seen, " ") != "act-v3 act-bad act-4 act-3 act-2 act-1" {
 		t.Errorf("pages: %v", seen)

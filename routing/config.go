@@ -183,14 +183,14 @@ func (m *Model) validate(names map[string]bool, prices map[string]policy.ModelPr
 		}
 		upNames[r.Name] = true
 	}
-	if m.LBPolicy != "" && !slices.Contains(lbPolicies, m.LBPolicy) {
-		errs = append(errs, fail("lb_policy %q: want one of %s", m.LBPolicy, strings.Join(lbPolicies, ", ")))
+	if err := CheckLBPolicy(m.LBPolicy); err != nil {
+		errs = append(errs, fail("%v", err))
 	}
 	if m.Retries != nil && *m.Retries < 0 {
 		errs = append(errs, fail("retries must not be negative"))
 	}
-	if p := m.HealthPath; p != "" && p != "off" && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?#")) {
-		errs = append(errs, fail("health_path %q: want a path starting with /, or off", p))
+	if err := CheckHealthPath(m.HealthPath); err != nil {
+		errs = append(errs, fail("%v", err))
 	}
 	if m.HealthInterval < 0 || m.HealthTimeout < 0 || m.FailDuration < 0 || m.UnhealthyLatency < 0 ||
 		m.DialTimeout < 0 || m.ResponseHeaderTimeout < 0 {
@@ -335,4 +335,22 @@ func orInt(n, def int) int {
 		return n
 	}
 	return def
+}
+
+// CheckLBPolicy refuses a load-balancing policy the pool does not know;
+// "" is the default.
+func CheckLBPolicy(p string) error {
+	if p != "" && !slices.Contains(lbPolicies, p) {
+		return fmt.Errorf("lb_policy %q: want one of %s", p, strings.Join(lbPolicies, ", "))
+	}
+	return nil
+}
+
+// CheckHealthPath refuses an active health check path that is not a
+// path; "" is the default and "off" turns the check off.
+func CheckHealthPath(p string) error {
+	if p != "" && p != "off" && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?#")) {
+		return fmt.Errorf("health_path %q: want a path starting with /, or off", p)
+	}
+	return nil
 }

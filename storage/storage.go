@@ -130,6 +130,12 @@ type Ledger interface {
 	// Entries lists up to limit entries of an account, newest first; all
 	// of them if limit <= 0. An unknown account has none.
 	Entries(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error)
+	// EntriesAfter lists up to limit entries of an account older than the
+	// entry with id after, newest first: the next page of a listing whose
+	// last entry was after. ErrNotFound when after names no entry of the
+	// account, since ledger ids are not ordered across nodes' clocks and
+	// a cursor has to be an entry's own position.
+	EntriesAfter(ctx context.Context, accountID, after string, limit int) ([]LedgerEntry, error)
 }
 
 // Account is an owner of keys and a balance.

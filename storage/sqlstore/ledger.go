@@ -183,6 +183,21 @@ func (s *Store) Entries(ctx context.Context, accountID string, limit int) ([]sto
 	return entries, wrap(err, "listing ledger entries")
 }
 
+// EntriesAfter pages by seq, the order Entries lists in.
+func (s *Store) EntriesAfter(ctx context.Context, accountID, after string, limit int) ([]storage.LedgerEntry, error) {
+	var seq int64
+	err := s.db.QueryRow(ctx, `SELECT seq FROM ledger_entries WHERE id = $1 AND account_id = $2`, after, accountID).Scan(&seq)
+	if noRows(err) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap(err, "finding a ledger cursor")
+	}
+	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 AND seq < $2 ORDER BY seq DESC` + limitClause(limit)
+	entries, err := queryAll(ctx, s.db, scanEntry, query, accountID, seq)
+	return entries, wrap(err, "listing ledger entries")
+}
+
 func scanEntry(r Row) (storage.LedgerEntry, error) {
 	var e storage.LedgerEntry
 	var kind string

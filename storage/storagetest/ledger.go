@@ -65,6 +65,20 @@ func (h *harness) testLedger(t *testing.T) {
 		if err != nil || len(two) != 2 || two[0].ID != posted[4].ID || two[1].ID != posted[3].ID {
 			t.Errorf("Entries(2) = %+v, %v; want the two newest", two, err)
 		}
+		// EntriesAfter continues where a page ended, in the same order.
+		next, err := s.EntriesAfter(ctx, a.ID, posted[3].ID, 2)
+		if err != nil || len(next) != 2 || next[0].ID != posted[2].ID || next[1].ID != posted[1].ID {
+			t.Errorf("EntriesAfter(4th newest, 2) = %+v, %v; want the next two", next, err)
+		}
+		if last, err := s.EntriesAfter(ctx, a.ID, posted[0].ID, 2); err != nil || len(last) != 0 {
+			t.Errorf("EntriesAfter(oldest) = %+v, %v; want none", last, err)
+		}
+		if _, err := s.EntriesAfter(ctx, a.ID, "le_unknown", 2); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("EntriesAfter(unknown id): %v, want ErrNotFound", err)
+		}
+		if _, err := s.EntriesAfter(ctx, "acct_other", posted[3].ID, 2); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("EntriesAfter(another account's entry): %v, want ErrNotFound", err)
+		}
 	})
 
 	t.Run("UnknownAccount", func(t *testing.T) {

@@ -22,6 +22,19 @@ export class Client {
   }
 
   get(path) { return this.request('GET', path); }
+  // getAll reads every page of a list (docs/admin.md, "Lists") and
+  // answers them as one list object: the account picker and the key
+  // table show a whole list, never only its first page.
+  async getAll(path) {
+    const sep = path.includes('?') ? '&' : '?';
+    let page = await this.get(`${path}${sep}limit=1000`);
+    const data = [...(page.data || [])];
+    for (let n = 0; page.has_more && page.last_id && n < 100; n++) {
+      page = await this.get(`${path}${sep}limit=1000&after=${encodeURIComponent(page.last_id)}`);
+      data.push(...(page.data || []));
+    }
+    return { object: 'list', data, has_more: Boolean(page.has_more) };
+  }
   // getText answers the body as text: an export (CSV, JSON Lines).
   getText(path) { return this.request('GET', path, undefined, 'text'); }
   // getBlob answers the body as a Blob: a stored file's bytes.

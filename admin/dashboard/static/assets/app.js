@@ -116,7 +116,7 @@ async function start(token, fresh) {
   const me = await client.get('/me');
   let accounts = [];
   if (me.operator || me.role === 'operator') {
-    const res = await client.get('/accounts');
+    const res = await client.getAll('/accounts');
     accounts = (res.data || []).map((a) => a.name);
   } else {
     accounts = (me.accounts || []).map((a) => (typeof a === 'string' ? a : a.name));
@@ -257,7 +257,7 @@ async function renderView(focus) {
 // reloadAccounts refreshes the operator's account picker after an account
 // was created, selecting name.
 async function reloadAccounts(name) {
-  const res = await state.client.get('/accounts');
+  const res = await state.client.getAll('/accounts');
   state.accounts = (res.data || []).map((a) => a.name);
   if (name && state.accounts.includes(name)) {
     state.account = name;

@@ -8,12 +8,12 @@ import { announce, busy, card, confirm, emptyState, errorBox, field } from '../u
 import * as fmt from '../format.js';
 
 export async function accounts(body, ctx) {
-  const list = await ctx.client.get('/accounts');
+  const list = await ctx.client.getAll('/accounts');
   if (!ctx.current()) return;
   const listBox = h('div');
   const reload = async () => {
     try {
-      const fresh = await ctx.client.get('/accounts');
+      const fresh = await ctx.client.getAll('/accounts');
       if (ctx.current()) replace(listBox, accountList(ctx, fresh.data || [], reload));
     } catch (err) {
       if (ctx.current()) replace(listBox, errorBox(err, 'The accounts could not be loaded'));

@@ -50,7 +50,7 @@ function control(label, el) {
 
 export async function activity(body, ctx) {
   const base = path('accounts', ctx.account, 'activity');
-  const keys = await ctx.client.get(path('accounts', ctx.account, 'keys')).catch(() => ({ data: [] }));
+  const keys = await ctx.client.getAll(path('accounts', ctx.account, 'keys')).catch(() => ({ data: [] }));
   if (!ctx.current()) return;
   const keyHint = new Map((keys.data || []).map((k) => [k.id, k.label ? `${k.label} (${k.hint})` : k.hint]));
 
@@ -151,7 +151,7 @@ export async function activity(body, ctx) {
   const load = async (append) => {
     const q = query();
     q.set('limit', String(PAGE));
-    if (append && rows.length) q.set('before', rows[rows.length - 1].id);
+    if (append && rows.length) q.set('after', rows[rows.length - 1].id);
     try {
       const res = await ctx.client.get(`${base}?${q}`);
       if (!ctx.current()) return;

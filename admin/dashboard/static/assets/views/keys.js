@@ -10,7 +10,7 @@ import * as fmt from '../format.js';
 
 export async function keys(body, ctx) {
   const base = path('accounts', ctx.account, 'keys');
-  const list = await ctx.client.get(base);
+  const list = await ctx.client.getAll(base);
   if (!ctx.current()) return;
 
   const listBox = h('div');
@@ -47,7 +47,7 @@ export async function keys(body, ctx) {
   };
   const reload = async () => {
     try {
-      const fresh = await ctx.client.get(base);
+      const fresh = await ctx.client.getAll(base);
       if (ctx.current()) renderList(fresh.data || []);
     } catch (err) {
       if (ctx.current()) replace(listBox, errorBox(err, 'The key list could not be loaded'));
