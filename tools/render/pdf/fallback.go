@@ -23,7 +23,8 @@ type fallbackFont struct {
 	src *fonts.Fallback
 
 	mu     sync.Mutex
-	widths map[rune]uint16 // thousandths of the size; 0: no glyph
+	widths map[rune]uint16      // thousandths of the size; 0: no glyph
+	shaped map[string]shapeInfo // runs measured by the shaper (outline.go)
 }
 
 var pdfFallbacks = sync.OnceValue(func() []*fallbackFont {
@@ -65,11 +66,9 @@ func (f *fallbackFont) width(r rune) int {
 func fallbackFamily(k uint8) string { return "Fallback" + strconv.Itoa(int(k)) }
 
 // fallbackFor returns the 1-based index of the first fallback that draws
-// r, or 0 when none does.
+// r, or 0 when none does. A character beyond the Basic Multilingual
+// Plane is drawn as an outline (outline.go).
 func fallbackFor(r rune) uint8 {
-	if r >= 0x10000 {
-		return 0
-	}
 	for i, f := range pdfFallbacks() {
 		if f.src.Has(r) {
 			return uint8(i + 1)
@@ -80,7 +79,7 @@ func fallbackFor(r rune) uint8 {
 
 // drawable reports whether some face, own or fallback, draws r.
 func (m *metrics) drawable(r rune) bool {
-	return r < 0x10000 && (m.covered[r] || fallbackFor(r) != 0)
+	return r < 0x10000 && m.covered[r] || fallbackFor(r) != 0
 }
 
 // fontOf returns the fallback (0: the style's own face) that sets r in
@@ -106,6 +105,9 @@ func (m *metrics) styleWidth(st style, s string) float64 {
 	if st.fb == 0 {
 		return m.width(st.face, st.size, s)
 	}
+	if w, ok := m.shapedWidth(st, s); ok {
+		return w
+	}
 	f := pdfFallbacks()[st.fb-1]
 	sum := 0
 	for _, r := range s {
@@ -119,6 +121,10 @@ func (m *metrics) styleWidth(st style, s string) float64 {
 func (m *metrics) styleRuneWidth(st style, r rune) float64 {
 	if st.fb == 0 {
 		return m.runeWidth(st.face, st.size, r)
+	}
+	if r >= 0x10000 {
+		w, _ := m.shapedWidth(st, string(r))
+		return w
 	}
 	w := pdfFallbacks()[st.fb-1].width(r)
 	if w <= 1 {

@@ -1,0 +1,308 @@
+package pdf
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"golang.org/x/image/font/sfnt"
+
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
+)
+
+// fpdf sets text through the font's character map, one glyph per
+// character, and only for the Basic Multilingual Plane. A run whose
+// glyphs a shaper chooses (a Devanagari conjunct, a Thai mark stacked
+// over a vowel, a vowel sign drawn before its consonant) or whose
+// characters lie beyond the plane (emoji) cannot be written that way:
+// such a run is shaped (fonts.Shape), its glyphs are filled as outlines,
+// and its text is written invisibly over them at the same place and
+// width, as scanned documents carry their recognised text, so that
+// search, selection and text extraction still find the characters typed.
+
+// shapeInfo is what layout needs to know about a run in a fallback font.
+type shapeInfo struct {
+	outline bool    // drawn as outlines
+	adv     float64 // shaped advance, thousandths of the size
+}
+
+// maxShapeCache bounds the per-font cache of shaped runs; a document
+// repeats its words, and a flood of distinct ones only costs re-shaping.
+const maxShapeCache = 4096
+
+// shapeUnit is the size runs are shaped at for measuring: thousandths,
+// the unit of the character widths.
+const shapeUnit = 1000
+
+// shapeInfo returns whether s, set in this font, must be drawn as
+// outlines, and its shaped advance.
+func (f *fallbackFont) shapeInfo(s string) shapeInfo {
+	f.mu.Lock()
+	if si, ok := f.shaped[s]; ok {
+		f.mu.Unlock()
+		return si
+	}
+	f.mu.Unlock()
+	si := f.computeShapeInfo(s)
+	f.mu.Lock()
+	if f.shaped == nil || len(f.shaped) >= maxShapeCache {
+		f.shaped = map[string]shapeInfo{}
+	}
+	f.shaped[s] = si
+	f.mu.Unlock()
+	return si
+}
+
+func (f *fallbackFont) computeShapeInfo(s string) shapeInfo {
+	astral := hasAstral(s)
+	if !astral && !fonts.NeedsShaping(s) && (isPlain(s) || fonts.HasRTL(s)) {
+		// Right-to-left text is shaped through presentation forms and
+		// set as text; plain ASCII has nothing for a shaper to change.
+		return shapeInfo{}
+	}
+	sh, ok := fonts.Shape(f.src, s, shapeUnit)
+	if !ok {
+		return shapeInfo{}
+	}
+	si := shapeInfo{adv: sh.Advance}
+	switch {
+	case astral, fonts.NeedsShaping(s):
+		si.outline = true
+	default:
+		si.outline = !f.oneToOne(s, sh)
+	}
+	return si
+}
+
+// oneToOne reports whether the shaper set s as the character map does:
+// one glyph per character, each the character's own, at its advance. A
+// ligature, a contextual form or a mark moved by the font's positioning
+// tables is something text drawn by fpdf would lose.
+func (f *fallbackFont) oneToOne(s string, sh *fonts.Shaped) bool {
+	fnt := f.src.Font()
+	if fnt == nil || sh.Glyphs() != utf8.RuneCountInString(s) {
+		return false
+	}
+	var buf sfnt.Buffer
+	pen := 0.0
+	i := 0
+	for _, r := range s {
+		id, x, y := sh.Glyph(i)
+		g, err := fnt.GlyphIndex(&buf, r)
+		if err != nil || uint32(g) != id || y != 0 || abs(x-pen) > 0.5 {
+			return false
+		}
+		pen += float64(f.width(r))
+		i++
+	}
+	return true
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func hasAstral(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0xF0 {
+			return true
+		}
+	}
+	return false
+}
+
+// outlined reports whether s set in st is drawn as outlines.
+func (m *metrics) outlined(st style, s string) bool {
+	if st.fb == 0 || s == "" || isPlain(s) {
+		return false
+	}
+	return pdfFallbacks()[st.fb-1].shapeInfo(s).outline
+}
+
+// shapedWidth returns the width of s in fallback st.fb and whether it is
+// drawn as outlines; when it is not, the width is not computed.
+func (m *metrics) shapedWidth(st style, s string) (float64, bool) {
+	if st.fb == 0 || s == "" || isPlain(s) {
+		return 0, false
+	}
+	si := pdfFallbacks()[st.fb-1].shapeInfo(s)
+	if !si.outline {
+		return 0, false
+	}
+	return si.adv * st.size / shapeUnit, true
+}
+
+// shapedRun records a run drawn as outlines, for tests.
+type shapedRun struct {
+	text     string
+	fb       uint8
+	x, y     float64 // start of the baseline on the page, y down
+	w        float64 // the width layout gave the run
+	glyphs   int     // glyphs the shaper returned
+	contours int     // closed outlines filled
+	advance  float64 // the shaped run's advance
+	textW    float64 // the invisible text's width before scaling
+}
+
+// drawOutlined draws f's text shaped, as filled glyph outlines with the
+// text invisibly on top, its baseline starting at (x, baseline). It
+// reports false when the font cannot be shaped; the caller then sets
+// the text as usual.
+func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
+	fb := pdfFallbacks()[f.st.fb-1]
+	sh, ok := fonts.Shape(fb.src, f.text, f.st.size)
+	if !ok {
+		return false
+	}
+	r.setStyleFont(f.st)
+	r.setColor(f.st.color)
+	r.setFill(f.st.color)
+	pen := &pdfPen{r: r}
+	sh.Draw(x, baseline, true, pen)
+	if pen.contours > 0 {
+		r.pdf.DrawPath("f")
+	}
+	textW := r.invisibleText(f.text, fb, x, baseline, sh.Advance)
+	if r.shapedRuns != nil {
+		*r.shapedRuns = append(*r.shapedRuns, shapedRun{
+			text: f.text, fb: f.st.fb, x: x, y: baseline, w: f.w,
+			glyphs: sh.Glyphs(), contours: pen.contours, advance: sh.Advance, textW: textW,
+		})
+	}
+	return true
+}
+
+// invisibleText writes s with text render mode 3 (neither filled nor
+// stroked) over a shaped run, scaled horizontally (Tz) to the run's
+// width w so that a selection covers the glyphs. Characters fpdf cannot
+// write (beyond the Basic Multilingual Plane, or missing from the font)
+// are written as a stand-in inside a marked-content span whose
+// ActualText holds the run's real characters, which extraction (poppler,
+// Acrobat) reports instead. It returns the text's own width.
+func (r *renderer) invisibleText(s string, fb *fallbackFont, x, baseline, w float64) float64 {
+	written, exact := writable(s, fb)
+	if written == "" {
+		return 0
+	}
+	tw := r.pdf.GetStringWidth(written)
+	scale := 100.0
+	if tw > 0 && w > 0 {
+		scale = 100 * w / tw
+	}
+	var b strings.Builder
+	if !exact {
+		b.WriteString("/Span <</ActualText <")
+		b.WriteString(utf16Hex(s))
+		b.WriteString(">>> BDC\n")
+	}
+	b.WriteString("q 3 Tr ")
+	b.WriteString(strconv.FormatFloat(scale, 'f', 2, 64))
+	b.WriteString(" Tz\n")
+	r.pdf.RawWriteStr(b.String())
+	r.pdf.Text(x, baseline, written)
+	if exact {
+		r.pdf.RawWriteStr("Q\n")
+	} else {
+		r.pdf.RawWriteStr("Q EMC\n")
+	}
+	return tw
+}
+
+// writable returns s with every character fpdf cannot write in fb
+// replaced by a stand-in the font has, and whether none was.
+func writable(s string, fb *fallbackFont) (string, bool) {
+	exact := true
+	for _, c := range s {
+		if c >= 0x10000 || fb.width(c) == 0 {
+			exact = false
+			break
+		}
+	}
+	if exact {
+		return s, true
+	}
+	stand := ' '
+	for _, c := range []rune{replacement, '?', '.'} {
+		if fb.width(c) > 0 {
+			stand = c
+			break
+		}
+	}
+	var b strings.Builder
+	for _, c := range s {
+		if c >= 0x10000 || fb.width(c) == 0 {
+			c = stand
+		}
+		b.WriteRune(c)
+	}
+	return b.String(), false
+}
+
+// utf16Hex is s as a PDF text string: UTF-16BE with its byte order mark,
+// in hexadecimal.
+func utf16Hex(s string) string {
+	u := utf16.Encode([]rune(s))
+	b := make([]byte, 2, 2+2*len(u))
+	b[0], b[1] = 0xFE, 0xFF
+	for _, v := range u {
+		b = append(b, byte(v>>8), byte(v))
+	}
+	return strings.ToUpper(hex.EncodeToString(b))
+}
+
+// pdfPen adds glyph outlines to the page's current path.
+type pdfPen struct {
+	r            *renderer
+	lastX, lastY float64 // the current point
+	contours     int
+}
+
+func (p *pdfPen) MoveTo(x, y float64) {
+	p.r.pdf.MoveTo(x, y)
+	p.lastX, p.lastY = x, y
+}
+
+func (p *pdfPen) LineTo(x, y float64) {
+	p.r.pdf.LineTo(x, y)
+	p.lastX, p.lastY = x, y
+}
+
+// QuadTo raises TrueType's quadratic curve to the cubic it equals: fpdf's
+// CurveTo writes PDF's "v", a cubic whose first control point is the
+// current point, which is a different curve.
+func (p *pdfPen) QuadTo(cx, cy, x, y float64) {
+	p.r.pdf.CurveBezierCubicTo(
+		p.lastX+2.0/3*(cx-p.lastX), p.lastY+2.0/3*(cy-p.lastY),
+		x+2.0/3*(cx-x), y+2.0/3*(cy-y), x, y)
+	p.lastX, p.lastY = x, y
+}
+
+func (p *pdfPen) CubeTo(c1x, c1y, c2x, c2y, x, y float64) {
+	p.r.pdf.CurveBezierCubicTo(c1x, c1y, c2x, c2y, x, y)
+	p.lastX, p.lastY = x, y
+}
+
+func (p *pdfPen) Close() {
+	p.r.pdf.ClosePath()
+	p.contours++
+}
+
+// bmpOnly drops what fpdf cannot encode (it would write garbage codes):
+// characters beyond the Basic Multilingual Plane, which reach it only
+// when their outline font does not parse.
+func bmpOnly(s string) string {
+	if !hasAstral(s) {
+		return s
+	}
+	return strings.Map(func(c rune) rune {
+		if c >= 0x10000 {
+			return -1
+		}
+		return c
+	}, s)
+}
