@@ -201,7 +201,7 @@ var lookalikes = map[rune]rune{
 
 // clean returns s with every character the fonts cannot draw dealt with:
 // layout characters (zero-width spaces, direction marks, variation
-// selectors) and emoji are dropped, unusual spaces become spaces, and each
+// selectors), skin tones and emoji no font has are dropped, unusual spaces become spaces, and each
 // run of other undrawable characters becomes one U+FFFD. Control
 // characters are dropped except newline, which is kept when keepNewlines
 // is set (code blocks).
@@ -242,6 +242,8 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 			continue
 		case r == 0x20E3:
 			continue // the keycap mark: drawn alone it is a box
+		case r >= 0x1F3FB && r <= 0x1F3FF:
+			continue // a skin tone: emoji are drawn in black and white
 		case m.drawable(r):
 			b = utf8.AppendRune(b, r)
 			lastReplaced = false

@@ -1,0 +1,164 @@
+package pdf
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/switchyardhq/switchyard/tools/render/fonts"
+	"github.com/switchyardhq/switchyard/tools/render/markdown"
+)
+
+// shapedSamples are runs that fpdf's one glyph per character gets wrong,
+// as a reader types them.
+var shapedSamples = []string{
+	"नमस्ते दुनिया, क्षत्रिय", // conjuncts, a vowel sign before its consonant
+	"สวัสดีชาวโลก",            // Thai marks stacked over vowels
+	"வணக்கம் உலகம்",           // Tamil vowel signs on both sides
+	"নমস্কার বিশ্ব",           // Bengali conjuncts
+	"😀 🚀 🇩🇪",                  // beyond the Basic Multilingual Plane
+}
+
+// renderShaped renders md and returns the PDF and the runs it drew as
+// outlines.
+func renderShaped(t *testing.T, md string) ([]byte, []shapedRun) {
+	t.Helper()
+	var runs []shapedRun
+	src := []byte(md)
+	r := newRenderer(t.Context(), Document{Title: "Shaping"}, src)
+	r.shapedRuns = &runs
+	if err := r.run(markdown.Parse(src)); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := r.pdf.Output(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), runs
+}
+
+func TestShapedScriptsReadBack(t *testing.T) {
+	md := "# Shaping\n\n" + strings.Join(shapedSamples, "\n\n") + "\n"
+	data, runs := renderShaped(t, md)
+	text := pdftotext(t, data)
+	for _, want := range shapedSamples {
+		if !strings.Contains(text, want) {
+			t.Errorf("%q not read back from:\n%s", want, text)
+		}
+	}
+	if len(runs) == 0 {
+		t.Fatal("no run was drawn as outlines")
+	}
+}
+
+// TestShapedRunsDrawTheShapersGlyphs checks each run drawn as outlines
+// against the shaper's own output: as many glyphs, filled, at the
+// advance layout measured, one run after the other along the line.
+func TestShapedRunsDrawTheShapersGlyphs(t *testing.T) {
+	md := strings.Join(shapedSamples, "\n\n") + "\n"
+	_, runs := renderShaped(t, md)
+	seen := map[string]bool{}
+	for _, run := range runs {
+		seen[run.text] = true
+		sh, ok := fonts.Shape(pdfFallbacks()[run.fb-1].src, run.text, bodySize)
+		if !ok {
+			t.Fatalf("%q: the shaper cannot read its font", run.text)
+		}
+		if run.glyphs != sh.Glyphs() {
+			t.Errorf("%q: %d glyphs drawn, the shaper gives %d", run.text, run.glyphs, sh.Glyphs())
+		}
+		if run.contours < sh.Glyphs() {
+			t.Errorf("%q: %d outlines filled for %d glyphs", run.text, run.contours, sh.Glyphs())
+		}
+		if math.Abs(run.w-sh.Advance) > 0.01 || math.Abs(run.advance-sh.Advance) > 0.01 {
+			t.Errorf("%q: laid out %.2f wide, drawn %.2f, shaped %.2f", run.text, run.w, run.advance, sh.Advance)
+		}
+		if run.textW <= 0 {
+			t.Errorf("%q: no invisible text over the outlines", run.text)
+		}
+	}
+	for _, word := range []string{"नमस्ते", "क्षत्रिय", "สวัสดีชาวโลก", "வணக்கம்", "😀", "🚀", "🇩🇪"} {
+		if !seen[word] {
+			t.Errorf("%q was not drawn as outlines (runs: %v)", word, runTexts(runs))
+		}
+	}
+	// Runs on one line follow each other at their shaped advances: the
+	// second word of "नमस्ते दुनिया" starts a space after the first ends.
+	first, second := findRun(runs, "नमस्ते"), findRun(runs, "दुनिया")
+	if first == nil || second == nil {
+		t.Fatal("the Hindi words were not drawn")
+	}
+	space := loadMetrics().width(regular, bodySize, " ")
+	if first.y != second.y || math.Abs(second.x-(first.x+first.w+space)) > 0.01 {
+		t.Errorf("दुनिया at (%.2f, %.2f), want (%.2f, %.2f)", second.x, second.y, first.x+first.w+space, first.y)
+	}
+}
+
+// TestConjunctIsOneGlyph checks that shaping does what drawing character
+// by character could not: "क्ष" (ka, virama, ssa) is one glyph, and the
+// short i of "त्रि" comes before its cluster.
+func TestConjunctIsOneGlyph(t *testing.T) {
+	_, runs := renderShaped(t, "क्षत्रिय\n")
+	run := findRun(runs, "क्षत्रिय")
+	if run == nil {
+		t.Fatalf("not drawn as outlines: %v", runTexts(runs))
+	}
+	if n := utf8.RuneCountInString(run.text); run.glyphs >= n {
+		t.Errorf("%d glyphs for %d characters: no conjunct formed", run.glyphs, n)
+	}
+	cmapW := 0.0
+	for _, c := range run.text {
+		cmapW += float64(pdfFallbacks()[run.fb-1].width(c)) * bodySize / 1000
+	}
+	if math.Abs(run.w-cmapW) < 0.01 {
+		t.Errorf("laid out at the width of its characters (%.2f), not of its glyphs", cmapW)
+	}
+}
+
+// TestLatinStaysText checks that text the character map sets right is
+// not turned into outlines.
+func TestLatinStaysText(t *testing.T) {
+	_, runs := renderShaped(t, "Plain text, café, Καλημέρα, Доброе утро, Tiếng Việt, 東京, שלום.\n")
+	if len(runs) != 0 {
+		t.Errorf("drawn as outlines: %v", runTexts(runs))
+	}
+}
+
+// TestShapedLinesBreakAtShapedWidths checks that a line of shaped words
+// never runs past the text width.
+func TestShapedLinesBreakAtShapedWidths(t *testing.T) {
+	m := loadMetrics()
+	text := m.clean(strings.Repeat("नमस्ते क्षत्रिय ", 40), false)
+	const width = 200
+	for i, l := range m.breakLines([]span{{text, bodyStyle}}, width) {
+		sum := 0.0
+		for _, f := range l.frags {
+			sum += m.styleWidth(f.st, f.text)
+		}
+		if sum > width+0.01 {
+			t.Errorf("line %d is %.2f wide, more than %d", i, sum, width)
+		}
+		if math.Abs(sum-l.w) > 0.01 {
+			t.Errorf("line %d: laid out %.2f, its runs measure %.2f", i, l.w, sum)
+		}
+	}
+}
+
+func findRun(runs []shapedRun, text string) *shapedRun {
+	for i := range runs {
+		if runs[i].text == text {
+			return &runs[i]
+		}
+	}
+	return nil
+}
+
+func runTexts(runs []shapedRun) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.text)
+	}
+	return out
+}
