@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/tools/render/fonts"
@@ -126,22 +127,44 @@ func TestLatinStaysText(t *testing.T) {
 	}
 }
 
-// TestShapedLinesBreakAtShapedWidths checks that a line of shaped words
-// never runs past the text width.
+// TestShapedLinesBreakAtShapedWidths checks that lines of shaped words,
+// and of Thai, which has no spaces between words and is cut where the
+// line ends, never run past the text width, and that no cut takes a
+// mark from its letter or splits a conjunct.
 func TestShapedLinesBreakAtShapedWidths(t *testing.T) {
 	m := loadMetrics()
-	text := m.clean(strings.Repeat("नमस्ते क्षत्रिय ", 40), false)
-	const width = 200
-	for i, l := range m.breakLines([]span{{text, bodyStyle}}, width) {
-		sum := 0.0
-		for _, f := range l.frags {
-			sum += m.styleWidth(f.st, f.text)
+	const width = 120
+	for _, text := range []string{
+		strings.Repeat("नमस्ते क्षत्रिय ", 20),
+		strings.Repeat("สวัสดีชาวโลกภาษาไทย", 8),
+		strings.Repeat("क्षत्रियक्षत्रिय", 8),
+	} {
+		ls := m.breakLines([]span{{m.clean(text, false), bodyStyle}}, width)
+		if len(ls) < 3 {
+			t.Errorf("%d lines for %d characters at %d pt", len(ls), utf8.RuneCountInString(text), width)
 		}
-		if sum > width+0.01 {
-			t.Errorf("line %d is %.2f wide, more than %d", i, sum, width)
+		var back strings.Builder
+		for i, l := range ls {
+			sum := 0.0
+			for j, f := range l.frags {
+				sum += m.styleWidth(f.st, f.text)
+				back.WriteString(f.text)
+				if first, _ := utf8.DecodeRuneInString(f.text); j == 0 && unicode.In(first, unicode.Mn, unicode.Mc) {
+					t.Errorf("line %d starts with a mark: %q", i, f.text)
+				}
+				if last, _ := utf8.DecodeLastRuneInString(f.text); j == len(l.frags)-1 && i < len(ls)-1 && (last == '\u094D' || last == '\u0E3A') {
+					t.Errorf("line %d ends with a virama: %q", i, f.text)
+				}
+			}
+			if sum > width+0.01 {
+				t.Errorf("line %d is %.2f wide, more than %d", i, sum, width)
+			}
+			if math.Abs(sum-l.w) > 0.01 {
+				t.Errorf("line %d: laid out %.2f, its runs measure %.2f", i, l.w, sum)
+			}
 		}
-		if math.Abs(sum-l.w) > 0.01 {
-			t.Errorf("line %d: laid out %.2f, its runs measure %.2f", i, l.w, sum)
+		if got, want := strings.ReplaceAll(back.String(), " ", ""), strings.ReplaceAll(text, " ", ""); got != want {
+			t.Errorf("the lines hold %q, want %q", got, want)
 		}
 	}
 }
