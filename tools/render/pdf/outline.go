@@ -181,11 +181,14 @@ func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
 // stroked) over a shaped run, scaled horizontally (Tz) to the run's
 // width w so that a selection covers the glyphs. Characters fpdf cannot
 // write (beyond the Basic Multilingual Plane, or missing from the font)
-// are written as a stand-in inside a marked-content span whose
-// ActualText holds the run's real characters, which extraction (poppler,
-// Acrobat) reports instead. It returns the text's own width.
+// are written as a stand-in. The text is inside a marked-content span
+// whose ActualText holds the run's characters, which extraction (poppler,
+// Acrobat) reports as one piece: otherwise a vowel sign of no width at
+// the run's end stands where the next run starts, and poppler may put
+// the punctuation after the run before it ("बिंद:ु"). It returns the
+// text's own width.
 func (r *renderer) invisibleText(s string, fb *fallbackFont, x, baseline, w float64) float64 {
-	written, exact := writable(s, fb)
+	written := writable(s, fb)
 	if written == "" {
 		return 0
 	}
@@ -195,27 +198,20 @@ func (r *renderer) invisibleText(s string, fb *fallbackFont, x, baseline, w floa
 		scale = 100 * w / tw
 	}
 	var b strings.Builder
-	if !exact {
-		b.WriteString("/Span <</ActualText <")
-		b.WriteString(utf16Hex(s))
-		b.WriteString(">>> BDC\n")
-	}
-	b.WriteString("q 3 Tr ")
+	b.WriteString("/Span <</ActualText <")
+	b.WriteString(utf16Hex(s))
+	b.WriteString(">>> BDC q 3 Tr ")
 	b.WriteString(strconv.FormatFloat(scale, 'f', 2, 64))
 	b.WriteString(" Tz\n")
 	r.pdf.RawWriteStr(b.String())
 	r.pdf.Text(x, baseline, written)
-	if exact {
-		r.pdf.RawWriteStr("Q\n")
-	} else {
-		r.pdf.RawWriteStr("Q EMC\n")
-	}
+	r.pdf.RawWriteStr("Q EMC\n")
 	return tw
 }
 
 // writable returns s with every character fpdf cannot write in fb
-// replaced by a stand-in the font has, and whether none was.
-func writable(s string, fb *fallbackFont) (string, bool) {
+// replaced by a stand-in the font has.
+func writable(s string, fb *fallbackFont) string {
 	exact := true
 	for _, c := range s {
 		if c >= 0x10000 || fb.width(c) == 0 {
@@ -224,7 +220,7 @@ func writable(s string, fb *fallbackFont) (string, bool) {
 		}
 	}
 	if exact {
-		return s, true
+		return s
 	}
 	stand := ' '
 	for _, c := range []rune{replacement, '?', '.'} {
@@ -240,7 +236,7 @@ func writable(s string, fb *fallbackFont) (string, bool) {
 		}
 		b.WriteRune(c)
 	}
-	return b.String(), false
+	return b.String()
 }
 
 // utf16Hex is s as a PDF text string: UTF-16BE with its byte order mark,

@@ -19,6 +19,7 @@ var shapedSamples = []string{
 	"สวัสดีชาวโลก",            // Thai marks stacked over vowels
 	"வணக்கம் உலகம்",           // Tamil vowel signs on both sides
 	"নমস্কার বিশ্ব",           // Bengali conjuncts
+	"पहला बिंदु: श्री, द्वार", // a mark of no width before punctuation
 	"😀 🚀 🇩🇪",                  // beyond the Basic Multilingual Plane
 }
 
