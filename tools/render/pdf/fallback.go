@@ -25,6 +25,7 @@ type fallbackFont struct {
 	mu     sync.Mutex
 	widths map[rune]uint16      // thousandths of the size; 0: no glyph
 	shaped map[string]shapeInfo // runs measured by the shaper (outline.go)
+	inked  map[rune]bool        // whether a glyph has an outline (outline.go)
 }
 
 var pdfFallbacks = sync.OnceValue(func() []*fallbackFont {
@@ -67,10 +68,10 @@ func fallbackFamily(k uint8) string { return "Fallback" + strconv.Itoa(int(k)) }
 
 // fallbackFor returns the 1-based index of the first fallback that draws
 // r, or 0 when none does. A character beyond the Basic Multilingual
-// Plane is drawn as an outline (outline.go).
+// Plane is drawn as an outline (outline.go), so its font must have one.
 func fallbackFor(r rune) uint8 {
 	for i, f := range pdfFallbacks() {
-		if f.src.Has(r) {
+		if f.src.Has(r) && (r < 0x10000 || f.inks(r)) {
 			return uint8(i + 1)
 		}
 	}

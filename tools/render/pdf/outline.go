@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
 
 	"github.com/switchyardhq/switchyard/tools/render/fonts"
 )
@@ -114,6 +115,30 @@ func hasAstral(s string) bool {
 		}
 	}
 	return false
+}
+
+// inks reports whether r's glyph in this font has an outline to fill. A
+// font may map an emoji to an empty glyph and keep its picture in a
+// colour bitmap (CBDT) or colour layers, which are not drawn here.
+func (f *fallbackFont) inks(r rune) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.inked[r]; ok {
+		return v
+	}
+	ok := false
+	if fnt := f.src.Font(); fnt != nil {
+		var buf sfnt.Buffer
+		if g, err := fnt.GlyphIndex(&buf, r); err == nil && g != 0 {
+			segs, err := fnt.LoadGlyph(&buf, g, fixed.I(int(fnt.UnitsPerEm())), nil)
+			ok = err == nil && len(segs) > 0
+		}
+	}
+	if f.inked == nil || len(f.inked) >= maxShapeCache {
+		f.inked = map[rune]bool{}
+	}
+	f.inked[r] = ok
+	return ok
 }
 
 // outlined reports whether s set in st is drawn as outlines.

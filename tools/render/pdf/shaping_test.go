@@ -186,3 +186,20 @@ func runTexts(runs []shapedRun) []string {
 	}
 	return out
 }
+
+// TestEmojiNeedAnOutline checks the test a font passes before it draws
+// an emoji: a glyph with an outline, which a colour font's bitmap
+// emoji lack.
+func TestEmojiNeedAnOutline(t *testing.T) {
+	k := fallbackFor('😀')
+	if k == 0 {
+		t.Fatal("no font draws 😀 (fonts-symbola is missing)")
+	}
+	f := pdfFallbacks()[k-1]
+	if !f.inks('😀') {
+		t.Errorf("%s: 😀 has no outline", f.src.Name)
+	}
+	if f.inks(' ') {
+		t.Errorf("%s: the space has an outline", f.src.Name)
+	}
+}
