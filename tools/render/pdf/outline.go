@@ -78,24 +78,30 @@ func (f *fallbackFont) computeShapeInfo(s string) shapeInfo {
 }
 
 // oneToOne reports whether the shaper set s as the character map does:
-// one glyph per character, each the character's own, at its advance. A
-// ligature, a contextual form or a mark moved by the font's positioning
-// tables is something text drawn by fpdf would lose.
+// one glyph per character, each the character's own, with no mark moved
+// off the point where the glyph before it ends. A ligature, a contextual
+// form or a mark placed by the font's positioning tables is something
+// text drawn by fpdf would lose; kerning between spacing glyphs is not
+// worth outlining a run for, and is let pass.
 func (f *fallbackFont) oneToOne(s string, sh *fonts.Shaped) bool {
 	fnt := f.src.Font()
 	if fnt == nil || sh.Glyphs() != utf8.RuneCountInString(s) {
 		return false
 	}
 	var buf sfnt.Buffer
-	pen := 0.0
+	end := 0.0 // where the glyph before ends, by the character map
 	i := 0
 	for _, r := range s {
 		id, x, y := sh.Glyph(i)
 		g, err := fnt.GlyphIndex(&buf, r)
-		if err != nil || uint32(g) != id || y != 0 || abs(x-pen) > 0.5 {
+		if err != nil || uint32(g) != id || y != 0 {
 			return false
 		}
-		pen += float64(f.width(r))
+		w := float64(f.width(r))
+		if w <= 1 && abs(x-end) > 0.5 {
+			return false // a mark the font placed
+		}
+		end = x + w
 		i++
 	}
 	return true

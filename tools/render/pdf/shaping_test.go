@@ -203,3 +203,36 @@ func TestEmojiNeedAnOutline(t *testing.T) {
 		t.Errorf("%s: the space has an outline", f.src.Name)
 	}
 }
+
+// TestOneToOneRuns checks which runs in a fallback font the shaper sets
+// as the character map does, so that they stay text: long runs whose
+// widths round in thousandths and kerned Latin do, Devanagari does not.
+func TestOneToOneRuns(t *testing.T) {
+	tests := []struct {
+		text    string
+		outline bool
+	}{
+		{strings.Repeat("東京は日本の首都です", 30), false},
+		{"AVATAR Tiếng Việt có dấu WAVY", false},
+		{strings.Repeat("ẞ Ŋ ŧ ħ ĸ ", 40), false},
+		{"नमस्ते", true},
+		{"🚀", true},
+	}
+	m := loadMetrics()
+	for _, tt := range tests {
+		var fb uint8
+		for _, r := range tt.text {
+			if fb = m.fontOf(regular, r, 0, 0); fb != 0 {
+				break
+			}
+		}
+		if fb == 0 {
+			t.Errorf("%.20q: no fallback font sets it", tt.text)
+			continue
+		}
+		st := style{face: regular, size: bodySize, fb: fb}
+		if got := m.outlined(st, tt.text); got != tt.outline {
+			t.Errorf("%.20q in %s: outlined %v, want %v", tt.text, pdfFallbacks()[fb-1].src.Name, got, tt.outline)
+		}
+	}
+}
