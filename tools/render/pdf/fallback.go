@@ -23,9 +23,10 @@ type fallbackFont struct {
 	src *fonts.Fallback
 
 	mu     sync.Mutex
-	widths map[rune]uint16      // thousandths of the size; 0: no glyph
-	shaped map[string]shapeInfo // runs measured by the shaper (outline.go)
-	inked  map[rune]bool        // whether a glyph has an outline (outline.go)
+	widths map[rune]uint16         // thousandths of the size; 0: no glyph
+	shaped map[string]shapeInfo    // runs measured by the shaper (outline.go)
+	inked  map[rune]bool           // whether a glyph has an outline (outline.go)
+	paths  map[uint32]glyphOutline // glyph outlines as PDF paths (outline.go)
 }
 
 var pdfFallbacks = sync.OnceValue(func() []*fallbackFont {

@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -190,22 +191,148 @@ func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
 	if !ok {
 		return false
 	}
+	fnt := fb.src.Font()
+	if fnt == nil {
+		return false
+	}
 	r.setStyleFont(f.st)
 	r.setColor(f.st.color)
 	r.setFill(f.st.color)
-	pen := &pdfPen{r: r}
-	sh.Draw(x, baseline, true, pen)
-	if pen.contours > 0 {
-		r.pdf.DrawPath("f")
+	// Each glyph's path is kept in font units and placed by a matrix, so
+	// that a glyph is converted and formatted once per document font,
+	// however often it is drawn.
+	k := r.pdf.GetConversionRatio()
+	scale := f.st.size / float64(fnt.UnitsPerEm()) * k
+	var b []byte
+	contours := 0
+	for i := range sh.Glyphs() {
+		id, gx, gy := sh.Glyph(i)
+		g := fb.glyphPath(fnt, id)
+		if g.path == "" {
+			continue
+		}
+		contours += g.contours
+		b = append(b, "q "...)
+		b = appendNum(b, scale)
+		b = append(b, " 0 0 "...)
+		b = appendNum(b, scale)
+		b = append(b, ' ')
+		b = appendNum(b, (x+gx)*k)
+		b = append(b, ' ')
+		b = appendNum(b, (r.pageH-baseline+gy)*k)
+		b = append(b, " cm\n"...)
+		b = append(b, g.path...)
+		b = append(b, "f Q\n"...)
 	}
+	r.pdf.RawWriteStr(string(b))
 	textW := r.invisibleText(f.text, fb, x, baseline, sh.Advance)
 	if r.shapedRuns != nil {
 		*r.shapedRuns = append(*r.shapedRuns, shapedRun{
 			text: f.text, fb: f.st.fb, x: x, y: baseline, w: f.w,
-			glyphs: sh.Glyphs(), contours: pen.contours, advance: sh.Advance, textW: textW,
+			glyphs: sh.Glyphs(), contours: contours, advance: sh.Advance, textW: textW,
 		})
 	}
 	return true
+}
+
+// glyphOutline is a glyph's outline as PDF path operators, in font units
+// with y up.
+type glyphOutline struct {
+	path     string
+	contours int
+}
+
+// glyphPath returns glyph id's outline, from the cache or converted.
+func (f *fallbackFont) glyphPath(fnt *sfnt.Font, id uint32) glyphOutline {
+	f.mu.Lock()
+	g, ok := f.paths[id]
+	f.mu.Unlock()
+	if ok {
+		return g
+	}
+	var buf sfnt.Buffer
+	upem := fnt.UnitsPerEm()
+	// At a size of one unit per em the segments come in font units (in
+	// 26.6 fixed point), with y down.
+	segs, err := fnt.LoadGlyph(&buf, sfnt.GlyphIndex(id), fixed.I(int(upem)), nil)
+	if err == nil {
+		g = outlinePath(segs)
+	}
+	f.mu.Lock()
+	if f.paths == nil || len(f.paths) >= maxShapeCache {
+		f.paths = map[uint32]glyphOutline{}
+	}
+	f.paths[id] = g
+	f.mu.Unlock()
+	return g
+}
+
+// outlinePath writes segments as a path: each contour closed, quadratic
+// curves raised to the cubics they equal (PDF has no quadratic curve).
+func outlinePath(segs sfnt.Segments) glyphOutline {
+	var (
+		b      []byte
+		g      glyphOutline
+		cx, cy float64 // the current point
+		open   bool
+	)
+	pt := func(p fixed.Point26_6) (float64, float64) { return float64(p.X) / 64, -float64(p.Y) / 64 }
+	xy := func(x, y float64) {
+		b = appendNum(b, x)
+		b = append(b, ' ')
+		b = appendNum(b, y)
+		b = append(b, ' ')
+	}
+	for _, s := range segs {
+		switch s.Op {
+		case sfnt.SegmentOpMoveTo:
+			if open {
+				b = append(b, "h\n"...)
+				g.contours++
+			}
+			cx, cy = pt(s.Args[0])
+			xy(cx, cy)
+			b = append(b, "m\n"...)
+			open = true
+		case sfnt.SegmentOpLineTo:
+			cx, cy = pt(s.Args[0])
+			xy(cx, cy)
+			b = append(b, "l\n"...)
+		case sfnt.SegmentOpQuadTo:
+			qx, qy := pt(s.Args[0])
+			x, y := pt(s.Args[1])
+			xy(cx+2.0/3*(qx-cx), cy+2.0/3*(qy-cy))
+			xy(x+2.0/3*(qx-x), y+2.0/3*(qy-y))
+			xy(x, y)
+			b = append(b, "c\n"...)
+			cx, cy = x, y
+		case sfnt.SegmentOpCubeTo:
+			x1, y1 := pt(s.Args[0])
+			x2, y2 := pt(s.Args[1])
+			x, y := pt(s.Args[2])
+			xy(x1, y1)
+			xy(x2, y2)
+			xy(x, y)
+			b = append(b, "c\n"...)
+			cx, cy = x, y
+		}
+	}
+	if open {
+		b = append(b, "h\n"...)
+		g.contours++
+	}
+	g.path = string(b)
+	return g
+}
+
+// appendNum writes v with at most four decimals and no trailing zeros:
+// enough for font units and for page positions.
+func appendNum(b []byte, v float64) []byte {
+	v = math.Round(v*1e4) / 1e4
+	if v == 0 {
+		return append(b, '0')
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
 }
 
 // invisibleText writes s with text render mode 3 (neither filled nor
@@ -280,43 +407,6 @@ func utf16Hex(s string) string {
 		b = append(b, byte(v>>8), byte(v))
 	}
 	return strings.ToUpper(hex.EncodeToString(b))
-}
-
-// pdfPen adds glyph outlines to the page's current path.
-type pdfPen struct {
-	r            *renderer
-	lastX, lastY float64 // the current point
-	contours     int
-}
-
-func (p *pdfPen) MoveTo(x, y float64) {
-	p.r.pdf.MoveTo(x, y)
-	p.lastX, p.lastY = x, y
-}
-
-func (p *pdfPen) LineTo(x, y float64) {
-	p.r.pdf.LineTo(x, y)
-	p.lastX, p.lastY = x, y
-}
-
-// QuadTo raises TrueType's quadratic curve to the cubic it equals: fpdf's
-// CurveTo writes PDF's "v", a cubic whose first control point is the
-// current point, which is a different curve.
-func (p *pdfPen) QuadTo(cx, cy, x, y float64) {
-	p.r.pdf.CurveBezierCubicTo(
-		p.lastX+2.0/3*(cx-p.lastX), p.lastY+2.0/3*(cy-p.lastY),
-		x+2.0/3*(cx-x), y+2.0/3*(cy-y), x, y)
-	p.lastX, p.lastY = x, y
-}
-
-func (p *pdfPen) CubeTo(c1x, c1y, c2x, c2y, x, y float64) {
-	p.r.pdf.CurveBezierCubicTo(c1x, c1y, c2x, c2y, x, y)
-	p.lastX, p.lastY = x, y
-}
-
-func (p *pdfPen) Close() {
-	p.r.pdf.ClosePath()
-	p.contours++
 }
 
 // bmpOnly drops what fpdf cannot encode (it would write garbage codes):
