@@ -28,6 +28,14 @@ import (
 type shapeInfo struct {
 	outline bool    // drawn as outlines
 	adv     float64 // shaped advance, thousandths of the size
+	glyphs  []shapedGlyph
+}
+
+// shapedGlyph is a glyph of a shaped run, its origin from the run's
+// start in thousandths of the size, y up.
+type shapedGlyph struct {
+	id   uint32
+	x, y float64
 }
 
 // maxShapeCache bounds the per-font cache of shaped runs; a document
@@ -74,6 +82,13 @@ func (f *fallbackFont) computeShapeInfo(s string) shapeInfo {
 		si.outline = true
 	default:
 		si.outline = !f.oneToOne(s, sh)
+	}
+	if si.outline {
+		si.glyphs = make([]shapedGlyph, sh.Glyphs())
+		for i := range si.glyphs {
+			g := &si.glyphs[i]
+			g.id, g.x, g.y = sh.Glyph(i)
+		}
 	}
 	return si
 }
@@ -187,14 +202,12 @@ type shapedRun struct {
 // the text as usual.
 func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
 	fb := pdfFallbacks()[f.st.fb-1]
-	sh, ok := fonts.Shape(fb.src, f.text, f.st.size)
-	if !ok {
-		return false
-	}
+	si := fb.shapeInfo(f.text)
 	fnt := fb.src.Font()
-	if fnt == nil {
+	if !si.outline || fnt == nil {
 		return false
 	}
+	size := f.st.size / shapeUnit // the run was shaped at shapeUnit
 	r.setStyleFont(f.st)
 	r.setColor(f.st.color)
 	r.setFill(f.st.color)
@@ -205,9 +218,9 @@ func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
 	scale := f.st.size / float64(fnt.UnitsPerEm()) * k
 	var b []byte
 	contours := 0
-	for i := range sh.Glyphs() {
-		id, gx, gy := sh.Glyph(i)
-		g := fb.glyphPath(fnt, id)
+	for _, sg := range si.glyphs {
+		gx, gy := sg.x*size, sg.y*size
+		g := fb.glyphPath(fnt, sg.id)
 		if g.path == "" {
 			continue
 		}
@@ -225,11 +238,12 @@ func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
 		b = append(b, "f Q\n"...)
 	}
 	r.pdf.RawWriteStr(string(b))
-	textW := r.invisibleText(f.text, fb, x, baseline, sh.Advance)
+	adv := si.adv * size
+	textW := r.invisibleText(f.text, fb, x, baseline, adv)
 	if r.shapedRuns != nil {
 		*r.shapedRuns = append(*r.shapedRuns, shapedRun{
 			text: f.text, fb: f.st.fb, x: x, y: baseline, w: f.w,
-			glyphs: sh.Glyphs(), contours: contours, advance: sh.Advance, textW: textW,
+			glyphs: len(si.glyphs), contours: contours, advance: adv, textW: textW,
 		})
 	}
 	return true
