@@ -46,9 +46,17 @@ const maxShapeCache = 4096
 // the unit of the character widths.
 const shapeUnit = 1000
 
+// maxShapeKey is the longest run (in bytes) kept in the cache. Longer
+// runs are words too wide for a line (a Thai or CJK paragraph with no
+// spaces), measured once whole and then cut into lines.
+const maxShapeKey = 1024
+
 // shapeInfo returns whether s, set in this font, must be drawn as
 // outlines, and its shaped advance.
 func (f *fallbackFont) shapeInfo(s string) shapeInfo {
+	if len(s) > maxShapeKey {
+		return f.computeShapeInfo(s)
+	}
 	f.mu.Lock()
 	if si, ok := f.shaped[s]; ok {
 		f.mu.Unlock()
@@ -70,6 +78,11 @@ func (f *fallbackFont) computeShapeInfo(s string) shapeInfo {
 	if !astral && !fonts.NeedsShaping(s) && (isPlain(s) || fonts.HasRTL(s)) {
 		// Right-to-left text is shaped through presentation forms and
 		// set as text; plain ASCII has nothing for a shaper to change.
+		return shapeInfo{}
+	}
+	if len(s) > maxShapeKey && !astral && !fonts.NeedsShaping(s) {
+		// Too long to be compared glyph by glyph on every cut; the
+		// lines it is cut into are, when they are drawn.
 		return shapeInfo{}
 	}
 	sh, ok := fonts.Shape(f.src, s, shapeUnit)
@@ -226,13 +239,13 @@ func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
 		}
 		contours += g.contours
 		b = append(b, "q "...)
-		b = appendNum(b, scale)
+		b = appendNum(b, scale, 8)
 		b = append(b, " 0 0 "...)
-		b = appendNum(b, scale)
+		b = appendNum(b, scale, 8)
 		b = append(b, ' ')
-		b = appendNum(b, (x+gx)*k)
+		b = appendNum(b, (x+gx)*k, 3)
 		b = append(b, ' ')
-		b = appendNum(b, (r.pageH-baseline+gy)*k)
+		b = appendNum(b, (r.pageH-baseline+gy)*k, 3)
 		b = append(b, " cm\n"...)
 		b = append(b, g.path...)
 		b = append(b, "f Q\n"...)
@@ -292,9 +305,9 @@ func outlinePath(segs sfnt.Segments) glyphOutline {
 	)
 	pt := func(p fixed.Point26_6) (float64, float64) { return float64(p.X) / 64, -float64(p.Y) / 64 }
 	xy := func(x, y float64) {
-		b = appendNum(b, x)
+		b = appendNum(b, x, 1)
 		b = append(b, ' ')
-		b = appendNum(b, y)
+		b = appendNum(b, y, 1)
 		b = append(b, ' ')
 	}
 	for _, s := range segs {
@@ -339,10 +352,14 @@ func outlinePath(segs sfnt.Segments) glyphOutline {
 	return g
 }
 
-// appendNum writes v with at most four decimals and no trailing zeros:
-// enough for font units and for page positions.
-func appendNum(b []byte, v float64) []byte {
-	v = math.Round(v*1e4) / 1e4
+// appendNum writes v with at most prec decimals and no trailing zeros.
+// Glyph paths are in font units, where a tenth of a unit is far below
+// what any output resolves; positions on the page get a thousandth of a
+// point, and the glyph scale (the size over some 2000 units per em) eight
+// decimals, six significant digits.
+func appendNum(b []byte, v float64, prec int) []byte {
+	p := math.Pow10(prec)
+	v = math.Round(v*p) / p
 	if v == 0 {
 		return append(b, '0')
 	}

@@ -236,3 +236,25 @@ func TestOneToOneRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendNum checks the numbers written into glyph paths, the scale
+// above all: size over units per em is small, and a rounded scale would
+// draw every glyph too small or too large.
+func TestAppendNum(t *testing.T) {
+	tests := []struct {
+		v    float64
+		prec int
+		want string
+	}{
+		{10.5 / 2048, 8, "0.00512695"},
+		{123.3333333, 1, "123.3"},
+		{-0.04, 1, "0"},
+		{595.2756, 3, "595.276"},
+		{12, 3, "12"},
+	}
+	for _, tt := range tests {
+		if got := string(appendNum(nil, tt.v, tt.prec)); got != tt.want {
+			t.Errorf("appendNum(%v, %d) = %s, want %s", tt.v, tt.prec, got, tt.want)
+		}
+	}
+}

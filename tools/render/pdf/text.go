@@ -133,8 +133,7 @@ func (m *metrics) breakLines(spans []span, width float64) []line {
 // measured shaped.
 func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail item) {
 	w, cut, soft := 0.0, 0, 0
-	var cuts []int // the cluster boundaries that fit, for shaped runs
-	shaped := it.st.fb != 0 && m.outlined(it.st, it.text)
+	var cuts []int // the cluster boundaries that fit
 	for i, r := range it.text {
 		rw := m.styleRuneWidth(it.st, r)
 		if w+rw > avail+0.01 {
@@ -146,7 +145,7 @@ func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail ite
 			continue
 		}
 		cut = end
-		if shaped {
+		if it.st.fb != 0 {
 			cuts = append(cuts, cut)
 		}
 		if strings.ContainsRune("/-_.?&=,;:", r) {
@@ -157,7 +156,9 @@ func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail ite
 		cut = soft
 	}
 	// Character widths only estimate a shaped run: step back while the
-	// shaped head is too wide.
+	// shaped head is too wide. Only the head is looked at: the rest of a
+	// long word can be a whole paragraph.
+	shaped := it.st.fb != 0 && cut > 0 && m.outlined(it.st, it.text[:cut])
 	for shaped && cut > 0 && m.styleWidth(it.st, it.text[:cut]) > avail+0.01 {
 		for len(cuts) > 0 && cuts[len(cuts)-1] >= cut {
 			cuts = cuts[:len(cuts)-1]
@@ -175,6 +176,7 @@ func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail ite
 				break
 			}
 		}
+		shaped = it.st.fb != 0 && m.outlined(it.st, it.text[:cut])
 	}
 	head, tail = it, it
 	head.text, tail.text = it.text[:cut], it.text[cut:]
