@@ -225,7 +225,7 @@ func (r *renderer) drawOutlined(f frag, x, baseline float64) bool {
 	r.setColor(f.st.color)
 	r.setFill(f.st.color)
 	// Each glyph's path is kept in font units and placed by a matrix, so
-	// that a glyph is converted and formatted once per document font,
+	// that a glyph is converted and formatted once per font and process,
 	// however often it is drawn.
 	k := r.pdf.GetConversionRatio()
 	scale := f.st.size / float64(fnt.UnitsPerEm()) * k
