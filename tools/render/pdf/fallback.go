@@ -88,6 +88,9 @@ func (m *metrics) drawable(r rune) bool {
 // face fc, given the one the rune before it was set in: a combining mark
 // stays with its letter when that font has it.
 func (m *metrics) fontOf(fc face, r, prev rune, prevFB uint8) uint8 {
+	if (r == zwj || r == zwnj) && prevFB != 0 {
+		return prevFB // a joiner is read by the shaper of its run
+	}
 	if unicode.In(r, unicode.Mn, unicode.Me) && prev != 0 {
 		if prevFB == 0 && r < 0x10000 && m.widths[fc][r] > 0 {
 			return 0

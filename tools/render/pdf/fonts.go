@@ -234,6 +234,11 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 			b = utf8.AppendRune(b, r)
 			lastReplaced = false
 			continue
+		case (r == zwj || r == zwnj) && len(b) > 0 && fonts.NeedsShaping(lastRune(b)):
+			// Joiners choose between a conjunct, a half form and a
+			// visible virama; the shaper reads them.
+			b = utf8.AppendRune(b, r)
+			continue
 		case unicode.IsControl(r) || isInvisible(r):
 			continue
 		case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
@@ -267,6 +272,17 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 		}
 	}
 	return string(b)
+}
+
+// The zero-width joiner and non-joiner.
+const (
+	zwj  = '\u200D'
+	zwnj = '\u200C'
+)
+
+func lastRune(b []byte) string {
+	_, n := utf8.DecodeLastRune(b)
+	return string(b[len(b)-n:])
 }
 
 // isPlain reports whether s is printable ASCII, which every face draws,

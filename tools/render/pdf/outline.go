@@ -420,7 +420,10 @@ func writable(s string, fb *fallbackFont) string {
 	}
 	var b strings.Builder
 	for _, c := range s {
-		if c >= 0x10000 || fb.width(c) == 0 {
+		switch {
+		case c == zwj || c == zwnj:
+			continue // no width and nothing to copy
+		case c >= 0x10000 || fb.width(c) == 0:
 			c = stand
 		}
 		b.WriteRune(c)

@@ -258,3 +258,28 @@ func TestAppendNum(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinersReachTheShaper checks that a zero-width joiner in
+// Devanagari is kept for the shaper: "क्\u200Dष" asks for the half form
+// of ka instead of the conjunct "क्ष", and reads back as typed.
+func TestJoinersReachTheShaper(t *testing.T) {
+	const joined, conjunct = "क्\u200Dष", "क्ष"
+	m := loadMetrics()
+	if got := m.clean(joined, false); got != joined {
+		t.Fatalf("clean(%q) = %q: the joiner was dropped", joined, got)
+	}
+	if got := m.clean("a\u200Db", false); got != "ab" {
+		t.Errorf("clean dropped no joiner between Latin letters: %q", got)
+	}
+	data, runs := renderShaped(t, joined+" "+conjunct+"\n")
+	j, c := findRun(runs, joined), findRun(runs, conjunct)
+	if j == nil || c == nil {
+		t.Fatalf("runs %q, want %q and %q", runTexts(runs), joined, conjunct)
+	}
+	if j.glyphs <= c.glyphs {
+		t.Errorf("%q drew %d glyphs, the conjunct %d: the joiner changed nothing", joined, j.glyphs, c.glyphs)
+	}
+	if text := pdftotext(t, data); !strings.Contains(text, joined) {
+		t.Errorf("%q not read back from %q", joined, text)
+	}
+}
