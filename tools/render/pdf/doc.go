@@ -48,9 +48,10 @@
 // beyond the Basic Multilingual Plane (emoji, drawn in black and white
 // from Symbola) are shaped with go-text/typesetting and filled as glyph
 // outlines, with their text written invisibly over them and as
-// ActualText, so that search, selection and pdftotext find it. Skin tones
-// and joiners are dropped, and an emoji no outline font has is dropped
-// with its space. Every other run of characters no font has is replaced
+// ActualText, so that search, selection and pdftotext find it. Joiners
+// are kept after letters of those scripts, for the shaper, and dropped
+// elsewhere; skin tones are dropped, and an emoji no outline font has is
+// dropped with its space. Every other run of characters no font has is replaced
 // by a single U+FFFD replacement character, so missing text is visible
 // but never shown as boxes. Text is NFC-normalised first, so decomposed
 // accents render. The title metadata and the outline are shown by the
