@@ -76,6 +76,7 @@ var corpus = []entry{
 		embeds: map[string]string{"obj1": "chart-cjk-bar"}},
 	{name: "pdf-rtl-letter", kind: kindPDF, src: "rtl-letter.md", title: "אישור הזמנה · تأكيد الطلب", letter: true},
 	{name: "pdf-scripts", kind: kindPDF, src: "scripts.md", title: "Scripts: Ελληνικά, Кириллица, 日本語, עברית"},
+	{name: "pdf-shaped-scripts", kind: kindPDF, src: "shaped-scripts.md", title: "तिमाही रिपोर्ट · Shaped scripts"},
 	{name: "pdf-long-table", kind: kindPDF, gen: longTable, title: "Customer contracts, 90 rows", pages: 4},
 	{name: "pdf-minutes", kind: kindPDF, gen: minutes, title: "Steering committee minutes", pages: 3},
 	{name: "docx-memo", kind: kindDOCX, src: "memo.md", title: "Office move and new working hours"},

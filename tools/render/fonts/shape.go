@@ -66,6 +66,14 @@ type placedGlyph struct {
 // where a conjunct is formed.
 func (s *Shaped) Glyphs() int { return len(s.glyphs) }
 
+// Glyph returns glyph i's index in the font and its origin from the
+// run's start (y up), so that a renderer can tell whether shaping did
+// more than map each character to its glyph.
+func (s *Shaped) Glyph(i int) (id uint32, x, y float64) {
+	g := s.glyphs[i]
+	return uint32(g.id), g.x, g.y
+}
+
 // Shape shapes s, left to right, in fb at size (any unit: the advance and
 // the outlines come back in it). It reports false when fb cannot be read
 // by the shaper; the caller then draws by character.

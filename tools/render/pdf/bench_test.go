@@ -42,3 +42,25 @@ func BenchmarkRender10Pages3Charts(b *testing.B) {
 	}
 	b.ReportMetric(float64(pages), "pages")
 }
+
+// BenchmarkRenderShaped renders about ten pages of Hindi, Thai and emoji,
+// every word drawn as outlines.
+func BenchmarkRenderShaped(b *testing.B) {
+	var md strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&md, "## खंड %d\n\n", i)
+		md.WriteString(strings.Repeat("नमस्ते दुनिया, क्षत्रिय। इस तिमाही में दिल्ली के ग्राहक बढ़े। ", 4))
+		md.WriteString("สวัสดีชาวโลก ภาษาไทย 🚀 😀\n\n")
+	}
+	d := Document{Title: "Shaped benchmark", Markdown: md.String()}
+	b.ReportAllocs()
+	pages := 0
+	for b.Loop() {
+		res, err := Render(context.Background(), d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = res.Pages
+	}
+	b.ReportMetric(float64(pages), "pages")
+}

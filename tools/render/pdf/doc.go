@@ -40,14 +40,24 @@
 //
 // The text faces are the Go fonts (from tools/render/fonts, the one place
 // the renderers get faces), embedded as subsets, which cover Latin, Greek
-// and Cyrillic. Emoji, their modifiers and joiners are dropped. Every
-// other run of characters the fonts lack (CJK, Hebrew, Arabic, most
-// symbols) is replaced by a single U+FFFD replacement character, so
-// missing text is visible but never shown as boxes. Text is NFC-normalised first, so decomposed accents render.
-// The title metadata and the outline are shown by the viewer in its own
-// fonts, so they keep every language (emoji are dropped there too).
-// Right-to-left text is not reordered; with the Go fonts it is replaced
-// anyway.
+// and Cyrillic. A character they lack is set in the first TrueType font
+// of the fallback chain (fonts.Fallbacks) that has it, embedded as a
+// subset too. Runs whose glyphs a shaper chooses (Devanagari, Bengali,
+// Tamil, Thai, Khmer and the other scripts of fonts.NeedsShaping, and any
+// run the shaper sets other than one glyph per character) and characters
+// beyond the Basic Multilingual Plane (emoji, drawn in black and white
+// from Symbola) are shaped with go-text/typesetting and filled as glyph
+// outlines, with their text written invisibly over them and as
+// ActualText, so that search, selection and pdftotext find it. Joiners
+// are kept after letters of those scripts, for the shaper, and dropped
+// elsewhere; skin tones are dropped, and an emoji no outline font has is
+// dropped with its space. Every other run of characters no font has is replaced
+// by a single U+FFFD replacement character, so missing text is visible
+// but never shown as boxes. Text is NFC-normalised first, so decomposed
+// accents render. The title metadata and the outline are shown by the
+// viewer in its own fonts, so they keep every language (emoji are
+// dropped there). Arabic is set in its presentation forms, and lines
+// with right-to-left text are put in display order.
 //
 // # Structure
 //

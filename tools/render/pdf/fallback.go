@@ -23,7 +23,10 @@ type fallbackFont struct {
 	src *fonts.Fallback
 
 	mu     sync.Mutex
-	widths map[rune]uint16 // thousandths of the size; 0: no glyph
+	widths map[rune]uint16         // thousandths of the size; 0: no glyph
+	shaped map[string]shapeInfo    // runs measured by the shaper (outline.go)
+	inked  map[rune]bool           // whether a glyph has an outline (outline.go)
+	paths  map[uint32]glyphOutline // glyph outlines as PDF paths (outline.go)
 }
 
 var pdfFallbacks = sync.OnceValue(func() []*fallbackFont {
@@ -65,13 +68,11 @@ func (f *fallbackFont) width(r rune) int {
 func fallbackFamily(k uint8) string { return "Fallback" + strconv.Itoa(int(k)) }
 
 // fallbackFor returns the 1-based index of the first fallback that draws
-// r, or 0 when none does.
+// r, or 0 when none does. A character beyond the Basic Multilingual
+// Plane is drawn as an outline (outline.go), so its font must have one.
 func fallbackFor(r rune) uint8 {
-	if r >= 0x10000 {
-		return 0
-	}
 	for i, f := range pdfFallbacks() {
-		if f.src.Has(r) {
+		if f.src.Has(r) && (r < 0x10000 || f.inks(r)) {
 			return uint8(i + 1)
 		}
 	}
@@ -80,13 +81,16 @@ func fallbackFor(r rune) uint8 {
 
 // drawable reports whether some face, own or fallback, draws r.
 func (m *metrics) drawable(r rune) bool {
-	return r < 0x10000 && (m.covered[r] || fallbackFor(r) != 0)
+	return r < 0x10000 && m.covered[r] || fallbackFor(r) != 0
 }
 
 // fontOf returns the fallback (0: the style's own face) that sets r in
 // face fc, given the one the rune before it was set in: a combining mark
 // stays with its letter when that font has it.
 func (m *metrics) fontOf(fc face, r, prev rune, prevFB uint8) uint8 {
+	if (r == zwj || r == zwnj) && prevFB != 0 {
+		return prevFB // a joiner is read by the shaper of its run
+	}
 	if unicode.In(r, unicode.Mn, unicode.Me) && prev != 0 {
 		if prevFB == 0 && r < 0x10000 && m.widths[fc][r] > 0 {
 			return 0
@@ -106,6 +110,9 @@ func (m *metrics) styleWidth(st style, s string) float64 {
 	if st.fb == 0 {
 		return m.width(st.face, st.size, s)
 	}
+	if w, ok := m.shapedWidth(st, s); ok {
+		return w
+	}
 	f := pdfFallbacks()[st.fb-1]
 	sum := 0
 	for _, r := range s {
@@ -119,6 +126,10 @@ func (m *metrics) styleWidth(st style, s string) float64 {
 func (m *metrics) styleRuneWidth(st style, r rune) float64 {
 	if st.fb == 0 {
 		return m.runeWidth(st.face, st.size, r)
+	}
+	if r >= 0x10000 {
+		w, _ := m.shapedWidth(st, string(r))
+		return w
 	}
 	w := pdfFallbacks()[st.fb-1].width(r)
 	if w <= 1 {

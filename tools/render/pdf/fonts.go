@@ -201,7 +201,7 @@ var lookalikes = map[rune]rune{
 
 // clean returns s with every character the fonts cannot draw dealt with:
 // layout characters (zero-width spaces, direction marks, variation
-// selectors) and emoji are dropped, unusual spaces become spaces, and each
+// selectors), skin tones and emoji no font has are dropped, unusual spaces become spaces, and each
 // run of other undrawable characters becomes one U+FFFD. Control
 // characters are dropped except newline, which is kept when keepNewlines
 // is set (code blocks).
@@ -234,6 +234,11 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 			b = utf8.AppendRune(b, r)
 			lastReplaced = false
 			continue
+		case (r == zwj || r == zwnj) && len(b) > 0 && fonts.NeedsShaping(lastRune(b)):
+			// Joiners choose between a conjunct, a half form and a
+			// visible virama; the shaper reads them.
+			b = utf8.AppendRune(b, r)
+			continue
 		case unicode.IsControl(r) || isInvisible(r):
 			continue
 		case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
@@ -242,6 +247,8 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 			continue
 		case r == 0x20E3:
 			continue // the keycap mark: drawn alone it is a box
+		case r >= 0x1F3FB && r <= 0x1F3FF:
+			continue // a skin tone: emoji are drawn in black and white
 		case m.drawable(r):
 			b = utf8.AppendRune(b, r)
 			lastReplaced = false
@@ -265,6 +272,17 @@ func (m *metrics) clean(s string, keepNewlines bool) string {
 		}
 	}
 	return string(b)
+}
+
+// The zero-width joiner and non-joiner.
+const (
+	zwj  = '\u200D'
+	zwnj = '\u200C'
+)
+
+func lastRune(b []byte) string {
+	_, n := utf8.DecodeLastRune(b)
+	return string(b[len(b)-n:])
 }
 
 // isPlain reports whether s is printable ASCII, which every face draws,

@@ -72,6 +72,8 @@ type renderer struct {
 	color    rgb
 	fill     rgb
 
+	shapedRuns *[]shapedRun // when set, runs drawn as outlines are recorded
+
 	embedded []string
 	images   map[string]*placedImage
 	outline  int // level of the last bookmark, -1 before the first
@@ -284,7 +286,9 @@ func (r *renderer) drawLine(l line, x, top, lh float64) {
 		}
 		r.setStyleFont(f.st)
 		r.setColor(f.st.color)
-		r.pdf.Text(fx, baseline, f.text)
+		if !r.m.outlined(f.st, f.text) || !r.drawOutlined(f, fx, baseline) {
+			r.pdf.Text(fx, baseline, bmpOnly(f.text))
+		}
 		if f.st.strike {
 			r.rule(fx, fx+f.w, baseline-size*0.3, size*0.06, f.st.color)
 		}

@@ -112,7 +112,9 @@ Typography: “quotes”, ‘single’, en–dash, em—dash, ellipsis…, € �
 
 CJK: 東京は日本の首都です。 Tokyo (東京) and 서울 (Seoul).
 
-Emoji are dropped: launch 🚀 went well 🎉, thumbs 👍🏽, family 👨‍👩‍👧, flag 🇩🇪, keycap 1️⃣.
+Emoji in black and white: launch 🚀 went well 🎉, thumbs 👍🏽, family 👨‍👩‍👧, flag 🇩🇪, keycap 1️⃣.
+
+Shaped: नमस्ते दुनिया, क्षत्रिय — สวัสดีชาวโลก — வணக்கம் — নমস্কার.
 
 Hebrew: שלום עולם — Arabic: مرحبا بالعالم — mixed: version 2 של המערכת.
 
@@ -124,7 +126,7 @@ Symbols: ✓ done, ✗ failed, ★ rating, ☃ snowman.
 | Russian | Доброе утро | drawn |
 | Japanese | おはようございます | replaced |
 | Arabic | صباح الخير | replaced, right to left |
-| Emoji | ☕ 🍰 | dropped |
+| Emoji | ☕ 🍰 | outlines |
 
 ` + "```" + `
 // code keeps its spaces; emoji 🙂 and CJK 漢字 are handled the same way

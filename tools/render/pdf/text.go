@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // rgb is a colour.
@@ -126,16 +128,26 @@ func (m *metrics) breakLines(spans []span, width float64) []line {
 
 // splitToFit cuts it so that the head is at most avail wide. When force is
 // set (an empty line) the head takes at least one character, so that the
-// layout always advances.
+// layout always advances. A cut never separates a mark from its letter
+// or a conjunct's consonants (clusterBreak), and a run drawn shaped is
+// measured shaped.
 func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail item) {
 	w, cut, soft := 0.0, 0, 0
+	var cuts []int // the cluster boundaries that fit
 	for i, r := range it.text {
 		rw := m.styleRuneWidth(it.st, r)
 		if w+rw > avail+0.01 {
 			break
 		}
 		w += rw
-		cut = i + utf8.RuneLen(r)
+		end := i + utf8.RuneLen(r)
+		if !clusterBreak(it.text, end) {
+			continue
+		}
+		cut = end
+		if it.st.fb != 0 {
+			cuts = append(cuts, cut)
+		}
 		if strings.ContainsRune("/-_.?&=,;:", r) {
 			soft = cut
 		}
@@ -143,15 +155,57 @@ func (m *metrics) splitToFit(it item, avail float64, force bool) (head, tail ite
 	if cut < len(it.text) && soft > cut/2 {
 		cut = soft
 	}
+	// Character widths only estimate a shaped run: step back while the
+	// shaped head is too wide. Only the head is looked at: the rest of a
+	// long word can be a whole paragraph.
+	shaped := it.st.fb != 0 && cut > 0 && m.outlined(it.st, it.text[:cut])
+	for shaped && cut > 0 && m.styleWidth(it.st, it.text[:cut]) > avail+0.01 {
+		for len(cuts) > 0 && cuts[len(cuts)-1] >= cut {
+			cuts = cuts[:len(cuts)-1]
+		}
+		cut = 0
+		if len(cuts) > 0 {
+			cut = cuts[len(cuts)-1]
+		}
+	}
 	if cut == 0 && force {
-		_, n := utf8.DecodeRuneInString(it.text)
-		cut = n
+		for cut < len(it.text) {
+			_, n := utf8.DecodeRuneInString(it.text[cut:])
+			cut += n
+			if clusterBreak(it.text, cut) {
+				break
+			}
+		}
+		shaped = it.st.fb != 0 && m.outlined(it.st, it.text[:cut])
 	}
 	head, tail = it, it
 	head.text, tail.text = it.text[:cut], it.text[cut:]
 	head.w = m.styleWidth(it.st, head.text)
 	tail.w = max(0, it.w-head.w) // not measured again: tails can be long
+	if shaped && len(tail.text) <= maxMeasuredTail {
+		tail.w = m.styleWidth(it.st, tail.text)
+	}
 	return head, tail
+}
+
+// maxMeasuredTail is the longest tail of a shaped run measured again
+// after a cut; a longer one keeps the difference, which is exact for
+// text set character by character and close for shaped text.
+const maxMeasuredTail = 1024
+
+// clusterBreak reports whether s may be cut at byte i without taking a
+// mark from its letter (a vowel sign, a Thai tone mark, an accent) or
+// splitting a conjunct after its virama.
+func clusterBreak(s string, i int) bool {
+	if i <= 0 || i >= len(s) {
+		return true
+	}
+	next, _ := utf8.DecodeRuneInString(s[i:])
+	if unicode.In(next, unicode.Mn, unicode.Mc, unicode.Me) || next == '\u200D' || next == '\u200C' {
+		return false
+	}
+	prev, _ := utf8.DecodeLastRuneInString(s[:i])
+	return prev != '\u200D' && norm.NFC.PropertiesString(string(prev)).CCC() != 9 // virama
 }
 
 // hyphenateToFit is splitToFit for running text: a word cut between two
