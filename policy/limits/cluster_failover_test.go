@@ -177,7 +177,9 @@ func runFailover(t *testing.T, url string, mode RedisMode, leaseTTL time.Duratio
 	}
 }
 
-// replicaOf is the address of a replica of the cluster primary p.
+// replicaOf is the address of a replica of the cluster primary p. It
+// waits until p knows one: a cluster just started tells its nodes of
+// their replicas by gossip, which a loaded machine delays.
 func replicaOf(t *testing.T, p *testenv.RedisServer) string {
 	t.Helper()
 	ctx := context.Background()
@@ -187,9 +189,15 @@ func replicaOf(t *testing.T, p *testenv.RedisServer) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := cl.Do(ctx, "CLUSTER", "REPLICAS", id).StringSlice()
-	if err != nil || len(lines) == 0 {
-		t.Fatalf("replicas of %s: %v %v", p.Addr(), lines, err)
+	var lines []string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		lines, err = cl.Do(ctx, "CLUSTER", "REPLICAS", id).StringSlice()
+		if err == nil && len(lines) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas of %s: %v %v", p.Addr(), lines, err)
+		}
 	}
 	addr, _, _ := strings.Cut(strings.Fields(lines[0])[1], "@")
 	return addr
