@@ -246,6 +246,14 @@ func waitForChat(t *testing.T, a, b *backend) (*backend, *backend) {
 // upstream before any byte reached the client. The active health check
 // takes a dead upstream out of the pool within its interval, after which
 // no request is sent to it at all.
+//
+// The checks' timeout is wide: a live upstream whose check is slow on a
+// loaded machine must not leave the pool, and a dead one fails its check
+// at once (the connection is refused). The upstream dies right after a
+// check of it, so that the first requests reach it before the next
+// check does: a request, not the check, finds it dead and is retried.
+// Whether the check then took it out is judged only after rounds of
+// checks that began after it died, not after a time.
 func TestRoutingUpstreamDown(t *testing.T) {
 	a, b := startBackend(t, demobackend.Options{}), startBackend(t, demobackend.Options{})
 	g, _, key := routedGateway(t, fmt.Sprintf(`
@@ -256,8 +264,8 @@ func TestRoutingUpstreamDown(t *testing.T) {
 			upstream %s {
 				name b
 			}
-			health_interval 200ms
-			health_timeout 200ms
+			health_interval 1s
+			health_timeout 5s
 			fail_duration 300ms
 		}`, a.url(), b.url()))
 
@@ -273,10 +281,17 @@ func TestRoutingUpstreamDown(t *testing.T) {
 		if a.Pending() != 0 {
 			t.Fatalf("the failing upstream was not tried")
 		}
-		time.Sleep(350 * time.Millisecond) // the failure expires
+		waitHealthy(t, g, "alpha", "a") // the failure expires
 	}
 
+	checks := healthChecks(b)
+	for deadline := time.Now().Add(10 * time.Second); healthChecks(b) == checks; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no health check of the upstream in 10s")
+		}
+	}
 	b.kill()
+	rounds := healthChecks(a)
 	before := scrape(t, g)
 	for i := 0; i < 10; i++ {
 		if status, _, body := g.do("POST", "/v1/chat/completions", key, chatFor("alpha")); status != 200 {
@@ -286,8 +301,17 @@ func TestRoutingUpstreamDown(t *testing.T) {
 			t.Fatalf("/v3 request %d after an upstream died: %d %s", i, status, out)
 		}
 	}
+	// Both upstreams are checked in each round. Two rounds begun after b
+	// died, as a's checks show, have checked b: the first has marked it
+	// by the time the second begins. Until then b may be out of the pool
+	// only for the requests' passive failure marks, which expire.
+	for deadline := time.Now().Add(10 * time.Second); healthChecks(a) < rounds+3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d health checks of the live upstream in 10s, want 3", healthChecks(a)-rounds)
+		}
+	}
 	const healthy = `switchyard_upstream_healthy{model="alpha",upstream="b"}`
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for scrape(t, g)[healthy] != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the dead upstream is still in the pool after ten health intervals")
@@ -311,6 +335,30 @@ func TestRoutingUpstreamDown(t *testing.T) {
 	}
 	if after[`switchyard_upstream_healthy{model="alpha",upstream="a"}`] != 1 {
 		t.Errorf("the live upstream is not reported healthy")
+	}
+}
+
+// healthChecks counts the active health checks the backend received.
+func healthChecks(b *backend) int {
+	n := 0
+	for _, r := range b.Requests() {
+		if r.Method == "GET" && strings.HasSuffix(r.Path, "/models") {
+			n++
+		}
+	}
+	return n
+}
+
+// waitHealthy waits until the gateway reports upstream of model back in
+// its pool: its passive failure mark expired on the gateway's clock,
+// which a loaded machine may run late.
+func waitHealthy(t *testing.T, g *gateway, model, upstream string) {
+	t.Helper()
+	metric := fmt.Sprintf(`switchyard_upstream_healthy{model=%q,upstream=%q}`, model, upstream)
+	for deadline := time.Now().Add(10 * time.Second); scrape(t, g)[metric] != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s still out of the pool after 10s", model, upstream)
+		}
 	}
 }
 

@@ -113,7 +113,9 @@ func runFailover(t *testing.T, url string, mode RedisMode, leaseTTL time.Duratio
 			}
 		})
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	// The run takes a few seconds; the deadline only ends one that hangs,
+	// and a loaded machine may take many times as long.
+	deadline := time.Now().Add(2 * time.Minute)
 	for admitted[0].Load()+admitted[1].Load() < 2*failoverRate/3 {
 		if time.Now().After(deadline) {
 			stop.Store(true)
@@ -135,12 +137,16 @@ func runFailover(t *testing.T, url string, mode RedisMode, leaseTTL time.Duratio
 	t.Logf("failed over in %s; admitted %d and %d, %d after the failover; %d refused as unavailable; %d failed calls",
 		tookOver.Round(time.Millisecond), admitted[0].Load(), admitted[1].Load(), afterFailover.Load(), unavailable.Load(), l.Stats().Failures)
 
-	if !spent[0].Load() || !spent[1].Load() {
+	ended := spent[0].Load() && spent[1].Load()
+	if !ended {
 		t.Errorf("the keys' rates were not spent after the failover (admitted %d and %d of %d): admissions did not resume",
 			admitted[0].Load(), admitted[1].Load(), failoverRate)
 	}
 	for k := range keys {
-		if n := admitted[k].Load(); n > failoverRate || exact && l.Stats().Failures == 0 && n != failoverRate {
+		// Fewer admissions than the rate are lost ones only when the run
+		// went on until the rate refused both keys: a run the deadline
+		// ended is reported above.
+		if n := admitted[k].Load(); n > failoverRate || exact && ended && l.Stats().Failures == 0 && n != failoverRate {
 			t.Errorf("%s admitted %d times, rate %d: the failover lost admissions", keys[k], n, failoverRate)
 		}
 		if n := maxStreams[k].Load(); n > failoverStreams {
@@ -171,7 +177,9 @@ func runFailover(t *testing.T, url string, mode RedisMode, leaseTTL time.Duratio
 	}
 }
 
-// replicaOf is the address of a replica of the cluster primary p.
+// replicaOf is the address of a replica of the cluster primary p. It
+// waits until p knows one: a cluster just started tells its nodes of
+// their replicas by gossip, which a loaded machine delays.
 func replicaOf(t *testing.T, p *testenv.RedisServer) string {
 	t.Helper()
 	ctx := context.Background()
@@ -181,9 +189,15 @@ func replicaOf(t *testing.T, p *testenv.RedisServer) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := cl.Do(ctx, "CLUSTER", "REPLICAS", id).StringSlice()
-	if err != nil || len(lines) == 0 {
-		t.Fatalf("replicas of %s: %v %v", p.Addr(), lines, err)
+	var lines []string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		lines, err = cl.Do(ctx, "CLUSTER", "REPLICAS", id).StringSlice()
+		if err == nil && len(lines) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas of %s: %v %v", p.Addr(), lines, err)
+		}
 	}
 	addr, _, _ := strings.Cut(strings.Fields(lines[0])[1], "@")
 	return addr

@@ -151,8 +151,9 @@ func TestRedisPanicWhileReleasingFinishesTheBatch(t *testing.T) {
 func TestRedisRenewalsGoOnAfterAPanic(t *testing.T) {
 	h := &panicHook{match: runs(renewScript)}
 	h.armed.Store(1)
-	l := panickyRedis(t, h, RedisConfig{LeaseTTL: 300 * time.Millisecond})
-	renewed := make(chan bool, 100)
+	l := panickyRedis(t, h, RedisConfig{LeaseTTL: heartbeatTTL, Timeout: time.Second})
+	l.renewEvery = 50 * time.Millisecond
+	renewed := make(chan bool, 1000)
 	l.onRenew = func(kept bool) { renewed <- kept }
 	lease := acquire(t, l, "k", 1)
 	defer lease.Release()

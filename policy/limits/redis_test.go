@@ -193,7 +193,7 @@ func TestRedisLeaseRenewal(t *testing.T) {
 }
 
 // TestRedisHeartbeat: the renewing goroutine renews on its own, on the
-// server clock with a tiny TTL.
+// server clock, past the lease TTL.
 func TestRedisHeartbeat(t *testing.T) {
 	l, renewed := newHeartbeatRedis(t)
 	lease := acquire(t, l, "k", 1)
@@ -204,7 +204,7 @@ func TestRedisHeartbeat(t *testing.T) {
 	acquire(t, l, "k", 1).abandon()
 
 	// Abandoned, it expires on the server clock.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(heartbeatTTL + 5*time.Second)
 	for {
 		lease, err := l.Acquire(context.Background(), "k", 1)
 		if err == nil {
@@ -212,33 +212,46 @@ func TestRedisHeartbeat(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("abandoned lease still held 5s after a 300ms TTL")
+			t.Fatalf("abandoned lease still held 5s after its %s TTL", heartbeatTTL)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// newHeartbeatRedis returns a limiter with a 300ms lease TTL that tells
-// every renewal on the channel: true when it kept what it renewed.
+// heartbeatTTL is the lease TTL of the heartbeat tests, on the server
+// clock. The renewals tick every 50ms, so a renewal is late enough to
+// lose a lease only when a loaded machine stalls the renewing goroutine
+// for the whole TTL; what is tested is that they go on by themselves.
+const heartbeatTTL = 2 * time.Second
+
+// newHeartbeatRedis returns a limiter with a heartbeatTTL lease TTL that
+// tells every renewal on the channel: true when it kept what it renewed.
+// Its calls' timeout is wide: a call timing out on a loaded machine is
+// not what these tests are about, and enough of them would open the
+// breaker and send the admissions to the in-process fallback.
 func newHeartbeatRedis(t *testing.T) (*Redis, <-chan bool) {
 	c := testRedisClient(t)
-	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), LeaseTTL: 300 * time.Millisecond})
-	renewed := make(chan bool, 100)
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), LeaseTTL: heartbeatTTL, Timeout: time.Second})
+	l.renewEvery = 50 * time.Millisecond
+	renewed := make(chan bool, 1000)
 	l.onRenew = func(kept bool) { renewed <- kept }
 	return l, renewed
 }
 
-// waitRenewals waits for five renewals, which every 100ms outlast the
-// 300ms TTL, and fails t when one lost the held lease or hold (what).
+// waitRenewals waits for renewals until a lease TTL has passed since it
+// was called and at least three renewals came, and fails t when one lost
+// the held lease or hold (what): what was taken before the call outlived
+// its TTL by the renewals alone.
 func waitRenewals(t *testing.T, renewed <-chan bool, what string) {
 	t.Helper()
-	for i := range 5 {
+	start := time.Now()
+	for i := 0; i < 3 || time.Since(start) <= heartbeatTTL; i++ {
 		select {
 		case kept := <-renewed:
 			if !kept {
 				t.Fatalf("renewal %d lost the %s", i+1, what)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(heartbeatTTL + 5*time.Second):
 			t.Fatalf("renewal %d did not happen", i+1)
 		}
 	}
