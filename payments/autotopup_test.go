@@ -307,7 +307,7 @@ func TestAutoTopUpCheckoutSavesThePaymentMethod(t *testing.T) {
 		"id": "cs_test_save", "object": "checkout.session", "mode": "payment", "payment_status": "paid", "status": "complete",
 		"amount_total": 2500, "currency": "usd", "customer": got.CustomerID,
 		"payment_intent": map[string]any{"id": "pi_cs_save", "object": "payment_intent", "payment_method": "pm_saved_1"},
-		"metadata": map[string]string{"switchyard_account": acct.ID, "switchyard_save_payment_method": "1"},
+		"metadata":       map[string]string{"switchyard_account": acct.ID, "switchyard_save_payment_method": "1"},
 	})
 	if code, body := f.deliver(t, payload, whsec, time.Now()); code != http.StatusOK || outcome(body) != "credited" {
 		t.Fatalf("completed: %d %v", code, body)
