@@ -109,6 +109,7 @@ type Admin struct {
 
 	handler        *admin.Handler
 	stopDispatcher func()   // nil: not running
+	stopAutoTopUp  func()   // nil: not running
 	guard          *ipGuard // nil: no limit on refused tokens per address
 	disabled       bool     // no way to verify tokens: every request gets 503
 	metrics        *telemetry.Metrics
@@ -198,6 +199,7 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	// leases keep two nodes, or two configs during a reload, from sending
 	// one delivery twice at once.
 	h.stopDispatcher = runDispatcher(dispatcher)
+	h.stopAutoTopUp = runAutoTopUp(pay, app.backend.ledger)
 	return nil
 }
 
@@ -219,6 +221,9 @@ func adminRate(n *int, period caddy.Duration, def limits.Rate) limits.Rate {
 func (h *Admin) Cleanup() error {
 	if h.stopDispatcher != nil {
 		h.stopDispatcher()
+	}
+	if h.stopAutoTopUp != nil {
+		h.stopAutoTopUp()
 	}
 	if h.handler == nil {
 		return nil

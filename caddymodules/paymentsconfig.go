@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/alerts"
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/payments"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -178,6 +179,32 @@ func (c *AlertsConfig) dispatcher(store storage.Store, logger *zap.Logger) (*ale
 		cfg.Allow = append(cfg.Allow, p)
 	}
 	return alerts.New(cfg)
+}
+
+// runAutoTopUp runs the auto top-up worker of pay, woken by every batch
+// of charges ledger commits, until the returned stop is called; nil when
+// pay cannot charge saved cards (no Stripe). Accounts have auto top-up
+// off until their owner turns it on.
+func runAutoTopUp(pay *payments.Service, ledger *billing.LedgerWriter) (stop func()) {
+	w := pay.AutoTopUps()
+	if w == nil {
+		return nil
+	}
+	remove := func() {}
+	if ledger != nil {
+		remove = ledger.OnCommit(func(accounts []string) { w.Notify(accounts...) })
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	return func() {
+		remove()
+		cancel()
+		<-done
+	}
 }
 
 // runDispatcher runs d until the returned stop is called.
