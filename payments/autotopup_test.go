@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -25,8 +26,9 @@ type stripeCall struct {
 
 // recorder passes requests on to stripe-mock and keeps them.
 type recorder struct {
-	mu    sync.Mutex
-	calls []stripeCall
+	mu       sync.Mutex
+	calls    []stripeCall
+	onIntent func() // called after a PaymentIntent was created, when set
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -39,7 +41,14 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Lock()
 	r.calls = append(r.calls, stripeCall{req.Method, req.URL.Path, req.Header.Get("Idempotency-Key"), form})
 	r.mu.Unlock()
-	return http.DefaultTransport.RoundTrip(req)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	r.mu.Lock()
+	on := r.onIntent
+	r.mu.Unlock()
+	if on != nil && req.Method == http.MethodPost && req.URL.Path == "/v1/payment_intents" {
+		on()
+	}
+	return resp, err
 }
 
 func (r *recorder) to(method, path string) []stripeCall {
@@ -315,5 +324,34 @@ func TestAutoTopUpCheckoutSavesThePaymentMethod(t *testing.T) {
 	got, _ = f.at.AutoTopUp(t.Context(), acct.ID)
 	if got.PaymentMethodID != "pm_saved_1" {
 		t.Errorf("saved payment method = %q, want pm_saved_1", got.PaymentMethodID)
+	}
+}
+
+func TestAutoTopUpWorkerWakesOnNotify(t *testing.T) {
+	f := newAutoFixture(t, true)
+	w := f.svc.AutoTopUps()
+	asked := make(chan struct{}, 1)
+	f.rec.onIntent = func() {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	w.Notify(f.acct.ID)
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker did not ask Stripe for a payment after Notify")
+	}
+	cancel()
+	<-done
+	if n := len(f.rec.to(http.MethodPost, "/v1/payment_intents")); n != 1 {
+		t.Errorf("%d PaymentIntents, want 1", n)
 	}
 }
