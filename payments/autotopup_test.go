@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"sync"
@@ -75,6 +76,11 @@ type autoFixture struct {
 // (on when enabled) and a saved card.
 func newAutoFixture(t *testing.T, enabled bool) *autoFixture {
 	t.Helper()
+	return newAutoFixtureAt(t, enabled, testenv.StripeMock(t))
+}
+
+func newAutoFixtureAt(t *testing.T, enabled bool, apiURL string) *autoFixture {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "sy.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +96,7 @@ func newAutoFixture(t *testing.T, enabled bool) *autoFixture {
 		Store:   st,
 		Profile: policy.ProfileFor(policy.RevisionB),
 		Now:     func() time.Time { f.clock.Lock(); defer f.clock.Unlock(); return f.now },
-		Stripe: &payments.StripeConfig{SecretKey: "sk_test_switchyard", WebhookSecret: whsec, APIURL: testenv.StripeMock(t),
+		Stripe: &payments.StripeConfig{SecretKey: "sk_test_switchyard", WebhookSecret: whsec, APIURL: apiURL,
 			HTTPClient: &http.Client{Transport: f.rec, Timeout: 10 * time.Second}},
 	})
 	if err != nil {
@@ -353,5 +359,65 @@ func TestAutoTopUpWorkerWakesOnNotify(t *testing.T) {
 	<-done
 	if n := len(f.rec.to(http.MethodPost, "/v1/payment_intents")); n != 1 {
 		t.Errorf("%d PaymentIntents, want 1", n)
+	}
+}
+
+// stripeAnswering is an API that answers every PaymentIntent with status
+// and body.
+func stripeAnswering(t *testing.T, status int, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestAutoTopUpDeclinedAtOnceCountsOneFailure(t *testing.T) {
+	f := newAutoFixtureAt(t, true, stripeAnswering(t, http.StatusPaymentRequired,
+		`{"error":{"type":"card_error","code":"card_declined","decline_code":"generic_decline","message":"Your card was declined."}}`))
+	w := f.svc.AutoTopUps()
+	if !w.Check(t.Context(), f.acct.ID) {
+		t.Fatal("no attempt started")
+	}
+	got, err := f.at.AutoTopUp(t.Context(), f.acct.ID)
+	if err != nil || got.InFlight != "" || got.Failures != 1 || got.LastError != "card_declined (generic_decline): Your card was declined." {
+		t.Fatalf("after a decline: %+v, %v; want one failure and no attempt in flight", got, err)
+	}
+	// Stripe's payment_failed event about the same attempt counts nothing
+	// more.
+	payload := f.intentEvent("evt_declined", "payment_intent.payment_failed", "pi_declined", "autotopup:"+f.acct.ID+":1", 2000)
+	if code, body := f.deliver(t, payload, whsec, time.Now()); code != http.StatusOK {
+		t.Fatalf("payment_failed: %d %v", code, body)
+	}
+	if got, _ := f.at.AutoTopUp(t.Context(), f.acct.ID); got.Failures != 1 {
+		t.Errorf("after the event of the same attempt: %d failures, want 1", got.Failures)
+	}
+}
+
+func TestAutoTopUpStripeDownKeepsTheAttemptForARetry(t *testing.T) {
+	f := newAutoFixtureAt(t, true, stripeAnswering(t, http.StatusInternalServerError,
+		`{"error":{"type":"api_error","message":"down"}}`))
+	w := f.svc.AutoTopUps()
+	w.Check(t.Context(), f.acct.ID)
+	got, err := f.at.AutoTopUp(t.Context(), f.acct.ID)
+	if err != nil || got.InFlight != "autotopup:"+f.acct.ID+":1" || got.Failures != 0 {
+		t.Fatalf("after Stripe failed: %+v, %v; want the attempt still in flight and no failure", got, err)
+	}
+	if w.Check(t.Context(), f.acct.ID) {
+		t.Error("a second attempt started while the first is in flight")
+	}
+	// Once stale, the same attempt (same key) is sent again.
+	f.advance(11 * time.Minute)
+	if !w.Check(t.Context(), f.acct.ID) {
+		t.Fatal("a stale attempt was not sent again")
+	}
+	keys := map[string]bool{}
+	for _, c := range f.rec.to(http.MethodPost, "/v1/payment_intents") {
+		keys[c.idempotencyKey] = true
+	}
+	if len(keys) != 1 || !keys["autotopup:"+f.acct.ID+":1"] {
+		t.Errorf("idempotency keys sent: %v, want only the first attempt's", keys)
 	}
 }
