@@ -220,10 +220,17 @@ function autoTopUpCard(ctx, acct, s) {
     const body = { enabled: enabled.checked };
     const t = readAmount(threshold, fields.threshold, enabled.checked);
     if (t === undefined) return;
-    const a = readAmount(amount, fields.amount, enabled.checked);
-    if (a === undefined) return;
     if (t !== null) body.threshold_usd = t;
-    if (a !== null) body.amount_usd = a;
+    if (enabled.checked || amount.value.trim() !== '') {
+      // The top-up bounds, as for Add funds.
+      const a = fmt.parseTopUp(amount.value);
+      if (a.error) {
+        fields.amount.setError(a.error);
+        amount.focus();
+        return;
+      }
+      body.amount_usd = a.usd;
+    }
     try {
       const fresh = await busy(submit, 'Saving…', () => ctx.client.put(`${acct}/autotopup`, body));
       if (!ctx.current()) return;
