@@ -44,7 +44,7 @@ func TestAutoTopUpThroughTheGateway(t *testing.T) {
 	session := map[string]any{"id": sess.ID, "object": "checkout.session", "mode": "payment", "payment_status": "paid",
 		"amount_total": 2500, "currency": "usd", "customer": "cus_e2e", "client_reference_id": acct.ID,
 		"payment_intent": map[string]any{"id": "pi_e2e_checkout", "object": "payment_intent", "payment_method": "pm_e2e"},
-		"metadata": map[string]string{"switchyard_account": acct.ID, "switchyard_save_payment_method": "1"}}
+		"metadata":       map[string]string{"switchyard_account": acct.ID, "switchyard_save_payment_method": "1"}}
 	if status, body := stripeDeliver(t, g, "evt_e2e_save", "checkout.session.completed", session); status != http.StatusOK {
 		t.Fatalf("checkout.session.completed: %d %s", status, body)
 	}
