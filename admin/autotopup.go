@@ -119,7 +119,20 @@ func (q *request) putAutoTopUp(a storage.Account) {
 	if err == nil {
 		saved, err = SetAutoTopUp(q.ctx, q.h.cfg.Store, q.h.cfg.Profile, a.ID, body, q.h.cfg.Payments.AutoTopUps() != nil)
 	}
-	q.audit("autotopup.update", a.Name, "", outcome(err),
-		fmt.Sprintf("enabled=%t threshold=%s amount=%s", saved.Enabled, billing.FormatCents(saved.ThresholdCents), billing.FormatCents(saved.AmountCents)))
+	// What was asked for, so that a refusal says what it refused.
+	q.audit("autotopup.update", a.Name, "", outcome(err), clipNote(fmt.Sprintf("enabled=%t threshold=%s amount=%s",
+		body.Enabled, auditAmount(body.ThresholdCents, body.ThresholdUSD), auditAmount(body.AmountCents, body.AmountUSD))))
 	q.answer(http.StatusOK, AutoTopUpOf(saved), err)
+}
+
+// auditAmount is an amount given as cents or dollars, as the audit log
+// notes it.
+func auditAmount(cents *int64, usd *string) string {
+	switch {
+	case cents != nil:
+		return billing.FormatCents(*cents)
+	case usd != nil:
+		return "$" + *usd
+	}
+	return "-"
 }

@@ -279,15 +279,15 @@ type deliveryJSON struct {
 	ThresholdCents int64  `json:"threshold_cents"`
 	// The key, its spend in the period and its limit, for
 	// key.spend_limit_near.
-	KeyID         string  `json:"key_id,omitempty"`
-	KeyLabel      string  `json:"key_label,omitempty"`
-	SpendCents    *int64  `json:"spend_cents,omitempty"`
-	LimitCents    *int64  `json:"limit_cents,omitempty"`
-	SpendPeriod   string  `json:"spend_period,omitempty"`
+	KeyID       string `json:"key_id,omitempty"`
+	KeyLabel    string `json:"key_label,omitempty"`
+	SpendCents  *int64 `json:"spend_cents,omitempty"`
+	LimitCents  *int64 `json:"limit_cents,omitempty"`
+	SpendPeriod string `json:"spend_period,omitempty"`
 	// What a failed auto top-up tried to add, and why it failed, for
 	// auto_topup.failed.
-	AmountCents *int64 `json:"amount_cents,omitempty"`
-	Reason      string `json:"reason,omitempty"`
+	AmountCents   *int64  `json:"amount_cents,omitempty"`
+	Reason        string  `json:"reason,omitempty"`
 	Status        string  `json:"status"`
 	Attempts      int     `json:"attempts"`
 	NextAttemptAt *string `json:"next_attempt_at"`
