@@ -287,6 +287,8 @@ func (q *request) accountRoute(name string, p []string, on func(map[string]func(
 		on(map[string]func(){http.MethodGet: with("receipts.read", q.receipts)})
 	case len(p) == 1 && p[0] == "alerts":
 		on(map[string]func(){http.MethodGet: with("alerts.read", q.getAlerts), http.MethodPut: with("alerts.update", q.putAlerts)})
+	case len(p) == 1 && p[0] == "autotopup":
+		on(map[string]func(){http.MethodGet: with("autotopup.read", q.getAutoTopUp), http.MethodPut: with("autotopup.update", q.putAutoTopUp)})
 	case len(p) == 2 && p[0] == "alerts" && p[1] == "deliveries":
 		on(map[string]func(){http.MethodGet: with("alerts.read", q.alertDeliveries)})
 	case len(p) == 1 && p[0] == "ledger":

@@ -279,11 +279,15 @@ type deliveryJSON struct {
 	ThresholdCents int64  `json:"threshold_cents"`
 	// The key, its spend in the period and its limit, for
 	// key.spend_limit_near.
-	KeyID         string  `json:"key_id,omitempty"`
-	KeyLabel      string  `json:"key_label,omitempty"`
-	SpendCents    *int64  `json:"spend_cents,omitempty"`
-	LimitCents    *int64  `json:"limit_cents,omitempty"`
-	SpendPeriod   string  `json:"spend_period,omitempty"`
+	KeyID       string `json:"key_id,omitempty"`
+	KeyLabel    string `json:"key_label,omitempty"`
+	SpendCents  *int64 `json:"spend_cents,omitempty"`
+	LimitCents  *int64 `json:"limit_cents,omitempty"`
+	SpendPeriod string `json:"spend_period,omitempty"`
+	// What a failed auto top-up tried to add, and why it failed, for
+	// auto_topup.failed.
+	AmountCents   *int64  `json:"amount_cents,omitempty"`
+	Reason        string  `json:"reason,omitempty"`
 	Status        string  `json:"status"`
 	Attempts      int     `json:"attempts"`
 	NextAttemptAt *string `json:"next_attempt_at"`
@@ -295,10 +299,13 @@ type deliveryJSON struct {
 func deliveryOut(d storage.AlertDelivery) deliveryJSON {
 	out := deliveryJSON{ID: d.ID, Channel: d.Channel, ThresholdCents: d.ThresholdCents, Status: d.Status,
 		Attempts: d.Attempts, LastError: d.LastError, CreatedAt: timeJSON(d.CreatedAt)}
-	if d.Kind == storage.AlertKeySpend {
+	switch d.Kind {
+	case storage.AlertKeySpend:
 		out.Type, out.KeyID, out.KeyLabel, out.SpendPeriod = "key.spend_limit_near", d.KeyID, d.KeyLabel, string(d.SpendPeriod)
 		out.SpendCents, out.LimitCents = &d.SpendCents, &d.LimitCents
-	} else {
+	case storage.AlertAutoTopUpFailed:
+		out.Type, out.BalanceCents, out.AmountCents, out.Reason = "auto_topup.failed", &d.BalanceCents, &d.LimitCents, d.Detail
+	default:
 		out.Type, out.BalanceCents = "balance.below", &d.BalanceCents
 	}
 	if d.Status == storage.AlertPending {

@@ -286,10 +286,39 @@ func keySpendPayload(del storage.AlertDelivery) KeySpendPayload {
 		CreatedAt: del.CreatedAt.UTC().Format(time.RFC3339), Attempt: del.Attempts}
 }
 
+// AutoTopUpFailedPayload is the JSON body of the webhook sent when an
+// automatic top-up's payment failed; at storage.AutoTopUpMaxFailures
+// failures in a row TurnedOff is true and no more are tried until the
+// owner turns auto top-up on again.
+type AutoTopUpFailedPayload struct {
+	ID             string `json:"id"`
+	Type           string `json:"type"` // "auto_topup.failed"
+	Account        string `json:"account"`
+	AccountID      string `json:"account_id"`
+	AmountCents    int64  `json:"amount_cents"`    // what the attempt tried to add
+	BalanceCents   int64  `json:"balance_cents"`   // the balance when it failed
+	ThresholdCents int64  `json:"threshold_cents"` // the auto top-up's threshold
+	Reason         string `json:"reason"`
+	Failures       int64  `json:"failures"` // consecutive
+	TurnedOff      bool   `json:"turned_off"`
+	CreatedAt      string `json:"created_at"`
+	Attempt        int    `json:"attempt"`
+}
+
+func autoTopUpFailedPayload(del storage.AlertDelivery) AutoTopUpFailedPayload {
+	return AutoTopUpFailedPayload{ID: del.ID, Type: "auto_topup.failed", Account: del.AccountName, AccountID: del.AccountID,
+		AmountCents: del.LimitCents, BalanceCents: del.BalanceCents, ThresholdCents: del.ThresholdCents, Reason: del.Detail,
+		Failures: del.Failures, TurnedOff: del.Failures >= storage.AutoTopUpMaxFailures,
+		CreatedAt: del.CreatedAt.UTC().Format(time.RFC3339), Attempt: del.Attempts}
+}
+
 // webhookBody is the JSON a delivery posts, by its kind.
 func webhookBody(del storage.AlertDelivery) ([]byte, error) {
-	if del.Kind == storage.AlertKeySpend {
+	switch del.Kind {
+	case storage.AlertKeySpend:
 		return json.Marshal(keySpendPayload(del))
+	case storage.AlertAutoTopUpFailed:
+		return json.Marshal(autoTopUpFailedPayload(del))
 	}
 	return json.Marshal(payload(del))
 }

@@ -97,8 +97,11 @@ func (c *SMTPConfig) send(ctx context.Context, timeout time.Duration, to string,
 
 // message is the mail, headers and a plain-text body, CRLF-terminated.
 func message(from, to string, del storage.AlertDelivery) []byte {
-	if del.Kind == storage.AlertKeySpend {
+	switch del.Kind {
+	case storage.AlertKeySpend:
 		return keySpendMessage(from, to, del)
+	case storage.AlertAutoTopUpFailed:
+		return autoTopUpFailedMessage(from, to, del)
 	}
 	p := payload(del)
 	lines := append(headers(from, to, "Switchyard: balance of "+p.Account+" is below "+dollars(p.ThresholdCents), del),
@@ -171,4 +174,28 @@ func dollars(c int64) string {
 		sign, c = "-", -c
 	}
 	return fmt.Sprintf("%s$%d.%02d", sign, c/100, c%100)
+}
+
+// autoTopUpFailedMessage is the mail of a failed automatic top-up.
+func autoTopUpFailedMessage(from, to string, del storage.AlertDelivery) []byte {
+	p := autoTopUpFailedPayload(del)
+	next := fmt.Sprintf("It is tried again in an hour if the balance is still below %s; after %d failures",
+		dollars(p.ThresholdCents), storage.AutoTopUpMaxFailures)
+	if p.TurnedOff {
+		next = fmt.Sprintf("This was failure %d in a row: auto top-up is now turned off. Add funds on the", p.Failures)
+	}
+	lines := append(headers(from, to, "Switchyard: automatic top-up of "+p.Account+" failed", del),
+		"An automatic top-up of "+dollars(p.AmountCents)+" for account "+p.Account+" failed:",
+		oneLine(p.Reason)+".",
+		"The balance is "+dollars(p.BalanceCents)+".",
+		"",
+		next,
+	)
+	if p.TurnedOff {
+		lines = append(lines, "dashboard (which can save another card) and turn auto top-up on again.")
+	} else {
+		lines = append(lines, "in a row auto top-up is turned off. Check the card saved for it.")
+	}
+	lines = append(lines, "", "Alert "+p.ID+", "+p.CreatedAt)
+	return []byte(strings.Join(lines, "\r\n") + "\r\n")
 }

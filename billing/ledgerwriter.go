@@ -114,6 +114,8 @@ type LedgerWriter struct {
 
 	requestLog requestLogQueue
 
+	commitHooks commitHooks // OnCommit
+
 	// after is time.After; tests stop or step the clock of the batch
 	// delay with it.
 	after func(time.Duration) <-chan time.Time
@@ -425,6 +427,9 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 		w.log.Warn("settling usage: batch failed, retrying", slog.Int("records", len(recs)),
 			slog.Int("attempt", attempt+1), slog.Any("error", err))
 		time.Sleep(min(10*time.Millisecond<<min(attempt, 7), time.Second, w.retryFor-now.Sub(w.failingSince)))
+	}
+	if err == nil {
+		w.committed(settled)
 	}
 	w.complete(batch, settled, err)
 }

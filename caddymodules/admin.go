@@ -111,6 +111,7 @@ type Admin struct {
 
 	handler        *admin.Handler
 	stopDispatcher func()   // nil: not running
+	stopAutoTopUp  func()   // nil: not running
 	guard          *ipGuard // nil: no limit on refused tokens per address
 	disabled       bool     // no way to verify tokens: every request gets 503
 	metrics        *telemetry.Metrics
@@ -200,6 +201,11 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	// leases keep two nodes, or two configs during a reload, from sending
 	// one delivery twice at once.
 	h.stopDispatcher = dispatcher.Start()
+	var onCommit func(func([]string)) func()
+	if app.backend.ledger != nil {
+		onCommit = app.backend.ledger.OnCommit
+	}
+	h.stopAutoTopUp = pay.StartAutoTopUp(onCommit)
 	return nil
 }
 
@@ -221,6 +227,9 @@ func adminRate(n *int, period caddy.Duration, def limits.Rate) limits.Rate {
 func (h *Admin) Cleanup() error {
 	if h.stopDispatcher != nil {
 		h.stopDispatcher()
+	}
+	if h.stopAutoTopUp != nil {
+		h.stopAutoTopUp()
 	}
 	if h.handler == nil {
 		return nil

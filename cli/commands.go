@@ -275,7 +275,7 @@ func Accounts(cmd *cobra.Command, open Opener) {
 			return nil
 		})
 	}
-	cmd.AddCommand(create, listCmd, topup, show, setDisabled(true), setDisabled(false), alertsCommand(open))
+	cmd.AddCommand(create, listCmd, topup, show, setDisabled(true), setDisabled(false), alertsCommand(open), autoTopUpCommand(open))
 }
 
 // Bootstrap sets up "switchyard bootstrap" on cmd.

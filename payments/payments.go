@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -42,7 +43,8 @@ type Config struct {
 	// no logging.
 	Logger *zap.Logger
 	// Now is the clock the generic provider's signatures are checked
-	// against. Default: time.Now.
+	// against, and auto top-up's (when an attempt is stale, how long a
+	// failure makes the next wait). Default: time.Now.
 	Now func() time.Time
 	// OnDebit is told of every entry an event posted that lowered a
 	// balance (a refund, a lost dispute), after it was committed, so
@@ -89,6 +91,9 @@ type GenericConfig struct {
 type Service struct {
 	cfg    Config
 	stripe *stripeProvider // nil: no Stripe
+
+	workerOnce sync.Once
+	worker     *AutoTopUpWorker
 }
 
 // New checks cfg and returns a Service.
@@ -147,7 +152,11 @@ func (s *Service) Checkout(ctx context.Context, acct storage.Account, cents int6
 	if acct.Disabled() {
 		return Session{}, policy.ErrAccountDisabled(acct.Name)
 	}
-	sess, err := s.stripe.checkout(ctx, acct, cents, successURL, cancelURL)
+	customer, err := s.autoTopUpCustomer(ctx, acct)
+	if err != nil {
+		return Session{}, err
+	}
+	sess, err := s.stripe.checkout(ctx, acct, cents, successURL, cancelURL, customer)
 	if err != nil {
 		s.cfg.Logger.Error("creating a Stripe Checkout Session failed", zap.String("account", acct.Name), zap.Error(err))
 		return Session{}, apierror.New(http.StatusBadGateway, apierror.TypeServer, "payment_provider_error",
@@ -200,6 +209,13 @@ func ref(provider, object string) string {
 // record takes ev and answers the provider; a store failure is 500, so
 // that the provider delivers the event again.
 func (s *Service) record(w http.ResponseWriter, r *http.Request, ev storage.PaymentEvent) {
+	s.recordThen(w, r, ev, nil)
+}
+
+// recordThen is record with after, when not nil, run once the event is
+// recorded (or found recorded before) and before the provider is
+// answered: its failure is a 500 too.
+func (s *Service) recordThen(w http.ResponseWriter, r *http.Request, ev storage.PaymentEvent, after func(context.Context) error) {
 	res, err := s.cfg.Store.RecordPaymentEvent(context.WithoutCancel(r.Context()), ev)
 	if errors.Is(err, storage.ErrNotFound) {
 		// The account named by the payment never existed: nothing we
@@ -214,6 +230,14 @@ func (s *Service) record(w http.ResponseWriter, r *http.Request, ev storage.Paym
 			zap.String("event", ev.EventID), zap.Error(err))
 		apierror.Write(w, apierror.Internal())
 		return
+	}
+	if after != nil {
+		if err := after(context.WithoutCancel(r.Context())); err != nil {
+			s.cfg.Logger.Error("recording a payment event's consequences failed", zap.String("provider", ev.Provider),
+				zap.String("event", ev.EventID), zap.Error(err))
+			apierror.Write(w, apierror.Internal())
+			return
+		}
 	}
 	for _, e := range res.Posted {
 		if e.AmountCents < 0 && s.cfg.OnDebit != nil {

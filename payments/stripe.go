@@ -22,6 +22,14 @@ import (
 const (
 	metaAccount     = "switchyard_account"
 	metaAccountName = "switchyard_account_name"
+	// metaSaveCard marks a Checkout Session that saves its payment
+	// method for auto top-ups.
+	metaSaveCard = "switchyard_save_payment_method"
+	// metaAutoTopUp is, on an automatic top-up's PaymentIntent, the
+	// attempt's key: only PaymentIntents carrying it are credited by
+	// their own payment_intent.succeeded (a Checkout's is credited by
+	// its session).
+	metaAutoTopUp = "switchyard_auto_topup"
 )
 
 // ProviderStripe names Stripe in payment events and references.
@@ -35,6 +43,9 @@ type stripeProvider struct {
 	cfg      StripeConfig
 	api      stripe.Backend
 	payments storage.Payments
+	// autoTopUps keeps saved payment methods; nil for a store without
+	// them (then no Checkout saves one).
+	autoTopUps storage.AutoTopUps
 }
 
 func newStripe(cfg StripeConfig, payments storage.Payments) (*stripeProvider, error) {
@@ -62,14 +73,17 @@ func newStripe(cfg StripeConfig, payments storage.Payments) (*stripeProvider, er
 		bc.URL = stripe.String(strings.TrimSuffix(cfg.APIURL, "/"))
 	}
 	api := stripe.GetBackendWithConfig(stripe.APIBackend, bc)
-	return &stripeProvider{cfg: cfg, api: api, payments: payments}, nil
+	p := &stripeProvider{cfg: cfg, api: api, payments: payments}
+	p.autoTopUps, _ = payments.(storage.AutoTopUps)
+	return p, nil
 }
 
 // checkout creates the Checkout Session. The account goes into the
 // session (client_reference_id and metadata) and into its PaymentIntent's
 // metadata, so that the payment's events, its refunds' and its disputes'
-// can all be traced to it.
-func (p *stripeProvider) checkout(ctx context.Context, acct storage.Account, cents int64, successURL, cancelURL string) (Session, error) {
+// can all be traced to it. With a customer, the payment method is saved
+// to it for off-session payments (auto top-up).
+func (p *stripeProvider) checkout(ctx context.Context, acct storage.Account, cents int64, successURL, cancelURL, customer string) (Session, error) {
 	meta := map[string]string{metaAccount: acct.ID, metaAccountName: acct.Name}
 	params := &stripe.CheckoutSessionCreateParams{
 		Mode:              stripe.String(string(stripe.CheckoutSessionModePayment)),
@@ -86,6 +100,11 @@ func (p *stripeProvider) checkout(ctx context.Context, acct storage.Account, cen
 				ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String(p.cfg.ProductName)},
 			},
 		}},
+	}
+	if customer != "" {
+		params.Customer = stripe.String(customer)
+		params.PaymentIntentData.SetupFutureUsage = stripe.String(string(stripe.PaymentIntentSetupFutureUsageOffSession))
+		params.Metadata = map[string]string{metaAccount: acct.ID, metaAccountName: acct.Name, metaSaveCard: "1"}
 	}
 	params.Context = ctx
 	s := &stripe.CheckoutSession{}
@@ -132,64 +151,85 @@ func (s *Service) StripeWebhook(w http.ResponseWriter, r *http.Request) {
 			"The Stripe-Signature header does not verify with the webhook secret."))
 		return
 	}
-	pe, err := s.stripe.event(r.Context(), ev)
+	pe, end, err := s.stripe.event(r.Context(), ev)
 	if err != nil {
 		s.cfg.Logger.Error("Stripe event not taken", zap.String("event", ev.ID), zap.String("type", string(ev.Type)), zap.Error(err))
 		apierror.Write(w, err)
 		return
 	}
-	s.record(w, r, pe)
+	var after func(context.Context) error
+	if end != nil {
+		// Also for a duplicate: a delivery that posted its credit and
+		// failed before ending the attempt is delivered again.
+		after = func(ctx context.Context) error { return s.finishAutoTopUp(ctx, *end) }
+	}
+	s.recordThen(w, r, pe, after)
 }
 
 // event turns a verified Stripe event into what the store records.
 // Events of other types, and of payments the gateway did not start, are
 // recorded as ignored.
-func (p *stripeProvider) event(ctx context.Context, ev stripe.Event) (storage.PaymentEvent, error) {
+func (p *stripeProvider) event(ctx context.Context, ev stripe.Event) (storage.PaymentEvent, *autoTopUpEnd, error) {
 	pe := storage.PaymentEvent{Provider: ProviderStripe, EventID: ev.ID, Type: string(ev.Type), Outcome: "ignored"}
 	if ev.Data == nil {
-		return pe, nil
+		return pe, nil, nil
 	}
 	raw := ev.Data.Raw
 	switch ev.Type {
 	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
 		var cs stripe.CheckoutSession
 		if err := json.Unmarshal(raw, &cs); err != nil {
-			return pe, badEvent(err)
+			return pe, nil, badEvent(err)
 		}
-		return p.paid(pe, &cs), nil
+		pe = p.paid(pe, &cs)
+		if len(pe.Entries) > 0 {
+			if err := p.savePaymentMethod(ctx, &cs); err != nil {
+				return pe, nil, err
+			}
+		}
+		return pe, nil, nil
+	case "payment_intent.succeeded", "payment_intent.payment_failed":
+		var pi stripe.PaymentIntent
+		if err := json.Unmarshal(raw, &pi); err != nil {
+			return pe, nil, badEvent(err)
+		}
+		pe, end := p.autoTopUpEvent(pe, &pi)
+		return pe, end, nil
 	case "refund.created", "refund.updated", "refund.failed", "charge.refund.updated":
 		var re stripe.Refund
 		if err := json.Unmarshal(raw, &re); err != nil {
-			return pe, badEvent(err)
+			return pe, nil, badEvent(err)
 		}
-		return p.refunds(ctx, pe, paymentIntentID(re.PaymentIntent), []*stripe.Refund{&re})
+		out, err := p.refunds(ctx, pe, paymentIntentID(re.PaymentIntent), []*stripe.Refund{&re})
+		return out, nil, err
 	case "charge.refunded":
 		var ch stripe.Charge
 		if err := json.Unmarshal(raw, &ch); err != nil {
-			return pe, badEvent(err)
+			return pe, nil, badEvent(err)
 		}
 		refunds, err := p.chargeRefunds(ctx, &ch)
 		if err != nil {
-			return pe, err
+			return pe, nil, err
 		}
-		return p.refunds(ctx, pe, paymentIntentID(ch.PaymentIntent), refunds)
+		out, err := p.refunds(ctx, pe, paymentIntentID(ch.PaymentIntent), refunds)
+		return out, nil, err
 	case "charge.dispute.closed":
 		var d stripe.Dispute
 		if err := json.Unmarshal(raw, &d); err != nil {
-			return pe, badEvent(err)
+			return pe, nil, badEvent(err)
 		}
 		if d.Status != stripe.DisputeStatusLost {
-			return pe, nil
+			return pe, nil, nil
 		}
 		acct, err := p.account(ctx, paymentIntentID(d.PaymentIntent))
 		if err != nil || acct == "" {
-			return pe, err
+			return pe, nil, err
 		}
 		pe.AccountID = acct
 		pe.Entries = []storage.Entry{{AccountID: acct, AmountCents: -d.Amount, Kind: storage.EntryAdjustment,
 			Reference: ref(ProviderStripe, d.ID), Note: "Stripe dispute " + d.ID + " lost"}}
 	}
-	return pe, nil
+	return pe, nil, nil
 }
 
 func badEvent(err error) error {

@@ -116,11 +116,16 @@ type AlertDelivery struct {
 	// KeyID, KeyLabel, SpendCents, LimitCents and SpendPeriod describe
 	// the key of an AlertKeySpend: its spend in the period that reached
 	// ThresholdCents, and its limit.
-	KeyID         string
-	KeyLabel      string
-	SpendCents    int64
-	LimitCents    int64
-	SpendPeriod   SpendPeriod
+	KeyID       string
+	KeyLabel    string
+	SpendCents  int64
+	LimitCents  int64
+	SpendPeriod SpendPeriod
+	// Detail is why an AlertAutoTopUpFailed's payment failed, and
+	// Failures how many attempts in a row have (LimitCents holds the
+	// amount tried, ThresholdCents the auto top-up's threshold).
+	Detail        string
+	Failures      int64
 	Status        string
 	Attempts      int
 	NextAttemptAt time.Time

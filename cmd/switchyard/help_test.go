@@ -41,6 +41,8 @@ func TestHelpGolden(t *testing.T) {
 		{"accounts_list", []string{"accounts", "list", "--help"}},
 		{"accounts_alerts", []string{"help", "accounts", "alerts"}},
 		{"accounts_alerts_set", []string{"accounts", "alerts", "set", "--help"}},
+		{"accounts_autotopup", []string{"help", "accounts", "autotopup"}},
+		{"accounts_autotopup_set", []string{"accounts", "autotopup", "set", "--help"}},
 		{"keys", []string{"keys", "--help"}},
 		{"keys_list", []string{"help", "keys", "list"}},
 		{"usage", []string{"help", "usage"}},

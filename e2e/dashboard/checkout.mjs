@@ -7,7 +7,7 @@
 // "session", "url"} and waits for one line on stdin, written once the
 // test has delivered Stripe's webhook; then it comes back to the
 // dashboard as Stripe would and checks the notice, the balance and the
-// receipt. Writes {"event":"done"} when every check passed; exits
+// receipt, and turns auto top-up on. Writes {"event":"done"} when every check passed; exits
 // non-zero on the first failed one, with the reason on stderr and a
 // screenshot.
 //
@@ -147,6 +147,23 @@ try {
   check(/Stripe top-up/.test(receiptText) && /\+\$25\.00/.test(receiptText) && receiptText.includes(`pay:stripe:${created.id}`),
     `the receipts table: ${receiptText}`);
   await shot('checkout-05-receipt');
+
+  step = 'the owner turns auto top-up on';
+  const autoState = page.getByTestId('autotopup-state');
+  check(/^Off/.test(await autoState.innerText()), `auto top-up is not off by default: ${await autoState.innerText()}`);
+  const autoForm = page.getByTestId('autotopup-form');
+  await autoForm.getByLabel('Top up automatically with the saved card').check();
+  await autoForm.getByLabel('When the balance falls below (USD)').fill('5');
+  await autoForm.getByLabel('Add (USD)').fill('4');
+  await autoForm.getByRole('button', { name: 'Save auto top-up' }).click();
+  await autoForm.getByText('The smallest top-up is $5.00.').waitFor();
+  await autoForm.getByLabel('Add (USD)').fill('20');
+  await autoForm.getByRole('button', { name: 'Save auto top-up' }).click();
+  await page.getByText('On, but no card is saved yet', { exact: false }).waitFor();
+  await page.reload();
+  await page.getByTestId('autotopup-state').getByText('no card is saved yet', { exact: false }).waitFor();
+  check(await page.getByTestId('autotopup-form').getByLabel('Add (USD)').inputValue() === '20.00', 'the saved amount is not shown after a reload');
+  await shot('checkout-06-auto-topup');
 
   step = 'no console errors, CSP violations or other origins';
   for (const [what, list] of Object.entries(problems)) {

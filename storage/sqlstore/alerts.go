@@ -107,7 +107,7 @@ func queueAlerts(ctx context.Context, tx Tx, accountID string, balance, threshol
 // account a.
 const deliveryColumns = `d.id, d.account_id, a.name, d.channel, d.kind, d.balance_cents, d.threshold_cents, d.status,
 	d.attempts, d.next_attempt_at, d.last_error, d.created_at, COALESCE(d.delivered_at, 0),
-	d.key_id, COALESCE(k.label, ''), d.spend_cents, d.limit_cents, d.spend_period`
+	d.key_id, COALESCE(k.label, ''), d.spend_cents, d.limit_cents, d.spend_period, d.detail, d.failures`
 
 const deliveryFrom = ` FROM alert_deliveries d JOIN accounts a ON a.id = d.account_id LEFT JOIN api_keys k ON k.id = d.key_id`
 
@@ -117,7 +117,7 @@ func scanDelivery(r Row) (storage.AlertDelivery, error) {
 	var period string
 	if err := r.Scan(&d.ID, &d.AccountID, &d.AccountName, &d.Channel, &d.Kind, &d.BalanceCents, &d.ThresholdCents, &d.Status,
 		&attempts, &next, &d.LastError, &created, &delivered,
-		&d.KeyID, &d.KeyLabel, &d.SpendCents, &d.LimitCents, &period); err != nil {
+		&d.KeyID, &d.KeyLabel, &d.SpendCents, &d.LimitCents, &period, &d.Detail, &d.Failures); err != nil {
 		return storage.AlertDelivery{}, err
 	}
 	d.SpendPeriod = storage.SpendPeriod(period)

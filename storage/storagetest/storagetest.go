@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Payments", h.testPayments)
 	t.Run("Alerts", h.testAlerts)
 	t.Run("KeySpendAlerts", h.testKeySpendAlerts)
+	t.Run("AutoTopUp", h.testAutoTopUp)
 	t.Run("RequestLog", h.testRequestLog)
 }
 

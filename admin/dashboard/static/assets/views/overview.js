@@ -1,6 +1,7 @@
 // Overview: balance, adding funds (a direct top-up for operators, a
 // payment page for owners when the gateway takes payments), usage per
-// day, recent ledger entries and payment receipts.
+// day, recent ledger entries and payment receipts, and auto top-up with
+// a saved card when the gateway takes payments.
 
 import { path } from '../api.js';
 import { h, replace, uid } from '../dom.js';
@@ -45,10 +46,19 @@ export async function overview(body, ctx) {
     topup = fundsNoteCard();
   }
   const usageSection = usageCard(usage, since, ctx);
+  // Auto top-up charges a card saved at the payment provider, so it is
+  // offered where the gateway takes payments (can_checkout).
+  let auto = null;
+  if (ctx.me && ctx.me.can_checkout) {
+    const settings = await ctx.client.get(`${acct}/autotopup`).catch((err) => ({ error: err }));
+    if (!ctx.current()) return;
+    auto = autoTopUpCard(ctx, acct, settings);
+  }
 
   replace(body,
     checkoutNotice(),
     h('div', { class: 'grid grid-2' }, balance.el, topup),
+    auto,
     usageSection,
     activity,
     receiptsCard(receipts));
@@ -155,6 +165,82 @@ function checkoutCard(ctx, acct, account) {
     replace(result, h('p', { class: 'hint' }, 'This account is disabled: an operator must enable it before funds can be added.'));
   }
   return card('Add funds', {}, h('div', { class: 'card-body' }, form));
+}
+
+// autoTopUpCard shows and saves the account's auto top-up (GET and PUT
+// .../autotopup). Saving replaces the settings, as PUT does; the card is
+// saved by the next payment made on the payment page while it is on.
+function autoTopUpCard(ctx, acct, s) {
+  if (s.error) return card('Auto top-up', {}, h('div', { class: 'card-body' }, errorBox(s.error, 'Auto top-up could not be loaded')));
+  const enabled = h('input', { type: 'checkbox', name: 'enabled' });
+  const threshold = h('input', { type: 'text', class: 'input', name: 'threshold_usd', inputmode: 'decimal', autocomplete: 'off', placeholder: '5.00' });
+  const amount = h('input', { type: 'text', class: 'input', name: 'amount_usd', inputmode: 'decimal', autocomplete: 'off', placeholder: '20.00' });
+  const fields = {
+    threshold: field({ label: 'When the balance falls below (USD)', input: threshold, prefix: '$' }),
+    amount: field({ label: 'Add (USD)', input: amount, prefix: '$', hint: 'Between $5.00 and $1,000.00.' }),
+  };
+  const state = h('p', { class: 'stat-note', 'data-testid': 'autotopup-state' });
+  const fill = (x) => {
+    enabled.checked = !!x.enabled;
+    threshold.value = x.threshold_cents ? (x.threshold_cents / 100).toFixed(2) : '';
+    amount.value = x.amount_cents ? (x.amount_cents / 100).toFixed(2) : '';
+    let text;
+    if (!x.enabled) {
+      text = x.failures >= x.max_failures && x.last_error
+        ? `Off: turned off after ${x.failures} failed payments in a row (${x.last_error}).`
+        : 'Off.';
+    } else if (!x.payment_method_saved) {
+      text = 'On, but no card is saved yet: the next payment made with “Add funds” saves its card for auto top-up.';
+    } else {
+      text = `On: when a charge leaves the balance below ${fmt.money(x.threshold_cents)}, the saved card is charged ${fmt.money(x.amount_cents)}.`;
+      if (x.failures > 0) text += ` ${x.failures} of ${x.max_failures} payments in a row failed (${x.last_error}).`;
+    }
+    state.textContent = text;
+  };
+  fill(s);
+  const readAmount = (input, x, required) => {
+    const t = input.value.trim().replace(/^\$/, '').replace(/,/g, '');
+    if (t === '' && !required) return null;
+    if (!/^\d{1,7}(\.\d{1,2})?$/.test(t)) {
+      x.setError('Enter an amount in dollars, like 5 or 12.50.');
+      input.focus();
+      return undefined;
+    }
+    return t;
+  };
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save auto top-up');
+  const result = h('div', { class: 'form-error-slot' });
+  const form = h('form', { class: 'form', novalidate: true, 'data-testid': 'autotopup-form' },
+    h('label', { class: 'check' }, enabled, ' Top up automatically with the saved card'),
+    fields.threshold.el, fields.amount.el, result, h('div', { class: 'form-actions' }, submit));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    replace(result);
+    for (const x of Object.values(fields)) x.setError('');
+    const body = { enabled: enabled.checked };
+    const t = readAmount(threshold, fields.threshold, enabled.checked);
+    if (t === undefined) return;
+    if (t !== null) body.threshold_usd = t;
+    if (enabled.checked || amount.value.trim() !== '') {
+      // The top-up bounds, as for Add funds.
+      const a = fmt.parseTopUp(amount.value);
+      if (a.error) {
+        fields.amount.setError(a.error);
+        amount.focus();
+        return;
+      }
+      body.amount_usd = a.usd;
+    }
+    try {
+      const fresh = await busy(submit, 'Saving…', () => ctx.client.put(`${acct}/autotopup`, body));
+      if (!ctx.current()) return;
+      fill(fresh);
+      announce('Auto top-up saved');
+    } catch (err) {
+      if (ctx.current()) replace(result, errorBox(err, 'Auto top-up was not saved'));
+    }
+  });
+  return card('Auto top-up', {}, h('div', { class: 'card-body' }, state, form));
 }
 
 const PROVIDER = { stripe: 'Stripe', generic: 'Payment' };
