@@ -1,6 +1,8 @@
 package caddymodules
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,6 +56,9 @@ func acquireLimiter(s settings, c *LimitsConfig, client redis.UniversalClient, l
 		}
 		ratePolicy, _ := parsePolicy(c.RatePolicy)
 		streamPolicy, _ := parsePolicy(c.StreamPolicy)
+		if err := checkRedisVersion(client, logger); err != nil {
+			return nil, err
+		}
 		r, err := limits.NewRedis(limits.RedisConfig{
 			Client:        client,
 			Prefix:        s.redisPrefix + "limits:",
@@ -73,6 +78,26 @@ func acquireLimiter(s settings, c *LimitsConfig, client redis.UniversalClient, l
 		return nil, err
 	}
 	return v.(pooled[limits.Limiter]).v, nil
+}
+
+// checkRedisVersion refuses a Redis older than the limiter's scripts
+// need. A Redis that does not answer yet is not refused: the limiter's
+// fallback decides until it does.
+func checkRedisVersion(client redis.UniversalClient, logger *zap.Logger) error {
+	if validating.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := limits.CheckRedisVersion(ctx, client)
+	var old *limits.RedisVersionError
+	if errors.As(err, &old) {
+		return err
+	}
+	if err != nil {
+		logger.Warn("could not check the Redis version", zap.Error(err))
+	}
+	return nil
 }
 
 func queueKey(s settings, q *QueueConfig) string {
