@@ -329,3 +329,61 @@ func FuzzDecodeUsage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainUsageChunk holds plainUsageChunk to what readEvent reads of
+// the same event with encoding/json: a chunk it reads is one that
+// decodes, whose usage is the chunk's own and the same, and that has no
+// choices.
+func FuzzPlainUsageChunk(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":40,"total_tokens":52}}`,
+		`{"choices":null,"usage":{"prompt_tokens":1}}`, `{"usage":{"prompt_tokens":1}}`,
+		`{"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":1}}`,
+		`{"choices":[],"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`,
+		`{"choices":[],"Usage":{"prompt_tokens":3}}`, `{"choices":[],"usage":null}`,
+		`{"choices":[],"usage":{"prompt_tokens":1},"response":{"usage":{"input_tokens":5}}}`,
+		`{"choices":"x","usage":{"prompt_tokens":1}}`, `{"choices":[],"usage":{"prompt_tokens":"1"}}`,
+		`{"choices":[],"usage":{"prompt_tokens":1},"x_groq":{"usage":{"prompt_tokens":2}}}`,
+		`{"choices":[],"usage":{"prompt_tokens":1},"delta":7}`, `{"choices":[],"usage":{"prompt_tokens":1.5}}`,
+		`{"choices":[],"usage":{"total_tokens":1}}`, `{"ch\u006fices":[1],"usage":{"prompt_tokens":1}}`,
+		`{"choices":[],"usage":{"prompt_tokens":1}`, `{"choices":[] ,"usage" : {"completion_tokens":2} }`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := plainUsageChunk(data)
+		if !ok {
+			return // encoding/json reads it
+		}
+		var c streamChunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			t.Fatalf("%s: plainUsageChunk %+v, encoding/json: %v", data, got, err)
+		}
+		want, inChunk, wantOK := c.usage()
+		if !wantOK || !inChunk || want != got || len(c.Choices) != 0 {
+			t.Fatalf("%s: plainUsageChunk %+v; encoding/json %+v, the chunk's own %v, found %v, %d choices",
+				data, got, want, inChunk, wantOK, len(c.Choices))
+		}
+	})
+}
+
+// TestUsageChunkWithoutEncodingJSON: the usage chunks upstreams send
+// are read without encoding/json, and without an allocation.
+func TestUsageChunkWithoutEncodingJSON(t *testing.T) {
+	for _, chunk := range []string{
+		strings.TrimSuffix(strings.TrimPrefix(benchUsageChunk, "data: "), "\n\n"),
+		`{"id":"chatcmpl-B","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","service_tier":"default",` +
+			`"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12,` +
+			`"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`,
+		`{"id":"x","choices":null,"usage":{"prompt_tokens":9,"completion_tokens":3}}`,
+	} {
+		data := []byte(chunk)
+		u, ok := plainUsageChunk(data)
+		if !ok || u.Prompt == 0 || u.Completion == 0 {
+			t.Errorf("%s: read as %+v, %v", chunk, u, ok)
+		}
+		if n := testing.AllocsPerRun(10, func() { plainUsageChunk(data) }); n != 0 {
+			t.Errorf("%s: %v allocations", chunk, n)
+		}
+	}
+}

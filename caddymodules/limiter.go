@@ -1,7 +1,10 @@
 package caddymodules
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
@@ -48,6 +51,9 @@ func acquireLimiter(s settings, c *limits.Config, client redis.UniversalClient, 
 		if s.redis == "" {
 			return pooled[limits.Limiter]{limits.NewLocal(limits.LocalConfig{})}, nil
 		}
+		if err := checkRedisVersion(client, logger); err != nil {
+			return nil, err
+		}
 		r, err := limits.NewRedis(c.RedisConfig(client, s.redisPrefix+"limits:", logger.Named("limits")))
 		if err != nil {
 			return nil, err
@@ -58,6 +64,26 @@ func acquireLimiter(s settings, c *limits.Config, client redis.UniversalClient, 
 		return nil, err
 	}
 	return v.(pooled[limits.Limiter]).v, nil
+}
+
+// checkRedisVersion refuses a Redis older than the limiter's scripts
+// need. A Redis that does not answer yet is not refused: the limiter's
+// fallback decides until it does.
+func checkRedisVersion(client redis.UniversalClient, logger *zap.Logger) error {
+	if validating.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := limits.CheckRedisVersion(ctx, client)
+	var old *limits.RedisVersionError
+	if errors.As(err, &old) {
+		return err
+	}
+	if err != nil {
+		logger.Warn("could not check the Redis version", zap.Error(err))
+	}
+	return nil
 }
 
 func queueKey(s settings, q *limits.QueueSettings) string {

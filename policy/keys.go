@@ -94,22 +94,35 @@ func NewKeyHasher(secret []byte) (KeyHasher, error) {
 		return KeyHasher{}, ErrWeakSecret
 	}
 	s := append([]byte(nil), secret...)
-	return KeyHasher{secret: s, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, s) }}}, nil
+	return KeyHasher{secret: s, macs: &sync.Pool{New: func() any { return &keyMAC{mac: hmac.New(sha256.New, s)} }}}, nil
+}
+
+// keyMAC is a keyed HMAC state with the buffers a hash needs: the key's
+// bytes and the sum, which would otherwise escape to the heap through
+// the hash.Hash interface on every request.
+type keyMAC struct {
+	mac hash.Hash
+	in  []byte
+	sum [sha256.Size]byte
 }
 
 // Hash returns the hex HMAC-SHA256 of key.
 func (h KeyHasher) Hash(key string) string {
-	var m hash.Hash
-	if h.macs != nil {
-		m = h.macs.Get().(hash.Hash)
-		defer h.macs.Put(m)
-		m.Reset()
-	} else {
-		m = hmac.New(sha256.New, h.secret)
-	}
-	_, _ = io.WriteString(m, key)
-	var sum [sha256.Size]byte
 	var out [2 * sha256.Size]byte
-	hex.Encode(out[:], m.Sum(sum[:0]))
+	if h.macs == nil {
+		m := hmac.New(sha256.New, h.secret)
+		_, _ = io.WriteString(m, key)
+		hex.Encode(out[:], m.Sum(nil))
+		return string(out[:])
+	}
+	k := h.macs.Get().(*keyMAC)
+	defer h.macs.Put(k)
+	k.mac.Reset()
+	k.in = append(k.in[:0], key...)
+	_, _ = k.mac.Write(k.in)
+	hex.Encode(out[:], k.mac.Sum(k.sum[:0]))
+	if cap(k.in) > 1<<10 {
+		k.in = nil // a pooled state keeps no outsized key
+	}
 	return string(out[:])
 }

@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -128,5 +131,25 @@ func TestValidKeyLabel(t *testing.T) {
 		if err != nil && apierror.From(err).Code != "invalid_label" {
 			t.Errorf("ValidKeyLabel(%q) code = %q, want invalid_label", tc.label, apierror.From(err).Code)
 		}
+	}
+}
+
+// TestKeyHasherIsHMACSHA256: the pooled hash states give the HMAC of
+// each key alone, whatever keys they hashed before, short or long.
+func TestKeyHasherIsHMACSHA256(t *testing.T) {
+	secret := []byte(strings.Repeat("s", 32))
+	h, err := NewKeyHasher(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{NewKey(), "", strings.Repeat("k", 5000), NewKey(), "x"} {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte(key))
+		if got, want := h.Hash(key), hex.EncodeToString(m.Sum(nil)); got != want {
+			t.Errorf("Hash(%.20q) = %s, want %s", key, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { h.Hash("sk-test") }); n != 1 {
+		t.Errorf("Hash allocates %v times, want 1 (its result)", n)
 	}
 }

@@ -188,13 +188,20 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 
 	adm := Admission{Rate: d.res}
 	if req.wantsLease() || req.Reserve.holds() {
-		seq := strconv.FormatUint(l.leaseSeq.Add(1), 10)
+		// Both ids in one string: one allocation instead of three.
+		seq := l.leaseSeq.Add(1)
+		var b [64]byte
+		ids := strconv.AppendUint(append(b[:0], "local-"...), seq, 10)
+		cut := len(ids)
+		both := string(strconv.AppendUint(append(ids, "hold-"...), seq, 10))
+		leaseID, holdID := both[:cut], both[cut:]
 		if req.wantsLease() {
-			adm.Lease = newLease(req.Key, "local-"+seq, func() { l.release(req.Key) })
+			key := req.Key // a closure on req.Key would move all of req to the heap
+			adm.Lease = newLease(key, leaseID, func() { l.release(key) })
 			adm.Lease.tie(ctx)
 		}
 		if req.Reserve.holds() {
-			id, account := "hold-"+seq, req.Reserve.Account
+			id, account := holdID, req.Reserve.Account
 			adm.Hold = newHold(account, id, hold, func(charge int64, _ bool) { l.settle(account, id, charge) })
 			lh := localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold}
 			if req.Reserve.KeySpend.limited() {

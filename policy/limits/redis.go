@@ -204,14 +204,29 @@ func (r *Redis) keyBase(account, key string) string {
 
 // gcraKey is where redis_rate, and the admit script like it, keep a GCRA
 // rate: redis_rate puts "rate:" in front of the key it is given.
-func (r *Redis) gcraKey(account, key string) string   { return "rate:" + r.keyBase(account, key) }
-func (r *Redis) windowKey(account, key string) string { return r.keyBase(account, key) + ":window" }
-func (r *Redis) leaseKey(account, key string) string  { return r.keyBase(account, key) + ":streams" }
+// Each key is built in one concatenation, one allocation: every
+// admission builds four.
+func (r *Redis) gcraKey(account, key string) string {
+	if account == "" {
+		return "rate:" + r.prefix + "{" + key + "}"
+	}
+	return "rate:" + r.prefix + "{acct:" + account + "}:key:" + key
+}
+func (r *Redis) windowKey(account, key string) string { return r.keyWith(account, key, ":window") }
+func (r *Redis) leaseKey(account, key string) string  { return r.keyWith(account, key, ":streams") }
+
+// keyWith is keyBase(account, key) + suffix.
+func (r *Redis) keyWith(account, key, suffix string) string {
+	if account == "" {
+		return r.prefix + "{" + key + "}" + suffix
+	}
+	return r.prefix + "{acct:" + account + "}:key:" + key + suffix
+}
 
 // An account's reservation state carries the account's own hash tag.
 func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:" + account + "}" }
-func (r *Redis) balanceKey(account string) string    { return r.accountTagged(account) + ":balance" }
-func (r *Redis) holdsKey(account string) string      { return r.accountTagged(account) + ":holds" }
+func (r *Redis) balanceKey(account string) string    { return r.prefix + "{acct:" + account + "}:balance" }
+func (r *Redis) holdsKey(account string) string      { return r.prefix + "{acct:" + account + "}:holds" }
 
 func (r *Redis) newID() string {
 	return r.idPrefix + strconv.FormatUint(r.idSeq.Add(1), 36)
@@ -380,13 +395,14 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	if err != nil {
 		return Admission{}, err
 	}
-	mode, rateKey := "0", r.gcraKey(owner, req.Key)
+	var mode, rateKey string
 	switch {
 	case !req.Rate.Enabled():
+		mode, rateKey = "0", r.gcraKey(owner, req.Key)
 	case req.Rate.Rolling:
 		mode, rateKey = "2", r.windowKey(owner, req.Key)
 	default:
-		mode = "1"
+		mode, rateKey = "1", r.gcraKey(owner, req.Key)
 	}
 	leaseLimit := 0
 	if req.wantsLease() {
@@ -397,9 +413,10 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		// The hold's member names its key (admitScript).
 		id += "|k:" + req.Reserve.KeySpend.Key
 	}
-	keys := []string{rateKey, r.leaseKey(owner, req.Key)}
-	args := []any{r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
-		leaseLimit, id, seconds(r.leaseTTL)}
+	// Sized for the most a request passes: no append grows them.
+	keys := append(make([]string, 0, 4), rateKey, r.leaseKey(owner, req.Key))
+	args := append(make([]any, 0, 16), r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
+		leaseLimit, id, seconds(r.leaseTTL))
 	res := req.Reserve
 	if res.wanted() {
 		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account))

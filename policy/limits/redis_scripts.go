@@ -18,12 +18,25 @@ else
 end
 `
 
-// expireLua defines expire_after_longest, which makes a sorted set of
-// expiry scores (leases, holds) live as long as its longest member, and
-// a second more.
-const expireLua = `local function expire_after_longest(key, now)
-  local longest = redis.call("ZRANGE", key, -1, -1, "WITHSCORES")
-  redis.call("PEXPIRE", key, math.ceil((tonumber(longest[2]) - now) * 1000) + 1000)
+// expireLua defines expire_at_least(key, ms, created), which makes a
+// sorted set of expiry scores (leases, holds) live at least ms more: as
+// long as its longest member, and a second more, when ms is the new
+// member's. PEXPIRE GT (Redis 7) keeps the later of the two expiries
+// instead of reading the longest member first, which was a command per
+// write. A set with an expiry always has one as long as its longest
+// member's: every script that adds or extends a member extends it, and
+// removing members leaves it as it was (the set then outlives its longest
+// member, which costs memory for at most a TTL). GT takes a set without
+// an expiry for one that never expires and leaves it so: a set this
+// script created (created: the set was empty) gets a plain PEXPIRE, and
+// one GT left alone is checked for having none, which only happens to a
+// set written by something else.
+const expireLua = `local function expire_at_least(key, ms, created)
+  if created then
+    redis.call("PEXPIRE", key, ms)
+  elseif redis.call("PEXPIRE", key, ms, "GT") == 0 and redis.call("PTTL", key) == -1 then
+    redis.call("PEXPIRE", key, ms)
+  end
 end
 `
 
@@ -133,13 +146,28 @@ local eps = 0.000001
 -- The balance first: an account that cannot pay is refused before its
 -- rate is looked at, and spends none of it. The mirror, the holds' sum
 -- and the key's spend are read in one command, and what changed of them
--- is written back in one.
+-- (set: field to value) is written back in one, on every way out
+-- (done).
 local hold, hold_member, holds_sum, holds_n = 0, nil, 0, 0
+local set, seeded, balance_ttl = {}, false, 0
+local function done(result)
+  if next(set) then
+    local fields = {}
+    for field, value in pairs(set) do
+      put(fields, field, value)
+    end
+    redis.call("HSET", KEYS[3], unpack(fields))
+    if seeded then
+      redis.call("PEXPIRE", KEYS[3], math.ceil(balance_ttl * 1000))
+    end
+  end
+  return result
+end
 if #KEYS >= 4 then
   local want = tonumber(ARGV[9])
   local need = tonumber(ARGV[10])
   local ledger = tonumber(ARGV[11])
-  local balance_ttl = tonumber(ARGV[12])
+  balance_ttl = tonumber(ARGV[12])
   local key_limit = tonumber(ARGV[15] or "0") or 0
   local key, key_period, key_seed
   local fields = {"bal", "base", "sum", "n"}
@@ -152,7 +180,6 @@ if #KEYS >= 4 then
   local mirror = redis.call("HMGET", KEYS[3], unpack(fields))
   local bal, base = tonumber(mirror[1]), tonumber(mirror[2])
   local sum, n = tonumber(mirror[3]), tonumber(mirror[4])
-  local set = {}
   if sum and n then
     sum, n = sum - dropped_cents, n - dropped
   end
@@ -163,28 +190,23 @@ if #KEYS >= 4 then
   elseif sum and sum >= 0 and n == holds_n then
     holds_sum = sum
     if dropped > 0 then
-      put(set, "sum", fmt_cents(holds_sum))
-      put(set, "n", holds_n)
+      set.sum, set.n = fmt_cents(holds_sum), holds_n
     end
   else
     holds_sum = 0
     for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
       holds_sum = holds_sum + hold_cents(m)
     end
-    put(set, "sum", fmt_cents(holds_sum))
-    put(set, "n", holds_n)
+    set.sum, set.n = fmt_cents(holds_sum), holds_n
   end
-  local seeded = false
   if not bal or not base then
     bal, base, seeded = ledger, ledger, true
-    put(set, "bal", fmt_cents(bal))
-    put(set, "base", fmt_cents(base))
+    set.bal, set.base = fmt_cents(bal), fmt_cents(base)
   elseif ledger > base then
     -- Charges only lower the ledger: a rise is a credit since.
     bal = bal + (ledger - base)
     base = ledger
-    put(set, "bal", fmt_cents(bal))
-    put(set, "base", fmt_cents(base))
+    set.bal, set.base = fmt_cents(bal), fmt_cents(base)
   end
   -- The key's spend limit: its spend in the period (kept in the mirror
   -- as ks:<key>, of period kp:<key>) and its holds in flight, whose
@@ -195,18 +217,12 @@ if #KEYS >= 4 then
     if mirror[5] == key_period then
       spent = math.max(tonumber(mirror[6]) or 0, key_seed)
     end
-    put(set, "kp:" .. key, key_period)
-    put(set, "ks:" .. key, fmt_cents(spent))
-  end
-  if #set > 0 then
-    redis.call("HSET", KEYS[3], unpack(set))
-    if seeded then
-      redis.call("PEXPIRE", KEYS[3], math.ceil(balance_ttl * 1000))
-    end
+    set["kp:" .. key] = key_period
+    set["ks:" .. key] = fmt_cents(spent)
   end
   local available = bal - holds_sum
   if available < need then
-    return {0, 0, 0, "0", "0", -1, available}
+    return done({0, 0, 0, "0", "0", -1, available})
   end
   if key_limit > 0 then
     local tag, key_held = "|k:" .. key .. "|", 0
@@ -216,7 +232,7 @@ if #KEYS >= 4 then
       end
     end
     if spent + key_held + math.max(want, need) > key_limit then
-      return {0, 0, 0, "0", "0", -2, spent, key_held}
+      return done({0, 0, 0, "0", "0", -2, spent, key_held})
     end
   end
   if want > 0 then
@@ -234,7 +250,7 @@ if mode == "1" then
   new_tat = tat + interval
   local diff = now - (new_tat - interval * burst)
   if diff < -eps then
-    return {0, 0, 0, tostring(-diff), tostring(tat - now)}
+    return done({0, 0, 0, tostring(-diff), tostring(tat - now)})
   end
   remaining = math.max(math.floor(diff / interval + eps), 0)
   reset_after = new_tat - now
@@ -248,38 +264,41 @@ elseif mode == "2" then
   if held >= limit then
     local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
     local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
-    return {0, 0, 0, tostring(tonumber(first[2]) + period - now), tostring(tonumber(last[2]) + period - now)}
+    return done({0, 0, 0, tostring(tonumber(first[2]) + period - now), tostring(tonumber(last[2]) + period - now)})
   end
   remaining = limit - held - 1
   reset_after = period
 end
 
+-- A lease and a hold expire ttl from now: their sets live a second more.
+local set_ms = math.ceil(ttl * 1000) + 1000
 local lease = 0
 if lease_limit > 0 then
   redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now + eps)
-  if redis.call("ZCARD", KEYS[2]) >= lease_limit then
+  local leases = redis.call("ZCARD", KEYS[2])
+  if leases >= lease_limit then
     -- Refused by concurrency: report the rate budget as it stands.
     if mode == "1" then
-      return {0, 2, remaining + 1, "0", tostring(tat - now)}
+      return done({0, 2, remaining + 1, "0", tostring(tat - now)})
     elseif mode == "2" then
       local reset = 0
       if held > 0 then
         local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
         reset = tonumber(last[2]) + period - now
       end
-      return {0, 2, remaining + 1, "0", tostring(reset)}
+      return done({0, 2, remaining + 1, "0", tostring(reset)})
     end
-    return {0, 2, 0, "0", "0"}
+    return done({0, 2, 0, "0", "0"})
   end
   redis.call("ZADD", KEYS[2], now + ttl, id)
-  expire_after_longest(KEYS[2], now)
+  expire_at_least(KEYS[2], set_ms, leases == 0)
   lease = 1
 end
 
 if hold_member then
   redis.call("ZADD", KEYS[4], now + ttl, hold_member)
-  redis.call("HSET", KEYS[3], "sum", fmt_cents(holds_sum + hold), "n", holds_n + 1)
-  expire_after_longest(KEYS[4], now)
+  set.sum, set.n = fmt_cents(holds_sum + hold), holds_n + 1
+  expire_at_least(KEYS[4], set_ms, holds_n == 0)
 end
 
 -- next_after: with nothing remaining, the time until a request would be
@@ -298,7 +317,7 @@ elseif mode == "2" then
     next_after = tonumber(first[2]) + period - now
   end
 end
-return {1, lease, remaining, tostring(next_after), tostring(reset_after), hold, 0}
+return done({1, lease, remaining, tostring(next_after), tostring(reset_after), hold, 0})
 `)
 
 // settleScript frees a hold and lowers the mirrored balance by the
@@ -388,7 +407,7 @@ if tonumber(score) <= now then
   return 0
 end
 redis.call("ZADD", KEYS[1], "XX", now + ttl, ARGV[2])
-expire_after_longest(KEYS[1], now)
+expire_at_least(KEYS[1], math.ceil(ttl * 1000) + 1000, false)
 return 1
 `)
 
