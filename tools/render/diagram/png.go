@@ -1,6 +1,7 @@
 package diagram
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"image"
@@ -46,8 +47,26 @@ func encodePNG(img *image.RGBA, scale float64) ([]byte, error) {
 	sub := make([]byte, n+1)
 	up := make([]byte, n+1)
 	sub[0], up[0] = 1, 2 // filter types
+	var above []byte // the RGBA row above
 	for y := 0; y < h; y++ {
 		row := img.Pix[(y)*img.Stride : (y)*img.Stride+w*4]
+		if y > 0 && bytes.Equal(row, above) {
+			// Most rows of a diagram repeat the one above (the space
+			// between nodes, straight edges): Up filters them to zeros,
+			// which the choice below takes unless Sub's sum is zero too,
+			// as it is only for a row of zeros. The same line, without
+			// filtering it.
+			line := up
+			if allZero(prev) {
+				line = sub
+			}
+			clear(line[1:])
+			if err := enc.Row(line); err != nil {
+				return nil, fmt.Errorf("encoding png: %w", err)
+			}
+			continue
+		}
+		above = row
 		if opaque {
 			for x, j := 0, 0; x < len(row); x, j = x+4, j+3 {
 				cur[j], cur[j+1], cur[j+2] = row[x], row[x+1], row[x+2]
@@ -70,6 +89,15 @@ func encodePNG(img *image.RGBA, scale float64) ([]byte, error) {
 		return nil, fmt.Errorf("encoding png: %w", err)
 	}
 	return png, nil
+}
+
+func allZero(b []byte) bool {
+	for _, v := range b {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // filterRow writes the Sub and Up filterings of cur (prev is the row
