@@ -47,7 +47,7 @@ func encodePNG(img *image.RGBA, scale float64) ([]byte, error) {
 	sub := make([]byte, n+1)
 	up := make([]byte, n+1)
 	sub[0], up[0] = 1, 2 // filter types
-	var above []byte // the RGBA row above
+	var above []byte     // the RGBA row above
 	for y := 0; y < h; y++ {
 		row := img.Pix[(y)*img.Stride : (y)*img.Stride+w*4]
 		if y > 0 && bytes.Equal(row, above) {
