@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"bytes"
 	"image"
 
 	"github.com/switchyardhq/switchyard/tools/render/pngw"
@@ -26,10 +27,16 @@ func encodePNG(img *image.RGBA) ([]byte, error) {
 	for y := 0; y < h; y++ {
 		px := img.Pix[y*img.Stride : y*img.Stride+4*w]
 		up := row[1:]
-		for x, j := 0, 0; x+3 < len(px) && j+2 < len(up); x, j = x+4, j+3 {
-			up[j] = px[x] - prev[x]
-			up[j+1] = px[x+1] - prev[x+1]
-			up[j+2] = px[x+2] - prev[x+2]
+		if y > 0 && bytes.Equal(px, prev) {
+			// Rows repeat the one above through most of a chart (the
+			// background, the sides of bars): Up makes them zeros.
+			clear(up)
+		} else {
+			for x, j := 0, 0; x+3 < len(px) && j+2 < len(up); x, j = x+4, j+3 {
+				up[j] = px[x] - prev[x]
+				up[j+1] = px[x+1] - prev[x+1]
+				up[j+2] = px[x+2] - prev[x+2]
+			}
 		}
 		if err := enc.Row(row); err != nil {
 			return nil, err
