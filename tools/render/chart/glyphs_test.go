@@ -5,6 +5,7 @@ import (
 	"context"
 	"image"
 	"image/color"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -49,6 +50,20 @@ func TestGlyphsAsBilinear(t *testing.T) {
 		sr := image.Rect(0, 0, w+rng.IntN(3)-1, h+rng.IntN(3)-1)
 		mp := image.Pt(3+rng.IntN(3)-1, 5+rng.IntN(3)-1)
 		s2d := f64.Aff3{1, 0, float64(rng.IntN(40) - 10), 0, 1, float64(rng.IntN(35) - 10)}
+		switch i % 4 {
+		case 1: // rotated, as an axis title or slanted category labels
+			sin, cos := math.Sincos(rng.Float64() * 2 * math.Pi)
+			if i%8 == 1 {
+				sin, cos = math.Sincos(math.Pi / 2)
+			}
+			s2d = f64.Aff3{cos, -sin, s2d[2] + 10*rng.Float64(), sin, cos, s2d[5] + 10*rng.Float64()}
+		case 2: // off the pixel grid
+			s2d[2] += rng.Float64()
+			s2d[5] += rng.Float64()
+		case 3: // scaled, up or down
+			k := 0.3 + 2*rng.Float64()
+			s2d[0], s2d[4] = k, k
+		}
 		opts := &draw.Options{SrcMask: mask, SrcMaskP: mp}
 
 		want := image.NewRGBA(base.Rect)
@@ -57,7 +72,7 @@ func TestGlyphsAsBilinear(t *testing.T) {
 		got := image.NewRGBA(base.Rect)
 		copy(got.Pix, base.Pix)
 		if !drawGlyph(got, s2d, src, sr, draw.Over, opts) {
-			t.Fatalf("case %d: a whole-pixel glyph took the general path", i)
+			t.Fatalf("case %d: the glyph took the general path", i)
 		}
 		if !bytes.Equal(got.Pix, want.Pix) {
 			t.Fatalf("case %d (%v at %v, mask %v at %v, colour %v): pixels differ from bilinear", i, sr, s2d, mask.Rect, mp, c)
@@ -65,26 +80,24 @@ func TestGlyphsAsBilinear(t *testing.T) {
 	}
 }
 
-// TestGlyphsLeaveTheRestToBilinear checks what the fast path refuses.
+// TestGlyphsLeaveTheRestToBilinear checks what the glyph paths refuse.
 func TestGlyphsLeaveTheRestToBilinear(t *testing.T) {
 	dst := image.NewRGBA(image.Rect(0, 0, 10, 10))
 	mask := image.NewAlpha(image.Rect(0, 0, 4, 4))
 	src := image.NewUniform(color.Black)
 	opts := &draw.Options{SrcMask: mask}
-	for name, s2d := range map[string]f64.Aff3{
-		"half a pixel": {1, 0, 2.5, 0, 1, 3},
-		"rotated":      {0, -1, 5, 1, 0, 2},
-		"scaled":       {2, 0, 0, 0, 2, 0},
-	} {
-		if drawGlyph(dst, s2d, src, mask.Rect, draw.Over, opts) {
-			t.Errorf("%s: taken", name)
-		}
-	}
-	if drawGlyph(dst, f64.Aff3{1, 0, 1, 0, 1, 1}, image.NewRGBA(mask.Rect), mask.Rect, draw.Over, opts) {
+	at := f64.Aff3{1, 0, 1, 0, 1, 1}
+	if drawGlyph(dst, at, image.NewRGBA(mask.Rect), mask.Rect, draw.Over, opts) {
 		t.Error("an image source: taken")
 	}
-	if drawGlyph(dst, f64.Aff3{1, 0, 1, 0, 1, 1}, src, mask.Rect, draw.Src, opts) {
+	if drawGlyph(dst, at, src, mask.Rect, draw.Src, opts) {
 		t.Error("draw.Src: taken")
+	}
+	if drawGlyph(dst, at, src, mask.Rect, draw.Over, &draw.Options{SrcMask: image.NewGray(mask.Rect)}) {
+		t.Error("a grey mask: taken")
+	}
+	if drawGlyph(dst, at, src, mask.Rect, draw.Over, &draw.Options{SrcMask: mask, DstMask: mask}) {
+		t.Error("a destination mask: taken")
 	}
 }
 
