@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"regexp"
@@ -97,9 +98,9 @@ var embedPattern = regexp.MustCompile(`!\[[^\]]*\]\(\s*((?:obj|el)[1-9][0-9]*)\s
 
 // elements draws every object the Markdown embeds, as the renderer's
 // image type. The pictures are drawn at once, up to one per CPU (at least
-// two, since a diagram spends its layout waiting on the Graphviz worker):
-// a report with three charts and a diagram spent three quarters of its
-// time drawing them one after the other.
+// two, since a diagram spends its layout waiting on the Graphviz worker),
+// longest first (drawOrder): a report with three charts and a diagram
+// spent three quarters of its time drawing them one after the other.
 func elements[I image](ctx context.Context, r *renderer, markdown string) (map[string]I, error) {
 	var ids []string
 	for _, m := range embedPattern.FindAllStringSubmatch(markdown, -1) {
@@ -116,20 +117,24 @@ func elements[I image](ctx context.Context, r *renderer, markdown string) (map[s
 	// The first failure stops the others: its error is the answer.
 	drawCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	slots := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	next := make(chan int, len(ids))
+	for _, i := range r.drawOrder(ids) {
+		next <- i
+	}
+	close(next)
 	var wg sync.WaitGroup
-	for i, id := range ids {
+	for range min(len(ids), max(2, runtime.GOMAXPROCS(0))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			d := &out[i]
-			if err := guard.Run("artifacts.element", func() { d.png, d.caption, d.err = r.element(drawCtx, id) }); err != nil {
-				d.err = err
-			}
-			if d.err != nil {
-				cancel()
+			for i := range next {
+				d := &out[i]
+				if err := guard.Run("artifacts.element", func() { d.png, d.caption, d.err = r.element(drawCtx, ids[i]) }); err != nil {
+					d.err = err
+				}
+				if d.err != nil {
+					cancel()
+				}
 			}
 		}()
 	}
@@ -142,6 +147,38 @@ func elements[I image](ctx context.Context, r *renderer, markdown string) (map[s
 		images[id] = I{PNG: out[i].png, Caption: out[i].caption}
 	}
 	return images, nil
+}
+
+// drawOrder is the order in which the pictures of ids start drawing: the
+// diagrams first, as they take longest (their layout waits on the
+// Graphviz worker, then a larger picture is painted), then the charts,
+// then what is only copied (a caller's image). Left to the scheduler, a
+// diagram embedded after charts could wait for a slot behind them, and
+// the document for it; longest first, the charts are drawn beside it.
+// The order changes nothing in the output: each picture lands in its own
+// place, and the error reported is still the first in document order.
+func (r *renderer) drawOrder(ids []string) []int {
+	rank := func(id string) int {
+		if el, ok := r.env.Renamed[id]; ok {
+			id = el
+		}
+		if _, ok := r.env.Elements[id]; ok {
+			return 2
+		}
+		switch r.env.Objects[id].Kind {
+		case "diagram":
+			return 0
+		case "chart":
+			return 1
+		}
+		return 2
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rank(ids[a]), rank(ids[b])) })
+	return order
 }
 
 // firstError is the error of the first picture, in the document's order,

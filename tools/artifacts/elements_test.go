@@ -3,6 +3,7 @@ package artifacts
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,5 +61,25 @@ func TestFirstError(t *testing.T) {
 	cancel()
 	if got := firstError(ctx, []error{bad}, errOf); !errors.Is(got, context.Canceled) {
 		t.Errorf("firstError = %v, want the caller's own end", got)
+	}
+}
+
+// TestDrawOrderLongestFirst: diagrams start first, then charts, then
+// pictures that are only copied; within a kind, document order. A
+// renamed id counts as the element it became.
+func TestDrawOrderLongestFirst(t *testing.T) {
+	r := &renderer{env: &tools.Env{
+		Objects: map[string]tools.ObjectRef{
+			"obj1": {Kind: "chart"}, "obj2": {Kind: "diagram"}, "obj3": {Kind: "image"},
+			"obj4": {Kind: "chart"}, "obj5": {Kind: "diagram"}, "obj6": {Kind: "chart"},
+		},
+		Elements: map[string]tools.Image{"el1": {}},
+		Renamed:  map[string]string{"obj6": "el1"},
+	}}
+	ids := []string{"obj1", "obj2", "obj3", "obj6", "obj4", "el1", "obj9", "obj5"}
+	got := r.drawOrder(ids)
+	want := []int{1, 7, 0, 4, 2, 3, 5, 6} // obj2 obj5 | obj1 obj4 | obj3 obj6(el1) el1 obj9
+	if !slices.Equal(got, want) {
+		t.Errorf("drawOrder = %v, want %v", got, want)
 	}
 }

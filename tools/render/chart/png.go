@@ -2,11 +2,9 @@ package chart
 
 import (
 	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"image"
 
-	"github.com/klauspost/compress/zlib"
+	"github.com/switchyardhq/switchyard/tools/render/pngw"
 )
 
 // encodePNG writes an opaque RGBA image as an 8-bit RGB PNG. It exists
@@ -19,21 +17,8 @@ import (
 // larger.
 func encodePNG(img *image.RGBA) ([]byte, error) {
 	w, h := img.Bounds().Dx(), img.Bounds().Dy()
-	var out bytes.Buffer
-	out.WriteString("\x89PNG\r\n\x1a\n")
-
-	var ihdr [13]byte
-	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
-	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
-	ihdr[8] = 8 // bits per sample
-	ihdr[9] = 2 // colour type: RGB
-	writeChunk(&out, "IHDR", ihdr[:])
-
-	var data bytes.Buffer
-	zw, err := zlib.NewWriterLevel(&data, zlib.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
+	// A chart compresses to about a twentieth of its raw pixels.
+	enc := pngw.New(w, h, pngw.RGB, (3*w+1)*h/16)
 	// One pass per row: the Up filter is taken straight from the RGBA
 	// rows, dropping alpha on the way.
 	prev := make([]byte, 4*w) // the row above the first is zero
@@ -42,33 +27,21 @@ func encodePNG(img *image.RGBA) ([]byte, error) {
 	for y := 0; y < h; y++ {
 		px := img.Pix[y*img.Stride : y*img.Stride+4*w]
 		up := row[1:]
-		for x, j := 0, 0; x+3 < len(px) && j+2 < len(up); x, j = x+4, j+3 {
-			up[j] = px[x] - prev[x]
-			up[j+1] = px[x+1] - prev[x+1]
-			up[j+2] = px[x+2] - prev[x+2]
+		if y > 0 && bytes.Equal(px, prev) {
+			// Rows repeat the one above through most of a chart (the
+			// background, the sides of bars): Up makes them zeros.
+			clear(up)
+		} else {
+			for x, j := 0, 0; x+3 < len(px) && j+2 < len(up); x, j = x+4, j+3 {
+				up[j] = px[x] - prev[x]
+				up[j+1] = px[x+1] - prev[x+1]
+				up[j+2] = px[x+2] - prev[x+2]
+			}
 		}
-		if _, err := zw.Write(row); err != nil {
+		if err := enc.Row(row); err != nil {
 			return nil, err
 		}
 		prev = px
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	writeChunk(&out, "IDAT", data.Bytes())
-	writeChunk(&out, "IEND", nil)
-	return out.Bytes(), nil
-}
-
-func writeChunk(out *bytes.Buffer, kind string, data []byte) {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
-	out.Write(n[:])
-	crc := crc32.NewIEEE()
-	crc.Write([]byte(kind))
-	crc.Write(data)
-	out.WriteString(kind)
-	out.Write(data)
-	binary.BigEndian.PutUint32(n[:], crc.Sum32())
-	out.Write(n[:])
+	return enc.Bytes()
 }

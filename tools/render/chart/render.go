@@ -109,6 +109,7 @@ func newCanvas(w, h int, dpi float64, bg color.Color) *vgimg.Canvas {
 	// What vgimg.NewWith does to the context it makes.
 	ctx.SetLineCapButt()
 	ctx.InvertY()
+	ctx.SetInterpolator(interp)
 	c := vgimg.NewWith(vgimg.UseImageWithContext(rgba, ctx), vgimg.UseDPI(int(math.Round(dpi))))
 	// NewWith has painted every pixel white, the light theme's background.
 	if r, g, b, a := bg.RGBA(); r&g&b&a != 0xffff {

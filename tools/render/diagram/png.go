@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"image"
 	"math"
 
-	"github.com/klauspost/compress/zlib"
+	"github.com/switchyardhq/switchyard/tools/render/pngw"
 )
 
 // encodePNG encodes img as an 8-bit RGB PNG (RGBA when any pixel is not
@@ -27,39 +26,47 @@ func encodePNG(img *image.RGBA, scale float64) ([]byte, error) {
 	w, h := b.Dx(), b.Dy()
 	opaque := img.Opaque()
 	bpp := 4
-	colorType := byte(6) // RGBA
+	colorType := pngw.RGBA
 	if opaque {
-		bpp, colorType = 3, 2 // RGB
+		bpp, colorType = 3, pngw.RGB
 	}
 
-	var out bytes.Buffer
-	out.WriteString("\x89PNG\r\n\x1a\n")
-	var ihdr [13]byte
-	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
-	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
-	ihdr[8] = 8 // bit depth
-	ihdr[9] = colorType
-	writeChunk(&out, "IHDR", ihdr[:])
+	// A diagram is mostly background: it compresses to a few per cent
+	// of its raw pixels.
+	enc := pngw.New(w, h, colorType, (bpp*w+1)*h/32)
 	ppm := uint32(math.Round(scale * 72 / 0.0254))
 	var phys [9]byte
 	binary.BigEndian.PutUint32(phys[0:], ppm)
 	binary.BigEndian.PutUint32(phys[4:], ppm)
 	phys[8] = 1 // unit: metre
-	writeChunk(&out, "pHYs", phys[:])
+	enc.Chunk("pHYs", phys[:])
 
-	var idat bytes.Buffer
-	zw, err := zlib.NewWriterLevel(&idat, zlib.BestSpeed)
-	if err != nil {
-		return nil, fmt.Errorf("encoding png: %w", err)
-	}
 	n := w * bpp
 	prev := make([]byte, n) // the row above the first is zero
 	cur := make([]byte, n)
 	sub := make([]byte, n+1)
 	up := make([]byte, n+1)
 	sub[0], up[0] = 1, 2 // filter types
+	var above []byte     // the RGBA row above
 	for y := 0; y < h; y++ {
 		row := img.Pix[(y)*img.Stride : (y)*img.Stride+w*4]
+		if y > 0 && bytes.Equal(row, above) {
+			// Most rows of a diagram repeat the one above (the space
+			// between nodes, straight edges): Up filters them to zeros,
+			// which the choice below takes unless Sub's sum is zero too,
+			// as it is only for a row of zeros. The same line, without
+			// filtering it.
+			line := up
+			if allZero(prev) {
+				line = sub
+			}
+			clear(line[1:])
+			if err := enc.Row(line); err != nil {
+				return nil, fmt.Errorf("encoding png: %w", err)
+			}
+			continue
+		}
+		above = row
 		if opaque {
 			for x, j := 0, 0; x < len(row); x, j = x+4, j+3 {
 				cur[j], cur[j+1], cur[j+2] = row[x], row[x+1], row[x+2]
@@ -72,17 +79,25 @@ func encodePNG(img *image.RGBA, scale float64) ([]byte, error) {
 		if sumUp < sumSub {
 			line = up
 		}
-		if _, err := zw.Write(line); err != nil {
+		if err := enc.Row(line); err != nil {
 			return nil, fmt.Errorf("encoding png: %w", err)
 		}
 		prev, cur = cur, prev
 	}
-	if err := zw.Close(); err != nil {
+	png, err := enc.Bytes()
+	if err != nil {
 		return nil, fmt.Errorf("encoding png: %w", err)
 	}
-	writeChunk(&out, "IDAT", idat.Bytes())
-	writeChunk(&out, "IEND", nil)
-	return out.Bytes(), nil
+	return png, nil
+}
+
+func allZero(b []byte) bool {
+	for _, v := range b {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // filterRow writes the Sub and Up filterings of cur (prev is the row
@@ -127,18 +142,4 @@ func unpremultiply(dst, src []byte) {
 			dst[i+3] = a
 		}
 	}
-}
-
-func writeChunk(out *bytes.Buffer, typ string, data []byte) {
-	var head [8]byte
-	binary.BigEndian.PutUint32(head[0:], uint32(len(data)))
-	copy(head[4:], typ)
-	out.Write(head[:])
-	out.Write(data)
-	crc := crc32.NewIEEE()
-	crc.Write(head[4:])
-	crc.Write(data)
-	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
-	out.Write(sum[:])
 }
