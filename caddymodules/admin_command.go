@@ -1,8 +1,6 @@
 package caddymodules
 
 import (
-	"errors"
-
 	"github.com/caddyserver/caddy/v2"
 	"github.com/spf13/cobra"
 
@@ -26,23 +24,10 @@ func mintAdminToken(cmd *cobra.Command, req cli.TokenRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	repl := caddy.NewReplacer()
-	secret, err := s.adminSecret(repl, "")
+	cfg, err := s.MintConfig(expander(caddy.NewReplacer()))
 	if err != nil {
 		return "", err
 	}
-	if secret == nil {
-		return "", errNoAdminSecret
-	}
-	return admin.Mint(admin.MintConfig{
-		Secret:   secret,
-		Subject:  req.Subject,
-		Operator: req.Operator,
-		Account:  req.Account,
-		TTL:      req.TTL,
-		Issuer:   value(repl, "", envAdminIssuer),
-		Audience: value(repl, "", envAdminAudience),
-	})
+	cfg.Subject, cfg.Operator, cfg.Account, cfg.TTL = req.Subject, req.Operator, req.Account, req.TTL
+	return admin.Mint(cfg)
 }
-
-var errNoAdminSecret = errors.New("no admin JWT secret: set " + envAdminJWTSecret + ", or use the embedded store, which generates one")

@@ -6,6 +6,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/node"
 )
 
 func init() {
@@ -59,7 +61,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"redis":         stringOption(&a.Redis),
 		"redis_prefix":  stringOption(&a.RedisPrefix),
 		"redis_mode":    stringOption(&a.RedisMode),
-		"key_secret":    secretOption(&a.KeySecret, minKeySecretBytes),
+		"key_secret":    secretOption(&a.KeySecret, node.MinKeySecretBytes),
 		"key_cache_ttl": a.unmarshalKeyCacheTTL,
 		"limits":        subBlockOption(&a.Limits, unmarshalLimits),
 		"ledger":        subBlockOption(&a.Ledger, unmarshalLedger),
@@ -67,7 +69,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"search":        subBlockOption(&a.Search, unmarshalSearch),
 		"open_url":      subBlockOption(&a.OpenURL, unmarshalOpenURL),
 		"tools":         subBlockOption(&a.Tools, unmarshalTools),
-		"upstream":      a.Upstream.unmarshalCaddyfile,
+		"upstream":      func(d *caddyfile.Dispenser) error { return unmarshalUpstream(d, &a.Upstream) },
 		"model": func(d *caddyfile.Dispenser) error {
 			m, err := unmarshalModel(d)
 			if err == nil {
@@ -93,13 +95,13 @@ func (a *App) unmarshalKeyCacheTTL(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// unmarshalCaddyfile reads
+// unmarshalUpstream reads
 //
 //	upstream <base_url> {
 //		api_key <key>
 //		model   <name>
 //	}
-func (u *Upstream) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
+func unmarshalUpstream(d *caddyfile.Dispenser, u *node.Upstream) error {
 	if d.NextArg() {
 		u.URL = d.Val()
 	}
@@ -157,7 +159,7 @@ func secretOption(dst *string, minBytes int) optionReader {
 		if err := oneArg(d, dst); err != nil {
 			return err
 		}
-		if err := checkLiteralSecret(*dst, minBytes); err != nil {
+		if err := node.CheckLiteralSecret(*dst, minBytes); err != nil {
 			return d.Errf("%s: %v", name, err)
 		}
 		return nil

@@ -85,8 +85,8 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	prof := app.Profile()
 	reg, err := toolset.New(toolset.Config{
 		Memory:    store,
-		Search:    app.settings.search,
-		OpenURL:   openurl.Options{Allow: app.settings.openURLAllow},
+		Search:    app.settings.Search,
+		OpenURL:   openurl.Options{Allow: app.settings.OpenURLAllow},
 		Artifacts: artifacts.Config{Files: fileSvc},
 	})
 	if err != nil {
@@ -125,16 +125,16 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
 			IdleTimeout:      time.Duration(h.IdleTimeout),
 		})
-	case s.upstream == nil:
+	case s.Upstream == nil:
 		return nil
 	default:
 		// Without a configured model the backend's own first model is
 		// used, discovered on first use so that a backend starting up
 		// after the gateway does not fail its start.
 		h.up, err = upstream.New(upstream.Config{
-			BaseURL:          s.upstream.String(),
-			APIKey:           s.upstreamKey,
-			Model:            s.upstreamModel,
+			BaseURL:          s.Upstream.String(),
+			APIKey:           s.UpstreamKey,
+			Model:            s.UpstreamModel,
 			DiscoverModel:    true,
 			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
 			IdleTimeout:      time.Duration(h.IdleTimeout),

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchyardhq/switchyard/cli"
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -81,19 +82,19 @@ func openCLI(ctx context.Context, cmd *cobra.Command) (*cli.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.loadKeySecret(); err != nil {
+	if err := s.LoadKeySecret(); err != nil {
 		return nil, err
 	}
-	hasher, err := policy.NewKeyHasher(s.keySecret)
+	hasher, err := policy.NewKeyHasher(s.KeySecret)
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, s)
+	store, err := node.OpenStore(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	asJSON, _ := cmd.Flags().GetBool("json")
-	return &cli.Env{Store: store, Hasher: hasher, Profile: s.profile, Out: cmd.OutOrStdout(), JSON: asJSON}, nil
+	return &cli.Env{Store: store, Hasher: hasher, Profile: s.Profile, Out: cmd.OutOrStdout(), JSON: asJSON}, nil
 }
 
 // cliApp reads the switchyard app from --config, or returns an empty one

@@ -43,8 +43,8 @@ func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, er
 // (telemetry.Metrics.ForConfig).
 func (a *App) metricsFor(m *telemetry.Metrics) *telemetry.Metrics {
 	upstream := ""
-	if len(a.Models) == 0 && a.settings.upstream != nil {
-		upstream = a.settings.upstream.Host
+	if len(a.Models) == 0 && a.settings.Upstream != nil {
+		upstream = a.settings.Upstream.Host
 	}
 	return m.ForConfig(a.modelNames(), upstream)
 }
@@ -56,7 +56,7 @@ func (a *App) modelNames() []string {
 	for _, m := range a.Models {
 		names = append(names, m.Name)
 	}
-	names = append(names, a.settings.upstreamModel)
+	names = append(names, a.settings.UpstreamModel)
 	if a.Limits != nil {
 		for name := range a.Limits.Prices {
 			names = append(names, name)

@@ -46,9 +46,9 @@ func (h *Models) Provision(ctx caddy.Context) error {
 	}
 	h.pools = app.pools
 	h.started = time.Now().Unix()
-	if s := app.settings; h.pools == nil && s.upstream != nil {
+	if s := app.settings; h.pools == nil && s.Upstream != nil {
 		h.single, err = upstream.New(upstream.Config{
-			BaseURL: s.upstream.String(), APIKey: s.upstreamKey, Model: s.upstreamModel, DiscoverModel: true,
+			BaseURL: s.Upstream.String(), APIKey: s.UpstreamKey, Model: s.UpstreamModel, DiscoverModel: true,
 		})
 		if err != nil {
 			return fmt.Errorf("switchyard_models: %v", err)

@@ -128,7 +128,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.upstream = passthrough.NewUpstreamHeaders(u.Host, app.settings.upstreamKey)
+	h.upstream = passthrough.NewUpstreamHeaders(u.Host, app.settings.UpstreamKey)
 	h.rp = new(reverseproxy.Handler)
 	if err := json.Unmarshal(cfg, h.rp); err != nil {
 		return fmt.Errorf("building reverse proxy: %v", err)

@@ -17,6 +17,7 @@ var Order = [][]string{
 	{"cmd/...", "e2e/...", "bench"},
 	{"caddymodules"},
 	{"cli"},
+	{"node"},
 	{"translator", "admin", "admin/dashboard"},
 	{"payments", "alerts", "routing", "telemetry"},
 	{"tools/toolset"},
