@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
@@ -154,7 +155,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if !allowOnly(http.MethodPost, w, r) {
+	if !httpstatus.AllowOnly(http.MethodPost, w, r) {
 		return nil
 	}
 	p, ok := h.principal(w, r)
@@ -177,7 +178,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		return nil
 	}
 	if h.orch == nil {
-		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
 		return nil
 	}
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)

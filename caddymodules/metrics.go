@@ -7,13 +7,14 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/telemetry"
 	"github.com/switchyardhq/switchyard/translator/request"
 )
 
 // countRequest counts one finished request. err is what the handlers
 // returned: when they wrote nothing, handle_errors answers it with the
-// envelope of switchyard_error, which envelopeFor predicts.
+// envelope of switchyard_error, which httpstatus.Envelope predicts.
 func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, err error, panicked bool) {
 	status, code := w.Status(), w.Code()
 	if status == 0 {
@@ -23,7 +24,7 @@ func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, er
 			if he, ok := errors.AsType[caddyhttp.HandlerError](err); ok && he.StatusCode != 0 {
 				status = he.StatusCode
 			}
-			e := envelopeFor(status, r)
+			e := httpstatus.Envelope(status, r)
 			status, code = e.Status, e.Code
 		case panicked:
 			status = http.StatusInternalServerError

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/routing"
 )
 
@@ -106,5 +107,5 @@ func poolUnavailable(status int) *apierror.Error {
 		return apierror.New(status, apierror.TypeServer, "upstream_unavailable",
 			"No backend of this model is available. Retry with backoff.")
 	}
-	return envelopeFor(http.StatusBadGateway, nil)
+	return httpstatus.Envelope(http.StatusBadGateway, nil)
 }
