@@ -125,7 +125,7 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 		return nil
 	}
 	t := h.timeouts()
-	cfg, err := routing.UpstreamJSON(h.Prefix, u.Scheme, u.Host, u.Path, t.dial, t.responseHeader)
+	cfg, err := routing.UpstreamJSON(h.Prefix, u.Scheme, u.Host, u.Path, t.Dial, t.ResponseHeader)
 	if err != nil {
 		return err
 	}
@@ -140,31 +140,10 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// Defaults of the Proxy's timeouts.
-const (
-	DefaultDialTimeout           = 10 * time.Second
-	DefaultResponseHeaderTimeout = 120 * time.Second
-	DefaultStreamIdleTimeout     = 120 * time.Second
-)
-
-// upstreamTimeouts bound the transport's waits for the upstream, and
-// (idle) the relay of its answer once it has started.
-type upstreamTimeouts struct{ dial, responseHeader, idle time.Duration }
-
 // timeouts are h's timeouts, defaults applied.
-func (h *Proxy) timeouts() upstreamTimeouts {
-	t := upstreamTimeouts{dial: time.Duration(h.DialTimeout), responseHeader: time.Duration(h.ResponseHeaderTimeout),
-		idle: time.Duration(h.StreamIdleTimeout)}
-	if t.dial <= 0 {
-		t.dial = DefaultDialTimeout
-	}
-	if t.responseHeader <= 0 {
-		t.responseHeader = DefaultResponseHeaderTimeout
-	}
-	if t.idle <= 0 {
-		t.idle = DefaultStreamIdleTimeout
-	}
-	return t
+func (h *Proxy) timeouts() routing.Timeouts {
+	return routing.Timeouts{Dial: time.Duration(h.DialTimeout), ResponseHeader: time.Duration(h.ResponseHeaderTimeout),
+		Idle: time.Duration(h.StreamIdleTimeout)}.OrDefaults()
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -250,7 +229,7 @@ func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.Re
 	if err != nil {
 		return w, r, nil, err
 	}
-	w, r, stop := idle.Watch(w, r, h.timeouts().idle)
+	w, r, stop := idle.Watch(w, r, h.timeouts().Idle)
 	return w, r, func() { stop(); release() }, nil
 }
 

@@ -35,7 +35,7 @@ func TestSmallBodyGoesUpstreamWithItsHeaders(t *testing.T) {
 	relay := packetRelay(t, sock, up.Listener.Addr().String(), &writes)
 	defer relay.Close()
 
-	cfg, err := routing.UpstreamJSON("/v1", "http", "upstream", "/v1", DefaultDialTimeout, DefaultResponseHeaderTimeout)
+	cfg, err := routing.UpstreamJSON("/v1", "http", "upstream", "/v1", routing.DefaultDialTimeout, routing.DefaultResponseHeaderTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
