@@ -323,34 +323,23 @@ func (a *App) FilesService() (*files.Service, error) {
 }
 
 func (a *App) openFiles() (*files.Service, error) {
-	meta := a.backend.store
 	repl := caddy.NewReplacer()
-	location, err := blobLocation(a.Files, repl, a.settings)
+	location, err := a.Files.Location(expander(repl), a.settings.StateDir(), a.settings.Scratch != "")
 	if err != nil {
 		return nil, err
 	}
-	cfg := a.Files
-	if cfg == nil {
-		cfg = new(files.Settings)
+	var interval time.Duration
+	if a.Files != nil {
+		interval = time.Duration(a.Files.JanitorInterval)
 	}
-	fs, err := acquireFileStore(a.settings, location, meta, time.Duration(cfg.JanitorInterval), a.logger)
+	fs, err := acquireFileStore(a.settings, location, a.backend.store, interval, a.logger)
 	if err != nil {
 		return nil, fmt.Errorf("files: opening blob store: %v", err)
 	}
 	a.files.storeKey = fileStoreKey(a.settings, location)
-
-	svcCfg := files.Config{
-		Meta:         meta,
-		Blobs:        fs.blobs,
-		Profile:      a.settings.Profile,
-		ScanFailOpen: cfg.ScanPolicy == "fail_open",
-		Purposes:     cfg.Purposes,
-		Logger:       slogFor(a.logger.Named("files")),
-	}
-	if addr := node.Value(expander(repl), cfg.Clamd, envClamd); addr != "" {
-		svcCfg.Scanner = &files.Clamd{Addr: addr}
-	}
-	return files.NewService(svcCfg)
+	cfg := files.Config{Meta: a.backend.store, Blobs: fs.blobs, Profile: a.settings.Profile, Logger: slogFor(a.logger.Named("files"))}
+	a.Files.Apply(&cfg, lookup(repl))
+	return files.NewService(cfg)
 }
 
 // UpstreamURL is the configured upstream base URL, or nil.

@@ -2,9 +2,7 @@ package caddymodules
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -20,28 +18,6 @@ import (
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
-
-const envClamd = "SWITCHYARD_CLAMD_ADDR"
-
-// blobLocation resolves where bytes live: an s3:// URL or an absolute
-// directory.
-func blobLocation(c *files.Settings, repl *caddy.Replacer, s node.Settings) (string, error) {
-	var loc string
-	if c != nil {
-		loc = strings.TrimSpace(repl.ReplaceAll(c.Blobs, ""))
-	}
-	if loc == "" || (s.Scratch != "" && !strings.HasPrefix(loc, "s3://")) {
-		// A configured directory is not created when validating either.
-		return filepath.Join(s.StateDir(), "files"), nil
-	}
-	if strings.HasPrefix(loc, "s3://") {
-		return loc, nil
-	}
-	if strings.Contains(loc, "://") {
-		return "", fmt.Errorf("files: blobs %q: want a directory or an s3:// URL", loc)
-	}
-	return filepath.Abs(loc)
-}
 
 // fileStore is the blob store of one location and the janitor that sweeps
 // it, shared by every config that names the same store and location.
