@@ -260,12 +260,12 @@ func (a *App) Cleanup() error {
 		}
 	}
 	if a.queue != nil {
-		if _, err := queues.Delete(queueKey(a.settings, a.Limits.Queue)); err != nil {
+		if _, err := queues.Delete(a.settings.QueueKey(a.Limits.Queue)); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if a.limiter != nil {
-		if _, err := limiters.Delete(limiterKey(a.settings, a.Limits)); err != nil {
+		if _, err := limiters.Delete(a.settings.LimiterKey(a.Limits)); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -1,8 +1,6 @@
 package caddymodules
 
 import (
-	"fmt"
-
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -31,21 +29,8 @@ func (p pooled[T]) Destruct() error {
 	return nil
 }
 
-// limiterKey names the limiter a config needs: one in-process limiter per
-// process, or a Redis limiter per Redis, prefix and tuning.
-func limiterKey(s node.Settings, c *limits.Config) string {
-	if s.Redis == "" {
-		return "local"
-	}
-	if c == nil {
-		c = new(limits.Config)
-	}
-	return fmt.Sprintf("redis|%s|%s|%d|%s|%s|%d|%d", s.RedisKey(), s.RedisPrefix,
-		c.RedisTimeout, c.RatePolicy, c.StreamPolicy, c.LeaseTTL, c.Nodes)
-}
-
 func acquireLimiter(s node.Settings, c *limits.Config, client redis.UniversalClient, logger *zap.Logger) (limits.Limiter, error) {
-	v, _, err := limiters.LoadOrNew(limiterKey(s, c), func() (caddy.Destructor, error) {
+	v, _, err := limiters.LoadOrNew(s.LimiterKey(c), func() (caddy.Destructor, error) {
 		if s.Redis == "" {
 			return pooled[limits.Limiter]{limits.NewLocal(limits.LocalConfig{})}, nil
 		}
@@ -61,14 +46,10 @@ func acquireLimiter(s node.Settings, c *limits.Config, client redis.UniversalCli
 	return v.(pooled[limits.Limiter]).v, nil
 }
 
-func queueKey(s node.Settings, q *limits.QueueSettings) string {
-	return fmt.Sprintf("%s|%s|%d|%d|%d", s.Redis, s.RedisPrefix, q.Slots, q.MaxWaiting, q.MaxWait)
-}
-
 // acquireQueue returns the admission queue; its slots are counted in Redis
 // (across nodes) when the limiter is on Redis, in process otherwise.
 func acquireQueue(s node.Settings, q *limits.QueueSettings, limiter limits.Limiter) (*limits.Queue, error) {
-	v, _, err := queues.LoadOrNew(queueKey(s, q), func() (caddy.Destructor, error) {
+	v, _, err := queues.LoadOrNew(s.QueueKey(q), func() (caddy.Destructor, error) {
 		var slots limits.Leaser // in process
 		if r, ok := limiter.(*limits.Redis); ok {
 			slots = r

@@ -226,6 +226,25 @@ func (s Settings) StoreKey() string {
 // RedisKey names the Redis client for the shared pool.
 func (s Settings) RedisKey() string { return string(s.RedisMode) + "|" + s.Redis }
 
+// LimiterKey names the limiter a config needs, for the shared pool: one
+// in-process limiter per process, or a Redis limiter per Redis, prefix and
+// tuning.
+func (s Settings) LimiterKey(c *limits.Config) string {
+	if s.Redis == "" {
+		return "local"
+	}
+	if c == nil {
+		c = new(limits.Config)
+	}
+	return fmt.Sprintf("redis|%s|%s|%d|%s|%s|%d|%d", s.RedisKey(), s.RedisPrefix,
+		c.RedisTimeout, c.RatePolicy, c.StreamPolicy, c.LeaseTTL, c.Nodes)
+}
+
+// QueueKey names the admission queue q configures, for the shared pool.
+func (s Settings) QueueKey(q *limits.QueueSettings) string {
+	return fmt.Sprintf("%s|%s|%d|%d|%d", s.Redis, s.RedisPrefix, q.Slots, q.MaxWaiting, q.MaxWait)
+}
+
 // SQLitePath is the embedded database's file.
 func (s Settings) SQLitePath() string { return filepath.Join(s.StateDir(), "switchyard.db") }
 

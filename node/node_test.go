@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 // expandEnv replaces {env.NAME} as Caddy's global placeholders do.
@@ -128,4 +129,26 @@ func TestKeySecret(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestPoolKeys(t *testing.T) {
+	local := Settings{}
+	if local.LimiterKey(nil) != "local" {
+		t.Errorf("in-process limiter key %q", local.LimiterKey(nil))
+	}
+	a := Settings{Redis: "redis://r:6379", RedisPrefix: "a:"}
+	b := a
+	b.RedisPrefix = "b:"
+	if a.LimiterKey(nil) == b.LimiterKey(nil) {
+		t.Error("two prefixes share one limiter")
+	}
+	if a.LimiterKey(nil) != a.LimiterKey(&limits.Config{}) {
+		t.Error("no limits block and an empty one differ")
+	}
+	if a.LimiterKey(&limits.Config{Nodes: 3}) == a.LimiterKey(nil) {
+		t.Error("a retuned limiter shares the old one")
+	}
+	if a.QueueKey(&limits.QueueSettings{Slots: 2}) == a.QueueKey(&limits.QueueSettings{Slots: 3}) {
+		t.Error("two queue sizes share one queue")
+	}
 }
