@@ -299,15 +299,7 @@ func (a *App) Authenticator() *policy.Authenticator {
 	return policy.NewAuthenticator(a.backend.store, a.hasher, a.backend.cache(), a.keyCacheTTL())
 }
 
-// defaultKeyCacheTTL is App.KeyCacheTTL's default.
-const defaultKeyCacheTTL = time.Minute
-
-func (a *App) keyCacheTTL() time.Duration {
-	if a.KeyCacheTTL == 0 {
-		return defaultKeyCacheTTL
-	}
-	return max(time.Duration(a.KeyCacheTTL), 0)
-}
+func (a *App) keyCacheTTL() time.Duration { return node.KeyCacheTTL(time.Duration(a.KeyCacheTTL)) }
 
 // Limiter enforces request rates and concurrent streams.
 func (a *App) Limiter() limits.Limiter { return a.limiter }

@@ -112,7 +112,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	app.Tools.Apply(&cfg)
 	if q := app.Queue(); q != nil {
 		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {
-			return enterQueue(ctx, q, onPosition)
+			return limits.EnterQueue(ctx, q, onPosition)
 		}
 	}
 	s := app.settings

@@ -1,7 +1,6 @@
 package caddymodules
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -225,27 +224,12 @@ func checkQuery(r *http.Request) error {
 // API stays unchanged: a waiting request just waits, without
 // queue_position chunks. The error is the client's answer.
 func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func(), error) {
-	release, err := enterQueue(r.Context(), h.queue, nil)
+	release, err := limits.EnterQueue(r.Context(), h.queue, nil)
 	if err != nil {
 		return w, r, nil, err
 	}
 	w, r, stop := idle.Watch(w, r, h.timeouts().Idle)
 	return w, r, func() { stop(); release() }, nil
-}
-
-// enterQueue waits for one of q's slots for a generation, telling
-// onPosition, when set, its place in line, and returns the function that
-// gives the slot back; a nil q caps nothing. The error is the client's
-// answer.
-func enterQueue(ctx context.Context, q *limits.Queue, onPosition func(int)) (release func(), err error) {
-	if q == nil {
-		return func() {}, nil
-	}
-	slot, err := q.Enter(ctx, onPosition)
-	if err != nil {
-		return nil, limits.APIError(err)
-	}
-	return slot.Release, nil
 }
 
 // Cleanup implements caddy.CleanerUpper.

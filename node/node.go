@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/switchyardhq/switchyard/internal/secrets"
 	"github.com/switchyardhq/switchyard/policy"
@@ -243,6 +244,19 @@ func (s Settings) LimiterKey(c *limits.Config) string {
 // QueueKey names the admission queue q configures, for the shared pool.
 func (s Settings) QueueKey(q *limits.QueueSettings) string {
 	return fmt.Sprintf("%s|%s|%d|%d|%d", s.Redis, s.RedisPrefix, q.Slots, q.MaxWaiting, q.MaxWait)
+}
+
+// DefaultKeyCacheTTL is how long a node reuses a key lookup unless the
+// app's key_cache_ttl says otherwise.
+const DefaultKeyCacheTTL = time.Minute
+
+// KeyCacheTTL is the key cache's TTL that configured (key_cache_ttl)
+// sets: the default for zero, none (0) for a negative value.
+func KeyCacheTTL(configured time.Duration) time.Duration {
+	if configured == 0 {
+		return DefaultKeyCacheTTL
+	}
+	return max(configured, 0)
 }
 
 // SQLitePath is the embedded database's file.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
@@ -150,5 +151,13 @@ func TestPoolKeys(t *testing.T) {
 	}
 	if a.QueueKey(&limits.QueueSettings{Slots: 2}) == a.QueueKey(&limits.QueueSettings{Slots: 3}) {
 		t.Error("two queue sizes share one queue")
+	}
+}
+
+func TestKeyCacheTTL(t *testing.T) {
+	for configured, want := range map[time.Duration]time.Duration{0: DefaultKeyCacheTTL, -1: 0, 5 * time.Second: 5 * time.Second} {
+		if got := KeyCacheTTL(configured); got != want {
+			t.Errorf("KeyCacheTTL(%v) = %v, want %v", configured, got, want)
+		}
 	}
 }
