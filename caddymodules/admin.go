@@ -16,7 +16,6 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/payments"
-	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
 
@@ -135,8 +134,8 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 		ClientIP:        clientIP,
 		Logger:          ctx.Logger(),
 		Limiter:         app.Limiter(),
-		TokenRate:       adminRate(h.RateLimit, h.RateLimitPeriod, admin.DefaultTokenRate),
-		AddressRate:     adminRate(h.AddressRateLimit, h.AddressRateLimitPeriod, admin.DefaultAddressRate),
+		TokenRate:       admin.RateOf(h.RateLimit, time.Duration(h.RateLimitPeriod), admin.DefaultTokenRate),
+		AddressRate:     admin.RateOf(h.AddressRateLimit, time.Duration(h.AddressRateLimitPeriod), admin.DefaultAddressRate),
 		AddressKey:      clientAddr,
 		RefusalInterval: time.Duration(h.RefusalLogInterval),
 	})
@@ -148,19 +147,6 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	// one delivery twice at once.
 	h.stopDispatcher = dispatcher.Start()
 	return nil
-}
-
-// adminRate is the rate of a limit configured as n per period, each
-// falling back to def's; n = 0 is no limit.
-func adminRate(n *int, period caddy.Duration, def limits.Rate) limits.Rate {
-	r := def
-	if n != nil {
-		r.Limit = *n
-	}
-	if period > 0 {
-		r.Period = time.Duration(period)
-	}
-	return r
 }
 
 // Cleanup implements caddy.CleanerUpper: it writes the summaries of the

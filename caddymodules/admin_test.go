@@ -39,10 +39,10 @@ func TestAdminRateOptions(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if got := adminRate(a.RateLimit, a.RateLimitPeriod, admin.DefaultTokenRate); got != tt.token {
+			if got := admin.RateOf(a.RateLimit, time.Duration(a.RateLimitPeriod), admin.DefaultTokenRate); got != tt.token {
 				t.Errorf("token rate %+v, want %+v", got, tt.token)
 			}
-			if got := adminRate(a.AddressRateLimit, a.AddressRateLimitPeriod, admin.DefaultAddressRate); got != tt.addr {
+			if got := admin.RateOf(a.AddressRateLimit, time.Duration(a.AddressRateLimitPeriod), admin.DefaultAddressRate); got != tt.addr {
 				t.Errorf("address rate %+v, want %+v", got, tt.addr)
 			}
 			if (a.RefusalLogInterval != 0) != tt.refusalIntervalSet {

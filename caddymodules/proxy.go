@@ -155,7 +155,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		writeRefusal(w, r, err)
 		return nil
 	}
-	if err := checkQuery(r); err != nil {
+	if err := billing.CheckRequestQuery(r); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
@@ -200,21 +200,6 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 		h.logger.Error("a request reached switchyard_proxy unmetered and was refused: put switchyard_meter in front of it",
 			zap.String("method", r.Method), zap.String("path", r.URL.Path))
 		return apierror.Internal()
-	}
-	return nil
-}
-
-// checkQuery refuses a query string on a request of a method with a body
-// (billing.CheckQuery), whatever stands in front of this handler: the
-// meter reads the body alone, and the upstream would read the query too.
-// A bare "?" is not sent on.
-func checkQuery(r *http.Request) error {
-	m := billing.MethodMeter(r.Method)
-	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
-		return err
-	}
-	if m != billing.NoBody {
-		r.URL.ForceQuery = false
 	}
 	return nil
 }
