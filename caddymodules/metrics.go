@@ -8,6 +8,8 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/httpstatus"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/telemetry"
 	"github.com/switchyardhq/switchyard/translator/request"
 )
@@ -47,23 +49,11 @@ func (a *App) metricsFor(m *telemetry.Metrics) *telemetry.Metrics {
 	if len(a.Models) == 0 && a.settings.Upstream != nil {
 		upstream = a.settings.Upstream.Host
 	}
-	return m.ForConfig(a.modelNames(), upstream)
-}
-
-// modelNames are the names a config serves: the models' names, the
-// upstream's model and the models with a price.
-func (a *App) modelNames() []string {
-	var names []string
-	for _, m := range a.Models {
-		names = append(names, m.Name)
-	}
-	names = append(names, a.settings.UpstreamModel)
+	var prices map[string]policy.ModelPrice
 	if a.Limits != nil {
-		for name := range a.Limits.Prices {
-			names = append(names, name)
-		}
+		prices = a.Limits.Prices
 	}
-	return names
+	return m.ForConfig(routing.ModelNames(a.Models, a.settings.UpstreamModel, prices), upstream)
 }
 
 // requestedModel is the model r's body asked for, as the admission step
