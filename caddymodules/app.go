@@ -1,7 +1,7 @@
 // Package caddymodules adapts Switchyard to Caddy: the switchyard app that
 // owns shared state, the HTTP handlers, their Caddyfile syntax and the CLI
 // subcommands. Everything here is a thin layer over the Caddy-free packages
-// policy, storage, translator and billing.
+// node, policy, storage, translator, billing and the others below them.
 package caddymodules
 
 import (
