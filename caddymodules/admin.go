@@ -2,11 +2,7 @@ package caddymodules
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -18,8 +14,8 @@ import (
 	"github.com/switchyardhq/switchyard/alerts"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/payments"
-	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
 
@@ -27,51 +23,14 @@ func init() {
 	registerHandler[Admin](httpcaddyfile.After, "reverse_proxy")
 }
 
-// Environment variables of the admin API, read when the config leaves a
-// field empty. The CLI's `admin token` reads the same ones.
-const (
-	envAdminJWTSecret = "SWITCHYARD_ADMIN_JWT_SECRET"
-	envAdminJWKSURL   = "SWITCHYARD_ADMIN_JWKS_URL"
-	envAdminIssuer    = "SWITCHYARD_ADMIN_ISSUER"
-	envAdminAudience  = "SWITCHYARD_ADMIN_AUDIENCE"
-	adminSecretFile   = "admin_jwt_secret"
-)
-
 // Admin serves the admin API (docs/admin.md) under /admin/: accounts,
 // keys, top-ups, ledgers, usage, files and the audit log, for bearers of
 // a JWT. It answers every request it sees and calls no next handler; it
 // needs no API key, so keep it out of switchyard_auth's matcher.
 type Admin struct {
-	// Secret that verifies HS256 tokens (and that `switchyard admin
-	// token` signs them with), at least 32 bytes. Default:
-	// $SWITCHYARD_ADMIN_JWT_SECRET; with the embedded store and neither
-	// set, a secret generated once and kept in data_dir/admin_jwt_secret
-	// (mode 0600). With PostgreSQL and neither set, HS256 tokens are
-	// refused and jwks_url is required.
-	JWTSecret string `json:"jwt_secret,omitempty"`
-
-	// URL of a JSON Web Key Set whose RSA and P-256 keys verify RS256
-	// and ES256 tokens, as an SSO provider publishes them. Keys are
-	// cached for an hour and fetched again when a token names an unknown
-	// key id, at most every 30 seconds. Default: $SWITCHYARD_ADMIN_JWKS_URL,
-	// else none (RS256 and ES256 tokens are refused).
-	JWKSURL string `json:"jwks_url,omitempty"`
-
-	// Required iss claim. Default: $SWITCHYARD_ADMIN_ISSUER, else none
-	// (iss is not checked).
-	Issuer string `json:"issuer,omitempty"`
-
-	// Value the aud claim must hold. Default: $SWITCHYARD_ADMIN_AUDIENCE,
-	// else "switchyard".
-	Audience string `json:"audience,omitempty"`
-
-	// Claim naming the account (a string) or accounts (an array) a token
-	// may manage. Default: "account".
-	AccountClaim string `json:"account_claim,omitempty"`
-
-	// Claim holding the role; the value "operator" (alone or in an
-	// array) may manage every account. Default: "role".
-	RoleClaim string `json:"role_claim,omitempty"`
+	// How tokens are verified: jwt_secret, jwks_url, issuer, audience,
+	// account_claim, role_claim (node.AdminVerifier has their defaults).
+	node.AdminVerifier
 
 	// Requests that tokens with one sub claim may make per
 	// rate_limit_period; past it, 429 rate_limit_exceeded with
@@ -117,11 +76,6 @@ type Admin struct {
 	metrics        *telemetry.Metrics
 }
 
-// errAdminUnconfigured: with PostgreSQL, no secret is generated, and
-// without one or a JWKS no token can be verified.
-var errAdminUnconfigured = errors.New("set " + envAdminJWTSecret + " (or jwt_secret) or " + envAdminJWKSURL +
-	" (or jwks_url): with PostgreSQL no secret is generated")
-
 // CaddyModule returns the Caddy module information.
 func (Admin) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
@@ -131,15 +85,7 @@ func (Admin) CaddyModule() caddy.ModuleInfo {
 }
 
 // Validate implements caddy.Validator.
-func (h *Admin) Validate() error {
-	// A placeholder is resolved at provisioning.
-	if h.JWKSURL != "" && !strings.Contains(h.JWKSURL, "{") {
-		if u, err := url.Parse(h.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return fmt.Errorf("jwks_url %q: want an http(s) URL", h.JWKSURL)
-		}
-	}
-	return nil
-}
+func (h *Admin) Validate() error { return h.AdminVerifier.Validate() }
 
 // Provision implements caddy.Provisioner.
 func (h *Admin) Provision(ctx caddy.Context) error {
@@ -148,8 +94,8 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.metrics = app.metrics
-	cfg, err := h.verifierConfig(app.settings)
-	if errors.Is(err, errAdminUnconfigured) {
+	cfg, err := app.settings.VerifierConfig(h.AdminVerifier, expander(caddy.NewReplacer()))
+	if errors.Is(err, node.ErrAdminUnconfigured) {
 		// A distributed deployment that has not set the admin API up
 		// keeps running; the API says why it is off.
 		ctx.Logger().Warn("admin API disabled: " + err.Error())
@@ -189,8 +135,8 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 		ClientIP:        clientIP,
 		Logger:          ctx.Logger(),
 		Limiter:         app.Limiter(),
-		TokenRate:       adminRate(h.RateLimit, h.RateLimitPeriod, admin.DefaultTokenRate),
-		AddressRate:     adminRate(h.AddressRateLimit, h.AddressRateLimitPeriod, admin.DefaultAddressRate),
+		TokenRate:       admin.RateOf(h.RateLimit, time.Duration(h.RateLimitPeriod), admin.DefaultTokenRate),
+		AddressRate:     admin.RateOf(h.AddressRateLimit, time.Duration(h.AddressRateLimitPeriod), admin.DefaultAddressRate),
 		AddressKey:      clientAddr,
 		RefusalInterval: time.Duration(h.RefusalLogInterval),
 	})
@@ -209,19 +155,6 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// adminRate is the rate of a limit configured as n per period, each
-// falling back to def's; n = 0 is no limit.
-func adminRate(n *int, period caddy.Duration, def limits.Rate) limits.Rate {
-	r := def
-	if n != nil {
-		r.Limit = *n
-	}
-	if period > 0 {
-		r.Period = time.Duration(period)
-	}
-	return r
-}
-
 // Cleanup implements caddy.CleanerUpper: it writes the summaries of the
 // refusals counted so far.
 func (h *Admin) Cleanup() error {
@@ -235,55 +168,6 @@ func (h *Admin) Cleanup() error {
 		return nil
 	}
 	return h.handler.Close()
-}
-
-// verifierConfig resolves the fields: config, then environment, then
-// defaults.
-func (h *Admin) verifierConfig(s settings) (admin.VerifierConfig, error) {
-	repl := caddy.NewReplacer()
-	cfg := admin.VerifierConfig{
-		Issuer:       value(repl, h.Issuer, envAdminIssuer),
-		Audience:     value(repl, h.Audience, envAdminAudience),
-		AccountClaim: h.AccountClaim,
-		RoleClaim:    h.RoleClaim,
-	}
-	jwksURL := value(repl, h.JWKSURL, envAdminJWKSURL)
-	if jwksURL != "" {
-		jwks, err := admin.NewJWKS(admin.JWKSConfig{URL: jwksURL})
-		if err != nil {
-			return cfg, err
-		}
-		cfg.JWKS = jwks
-	}
-	secret, err := s.adminSecret(repl, h.JWTSecret)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Secret = secret
-	if cfg.Secret == nil && cfg.JWKS == nil {
-		return cfg, errAdminUnconfigured
-	}
-	return cfg, nil
-}
-
-// adminSecret is the HS256 secret of the admin API: configured, from the
-// environment, or in embedded mode the one kept in the data dir, created
-// on first use. Nil when none is configured with PostgreSQL.
-func (s settings) adminSecret(repl *caddy.Replacer, configured string) ([]byte, error) {
-	if v, from := valueFrom(repl, configured, "jwt_secret", envAdminJWTSecret); v != "" {
-		if len(v) < admin.MinSecretBytes {
-			return nil, fmt.Errorf("%s must be at least %d characters long", from, admin.MinSecretBytes)
-		}
-		return []byte(v), nil
-	}
-	if !s.embedded() {
-		return nil, nil
-	}
-	secret, err := s.secret(adminSecretFile)
-	if err != nil {
-		return nil, fmt.Errorf("admin JWT secret %s: %v", filepath.Join(s.dataDir, adminSecretFile), err)
-	}
-	return secret, nil
 }
 
 // clientIP is the client address Caddy determined, which honours the
@@ -302,7 +186,7 @@ func (h *Admin) ServeHTTP(rw http.ResponseWriter, r *http.Request, _ caddyhttp.H
 	if h.disabled {
 		w.Header().Set("Cache-Control", "no-store")
 		apierror.Write(w, apierror.New(http.StatusServiceUnavailable, apierror.TypeServer, "admin_not_configured",
-			"The admin API is not configured on this gateway: "+errAdminUnconfigured.Error()+"."))
+			"The admin API is not configured on this gateway: "+node.ErrAdminUnconfigured.Error()+"."))
 		return nil
 	}
 	return h.guard.serve(w, r, nil, func(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {

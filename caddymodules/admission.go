@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync"
-	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -22,45 +20,11 @@ import (
 // after it. One per config.
 type admission struct {
 	bodies *bodyReader
-
-	mu        sync.Mutex                     // serialises registrations
-	routes    atomic.Pointer[billing.Routes] // read on every request
-	uploads   []string
-	responses []string
+	routes *billing.RouteSet // the routes' meters
 }
 
 func newAdmission(c *limits.Config) *admission {
-	a := &admission{bodies: &bodyReader{c.BodyReader()}}
-	a.routes.Store(&billing.Routes{Chat: chatPath, AssistantResponses: assistantResponsesPath})
-	return a
-}
-
-// addUpload registers a path that takes Files API uploads, when a
-// switchyard_files handler is provisioned.
-func (a *admission) addUpload(path string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.uploads = append(a.uploads, path)
-	a.storeRoutes()
-}
-
-// addResponses registers the path of a /v1 Responses API route, when a
-// switchyard_proxy that serves one is provisioned.
-func (a *admission) addResponses(path string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.responses = append(a.responses, path)
-	a.storeRoutes()
-}
-
-// storeRoutes publishes the routes registered so far; a.mu is held.
-func (a *admission) storeRoutes() {
-	a.routes.Store(&billing.Routes{
-		Chat:               chatPath,
-		AssistantResponses: assistantResponsesPath,
-		Uploads:            a.uploads[:len(a.uploads):len(a.uploads)],
-		Responses:          a.responses[:len(a.responses):len(a.responses)],
-	})
+	return &admission{bodies: &bodyReader{c.BodyReader()}, routes: billing.NewRouteSet(chatPath, assistantResponsesPath)}
 }
 
 // admitted is what the admission step holds for a request until its

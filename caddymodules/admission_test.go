@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
@@ -91,7 +92,7 @@ func admissionLimiters(t *testing.T) map[string]func(t *testing.T) (limits.Limit
 // admissionHandler is switchyard_limits on an app of its own with lim and
 // prof, as Provision would set it up.
 func admissionHandler(lim limits.Limiter, prof policy.Profile) *Limits {
-	app := &App{settings: settings{profile: prof}, limiter: lim, admission: newAdmission(&limits.Config{})}
+	app := &App{settings: node.Settings{Profile: prof}, limiter: lim, admission: newAdmission(&limits.Config{})}
 	return &Limits{appHandler{app: app, logger: zap.NewNop()}}
 }
 

@@ -1,7 +1,7 @@
 // Package caddymodules adapts Switchyard to Caddy: the switchyard app that
 // owns shared state, the HTTP handlers, their Caddyfile syntax and the CLI
 // subcommands. Everything here is a thin layer over the Caddy-free packages
-// policy, storage, translator and billing.
+// node, policy, storage, translator, billing and the others below them.
 package caddymodules
 
 import (
@@ -22,6 +22,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/guard"
 	"github.com/switchyardhq/switchyard/internal/version"
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
@@ -45,37 +46,9 @@ func init() {
 // embedded defaults. Values may use global placeholders such as
 // {env.NAME} and {file.PATH}.
 type App struct {
-	// Spec revision whose limits and behaviours apply: "A" or "B".
-	// Default: $SWITCHYARD_REVISION, else B.
-	Revision string `json:"revision,omitempty"`
-
-	// Directory for the embedded SQLite database, the generated key
-	// secret and local file blobs. Default: $SWITCHYARD_DATA_DIR, else
-	// ./data.
-	DataDir string `json:"data_dir,omitempty"`
-
-	// PostgreSQL connection string. When set (here or in
-	// $SWITCHYARD_POSTGRES_URL) PostgreSQL replaces the embedded SQLite
-	// store. Default: empty.
-	Postgres string `json:"postgres,omitempty"`
-
-	// Redis URL (redis://host:port/db). When set (here or in
-	// $SWITCHYARD_REDIS_URL) limits are shared across nodes through
-	// Redis. Default: empty, in-process limits.
-	Redis string `json:"redis,omitempty"`
-
-	// What the Redis URL names: "single" (one server), "cluster" (a Redis
-	// Cluster; the URL names one or more nodes:
-	// redis://host1:6379?addr=host2:6379&addr=host3:6379) or "sentinel"
-	// (a primary Sentinel fails over; the URL names the sentinels and
-	// the primary: redis://s1:26379/0?master_name=main&addr=s2:26379).
-	// Default: $SWITCHYARD_REDIS_MODE, else single. docs/operations.md.
-	RedisMode string `json:"redis_mode,omitempty"`
-
-	// Prefix of every key Switchyard writes to Redis, so that several
-	// deployments can share one Redis. Default: $SWITCHYARD_REDIS_PREFIX,
-	// else "switchyard:".
-	RedisPrefix string `json:"redis_prefix,omitempty"`
+	// Where the node keeps its state: revision, data_dir, postgres, redis,
+	// redis_mode, redis_prefix (node.Config has their defaults).
+	node.Config
 
 	// Overrides of the revision's limits, and how limits are enforced.
 	// Default: the revision's limits, enforced in process or on Redis.
@@ -108,7 +81,7 @@ type App struct {
 	KeyCacheTTL caddy.Duration `json:"key_cache_ttl,omitempty"`
 
 	// The OpenAI-compatible backend.
-	Upstream Upstream `json:"upstream,omitempty"`
+	Upstream node.Upstream `json:"upstream,omitempty"`
 
 	// The models served, each by a pool of upstreams with load
 	// balancing, health checks, retries and fallbacks
@@ -129,7 +102,7 @@ type App struct {
 	// translator.ToolSettings.
 	Tools *translator.ToolSettings `json:"tools,omitempty"`
 
-	settings settings
+	settings node.Settings
 	hasher   policy.KeyHasher
 	backend  *backend
 	redis    redis.UniversalClient
@@ -152,22 +125,6 @@ type lazyFiles struct {
 	storeKey string // fileStores key, once acquired
 }
 
-// Upstream is the OpenAI-compatible backend behind the gateway.
-type Upstream struct {
-	// Base URL including the version path, e.g. http://127.0.0.1:8000/v1.
-	// Default: $SWITCHYARD_UPSTREAM. Empty: requests that need the
-	// upstream answer 502 upstream_unavailable.
-	URL string `json:"url,omitempty"`
-
-	// Bearer key sent upstream in place of the caller's key, which is
-	// never forwarded. Default: $SWITCHYARD_UPSTREAM_API_KEY, else none.
-	APIKey string `json:"api_key,omitempty"`
-
-	// Model name sent upstream for /v3 requests. Default:
-	// $SWITCHYARD_UPSTREAM_MODEL, else the upstream's first model.
-	Model string `json:"model,omitempty"`
-}
-
 // CaddyModule returns the Caddy module information.
 func (App) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
@@ -183,7 +140,7 @@ func (a *App) Validate() error {
 		prices = a.Limits.Prices
 	}
 	var secretErr error
-	if err := checkLiteralSecret(a.KeySecret, minKeySecretBytes); err != nil {
+	if err := node.CheckLiteralSecret(a.KeySecret, node.MinKeySecretBytes); err != nil {
 		secretErr = fmt.Errorf("key_secret: %v", err)
 	}
 	return errors.Join(secretErr, a.Limits.Validate(), a.Files.Validate(), a.Ledger.Validate(), a.Tools.Validate(), routing.ValidateModels(a.Models, prices, expander(caddy.NewReplacer())))
@@ -207,23 +164,23 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	if validating.Load() && s.embedded() {
-		if err := s.useScratch(); err != nil {
+	if validating.Load() && s.Embedded() {
+		if err := s.UseScratch(); err != nil {
 			return err
 		}
-		a.settings.scratch = s.scratch // for Cleanup, should the rest fail
+		a.settings.Scratch = s.Scratch // for Cleanup, should the rest fail
 	}
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
-		if err := telemetry.RegisterStoreCounters(reg, s.embedded()); err != nil {
+		if err := telemetry.RegisterStoreCounters(reg, s.Embedded()); err != nil {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 	}
-	if err := s.loadKeySecret(); err != nil {
+	if err := s.LoadKeySecret(); err != nil {
 		return err
 	}
 	a.settings = s
 	a.metrics = a.metricsFor(a.metrics)
-	if a.hasher, err = policy.NewKeyHasher(s.keySecret); err != nil {
+	if a.hasher, err = policy.NewKeyHasher(s.KeySecret); err != nil {
 		return err
 	}
 
@@ -231,7 +188,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.redis != "" {
+	if s.Redis != "" {
 		if a.redis, err = acquireRedis(s); err != nil {
 			return err
 		}
@@ -265,10 +222,10 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.logger.Info("switchyard ready",
 		zap.String("version", version.String()),
-		zap.String("revision", string(s.profile.Revision)),
-		zap.String("store", storeDescription(s)),
-		zap.Bool("redis", s.redis != ""),
-		zap.String("upstream", upstreamDescription(s.upstream)),
+		zap.String("revision", string(s.Profile.Revision)),
+		zap.String("store", s.StoreDescription()),
+		zap.Bool("redis", s.Redis != ""),
+		zap.String("upstream", s.UpstreamDescription()),
 		zap.Int("models", len(a.Models)),
 		zap.Duration("key_cache_ttl", a.keyCacheTTL()))
 	return nil
@@ -293,7 +250,7 @@ func (a *App) Cleanup() error {
 		errs = append(errs, err)
 	}
 	if a.backend != nil {
-		if _, err := backends.Delete(a.settings.storeKey()); err != nil {
+		if _, err := backends.Delete(a.settings.StoreKey()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -303,22 +260,22 @@ func (a *App) Cleanup() error {
 		}
 	}
 	if a.queue != nil {
-		if _, err := queues.Delete(queueKey(a.settings, a.Limits.Queue)); err != nil {
+		if _, err := queues.Delete(a.settings.QueueKey(a.Limits.Queue)); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if a.limiter != nil {
-		if _, err := limiters.Delete(limiterKey(a.settings, a.Limits)); err != nil {
+		if _, err := limiters.Delete(a.settings.LimiterKey(a.Limits)); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if a.redis != nil {
-		if _, err := redisClients.Delete(a.settings.redisKey()); err != nil {
+		if _, err := redisClients.Delete(a.settings.RedisKey()); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if a.settings.scratch != "" {
-		if err := os.RemoveAll(a.settings.scratch); err != nil {
+	if a.settings.Scratch != "" {
+		if err := os.RemoveAll(a.settings.Scratch); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -332,7 +289,7 @@ func (a *App) Cleanup() error {
 func (a *App) Store() storage.Store { return a.backend.store }
 
 // Profile is the active revision profile.
-func (a *App) Profile() policy.Profile { return a.settings.profile }
+func (a *App) Profile() policy.Profile { return a.settings.Profile }
 
 // Redis is the shared Redis client, or nil when limits are in-process.
 func (a *App) RedisClient() redis.UniversalClient { return a.redis }
@@ -342,15 +299,7 @@ func (a *App) Authenticator() *policy.Authenticator {
 	return policy.NewAuthenticator(a.backend.store, a.hasher, a.backend.cache(), a.keyCacheTTL())
 }
 
-// defaultKeyCacheTTL is App.KeyCacheTTL's default.
-const defaultKeyCacheTTL = time.Minute
-
-func (a *App) keyCacheTTL() time.Duration {
-	if a.KeyCacheTTL == 0 {
-		return defaultKeyCacheTTL
-	}
-	return max(time.Duration(a.KeyCacheTTL), 0)
-}
+func (a *App) keyCacheTTL() time.Duration { return node.KeyCacheTTL(time.Duration(a.KeyCacheTTL)) }
 
 // Limiter enforces request rates and concurrent streams.
 func (a *App) Limiter() limits.Limiter { return a.limiter }
@@ -366,45 +315,27 @@ func (a *App) FilesService() (*files.Service, error) {
 }
 
 func (a *App) openFiles() (*files.Service, error) {
-	meta := a.backend.store
 	repl := caddy.NewReplacer()
-	location, err := blobLocation(a.Files, repl, a.settings)
+	location, err := a.Files.Location(expander(repl), a.settings.StateDir(), a.settings.Scratch != "")
 	if err != nil {
 		return nil, err
 	}
-	cfg := a.Files
-	if cfg == nil {
-		cfg = new(files.Settings)
+	var interval time.Duration
+	if a.Files != nil {
+		interval = time.Duration(a.Files.JanitorInterval)
 	}
-	fs, err := acquireFileStore(a.settings, location, meta, time.Duration(cfg.JanitorInterval), a.logger)
+	fs, err := acquireFileStore(a.settings, location, a.backend.store, interval, a.logger)
 	if err != nil {
 		return nil, fmt.Errorf("files: opening blob store: %v", err)
 	}
 	a.files.storeKey = fileStoreKey(a.settings, location)
-
-	svcCfg := files.Config{
-		Meta:         meta,
-		Blobs:        fs.blobs,
-		Profile:      a.settings.profile,
-		ScanFailOpen: cfg.ScanPolicy == "fail_open",
-		Purposes:     cfg.Purposes,
-		Logger:       slogFor(a.logger.Named("files")),
-	}
-	if addr := value(repl, cfg.Clamd, envClamd); addr != "" {
-		svcCfg.Scanner = &files.Clamd{Addr: addr}
-	}
-	return files.NewService(svcCfg)
+	cfg := files.Config{Meta: a.backend.store, Blobs: fs.blobs, Profile: a.settings.Profile, Logger: slogFor(a.logger.Named("files"))}
+	a.Files.Apply(&cfg, lookup(repl))
+	return files.NewService(cfg)
 }
 
 // UpstreamURL is the configured upstream base URL, or nil.
-func (a *App) UpstreamURL() *url.URL { return a.settings.upstream }
-
-func storeDescription(s settings) string {
-	if s.embedded() {
-		return "sqlite " + s.sqlitePath()
-	}
-	return "postgres"
-}
+func (a *App) UpstreamURL() *url.URL { return a.settings.Upstream }
 
 // provisionModels provisions the models' pools and their metrics.
 func (a *App) provisionModels(ctx caddy.Context) error {
@@ -427,13 +358,6 @@ func (a *App) provisionModels(ctx caddy.Context) error {
 		}
 	}
 	return nil
-}
-
-func upstreamDescription(u *url.URL) string {
-	if u == nil {
-		return "none"
-	}
-	return u.Redacted()
 }
 
 // appFrom fetches the switchyard app for a handler's Provision.

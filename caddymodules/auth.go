@@ -90,24 +90,17 @@ func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp
 func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
-	id := &identity{chargeID: policy.NewChargeID()}
-	id.requestID = r.Header.Get("X-Request-Id")
-	if !policy.ValidRequestID(id.requestID) {
-		// Not the charge id: that is the ledger's reference of the
-		// request's charge, which no client is handed.
-		id.requestID = policy.NewRequestID()
-		r.Header.Set("X-Request-Id", id.requestID)
-	}
-	w.Header().Set("X-Request-Id", id.requestID)
-	repl.Map(id.placeholder)
-	logFields(r.Context(), zap.String("request_id", id.requestID), zap.String("charge_id", id.chargeID))
+	id := policy.NewIdentity(r.Header)
+	w.Header().Set("X-Request-Id", id.RequestID)
+	repl.Map(id.Placeholder)
+	logFields(r.Context(), zap.String("request_id", id.RequestID), zap.String("charge_id", id.ChargeID))
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
 		if _, ok := err.(*apierror.Error); !ok {
-			h.logger.Error("authenticating request", zap.String("request_id", id.requestID), zap.Error(err))
+			h.logger.Error("authenticating request", zap.String("request_id", id.RequestID), zap.Error(err))
 		} else if c := h.logger.Check(zap.DebugLevel, "authentication refused"); c != nil {
-			c.Write(zap.String("request_id", id.requestID), zap.String("reason", err.Error()))
+			c.Write(zap.String("request_id", id.RequestID), zap.String("reason", err.Error()))
 		}
 		// Nobody reads the body of a refused request: the server must
 		// not wait for it before answering.
@@ -119,43 +112,10 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		return nil
 	}
 	r.Header.Del("Authorization")
-	id.principal, id.authenticated = p, true
+	id.Principal, id.Authenticated = p, true
 	logFields(r.Context(), zap.String("account_id", p.AccountID), zap.String("key_id", p.KeyID))
-	startActivity(r, w, h.ledger, id.requestID, p)
+	startActivity(r, w, h.ledger, id.RequestID, p)
 	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
-}
-
-// identity is what switchyard_auth learnt of a request, offered to the
-// handlers and logs after it as {switchyard.*} placeholders. It is one
-// provider of the request's replacer rather than a Set per value, each of
-// which would box its value on every request for the few that are read.
-type identity struct {
-	requestID, chargeID string
-	principal           policy.Principal
-	authenticated       bool
-}
-
-func (id *identity) placeholder(key string) (any, bool) {
-	switch key {
-	case "switchyard.request_id":
-		return id.requestID, true
-	case "switchyard.charge_id":
-		return id.chargeID, true
-	}
-	if !id.authenticated {
-		return nil, false
-	}
-	switch key {
-	case "switchyard.account_id":
-		return id.principal.AccountID, true
-	case "switchyard.account":
-		return id.principal.AccountName, true
-	case "switchyard.key_id":
-		return id.principal.KeyID, true
-	case "switchyard.key_hint":
-		return id.principal.KeyHint, true
-	}
-	return nil, false
 }
 
 // chargeID returns the server's own id of r, set by switchyard_auth.

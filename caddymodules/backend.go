@@ -12,11 +12,10 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/guard"
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/storage/postgres"
-	"github.com/switchyardhq/switchyard/storage/sqlite"
 )
 
 // Shared state outlives the config that created it: a reload provisions the
@@ -50,10 +49,10 @@ type backend struct {
 // keyCacheEntries bounds a node's key cache.
 const keyCacheEntries = 100_000
 
-func acquireBackend(s settings, ledger *billing.LedgerSettings, logger *zap.Logger) (*backend, error) {
+func acquireBackend(s node.Settings, ledger *billing.LedgerSettings, logger *zap.Logger) (*backend, error) {
 	wc := ledger.WriterConfig()
-	v, loaded, err := backends.LoadOrNew(s.storeKey(), func() (caddy.Destructor, error) {
-		store, err := openStore(context.Background(), s)
+	v, loaded, err := backends.LoadOrNew(s.StoreKey(), func() (caddy.Destructor, error) {
+		store, err := node.OpenStore(context.Background(), s)
 		if err != nil {
 			return nil, err
 		}
@@ -138,29 +137,13 @@ func (b *backend) Destruct() error {
 	return b.store.Close()
 }
 
-// openStore opens the store the settings name, applying migrations.
-func openStore(ctx context.Context, s settings) (storage.Store, error) {
-	if s.embedded() {
-		st, err := sqlite.Open(ctx, s.sqlitePath(), storage.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("opening SQLite store %s: %v", s.sqlitePath(), err)
-		}
-		return st, nil
-	}
-	st, err := postgres.Open(ctx, s.postgres, storage.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("opening PostgreSQL store: %v", err)
-	}
-	return st, nil
-}
-
 type redisClient struct{ redis.UniversalClient }
 
 func (c redisClient) Destruct() error { return c.Close() }
 
-func acquireRedis(s settings) (redis.UniversalClient, error) {
-	v, _, err := redisClients.LoadOrNew(s.redisKey(), func() (caddy.Destructor, error) {
-		c, err := limits.NewRedisClient(s.redis, s.redisMode)
+func acquireRedis(s node.Settings) (redis.UniversalClient, error) {
+	v, _, err := redisClients.LoadOrNew(s.RedisKey(), func() (caddy.Destructor, error) {
+		c, err := limits.NewRedisClient(s.Redis, s.RedisMode)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %v", err)
 		}

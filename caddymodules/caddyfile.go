@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
@@ -74,7 +75,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			_, err := limits.ParseRedisMode(s)
 			return err
 		}),
-		"key_secret":    secretOption(&a.KeySecret, minKeySecretBytes),
+		"key_secret":    secretOption(&a.KeySecret, node.MinKeySecretBytes),
 		"key_cache_ttl": a.unmarshalKeyCacheTTL,
 		"limits":        subBlockOption(&a.Limits, unmarshalLimits),
 		"ledger":        subBlockOption(&a.Ledger, unmarshalLedger),
@@ -82,7 +83,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"search":        subBlockOption(&a.Search, unmarshalSearch),
 		"open_url":      subBlockOption(&a.OpenURL, unmarshalOpenURL),
 		"tools":         subBlockOption(&a.Tools, unmarshalTools),
-		"upstream":      a.Upstream.unmarshalCaddyfile,
+		"upstream":      func(d *caddyfile.Dispenser) error { return unmarshalUpstream(d, &a.Upstream) },
 		"model": func(d *caddyfile.Dispenser) error {
 			m, err := unmarshalModel(d)
 			if err == nil {
@@ -108,13 +109,13 @@ func (a *App) unmarshalKeyCacheTTL(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// unmarshalCaddyfile reads
+// unmarshalUpstream reads
 //
 //	upstream <base_url> {
 //		api_key <key>
 //		model   <name>
 //	}
-func (u *Upstream) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
+func unmarshalUpstream(d *caddyfile.Dispenser, u *node.Upstream) error {
 	if d.NextArg() {
 		u.URL = d.Val()
 		if err := checkLiteral(u.URL, checkURL("http://127.0.0.1:8000/v1", "http", "https")); err != nil {
@@ -224,7 +225,7 @@ func secretOption(dst *string, minBytes int) optionReader {
 		if err := oneArg(d, dst); err != nil {
 			return err
 		}
-		if err := checkLiteralSecret(*dst, minBytes); err != nil {
+		if err := node.CheckLiteralSecret(*dst, minBytes); err != nil {
 			return d.Errf("%s: %v", name, err)
 		}
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/storage"
@@ -85,8 +86,8 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	prof := app.Profile()
 	reg, err := toolset.New(toolset.Config{
 		Memory:    store,
-		Search:    app.settings.search,
-		OpenURL:   openurl.Options{Allow: app.settings.openURLAllow},
+		Search:    app.settings.Search,
+		OpenURL:   openurl.Options{Allow: app.settings.OpenURLAllow},
 		Artifacts: artifacts.Config{Files: fileSvc},
 	})
 	if err != nil {
@@ -111,7 +112,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 	app.Tools.Apply(&cfg)
 	if q := app.Queue(); q != nil {
 		cfg.Admit = func(ctx context.Context, onPosition func(int)) (func(), error) {
-			return enterQueue(ctx, q, onPosition)
+			return limits.EnterQueue(ctx, q, onPosition)
 		}
 	}
 	s := app.settings
@@ -125,16 +126,16 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
 			IdleTimeout:      time.Duration(h.IdleTimeout),
 		})
-	case s.upstream == nil:
+	case s.Upstream == nil:
 		return nil
 	default:
 		// Without a configured model the backend's own first model is
 		// used, discovered on first use so that a backend starting up
 		// after the gateway does not fail its start.
 		h.up, err = upstream.New(upstream.Config{
-			BaseURL:          s.upstream.String(),
-			APIKey:           s.upstreamKey,
-			Model:            s.upstreamModel,
+			BaseURL:          s.Upstream.String(),
+			APIKey:           s.UpstreamKey,
+			Model:            s.UpstreamModel,
 			DiscoverModel:    true,
 			FirstByteTimeout: time.Duration(h.FirstByteTimeout),
 			IdleTimeout:      time.Duration(h.IdleTimeout),
@@ -154,7 +155,7 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if !allowOnly(http.MethodPost, w, r) {
+	if !httpstatus.AllowOnly(http.MethodPost, w, r) {
 		return nil
 	}
 	p, ok := h.principal(w, r)
@@ -177,7 +178,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		return nil
 	}
 	if h.orch == nil {
-		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
 		return nil
 	}
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)

@@ -5,70 +5,32 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/cli"
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
 func init() {
-	registerCLI(caddycmd.Command{
-		Name:      "bootstrap",
-		Usage:     "[--account <name>] [--usd <amount>] [--config <path> [--adapter <name>]]",
-		Short:     "Creates a first account with a balance and a key when the store is empty",
-		Long:      cli.BootstrapHelp,
-		CobraFunc: storeCommand(cli.Bootstrap),
-	}, "switchyard bootstrap --account dev --usd 10")
-	registerCLI(caddycmd.Command{
-		Name:      "accounts",
-		Usage:     "create|list|show|topup|disable|enable|alerts [--config <path> [--adapter <name>]]",
-		Short:     "Creates, lists, tops up, shows, disables and enables accounts; sets their alerts",
-		Long:      cli.AccountsHelp,
-		CobraFunc: storeCommand(cli.Accounts),
-	}, "switchyard accounts list --json",
-		"switchyard accounts create --account acme --usd 25",
-		"switchyard accounts topup --account acme --usd 12.50 --reference inv-2026-001")
-	registerCLI(caddycmd.Command{
-		Name:      "keys",
-		Usage:     "create|list|revoke [--config <path> [--adapter <name>]]",
-		Short:     "Creates, lists and revokes API keys",
-		Long:      cli.KeysHelp,
-		CobraFunc: storeCommand(cli.Keys),
-	}, "switchyard keys create --account acme --label \"ci runner\"",
-		"switchyard keys list --account acme --json",
-		"switchyard keys revoke key_7PqW2m")
-	registerCLI(caddycmd.Command{
-		Name:      "usage",
-		Usage:     "--account <name> [--since <date>] [--until <date>] [--by day|key|user] [--json] [--config <path> [--adapter <name>]]",
-		Short:     "Summarises an account's usage by day, key or end user",
-		Long:      cli.UsageHelp,
-		CobraFunc: storeCommand(cli.Usage),
-	}, "switchyard usage --account acme --since 2026-01-01 --by key",
-		"switchyard usage --account acme --json")
-	registerCLI(caddycmd.Command{
-		Name:      "admin",
-		Usage:     "token [--account <name> | --operator] [--ttl 12h] [--subject <name>] [--config <path> [--adapter <name>]]",
-		Short:     "Mints tokens for the admin API and the dashboard",
-		Long:      cli.AdminHelp,
-		CobraFunc: adminCommand,
-	}, "switchyard admin token --account acme --ttl 1h",
-		"switchyard admin token --operator --ttl 15m")
-}
-
-func addConfigFlags(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringP("config", "c", "", "Configuration file whose switchyard app names the store (default: environment)")
-	cmd.PersistentFlags().StringP("adapter", "a", "", "Name of config adapter to apply")
-}
-
-// storeCommand is a command of package cli that works on the store the
-// --config flag names.
-func storeCommand(setup func(*cobra.Command, cli.Opener)) func(*cobra.Command) {
-	return func(cmd *cobra.Command) {
-		addConfigFlags(cmd)
-		setup(cmd, openCLI)
+	for _, c := range cli.Commands(openCLI, mintAdminToken) {
+		caddycmd.RegisterCommand(caddycmd.Command{Name: c.Name, Usage: c.Usage, Short: c.Short, Long: c.Long, CobraFunc: c.Setup})
+		cliCommands = append(cliCommands, c.Summary())
 	}
 }
+
+// CLICommand is one of Switchyard's own commands as the binary's help
+// lists it, ahead of Caddy's.
+type CLICommand = cli.Summary
+
+var cliCommands []CLICommand
+
+// CLICommands lists Switchyard's commands in the order help shows them:
+// the order a new deployment needs them.
+func CLICommands() []CLICommand { return append([]CLICommand(nil), cliCommands...) }
 
 // openCLI opens the store the server uses, as the settings that --config
 // (or the environment) name find it.
@@ -81,19 +43,19 @@ func openCLI(ctx context.Context, cmd *cobra.Command) (*cli.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.loadKeySecret(); err != nil {
+	if err := s.LoadKeySecret(); err != nil {
 		return nil, err
 	}
-	hasher, err := policy.NewKeyHasher(s.keySecret)
+	hasher, err := policy.NewKeyHasher(s.KeySecret)
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, s)
+	store, err := node.OpenStore(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	asJSON, _ := cmd.Flags().GetBool("json")
-	return &cli.Env{Store: store, Hasher: hasher, Profile: s.profile, Out: cmd.OutOrStdout(), JSON: asJSON}, nil
+	return &cli.Env{Store: store, Hasher: hasher, Profile: s.Profile, Out: cmd.OutOrStdout(), JSON: asJSON}, nil
 }
 
 // cliApp reads the switchyard app from --config, or returns an empty one
@@ -121,4 +83,23 @@ func cliApp(cmd *cobra.Command) (*App, error) {
 		}
 	}
 	return app, nil
+}
+
+// mintAdminToken mints the token req asks for with the admin secret the
+// settings of --config (or the environment) name, as the server finds it.
+func mintAdminToken(cmd *cobra.Command, req cli.TokenRequest) (string, error) {
+	app, err := cliApp(cmd)
+	if err != nil {
+		return "", err
+	}
+	s, err := app.resolve()
+	if err != nil {
+		return "", err
+	}
+	cfg, err := s.MintConfig(expander(caddy.NewReplacer()))
+	if err != nil {
+		return "", err
+	}
+	cfg.Subject, cfg.Operator, cfg.Account, cfg.TTL = req.Subject, req.Operator, req.Account, req.TTL
+	return admin.Mint(cfg)
 }

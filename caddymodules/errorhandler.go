@@ -12,7 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/internal/clip"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 )
 
 func init() {
@@ -63,7 +63,7 @@ func (h *Error) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 			}
 		}
 	}
-	e := envelopeFor(status, r)
+	e := httpstatus.Envelope(status, r)
 	if h.Code != "" {
 		e.Code = h.Code
 	}
@@ -72,55 +72,6 @@ func (h *Error) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Ha
 	}
 	apierror.Write(w, e)
 	return nil
-}
-
-// allowOnly reports whether r's method is method, and otherwise answers
-// 405 with an Allow header.
-func allowOnly(method string, w http.ResponseWriter, r *http.Request) bool {
-	if r.Method == method {
-		return true
-	}
-	w.Header().Set("Allow", method)
-	apierror.Write(w, envelopeFor(http.StatusMethodNotAllowed, r))
-	return false
-}
-
-// notServed is the answer to a route the gateway does not serve: one
-// code, route_not_found, whether /v1's proxy refused the route or no
-// route matched at all (on /v3, the dashboard, anywhere).
-func notServed(r *http.Request) *apierror.Error {
-	e := apierror.NotFound("This gateway does not serve " + r.Method + " " + clip.Ellipsis(r.URL.Path, 80) + ".")
-	e.Code = "route_not_found"
-	return e
-}
-
-// envelopeFor describes an HTTP status in the envelope's terms.
-func envelopeFor(status int, r *http.Request) *apierror.Error {
-	switch status {
-	case http.StatusNotFound:
-		return notServed(r)
-	case http.StatusMethodNotAllowed:
-		return apierror.New(status, apierror.TypeInvalidRequest, "method_not_allowed",
-			fmt.Sprintf("Method %s is not allowed on %s.", r.Method, r.URL.Path))
-	case http.StatusRequestEntityTooLarge:
-		return apierror.New(status, apierror.TypeInvalidRequest, "request_too_large", "The request body is too large.")
-	case http.StatusNotImplemented:
-		return apierror.New(status, apierror.TypeInvalidRequest, "not_implemented",
-			fmt.Sprintf("%s is not available on this server yet.", r.URL.Path))
-	case http.StatusBadGateway, http.StatusGatewayTimeout:
-		return apierror.New(http.StatusBadGateway, apierror.TypeServer, "upstream_unavailable",
-			"The model backend could not be reached. Retry with backoff.")
-	case http.StatusServiceUnavailable:
-		return apierror.New(status, apierror.TypeServer, "service_unavailable",
-			"The service is temporarily unavailable. Retry with backoff.")
-	}
-	if status >= 500 {
-		e := apierror.Internal()
-		e.Status = status
-		return e
-	}
-	return apierror.New(status, apierror.TypeInvalidRequest, "invalid_request",
-		http.StatusText(status)+".")
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:

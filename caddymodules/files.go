@@ -54,7 +54,7 @@ func (h *Files) Provision(ctx caddy.Context) error {
 	}
 	// Uploads are free and stream to the blob store: the admission step
 	// in front must neither bill them nor read them.
-	app.admission.addUpload(h.Prefix + "/files")
+	app.admission.routes.AddUpload(h.Prefix + "/files")
 	h.handler = files.NewHandler(files.HandlerConfig{
 		Service: svc,
 		Prefix:  h.Prefix,

@@ -2,9 +2,7 @@ package caddymodules
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,31 +14,10 @@ import (
 
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/guard"
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/blob"
 )
-
-const envClamd = "SWITCHYARD_CLAMD_ADDR"
-
-// blobLocation resolves where bytes live: an s3:// URL or an absolute
-// directory.
-func blobLocation(c *files.Settings, repl *caddy.Replacer, s settings) (string, error) {
-	var loc string
-	if c != nil {
-		loc = strings.TrimSpace(repl.ReplaceAll(c.Blobs, ""))
-	}
-	if loc == "" || (s.scratch != "" && !strings.HasPrefix(loc, "s3://")) {
-		// A configured directory is not created when validating either.
-		return filepath.Join(s.stateDir(), "files"), nil
-	}
-	if strings.HasPrefix(loc, "s3://") {
-		return loc, nil
-	}
-	if strings.Contains(loc, "://") {
-		return "", fmt.Errorf("files: blobs %q: want a directory or an s3:// URL", loc)
-	}
-	return filepath.Abs(loc)
-}
 
 // fileStore is the blob store of one location and the janitor that sweeps
 // it, shared by every config that names the same store and location.
@@ -65,10 +42,10 @@ var janitorGoroutine = guard.Name("files_janitor")
 
 const janitorRestartPause = time.Minute
 
-func fileStoreKey(s settings, location string) string { return s.storeKey() + "|" + location }
+func fileStoreKey(s node.Settings, location string) string { return s.StoreKey() + "|" + location }
 
 // acquireFileStore opens the blob store and starts its janitor.
-func acquireFileStore(s settings, location string, meta storage.FileMeta, interval time.Duration, logger *zap.Logger) (*fileStore, error) {
+func acquireFileStore(s node.Settings, location string, meta storage.FileMeta, interval time.Duration, logger *zap.Logger) (*fileStore, error) {
 	v, _, err := fileStores.LoadOrNew(fileStoreKey(s, location), func() (caddy.Destructor, error) {
 		var (
 			blobs blob.Store

@@ -3,13 +3,13 @@ package caddymodules
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
@@ -33,28 +33,15 @@ func (p pooled[T]) Destruct() error {
 	return nil
 }
 
-// limiterKey names the limiter a config needs: one in-process limiter per
-// process, or a Redis limiter per Redis, prefix and tuning.
-func limiterKey(s settings, c *limits.Config) string {
-	if s.redis == "" {
-		return "local"
-	}
-	if c == nil {
-		c = new(limits.Config)
-	}
-	return fmt.Sprintf("redis|%s|%s|%d|%s|%s|%d|%d", s.redisKey(), s.redisPrefix,
-		c.RedisTimeout, c.RatePolicy, c.StreamPolicy, c.LeaseTTL, c.Nodes)
-}
-
-func acquireLimiter(s settings, c *limits.Config, client redis.UniversalClient, logger *zap.Logger) (limits.Limiter, error) {
-	v, _, err := limiters.LoadOrNew(limiterKey(s, c), func() (caddy.Destructor, error) {
-		if s.redis == "" {
+func acquireLimiter(s node.Settings, c *limits.Config, client redis.UniversalClient, logger *zap.Logger) (limits.Limiter, error) {
+	v, _, err := limiters.LoadOrNew(s.LimiterKey(c), func() (caddy.Destructor, error) {
+		if s.Redis == "" {
 			return pooled[limits.Limiter]{limits.NewLocal(limits.LocalConfig{})}, nil
 		}
 		if err := checkRedisVersion(client, logger); err != nil {
 			return nil, err
 		}
-		r, err := limits.NewRedis(c.RedisConfig(client, s.redisPrefix+"limits:", logger.Named("limits")))
+		r, err := limits.NewRedis(c.RedisConfig(client, s.RedisPrefix+"limits:", logger.Named("limits")))
 		if err != nil {
 			return nil, err
 		}
@@ -86,14 +73,10 @@ func checkRedisVersion(client redis.UniversalClient, logger *zap.Logger) error {
 	return nil
 }
 
-func queueKey(s settings, q *limits.QueueSettings) string {
-	return fmt.Sprintf("%s|%s|%d|%d|%d", s.redis, s.redisPrefix, q.Slots, q.MaxWaiting, q.MaxWait)
-}
-
 // acquireQueue returns the admission queue; its slots are counted in Redis
 // (across nodes) when the limiter is on Redis, in process otherwise.
-func acquireQueue(s settings, q *limits.QueueSettings, limiter limits.Limiter) (*limits.Queue, error) {
-	v, _, err := queues.LoadOrNew(queueKey(s, q), func() (caddy.Destructor, error) {
+func acquireQueue(s node.Settings, q *limits.QueueSettings, limiter limits.Limiter) (*limits.Queue, error) {
+	v, _, err := queues.LoadOrNew(s.QueueKey(q), func() (caddy.Destructor, error) {
 		var slots limits.Leaser // in process
 		if r, ok := limiter.(*limits.Redis); ok {
 			slots = r

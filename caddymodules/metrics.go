@@ -7,13 +7,16 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/telemetry"
 	"github.com/switchyardhq/switchyard/translator/request"
 )
 
 // countRequest counts one finished request. err is what the handlers
 // returned: when they wrote nothing, handle_errors answers it with the
-// envelope of switchyard_error, which envelopeFor predicts.
+// envelope of switchyard_error, which httpstatus.Envelope predicts.
 func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, err error, panicked bool) {
 	status, code := w.Status(), w.Code()
 	if status == 0 {
@@ -23,7 +26,7 @@ func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, er
 			if he, ok := errors.AsType[caddyhttp.HandlerError](err); ok && he.StatusCode != 0 {
 				status = he.StatusCode
 			}
-			e := envelopeFor(status, r)
+			e := httpstatus.Envelope(status, r)
 			status, code = e.Status, e.Code
 		case panicked:
 			status = http.StatusInternalServerError
@@ -43,26 +46,14 @@ func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, er
 // (telemetry.Metrics.ForConfig).
 func (a *App) metricsFor(m *telemetry.Metrics) *telemetry.Metrics {
 	upstream := ""
-	if len(a.Models) == 0 && a.settings.upstream != nil {
-		upstream = a.settings.upstream.Host
+	if len(a.Models) == 0 && a.settings.Upstream != nil {
+		upstream = a.settings.Upstream.Host
 	}
-	return m.ForConfig(a.modelNames(), upstream)
-}
-
-// modelNames are the names a config serves: the models' names, the
-// upstream's model and the models with a price.
-func (a *App) modelNames() []string {
-	var names []string
-	for _, m := range a.Models {
-		names = append(names, m.Name)
-	}
-	names = append(names, a.settings.upstreamModel)
+	var prices map[string]policy.ModelPrice
 	if a.Limits != nil {
-		for name := range a.Limits.Prices {
-			names = append(names, name)
-		}
+		prices = a.Limits.Prices
 	}
-	return names
+	return m.ForConfig(routing.ModelNames(a.Models, a.settings.UpstreamModel, prices), upstream)
 }
 
 // requestedModel is the model r's body asked for, as the admission step

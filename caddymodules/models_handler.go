@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/translator/upstream"
@@ -46,9 +47,9 @@ func (h *Models) Provision(ctx caddy.Context) error {
 	}
 	h.pools = app.pools
 	h.started = time.Now().Unix()
-	if s := app.settings; h.pools == nil && s.upstream != nil {
+	if s := app.settings; h.pools == nil && s.Upstream != nil {
 		h.single, err = upstream.New(upstream.Config{
-			BaseURL: s.upstream.String(), APIKey: s.upstreamKey, Model: s.upstreamModel, DiscoverModel: true,
+			BaseURL: s.Upstream.String(), APIKey: s.UpstreamKey, Model: s.UpstreamModel, DiscoverModel: true,
 		})
 		if err != nil {
 			return fmt.Errorf("switchyard_models: %v", err)
@@ -59,7 +60,7 @@ func (h *Models) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if !allowOnly(http.MethodGet, w, r) {
+	if !httpstatus.AllowOnly(http.MethodGet, w, r) {
 		return nil
 	}
 	w, shown, err := policy.ModelView(w, r, "/v3")
@@ -72,11 +73,11 @@ func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.H
 	case h.pools != nil:
 		routing.WriteModelList(w, h.pools.table.Names(), h.pools.created)
 	case h.single == nil:
-		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
 	default:
 		name, err := h.single.Model(r.Context())
 		if err != nil {
-			apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+			apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
 			return nil
 		}
 		routing.WriteModelList(w, []string{name}, h.started)

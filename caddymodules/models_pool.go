@@ -165,7 +165,7 @@ type poolTransport struct {
 }
 
 func newPoolTransport(ctx caddy.Context, cfg *routing.Model, p *pool) (*poolTransport, error) {
-	dial, header := cfg.TransportTimeouts(DefaultDialTimeout, DefaultResponseHeaderTimeout)
+	dial, header := cfg.TransportTimeouts(routing.DefaultDialTimeout, routing.DefaultResponseHeaderTimeout)
 	newHTTP := func(tls bool) (*reverseproxy.HTTPTransport, error) {
 		t := &reverseproxy.HTTPTransport{
 			DialTimeout:           caddy.Duration(dial),

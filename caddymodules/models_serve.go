@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/routing"
 )
 
@@ -26,17 +26,7 @@ type servedBy struct{ model, upstream string }
 func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	rest := r.URL.Path[len(h.Prefix):]
 	if r.Method == http.MethodGet {
-		switch {
-		case rest == "/models":
-			routing.WriteModelList(w, h.pools.table.Names(), h.pools.created)
-		case strings.HasPrefix(rest, "/models/") && h.pools.table.Has(rest[len("/models/"):]):
-			routing.WriteJSON(w, http.StatusOK, routing.ModelObjectOf(rest[len("/models/"):], h.pools.created))
-		case strings.HasPrefix(rest, "/models/"):
-			apierror.Write(w, routing.ModelNotFound(rest[len("/models/"):]))
-		default:
-			apierror.Write(w, apierror.New(http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_request",
-				"This route cannot be served: the gateway picks a backend by the request's model."))
-		}
+		routing.ServeGet(w, rest, &h.pools.table, h.pools.created)
 		return nil
 	}
 	// Normally the meter in front has parsed the body already.
@@ -106,5 +96,5 @@ func poolUnavailable(status int) *apierror.Error {
 		return apierror.New(status, apierror.TypeServer, "upstream_unavailable",
 			"No backend of this model is available. Retry with backoff.")
 	}
-	return envelopeFor(http.StatusBadGateway, nil)
+	return httpstatus.Envelope(http.StatusBadGateway, nil)
 }

@@ -1,7 +1,6 @@
 package caddymodules
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
@@ -124,11 +124,11 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 		return nil
 	}
 	t := h.timeouts()
-	cfg, err := routing.UpstreamJSON(h.Prefix, u.Scheme, u.Host, u.Path, t.dial, t.responseHeader)
+	cfg, err := routing.UpstreamJSON(h.Prefix, u.Scheme, u.Host, u.Path, t.Dial, t.ResponseHeader)
 	if err != nil {
 		return err
 	}
-	h.upstream = passthrough.NewUpstreamHeaders(u.Host, app.settings.upstreamKey)
+	h.upstream = passthrough.NewUpstreamHeaders(u.Host, app.settings.UpstreamKey)
 	h.rp = new(reverseproxy.Handler)
 	if err := json.Unmarshal(cfg, h.rp); err != nil {
 		return fmt.Errorf("building reverse proxy: %v", err)
@@ -139,31 +139,10 @@ func (h *Proxy) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// Defaults of the Proxy's timeouts.
-const (
-	DefaultDialTimeout           = 10 * time.Second
-	DefaultResponseHeaderTimeout = 120 * time.Second
-	DefaultStreamIdleTimeout     = 120 * time.Second
-)
-
-// upstreamTimeouts bound the transport's waits for the upstream, and
-// (idle) the relay of its answer once it has started.
-type upstreamTimeouts struct{ dial, responseHeader, idle time.Duration }
-
 // timeouts are h's timeouts, defaults applied.
-func (h *Proxy) timeouts() upstreamTimeouts {
-	t := upstreamTimeouts{dial: time.Duration(h.DialTimeout), responseHeader: time.Duration(h.ResponseHeaderTimeout),
-		idle: time.Duration(h.StreamIdleTimeout)}
-	if t.dial <= 0 {
-		t.dial = DefaultDialTimeout
-	}
-	if t.responseHeader <= 0 {
-		t.responseHeader = DefaultResponseHeaderTimeout
-	}
-	if t.idle <= 0 {
-		t.idle = DefaultStreamIdleTimeout
-	}
-	return t
+func (h *Proxy) timeouts() routing.Timeouts {
+	return routing.Timeouts{Dial: time.Duration(h.DialTimeout), ResponseHeader: time.Duration(h.ResponseHeaderTimeout),
+		Idle: time.Duration(h.StreamIdleTimeout)}.OrDefaults()
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -176,7 +155,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		writeRefusal(w, r, err)
 		return nil
 	}
-	if err := checkQuery(r); err != nil {
+	if err := billing.CheckRequestQuery(r); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
@@ -192,7 +171,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return h.serveModels(w, r, next)
 	}
 	if h.rp == nil {
-		apierror.Write(w, envelopeFor(http.StatusBadGateway, r))
+		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
 		return nil
 	}
 	h.upstream.Apply(r)
@@ -225,47 +204,17 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 	return nil
 }
 
-// checkQuery refuses a query string on a request of a method with a body
-// (billing.CheckQuery), whatever stands in front of this handler: the
-// meter reads the body alone, and the upstream would read the query too.
-// A bare "?" is not sent on.
-func checkQuery(r *http.Request) error {
-	m := billing.MethodMeter(r.Method)
-	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
-		return err
-	}
-	if m != billing.NoBody {
-		r.URL.ForceQuery = false
-	}
-	return nil
-}
-
 // startGeneration waits for a slot of the queue and starts the idle watch
 // on the answer; done stops the watch and gives the slot back. The legacy
 // API stays unchanged: a waiting request just waits, without
 // queue_position chunks. The error is the client's answer.
 func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func(), error) {
-	release, err := enterQueue(r.Context(), h.queue, nil)
+	release, err := limits.EnterQueue(r.Context(), h.queue, nil)
 	if err != nil {
 		return w, r, nil, err
 	}
-	w, r, stop := idle.Watch(w, r, h.timeouts().idle)
+	w, r, stop := idle.Watch(w, r, h.timeouts().Idle)
 	return w, r, func() { stop(); release() }, nil
-}
-
-// enterQueue waits for one of q's slots for a generation, telling
-// onPosition, when set, its place in line, and returns the function that
-// gives the slot back; a nil q caps nothing. The error is the client's
-// answer.
-func enterQueue(ctx context.Context, q *limits.Queue, onPosition func(int)) (release func(), err error) {
-	if q == nil {
-		return func() {}, nil
-	}
-	slot, err := q.Enter(ctx, onPosition)
-	if err != nil {
-		return nil, limits.APIError(err)
-	}
-	return slot.Release, nil
 }
 
 // Cleanup implements caddy.CleanerUpper.

@@ -3,6 +3,7 @@ package caddymodules
 import (
 	"net/http"
 
+	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/policy/passthrough"
 )
 
@@ -24,7 +25,7 @@ var DefaultV1Routes = []string{
 // allowed routes (passthrough.Route): a route not allowed is not found.
 func admitRoute(r *http.Request, prefix string, routes []string) error {
 	if !passthrough.Route(r, prefix, routes) {
-		return notServed(r)
+		return httpstatus.NotServed(r)
 	}
 	return nil
 }

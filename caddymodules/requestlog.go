@@ -2,9 +2,10 @@ package caddymodules
 
 import (
 	"context"
-	"github.com/switchyardhq/switchyard/telemetry"
 	"net/http"
 	"time"
+
+	"github.com/switchyardhq/switchyard/telemetry"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 

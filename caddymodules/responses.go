@@ -19,7 +19,7 @@ const responsesRoute = "POST /responses"
 // sent on unchanged, estimated from its input.
 func (h *Proxy) registerResponses(a *admission) {
 	if slices.Contains(h.Routes, responsesRoute) {
-		a.addResponses(h.Prefix + "/responses")
+		a.routes.AddResponses(h.Prefix + "/responses")
 	}
 }
 

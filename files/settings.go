@@ -2,6 +2,8 @@ package files
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/duration"
 )
@@ -42,4 +44,44 @@ func (c *Settings) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("files: unknown scan_policy %q: want fail_closed or fail_open", c.ScanPolicy)
+}
+
+// EnvClamd is the environment variable read when Clamd is empty.
+const EnvClamd = "SWITCHYARD_CLAMD_ADDR"
+
+// Location resolves where bytes live, an s3:// URL or an absolute
+// directory, with expand replacing placeholders; c may be nil. stateDir
+// is where the node creates its state, whose files directory is the
+// default; scratch says it is a scratch directory of a validation, which
+// stands in for a configured directory too, so that validating creates
+// none.
+func (c *Settings) Location(expand func(string) string, stateDir string, scratch bool) (string, error) {
+	var loc string
+	if c != nil {
+		loc = strings.TrimSpace(expand(c.Blobs))
+	}
+	if loc == "" || (scratch && !strings.HasPrefix(loc, "s3://")) {
+		return filepath.Join(stateDir, "files"), nil
+	}
+	if strings.HasPrefix(loc, "s3://") {
+		return loc, nil
+	}
+	if strings.Contains(loc, "://") {
+		return "", fmt.Errorf("files: blobs %q: want a directory or an s3:// URL", loc)
+	}
+	return filepath.Abs(loc)
+}
+
+// Apply sets what c configures of the service: the scan policy, the
+// purposes and the scanner, whose address lookup resolves (the value,
+// else $SWITCHYARD_CLAMD_ADDR). c may be nil.
+func (c *Settings) Apply(cfg *Config, lookup func(configured, env string) string) {
+	if c == nil {
+		c = new(Settings)
+	}
+	cfg.ScanFailOpen = c.ScanPolicy == "fail_open"
+	cfg.Purposes = c.Purposes
+	if addr := lookup(c.Clamd, EnvClamd); addr != "" {
+		cfg.Scanner = &Clamd{Addr: addr}
+	}
 }

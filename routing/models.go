@@ -3,6 +3,7 @@ package routing
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/clip"
@@ -44,4 +45,22 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Del("Content-Length")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// ServeGet answers a GET of rest, a path below the /v1 prefix, from the
+// models of t, listed as created at created: the list, one model, or a
+// refusal, since a route without a body names no model to pick a pool by.
+func ServeGet[P Named](w http.ResponseWriter, rest string, t *Table[P], created int64) {
+	name, one := strings.CutPrefix(rest, "/models/")
+	switch {
+	case rest == "/models":
+		WriteModelList(w, t.Names(), created)
+	case one && t.Has(name):
+		WriteJSON(w, http.StatusOK, ModelObjectOf(name, created))
+	case one:
+		apierror.Write(w, ModelNotFound(name))
+	default:
+		apierror.Write(w, apierror.New(http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_request",
+			"This route cannot be served: the gateway picks a backend by the request's model."))
+	}
 }

@@ -17,6 +17,7 @@ var Order = [][]string{
 	{"cmd/...", "e2e/...", "bench"},
 	{"caddymodules"},
 	{"cli"},
+	{"node"},
 	{"translator", "admin", "admin/dashboard"},
 	{"payments", "alerts", "routing", "telemetry"},
 	{"tools/toolset"},
@@ -33,7 +34,7 @@ var Order = [][]string{
 	{"policy", "policy/passthrough"},
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
-	{"storage", "internal/body", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
+	{"storage", "internal/body", "internal/httpstatus", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
 	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/duration", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
 }
 
