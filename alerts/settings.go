@@ -98,3 +98,11 @@ func (d *Dispatcher) Start() (stop func()) {
 		<-done
 	}
 }
+
+// Dispatcher builds the alert dispatcher over cfg with c's channels.
+func (c *Settings) Dispatcher(cfg Config, lookup func(configured, env string) string) (*Dispatcher, error) {
+	if err := c.Apply(&cfg, lookup); err != nil {
+		return nil, err
+	}
+	return New(cfg)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/switchyardhq/switchyard/alerts"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/configcheck"
 	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/payments"
 	"github.com/switchyardhq/switchyard/telemetry"
@@ -219,7 +220,7 @@ func (h *Admin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	return blockOptions(d, 0, "switchyard_admin", map[string]optionReader{
 		"jwt_secret":           secretOption(&h.JWTSecret, admin.MinSecretBytes),
-		"jwks_url":             checkedOption(&h.JWKSURL, checkURL("https://sso.example.com/.well-known/jwks.json", "https", "http")),
+		"jwks_url":             checkedOption(&h.JWKSURL, configcheck.URL("https://sso.example.com/.well-known/jwks.json", "https", "http")),
 		"issuer":               stringOption(&h.Issuer),
 		"audience":             stringOption(&h.Audience),
 		"account_claim":        stringOption(&h.AccountClaim),

@@ -1,18 +1,13 @@
 package caddymodules
 
 import (
-	"errors"
-	"fmt"
-	"net/url"
-	"slices"
-	"strings"
-
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/switchyardhq/switchyard/internal/configcheck"
 	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
@@ -68,8 +63,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}),
 		"data_dir":     stringOption(&a.DataDir),
-		"postgres":     checkedOption(&a.Postgres, checkPostgresDSN),
-		"redis":        checkedOption(&a.Redis, checkURL("redis://host:6379/0", "redis", "rediss", "unix")),
+		"postgres":     checkedOption(&a.Postgres, configcheck.PostgresDSN),
+		"redis":        checkedOption(&a.Redis, configcheck.URL("redis://host:6379/0", "redis", "rediss", "unix")),
 		"redis_prefix": stringOption(&a.RedisPrefix),
 		"redis_mode": checkedOption(&a.RedisMode, func(s string) error {
 			_, err := limits.ParseRedisMode(s)
@@ -118,7 +113,7 @@ func (a *App) unmarshalKeyCacheTTL(d *caddyfile.Dispenser) error {
 func unmarshalUpstream(d *caddyfile.Dispenser, u *node.Upstream) error {
 	if d.NextArg() {
 		u.URL = d.Val()
-		if err := checkLiteral(u.URL, checkURL("http://127.0.0.1:8000/v1", "http", "https")); err != nil {
+		if err := configcheck.Literal(u.URL, configcheck.URL("http://127.0.0.1:8000/v1", "http", "https")); err != nil {
 			return d.Errf("upstream: %v", err)
 		}
 	}
@@ -170,45 +165,11 @@ func checkedOption(dst *string, check func(string) error) optionReader {
 		if err := oneArg(d, dst); err != nil {
 			return err
 		}
-		if err := checkLiteral(*dst, check); err != nil {
+		if err := configcheck.Literal(*dst, check); err != nil {
 			return d.Errf("%s: %v", name, err)
 		}
 		return nil
 	}
-}
-
-// checkLiteral runs check on a value written out in the Caddyfile. A
-// value with a placeholder such as {env.NAME} is checked when the config
-// is provisioned, where its value is known.
-func checkLiteral(v string, check func(string) error) error {
-	if strings.Contains(v, "{") {
-		return nil
-	}
-	return check(v)
-}
-
-// checkURL accepts an absolute URL with one of schemes. The message
-// never repeats the value: database and Redis URLs carry passwords.
-func checkURL(example string, schemes ...string) func(string) error {
-	return func(s string) error {
-		u, err := url.Parse(s)
-		if err != nil || !slices.Contains(schemes, strings.ToLower(u.Scheme)) || (u.Host == "" && u.Scheme != "unix") {
-			return fmt.Errorf("want a %s URL such as %s", strings.Join(schemes, ", "), example)
-		}
-		return nil
-	}
-}
-
-// checkPostgresDSN accepts the two forms pgx reads: a postgres:// URL or
-// keyword=value pairs.
-func checkPostgresDSN(s string) error {
-	if !strings.Contains(s, "://") && strings.Contains(s, "=") {
-		return nil
-	}
-	if err := checkURL("postgres://user@host:5432/db", "postgres", "postgresql")(s); err != nil {
-		return errors.New(err.Error() + ", or keyword=value pairs (host=... dbname=...)")
-	}
-	return nil
 }
 
 // stringOption reads an option's one argument into dst.

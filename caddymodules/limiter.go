@@ -1,10 +1,6 @@
 package caddymodules
 
 import (
-	"context"
-	"errors"
-	"time"
-
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -38,8 +34,11 @@ func acquireLimiter(s node.Settings, c *limits.Config, client redis.UniversalCli
 		if s.Redis == "" {
 			return pooled[limits.Limiter]{limits.NewLocal(limits.LocalConfig{})}, nil
 		}
-		if err := checkRedisVersion(client, logger); err != nil {
-			return nil, err
+		// A config being validated only, never served, asks Redis nothing.
+		if !validating.Load() {
+			if err := limits.RefuseOldRedis(client, logger); err != nil {
+				return nil, err
+			}
 		}
 		r, err := limits.NewRedis(c.RedisConfig(client, s.RedisPrefix+"limits:", logger.Named("limits")))
 		if err != nil {
@@ -51,26 +50,6 @@ func acquireLimiter(s node.Settings, c *limits.Config, client redis.UniversalCli
 		return nil, err
 	}
 	return v.(pooled[limits.Limiter]).v, nil
-}
-
-// checkRedisVersion refuses a Redis older than the limiter's scripts
-// need. A Redis that does not answer yet is not refused: the limiter's
-// fallback decides until it does.
-func checkRedisVersion(client redis.UniversalClient, logger *zap.Logger) error {
-	if validating.Load() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := limits.CheckRedisVersion(ctx, client)
-	var old *limits.RedisVersionError
-	if errors.As(err, &old) {
-		return err
-	}
-	if err != nil {
-		logger.Warn("could not check the Redis version", zap.Error(err))
-	}
-	return nil
 }
 
 // acquireQueue returns the admission queue; its slots are counted in Redis

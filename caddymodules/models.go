@@ -5,6 +5,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/switchyardhq/switchyard/internal/configcheck"
 	"github.com/switchyardhq/switchyard/routing"
 )
 
@@ -71,7 +72,7 @@ func unmarshalModelUpstream(d *caddyfile.Dispenser) (*routing.ModelUpstream, err
 	if err := oneArg(d, &u.URL); err != nil {
 		return nil, err
 	}
-	if err := checkLiteral(u.URL, checkURL("http://10.0.0.7:8000/v1", "http", "https")); err != nil {
+	if err := configcheck.Literal(u.URL, configcheck.URL("http://10.0.0.7:8000/v1", "http", "https")); err != nil {
 		return nil, d.Errf("upstream: %v", err)
 	}
 	err := blockOptions(d, d.Nesting(), "model upstream", map[string]optionReader{

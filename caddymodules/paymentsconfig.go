@@ -1,7 +1,6 @@
 package caddymodules
 
 import (
-	"context"
 	"net/netip"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/alerts"
+	"github.com/switchyardhq/switchyard/internal/configcheck"
 	"github.com/switchyardhq/switchyard/payments"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
@@ -18,29 +18,13 @@ import (
 // paymentsService builds the providers the config and environment turn
 // on; nil when none is.
 func paymentsService(c *payments.Settings, store storage.Store, app *App, logger *zap.Logger) (*payments.Service, error) {
-	cfg := payments.Config{Store: store, Profile: app.Profile(), Logger: logger}
-	if d, ok := app.limiter.(limits.Debiter); ok {
-		// A debit the mirror misses could be spent again until it expires.
-		cfg.OnDebit = func(ctx context.Context, account string, cents int64) {
-			if err := d.Debit(ctx, account, cents); err != nil {
-				logger.Warn("the limiter did not take in a debit; it will when the mirrored balance expires",
-					zap.String("account_id", account), zap.Int64("cents", cents), zap.Error(err))
-			}
-		}
-	}
-	if on, err := c.Providers(&cfg, lookup(caddy.NewReplacer())); !on || err != nil {
-		return nil, err
-	}
-	return payments.New(cfg)
+	debiter, _ := app.limiter.(limits.Debiter)
+	return c.Service(payments.Config{Store: store, Profile: app.Profile(), Logger: logger}, debiter, lookup(caddy.NewReplacer()))
 }
 
 // alertDispatcher builds the alert dispatcher.
 func alertDispatcher(c *alerts.Settings, store storage.Store, logger *zap.Logger) (*alerts.Dispatcher, error) {
-	cfg := alerts.Config{Store: store, Logger: logger}
-	if err := c.Apply(&cfg, lookup(caddy.NewReplacer())); err != nil {
-		return nil, err
-	}
-	return alerts.New(cfg)
+	return c.Dispatcher(alerts.Config{Store: store, Logger: logger}, lookup(caddy.NewReplacer()))
 }
 
 // unmarshalPayments reads
@@ -73,7 +57,7 @@ func unmarshalPayments(d *caddyfile.Dispenser) (*payments.Settings, error) {
 			return s, blockOptions(d, d.Nesting(), "stripe", map[string]optionReader{
 				"secret_key":     stringOption(&s.SecretKey),
 				"webhook_secret": stringOption(&s.WebhookSecret),
-				"api_url":        checkedOption(&s.APIURL, checkURL("https://api.stripe.com", "http", "https")),
+				"api_url":        checkedOption(&s.APIURL, configcheck.URL("https://api.stripe.com", "http", "https")),
 				"product_name":   stringOption(&s.ProductName),
 				"tolerance":      positiveDurationOption(&s.Tolerance),
 			})

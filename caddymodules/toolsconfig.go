@@ -5,6 +5,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/switchyardhq/switchyard/internal/configcheck"
 	"github.com/switchyardhq/switchyard/tools/openurl"
 	"github.com/switchyardhq/switchyard/tools/search"
 	"github.com/switchyardhq/switchyard/translator"
@@ -40,10 +41,10 @@ func unmarshalTools(d *caddyfile.Dispenser) (*translator.ToolSettings, error) {
 //	}
 func unmarshalSearch(d *caddyfile.Dispenser) (*search.Settings, error) {
 	c := new(search.Settings)
-	searxURL := checkURL("http://127.0.0.1:8888", "http", "https")
+	searxURL := configcheck.URL("http://127.0.0.1:8888", "http", "https")
 	if d.NextArg() {
 		c.SearxNG = d.Val()
-		if err := checkLiteral(c.SearxNG, searxURL); err != nil {
+		if err := configcheck.Literal(c.SearxNG, searxURL); err != nil {
 			return nil, d.Errf("search: %v", err)
 		}
 	}

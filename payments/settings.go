@@ -1,10 +1,14 @@
 package payments
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/switchyardhq/switchyard/internal/duration"
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 // Environment variables of the payment providers, read when the config
@@ -86,4 +90,27 @@ func (c *Settings) Providers(cfg *Config, lookup func(configured, env string) st
 		cfg.Generic = &GenericConfig{Secret: []byte(secret), Tolerance: time.Duration(gc.Tolerance)}
 	}
 	return cfg.Stripe != nil || cfg.Generic != nil, nil
+}
+
+// Service builds the providers c and the environment turn on, over cfg;
+// nil when none is. Refunds and lost disputes are also taken off the
+// limiter's mirrored balance when debiter is not nil (a Redis limiter).
+func (c *Settings) Service(cfg Config, debiter limits.Debiter, lookup func(configured, env string) string) (*Service, error) {
+	if debiter != nil {
+		logger := cfg.Logger
+		if logger == nil {
+			logger = zap.NewNop()
+		}
+		// A debit the mirror misses could be spent again until it expires.
+		cfg.OnDebit = func(ctx context.Context, account string, cents int64) {
+			if err := debiter.Debit(ctx, account, cents); err != nil {
+				logger.Warn("the limiter did not take in a debit; it will when the mirrored balance expires",
+					zap.String("account_id", account), zap.Int64("cents", cents), zap.Error(err))
+			}
+		}
+	}
+	if on, err := c.Providers(&cfg, lookup); !on || err != nil {
+		return nil, err
+	}
+	return New(cfg)
 }

@@ -26,7 +26,7 @@ var Order = [][]string{
 	{"tools"},
 	{"tools/render/pdf", "tools/render/docx", "tools/render/xlsx", "tools/render/chart", "tools/render/diagram"},
 	{"tools/render/markdown", "tools/render/rendertest", "tools/render/corpus"},
-	{"tools/render", "tools/render/fonts"},
+	{"tools/render", "tools/render/fonts", "tools/render/pngw"},
 	{"files/filestest"},
 	{"billing", "files"},
 	{"files/extract"},
@@ -35,7 +35,7 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
 	{"storage", "internal/body", "internal/httpstatus", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
-	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/duration", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
+	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/configcheck", "internal/duration", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
 }
 
 // CaddyImporters are the only packages that may import Caddy, entries as

@@ -3,12 +3,15 @@ package limits
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 )
 
 // The scripts use PEXPIRE's GT option, which Redis has had since 7.0: an
@@ -88,4 +91,21 @@ func infoField(info, field string) string {
 		}
 	}
 	return ""
+}
+
+// RefuseOldRedis is the check a gateway runs as its limiter starts: an
+// error for a server older than 7.0, nothing for one that does not
+// answer yet (logged; the limiter's fallback decides until it does).
+func RefuseOldRedis(c redis.UniversalClient, logger *zap.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := CheckRedisVersion(ctx, c)
+	var old *RedisVersionError
+	if errors.As(err, &old) {
+		return err
+	}
+	if err != nil {
+		logger.Warn("could not check the Redis version", zap.Error(err))
+	}
+	return nil
 }
