@@ -199,6 +199,10 @@ func build(o options) (v1.Image, name.Tag, error) {
 			"root:x:0:0:root:/root:/sbin/nologin\n"+
 				userName+":x:65532:65532:"+userName+":"+dataDir+":/sbin/nologin\n")),
 		file("etc/group", 0o644, 0, []byte("root:x:0:\n"+userName+":x:65532:\n")),
+		// Container engines mount their own over it; this one is for
+		// runtimes that do not, where the default admin address
+		// (localhost:2019) would otherwise go to DNS and fail.
+		file("etc/hosts", 0o644, 0, []byte("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")),
 		dir("etc/ssl", 0o755, 0),
 		dir("etc/ssl/certs", 0o755, 0),
 		file(caCertsPath[1:], 0o644, 0, ca),
@@ -275,6 +279,9 @@ func build(o options) (v1.Image, name.Tag, error) {
 			"SWITCHYARD_DATA_DIR=" + dataDir,
 			"XDG_DATA_HOME=" + dataDir,
 			"XDG_CONFIG_HOME=" + dataDir,
+			// Engines derive HOME from /etc/passwd, but not every runtime
+			// does, and Caddy warns and writes to ./caddy without it.
+			"HOME=" + dataDir,
 			// Caddyfile.example binds loopback by default, which no
 			// one outside the container could reach.
 			"SWITCHYARD_LISTEN=0.0.0.0:" + listenPort,

@@ -185,7 +185,7 @@ func TestImageTarball(t *testing.T) {
 		t.Errorf("WorkingDir %q", c.WorkingDir)
 	}
 	for _, want := range []string{"SWITCHYARD_DATA_DIR=/var/lib/switchyard", "XDG_DATA_HOME=/var/lib/switchyard",
-		"XDG_CONFIG_HOME=/var/lib/switchyard", "SWITCHYARD_LISTEN=0.0.0.0:8080"} {
+		"XDG_CONFIG_HOME=/var/lib/switchyard", "HOME=/var/lib/switchyard", "SWITCHYARD_LISTEN=0.0.0.0:8080"} {
 		if !slices.Contains(c.Env, want) {
 			t.Errorf("Env %q lacks %s", c.Env, want)
 		}
@@ -225,6 +225,7 @@ func TestImageTarball(t *testing.T) {
 		{"/etc/ssl/certs/ca-certificates.crt", false, 0o644, 0, ca},
 		{"/etc/passwd", false, 0o644, 0, nil},
 		{"/etc/group", false, 0o644, 0, nil},
+		{"/etc/hosts", false, 0o644, 0, nil},
 		{"/tmp", true, 0o1777, 0, nil},
 		{"/var/lib/switchyard", true, 0o700, 65532, nil},
 	} {
@@ -251,6 +252,9 @@ func TestImageTarball(t *testing.T) {
 		if !strings.Contains(passwd, want) {
 			t.Errorf("/etc/passwd lacks %q:\n%s", want, passwd)
 		}
+	}
+	if hosts := string(fs["/etc/hosts"].data); !strings.Contains(hosts, "127.0.0.1\tlocalhost\n") {
+		t.Errorf("/etc/hosts does not name localhost:\n%s", hosts)
 	}
 	group := string(fs["/etc/group"].data)
 	for _, want := range []string{"root:x:0:", "nonroot:x:65532:"} {
