@@ -1,7 +1,8 @@
-// Package deploy checks the deployment artefacts under deploy/ that can
-// be checked without a service manager: the systemd unit (with
-// systemd-analyze where it is installed). The container image is built
-// and read back by deploy/image's own tests.
+// Package deploy checks the deployment artefacts under deploy/ without a
+// service manager or a container engine: the systemd unit (with
+// systemd-analyze where it is installed), and the container image run
+// around the real gateway. deploy/image's own tests read the image back
+// file by file.
 package deploy
 
 import (
