@@ -54,10 +54,10 @@ if [ "${IMAGE_LAYOUT:-}" = 1 ]; then
 fi
 echo "building $image ($PLATFORM)"
 "$GO" run ./deploy/image -binary "$bin" -platform "$PLATFORM" -version "$VERSION" -revision "$REVISION" \
-	-ca-certs "$CA_CERTS" -caddyfile Caddyfile.example -out "$image" "${layout[@]}"
+	-ca-certs "$CA_CERTS" -caddyfile Caddyfile.example -out "$image" ${layout[@]+"${layout[@]}"}
 
 # The binaries and the image tarball; not the layout directory, whose
 # blobs its own index names by digest.
-(cd "$DIST" && find . -maxdepth 1 -type f -name 'switchyard-*' -printf '%f\n' | sort | xargs sha256sum > SHA256SUMS)
+(cd "$DIST" && for f in switchyard-*; do [ ! -f "$f" ] || sha256sum "$f"; done > SHA256SUMS)
 echo "release: $DIST/"
 ls -l "$DIST"
