@@ -80,10 +80,9 @@ soak: build
 	scripts/services.sh
 	scripts/soak.sh
 
-# Static release binaries with the version stamp, SHA256SUMS, and the
-# container image as an OCI tarball built by ko, all in dist/
-# (docs/operations.md, "Deploying"). Fails, saying why, when ko is
-# missing or cannot fetch its base image.
+# Static release binaries with the version stamp, the container image as
+# a tarball for docker load (deploy/image: no daemon, no registry), and
+# SHA256SUMS, all in dist/ (docs/operations.md, "Deploying").
 release: check-go
 	GO=$(GO) VERSION=$(VERSION) scripts/release.sh
 
