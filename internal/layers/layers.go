@@ -14,7 +14,7 @@ import (
 // everything below it; the first entry that matches a package places it.
 // Packages of one layer do not import each other.
 var Order = [][]string{
-	{"cmd/...", "e2e/...", "bench"},
+	{"cmd/...", "e2e/...", "bench", "deploy/..."},
 	{"caddymodules"},
 	{"cli"},
 	{"node"},
