@@ -264,7 +264,7 @@ func testScoping(t *testing.T, f *fixture) {
 		t.Errorf("alice = %+v", own)
 	}
 
-	var l list[accountJSON]
+	var l page[accountJSON]
 	f.do("GET", "/admin/accounts", f.alice, "").json(t, &l)
 	if len(l.Data) != 1 || l.Data[0].Name != "alice" {
 		t.Errorf("alice's listing = %+v", l)
@@ -318,7 +318,7 @@ func testKeys(t *testing.T, f *fixture) {
 	if strings.Contains(r.body, created.Key) || strings.Contains(r.body, created.Key[3:20]) {
 		t.Fatalf("the key listing shows the key: %s", r.body)
 	}
-	var keys list[keyJSON]
+	var keys page[keyJSON]
 	r.json(t, &keys)
 	if len(keys.Data) != 1 || keys.Data[0].ID != created.ID || keys.Data[0].Hint != created.Hint || keys.Data[0].RevokedAt != nil {
 		t.Errorf("keys = %+v", keys)
@@ -570,7 +570,7 @@ func testUsage(t *testing.T, f *fixture) {
 	f.want(f.do("GET", "/admin/accounts/alice/usage?since=May", f.alice, ""), 400, "invalid_date")
 	f.want(f.do("GET", "/admin/accounts/alice/usage?since=2031-05-06&until=2031-05-01", f.alice, ""), 400, "invalid_date")
 
-	var led list[ledgerJSON]
+	var led page[ledgerJSON]
 	f.do("GET", "/admin/accounts/alice/ledger?limit=2", f.alice, "").json(t, &led)
 	if len(led.Data) != 2 || led.Data[0].AmountCents != -8 || led.Data[0].BalanceAfterCents != 9950 || led.Data[1].AmountCents != -12 {
 		t.Errorf("ledger = %+v", led)
@@ -644,7 +644,7 @@ func testAuditAndRequests(t *testing.T, f *fixture) {
 	f.want(f.do("POST", "/admin/accounts/alice/keys", f.alice, `{"label":"a","key":"sk-mine"}`), 400, "invalid_json")
 	f.want(f.do("POST", "/admin/accounts/alice/topups", f.operator, `{"usd":"10"}`), 201, "")
 
-	var l list[auditJSON]
+	var l page[auditJSON]
 	r = f.do("GET", "/admin/audit?limit=2", f.operator, "")
 	f.want(r, 200, "")
 	r.json(t, &l)
@@ -652,7 +652,7 @@ func testAuditAndRequests(t *testing.T, f *fixture) {
 		l.Data[0].Outcome != "ok" || l.Data[0].Detail != "$10.00" || l.Data[0].RemoteIP != "198.51.100.7" || l.Data[0].At == "" {
 		t.Fatalf("audit = %+v", l.Data)
 	}
-	var next list[auditJSON]
+	var next page[auditJSON]
 	f.do("GET", "/admin/audit?after="+l.Data[1].ID, f.operator, "").json(t, &next)
 	if len(next.Data) != 1 || next.Data[0].Outcome != "invalid_json" {
 		t.Errorf("next page = %+v", next.Data)

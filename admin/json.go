@@ -145,19 +145,3 @@ func pageEach[T, J any](items []T, more bool, toJSON func(T) J, cursor func(T) s
 	}
 	return out
 }
-
-// list is the shape of the listings that are not paged yet (receipts,
-// alert deliveries): the newest limit items.
-type list[T any] struct {
-	Data []T `json:"data"`
-}
-
-// listEach is the listing of items, each in the JSON shape toJSON gives
-// it.
-func listEach[T, J any](items []T, toJSON func(T) J) list[J] {
-	out := make([]J, 0, len(items))
-	for _, it := range items {
-		out = append(out, toJSON(it))
-	}
-	return list[J]{Data: out}
-}

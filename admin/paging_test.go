@@ -125,6 +125,23 @@ func testPaging(t *testing.T, f *fixture) {
 	if err := f.store.AppendRequestLog(ctx, log); err != nil {
 		t.Fatal(err)
 	}
+	// Three receipts (payments' top-ups) and six alert deliveries: each
+	// top-up lifts the balance over the alert's threshold and a charge
+	// takes it below again, one delivery per channel per crossing.
+	if _, err := f.store.SetAlertSettings(ctx, storage.AlertSettings{AccountID: alice.ID, BelowCents: ptr(int64(1000)),
+		WebhookURL: "http://127.0.0.1:9/hook", WebhookSecret: "s3cret", Email: "ops@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		for _, e := range []storage.Entry{
+			{AccountID: alice.ID, AmountCents: 2000, Kind: storage.EntryTopUp, Reference: fmt.Sprintf("%sgeneric:p%d", storage.PaymentReferencePrefix, i)},
+			{AccountID: alice.ID, AmountCents: -2000, Kind: storage.EntryCharge, Reference: fmt.Sprintf("charge-%d", i)},
+		} {
+			if _, err := f.store.Post(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	cases := []struct {
 		list, path, token string
@@ -134,7 +151,9 @@ func testPaging(t *testing.T, f *fixture) {
 		{"accounts (operator)", "/admin/accounts", f.operator, byName, 8},
 		{"accounts (named)", "/admin/accounts", f.bobCarol, byName, 2},
 		{"keys", "/admin/accounts/alice/keys", f.alice, byID, 5},
-		{"ledger", "/admin/accounts/alice/ledger", f.alice, byID, 5},
+		{"ledger", "/admin/accounts/alice/ledger", f.alice, byID, 11},
+		{"receipts", "/admin/accounts/alice/receipts", f.alice, byID, 3},
+		{"alert deliveries", "/admin/accounts/alice/alerts/deliveries", f.alice, byID, 6},
 		{"files", "/admin/accounts/alice/files", f.alice, byID, 5},
 		{"activity", "/admin/accounts/alice/activity", f.alice, byID, 5},
 		{"audit", "/admin/audit?account=alice", f.operator, byID, 5},
@@ -146,7 +165,8 @@ func testPaging(t *testing.T, f *fixture) {
 	// An empty list is a list too.
 	f.account("empty", 0)
 	for _, path := range []string{"/admin/accounts/empty/keys", "/admin/accounts/empty/ledger",
-		"/admin/accounts/empty/files", "/admin/accounts/empty/activity", "/admin/audit?account=empty"} {
+		"/admin/accounts/empty/files", "/admin/accounts/empty/activity", "/admin/audit?account=empty",
+		"/admin/accounts/empty/receipts", "/admin/accounts/empty/alerts/deliveries"} {
 		if seen := f.pageAll(path, f.operator, byID); len(seen) != 0 {
 			t.Errorf("%s: %v", path, seen)
 		}
@@ -191,4 +211,13 @@ func testPaging(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	f.want(f.do("GET", "/admin/accounts/alice/ledger?after="+e.ID, f.alice, ""), 400, "invalid_after")
+	// A ledger entry that is no receipt is no cursor of the receipts.
+	led, err := f.store.Entries(ctx, alice.ID, 1)
+	if err != nil || len(led) != 1 {
+		t.Fatal(led, err)
+	}
+	f.want(f.do("GET", "/admin/accounts/alice/receipts?after="+led[0].ID, f.alice, ""), 400, "invalid_after")
+	f.want(f.do("GET", "/admin/accounts/alice/alerts/deliveries?after=alrt_0000000000000000", f.alice, ""), 400, "invalid_after")
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -118,19 +118,29 @@ type receiptJSON struct {
 	Provider string `json:"provider"`
 }
 
-// receipts: GET .../receipts?limit=, the entries payments made, newest
-// first.
+// receipts: GET .../receipts?limit=&after=, the entries payments made,
+// newest first, paged as every list.
 func (q *request) receipts(a storage.Account) {
-	limit, err := limitParam(q.r, 50, 1000)
+	p, err := pageParams(q.r, hasPrefixID("le_"))
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	entries, err := q.h.cfg.Store.Receipts(q.ctx, a.ID, limit)
-	q.answer(http.StatusOK, listEach(entries, func(e storage.LedgerEntry) receiptJSON {
+	var entries []storage.LedgerEntry
+	if p.after == "" {
+		entries, err = q.h.cfg.Store.Receipts(q.ctx, a.ID, p.limit+1)
+	} else if entries, err = q.h.cfg.Store.ReceiptsAfter(q.ctx, a.ID, p.after, p.limit+1); errors.Is(err, storage.ErrNotFound) {
+		err = unknownCursor("receipt")
+	}
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	entries, more := trim(entries, p.limit)
+	q.reply(http.StatusOK, pageEach(entries, more, func(e storage.LedgerEntry) receiptJSON {
 		provider, _, _ := strings.Cut(strings.TrimPrefix(e.Reference, storage.PaymentReferencePrefix), ":")
 		return receiptJSON{entryOut(e), provider}
-	}), err)
+	}, func(e storage.LedgerEntry) string { return e.ID }))
 }
 
 // AlertsJSON are an account's alert settings as GET and PUT .../alerts
@@ -319,16 +329,27 @@ func deliveryOut(d storage.AlertDelivery) deliveryJSON {
 	return out
 }
 
-// alertDeliveries: GET .../alerts/deliveries?limit=, newest first.
+// alertDeliveries: GET .../alerts/deliveries?limit=&after=, newest
+// first, paged as every list.
 func (q *request) alertDeliveries(a storage.Account) {
-	limit, err := limitParam(q.r, 50, 1000)
+	p, err := pageParams(q.r, hasPrefixID("alrt_"))
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	ds, err := q.h.cfg.Store.AlertDeliveries(q.ctx, a.ID, limit)
-	if errors.Is(err, storage.ErrNotFound) {
-		err = nil
+	var ds []storage.AlertDelivery
+	if p.after == "" {
+		ds, err = q.h.cfg.Store.AlertDeliveries(q.ctx, a.ID, p.limit+1)
+	} else if ds, err = q.h.cfg.Store.AlertDeliveriesAfter(q.ctx, a.ID, p.after, p.limit+1); errors.Is(err, storage.ErrNotFound) {
+		err = unknownCursor("alert delivery")
 	}
-	q.answer(http.StatusOK, listEach(ds, deliveryOut), err)
+	if errors.Is(err, storage.ErrNotFound) {
+		err = nil // an account without alert settings has no deliveries
+	}
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	ds, more := trim(ds, p.limit)
+	q.reply(http.StatusOK, pageEach(ds, more, deliveryOut, func(d storage.AlertDelivery) string { return d.ID }))
 }

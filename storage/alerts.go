@@ -35,6 +35,10 @@ type Alerts interface {
 	// AlertDeliveries lists up to limit deliveries of an account, newest
 	// first; all of them if limit <= 0.
 	AlertDeliveries(ctx context.Context, accountID string, limit int) ([]AlertDelivery, error)
+	// AlertDeliveriesAfter lists up to limit deliveries older than the
+	// delivery after, in AlertDeliveries' order; ErrNotFound when after is
+	// not one of the account's deliveries.
+	AlertDeliveriesAfter(ctx context.Context, accountID, after string, limit int) ([]AlertDelivery, error)
 }
 
 // AlertSettings are an account's balance alerts. An alert fires when the

@@ -31,6 +31,10 @@ type Payments interface {
 	// payment provider caused (references starting with
 	// PaymentReferencePrefix), newest first; all of them if limit <= 0.
 	Receipts(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error)
+	// ReceiptsAfter lists up to limit receipts older than the receipt
+	// after, in Receipts' order; ErrNotFound when after is not one of the
+	// account's receipts.
+	ReceiptsAfter(ctx context.Context, accountID, after string, limit int) ([]LedgerEntry, error)
 }
 
 // PaymentEvent is one event of a payment provider, as the gateway acts

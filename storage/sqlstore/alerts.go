@@ -172,3 +172,19 @@ func (s *Store) AlertDeliveries(ctx context.Context, accountID string, limit int
 		WHERE d.account_id = $1 ORDER BY d.id DESC`+limitClause(limit), accountID)
 	return out, wrap(err, "listing alert deliveries")
 }
+
+// AlertDeliveriesAfter pages by id, the order AlertDeliveries lists in
+// (ids begin with their creation time).
+func (s *Store) AlertDeliveriesAfter(ctx context.Context, accountID, after string, limit int) ([]storage.AlertDelivery, error) {
+	var id string
+	err := s.db.QueryRow(ctx, `SELECT id FROM alert_deliveries WHERE id = $1 AND account_id = $2`, after, accountID).Scan(&id)
+	if noRows(err) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap(err, "finding an alert delivery cursor")
+	}
+	out, err := queryAll(ctx, s.db, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+`
+		WHERE d.account_id = $1 AND d.id < $2 ORDER BY d.id DESC`+limitClause(limit), accountID, id)
+	return out, wrap(err, "listing alert deliveries")
+}

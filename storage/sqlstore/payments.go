@@ -130,3 +130,20 @@ func (s *Store) Receipts(ctx context.Context, accountID string, limit int) ([]st
 	entries, err := queryAll(ctx, s.db, scanEntry, query, accountID, storage.PaymentReferencePrefix+"%")
 	return entries, wrap(err, "listing receipts")
 }
+
+// ReceiptsAfter pages by seq, the order Receipts lists in.
+func (s *Store) ReceiptsAfter(ctx context.Context, accountID, after string, limit int) ([]storage.LedgerEntry, error) {
+	var seq int64
+	err := s.db.QueryRow(ctx, `SELECT seq FROM ledger_entries WHERE id = $1 AND account_id = $2 AND reference LIKE $3`,
+		after, accountID, storage.PaymentReferencePrefix+"%").Scan(&seq)
+	if noRows(err) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap(err, "finding a receipt cursor")
+	}
+	query := `SELECT ` + entryColumns + ` FROM ledger_entries WHERE account_id = $1 AND reference LIKE $2 AND seq < $3
+		ORDER BY seq DESC` + limitClause(limit)
+	entries, err := queryAll(ctx, s.db, scanEntry, query, accountID, storage.PaymentReferencePrefix+"%", seq)
+	return entries, wrap(err, "listing receipts")
+}
