@@ -95,9 +95,9 @@ func unmarshalFiles(d *caddyfile.Dispenser) (*files.Settings, error) {
 		return nil, d.ArgErr()
 	}
 	err := blockOptions(d, 1, "files", map[string]optionReader{
-		"blobs":            stringOption(&c.Blobs),
-		"clamd":            stringOption(&c.Clamd),
-		"scan_policy":      stringOption(&c.ScanPolicy),
+		"blobs":            checkedOption(&c.Blobs, files.CheckBlobs),
+		"clamd":            checkedOption(&c.Clamd, files.CheckClamdAddr),
+		"scan_policy":      checkedOption(&c.ScanPolicy, files.CheckScanPolicy),
 		"janitor_interval": positiveDurationOption(&c.JanitorInterval),
 		"purposes": func(d *caddyfile.Dispenser) error {
 			if c.Purposes = d.RemainingArgs(); len(c.Purposes) == 0 {

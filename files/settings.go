@@ -1,11 +1,14 @@
 package files
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/switchyardhq/switchyard/internal/duration"
+	"github.com/switchyardhq/switchyard/storage/blob"
 )
 
 // Settings configure the Files API: where bytes live, malware
@@ -84,4 +87,35 @@ func (c *Settings) Apply(cfg *Config, lookup func(configured, env string) string
 	if addr := lookup(c.Clamd, EnvClamd); addr != "" {
 		cfg.Scanner = &Clamd{Addr: addr}
 	}
+}
+
+// CheckBlobs refuses a blobs value that Location or the bucket would
+// refuse when the config loads: a URL other than s3://, or an s3:// URL
+// with an unknown parameter or a bad endpoint. Opening a bucket asks the
+// network nothing. Messages never quote the URL, which may carry
+// credentials.
+func CheckBlobs(loc string) error {
+	switch {
+	case strings.HasPrefix(loc, "s3://"):
+		_, err := blob.OpenBucket(context.Background(), loc)
+		return err
+	case strings.Contains(loc, "://"):
+		return errors.New("want a directory or an s3:// URL")
+	}
+	return nil
+}
+
+// CheckClamdAddr refuses a clamd address the scanner could never dial.
+func CheckClamdAddr(addr string) error {
+	_, _, err := parseClamdAddr(addr)
+	return err
+}
+
+// CheckScanPolicy refuses a scan policy other than fail_closed and
+// fail_open.
+func CheckScanPolicy(p string) error {
+	if p != "fail_closed" && p != "fail_open" {
+		return fmt.Errorf("%q: want fail_closed or fail_open", p)
+	}
+	return nil
 }
