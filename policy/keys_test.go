@@ -149,7 +149,7 @@ func TestKeyHasherIsHMACSHA256(t *testing.T) {
 			t.Errorf("Hash(%.20q) = %s, want %s", key, got, want)
 		}
 	}
-	if n := testing.AllocsPerRun(10, func() { h.Hash("sk-test") }); n != 1 {
+	if n := testing.AllocsPerRun(10, func() { h.Hash("sk-test") }); n != 1 && !raceEnabled {
 		t.Errorf("Hash allocates %v times, want 1 (its result)", n)
 	}
 }
