@@ -1,0 +1,5 @@
+//go:build !race
+
+package translator
+
+const raceEnabled = false
