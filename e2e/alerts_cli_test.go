@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/internal/hmacsig"
 )
 
@@ -35,17 +36,8 @@ func TestCLIAccountAlerts(t *testing.T) {
 	g := startGateway(t, e)
 	owner := mustCLI(t, e, "admin", "token", "--account", "acme", "--ttl", "10m").lastLine()
 
-	type settings struct {
-		BelowCents      *int64  `json:"below_cents"`
-		BelowPercent    *int64  `json:"below_percent"`
-		ThresholdCents  *int64  `json:"threshold_cents"`
-		KeySpendPercent *int64  `json:"key_spend_percent"`
-		WebhookURL      string  `json:"webhook_url"`
-		WebhookSecret   string  `json:"webhook_secret"`
-		Email           string  `json:"email"`
-		Below           bool    `json:"below"`
-		FiredAt         *string `json:"fired_at"`
-	}
+	// What the CLI prints is what the admin API answers.
+	type settings = admin.AlertsJSON
 	var set, read settings
 	out := mustCLI(t, e, "accounts", "alerts", "set", "--account", "acme", "--below-usd", "10",
 		"--key-spend-percent", "80", "--webhook-url", hook.URL+"/alerts", "--json").stdout
