@@ -315,37 +315,16 @@ func unknownID(id string, known map[string]Image) error {
 	return render.Errorf("![...](%s) names an object this document cannot embed; the objects that can be embedded are %s", id, strings.Join(ids, ", "))
 }
 
-// cleanText turns line breaks and tabs inside a run into spaces and drops
-// emoji: few document fonts have them, and a reader without an emoji font
-// would see empty boxes.
+// cleanText turns line breaks and tabs inside a run into spaces. Emoji
+// stay: they are written in an emoji font (emoji.go).
 func cleanText(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	afterEmoji := false
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			b.WriteByte(' ')
-			afterEmoji = false
-		case isEmoji(r), r == 0x200D && afterEmoji: // a joiner inside an emoji sequence
-			afterEmoji = true
-		default:
-			b.WriteRune(r)
-			afterEmoji = false
+	if !strings.ContainsAny(s, "\n\r\t") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
 		}
-	}
-	return b.String()
-}
-
-// isEmoji reports whether r is an emoji or a modifier of one.
-func isEmoji(r rune) bool {
-	switch {
-	case r >= 0x1F000 && r <= 0x1FAFF: // pictographs, emoticons, flags, skin tones
-		return true
-	case r == 0xFE0F || r == 0x20E3: // emoji presentation, keycap
-		return true
-	case r == 0x2705 || r == 0x274C || r == 0x2728 || r == 0x2B50 || r == 0x2B55:
-		return true
-	}
-	return false
+		return r
+	}, s)
 }

@@ -115,12 +115,25 @@ func writeParagraphProps(b *bytes.Buffer, p *paragraph, rtl bool) {
 	b.WriteString(`</w:pPr>`)
 }
 
+// writeRun writes r, its emoji as runs of their own in the emoji font.
 func writeRun(b *bytes.Buffer, r run) {
+	if r.brk || r.pic != nil {
+		writeRunPart(b, r, false)
+		return
+	}
+	for _, seg := range splitEmoji(r.text) {
+		part := r
+		part.text = seg.text
+		writeRunPart(b, part, seg.emoji)
+	}
+}
+
+func writeRunPart(b *bytes.Buffer, r run, emoji bool) {
 	b.WriteString(`<w:r>`)
 	// Right-to-left text is marked so that Word orders it and sets it in
 	// the complex-script font.
-	rtl := fonts.HasRTL(r.text)
-	if r.bold || r.italic || r.strike || r.code || r.link != "" || rtl {
+	rtl := !emoji && fonts.HasRTL(r.text)
+	if r.bold || r.italic || r.strike || r.code || r.link != "" || rtl || emoji {
 		b.WriteString(`<w:rPr>`)
 		switch {
 		case r.link != "":
@@ -128,7 +141,10 @@ func writeRun(b *bytes.Buffer, r run) {
 		case r.code:
 			b.WriteString(`<w:rStyle w:val="` + styleCodeChar + `"/>`)
 		}
-		if r.link != "" && r.code {
+		switch {
+		case emoji:
+			b.WriteString(emojiFontsRPr)
+		case r.link != "" && r.code:
 			// A code span inside a link: the link's colour, the code's font.
 			b.WriteString(codeFonts)
 		}
