@@ -85,6 +85,10 @@ type renderer struct {
 
 	tags         *tagger
 	afterHeading bool // the next block follows a heading's own spacing
+
+	floats        []floatFigure   // figures waiting for the next page
+	placingFloats bool            // placeFloats is drawing them
+	floatsEnd     map[int]float64 // by page: where its text starts under floated figures
 }
 
 func newRenderer(ctx context.Context, d Document, src []byte) *renderer {
@@ -131,6 +135,9 @@ func (r *renderer) run(tree ast.Node) error {
 	if err := r.blocks(tree); err != nil {
 		return err
 	}
+	if err := r.flushFloats(); err != nil {
+		return err
+	}
 	r.footers()
 	r.flushMark()
 	return r.pdf.Error()
@@ -146,7 +153,10 @@ func (r *renderer) newPage() error {
 	r.pending = 0
 	// fpdf resets the font of a new page; make the next setFont emit.
 	r.fontSize, r.color, r.fill = -1, rgb{-1, -1, -1}, rgb{-1, -1, -1}
-	return r.pdf.Error()
+	if err := r.pdf.Error(); err != nil {
+		return err
+	}
+	return r.placeFloats()
 }
 
 // atTop reports whether nothing has been placed on the page yet.
