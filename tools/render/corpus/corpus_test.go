@@ -80,6 +80,7 @@ var corpus = []entry{
 	{name: "pdf-long-table", kind: kindPDF, gen: longTable, title: "Customer contracts, 90 rows", pages: 4},
 	{name: "pdf-minutes", kind: kindPDF, gen: minutes, title: "Steering committee minutes", pages: 3},
 	{name: "docx-memo", kind: kindDOCX, src: "memo.md", title: "Office move and new working hours"},
+	{name: "docx-emoji", kind: kindDOCX, src: "emoji.md", title: "Launch update 🚀"},
 	{name: "docx-cjk-report", kind: kindDOCX, src: "cjk-report.md", title: "2026年度 第3四半期 業績報告",
 		embeds: map[string]string{"obj1": "chart-cjk-bar"}},
 	{name: "docx-rtl-letter", kind: kindDOCX, src: "rtl-letter.md", title: "אישור הזמנה · تأكيد الطلب"},

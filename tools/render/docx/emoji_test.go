@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -149,4 +152,38 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestLibreOfficeReadsEmoji converts a document with emoji to text with
+// LibreOffice: every sequence comes back whole, as typed.
+func TestLibreOfficeReadsEmoji(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converting with LibreOffice takes seconds")
+	}
+	soffice, err := exec.LookPath("soffice")
+	if err != nil {
+		t.Skip("soffice is not installed")
+	}
+	seqs := []string{"👩‍💻", "👋🏽", "🇫🇷", "1️⃣", "✅", "🚀", "👨‍👩‍👧"}
+	md := "Team " + seqs[0] + " waves " + seqs[1] + " from " + seqs[2] + ", step " + seqs[3] + " done " + seqs[4] + ".\n\n- launch " + seqs[5] + "\n\n| who |\n|---|\n| " + seqs[6] + " |\n"
+	dir := t.TempDir()
+	res, _ := renderParts(t, Document{Title: "Emoji", Markdown: md})
+	in := filepath.Join(dir, "emoji.docx")
+	if err := os.WriteFile(in, res.DOCX, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(soffice, "--headless", "-env:UserInstallation=file://"+filepath.Join(dir, "profile"), "--convert-to", "txt:Text (encoded):UTF8", "--outdir", dir, in)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("soffice: %v\n%s", err, out)
+	}
+	txt, err := os.ReadFile(filepath.Join(dir, "emoji.txt"))
+	if err != nil {
+		t.Fatalf("no text produced: %v\n%s", err, out)
+	}
+	for _, s := range seqs {
+		if !strings.Contains(string(txt), s) {
+			t.Errorf("LibreOffice's text lacks %q (%+q):\n%s", s, s, txt)
+		}
+	}
 }
