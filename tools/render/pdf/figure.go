@@ -39,12 +39,9 @@ const (
 	captionLH     = captionSize * 1.35
 	screenDPI     = 96 // an image is never drawn larger than at this density
 	captionWidthF = 0.86
-	// minShrink is the least fraction of its own size (its pixels at the
-	// density it records) at which a picture is drawn: a diagram's 14 pt
-	// labels stay 7 pt, its 11 pt edge labels 5.5 pt. A picture taller
-	// than a page at that size is continued over the next pages rather
-	// than shrunk further.
-	minShrink = 0.5
+	// minShrink is the least fraction of its own size at which a
+	// picture is drawn (render.MinReadableScale).
+	minShrink = render.MinReadableScale
 	// maxFigurePages bounds the pages one picture goes on over.
 	maxFigurePages = 4
 )
@@ -84,7 +81,7 @@ func (r *renderer) element(id string) (*placedImage, error) {
 	}
 	pi := &placedImage{w: cfg.Width, h: cfg.Height}
 	if format == "png" {
-		pi.ppi = pngDensity(el.PNG)
+		pi.ppi = render.PNGDensity(el.PNG)
 	}
 	r.images[id] = pi
 	return pi, nil
@@ -235,33 +232,6 @@ func flatten(data []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// pngDensity is the density a PNG records in its pHYs chunk, in pixels
-// per inch, or 0 when it records none (or only an aspect).
-func pngDensity(data []byte) float64 {
-	const sig = 8
-	for rest := data[min(sig, len(data)):]; len(rest) >= 12; {
-		n := binary.BigEndian.Uint32(rest)
-		if uint64(n)+12 > uint64(len(rest)) {
-			return 0
-		}
-		switch string(rest[4:8]) {
-		case "pHYs":
-			if n != 9 || rest[16] != 1 { // unit: metre
-				return 0
-			}
-			x, y := binary.BigEndian.Uint32(rest[8:]), binary.BigEndian.Uint32(rest[12:])
-			if x == 0 || x != y {
-				return 0
-			}
-			return float64(x) * 0.0254
-		case "IDAT", "IEND":
-			return 0
-		}
-		rest = rest[12+n:]
-	}
-	return 0
-}
-
 // figureLayout is where a figure's picture and caption go.
 type figureLayout struct {
 	w, h    float64
@@ -295,9 +265,9 @@ func (r *renderer) layoutFigure(n *ast.Image, id string) (figureLayout, error) {
 	if pi.ppi > 0 {
 		// Never larger than at screenDPI, and over at most
 		// maxFigurePages pages, whatever density the image claims, even
-		// when every cut but the last moves up by cutReach.
+		// when every cut but the last moves up by render.CutReach.
 		page := r.bottom - r.top
-		most := float64(maxFigurePages-1)*(1-cutReach)*page + page - capH - captionGap - 2
+		most := float64(maxFigurePages-1)*(1-render.CutReach)*page + page - capH - captionGap - 2
 		least = min(minShrink*float64(pi.w)*72/pi.ppi, float64(pi.w)*72/screenDPI, avail)
 		least = min(least, most*float64(pi.w)/float64(pi.h))
 	}
@@ -456,11 +426,11 @@ func (r *renderer) drawFigure(id string, fl figureLayout, fe *structElem) error 
 // slices draws a picture taller than a page from the top of this page
 // on, a page's height of it on each page, clipped, leaving room for the
 // caption under the last part. Each cut is moved up into the nearest
-// band of background above where the page ends (cutAbove), so that it
+// band of background above where the page ends (render.CutAbove), so that it
 // runs between a diagram's nodes rather than through one.
 func (r *renderer) slices(id string, x float64, fl figureLayout) error {
 	capH := fl.captionHeight()
-	ink := r.inkRows(id)
+	ink := render.InkRows(r.doc.Elements[id].PNG)
 	for done := 0.0; ; {
 		part := min(fl.h-done, r.room())
 		if fl.h-done <= r.room() && fl.h-done+capH > r.room() {
@@ -469,7 +439,7 @@ func (r *renderer) slices(id string, x float64, fl figureLayout) error {
 			part = max(r.room()-capH, (fl.h-done)/2)
 		}
 		if done+part < fl.h-0.01 {
-			part = cutAbove(ink, fl.h, done, part)
+			part = render.CutAbove(ink, fl.h, done, part)
 		}
 		r.content(func() {
 			r.pdf.ClipRect(x, r.y, fl.w, part, false)

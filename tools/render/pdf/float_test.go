@@ -251,29 +251,3 @@ func clipHeights(t *testing.T, pdf []byte) []float64 {
 	}
 	return out
 }
-
-func TestCutAbove(t *testing.T) {
-	// 100 rows over 100 pt; rows 60..69 are a gap with 2 pixels of edge,
-	// the rest nodes.
-	ink := make([]int, 100)
-	for i := range ink {
-		ink[i] = 50
-		if i >= 60 && i < 70 {
-			ink[i] = 2
-		}
-	}
-	if got := cutAbove(ink, 100, 0, 80); got != 65 {
-		t.Errorf("cut at %.1f, want 65, the middle of the gap", got)
-	}
-	// The gap is further up than cutReach allows: cut where the page ends.
-	if got := cutAbove(ink, 100, 0, 95); got != 95 {
-		t.Errorf("cut at %.1f, want 95", got)
-	}
-	// The page ends inside the gap, which goes on below: cut there.
-	if got := cutAbove(ink, 100, 0, 65); got != 65 {
-		t.Errorf("cut at %.1f, want 65", got)
-	}
-	if got := cutAbove(nil, 100, 0, 80); got != 80 {
-		t.Errorf("without rows cut at %.1f, want 80", got)
-	}
-}
