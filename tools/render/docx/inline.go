@@ -165,16 +165,7 @@ func (in *inlines) image(x *ast.Image, f format, link string) {
 		caption = strings.TrimSpace(img.Caption)
 	}
 	caption = cleanText(caption)
-	c.pictures++
-	cx, cy := fit(item.w, item.h, in.sc.width)
-	pic := &picture{
-		relID: item.relID,
-		id:    c.pictures,
-		name:  "Picture " + strconv.Itoa(c.pictures),
-		descr: caption,
-		cx:    cx,
-		cy:    cy,
-	}
+	parts := pictureParts(item, in.sc.width)
 	if in.cur.numID != 0 && in.cur.empty() {
 		// A list item that starts with an image keeps its number on a
 		// line of its own: beside a picture it would sit at its foot.
@@ -184,10 +175,29 @@ func (in *inlines) image(x *ast.Image, f format, link string) {
 	} else {
 		in.flush(false)
 	}
-	fig := newParagraph(styleFigure)
-	fig.indent = indentOr(in.sc.indent)
-	fig.runs = []run{{pic: pic}}
-	in.out = append(in.out, fig)
+	for i, part := range parts {
+		c.pictures++
+		pic := &picture{
+			relID:      item.relID,
+			id:         c.pictures,
+			name:       "Picture " + strconv.Itoa(c.pictures),
+			descr:      caption,
+			cx:         part.cx,
+			cy:         part.cy,
+			cropTop:    part.top,
+			cropBottom: cropWhole - part.bottom,
+		}
+		if i > 0 && caption != "" {
+			pic.descr = caption + " (continued)"
+		}
+		fig := newParagraph(styleFigure)
+		fig.indent = indentOr(in.sc.indent)
+		fig.runs = []run{{pic: pic}}
+		// Each part but the last ends its page; the last keeps its
+		// caption with it.
+		fig.breakAfter = i < len(parts)-1
+		in.out = append(in.out, fig)
+	}
 	if caption != "" {
 		under := newParagraph(styleCaption)
 		under.indent = indentOr(in.sc.indent)

@@ -77,8 +77,11 @@ func writeParagraph(b *bytes.Buffer, p *paragraph) {
 // right margin.
 func writeParagraphProps(b *bytes.Buffer, p *paragraph, rtl bool) {
 	b.WriteString(`<w:pPr><w:pStyle w:val="` + p.style + `"/>`)
-	if p.keepNext {
+	switch {
+	case p.keepNext:
 		b.WriteString(`<w:keepNext/>`)
+	case p.breakAfter:
+		b.WriteString(`<w:keepNext w:val="0"/>`)
 	}
 	if p.numID != 0 {
 		b.WriteString(`<w:numPr><w:ilvl w:val="` + itoa(p.level) + `"/><w:numId w:val="` + itoa(p.numID) + `"/></w:numPr>`)
@@ -190,7 +193,11 @@ func writePicture(b *bytes.Buffer, p *picture) {
 	b.WriteString(`<pic:nvPicPr><pic:cNvPr id="` + id + `" name="`)
 	escape(b, p.name)
 	b.WriteString(`"/><pic:cNvPicPr><a:picLocks noChangeAspect="1" noChangeArrowheads="1"/></pic:cNvPicPr></pic:nvPicPr>`)
-	b.WriteString(`<pic:blipFill><a:blip r:embed="` + p.relID + `"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`)
+	b.WriteString(`<pic:blipFill><a:blip r:embed="` + p.relID + `"/>`)
+	if p.cropTop > 0 || p.cropBottom > 0 {
+		b.WriteString(`<a:srcRect t="` + itoa(p.cropTop) + `" b="` + itoa(p.cropBottom) + `"/>`)
+	}
+	b.WriteString(`<a:stretch><a:fillRect/></a:stretch></pic:blipFill>`)
 	b.WriteString(`<pic:spPr bwMode="auto"><a:xfrm><a:off x="0" y="0"/><a:ext cx="` + cx + `" cy="` + cy + `"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`)
 	b.WriteString(`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing>`)
 }
