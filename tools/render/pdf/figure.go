@@ -44,6 +44,10 @@ const (
 	minShrink = render.MinReadableScale
 	// maxFigurePages bounds the pages one picture goes on over.
 	maxFigurePages = 4
+	// sliceStart is the least room, as a fraction of the text height,
+	// in which a picture taller than a page starts under text; with less
+	// it starts on the next page.
+	sliceStart = 1.0 / 3
 )
 
 // element returns the registered image for id, registering it on first
@@ -241,7 +245,8 @@ type figureLayout struct {
 	// that is not known.
 	least float64
 	// sliced is a picture taller than a page at its least size: it
-	// starts on a new page and goes on over the next.
+	// starts in the room left when that is at least sliceStart of a page,
+	// else on the next page, and goes on over the next pages.
 	sliced bool
 	page   float64 // the text area's height, for a sliced picture
 }
@@ -291,7 +296,7 @@ func (fl figureLayout) captionHeight() float64 {
 }
 
 // height is the room the figure needs where it starts: a sliced one a
-// whole page, so that a heading before it goes along.
+// whole page, unless it starts in the room left under text.
 func (fl figureLayout) height() float64 {
 	if fl.sliced {
 		return fl.page
@@ -303,7 +308,7 @@ func (fl figureLayout) height() float64 {
 // (shrinkInto), its caption included.
 func (fl figureLayout) leastHeight() float64 {
 	if fl.sliced {
-		return fl.page
+		return fl.page * sliceStart
 	}
 	h := shrinkFloor * fl.h
 	if fl.least > 0 {
@@ -364,6 +369,7 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 	if !slices.Contains(r.embedded, id) {
 		r.embedded = append(r.embedded, id)
 	}
+	need := 0.0 // what begin must find room for; 0: the figure's height
 	if !r.atTop() {
 		room := r.room() - r.pending
 		floating := r.canFloat()
@@ -373,6 +379,9 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 			// pass it.
 			r.deferFigure(id, fl, alt)
 			return nil
+		case fl.sliced && room >= fl.leastHeight():
+			// It goes on over pages anyway: it starts in the room left.
+			need = room
 		case fl.height() <= room+0.01:
 		case fl.shrinkInto(room):
 		case floating:
@@ -380,10 +389,13 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 			return nil
 		}
 	}
+	if need == 0 {
+		need = fl.height()
+	}
 	fe := r.tags.open("Figure")
 	defer r.tags.close(fe)
 	fe.alt = alt
-	if err := r.begin(fl.height()); err != nil {
+	if err := r.begin(need); err != nil {
 		return err
 	}
 	if err := r.drawFigure(id, fl, fe); err != nil {
