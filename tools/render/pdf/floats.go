@@ -67,6 +67,7 @@ func (r *renderer) placeFloats() error {
 	}
 	r.flushMark()
 	r.y += figureGap
+	r.afterFloats = r.y
 	if r.floatsEnd == nil {
 		r.floatsEnd = map[int]float64{}
 	}
