@@ -69,6 +69,7 @@ var corpus = []entry{
 	{name: "diagram-architecture", kind: kindDiagram, src: "architecture.dot"},
 	{name: "diagram-architecture-dark", kind: kindDiagram, src: "architecture.dot", theme: "dark"},
 	{name: "diagram-fifty-dark", kind: kindDiagram, src: "fifty-nodes.dot", theme: "dark", aspect: "square"},
+	{name: "diagram-onboarding", kind: kindDiagram, src: "onboarding.dot", aspect: "portrait"},
 
 	{name: "pdf-report", kind: kindPDF, src: "report.md", title: "Q3 2026 Business Review",
 		embeds: map[string]string{"obj1": "chart-grouped-bar", "obj2": "chart-wide-line", "obj3": "diagram-flowchart"}, pages: 6},
@@ -80,6 +81,7 @@ var corpus = []entry{
 	{name: "pdf-long-table", kind: kindPDF, gen: longTable, title: "Customer contracts, 90 rows", pages: 4},
 	{name: "pdf-minutes", kind: kindPDF, gen: minutes, title: "Steering committee minutes", pages: 3},
 	{name: "docx-memo", kind: kindDOCX, src: "memo.md", title: "Office move and new working hours"},
+	{name: "docx-emoji", kind: kindDOCX, src: "emoji.md", title: "Launch update 🚀"},
 	{name: "docx-cjk-report", kind: kindDOCX, src: "cjk-report.md", title: "2026年度 第3四半期 業績報告",
 		embeds: map[string]string{"obj1": "chart-cjk-bar"}},
 	{name: "docx-rtl-letter", kind: kindDOCX, src: "rtl-letter.md", title: "אישור הזמנה · تأكيد الطلب"},
@@ -89,6 +91,10 @@ var corpus = []entry{
 		embeds: map[string]string{"obj1": "diagram-tall", "obj2": "diagram-architecture-dark"}, pages: 3},
 	{name: "docx-release-report", kind: kindDOCX, src: "release-report.md", title: "Release process, Q4 2026",
 		embeds: map[string]string{"obj1": "diagram-tall", "obj2": "diagram-architecture-dark"}, pages: 3},
+	{name: "pdf-onboarding", kind: kindPDF, src: "onboarding.md", title: "Customer onboarding",
+		embeds: map[string]string{"obj1": "diagram-onboarding"}, pages: 4},
+	{name: "docx-onboarding", kind: kindDOCX, src: "onboarding.md", title: "Customer onboarding",
+		embeds: map[string]string{"obj1": "diagram-onboarding"}, pages: 4},
 	{name: "xlsx-sales", kind: kindXLSX, src: "sales.json", pages: 2},
 	{name: "xlsx-orders-10k", kind: kindXLSX, gen: orders10k, pages: 1},
 }

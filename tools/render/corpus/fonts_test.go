@@ -26,7 +26,10 @@ import (
 // machines with the same scripts run. fonts-noto-mono, whose Noto Sans
 // Mono sets Consolas, is only a recommendation of fonts-droid-fallback,
 // so fonts.sh installs it by name; fonts-dejavu-extra, which Java pulls
-// in, is not needed.
+// in, is not needed. fonts-noto-color-emoji is left out too: LibreOffice
+// 7.4's PDF export draws its bitmap glyphs as blanks (and takes ★ and ✓
+// from it as well), so Word files' emoji are drawn from Symbola, in black
+// and white.
 var officePackages = []string{
 	"fonts-noto-core", "fonts-noto-mono", "fonts-noto-cjk", "fonts-droid-fallback",
 	"fonts-nanum", "fonts-symbola", "fonts-dejavu-core", "fonts-liberation2", "fonts-opensymbol",

@@ -72,9 +72,9 @@ func TestRenderParagraphStyles(t *testing.T) {
 			want:     []styled{{"Normal", "see a chart here"}},
 		},
 		{
-			name:     "emoji dropped, other scripts kept",
+			name:     "emoji and other scripts kept",
 			markdown: "go🚀! family 👨‍👩‍👧, ok✅ café 日本 مرحبا क्‍ष",
-			want:     []styled{{"Normal", "go! family , ok café 日本 مرحبا क्‍ष"}},
+			want:     []styled{{"Normal", "go🚀! family 👨‍👩‍👧, ok✅ café 日本 مرحبا क्‍ष"}},
 		},
 		{
 			name:     "thematic break",

@@ -165,16 +165,7 @@ func (in *inlines) image(x *ast.Image, f format, link string) {
 		caption = strings.TrimSpace(img.Caption)
 	}
 	caption = cleanText(caption)
-	c.pictures++
-	cx, cy := fit(item.w, item.h, in.sc.width)
-	pic := &picture{
-		relID: item.relID,
-		id:    c.pictures,
-		name:  "Picture " + strconv.Itoa(c.pictures),
-		descr: caption,
-		cx:    cx,
-		cy:    cy,
-	}
+	parts := pictureParts(item, in.sc.width)
 	if in.cur.numID != 0 && in.cur.empty() {
 		// A list item that starts with an image keeps its number on a
 		// line of its own: beside a picture it would sit at its foot.
@@ -184,10 +175,29 @@ func (in *inlines) image(x *ast.Image, f format, link string) {
 	} else {
 		in.flush(false)
 	}
-	fig := newParagraph(styleFigure)
-	fig.indent = indentOr(in.sc.indent)
-	fig.runs = []run{{pic: pic}}
-	in.out = append(in.out, fig)
+	for i, part := range parts {
+		c.pictures++
+		pic := &picture{
+			relID:      item.relID,
+			id:         c.pictures,
+			name:       "Picture " + strconv.Itoa(c.pictures),
+			descr:      caption,
+			cx:         part.cx,
+			cy:         part.cy,
+			cropTop:    part.top,
+			cropBottom: cropWhole - part.bottom,
+		}
+		if i > 0 && caption != "" {
+			pic.descr = caption + " (continued)"
+		}
+		fig := newParagraph(styleFigure)
+		fig.indent = indentOr(in.sc.indent)
+		fig.runs = []run{{pic: pic}}
+		// Each part but the last ends its page; the last keeps its
+		// caption with it.
+		fig.breakAfter = i < len(parts)-1
+		in.out = append(in.out, fig)
+	}
 	if caption != "" {
 		under := newParagraph(styleCaption)
 		under.indent = indentOr(in.sc.indent)
@@ -315,37 +325,16 @@ func unknownID(id string, known map[string]Image) error {
 	return render.Errorf("![...](%s) names an object this document cannot embed; the objects that can be embedded are %s", id, strings.Join(ids, ", "))
 }
 
-// cleanText turns line breaks and tabs inside a run into spaces and drops
-// emoji: few document fonts have them, and a reader without an emoji font
-// would see empty boxes.
+// cleanText turns line breaks and tabs inside a run into spaces. Emoji
+// stay: they are written in an emoji font (emoji.go).
 func cleanText(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	afterEmoji := false
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			b.WriteByte(' ')
-			afterEmoji = false
-		case isEmoji(r), r == 0x200D && afterEmoji: // a joiner inside an emoji sequence
-			afterEmoji = true
-		default:
-			b.WriteRune(r)
-			afterEmoji = false
+	if !strings.ContainsAny(s, "\n\r\t") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
 		}
-	}
-	return b.String()
-}
-
-// isEmoji reports whether r is an emoji or a modifier of one.
-func isEmoji(r rune) bool {
-	switch {
-	case r >= 0x1F000 && r <= 0x1FAFF: // pictographs, emoticons, flags, skin tones
-		return true
-	case r == 0xFE0F || r == 0x20E3: // emoji presentation, keycap
-		return true
-	case r == 0x2705 || r == 0x274C || r == 0x2728 || r == 0x2B50 || r == 0x2B55:
-		return true
-	}
-	return false
+		return r
+	}, s)
 }

@@ -20,6 +20,9 @@ type mediaItem struct {
 	relID       string
 	data        []byte
 	w, h        int // pixels
+	// ppi is the density a PNG records, pixels per inch; 0 when it
+	// records none.
+	ppi float64
 }
 
 type mediaSet struct {
@@ -68,6 +71,9 @@ func (m *mediaSet) add(id string, img Image, rels *relationships) (*mediaItem, e
 		data:        img.PNG,
 		w:           cfg.Width,
 		h:           cfg.Height,
+	}
+	if format == "png" {
+		it.ppi = render.PNGDensity(img.PNG)
 	}
 	m.byID[id] = it
 	m.items = append(m.items, it)

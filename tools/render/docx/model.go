@@ -41,6 +41,7 @@ type paragraph struct {
 	align                   string // "", "left", "center", "right"
 	bottomRule              bool   // a thematic break
 	keepNext                bool   // keep on the page of the next paragraph
+	breakAfter              bool   // may end a page although its style keeps it with the next
 	runs                    []run
 }
 
@@ -85,6 +86,9 @@ type picture struct {
 	name   string
 	descr  string
 	cx, cy int64 // size in EMU
+	// cropTop and cropBottom cut a part out of the image, in cropWhole
+	// units of its height from its top and bottom edge.
+	cropTop, cropBottom int
 }
 
 type table struct {

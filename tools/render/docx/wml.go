@@ -77,8 +77,11 @@ func writeParagraph(b *bytes.Buffer, p *paragraph) {
 // right margin.
 func writeParagraphProps(b *bytes.Buffer, p *paragraph, rtl bool) {
 	b.WriteString(`<w:pPr><w:pStyle w:val="` + p.style + `"/>`)
-	if p.keepNext {
+	switch {
+	case p.keepNext:
 		b.WriteString(`<w:keepNext/>`)
+	case p.breakAfter:
+		b.WriteString(`<w:keepNext w:val="0"/>`)
 	}
 	if p.numID != 0 {
 		b.WriteString(`<w:numPr><w:ilvl w:val="` + itoa(p.level) + `"/><w:numId w:val="` + itoa(p.numID) + `"/></w:numPr>`)
@@ -115,12 +118,25 @@ func writeParagraphProps(b *bytes.Buffer, p *paragraph, rtl bool) {
 	b.WriteString(`</w:pPr>`)
 }
 
+// writeRun writes r, its emoji as runs of their own in the emoji font.
 func writeRun(b *bytes.Buffer, r run) {
+	if r.brk || r.pic != nil {
+		writeRunPart(b, r, false)
+		return
+	}
+	for _, seg := range splitEmoji(r.text) {
+		part := r
+		part.text = seg.text
+		writeRunPart(b, part, seg.emoji)
+	}
+}
+
+func writeRunPart(b *bytes.Buffer, r run, emoji bool) {
 	b.WriteString(`<w:r>`)
 	// Right-to-left text is marked so that Word orders it and sets it in
 	// the complex-script font.
-	rtl := fonts.HasRTL(r.text)
-	if r.bold || r.italic || r.strike || r.code || r.link != "" || rtl {
+	rtl := !emoji && fonts.HasRTL(r.text)
+	if r.bold || r.italic || r.strike || r.code || r.link != "" || rtl || emoji {
 		b.WriteString(`<w:rPr>`)
 		switch {
 		case r.link != "":
@@ -128,7 +144,10 @@ func writeRun(b *bytes.Buffer, r run) {
 		case r.code:
 			b.WriteString(`<w:rStyle w:val="` + styleCodeChar + `"/>`)
 		}
-		if r.link != "" && r.code {
+		switch {
+		case emoji:
+			b.WriteString(emojiFontsRPr)
+		case r.link != "" && r.code:
 			// A code span inside a link: the link's colour, the code's font.
 			b.WriteString(codeFonts)
 		}
@@ -174,7 +193,11 @@ func writePicture(b *bytes.Buffer, p *picture) {
 	b.WriteString(`<pic:nvPicPr><pic:cNvPr id="` + id + `" name="`)
 	escape(b, p.name)
 	b.WriteString(`"/><pic:cNvPicPr><a:picLocks noChangeAspect="1" noChangeArrowheads="1"/></pic:cNvPicPr></pic:nvPicPr>`)
-	b.WriteString(`<pic:blipFill><a:blip r:embed="` + p.relID + `"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`)
+	b.WriteString(`<pic:blipFill><a:blip r:embed="` + p.relID + `"/>`)
+	if p.cropTop > 0 || p.cropBottom > 0 {
+		b.WriteString(`<a:srcRect t="` + itoa(p.cropTop) + `" b="` + itoa(p.cropBottom) + `"/>`)
+	}
+	b.WriteString(`<a:stretch><a:fillRect/></a:stretch></pic:blipFill>`)
 	b.WriteString(`<pic:spPr bwMode="auto"><a:xfrm><a:off x="0" y="0"/><a:ext cx="` + cx + `" cy="` + cy + `"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`)
 	b.WriteString(`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing>`)
 }

@@ -100,6 +100,9 @@ func (r *renderer) body() style {
 func (r *renderer) lineHeight() float64 { return bodySize * bodyLeading }
 
 func (r *renderer) heading(n *ast.Heading) error {
+	if err := r.floatBarrier(); err != nil {
+		return err
+	}
 	hs := headingStyles[min(max(n.Level, 1), 6)]
 	st := style{face: hs.face, size: hs.size, color: headingColor}
 	ls := r.m.breakLines(r.spans(n, st), r.x1-r.x0)
@@ -332,7 +335,7 @@ func (r *renderer) quote(n *ast.Blockquote) error {
 	}
 	endPage, endY := r.pdf.PageNo(), r.y
 	for p := startPage; p <= endPage; p++ {
-		y0, y1 := r.top, r.bottom
+		y0, y1 := r.pageTop(p), r.bottom
 		if p == startPage {
 			y0 = startY
 		}

@@ -39,14 +39,15 @@ const (
 	captionLH     = captionSize * 1.35
 	screenDPI     = 96 // an image is never drawn larger than at this density
 	captionWidthF = 0.86
-	// minShrink is the least fraction of its own size (its pixels at the
-	// density it records) at which a picture is drawn: a diagram's 14 pt
-	// labels stay 7 pt, its 11 pt edge labels 5.5 pt. A picture taller
-	// than a page at that size is continued over the next pages rather
-	// than shrunk further.
-	minShrink = 0.5
+	// minShrink is the least fraction of its own size at which a
+	// picture is drawn (render.MinReadableScale).
+	minShrink = render.MinReadableScale
 	// maxFigurePages bounds the pages one picture goes on over.
 	maxFigurePages = 4
+	// sliceStart is the least room, as a fraction of the text height,
+	// in which a picture taller than a page starts under text; with less
+	// it starts on the next page.
+	sliceStart = 1.0 / 3
 )
 
 // element returns the registered image for id, registering it on first
@@ -84,7 +85,7 @@ func (r *renderer) element(id string) (*placedImage, error) {
 	}
 	pi := &placedImage{w: cfg.Width, h: cfg.Height}
 	if format == "png" {
-		pi.ppi = pngDensity(el.PNG)
+		pi.ppi = render.PNGDensity(el.PNG)
 	}
 	r.images[id] = pi
 	return pi, nil
@@ -235,39 +236,17 @@ func flatten(data []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// pngDensity is the density a PNG records in its pHYs chunk, in pixels
-// per inch, or 0 when it records none (or only an aspect).
-func pngDensity(data []byte) float64 {
-	const sig = 8
-	for rest := data[min(sig, len(data)):]; len(rest) >= 12; {
-		n := binary.BigEndian.Uint32(rest)
-		if uint64(n)+12 > uint64(len(rest)) {
-			return 0
-		}
-		switch string(rest[4:8]) {
-		case "pHYs":
-			if n != 9 || rest[16] != 1 { // unit: metre
-				return 0
-			}
-			x, y := binary.BigEndian.Uint32(rest[8:]), binary.BigEndian.Uint32(rest[12:])
-			if x == 0 || x != y {
-				return 0
-			}
-			return float64(x) * 0.0254
-		case "IDAT", "IEND":
-			return 0
-		}
-		rest = rest[12+n:]
-	}
-	return 0
-}
-
 // figureLayout is where a figure's picture and caption go.
 type figureLayout struct {
 	w, h    float64
 	caption []line
+	// least is the narrowest the picture may be drawn and stay readable
+	// (minShrink of its own size when it records its density), 0 when
+	// that is not known.
+	least float64
 	// sliced is a picture taller than a page at its least size: it
-	// starts on a new page and goes on over the next.
+	// starts in the room left when that is at least sliceStart of a page,
+	// else on the next page, and goes on over the next pages.
 	sliced bool
 	page   float64 // the text area's height, for a sliced picture
 }
@@ -287,40 +266,75 @@ func (r *renderer) layoutFigure(n *ast.Image, id string) (figureLayout, error) {
 		ls = r.m.breakLines([]span{{caption, st}}, avail*captionWidthF)
 	}
 	capH := float64(len(ls)) * captionLH
+	least := 0.0
+	if pi.ppi > 0 {
+		// Never larger than at screenDPI, and over at most
+		// maxFigurePages pages, whatever density the image claims, even
+		// when every cut but the last moves up by render.CutReach.
+		page := r.bottom - r.top
+		most := float64(maxFigurePages-1)*(1-render.CutReach)*page + page - capH - captionGap - 2
+		least = min(minShrink*float64(pi.w)*72/pi.ppi, float64(pi.w)*72/screenDPI, avail)
+		least = min(least, most*float64(pi.w)/float64(pi.h))
+	}
 	if maxH := r.bottom - r.top - capH - captionGap - 2; h > maxH {
 		h = maxH
 		w = h * float64(pi.w) / float64(pi.h)
-		if pi.ppi > 0 {
-			// Never larger than at screenDPI, and over at most
-			// maxFigurePages pages, whatever density the image claims.
-			least := min(minShrink*float64(pi.w)*72/pi.ppi, float64(pi.w)*72/screenDPI, avail)
-			least = min(least, (maxFigurePages*(r.bottom-r.top)-capH-captionGap-2)*float64(pi.w)/float64(pi.h))
-			if w < least {
-				w = least
-				h = w * float64(pi.h) / float64(pi.w)
-			}
+		if w < least {
+			w = least
+			h = w * float64(pi.h) / float64(pi.w)
 		}
 	}
-	return figureLayout{w: w, h: h, caption: ls, sliced: h > r.bottom-r.top-capH-captionGap-2, page: r.bottom - r.top}, nil
+	return figureLayout{w: w, h: h, caption: ls, least: least, sliced: h > r.bottom-r.top-capH-captionGap-2, page: r.bottom - r.top}, nil
+}
+
+// captionHeight is the room the caption takes under the picture.
+func (fl figureLayout) captionHeight() float64 {
+	if len(fl.caption) == 0 {
+		return 0
+	}
+	return captionGap + float64(len(fl.caption))*captionLH
 }
 
 // height is the room the figure needs where it starts: a sliced one a
-// whole page, so that a heading before it goes along.
+// whole page, unless it starts in the room left under text.
 func (fl figureLayout) height() float64 {
 	if fl.sliced {
 		return fl.page
 	}
-	h := fl.h
-	if len(fl.caption) > 0 {
-		h += captionGap + float64(len(fl.caption))*captionLH
-	}
-	return h
+	return fl.h + fl.captionHeight()
 }
 
-// figureHeight is the height figure n will take.
+// leastHeight is the least room the figure can be shrunk into
+// (shrinkInto), its caption included.
+func (fl figureLayout) leastHeight() float64 {
+	if fl.sliced {
+		return fl.page * sliceStart
+	}
+	h := shrinkFloor * fl.h
+	if fl.least > 0 {
+		h = max(h, fl.least*fl.h/fl.w)
+	}
+	return min(h, fl.h) + fl.captionHeight()
+}
+
+// shrinkInto scales the picture down to fit room, its caption under it,
+// when that keeps it at shrinkFloor of its size or more and no narrower
+// than it stays readable at; it reports whether it did.
+func (fl *figureLayout) shrinkInto(room float64) bool {
+	if fl.sliced || room < fl.leastHeight() {
+		return false
+	}
+	if h := room - fl.captionHeight(); h < fl.h {
+		fl.w, fl.h = fl.w*h/fl.h, h
+	}
+	return true
+}
+
+// figureHeight is the least height figure n can take where it starts,
+// which a heading before it is kept with.
 func (r *renderer) figureHeight(n *ast.Image, id string) (float64, error) {
 	fl, err := r.layoutFigure(n, id)
-	return fl.height(), err
+	return fl.leastHeight(), err
 }
 
 // caption is the text under a figure: the Markdown's alt text, else the
@@ -334,25 +348,66 @@ func (r *renderer) caption(n *ast.Image, id string) string {
 }
 
 // figure places an embedded image, centred at the text width with its
-// caption under it.
+// caption under it. A figure that does not fit in the room left on the
+// page is shrunk into it when it stays readable (shrinkInto); otherwise,
+// outside lists and quotes, it floats to the top of the next page and the
+// text after it fills this one (floats.go). In a list or a quote it
+// starts the next page.
 func (r *renderer) figure(n *ast.Image, id string) error {
 	fl, err := r.layoutFigure(n, id)
 	if err != nil {
 		return err
 	}
 	r.space(figureGap)
-	fe := r.tags.open("Figure")
-	defer r.tags.close(fe)
 	// A screen reader reads the alternative text in place of the picture:
 	// the caption (the Markdown's, else the element's own); the id is
 	// better than silence.
-	fe.alt = r.caption(n, id)
-	if fe.alt == "" {
-		fe.alt = "Image " + id
+	alt := r.caption(n, id)
+	if alt == "" {
+		alt = "Image " + id
 	}
-	if err := r.begin(fl.height()); err != nil {
+	if !slices.Contains(r.embedded, id) {
+		r.embedded = append(r.embedded, id)
+	}
+	need := 0.0 // what begin must find room for; 0: the figure's height
+	if !r.atTop() {
+		room := r.room() - r.pending
+		floating := r.canFloat()
+		switch {
+		case floating && len(r.floats) > 0:
+			// An earlier figure waits for the next page: this one may not
+			// pass it.
+			r.deferFigure(id, fl, alt)
+			return nil
+		case fl.sliced && room >= fl.leastHeight():
+			// It goes on over pages anyway: it starts in the room left.
+			need = room
+		case fl.height() <= room+0.01:
+		case fl.shrinkInto(room):
+		case floating:
+			r.deferFigure(id, fl, alt)
+			return nil
+		}
+	}
+	if need == 0 {
+		need = fl.height()
+	}
+	fe := r.tags.open("Figure")
+	defer r.tags.close(fe)
+	fe.alt = alt
+	if err := r.begin(need); err != nil {
 		return err
 	}
+	if err := r.drawFigure(id, fl, fe); err != nil {
+		return err
+	}
+	r.space(figureGap)
+	return r.pdf.Error()
+}
+
+// drawFigure draws the picture and its caption from the current
+// position, under element fe.
+func (r *renderer) drawFigure(id string, fl figureLayout, fe *structElem) error {
 	x := r.x0 + (r.x1-r.x0-fl.w)/2
 	// Where the picture stands on its first page, in PDF coordinates, for
 	// tools that reflow or highlight it.
@@ -377,27 +432,26 @@ func (r *renderer) figure(n *ast.Image, id string) error {
 			return err
 		}
 	}
-	if !slices.Contains(r.embedded, id) {
-		r.embedded = append(r.embedded, id)
-	}
-	r.space(figureGap)
 	return r.pdf.Error()
 }
 
 // slices draws a picture taller than a page from the top of this page
 // on, a page's height of it on each page, clipped, leaving room for the
-// caption under the last part.
+// caption under the last part. Each cut is moved up into the nearest
+// band of background above where the page ends (render.CutAbove), so that it
+// runs between a diagram's nodes rather than through one.
 func (r *renderer) slices(id string, x float64, fl figureLayout) error {
-	capH := 0.0
-	if len(fl.caption) > 0 {
-		capH = captionGap + float64(len(fl.caption))*captionLH
-	}
+	capH := fl.captionHeight()
+	ink := render.InkRows(r.doc.Elements[id].PNG)
 	for done := 0.0; ; {
 		part := min(fl.h-done, r.room())
 		if fl.h-done <= r.room() && fl.h-done+capH > r.room() {
 			// The rest fits but not with its caption: leave some of it for
 			// the next page, so that the caption is not alone there.
 			part = max(r.room()-capH, (fl.h-done)/2)
+		}
+		if done+part < fl.h-0.01 {
+			part = render.CutAbove(ink, fl.h, done, part)
 		}
 		r.content(func() {
 			r.pdf.ClipRect(x, r.y, fl.w, part, false)

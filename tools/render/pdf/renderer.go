@@ -85,6 +85,11 @@ type renderer struct {
 
 	tags         *tagger
 	afterHeading bool // the next block follows a heading's own spacing
+
+	floats        []floatFigure   // figures waiting for the next page
+	placingFloats bool            // placeFloats is drawing them
+	floatsEnd     map[int]float64 // by page: where its text starts under floated figures
+	afterFloats   float64         // where the text starts under this page's floated figures, -1: none
 }
 
 func newRenderer(ctx context.Context, d Document, src []byte) *renderer {
@@ -131,6 +136,9 @@ func (r *renderer) run(tree ast.Node) error {
 	if err := r.blocks(tree); err != nil {
 		return err
 	}
+	if err := r.flushFloats(); err != nil {
+		return err
+	}
 	r.footers()
 	r.flushMark()
 	return r.pdf.Error()
@@ -144,9 +152,13 @@ func (r *renderer) newPage() error {
 	r.pdf.AddPage()
 	r.y = r.top
 	r.pending = 0
+	r.afterFloats = -1
 	// fpdf resets the font of a new page; make the next setFont emit.
 	r.fontSize, r.color, r.fill = -1, rgb{-1, -1, -1}, rgb{-1, -1, -1}
-	return r.pdf.Error()
+	if err := r.pdf.Error(); err != nil {
+		return err
+	}
+	return r.placeFloats()
 }
 
 // atTop reports whether nothing has been placed on the page yet.
@@ -168,12 +180,20 @@ func (r *renderer) begin(need float64) error {
 	}
 	if !r.atTop() && r.y+r.pending+need > r.bottom+0.01 {
 		// A new page, and the block still opens with its list marker.
+		owed := r.pending
 		if err := r.newPage(); err != nil {
 			return err
 		}
+		// Owed only under figures floated to the new page's top.
+		r.pending = owed
 	}
 	if !r.atTop() {
-		r.y += r.pending
+		gap := r.pending
+		if r.y == r.afterFloats {
+			// The space under floated figures is part of the gap.
+			gap = max(0, gap-figureGap)
+		}
+		r.y += gap
 	}
 	r.pending = 0
 	r.afterHeading = false
