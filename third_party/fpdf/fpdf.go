@@ -2166,43 +2166,41 @@ func (f *Fpdf) addFontFromBytes(familyStr, styleStr string, jsonFileBytes, zFile
 		// }
 
 		Type := "UTF8"
-		reader := fileReader{readerPosition: 0, array: utf8Bytes}
-
-		utf8File := newUTF8Font(&reader)
-
-		err := utf8File.parseFile()
-		if err != nil {
-			fmt.Printf("get metrics Error: %e\n", err)
-			return
-		}
-		desc := FontDescType{
-			Ascent:       int(utf8File.Ascent),
-			Descent:      int(utf8File.Descent),
-			CapHeight:    utf8File.CapHeight,
-			Flags:        utf8File.Flags,
-			FontBBox:     utf8File.Bbox,
-			ItalicAngle:  utf8File.ItalicAngle,
-			StemV:        utf8File.StemV,
-			MissingWidth: round(utf8File.DefaultWidth),
-		}
-
 		var sbarr map[int]int
 		if f.aliasNbPagesStr == "" {
 			sbarr = makeSubsetRange(57)
 		} else {
 			sbarr = makeSubsetRange(32)
 		}
-		def := fontDefType{
-			Tp:        Type,
-			Name:      fontkey,
-			Desc:      desc,
-			Up:        int(round(utf8File.UnderlinePosition)),
-			Ut:        round(utf8File.UnderlineThickness),
-			Cw:        utf8File.CharWidths,
-			utf8File:  utf8File,
-			usedRunes: sbarr,
+		define := func(utf8File *utf8FontFile) fontDefType {
+			desc := FontDescType{
+				Ascent:       int(utf8File.Ascent),
+				Descent:      int(utf8File.Descent),
+				CapHeight:    utf8File.CapHeight,
+				Flags:        utf8File.Flags,
+				FontBBox:     utf8File.Bbox,
+				ItalicAngle:  utf8File.ItalicAngle,
+				StemV:        utf8File.StemV,
+				MissingWidth: round(utf8File.DefaultWidth),
+			}
+			return fontDefType{
+				Tp:        Type,
+				Name:      fontkey,
+				Desc:      desc,
+				Up:        int(round(utf8File.UnderlinePosition)),
+				Ut:        round(utf8File.UnderlineThickness),
+				Cw:        utf8File.CharWidths,
+				utf8File:  utf8File,
+				usedRunes: sbarr,
+			}
 		}
-		def.i, _ = generateFontID(def)
+		utf8File, id, err := parseUTF8(fontkey, utf8Bytes, define)
+		if err != nil {
+			fmt.Printf("get metrics Error: %e\n", err)
+			return
+		}
+		def := define(utf8File)
+		def.i = id
 		f.fonts[fontkey] = def
 	} else {
 		// load font definitions

@@ -22,16 +22,31 @@ var xmem = xmempool{
 
 type xmempool struct{ sync.Pool }
 
+// zwriters keeps zlib writers for the next stream: a new writer clears
+// about a megabyte of tables, which cost more than compressing a page.
+// A writer after Reset writes the same bytes as a new one.
+var zwriters = sync.Pool{
+	New: func() any {
+		zw, err := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+		if err != nil {
+			panic(fmt.Errorf("could not create zlib writer: %w", err))
+		}
+		return zw
+	},
+}
+
 func (pool *xmempool) compress(data []byte) *membuffer {
 	mem := pool.Get().(*membuffer)
 	buf := &mem.buf
 	buf.Grow(len(data))
 
-	zw, err := zlib.NewWriterLevel(buf, zlib.BestSpeed)
-	if err != nil {
-		panic(fmt.Errorf("could not create zlib writer: %w", err))
-	}
-	_, err = zw.Write(data)
+	zw := zwriters.Get().(*zlib.Writer)
+	zw.Reset(buf)
+	defer func() {
+		zw.Reset(nil)
+		zwriters.Put(zw)
+	}()
+	_, err := zw.Write(data)
 	if err != nil {
 		panic(fmt.Errorf("could not zlib-compress slice: %w", err))
 	}

@@ -1,7 +1,6 @@
 package pdf
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -204,9 +203,10 @@ func (r *renderer) setStyleFont(st style) {
 	}
 	fc, size := st.face, st.size
 	if !r.added[fc] {
-		// fpdf writes into the font bytes it is given while it subsets
-		// them, so it gets a copy: the originals are shared.
-		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.ttf()))
+		// fpdf only reads the bytes (TestFontFilesUnchanged), and
+		// keeps what it parsed of them for the next document that
+		// adds the same bytes: no copy, or the cache would miss.
+		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), fc.ttf())
 		r.added[fc] = true
 	}
 	if fc != r.font || r.fontFB != 0 || size != r.fontSize {
