@@ -891,7 +891,8 @@ func (utf *utf8FontFile) getMetrics(metricCount, gid int) []byte {
 		utf.seek(start + ((metricCount - 1) * 4))
 		metrics = utf.fileReader.Read(2)
 		utf.seek(start + (metricCount * 2) + (gid * 2))
-		metrics = append(metrics, utf.fileReader.Read(2)...)
+		// A copy: appending to the slice of the file wrote over it.
+		metrics = append(metrics[:2:2], utf.fileReader.Read(2)...)
 	}
 	return metrics
 }
