@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"sync"
@@ -174,7 +175,7 @@ func (r *renderer) addFallback(k uint8) {
 		return
 	}
 	r.addedFB[k] = true
-	r.pdf.AddUTF8FontFromBytes(fallbackFamily(k), "", pdfFallbacks()[k-1].src.TTF())
+	r.pdf.AddUTF8FontFromBytes(fallbackFamily(k), "", bytes.Clone(pdfFallbacks()[k-1].src.TTF()))
 }
 
 // visual returns l with its characters in display order when it holds

@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -203,10 +204,12 @@ func (r *renderer) setStyleFont(st style) {
 	}
 	fc, size := st.face, st.size
 	if !r.added[fc] {
-		// fpdf only reads the bytes (TestFontFilesUnchanged), and
-		// keeps what it parsed of them for the next document that
-		// adds the same bytes: no copy, or the cache would miss.
-		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), fc.ttf())
+		// A copy: the released fpdf writes into a monospaced font's
+		// bytes while it subsets them (third_party/fpdf does not, but a
+		// build that ignores its replace gets the release), and the
+		// originals are shared. fpdf finds a face it parsed for an
+		// earlier document by the bytes, not the slice.
+		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.ttf()))
 		r.added[fc] = true
 	}
 	if fc != r.font || r.fontFB != 0 || size != r.fontSize {
