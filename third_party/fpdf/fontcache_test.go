@@ -121,3 +121,29 @@ func TestPooledCompressorSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// Documents written at once share the kept parse, each with its own copy
+// (run with -race).
+func TestParsedFontsConcurrent(t *testing.T) {
+	ttf := fontFile(t)
+	clearParsedUTF8()
+	want := utf8Document(t, bytes.Clone(ttf), "The quick brown fox")
+	clearParsedUTF8()
+	texts := []string{"The quick brown fox", "ΑΒΓ ЖЗИ ÆØÅ", "0123456789", "The quick brown fox"}
+	got := make([][]byte, len(texts))
+	done := make(chan int)
+	for i, text := range texts {
+		go func() {
+			got[i] = utf8Document(t, bytes.Clone(ttf), text)
+			done <- i
+		}()
+	}
+	for range texts {
+		<-done
+	}
+	for _, i := range []int{0, 3} {
+		if !bytes.Equal(got[i], want) {
+			t.Errorf("document %d, written beside others, differs from one written alone", i)
+		}
+	}
+}
