@@ -662,7 +662,9 @@ func (utf *utf8FontFile) GenerateCutFont(usedRunes map[int]int) []byte {
 		return nil
 	}
 
-	utf.parseHMTXTable(metricsCount, numSymbols, symbolCharDictionary, 1.0)
+	// The release read the widths again here (parseHMTXTable), into a
+	// table of 65,536 that nothing reads after the cut: the document's
+	// widths are the ones parsed when the font was added.
 
 	utf.parseLOCATable(LocaFormat, numSymbols)
 
