@@ -48,6 +48,7 @@ test: build
 	$(GO) vet ./...
 	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
+	cd third_party/fpdf && $(GO) vet . && $(GO) test -race -count=1 .
 
 race: build
 	scripts/services.sh

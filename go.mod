@@ -241,3 +241,5 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+replace codeberg.org/go-pdf/fpdf => ./third_party/fpdf

@@ -5,12 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/files"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/blob"
+	"github.com/switchyardhq/switchyard/storage/sqlite"
 	"github.com/switchyardhq/switchyard/tools"
 )
 
@@ -44,31 +50,58 @@ func spreadsheetArgs(b *testing.B) []byte {
 
 // BenchmarkCreateSpreadsheet10kRows is the whole tool step the gateway
 // runs for create_spreadsheet: decoding the arguments, computing the
-// 30,000 formulas, rendering, and storing the file (in memory here).
+// 30,000 formulas, rendering, and storing the file. "stored" stores it as
+// a node does, through the Files API (quota check, format check, the
+// bytes into a blob directory with fsync, the metadata into SQLite);
+// "in_memory" keeps it in a map, which leaves the rest alone.
 func BenchmarkCreateSpreadsheet10kRows(b *testing.B) {
 	args := spreadsheetArgs(b)
-	all, err := New(Config{Files: &fakeFiles{}})
+	stored, account := gatewayFiles(b)
+	for _, bb := range []struct {
+		name, account string
+		files         FileStore
+	}{{"stored", account, stored}, {"in_memory", "acct", &fakeFiles{}}} {
+		b.Run(bb.name, func(b *testing.B) {
+			tool := toolSetWith(b, bb.files)[tools.NameCreateSpreadsheet]
+			b.SetBytes(int64(len(args)))
+			b.ReportAllocs()
+			var cpu time.Duration
+			for b.Loop() {
+				env := &tools.Env{AccountID: bb.account, IDs: &counter{}}
+				start := cpuTime(b)
+				execute(b, tool, args, env)
+				cpu += cpuTime(b) - start
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// gatewayFiles is the Files API of a single node, metadata in SQLite and
+// the bytes in a blob directory, with the quotas of revision A raised so
+// that the benchmark's many files fit (they are still checked), and the
+// id of an account to store for.
+func gatewayFiles(b *testing.B) (*files.Service, string) {
+	meta, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "switchyard.db"), storage.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var tool tools.Tool
-	for _, t := range all {
-		if t.Name() == tools.NameCreateSpreadsheet {
-			tool = t
-		}
+	b.Cleanup(func() { meta.Close() })
+	blobs, err := blob.NewDir(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(args)))
-	b.ReportAllocs()
-	var cpu time.Duration
-	for b.Loop() {
-		env := &tools.Env{AccountID: "acct", IDs: &counter{}}
-		start := cpuTime(b)
-		if _, err := tool.Execute(context.Background(), tools.Call{Name: tools.NameCreateSpreadsheet, Arguments: args, Env: env}); err != nil {
-			b.Fatal(err)
-		}
-		cpu += cpuTime(b) - start
+	profile := policy.ProfileFor(policy.RevisionA)
+	profile.MaxStoredFiles, profile.MaxStoredBytes = 1<<30, 1<<50
+	svc, err := files.NewService(files.Config{Meta: meta, Blobs: blobs, Profile: profile})
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	acct, err := meta.EnsureAccount(b.Context(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc, acct.ID
 }
 
 // documentCall is create_document's arguments and objects for a report
@@ -153,6 +186,24 @@ func BenchmarkCreateDocument3ChartsDiagram(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 }
 
+// BenchmarkCreateDocumentStored is BenchmarkCreateDocument3ChartsDiagram
+// with the PDF stored as a node stores it (gatewayFiles) instead of in
+// memory: the whole tool step as the gateway runs it.
+func BenchmarkCreateDocumentStored(b *testing.B) {
+	args, objects := documentCall(b)
+	stored, account := gatewayFiles(b)
+	b.ReportAllocs()
+	var cpu time.Duration
+	for b.Loop() {
+		set := toolSetWith(b, stored)
+		env := &tools.Env{AccountID: account, IDs: &counter{obj: 4}, Objects: maps.Clone(objects)}
+		start := cpuTime(b)
+		execute(b, set[tools.NameCreateDocument], args, env)
+		cpu += cpuTime(b) - start
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+}
+
 // BenchmarkCreateDocumentAfterItsPictures is the same step where the
 // conversation made the charts and the diagram just before, as a model
 // does: they are drawn by their create_* calls (not timed) and the
@@ -189,7 +240,11 @@ func BenchmarkCreateDocumentAfterItsPictures(b *testing.B) {
 }
 
 func toolSet(b *testing.B) map[string]tools.Tool {
-	all, err := New(Config{Files: &fakeFiles{}})
+	return toolSetWith(b, &fakeFiles{})
+}
+
+func toolSetWith(b *testing.B, f FileStore) map[string]tools.Tool {
+	all, err := New(Config{Files: f})
 	if err != nil {
 		b.Fatal(err)
 	}

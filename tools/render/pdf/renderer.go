@@ -224,8 +224,11 @@ func (r *renderer) setStyleFont(st style) {
 	}
 	fc, size := st.face, st.size
 	if !r.added[fc] {
-		// fpdf writes into the font bytes it is given while it subsets
-		// them, so it gets a copy: the originals are shared.
+		// A copy: the released fpdf writes into a monospaced font's
+		// bytes while it subsets them (third_party/fpdf does not, but a
+		// build that ignores its replace gets the release), and the
+		// originals are shared. fpdf finds a face it parsed for an
+		// earlier document by the bytes, not the slice.
 		r.pdf.AddUTF8FontFromBytes(fc.family(), fc.style(), bytes.Clone(fc.ttf()))
 		r.added[fc] = true
 	}
