@@ -59,7 +59,7 @@ func TestImageRunsInPodman(t *testing.T) {
 	pm.run(args...)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("podman logs %s:\n%s", name, pm.quiet("logs", name))
+			t.Logf("podman logs %s:\n%s", name, pm.logs(name))
 		}
 		pm.quiet("rm", "-f", "-t", "0", name)
 	})
@@ -79,7 +79,7 @@ func TestImageRunsInPodman(t *testing.T) {
 		}
 	}
 
-	out := pm.run("exec", name, "/usr/local/bin/switchyard", "bootstrap", "--account", "podman", "--usd", "1.00")
+	out := pm.run("exec", name, "/usr/local/bin/switchyard", "bootstrap", "--account", "podman", "--usd", "5.00")
 	key := out[strings.LastIndex(out, "\n")+1:]
 	if !strings.HasPrefix(key, "sk-") {
 		t.Fatalf("bootstrap printed no key:\n%s", out)
@@ -225,6 +225,18 @@ func (p podman) run(args ...string) string {
 		p.t.Fatalf("podman %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
+}
+
+// logs is what the container wrote to its standard output and error,
+// where the gateway logs.
+func (p podman) logs(name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, p.path, "logs", name).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s(podman logs: %v)", b, err)
+	}
+	return string(b)
 }
 
 // quiet is a clean-up command, whose failure is only logged.
