@@ -140,22 +140,25 @@ func TestImageRunsInPodman(t *testing.T) {
 // each avoids.
 func podmanHostFlags(t *testing.T) []string {
 	t.Helper()
+	var flags []string
 	// Rootful podman asks the runtime for open-file and process limits of
 	// 1048576, which needs CAP_SYS_RESOURCE; an engine inside a sandbox or
 	// another container lacks it and starts nothing. Limits no higher than
 	// this process's own are always granted. Podman lowers its own process
 	// limit (to 32768 here) before it starts the runtime, so the process
 	// limit stays well under that.
-	var nofile, nproc syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile); err != nil {
-		t.Fatal(err)
+	if !hasCapability(t, capSysResource) {
+		var nofile, nproc syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Getrlimit(rlimitNPROC, &nproc); err != nil {
+			t.Fatal(err)
+		}
+		n := strconv.FormatUint(min(nofile.Max, 65536), 10)
+		p := strconv.FormatUint(min(nproc.Max, 4096), 10)
+		flags = append(flags, "--ulimit", "nofile="+n+":"+n, "--ulimit", "nproc="+p+":"+p)
 	}
-	if err := syscall.Getrlimit(rlimitNPROC, &nproc); err != nil {
-		t.Fatal(err)
-	}
-	n := strconv.FormatUint(min(nofile.Max, 65536), 10)
-	p := strconv.FormatUint(min(nproc.Max, 4096), 10)
-	flags := []string{"--ulimit", "nofile=" + n + ":" + n, "--ulimit", "nproc=" + p + ":" + p}
 
 	// crun, podman's default runtime, refuses every container where the
 	// cgroup v2 hierarchy of a hybrid (v1 and v2) host has controllers
@@ -170,9 +173,32 @@ func podmanHostFlags(t *testing.T) []string {
 	return flags
 }
 
-// rlimitNPROC is Linux's RLIMIT_NPROC, which package syscall does not
-// name.
-const rlimitNPROC = 6
+// Linux's numbers for what package syscall does not name.
+const (
+	rlimitNPROC    = 6
+	capSysResource = 24
+)
+
+// hasCapability reads the effective capability set of this process, which
+// podman, started by it, runs with.
+func hasCapability(t *testing.T, bit uint) bool {
+	t.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if hex, ok := strings.CutPrefix(line, "CapEff:\t"); ok {
+			caps, err := strconv.ParseUint(hex, 16, 64)
+			if err != nil {
+				t.Fatalf("CapEff %q: %v", hex, err)
+			}
+			return caps&(1<<bit) != 0
+		}
+	}
+	t.Fatal("/proc/self/status has no CapEff line")
+	return false
+}
 
 // waitHealthy polls url until it answers 200 ok, failing early when the
 // container stops: the gateway opens its port only once it is ready.
