@@ -41,10 +41,12 @@ size: check-go
 RACE_PKGS := ./policy/... ./translator/... ./internal/sse ./tools ./tools/toolset ./tools/artifacts ./tools/memory ./tools/search ./tools/openurl
 
 # Unit, storage-contract, limiter and end-to-end suites against real
-# PostgreSQL and Redis (started or installed by scripts/services.sh).
+# PostgreSQL and Redis (started or installed by scripts/services.sh); the
+# release image runs in podman (installed by scripts/podman.sh).
 test: build
 	scripts/services.sh
 	scripts/browser.sh
+	scripts/podman.sh
 	$(GO) vet ./...
 	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
@@ -52,6 +54,7 @@ test: build
 
 race: build
 	scripts/services.sh
+	scripts/podman.sh
 	SWITCHYARD_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
 
 # The reference run (docs/performance.md); BENCH_QUICK=1 for a short one.

@@ -3,7 +3,6 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -444,47 +443,5 @@ func TestGatewayDoesNotLinkImageBuilder(t *testing.T) {
 		if strings.Contains(line, "go-containerregistry") {
 			t.Errorf("the gateway links %s", line)
 		}
-	}
-}
-
-// TestImageLoadsAndRuns loads the image into a container engine and runs
-// it, where one answers on this machine.
-func TestImageLoadsAndRuns(t *testing.T) {
-	engine := ""
-	for _, e := range []string{"docker", "podman"} {
-		p, err := exec.LookPath(e)
-		if err != nil {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
-		err = exec.CommandContext(ctx, p, "info").Run()
-		cancel()
-		if err == nil {
-			engine = p
-			break
-		}
-	}
-	if engine == "" {
-		t.Skip("no docker or podman daemon answers here: the image is not loaded and run " +
-			"(TestImageTarball still reads it back)")
-	}
-	out := filepath.Join(t.TempDir(), "image.tar")
-	o := testOptions(t, out)
-	o.tag = "switchyard-image-test:" + standinStamp
-	if _, err := run(o); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.CommandContext(t.Context(), engine, "load", "-i", out).CombinedOutput(); err != nil {
-		t.Fatalf("%s load: %v\n%s", engine, err, b)
-	}
-	t.Cleanup(func() { exec.Command(engine, "rmi", "-f", o.tag).Run() })
-	b, err := exec.CommandContext(t.Context(), engine, "run", "--rm", o.tag, "--version").CombinedOutput()
-	if err != nil || !strings.Contains(string(b), "Switchyard "+standinStamp) {
-		t.Errorf("%s run %s --version: %v\n%s", engine, o.tag, err, b)
-	}
-	b, err = exec.CommandContext(t.Context(), engine, "run", "--rm", "--entrypoint", "/usr/local/bin/switchyard",
-		"--user", "65532", o.tag, "version").CombinedOutput()
-	if err != nil || !strings.Contains(string(b), standinStamp) {
-		t.Errorf("%s run as 65532: %v\n%s", engine, err, b)
 	}
 }

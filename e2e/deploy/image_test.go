@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,32 +39,8 @@ func TestImageServesAsNonroot(t *testing.T) {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("running the image's file system chrooted as uid 65532 needs root on linux")
 	}
-	const caCerts = "/etc/ssl/certs/ca-certificates.crt"
-	if _, err := os.Stat(caCerts); err != nil {
-		t.Skipf("the image needs a CA bundle: %v", err)
-	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	bin := staticGateway(t, goTool)
-
-	out := filepath.Join(t.TempDir(), "image.tar")
-	build := exec.CommandContext(t.Context(), goTool, "run", "./deploy/image", "-binary", bin,
-		"-version", "e2e", "-caddyfile", "Caddyfile.example", "-ca-certs", caCerts, "-out", out)
-	build.Dir = repo
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go run ./deploy/image: %v\n%s", err, b)
-	}
-	tag, err := name.NewTag("switchyard:e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(out, &tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ri := buildReleaseImage(t)
+	img, cf := ri.img, ri.cf
 	root := t.TempDir()
 	unpack(t, img, root)
 
@@ -71,7 +49,7 @@ func TestImageServesAsNonroot(t *testing.T) {
 		t.Fatalf("the image runs as root (User %q)", cf.Config.User)
 	}
 	port, admin := freePort(t), freePort(t)
-	env := append(cf.Config.Env,
+	env := append(slices.Clone(cf.Config.Env),
 		// The host's network is the container's here: loopback ports
 		// of this test's choosing instead of the image's 8080.
 		"SWITCHYARD_LISTEN=127.0.0.1:"+port, "SWITCHYARD_LISTEN_PORT="+port,
@@ -146,9 +124,84 @@ func TestImageServesAsNonroot(t *testing.T) {
 	}
 }
 
+// releaseImage is the image make release would build around the real
+// gateway, built once for the tests of this package.
+type releaseImage struct {
+	tar string // the docker load tarball
+	tag string // the repository:tag it holds, unique to this run
+	img v1.Image
+	cf  *v1.ConfigFile
+}
+
+var (
+	releaseOnce  sync.Once
+	releaseBuilt *releaseImage
+	releaseDir   string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if releaseDir != "" {
+		os.RemoveAll(releaseDir)
+	}
+	os.Exit(code)
+}
+
+// buildReleaseImage builds the image with deploy/image from a static
+// gateway, Caddyfile.example and the machine's CA bundle, as
+// scripts/release.sh does. Its tag is unique to this process, so a run
+// beside another on the same container engine neither replaces nor
+// removes the other's image.
+func buildReleaseImage(t *testing.T) *releaseImage {
+	t.Helper()
+	const caCerts = "/etc/ssl/certs/ca-certificates.crt"
+	if _, err := os.Stat(caCerts); err != nil {
+		t.Fatalf("the image needs a CA bundle (Debian's ca-certificates package): %v", err)
+	}
+	releaseOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "switchyard-e2e-image")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		releaseDir = dir
+		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+		bin := staticGateway(t, goTool, dir)
+		ri := &releaseImage{
+			tar: filepath.Join(dir, "image.tar"),
+			tag: fmt.Sprintf("switchyard-e2e:%d-%d", os.Getpid(), time.Now().UnixNano()),
+		}
+		build := exec.CommandContext(t.Context(), goTool, "run", "./deploy/image", "-binary", bin,
+			"-version", "e2e", "-tag", ri.tag, "-caddyfile", "Caddyfile.example", "-ca-certs", caCerts, "-out", ri.tar)
+		build.Dir = repo
+		if b, err := build.CombinedOutput(); err != nil {
+			t.Errorf("go run ./deploy/image: %v\n%s", err, b)
+			return
+		}
+		tag, err := name.NewTag(ri.tag)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if ri.img, err = tarball.ImageFromPath(ri.tar, &tag); err != nil {
+			t.Error(err)
+			return
+		}
+		if ri.cf, err = ri.img.ConfigFile(); err != nil {
+			t.Error(err)
+			return
+		}
+		releaseBuilt = ri
+	})
+	if releaseBuilt == nil {
+		t.Fatal("the release image could not be built (see the first test that tried)")
+	}
+	return releaseBuilt
+}
+
 // staticGateway is $SWITCHYARD_BIN when it is a static binary, the only
-// kind the image can run, else one built here.
-func staticGateway(t *testing.T, goTool string) string {
+// kind the image can run, else one built into dir.
+func staticGateway(t *testing.T, goTool, dir string) string {
 	t.Helper()
 	if p := os.Getenv("SWITCHYARD_BIN"); p != "" {
 		f, err := elf.Open(p)
@@ -164,7 +217,7 @@ func staticGateway(t *testing.T, goTool string) string {
 		}
 		t.Logf("%s is not a static binary; building one with CGO_ENABLED=0", p)
 	}
-	p := filepath.Join(t.TempDir(), "switchyard")
+	p := filepath.Join(dir, "switchyard")
 	cmd := exec.CommandContext(t.Context(), goTool, "build", "-trimpath", "-o", p, "./cmd/switchyard")
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
