@@ -17,8 +17,9 @@ import (
 // --json spell them. Every field's zero (null, [], 0, "") is "no
 // control".
 type KeyControlsJSON struct {
-	// ExpiresAt is when the key stops working, RFC 3339; null: never.
-	ExpiresAt *string `json:"expires_at"`
+	// ExpiresAt is when the key stops working, in Unix seconds; null:
+	// never.
+	ExpiresAt *int64 `json:"expires_at"`
 	// Models the key may call; empty: any.
 	Models []string `json:"models"`
 	// AllowedIPs are the client addresses and ranges (CIDR) the key may
@@ -43,16 +44,13 @@ func KeyControlsOf(c storage.KeyControls) KeyControlsJSON {
 		Models: nonNil(c.Models), AllowedIPs: nonNil(c.CIDRs), SpendLimitCents: c.SpendLimitCents,
 		SpendPeriod: string(c.SpendPeriod), RatePerMinute: c.RatePerMinute, StreamLimit: c.StreamLimit,
 	}
-	if !c.ExpiresAt.IsZero() {
-		t := timeJSON(c.ExpiresAt)
-		out.ExpiresAt = &t
-	}
+	out.ExpiresAt = unixTimeOrNull(c.ExpiresAt)
 	return out
 }
 
 // Controls reads j, refusing with 400 invalid_key_controls what
-// policy.ValidKeyControls refuses at now, or an expiry that is not RFC
-// 3339.
+// policy.ValidKeyControls refuses at now, or an expiry beyond year 9999
+// (milliseconds sent for seconds).
 func (j KeyControlsJSON) Controls(now time.Time) (storage.KeyControls, error) {
 	c := storage.KeyControls{
 		Models: j.Models, CIDRs: j.AllowedIPs, SpendLimitCents: j.SpendLimitCents,
@@ -64,13 +62,13 @@ func (j KeyControlsJSON) Controls(now time.Time) (storage.KeyControls, error) {
 	if len(c.CIDRs) == 0 {
 		c.CIDRs = nil
 	}
-	if j.ExpiresAt != nil && *j.ExpiresAt != "" {
-		t, err := time.Parse(time.RFC3339, *j.ExpiresAt)
-		if err != nil {
-			return c, apierror.InvalidRequest("invalid_key_controls",
-				"expires_at is a time such as 2030-01-31T00:00:00Z.")
+	if j.ExpiresAt != nil {
+		if *j.ExpiresAt > maxUnixSeconds {
+			return c, apierror.InvalidRequest("invalid_key_controls", timeMessage("expires_at"))
 		}
-		c.ExpiresAt = t
+		// A negative or past time is an expiry in the past, which
+		// policy.ValidKeyControls refuses.
+		c.ExpiresAt = time.Unix(*j.ExpiresAt, 0).UTC()
 	}
 	return c, policy.ValidKeyControls(c, now)
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,7 +40,7 @@ func keyControlFlags(cmd *cobra.Command) admin.KeyControlArgs {
 func describeControls(c storage.KeyControls) string {
 	var parts []string
 	if !c.ExpiresAt.IsZero() {
-		parts = append(parts, "expires "+c.ExpiresAt.UTC().Format(time.RFC3339))
+		parts = append(parts, "expires "+tableTime(c.ExpiresAt))
 	}
 	if len(c.Models) > 0 {
 		parts = append(parts, "models "+strings.Join(c.Models, ","))
