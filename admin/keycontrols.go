@@ -102,7 +102,8 @@ func (q *request) setKeyControls(a storage.Account, id string) {
 
 // KeyControlArgs are key controls as the CLI's flags spell them.
 type KeyControlArgs struct {
-	// Expires is an RFC 3339 time, or a time from now such as 720h or
+	// Expires is what a person types: an RFC 3339 time, a day
+	// (YYYY-MM-DD, its midnight UTC), or a time from now such as 720h or
 	// 30d; "": never.
 	Expires string
 	// Models and AllowedIPs are the allow-lists; each element may hold
@@ -126,7 +127,7 @@ func (a KeyControlArgs) Controls(now time.Time) (storage.KeyControls, error) {
 	if a.Expires != "" {
 		t, err := parseExpiry(a.Expires, now)
 		if err != nil {
-			return c, bad("An expiry is a time such as 2030-01-31T00:00:00Z or a time from now such as 30d or 12h.")
+			return c, bad("An expiry is a time such as 2030-01-31T00:00:00Z, a day such as 2030-01-31 (from 00:00 UTC), or a time from now such as 30d or 12h.")
 		}
 		c.ExpiresAt = t
 	}
@@ -142,6 +143,9 @@ func (a KeyControlArgs) Controls(now time.Time) (storage.KeyControls, error) {
 
 func parseExpiry(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, nil
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {

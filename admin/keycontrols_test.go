@@ -80,3 +80,30 @@ func testKeyControls(t *testing.T, f *fixture) {
 	f.want(f.do("PUT", "/admin/accounts/alice/keys/"+created.ID+"/controls", f.alice, `{}`), 404, "key_not_found")
 	f.want(f.do("GET", "/admin/accounts/alice/keys/"+created.ID+"/controls", f.alice, ""), 405, "method_not_allowed")
 }
+
+// TestKeyControlArgsExpiry: the CLI's --expires takes what a person
+// types and turns it into a time, which the admin API then writes as
+// Unix seconds.
+func TestKeyControlArgsExpiry(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2030-01-31T00:00:00Z":      time.Date(2030, 1, 31, 0, 0, 0, 0, time.UTC),
+		"2030-01-31T02:00:00+02:00": time.Date(2030, 1, 31, 0, 0, 0, 0, time.UTC),
+		"2030-01-31":                time.Date(2030, 1, 31, 0, 0, 0, 0, time.UTC),
+		"30d":                       now.AddDate(0, 0, 30),
+		"12h":                       now.Add(12 * time.Hour),
+	} {
+		c, err := KeyControlArgs{Expires: in}.Controls(now)
+		if err != nil || !c.ExpiresAt.Equal(want) {
+			t.Errorf("--expires %s: %v, %v; want %v", in, c.ExpiresAt, err, want)
+		}
+		if got := KeyControlsOf(c).ExpiresAt; got == nil || *got != want.Unix() {
+			t.Errorf("--expires %s as JSON: %v, want %d", in, got, want.Unix())
+		}
+	}
+	for _, in := range []string{"2029-12-31", "tomorrow", "0d", "-1h", "1795780800"} {
+		if _, err := (KeyControlArgs{Expires: in}).Controls(now); err == nil {
+			t.Errorf("--expires %s: accepted", in)
+		}
+	}
+}
