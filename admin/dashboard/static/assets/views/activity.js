@@ -89,9 +89,10 @@ export async function activity(body, ctx) {
     for (const [name, el] of Object.entries(f)) {
       const v = el.value.trim();
       if (!v) continue;
-      if (name === 'since') q.set(name, String(fmt.startOfLocalDay(v)));
-      else if (name === 'until') q.set(name, String(fmt.startOfLocalDay(v, 1)));
-      else q.set(name, v);
+      if (name === 'since' || name === 'until') {
+        const s = fmt.startOfLocalDay(v, name === 'until' ? 1 : 0);
+        if (s !== null) q.set(name, String(s));
+      } else q.set(name, v);
     }
     return q;
   };
