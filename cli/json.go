@@ -66,9 +66,9 @@ func tableTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // accountJSON is GET /admin/accounts/{name} but for reserved_cents: the
 // holds of requests in flight live in the servers, not in the store.
 type accountJSON struct {
-	ID           string  `json:"id"`
-	Name         string  `json:"name"`
-	BalanceCents int64   `json:"balance_cents"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	BalanceCents int64  `json:"balance_cents"`
 	CreatedAt    int64  `json:"created_at"`
 	Disabled     bool   `json:"disabled"`
 	DisabledAt   *int64 `json:"disabled_at"`
@@ -86,9 +86,9 @@ func accountJSONOf(r storage.AccountBalance) accountJSON {
 // keyJSON is a key as GET /admin/accounts/{name}/keys lists it: never
 // the key itself.
 type keyJSON struct {
-	ID         string  `json:"id"`
-	Hint       string  `json:"hint"`
-	Label      string  `json:"label"`
+	ID         string `json:"id"`
+	Hint       string `json:"hint"`
+	Label      string `json:"label"`
 	CreatedAt  int64  `json:"created_at"`
 	RevokedAt  *int64 `json:"revoked_at"`
 	LastUsedAt *int64 `json:"last_used_at"`
