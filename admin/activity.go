@@ -18,7 +18,7 @@ import (
 // lists it and its JSON Lines export writes it.
 type activityJSON struct {
 	ID               string `json:"id"`
-	CreatedAt        string `json:"created_at"`
+	CreatedAt        int64  `json:"created_at"`
 	RequestID        string `json:"request_id"`
 	KeyID            string `json:"key_id"`
 	EndUser          string `json:"end_user"`
@@ -43,7 +43,7 @@ type activityJSON struct {
 
 func activityOut(e storage.RequestLogEntry) activityJSON {
 	out := activityJSON{
-		ID: e.ID, CreatedAt: timeJSON(e.At), RequestID: e.RequestID, KeyID: e.KeyID, EndUser: e.EndUser,
+		ID: e.ID, CreatedAt: unixTime(e.At), RequestID: e.RequestID, KeyID: e.KeyID, EndUser: e.EndUser,
 		Route: e.Route, Method: e.Method, Path: e.Path, ModelAsked: e.ModelAsked, ModelServed: e.ModelServed,
 		Upstream: e.Upstream, Stream: e.Stream, Status: e.Status, ErrorCode: e.ErrorCode,
 		PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens, CostCents: e.CostCents,
@@ -69,7 +69,7 @@ const (
 // json (the default) answers a page; csv and jsonl answer every entry
 // the filters select, as a download.
 func (q *request) activity(a storage.Account) {
-	filter, err := activityQuery(q.r, q.h.cfg.Now())
+	filter, err := activityQuery(q.r)
 	if err != nil {
 		q.fail(err)
 		return
@@ -98,8 +98,9 @@ func (q *request) activity(a storage.Account) {
 	}
 }
 
-// activityQuery reads the filters of GET .../activity.
-func activityQuery(r *http.Request, now time.Time) (storage.RequestLogQuery, error) {
+// activityQuery reads the filters of GET .../activity. since and until
+// are Unix seconds and bound the entries' times to [since, until).
+func activityQuery(r *http.Request) (storage.RequestLogQuery, error) {
 	v := r.URL.Query()
 	f := storage.RequestLogQuery{KeyID: v.Get("key"), Model: v.Get("model"), EndUser: v.Get("user")}
 	if s := v.Get("status"); s != "" {
@@ -114,29 +115,12 @@ func activityQuery(r *http.Request, now time.Time) (storage.RequestLogQuery, err
 			f.Status = n
 		}
 	}
-	for _, p := range []struct {
-		name string
-		t    *time.Time
-		end  bool
-	}{{"since", &f.Since, false}, {"until", &f.Until, true}} {
-		s := v.Get(p.name)
-		if s == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			d, derr := time.Parse(time.DateOnly, s)
-			if derr != nil {
-				return f, apierror.InvalidRequest("invalid_date",
-					p.name+" is a date such as 2026-01-31 or a time such as 2026-01-31T12:00:00Z.")
-			}
-			// A day given as until is included whole.
-			if p.end {
-				d = d.AddDate(0, 0, 1)
-			}
-			t = d
-		}
-		*p.t = t
+	var err error
+	if f.Since, err = timeParam(v, "since", "invalid_date"); err != nil {
+		return f, err
+	}
+	if f.Until, err = timeParam(v, "until", "invalid_date"); err != nil {
+		return f, err
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
 		return f, apierror.InvalidRequest("invalid_date", "until is not after since.")
@@ -145,21 +129,26 @@ func activityQuery(r *http.Request, now time.Time) (storage.RequestLogQuery, err
 }
 
 // csvHeader is the first line of a CSV export; the columns follow
-// activityJSON.
+// activityJSON, then created_at_utc.
 var csvHeader = []string{"id", "created_at", "request_id", "key_id", "end_user", "route", "method", "path",
 	"model_asked", "model_served", "upstream", "stream", "status", "error_code", "prompt_tokens",
-	"completion_tokens", "cost_cents", "estimated", "tool_calls", "latency_ms", "first_byte_ms"}
+	"completion_tokens", "cost_cents", "estimated", "tool_calls", "latency_ms", "first_byte_ms", "created_at_utc"}
+
+// csvHumanTime is the format of the CSV's created_at_utc column: the
+// entry's time in UTC as spreadsheets read a date and time, for people;
+// created_at is the same instant in Unix seconds, for programs.
+const csvHumanTime = "2006-01-02 15:04:05"
 
 func csvRow(j activityJSON) []string {
 	firstByte := ""
 	if j.FirstByteMS != nil {
 		firstByte = strconv.FormatInt(*j.FirstByteMS, 10)
 	}
-	return []string{j.ID, j.CreatedAt, j.RequestID, j.KeyID, csvText(j.EndUser), j.Route, j.Method, csvText(j.Path),
+	return []string{j.ID, strconv.FormatInt(j.CreatedAt, 10), j.RequestID, j.KeyID, csvText(j.EndUser), j.Route, j.Method, csvText(j.Path),
 		csvText(j.ModelAsked), csvText(j.ModelServed), j.Upstream, strconv.FormatBool(j.Stream), strconv.Itoa(j.Status),
 		j.ErrorCode, strconv.FormatInt(j.PromptTokens, 10), strconv.FormatInt(j.CompletionTokens, 10),
 		strconv.FormatInt(j.CostCents, 10), strconv.FormatBool(j.Estimated), strconv.Itoa(j.ToolCalls),
-		strconv.FormatInt(j.LatencyMS, 10), firstByte}
+		strconv.FormatInt(j.LatencyMS, 10), firstByte, time.Unix(j.CreatedAt, 0).UTC().Format(csvHumanTime)}
 }
 
 // csvText keeps a value a client chose from being read as a formula by

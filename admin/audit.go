@@ -144,7 +144,7 @@ func (h *Handler) Close() error {
 // auditJSON is an audit entry as GET /admin/audit lists it.
 type auditJSON struct {
 	ID       string `json:"id"`
-	At       string `json:"created_at"`
+	At       int64  `json:"created_at"`
 	Subject  string `json:"subject"`
 	Role     string `json:"role"`
 	Action   string `json:"action"`
@@ -180,7 +180,7 @@ func (q *request) auditLog() {
 
 func auditOut(e storage.AuditEntry) auditJSON {
 	return auditJSON{
-		ID: e.ID, At: timeJSON(e.At), Subject: e.Subject, Role: e.Role, Action: e.Action,
+		ID: e.ID, At: unixTime(e.At), Subject: e.Subject, Role: e.Role, Action: e.Action,
 		Account: e.Account, Target: e.Target, RemoteIP: e.RemoteIP, Outcome: e.Outcome, Detail: e.Detail,
 	}
 }
@@ -196,13 +196,4 @@ func limitParam(r *http.Request, def, most int) (int, error) {
 		return 0, apierror.InvalidRequest("invalid_limit", "limit must be a whole number from 1 to "+strconv.Itoa(most)+".")
 	}
 	return n, nil
-}
-
-// timeJSON is how the admin API writes times: RFC 3339 in UTC, "" for
-// the zero time.
-func timeJSON(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }

@@ -228,7 +228,7 @@ func testTokenFailures(t *testing.T, f *fixture) {
 }
 
 func testScoping(t *testing.T, f *fixture) {
-	f.account("alice", 700)
+	alice := f.account("alice", 700)
 	bob := f.account("bob", 300)
 	f.account("dave", 0)
 
@@ -260,7 +260,7 @@ func testScoping(t *testing.T, f *fixture) {
 	r := f.do("GET", "/admin/accounts/alice", f.alice, "")
 	f.want(r, 200, "")
 	r.json(t, &own)
-	if own.Name != "alice" || own.BalanceCents != 700 || own.CreatedAt == "" {
+	if own.Name != "alice" || own.BalanceCents != 700 || own.CreatedAt != alice.CreatedAt.Unix() {
 		t.Errorf("alice = %+v", own)
 	}
 
@@ -303,7 +303,10 @@ func testKeys(t *testing.T, f *fixture) {
 	bob := f.account("bob", 0)
 	r := f.do("POST", "/admin/accounts/alice/keys", f.alice, `{"label":"laptop"}`)
 	f.want(r, 201, "")
-	var created struct{ ID, Key, Hint, Label, CreatedAt string }
+	var created struct {
+		ID, Key, Hint, Label string
+		CreatedAt            int64 `json:"created_at"`
+	}
 	r.json(t, &created)
 	if !policy.ValidKeyFormat(created.Key) || created.Hint != policy.KeyHint(created.Key) || created.Label != "laptop" {
 		t.Fatalf("created %+v", created)
@@ -649,7 +652,7 @@ func testAuditAndRequests(t *testing.T, f *fixture) {
 	f.want(r, 200, "")
 	r.json(t, &l)
 	if len(l.Data) != 2 || l.Data[0].Action != "topup" || l.Data[0].Subject != "root" || l.Data[0].Role != "operator" ||
-		l.Data[0].Outcome != "ok" || l.Data[0].Detail != "$10.00" || l.Data[0].RemoteIP != "198.51.100.7" || l.Data[0].At == "" {
+		l.Data[0].Outcome != "ok" || l.Data[0].Detail != "$10.00" || l.Data[0].RemoteIP != "198.51.100.7" || l.Data[0].At <= 0 {
 		t.Fatalf("audit = %+v", l.Data)
 	}
 	var next page[auditJSON]

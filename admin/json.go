@@ -35,6 +35,12 @@ func (q *request) decode(dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && jsonField(typ.Field) == "expires_at" {
+			// The one time a body takes, a key's expiry, refused with
+			// the code of the key's other controls.
+			return apierror.InvalidRequest("invalid_key_controls", decodeMessage(err))
+		}
 		return apierror.InvalidRequest("invalid_json", decodeMessage(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -53,8 +59,12 @@ func decodeMessage(err error) string {
 		return fmt.Sprintf("The body is not valid JSON (at byte %d).", syntax.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "The body ends before its JSON object does."
+	case errors.As(err, &typ) && strings.HasSuffix(typ.Field, "_at"):
+		// A time given as text, as the admin API took times before
+		// (RFC 3339): say what it takes now.
+		return strings.TrimSuffix(timeMessage(jsonField(typ.Field)), ".") + "; not " + article(typ.Value) + "."
 	case errors.As(err, &typ) && typ.Field != "":
-		return fmt.Sprintf("%s must be %s, not %s.", typ.Field, jsonKind(typ.Type), article(typ.Value))
+		return fmt.Sprintf("%s must be %s, not %s.", jsonField(typ.Field), jsonKind(typ.Type), article(typ.Value))
 	case errors.As(err, &typ):
 		return "The body must be a JSON object, not " + article(typ.Value) + "."
 	}
@@ -62,6 +72,20 @@ func decodeMessage(err error) string {
 		return "This route takes no member " + name + "."
 	}
 	return "The body is not a valid JSON object for this route."
+}
+
+// jsonField is encoding/json's path of a member as the body spells it:
+// without the names of embedded Go structs (KeyControlsJSON.models),
+// which the body never holds. The API's members are lower case.
+func jsonField(path string) string {
+	parts := strings.Split(path, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if p != "" && !(p[0] >= 'A' && p[0] <= 'Z') {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }
 
 // jsonKind names the JSON value a Go type is read from.

@@ -17,8 +17,9 @@ import (
 // --json spell them. Every field's zero (null, [], 0, "") is "no
 // control".
 type KeyControlsJSON struct {
-	// ExpiresAt is when the key stops working, RFC 3339; null: never.
-	ExpiresAt *string `json:"expires_at"`
+	// ExpiresAt is when the key stops working, in Unix seconds; null:
+	// never.
+	ExpiresAt *int64 `json:"expires_at"`
 	// Models the key may call; empty: any.
 	Models []string `json:"models"`
 	// AllowedIPs are the client addresses and ranges (CIDR) the key may
@@ -43,16 +44,13 @@ func KeyControlsOf(c storage.KeyControls) KeyControlsJSON {
 		Models: nonNil(c.Models), AllowedIPs: nonNil(c.CIDRs), SpendLimitCents: c.SpendLimitCents,
 		SpendPeriod: string(c.SpendPeriod), RatePerMinute: c.RatePerMinute, StreamLimit: c.StreamLimit,
 	}
-	if !c.ExpiresAt.IsZero() {
-		t := timeJSON(c.ExpiresAt)
-		out.ExpiresAt = &t
-	}
+	out.ExpiresAt = unixTimeOrNull(c.ExpiresAt)
 	return out
 }
 
 // Controls reads j, refusing with 400 invalid_key_controls what
-// policy.ValidKeyControls refuses at now, or an expiry that is not RFC
-// 3339.
+// policy.ValidKeyControls refuses at now, or an expiry beyond year 9999
+// (milliseconds sent for seconds).
 func (j KeyControlsJSON) Controls(now time.Time) (storage.KeyControls, error) {
 	c := storage.KeyControls{
 		Models: j.Models, CIDRs: j.AllowedIPs, SpendLimitCents: j.SpendLimitCents,
@@ -64,13 +62,13 @@ func (j KeyControlsJSON) Controls(now time.Time) (storage.KeyControls, error) {
 	if len(c.CIDRs) == 0 {
 		c.CIDRs = nil
 	}
-	if j.ExpiresAt != nil && *j.ExpiresAt != "" {
-		t, err := time.Parse(time.RFC3339, *j.ExpiresAt)
-		if err != nil {
-			return c, apierror.InvalidRequest("invalid_key_controls",
-				"expires_at is a time such as 2030-01-31T00:00:00Z.")
+	if j.ExpiresAt != nil {
+		if *j.ExpiresAt > maxUnixSeconds {
+			return c, apierror.InvalidRequest("invalid_key_controls", timeMessage("expires_at"))
 		}
-		c.ExpiresAt = t
+		// A negative or past time is an expiry in the past, which
+		// policy.ValidKeyControls refuses.
+		c.ExpiresAt = time.Unix(*j.ExpiresAt, 0).UTC()
 	}
 	return c, policy.ValidKeyControls(c, now)
 }
@@ -104,7 +102,8 @@ func (q *request) setKeyControls(a storage.Account, id string) {
 
 // KeyControlArgs are key controls as the CLI's flags spell them.
 type KeyControlArgs struct {
-	// Expires is an RFC 3339 time, or a time from now such as 720h or
+	// Expires is what a person types: an RFC 3339 time, a day
+	// (YYYY-MM-DD, its midnight UTC), or a time from now such as 720h or
 	// 30d; "": never.
 	Expires string
 	// Models and AllowedIPs are the allow-lists; each element may hold
@@ -128,7 +127,7 @@ func (a KeyControlArgs) Controls(now time.Time) (storage.KeyControls, error) {
 	if a.Expires != "" {
 		t, err := parseExpiry(a.Expires, now)
 		if err != nil {
-			return c, bad("An expiry is a time such as 2030-01-31T00:00:00Z or a time from now such as 30d or 12h.")
+			return c, bad("An expiry is a time such as 2030-01-31T00:00:00Z, a day such as 2030-01-31 (from 00:00 UTC), or a time from now such as 30d or 12h.")
 		}
 		c.ExpiresAt = t
 	}
@@ -144,6 +143,9 @@ func (a KeyControlArgs) Controls(now time.Time) (storage.KeyControls, error) {
 
 func parseExpiry(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, nil
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {

@@ -164,8 +164,8 @@ type AlertsJSON struct {
 	Email         string `json:"email"`
 	// Below and FiredAt tell whether the balance is below the threshold
 	// now, and since when.
-	Below   bool    `json:"below"`
-	FiredAt *string `json:"fired_at"`
+	Below   bool   `json:"below"`
+	FiredAt *int64 `json:"fired_at"`
 }
 
 // AlertsOf is s as JSON.
@@ -175,10 +175,7 @@ func AlertsOf(s storage.AlertSettings) AlertsJSON {
 	if t, ok := s.Threshold(); ok {
 		out.ThresholdCents = &t
 	}
-	if !s.FiredAt.IsZero() {
-		f := timeJSON(s.FiredAt)
-		out.FiredAt = &f
-	}
+	out.FiredAt = unixTimeOrNull(s.FiredAt)
 	return out
 }
 
@@ -296,19 +293,19 @@ type deliveryJSON struct {
 	SpendPeriod string `json:"spend_period,omitempty"`
 	// What a failed auto top-up tried to add, and why it failed, for
 	// auto_topup.failed.
-	AmountCents   *int64  `json:"amount_cents,omitempty"`
-	Reason        string  `json:"reason,omitempty"`
-	Status        string  `json:"status"`
-	Attempts      int     `json:"attempts"`
-	NextAttemptAt *string `json:"next_attempt_at"`
-	LastError     string  `json:"last_error"`
-	CreatedAt     string  `json:"created_at"`
-	DeliveredAt   *string `json:"delivered_at"`
+	AmountCents   *int64 `json:"amount_cents,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	Status        string `json:"status"`
+	Attempts      int    `json:"attempts"`
+	NextAttemptAt *int64 `json:"next_attempt_at"`
+	LastError     string `json:"last_error"`
+	CreatedAt     int64  `json:"created_at"`
+	DeliveredAt   *int64 `json:"delivered_at"`
 }
 
 func deliveryOut(d storage.AlertDelivery) deliveryJSON {
 	out := deliveryJSON{ID: d.ID, Channel: d.Channel, ThresholdCents: d.ThresholdCents, Status: d.Status,
-		Attempts: d.Attempts, LastError: d.LastError, CreatedAt: timeJSON(d.CreatedAt)}
+		Attempts: d.Attempts, LastError: d.LastError, CreatedAt: unixTime(d.CreatedAt)}
 	switch d.Kind {
 	case storage.AlertKeySpend:
 		out.Type, out.KeyID, out.KeyLabel, out.SpendPeriod = "key.spend_limit_near", d.KeyID, d.KeyLabel, string(d.SpendPeriod)
@@ -319,13 +316,9 @@ func deliveryOut(d storage.AlertDelivery) deliveryJSON {
 		out.Type, out.BalanceCents = "balance.below", &d.BalanceCents
 	}
 	if d.Status == storage.AlertPending {
-		t := timeJSON(d.NextAttemptAt)
-		out.NextAttemptAt = &t
+		out.NextAttemptAt = unixTimeOrNull(d.NextAttemptAt)
 	}
-	if !d.DeliveredAt.IsZero() {
-		t := timeJSON(d.DeliveredAt)
-		out.DeliveredAt = &t
-	}
+	out.DeliveredAt = unixTimeOrNull(d.DeliveredAt)
 	return out
 }
 

@@ -41,20 +41,19 @@ func (q *request) me() {
 
 // accountJSON is an account with its balance.
 type accountJSON struct {
-	ID            string  `json:"id"`
-	Name          string  `json:"name"`
-	BalanceCents  int64   `json:"balance_cents"`
-	ReservedCents int64   `json:"reserved_cents"`
-	CreatedAt     string  `json:"created_at"`
-	Disabled      bool    `json:"disabled"`
-	DisabledAt    *string `json:"disabled_at"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	BalanceCents  int64  `json:"balance_cents"`
+	ReservedCents int64  `json:"reserved_cents"`
+	CreatedAt     int64  `json:"created_at"`
+	Disabled      bool   `json:"disabled"`
+	DisabledAt    *int64 `json:"disabled_at"`
 }
 
 func (q *request) accountOut(a storage.Account, balance int64) (accountJSON, error) {
-	out := accountJSON{ID: a.ID, Name: a.Name, BalanceCents: balance, CreatedAt: timeJSON(a.CreatedAt), Disabled: a.Disabled()}
+	out := accountJSON{ID: a.ID, Name: a.Name, BalanceCents: balance, CreatedAt: unixTime(a.CreatedAt), Disabled: a.Disabled()}
 	if a.Disabled() {
-		t := timeJSON(a.DisabledAt)
-		out.DisabledAt = &t
+		out.DisabledAt = unixTimeOrNull(a.DisabledAt)
 	}
 	if q.h.cfg.Held != nil {
 		held, err := q.h.cfg.Held.Held(q.ctx, a.ID)
@@ -194,27 +193,23 @@ func (q *request) getAccount(a storage.Account) {
 
 // keyJSON is a key as listed: never the key itself.
 type keyJSON struct {
-	ID        string  `json:"id"`
-	Hint      string  `json:"hint"`
-	Label     string  `json:"label"`
-	CreatedAt string  `json:"created_at"`
-	RevokedAt *string `json:"revoked_at"`
+	ID        string `json:"id"`
+	Hint      string `json:"hint"`
+	Label     string `json:"label"`
+	CreatedAt int64  `json:"created_at"`
+	RevokedAt *int64 `json:"revoked_at"`
 	// LastUsedAt is when a charge of the key was last committed; null if
 	// never.
-	LastUsedAt *string `json:"last_used_at"`
+	LastUsedAt *int64 `json:"last_used_at"`
 	KeyControlsJSON
 }
 
 func keyOut(k storage.APIKey) keyJSON {
-	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: timeJSON(k.CreatedAt), KeyControlsJSON: KeyControlsOf(k.Controls)}
+	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: unixTime(k.CreatedAt), KeyControlsJSON: KeyControlsOf(k.Controls)}
 	if !k.Active() {
-		t := timeJSON(k.RevokedAt)
-		out.RevokedAt = &t
+		out.RevokedAt = unixTimeOrNull(k.RevokedAt)
 	}
-	if !k.LastUsedAt.IsZero() {
-		t := timeJSON(k.LastUsedAt)
-		out.LastUsedAt = &t
-	}
+	out.LastUsedAt = unixTimeOrNull(k.LastUsedAt)
 	return out
 }
 
@@ -276,9 +271,9 @@ func (q *request) createKey(a storage.Account) {
 		Key       string `json:"key"`
 		Hint      string `json:"hint"`
 		Label     string `json:"label"`
-		CreatedAt string `json:"created_at"`
+		CreatedAt int64  `json:"created_at"`
 		KeyControlsJSON
-	}{rec.ID, key, rec.Hint, rec.Label, timeJSON(rec.CreatedAt), KeyControlsOf(rec.Controls)})
+	}{rec.ID, key, rec.Hint, rec.Label, unixTime(rec.CreatedAt), KeyControlsOf(rec.Controls)})
 }
 
 func (q *request) revokeKey(a storage.Account, id string) {
@@ -295,12 +290,12 @@ type ledgerJSON struct {
 	BalanceAfterCents int64  `json:"balance_after_cents"`
 	Reference         string `json:"reference"`
 	Note              string `json:"note"`
-	CreatedAt         string `json:"created_at"`
+	CreatedAt         int64  `json:"created_at"`
 }
 
 func entryOut(e storage.LedgerEntry) ledgerJSON {
 	return ledgerJSON{ID: e.ID, Kind: string(e.Kind), AmountCents: e.AmountCents, BalanceAfterCents: e.BalanceAfterCents,
-		Reference: e.Reference, Note: e.Note, CreatedAt: timeJSON(e.CreatedAt)}
+		Reference: e.Reference, Note: e.Note, CreatedAt: unixTime(e.CreatedAt)}
 }
 
 // topUp: POST .../topups {"usd": "5.00"} or {"cents": 500}, with an
@@ -448,8 +443,9 @@ type fileJSON struct {
 	Bytes     int64  `json:"bytes"`
 	MIME      string `json:"mime_type"`
 	Source    string `json:"source"`
-	CreatedAt string `json:"created_at"`
-	ExpiresAt string `json:"expires_at"`
+	CreatedAt int64  `json:"created_at"`
+	// ExpiresAt is null for a file kept until deleted.
+	ExpiresAt *int64 `json:"expires_at"`
 }
 
 func (q *request) filesService() (*files.Service, error) {
@@ -481,7 +477,7 @@ func (q *request) listFiles(a storage.Account) {
 	}
 	q.reply(http.StatusOK, pageEach(pg.Files, pg.HasMore, func(f storage.File) fileJSON {
 		return fileJSON{ID: f.ID, Filename: f.Filename, Purpose: f.Purpose, Bytes: f.Bytes, MIME: f.MIME,
-			Source: string(f.Source), CreatedAt: timeJSON(f.CreatedAt), ExpiresAt: timeJSON(f.ExpiresAt)}
+			Source: string(f.Source), CreatedAt: unixTime(f.CreatedAt), ExpiresAt: unixTimeOrNull(f.ExpiresAt)}
 	}, func(f storage.File) string { return f.ID }))
 }
 

@@ -251,14 +251,14 @@ type Payload struct {
 	AccountID      string `json:"account_id"`
 	BalanceCents   int64  `json:"balance_cents"`
 	ThresholdCents int64  `json:"threshold_cents"`
-	CreatedAt      string `json:"created_at"`
+	CreatedAt      int64  `json:"created_at"` // Unix seconds
 	Attempt        int    `json:"attempt"`
 }
 
 func payload(del storage.AlertDelivery) Payload {
 	return Payload{ID: del.ID, Type: "balance.below", Account: del.AccountName, AccountID: del.AccountID,
 		BalanceCents: del.BalanceCents, ThresholdCents: del.ThresholdCents,
-		CreatedAt: del.CreatedAt.UTC().Format(time.RFC3339), Attempt: del.Attempts}
+		CreatedAt: del.CreatedAt.Unix(), Attempt: del.Attempts}
 }
 
 // KeySpendPayload is the JSON body of a key spend alert's webhook: the
@@ -275,7 +275,7 @@ type KeySpendPayload struct {
 	ThresholdCents int64  `json:"threshold_cents"`
 	LimitCents     int64  `json:"limit_cents"`
 	SpendPeriod    string `json:"spend_period"` // "day" or "month" (UTC)
-	CreatedAt      string `json:"created_at"`
+	CreatedAt      int64  `json:"created_at"`   // Unix seconds
 	Attempt        int    `json:"attempt"`
 }
 
@@ -283,7 +283,7 @@ func keySpendPayload(del storage.AlertDelivery) KeySpendPayload {
 	return KeySpendPayload{ID: del.ID, Type: "key.spend_limit_near", Account: del.AccountName, AccountID: del.AccountID,
 		KeyID: del.KeyID, KeyLabel: del.KeyLabel, SpendCents: del.SpendCents, ThresholdCents: del.ThresholdCents,
 		LimitCents: del.LimitCents, SpendPeriod: string(del.SpendPeriod),
-		CreatedAt: del.CreatedAt.UTC().Format(time.RFC3339), Attempt: del.Attempts}
+		CreatedAt: del.CreatedAt.Unix(), Attempt: del.Attempts}
 }
 
 // AutoTopUpFailedPayload is the JSON body of the webhook sent when an
@@ -301,7 +301,7 @@ type AutoTopUpFailedPayload struct {
 	Reason         string `json:"reason"`
 	Failures       int64  `json:"failures"` // consecutive
 	TurnedOff      bool   `json:"turned_off"`
-	CreatedAt      string `json:"created_at"`
+	CreatedAt      int64  `json:"created_at"` // Unix seconds
 	Attempt        int    `json:"attempt"`
 }
 
@@ -309,7 +309,7 @@ func autoTopUpFailedPayload(del storage.AlertDelivery) AutoTopUpFailedPayload {
 	return AutoTopUpFailedPayload{ID: del.ID, Type: "auto_topup.failed", Account: del.AccountName, AccountID: del.AccountID,
 		AmountCents: del.LimitCents, BalanceCents: del.BalanceCents, ThresholdCents: del.ThresholdCents, Reason: del.Detail,
 		Failures: del.Failures, TurnedOff: del.Failures >= storage.AutoTopUpMaxFailures,
-		CreatedAt: del.CreatedAt.UTC().Format(time.RFC3339), Attempt: del.Attempts}
+		CreatedAt: del.CreatedAt.Unix(), Attempt: del.Attempts}
 }
 
 // webhookBody is the JSON a delivery posts, by its kind.

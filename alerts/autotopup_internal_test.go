@@ -24,12 +24,18 @@ func TestAutoTopUpFailedAlertBodies(t *testing.T) {
 		}
 		want := AutoTopUpFailedPayload{ID: "alrt_1", Type: "auto_topup.failed", Account: "acme", AccountID: "acct_1",
 			AmountCents: 2000, BalanceCents: 412, ThresholdCents: 500, Reason: del.Detail, Failures: failures,
-			TurnedOff: failures >= storage.AutoTopUpMaxFailures, CreatedAt: "2026-11-27T12:00:00Z", Attempt: 1}
+			TurnedOff: failures >= storage.AutoTopUpMaxFailures, CreatedAt: 1795780800, Attempt: 1}
 		if got != want {
 			t.Errorf("webhook body = %+v, want %+v", got, want)
 		}
+		// The time is Unix seconds, a JSON integer, as every time of the
+		// admin API.
+		if !strings.Contains(string(body), `"created_at":1795780800,`) {
+			t.Errorf("webhook body %s: want created_at 1795780800, an integer", body)
+		}
 		mail := string(message("gw@example.com", "ops@example.com", del))
-		for _, s := range []string{"automatic top-up of acme failed", "$20.00", "card_declined: Your card was declined", "$4.12"} {
+		for _, s := range []string{"automatic top-up of acme failed", "$20.00", "card_declined: Your card was declined", "$4.12",
+			"Alert alrt_1, 2026-11-27 12:00:00 UTC"} {
 			if !strings.Contains(mail, s) {
 				t.Errorf("mail lacks %q:\n%s", s, mail)
 			}

@@ -112,7 +112,7 @@ func message(from, to string, del storage.AlertDelivery) []byte {
 		"once per crossing: the next one comes after the balance has risen above",
 		"the threshold and fallen below it again.",
 		"",
-		"Alert "+p.ID+", "+p.CreatedAt,
+		"Alert "+p.ID+", "+mailTime(p.CreatedAt),
 	)
 	return []byte(strings.Join(lines, "\r\n") + "\r\n")
 }
@@ -138,7 +138,7 @@ func keySpendMessage(from, to string, del storage.AlertDelivery) []byte {
 		"`keys set` or the admin API if this key needs more. This alert is sent",
 		"once per key and period.",
 		"",
-		"Alert "+p.ID+", "+p.CreatedAt,
+		"Alert "+p.ID+", "+mailTime(p.CreatedAt),
 	)
 	return []byte(strings.Join(lines, "\r\n") + "\r\n")
 }
@@ -166,6 +166,12 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// mailTime is a payload's time (Unix seconds) as a mail shows it to
+// people: in UTC, to the second.
+func mailTime(unix int64) string {
+	return time.Unix(unix, 0).UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 func dollars(c int64) string {
@@ -196,6 +202,6 @@ func autoTopUpFailedMessage(from, to string, del storage.AlertDelivery) []byte {
 	} else {
 		lines = append(lines, "in a row auto top-up is turned off. Check the card saved for it.")
 	}
-	lines = append(lines, "", "Alert "+p.ID+", "+p.CreatedAt)
+	lines = append(lines, "", "Alert "+p.ID+", "+mailTime(p.CreatedAt))
 	return []byte(strings.Join(lines, "\r\n") + "\r\n")
 }

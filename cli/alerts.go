@@ -123,7 +123,7 @@ func writeAlerts(w io.Writer, acct storage.Account, s storage.AlertSettings) {
 	threshold, hasThreshold := s.Threshold()
 	below := "no"
 	if !s.FiredAt.IsZero() {
-		below = "yes, since " + cliTime(s.FiredAt)
+		below = "yes, since " + tableTime(s.FiredAt)
 	}
 	fmt.Fprintf(w, "Alerts of account %s (%s)\n", acct.Name, acct.ID)
 	fmt.Fprintf(w, "Below amount:       %s\n", off(s.BelowCents != nil, billing.FormatCents(deref(s.BelowCents))))

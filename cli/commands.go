@@ -90,7 +90,7 @@ func Keys(cmd *cobra.Command, open Opener) {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.Out, "Revoked key %s (%s) at %s.\n", k.ID, k.Hint, k.RevokedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(c.Out, "Revoked key %s (%s) at %s.\n", k.ID, k.Hint, tableTime(k.RevokedAt))
 			return nil
 		}),
 	}
@@ -157,14 +157,14 @@ func Accounts(cmd *cobra.Command, open Opener) {
 				}
 			}
 			fmt.Fprintf(c.Out, "Account:     %s (%s)\nCreated:     %s\nBalance:     %s\nActive keys: %d of %d\n",
-				acct.Name, acct.ID, acct.CreatedAt.UTC().Format(time.RFC3339), billing.FormatCents(balance),
+				acct.Name, acct.ID, tableTime(acct.CreatedAt), billing.FormatCents(balance),
 				active, c.Profile.MaxActiveKeys)
 			if len(entries) > 0 {
 				fmt.Fprintln(c.Out, "\nRecent ledger entries:")
 				tw := tabwriter.NewWriter(c.Out, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "WHEN\tKIND\tAMOUNT\tBALANCE\tREFERENCE")
 				for _, e := range entries {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.CreatedAt.UTC().Format(time.RFC3339), e.Kind,
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", tableTime(e.CreatedAt), e.Kind,
 						billing.FormatCents(e.AmountCents), billing.FormatCents(e.BalanceAfterCents), e.Reference)
 				}
 				_ = tw.Flush()
@@ -179,12 +179,12 @@ func Accounts(cmd *cobra.Command, open Opener) {
 				tw := tabwriter.NewWriter(c.Out, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "WHEN\tAMOUNT\tREFERENCE")
 				for _, e := range charges {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", e.CreatedAt.UTC().Format(time.RFC3339), billing.FormatCents(e.AmountCents), e.Reference)
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", tableTime(e.CreatedAt), billing.FormatCents(e.AmountCents), e.Reference)
 				}
 				_ = tw.Flush()
 			}
 			if acct.Disabled() {
-				fmt.Fprintf(c.Out, "\nDisabled since %s (its keys are refused)\n", acct.DisabledAt.UTC().Format(time.RFC3339))
+				fmt.Fprintf(c.Out, "\nDisabled since %s (its keys are refused)\n", tableTime(acct.DisabledAt))
 			}
 			return nil
 		})
@@ -247,10 +247,10 @@ func Accounts(cmd *cobra.Command, open Opener) {
 			for _, r := range rows {
 				status := "enabled"
 				if r.Disabled() {
-					status = "disabled " + r.DisabledAt.UTC().Format(time.RFC3339)
+					status = "disabled " + tableTime(r.DisabledAt)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, billing.FormatCents(r.BalanceCents), status,
-					r.CreatedAt.UTC().Format(time.RFC3339))
+					tableTime(r.CreatedAt))
 			}
 			return tw.Flush()
 		}),
@@ -268,7 +268,7 @@ func Accounts(cmd *cobra.Command, open Opener) {
 				return err
 			}
 			if a.Disabled() {
-				fmt.Fprintf(c.Out, "Account %s (%s) is disabled since %s: its keys are refused.\n", a.Name, a.ID, a.DisabledAt.UTC().Format(time.RFC3339))
+				fmt.Fprintf(c.Out, "Account %s (%s) is disabled since %s: its keys are refused.\n", a.Name, a.ID, tableTime(a.DisabledAt))
 			} else {
 				fmt.Fprintf(c.Out, "Account %s (%s) is enabled.\n", a.Name, a.ID)
 			}
@@ -357,14 +357,14 @@ func printKeys(w io.Writer, keys []storage.APIKey) {
 	for _, k := range keys {
 		status := "active"
 		if !k.Active() {
-			status = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
+			status = "revoked " + tableTime(k.RevokedAt)
 		}
 		used := "never"
 		if !k.LastUsedAt.IsZero() {
-			used = k.LastUsedAt.UTC().Format(time.RFC3339)
+			used = tableTime(k.LastUsedAt)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Hint, strings.ReplaceAll(k.Label, "\t", " "),
-			k.CreatedAt.UTC().Format(time.RFC3339), used, status, describeControls(k.Controls))
+			tableTime(k.CreatedAt), used, status, describeControls(k.Controls))
 	}
 	_ = tw.Flush()
 }

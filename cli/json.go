@@ -48,25 +48,37 @@ func listJSON[T, J any](items []T, toJSON func(T) J, cursor func(T) string) cliL
 	return out
 }
 
-func cliTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+// unixTime is t as the admin API writes times: Unix seconds.
+func unixTime(t time.Time) int64 { return t.Unix() }
+
+// unixTimeOrNull is t in Unix seconds, nil (null) for the zero time.
+func unixTimeOrNull(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.Unix()
+	return &s
+}
+
+// tableTime is t as the commands' tables show it, for people: UTC.
+func tableTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // accountJSON is GET /admin/accounts/{name} but for reserved_cents: the
 // holds of requests in flight live in the servers, not in the store.
 type accountJSON struct {
-	ID           string  `json:"id"`
-	Name         string  `json:"name"`
-	BalanceCents int64   `json:"balance_cents"`
-	CreatedAt    string  `json:"created_at"`
-	Disabled     bool    `json:"disabled"`
-	DisabledAt   *string `json:"disabled_at"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	BalanceCents int64  `json:"balance_cents"`
+	CreatedAt    int64  `json:"created_at"`
+	Disabled     bool   `json:"disabled"`
+	DisabledAt   *int64 `json:"disabled_at"`
 }
 
 func accountJSONOf(r storage.AccountBalance) accountJSON {
 	out := accountJSON{ID: r.ID, Name: r.Name, BalanceCents: r.BalanceCents, Disabled: r.Disabled(),
-		CreatedAt: cliTime(r.CreatedAt)}
+		CreatedAt: unixTime(r.CreatedAt)}
 	if r.Disabled() {
-		t := cliTime(r.DisabledAt)
-		out.DisabledAt = &t
+		out.DisabledAt = unixTimeOrNull(r.DisabledAt)
 	}
 	return out
 }
@@ -74,25 +86,21 @@ func accountJSONOf(r storage.AccountBalance) accountJSON {
 // keyJSON is a key as GET /admin/accounts/{name}/keys lists it: never
 // the key itself.
 type keyJSON struct {
-	ID         string  `json:"id"`
-	Hint       string  `json:"hint"`
-	Label      string  `json:"label"`
-	CreatedAt  string  `json:"created_at"`
-	RevokedAt  *string `json:"revoked_at"`
-	LastUsedAt *string `json:"last_used_at"`
+	ID         string `json:"id"`
+	Hint       string `json:"hint"`
+	Label      string `json:"label"`
+	CreatedAt  int64  `json:"created_at"`
+	RevokedAt  *int64 `json:"revoked_at"`
+	LastUsedAt *int64 `json:"last_used_at"`
 	admin.KeyControlsJSON
 }
 
 func keyJSONOf(k storage.APIKey) keyJSON {
-	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: cliTime(k.CreatedAt), KeyControlsJSON: admin.KeyControlsOf(k.Controls)}
+	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: unixTime(k.CreatedAt), KeyControlsJSON: admin.KeyControlsOf(k.Controls)}
 	if !k.Active() {
-		t := cliTime(k.RevokedAt)
-		out.RevokedAt = &t
+		out.RevokedAt = unixTimeOrNull(k.RevokedAt)
 	}
-	if !k.LastUsedAt.IsZero() {
-		t := cliTime(k.LastUsedAt)
-		out.LastUsedAt = &t
-	}
+	out.LastUsedAt = unixTimeOrNull(k.LastUsedAt)
 	return out
 }
 

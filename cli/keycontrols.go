@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,7 @@ import (
 // addKeyControlFlags adds the flags of a key's controls (admin.KeyControlArgs).
 func addKeyControlFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.String("expires", "", "When the key stops working: a time such as 2030-01-31T00:00:00Z, or from now such as 30d or 12h")
+	f.String("expires", "", "When the key stops working: a time such as 2030-01-31T00:00:00Z, a day such as 2030-01-31 (00:00 UTC), or from now such as 30d or 12h")
 	f.StringSlice("models", nil, "Models the key may call, comma-separated (default: any)")
 	f.StringSlice("allow-ip", nil, "Client addresses or ranges (CIDR) the key may be used from, comma-separated (default: any)")
 	f.String("spend-limit", "", "Most the key may be charged per --spend-period, in dollars such as 1 or 12.50")
@@ -41,7 +40,7 @@ func keyControlFlags(cmd *cobra.Command) admin.KeyControlArgs {
 func describeControls(c storage.KeyControls) string {
 	var parts []string
 	if !c.ExpiresAt.IsZero() {
-		parts = append(parts, "expires "+c.ExpiresAt.UTC().Format(time.RFC3339))
+		parts = append(parts, "expires "+tableTime(c.ExpiresAt))
 	}
 	if len(c.Models) > 0 {
 		parts = append(parts, "models "+strings.Join(c.Models, ","))

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 // activityRow is an entry of GET /admin/accounts/{name}/activity.
 type activityRow struct {
 	ID               string `json:"id"`
-	CreatedAt        string `json:"created_at"`
+	CreatedAt        int64  `json:"created_at"` // Unix seconds
 	RequestID        string `json:"request_id"`
 	KeyID            string `json:"key_id"`
 	EndUser          string `json:"end_user"`
@@ -64,6 +65,7 @@ func waitActivity(t *testing.T, g *gateway, token, account string, n int) []acti
 func TestActivityLogsEveryRequest(t *testing.T) {
 	up, e, key, g := fundedGateway(t, "acme")
 	owner := mustCLI(t, e, "admin", "token", "--account", "acme").lastLine()
+	start := time.Now().Unix()
 
 	up.Enqueue(demobackend.Reply{Content: "Fine.", Usage: &demobackend.Usage{PromptTokens: 1000, CompletionTokens: 500, TotalTokens: 1500}})
 	if status, _, out := g.do("POST", "/v1/chat/completions", key, chatBody, "X-Request-Id", "act-1", "X-User-Id", "u-7"); status != 200 {
@@ -113,7 +115,7 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 	ok := byID["act-1"]
 	if ok.Status != 200 || ok.ErrorCode != "" || ok.ModelAsked != "m" || ok.ModelServed != "m" || ok.EndUser != "u-7" ||
 		ok.PromptTokens != 1000 || ok.CompletionTokens != 500 || ok.CostCents <= 0 || ok.Upstream == "" ||
-		ok.Route != "v1" || ok.KeyID == "" || ok.LatencyMS == nil || ok.FirstByteMS == nil || ok.CreatedAt == "" {
+		ok.Route != "v1" || ok.KeyID == "" || ok.LatencyMS == nil || ok.FirstByteMS == nil || ok.CreatedAt < start || ok.CreatedAt > time.Now().Unix() {
 		t.Errorf("the charged request's entry: %+v", ok)
 	}
 	bad := byID["act-bad"]
@@ -146,11 +148,15 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 	}
 
 	for query, want := range map[string]string{
-		"status=4xx":                        "act-bad",
-		"status=200&user=u-7":               "act-1",
-		"model=m&status=200&limit=1":        "act-4",
-		"key=" + ok.KeyID + "&user=x":       "",
-		"since=2000-01-01&until=2000-01-02": "",
+		"status=4xx":                      "act-bad",
+		"status=200&user=u-7":             "act-1",
+		"model=m&status=200&limit=1":      "act-4",
+		"key=" + ok.KeyID + "&user=x":     "",
+		"since=946684800&until=946771200": "",
+		// Times are Unix seconds; until is excluded.
+		"since=" + strconv.FormatInt(start, 10):                        "act-v3 act-bad act-4 act-3 act-2 act-1",
+		"until=" + strconv.FormatInt(start, 10):                        "",
+		"until=" + strconv.FormatInt(ok.CreatedAt+1, 10) + "&user=u-7": "act-1",
 	} {
 		var page activityList
 		adminJSON(t, g, http.StatusOK, "GET", "/admin/accounts/acme/activity?"+query, owner, "", &page)
@@ -164,7 +170,9 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 	}
 	for query, code := range map[string]string{
 		"status=abc": "invalid_status", "since=May": "invalid_date", "limit=0": "invalid_limit", "format=xml": "invalid_format",
-		"since=2030-01-02&until=2030-01-01": "invalid_date",
+		"since=1900000000&until=1800000000": "invalid_date",
+		// The RFC 3339 times and days the admin API once took.
+		"since=2030-01-02T00:00:00Z": "invalid_date", "until=2030-01-02": "invalid_date",
 	} {
 		status, _, out := g.do("GET", "/admin/accounts/acme/activity?"+query, owner, "")
 		if status != 400 || !strings.Contains(out, `"code":"`+code+`"`) {
@@ -195,7 +203,8 @@ func TestActivityLogsEveryRequest(t *testing.T) {
 	}
 	last := records[5]
 	if last[col["request_id"]] != "act-1" || last[col["prompt_tokens"]] != "1000" || last[col["end_user"]] != "u-7" ||
-		last[col["status"]] != "200" || last[col["id"]] != ok.ID {
+		last[col["status"]] != "200" || last[col["id"]] != ok.ID || last[col["created_at"]] != strconv.FormatInt(ok.CreatedAt, 10) ||
+		last[col["created_at_utc"]] != time.Unix(ok.CreatedAt, 0).UTC().Format("2006-01-02 15:04:05") {
 		t.Errorf("CSV row of act-1: %v (columns %v)", last, records[0])
 	}
 

@@ -179,7 +179,7 @@ func TestCLIListingsAsJSON(t *testing.T) {
 	var keys struct {
 		Data []struct {
 			ID, Hint, Label string
-			RevokedAt       *string `json:"revoked_at"`
+			RevokedAt       *int64 `json:"revoked_at"`
 		}
 		HasMore *bool `json:"has_more"`
 	}

@@ -176,8 +176,8 @@ func TestKeyControlsRefuse(t *testing.T) {
 	}
 
 	var keys []struct {
-		Hint       string  `json:"hint"`
-		LastUsedAt *string `json:"last_used_at"`
+		Hint       string `json:"hint"`
+		LastUsedAt *int64 `json:"last_used_at"`
 	}
 	var listing struct {
 		Data json.RawMessage `json:"data"`
@@ -287,10 +287,16 @@ func TestDashboardEditKeyLimits(t *testing.T) {
 		t.Fatalf("GET keys: %d %s", status, body)
 	}
 	k := list.Data[0]
-	wantExpiry := done.Expires + "T00:00:00Z"
+	// Midnight starting the day the dialog was given, in the browser's
+	// time zone (UTC), in Unix seconds.
+	day, err := time.Parse(time.DateOnly, done.Expires)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantExpiry := day.Unix()
 	if k.ExpiresAt == nil || *k.ExpiresAt != wantExpiry || len(k.Models) != 0 || k.SpendLimitCents != 0 || k.SpendPeriod != "" ||
 		strings.Join(k.AllowedIPs, ",") != "203.0.113.0/24,2001:db8::/32" || k.RatePerMinute != 5 || k.StreamLimit != 1 {
-		t.Fatalf("after the edits the key has %s, want expiry %s, no models, no spend limit, the two ranges, 5/min and 1 stream", body, wantExpiry)
+		t.Fatalf("after the edits the key has %s, want expiry %d, no models, no spend limit, the two ranges, 5/min and 1 stream", body, wantExpiry)
 	}
 	// The gateway applies them: the key is used from 127.0.0.1, outside
 	// its ranges now.

@@ -75,12 +75,36 @@ await script('activity', artifacts, async (s) => {
   await page.getByRole('button', { name: 'Clear' }).click();
   await waitForIds(['act-bad', 'act-2', 'act-1'], 'after Clear');
 
+  s.step = 'the day filters send Unix seconds';
+  // The browser runs in UTC (browser.mjs), so its days are UTC days.
+  const today = new Date().toISOString().slice(0, 10);
+  const midnight = Date.parse(`${today}T00:00:00Z`) / 1000;
+  const [sent] = await Promise.all([
+    page.waitForRequest((r) => r.url().includes('/activity?') && r.url().includes('since=')),
+    (async () => {
+      await page.getByLabel('From (day)').fill(today);
+      await page.getByLabel('To (day, included)').fill(today);
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+    })(),
+  ]);
+  const params = new URL(sent.url()).searchParams;
+  check(params.get('since') === String(midnight) && params.get('until') === String(midnight + 86400),
+    `the day filters sent since=${params.get('since')} until=${params.get('until')}, want ${midnight} and ${midnight + 86400}`);
+  await waitForIds(['act-bad', 'act-2', 'act-1'], 'today');
+  const tomorrow = new Date((midnight + 86400) * 1000).toISOString().slice(0, 10);
+  await page.getByLabel('From (day)').fill(tomorrow);
+  await page.getByLabel('To (day, included)').fill(tomorrow);
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.getByText('No request matches these filters.').waitFor();
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await waitForIds(['act-bad', 'act-2', 'act-1'], 'after Clear');
+
   s.step = 'the detail view';
   await page.getByRole('button', { name: 'Details of request act-1' }).click();
   const detail = page.getByTestId('activity-detail');
   await detail.waitFor();
   const text = await detail.innerText();
-  for (const want of ['act-1', '1,000', '500', 'u-7', '/v1/chat/completions', 'Time to first byte']) {
+  for (const want of ['act-1', '1,000', '500', 'u-7', '/v1/chat/completions', 'Time to first byte', ` (${today} `, ' UTC)']) {
     check(text.includes(want), `the detail view lacks ${want}:\n${text}`);
   }
   check(await page.getByRole('heading', { name: 'Request details' }).evaluate((el) => el === document.activeElement),
@@ -103,6 +127,11 @@ await script('activity', artifacts, async (s) => {
   check(first.prompt_tokens === '1000' && first.completion_tokens === '500' && first.end_user === 'u-7' && first.status === '200',
     `CSV row of act-1: ${JSON.stringify(first)}`);
   check(rows[0].status === '400' && rows[0].error_code === 'invalid_json', `CSV row of act-bad: ${JSON.stringify(rows[0])}`);
+  // One time format: created_at is the API's Unix seconds; created_at_utc
+  // is the same instant for a person reading the sheet.
+  check(/^\d{10}$/.test(first.created_at) && header[header.length - 1] === 'created_at_utc' &&
+    first.created_at_utc === new Date(Number(first.created_at) * 1000).toISOString().slice(0, 19).replace('T', ' '),
+  `CSV times of act-1: ${first.created_at} and ${first.created_at_utc}`);
 
   s.step = 'usage by model';
   await page.getByRole('link', { name: 'Usage' }).click();

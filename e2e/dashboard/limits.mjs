@@ -71,7 +71,8 @@ await script('limits', artifacts, async (s) => {
   await dialog.waitFor({ state: 'detached' });
   [k] = await apiKeys();
   const want = {
-    expires_at: `${expires}T00:00:00Z`, models: ['m1', 'm2'], allowed_ips: ['203.0.113.0/24', '2001:db8::/32'],
+    // Midnight starting the day, in the browser's time zone: UTC here.
+    expires_at: Date.parse(`${expires}T00:00:00Z`) / 1000, models: ['m1', 'm2'], allowed_ips: ['203.0.113.0/24', '2001:db8::/32'],
     spend_limit_cents: 250, spend_period: 'month', rate_per_minute: 5, stream_limit: 1,
   };
   for (const [name, value] of Object.entries(want)) {

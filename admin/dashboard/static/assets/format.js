@@ -21,6 +21,8 @@ export function moneyShort(cents) {
 export function number(n) { return count.format(Number(n || 0)); }
 export function numberShort(n) { return countShort.format(Number(n || 0)); }
 
+// The admin API writes and takes times as Unix seconds (docs/admin.md,
+// "Times"); the page shows them in the browser's time zone.
 function toDate(v) {
   if (v === null || v === undefined || v === '') return null;
   const d = typeof v === 'number' ? new Date(v < 1e12 ? v * 1000 : v) : new Date(v);
@@ -40,6 +42,13 @@ export function dateTime(v) {
 export function time(v) {
   const d = toDate(v);
   return d ? timeFmt.format(d) : '';
+}
+
+// utc is Unix seconds as an exact UTC time, "2026-11-27 17:19:11 UTC",
+// to match with server logs.
+export function utc(v) {
+  const d = toDate(v);
+  return d ? `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC` : '';
 }
 
 // day formats a YYYY-MM-DD period.
@@ -77,4 +86,23 @@ export function parseTopUp(text) {
 // isoDay is the UTC calendar day of d as YYYY-MM-DD.
 export function isoDay(d) {
   return d.toISOString().slice(0, 10);
+}
+
+const pad2 = (n) => String(n).padStart(2, '0');
+
+// localDay is the calendar day, in the browser's time zone, of Unix
+// seconds s as YYYY-MM-DD (what a date input holds).
+export function localDay(s) {
+  const d = toDate(s);
+  return d ? `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())}` : '';
+}
+
+// startOfLocalDay is the Unix seconds of the midnight, in the browser's
+// time zone, that starts day (YYYY-MM-DD), plus days whole days; null
+// for anything else.
+export function startOfLocalDay(day, days = 0) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(day));
+  if (!m) return null;
+  const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + days);
+  return Number.isNaN(d.getTime()) ? null : Math.floor(d.getTime() / 1000);
 }

@@ -11,7 +11,7 @@ const PAGE = 50;
 
 // The request log entry's fields in the detail panel, in order.
 const DETAIL = [
-  ['Time', (e) => fmt.dateTime(e.created_at) + ` (${e.created_at})`],
+  ['Time', (e) => `${fmt.dateTime(e.created_at)} (${fmt.utc(e.created_at)})`],
   ['Request id', (e) => e.request_id],
   ['Log id', (e) => e.id],
   ['Key', (e) => e.key_id],
@@ -71,7 +71,7 @@ export async function activity(body, ctx) {
   const jsonl = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Export JSON Lines');
   const form = h('form', { class: 'filters', 'aria-label': 'Filter requests' },
     control('Key', f.key), control('Model', f.model), control('Status', f.status), control('End user', f.user),
-    control('From (UTC day)', f.since), control('To (UTC day)', f.until),
+    control('From (day)', f.since), control('To (day, included)', f.until),
     h('div', { class: 'filters-actions' }, apply, reset));
 
   const results = h('div', { 'aria-live': 'polite' });
@@ -81,9 +81,19 @@ export async function activity(body, ctx) {
       h('div', { class: 'card-body' }, form), results),
     detail);
 
+  // The days are the browser's: since is the first day's midnight and
+  // until the midnight after the last day, in Unix seconds as the API
+  // takes them.
   const query = () => {
     const q = new URLSearchParams();
-    for (const [name, el] of Object.entries(f)) if (el.value.trim()) q.set(name, el.value.trim());
+    for (const [name, el] of Object.entries(f)) {
+      const v = el.value.trim();
+      if (!v) continue;
+      if (name === 'since' || name === 'until') {
+        const s = fmt.startOfLocalDay(v, name === 'until' ? 1 : 0);
+        if (s !== null) q.set(name, String(s));
+      } else q.set(name, v);
+    }
     return q;
   };
   let rows = [];

@@ -151,7 +151,7 @@ function limitFields({ disclosure = true } = {}) {
   const rpm = h('input', { type: 'number', class: 'input', name: 'rate_per_minute', min: 0, step: 1, placeholder: 'account default' });
   const streams = h('input', { type: 'number', class: 'input', name: 'stream_limit', min: 0, step: 1, placeholder: 'account default' });
   const fields = {
-    expires: field({ label: 'Expires on (optional)', input: expires, hint: 'The key stops working at 00:00 UTC that day.' }),
+    expires: field({ label: 'Expires on (optional)', input: expires, hint: 'The key stops working at midnight starting that day, in your time zone.' }),
     models: field({ label: 'Allowed models (optional)', input: models, hint: 'Comma-separated; other models are refused. Empty: any model.' }),
     ips: field({ label: 'Allowed addresses (optional)', input: ips, hint: 'Comma-separated addresses or ranges (CIDR). Empty: any address.' }),
     spend: field({ label: 'Spend limit (optional)', input: spend, prefix: '$', hint: 'The most this key may be charged per period; the account balance still applies.' }),
@@ -175,7 +175,7 @@ function limitFields({ disclosure = true } = {}) {
       kept = null;
     },
     fill(k) {
-      const day = k.expires_at ? new Date(k.expires_at).toISOString().slice(0, 10) : '';
+      const day = k.expires_at ? fmt.localDay(k.expires_at) : '';
       kept = k.expires_at ? { day, at: k.expires_at } : null;
       expires.value = day;
       models.value = (k.models || []).join(', ');
@@ -191,7 +191,7 @@ function limitFields({ disclosure = true } = {}) {
       const out = {
         models: list(models.value), allowed_ips: list(ips.value),
         rate_per_minute: whole(rpm), stream_limit: whole(streams), spend_limit_cents: 0, spend_period: '',
-        expires_at: expires.value ? `${expires.value}T00:00:00Z` : null,
+        expires_at: expires.value ? fmt.startOfLocalDay(expires.value) : null,
       };
       if (kept && expires.value === kept.day) out.expires_at = kept.at;
       for (const [x, input] of [[fields.rpm, rpm], [fields.streams, streams]]) {
