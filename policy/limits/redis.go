@@ -212,7 +212,7 @@ func (r *Redis) gcraKey(account, key string) string {
 	}
 	return "rate:" + r.prefix + "{acct:" + account + "}:key:" + key
 }
-func (r *Redis) windowKey(account, key string) string { return r.keyWith(account, key, ":window") }
+func (r *Redis) windowKey(account, key string) string { return r.keyWith(account, key, ":log") }
 func (r *Redis) leaseKey(account, key string) string  { return r.keyWith(account, key, ":streams") }
 
 // keyWith is keyBase(account, key) + suffix.
