@@ -171,8 +171,7 @@ func runFailover(t *testing.T, url string, mode RedisMode, leaseTTL time.Duratio
 	if left != 0 {
 		t.Errorf("%d slots and holds left after every request released", left)
 	}
-	// The window's log keeps 8 bytes per admission (logLua).
-	window := c.StrLen(ctx, l.windowKey("acct", keys[0])).Val() / 8
+	window := c.ZCard(ctx, l.windowKey("acct", keys[0])).Val()
 	if window != failoverRate {
 		t.Errorf("the rate window of %s counts %d admissions after it refused, want %d", keys[0], window, failoverRate)
 	}

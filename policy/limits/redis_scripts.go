@@ -109,7 +109,10 @@ end
 // the set's ZREMRANGEBYSCORE, ZCARD, ZADD and PEXPIRE (and two ZRANGEs
 // on a refusal), and an entry costs 8 bytes instead of about 52 in a
 // listpack or 133 in a skip list. The times are exact, so the window is
-// as exact as the set was.
+// as exact as the set was. The log is copied whole on every admission,
+// which costs less than the calls it saves up to rollingLogMax entries
+// (2 KB); the window of a larger limit stays a sorted set, whose calls
+// cost about the same whatever its size.
 //
 //   - log_at(log, i) is the i-th time (1-based).
 //   - log_after(log, n, t) is the index of the first of the n times that
@@ -134,7 +137,8 @@ end
 // admitScript reserves money against an account's balance, checks a rate
 // and takes a lease in one round trip.
 //
-// KEYS[1]: the rate key (GCRA string or rolling-window log, logLua)
+// KEYS[1]: the rate key (GCRA string, rolling window's sorted set or
+// log: logLua)
 // KEYS[2]: the lease sorted set (member: lease id, score: expiry)
 // KEYS[3]: with a reservation only, the account's mirrored balance (hash:
 // bal, the balance less the charges settled since; base, the ledger
@@ -142,7 +146,8 @@ end
 // sx:<key>, the hints below)
 // KEYS[4]: with a reservation only, the account's holds (sorted set:
 // member "<id>|<cents>", score: expiry)
-// ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
+// ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling in a sorted set,
+// "3" rolling in a log), limit, period
 // (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
 // rolling member), lease and hold TTL (seconds), then for a reservation:
 // cents wanted (0: check the balance, hold nothing), cents needed at
@@ -319,6 +324,17 @@ elseif mode == "2" then
   -- (TIME, or ARGV now with six decimals), so half a microsecond of slack
   -- absorbs the rounding without letting an admission one microsecond
   -- inside the window fall out of it.
+  redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period + eps / 2)
+  held = redis.call("ZCARD", KEYS[1])
+  if held >= limit then
+    local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+    local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+    return done({0, 0, 0, tostring(tonumber(first[2]) + period - now), tostring(tonumber(last[2]) + period - now)})
+  end
+  remaining = limit - held - 1
+  reset_after = period
+elseif mode == "3" then
+  -- The same window, in a log.
   log = redis.call("GET", KEYS[1]) or ""
   log_n = #log / 8
   log_first = log_after(log, log_n, now - period + eps / 2)
@@ -353,9 +369,12 @@ if lease_limit > 0 then
     -- Refused by concurrency: report the rate budget as it stands.
     if mode == "1" then
       return done({0, 2, remaining + 1, "0", tostring(tat - now)})
-    elseif mode == "2" then
+    elseif mode == "2" or mode == "3" then
       local reset = 0
-      if held > 0 then
+      if held > 0 and mode == "2" then
+        local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+        reset = tonumber(last[2]) + period - now
+      elseif held > 0 then
         reset = log_at(log, log_n) + period - now
       end
       return done({0, 2, remaining + 1, "0", tostring(reset)})
@@ -389,6 +408,13 @@ if mode == "1" then
     next_after = new_tat - interval * (burst - 1) - now
   end
 elseif mode == "2" then
+  redis.call("ZADD", KEYS[1], now, id)
+  redis.call("PEXPIRE", KEYS[1], math.ceil(period * 1000))
+  if remaining == 0 then
+    local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+    next_after = tonumber(first[2]) + period - now
+  end
+elseif mode == "3" then
   -- The times stay in order whatever the clock did: the new one goes
   -- after every time not later than it.
   local at = log_after(log, log_n, now)
