@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -64,4 +65,51 @@ func TestRedisRollingWindowLayouts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedisHintsDoNotHideExpiredSlotsAndHolds: the mirror's hints let
+// an admission skip looking for expired slots and holds, but never past
+// the earliest expiry: a stream whose node stopped renewing (here: its
+// clock jumped past the lease TTL) frees its slot and its hold for the
+// next admission on another node, and not before.
+func TestRedisHintsDoNotHideExpiredSlotsAndHolds(t *testing.T) {
+	c := testRedisClient(t)
+	clock := newFakeClock()
+	prefix := testPrefix(t, c)
+	nodes := []*Redis{
+		newTestRedis(t, RedisConfig{Client: c, Prefix: prefix, Now: clock.Now, LeaseTTL: 30 * time.Second}),
+		newTestRedis(t, RedisConfig{Client: c, Prefix: prefix, Now: clock.Now, LeaseTTL: 30 * time.Second}),
+	}
+	stream := func(l *Redis) (Admission, error) {
+		return l.Admit(context.Background(), AdmitRequest{Key: "k", Account: "acct",
+			Rate:        Rate{Limit: 100, Period: time.Minute, Rolling: true},
+			StreamLimit: 1, WantLease: true,
+			Reserve: Reservation{Account: "acct", Balance: 10, Want: 10, Min: 1}})
+	}
+	first, err := stream(nodes[0])
+	if err != nil || first.Lease == nil || first.Hold.Cents() != 10 {
+		t.Fatalf("first stream: %+v, %v", first, err)
+	}
+	defer first.Lease.Release()
+	defer first.Hold.Release()
+	clock.Advance(29 * time.Second)
+	if _, err := stream(nodes[1]); !errors.As(err, new(*BalanceError)) {
+		t.Fatalf("29s in, with the first stream's hold of the whole balance alive: %v, want refused for the balance", err)
+	}
+	if a, err := nodes[1].Admit(context.Background(), AdmitRequest{Key: "k", Account: "acct", StreamLimit: 1, WantLease: true,
+		Reserve: Reservation{Account: "acct", Balance: 20, Want: 1, Min: 1}}); !isStreamLimit(err) {
+		t.Fatalf("29s in, with the first stream's slot alive: %+v, %v, want refused for the slot", a, err)
+	}
+	clock.Advance(2 * time.Second)
+	second, err := stream(nodes[1])
+	if err != nil || second.Lease == nil || second.Hold.Cents() != 10 {
+		t.Fatalf("31s in, the first stream's slot and hold expired: %+v, %v, want a slot and 10 held", second, err)
+	}
+	second.Hold.Release()
+	second.Lease.Release()
+}
+
+func isStreamLimit(err error) bool {
+	var le *LimitError
+	return errors.As(err, &le) && le.Limit == LimitStreams
 }
