@@ -56,7 +56,7 @@ func TestClusterAdmission(t *testing.T) {
 	for i := range 12 {
 		account := fmt.Sprintf("acct-%d", i)
 		primaries[primaryOf(t, c, l.balanceKey(account))] = true
-		for _, k := range []string{l.windowKey(account, "k"), l.gcraKey(account, "k"), l.leaseKey(account, "k"), l.holdsKey(account), l.balanceKey(account)} {
+		for _, k := range []string{l.windowKey(account, "k"), l.logKey(account, "k"), l.gcraKey(account, "k"), l.leaseKey(account, "k"), l.holdsKey(account), l.balanceKey(account)} {
 			if got, want := primaryOf(t, c, k), primaryOf(t, c, l.balanceKey(account)); got != want {
 				t.Fatalf("%s is on %s, the account's balance on %s", k, got, want)
 			}

@@ -213,7 +213,14 @@ func (r *Redis) gcraKey(account, key string) string {
 	return "rate:" + r.prefix + "{acct:" + account + "}:key:" + key
 }
 func (r *Redis) windowKey(account, key string) string { return r.keyWith(account, key, ":window") }
-func (r *Redis) leaseKey(account, key string) string  { return r.keyWith(account, key, ":streams") }
+func (r *Redis) logKey(account, key string) string    { return r.keyWith(account, key, ":log") }
+
+// rollingLogMax is the largest limit whose rolling window is kept as a
+// log of 8-byte times in one string rather than a sorted set (logLua in
+// redis_scripts.go): the spec's 60 and 150 are.
+const rollingLogMax = 256
+
+func (r *Redis) leaseKey(account, key string) string { return r.keyWith(account, key, ":streams") }
 
 // keyWith is keyBase(account, key) + suffix.
 func (r *Redis) keyWith(account, key, suffix string) string {
@@ -399,6 +406,8 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	switch {
 	case !req.Rate.Enabled():
 		mode, rateKey = "0", r.gcraKey(owner, req.Key)
+	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
+		mode, rateKey = "3", r.logKey(owner, req.Key)
 	case req.Rate.Rolling:
 		mode, rateKey = "2", r.windowKey(owner, req.Key)
 	default:

@@ -102,17 +102,52 @@ local function drop_expired_holds(holds, now)
 end
 `
 
+// logLua defines what the admit script reads and writes of a rolling
+// window's log: a string of the admission times still in the window,
+// oldest first, each an 8-byte double (struct "<d"), the same number
+// the sorted set it replaces kept as a score. A GET and a SET PX replace
+// the set's ZREMRANGEBYSCORE, ZCARD, ZADD and PEXPIRE (and two ZRANGEs
+// on a refusal), and an entry costs 8 bytes instead of about 52 in a
+// listpack or 133 in a skip list. The times are exact, so the window is
+// as exact as the set was. The log is copied whole on every admission,
+// which costs less than the calls it saves up to rollingLogMax entries
+// (2 KB); the window of a larger limit stays a sorted set, whose calls
+// cost about the same whatever its size.
+//
+//   - log_at(log, i) is the i-th time (1-based).
+//   - log_after(log, n, t) is the index of the first of the n times that
+//     is after t, n + 1 if none is.
+const logLua = `local function log_at(log, i)
+  return (struct.unpack("<d", log, (i - 1) * 8 + 1))
+end
+local function log_after(log, n, t)
+  local lo, hi = 1, n + 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if log_at(log, mid) > t then
+      hi = mid
+    else
+      lo = mid + 1
+    end
+  end
+  return lo
+end
+`
+
 // admitScript reserves money against an account's balance, checks a rate
 // and takes a lease in one round trip.
 //
-// KEYS[1]: the rate key (GCRA string or rolling-window sorted set)
+// KEYS[1]: the rate key (GCRA string, rolling window's sorted set or
+// log: logLua)
 // KEYS[2]: the lease sorted set (member: lease id, score: expiry)
 // KEYS[3]: with a reservation only, the account's mirrored balance (hash:
 // bal, the balance less the charges settled since; base, the ledger
-// balance last taken in; sum and n, the holds' (heldLua))
+// balance last taken in; sum and n, the holds' (heldLua); hx and
+// sx:<key>, the hints below)
 // KEYS[4]: with a reservation only, the account's holds (sorted set:
 // member "<id>|<cents>", score: expiry)
-// ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling), limit, period
+// ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling in a sorted set,
+// "3" rolling in a log), limit, period
 // (seconds), burst, lease limit (0: no lease), id (lease id, hold id and
 // rolling member), lease and hold TTL (seconds), then for a reservation:
 // cents wanted (0: check the balance, hold nothing), cents needed at
@@ -120,6 +155,18 @@ end
 // spend limit: key id, period name, limit, spend read with the lookup
 // (the id then ends in "|k:<key>", so that the hold's member names its
 // key)
+//
+// Hints: the mirror keeps a time before which none of the account's
+// holds can expire (hx) and one for each key's stream slots (sx:<key>):
+// the earliest expiry in the set when it was last looked at, lowered by
+// every hold or slot added since, or, for an empty set, now + TTL, as
+// whatever is added later expires later. Renewals only push expiries
+// back and releases only remove, so a hint never claims more than holds.
+// Before its hint the admission trusts the mirror's sum and number of
+// holds, and the slot set's ZCARD, instead of removing expired members
+// and counting the holds first (three calls); at or after it, or when
+// the mirror lacks it (seeded anew, an older gateway's), it does both
+// and takes a new hint from the set's first member.
 //
 // Returns {allowed, lease, remaining, retry_after, reset_after, hold,
 // available}, or {0, 0, 0, "0", "0", -2, spent, held} when the key's
@@ -131,7 +178,7 @@ end
 // holds). Nothing is consumed unless the request is admitted by
 // every check; keeping the mirror up to date and dropping expired holds
 // happen either way.
-var admitScript = redis.NewScript(nowLua + expireLua + heldLua + `
+var admitScript = redis.NewScript(nowLua + expireLua + heldLua + logLua + `
 local mode = ARGV[2]
 local limit = tonumber(ARGV[3])
 local period = tonumber(ARGV[4])
@@ -142,14 +189,18 @@ local ttl = tonumber(ARGV[8])
 -- Times near 3e8 seconds carry about 1e-7 of rounding: compare with a
 -- microsecond of slack, the resolution of TIME.
 local eps = 0.000001
+local function fmt_time(t)
+  return string.format("%.6f", t)
+end
 
 -- The balance first: an account that cannot pay is refused before its
 -- rate is looked at, and spends none of it. The mirror, the holds' sum
 -- and the key's spend are read in one command, and what changed of them
 -- (set: field to value) is written back in one, on every way out
 -- (done).
-local hold, hold_member, holds_sum, holds_n = 0, nil, 0, 0
+local hold, hold_member, holds_sum, holds_n, holds_hint = 0, nil, 0, 0, nil
 local set, seeded, balance_ttl = {}, false, 0
+local slot_field, slot_hint = nil, nil
 local function done(result)
   if next(set) then
     local fields = {}
@@ -170,34 +221,48 @@ if #KEYS >= 4 then
   balance_ttl = tonumber(ARGV[12])
   local key_limit = tonumber(ARGV[15] or "0") or 0
   local key, key_period, key_seed
-  local fields = {"bal", "base", "sum", "n"}
+  local fields = {"bal", "base", "sum", "n", "hx"}
+  local slot_key = lease_limit > 0 and string.match(KEYS[2], "}:key:(.*):streams$")
+  if slot_key then
+    slot_field = "sx:" .. slot_key
+    fields[6] = slot_field
+  end
+  local key_at = #fields + 1
   if key_limit > 0 then
     key, key_period, key_seed = ARGV[13], ARGV[14], tonumber(ARGV[16])
-    fields[5], fields[6] = "kp:" .. key, "ks:" .. key
+    fields[key_at], fields[key_at + 1] = "kp:" .. key, "ks:" .. key
   end
-  local dropped, dropped_cents = drop_expired_holds(KEYS[4], now)
-  holds_n = redis.call("ZCARD", KEYS[4])
   local mirror = redis.call("HMGET", KEYS[3], unpack(fields))
   local bal, base = tonumber(mirror[1]), tonumber(mirror[2])
-  local sum, n = tonumber(mirror[3]), tonumber(mirror[4])
-  if sum and n then
-    sum, n = sum - dropped_cents, n - dropped
+  local sum, n, hint = tonumber(mirror[3]), tonumber(mirror[4]), tonumber(mirror[5])
+  if slot_field then
+    slot_hint = tonumber(mirror[6])
   end
-  if holds_n == 0 then
-    -- Whatever the mirror says, nothing is held; the next hold's write
-    -- replaces a stale sum.
-    holds_sum = 0
-  elseif sum and sum >= 0 and n == holds_n then
-    holds_sum = sum
-    if dropped > 0 then
-      set.sum, set.n = fmt_cents(holds_sum), holds_n
-    end
+  if sum and n and hint and sum >= 0 and n >= 0 and now < hint - eps then
+    -- No hold has expired since the hint was taken.
+    holds_sum, holds_n, holds_hint = sum, n, hint
   else
-    holds_sum = 0
-    for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
-      holds_sum = holds_sum + hold_cents(m)
+    local dropped, dropped_cents = drop_expired_holds(KEYS[4], now)
+    holds_n = redis.call("ZCARD", KEYS[4])
+    if sum and n then
+      sum, n = sum - dropped_cents, n - dropped
     end
-    set.sum, set.n = fmt_cents(holds_sum), holds_n
+    if holds_n == 0 then
+      -- Whatever the mirror says, nothing is held.
+      holds_sum = 0
+      holds_hint = now + ttl
+    else
+      if sum and sum >= 0 and n == holds_n then
+        holds_sum = sum
+      else
+        holds_sum = 0
+        for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
+          holds_sum = holds_sum + hold_cents(m)
+        end
+      end
+      holds_hint = tonumber(redis.call("ZRANGE", KEYS[4], 0, 0, "WITHSCORES")[2])
+    end
+    set.sum, set.n, set.hx = fmt_cents(holds_sum), holds_n, fmt_time(holds_hint)
   end
   if not bal or not base then
     bal, base, seeded = ledger, ledger, true
@@ -214,8 +279,8 @@ if #KEYS >= 4 then
   local spent = 0
   if key_limit > 0 then
     spent = key_seed
-    if mirror[5] == key_period then
-      spent = math.max(tonumber(mirror[6]) or 0, key_seed)
+    if mirror[key_at] == key_period then
+      spent = math.max(tonumber(mirror[key_at + 1]) or 0, key_seed)
     end
     set["kp:" .. key] = key_period
     set["ks:" .. key] = fmt_cents(spent)
@@ -242,7 +307,7 @@ if #KEYS >= 4 then
 end
 
 local remaining, reset_after = 0, 0
-local tat, new_tat, held, interval
+local tat, new_tat, held, interval, log, log_n, log_first
 if mode == "1" then
   interval = period / limit
   tat = tonumber(redis.call("GET", KEYS[1]) or now)
@@ -268,23 +333,49 @@ elseif mode == "2" then
   end
   remaining = limit - held - 1
   reset_after = period
+elseif mode == "3" then
+  -- The same window, in a log.
+  log = redis.call("GET", KEYS[1]) or ""
+  log_n = #log / 8
+  log_first = log_after(log, log_n, now - period + eps / 2)
+  held = log_n - log_first + 1
+  if held >= limit then
+    return done({0, 0, 0, tostring(log_at(log, log_first) + period - now), tostring(log_at(log, log_n) + period - now)})
+  end
+  remaining = limit - held - 1
+  reset_after = period
 end
 
 -- A lease and a hold expire ttl from now: their sets live a second more.
 local set_ms = math.ceil(ttl * 1000) + 1000
 local lease = 0
 if lease_limit > 0 then
-  redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now + eps)
-  local leases = redis.call("ZCARD", KEYS[2])
+  local leases
+  if slot_hint and now < slot_hint - eps then
+    leases = redis.call("ZCARD", KEYS[2])
+  else
+    redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now + eps)
+    leases = redis.call("ZCARD", KEYS[2])
+    if slot_field then
+      if leases > 0 then
+        slot_hint = tonumber(redis.call("ZRANGE", KEYS[2], 0, 0, "WITHSCORES")[2])
+      else
+        slot_hint = now + ttl
+      end
+      set[slot_field] = fmt_time(slot_hint)
+    end
+  end
   if leases >= lease_limit then
     -- Refused by concurrency: report the rate budget as it stands.
     if mode == "1" then
       return done({0, 2, remaining + 1, "0", tostring(tat - now)})
-    elseif mode == "2" then
+    elseif mode == "2" or mode == "3" then
       local reset = 0
-      if held > 0 then
+      if held > 0 and mode == "2" then
         local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
         reset = tonumber(last[2]) + period - now
+      elseif held > 0 then
+        reset = log_at(log, log_n) + period - now
       end
       return done({0, 2, remaining + 1, "0", tostring(reset)})
     end
@@ -292,12 +383,19 @@ if lease_limit > 0 then
   end
   redis.call("ZADD", KEYS[2], now + ttl, id)
   expire_at_least(KEYS[2], set_ms, leases == 0)
+  if slot_field and now + ttl < slot_hint then
+    slot_hint = now + ttl
+    set[slot_field] = fmt_time(slot_hint)
+  end
   lease = 1
 end
 
 if hold_member then
   redis.call("ZADD", KEYS[4], now + ttl, hold_member)
   set.sum, set.n = fmt_cents(holds_sum + hold), holds_n + 1
+  if now + ttl < holds_hint then
+    set.hx = fmt_time(now + ttl)
+  end
   expire_at_least(KEYS[4], set_ms, holds_n == 0)
 end
 
@@ -315,6 +413,16 @@ elseif mode == "2" then
   if remaining == 0 then
     local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
     next_after = tonumber(first[2]) + period - now
+  end
+elseif mode == "3" then
+  -- The times stay in order whatever the clock did: the new one goes
+  -- after every time not later than it.
+  local at = log_after(log, log_n, now)
+  local kept = string.sub(log, (log_first - 1) * 8 + 1, (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, (at - 1) * 8 + 1)
+  local last = math.max(now, log_at(kept, #kept / 8))
+  redis.call("SET", KEYS[1], kept, "PX", math.ceil((last + period - now) * 1000))
+  if remaining == 0 then
+    next_after = log_at(kept, 1) + period - now
   end
 end
 return done({1, lease, remaining, tostring(next_after), tostring(reset_after), hold, 0})
