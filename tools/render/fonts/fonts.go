@@ -16,17 +16,17 @@
 package fonts
 
 import (
-	"bytes"
-	"compress/zlib"
-	"embed"
 	"fmt"
-	"io"
 	"sync"
 
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/gobolditalic"
+	"golang.org/x/image/font/gofont/goitalic"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/gomonobold"
+	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/sfnt"
 )
-
-//go:generate go run gen_faces.go
 
 // Face is one of the compiled-in font faces.
 type Face uint8
@@ -41,49 +41,13 @@ const (
 	numFaces
 )
 
-// faces holds the Go fonts (golang.org/x/image/font/gofont, BSD
-// licence) zlib-compressed, 0.44 MB where the gofont packages' copies
-// take 0.97 MB of binary; gen_faces.go writes them. A face is inflated
-// on its first use, once per process, in about 2 ms of CPU (11 ms for
-// all six; BenchmarkInflateFaces).
-//
-//go:embed faces/*.ttf.zlib
-var faces embed.FS
-
-var files = [numFaces]string{
-	GoRegular:    "Go-Regular.ttf",
-	GoBold:       "Go-Bold.ttf",
-	GoItalic:     "Go-Italic.ttf",
-	GoBoldItalic: "Go-Bold-Italic.ttf",
-	GoMono:       "Go-Mono.ttf",
-	GoMonoBold:   "Go-Mono-Bold.ttf",
-}
-
-// ttfs inflates each face once, on first use: nil if it cannot, which
-// TestFaces rules out for the copies compiled in.
-var ttfs = func() (t [numFaces]func() []byte) {
-	for f := range numFaces {
-		t[f] = sync.OnceValue(func() []byte {
-			b, err := inflate("faces/" + files[f] + ".zlib")
-			if err != nil {
-				return nil
-			}
-			return b
-		})
-	}
-	return t
-}()
-
-func inflate(name string) ([]byte, error) {
-	compressed, err := faces.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(compressed))
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(zr)
+var ttfs = [numFaces][]byte{
+	GoRegular:    goregular.TTF,
+	GoBold:       gobold.TTF,
+	GoItalic:     goitalic.TTF,
+	GoBoldItalic: gobolditalic.TTF,
+	GoMono:       gomono.TTF,
+	GoMonoBold:   gomonobold.TTF,
 }
 
 var names = [numFaces]string{
@@ -109,7 +73,7 @@ func (f Face) TTF() []byte {
 	if f >= numFaces {
 		return nil
 	}
-	return ttfs[f]()
+	return ttfs[f]
 }
 
 // parsed holds each face parsed, once per process. An sfnt.Font is
@@ -118,7 +82,7 @@ func (f Face) TTF() []byte {
 var parsed = func() (p [numFaces]func() (*sfnt.Font, error)) {
 	for f := range numFaces {
 		p[f] = sync.OnceValues(func() (*sfnt.Font, error) {
-			fnt, err := sfnt.Parse(f.TTF())
+			fnt, err := sfnt.Parse(ttfs[f])
 			if err != nil {
 				return nil, fmt.Errorf("fonts: parsing %s: %w", f, err)
 			}
