@@ -68,7 +68,7 @@ var (
 	goMonoBold []byte
 )
 
-// inflate returns the face compressed, or nil if it cannot, which
+// inflate returns a compressed face inflated, or nil if it cannot, which
 // TestFacesMatchGofont rules out for the copies compiled in.
 func inflate(compressed []byte) []byte {
 	zr, err := zlib.NewReader(bytes.NewReader(compressed))
