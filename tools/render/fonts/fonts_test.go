@@ -1,11 +1,37 @@
 package fonts
 
 import (
+	"bytes"
 	"sync"
 	"testing"
 
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/gobolditalic"
+	"golang.org/x/image/font/gofont/goitalic"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/gomonobold"
+	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/sfnt"
 )
+
+// Every face is golang.org/x/image's Go font of its name, byte for byte,
+// the compressed ones included: after an update of that module, go
+// generate rewrites them.
+func TestFacesMatchGofont(t *testing.T) {
+	want := [numFaces][]byte{
+		GoRegular:    goregular.TTF,
+		GoBold:       gobold.TTF,
+		GoItalic:     goitalic.TTF,
+		GoBoldItalic: gobolditalic.TTF,
+		GoMono:       gomono.TTF,
+		GoMonoBold:   gomonobold.TTF,
+	}
+	for f := range numFaces {
+		if !bytes.Equal(f.TTF(), want[f]) {
+			t.Errorf("%v: %d bytes differ from gofont's %d: run go generate ./tools/render/fonts", f, len(f.TTF()), len(want[f]))
+		}
+	}
+}
 
 // Every face parses and draws Latin text, under the name it is listed by.
 func TestFaces(t *testing.T) {
