@@ -181,6 +181,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
 		return nil
 	}
+	letGoOfBody(r, req)
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	reqID, _ := repl.GetString("switchyard.request_id")
 	// The charge settles the hold (settlingRecorder); a request that was
@@ -190,6 +191,18 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	}
 	h.orch.Serve(w, r, req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID, ChargeID: chargeID(r)})
 	return nil
+}
+
+// letGoOfBody drops r's body and the whole of its parse from the
+// request's vars, where the admission step left them: they would stay
+// referenced for as long as the answer streams, a long conversation
+// twice over. The orchestrator is handed the parse and keeps what it
+// needs of it; after this handler only the model is read
+// (requestedModel, for the metrics).
+func letGoOfBody(r *http.Request, req *request.Request) {
+	ctx := r.Context()
+	caddyhttp.SetVar(ctx, bodyVar, nil)
+	caddyhttp.SetVar(ctx, chatRequestVar, &request.Request{Model: req.Model})
 }
 
 // RecordUsage implements translator.UsageRecorder: a /v3 charge is

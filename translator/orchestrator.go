@@ -206,7 +206,7 @@ func randomID() string {
 func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *request.Request, caller Caller) {
 	ctx := r.Context()
 	t := o.newTurn(req, caller)
-	if req.Responses {
+	if t.req.Responses {
 		t.id = responseID(t.id)
 	}
 	if err := t.prepare(ctx); err != nil {
@@ -216,6 +216,10 @@ func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return
 	}
+	// The client's messages are in the conversation now, encoded as the
+	// backend reads them; their parse is not needed while the answer
+	// streams, which may be long.
+	t.req.Messages = nil
 	// A panic on the request's goroutine still charges the rounds that
 	// ran; the connection then ends as a broken one does.
 	defer func() {
@@ -227,7 +231,7 @@ func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *reques
 			panic(http.ErrAbortHandler)
 		}
 	}()
-	if req.Stream {
+	if t.req.Stream {
 		t.serveStream(ctx, w)
 		return
 	}

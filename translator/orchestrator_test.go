@@ -326,3 +326,34 @@ func TestProfileCost(t *testing.T) {
 		})
 	}
 }
+
+// The turn lets go of the parsed messages once they are encoded for the
+// backend, on its own copy: the caller's request is left as it was.
+func TestServeLeavesTheCallersRequestAsItWas(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	body := chatBody(false, "Hello there", "")
+	req, err := request.Parse([]byte(body), http.Header{}, request.Limits{Profile: h.profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		r := httptest.NewRequest(http.MethodPost, "/v3/chat/completions", strings.NewReader(body))
+		rec := httptest.NewRecorder()
+		h.orch.Serve(rec, r, req, Caller{AccountID: "acct1", KeyID: "key1", RequestID: "req1"})
+		if rec.Code != http.StatusOK {
+			t.Fatalf("request %d: status %d: %s", i+1, rec.Code, rec.Body)
+		}
+	}
+	if len(req.Messages) != 1 {
+		t.Fatalf("the caller's request holds %d messages after Serve, want 1", len(req.Messages))
+	}
+	sent := h.up.Requests()
+	if len(sent) != 2 {
+		t.Fatalf("the backend saw %d requests, want 2", len(sent))
+	}
+	for i, s := range sent {
+		if !strings.Contains(string(s.Body), "Hello there") {
+			t.Errorf("request %d to the backend lacks the user's message: %s", i+1, s.Body)
+		}
+	}
+}

@@ -57,10 +57,14 @@ type turn struct {
 	served    upstream.Served // what answered the last round; zero without a Router
 }
 
+// newTurn starts the turn of req. The turn works on a copy of req, from
+// which it drops what it no longer needs (Serve), leaving the caller's
+// as it was.
 func (o *Orchestrator) newTurn(req *request.Request, caller Caller) *turn {
 	now := o.cfg.Now()
+	own := *req
 	return &turn{
-		o: o, req: req, caller: caller,
+		o: o, req: &own, caller: caller,
 		id: o.cfg.NewID(), created: now.Unix(), started: now,
 		acts:   &activities{now: o.cfg.Now, chars: o.revisionB()},
 		finish: "stop",

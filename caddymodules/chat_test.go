@@ -1,0 +1,42 @@
+package caddymodules
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/translator/request"
+)
+
+// An open stream must not keep the request body and its parse in the
+// request's vars; the metrics still read the model after the handler.
+func TestLetGoOfBodyKeepsOnlyTheModel(t *testing.T) {
+	vars := map[string]any{}
+	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, vars)
+	r := httptest.NewRequest(http.MethodPost, chatPath, nil).WithContext(ctx)
+	req := &request.Request{Model: "m", Messages: []request.Message{{Role: request.RoleUser}}}
+	caddyhttp.SetVar(ctx, bodyVar, []byte(`{"model":"m","messages":[{"role":"user","content":"Hi"}]}`))
+	caddyhttp.SetVar(ctx, chatRequestVar, req)
+
+	letGoOfBody(r, req)
+
+	if _, held := vars[bodyVar]; held {
+		t.Error("the request body is still held in the request's vars")
+	}
+	kept, _ := vars[chatRequestVar].(*request.Request)
+	switch {
+	case kept == nil:
+		t.Fatal("the parse's model is gone from the request's vars")
+	case kept == req, kept.Messages != nil:
+		t.Errorf("the request's vars still hold the parsed messages: %+v", kept)
+	}
+	if got := requestedModel(r); got != "m" {
+		t.Errorf("requestedModel = %q, want %q", got, "m")
+	}
+	if len(req.Messages) != 1 {
+		t.Errorf("the handler's own parse lost its messages: %+v", req.Messages)
+	}
+}
