@@ -321,7 +321,7 @@ func testKeys(t *testing.T, f *fixture) {
 	if strings.Contains(r.body, created.Key) || strings.Contains(r.body, created.Key[3:20]) {
 		t.Fatalf("the key listing shows the key: %s", r.body)
 	}
-	var keys page[keyJSON]
+	var keys page[KeyJSON]
 	r.json(t, &keys)
 	if len(keys.Data) != 1 || keys.Data[0].ID != created.ID || keys.Data[0].Hint != created.Hint || keys.Data[0].RevokedAt != nil {
 		t.Errorf("keys = %+v", keys)
@@ -341,7 +341,7 @@ func testKeys(t *testing.T, f *fixture) {
 
 	r = f.do("DELETE", "/admin/accounts/alice/keys/"+created.ID, f.alice, "")
 	f.want(r, 200, "")
-	var revoked keyJSON
+	var revoked KeyJSON
 	r.json(t, &revoked)
 	if revoked.ID != created.ID || revoked.RevokedAt == nil {
 		t.Errorf("revoked = %+v", revoked)
@@ -351,7 +351,7 @@ func testKeys(t *testing.T, f *fixture) {
 	}
 	again := f.do("DELETE", "/admin/accounts/alice/keys/"+created.ID, f.alice, "")
 	f.want(again, 200, "")
-	var second keyJSON
+	var second KeyJSON
 	again.json(t, &second)
 	if second.RevokedAt == nil || *second.RevokedAt != *revoked.RevokedAt {
 		t.Errorf("second revoke = %+v, want the first's time %v", second, *revoked.RevokedAt)

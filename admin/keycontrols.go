@@ -44,7 +44,7 @@ func KeyControlsOf(c storage.KeyControls) KeyControlsJSON {
 		Models: nonNil(c.Models), AllowedIPs: nonNil(c.CIDRs), SpendLimitCents: c.SpendLimitCents,
 		SpendPeriod: string(c.SpendPeriod), RatePerMinute: c.RatePerMinute, StreamLimit: c.StreamLimit,
 	}
-	out.ExpiresAt = unixTimeOrNull(c.ExpiresAt)
+	out.ExpiresAt = UnixTimeOrNull(c.ExpiresAt)
 	return out
 }
 
@@ -97,7 +97,7 @@ func (q *request) setKeyControls(a storage.Account, id string) {
 		q.fail(err)
 		return
 	}
-	q.reply(http.StatusOK, keyOut(k))
+	q.reply(http.StatusOK, KeyOf(k))
 }
 
 // KeyControlArgs are key controls as the CLI's flags spell them.

@@ -45,7 +45,7 @@ func testKeyControls(t *testing.T, f *fixture) {
 	// Replaced whole: what the body leaves out is no longer controlled.
 	r = f.do("PUT", "/admin/accounts/alice/keys/"+created.ID+"/controls", f.alice, `{"models":["a","b"]}`)
 	f.want(r, 200, "")
-	var got keyJSON
+	var got KeyJSON
 	r.json(t, &got)
 	if got.ExpiresAt != nil || len(got.Models) != 2 || got.SpendLimitCents != 0 || len(got.AllowedIPs) != 0 {
 		t.Fatalf("after PUT: %+v", got)

@@ -175,7 +175,7 @@ func AlertsOf(s storage.AlertSettings) AlertsJSON {
 	if t, ok := s.Threshold(); ok {
 		out.ThresholdCents = &t
 	}
-	out.FiredAt = unixTimeOrNull(s.FiredAt)
+	out.FiredAt = UnixTimeOrNull(s.FiredAt)
 	return out
 }
 
@@ -316,9 +316,9 @@ func deliveryOut(d storage.AlertDelivery) deliveryJSON {
 		out.Type, out.BalanceCents = "balance.below", &d.BalanceCents
 	}
 	if d.Status == storage.AlertPending {
-		out.NextAttemptAt = unixTimeOrNull(d.NextAttemptAt)
+		out.NextAttemptAt = UnixTimeOrNull(d.NextAttemptAt)
 	}
-	out.DeliveredAt = unixTimeOrNull(d.DeliveredAt)
+	out.DeliveredAt = UnixTimeOrNull(d.DeliveredAt)
 	return out
 }
 

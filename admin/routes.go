@@ -53,7 +53,7 @@ type accountJSON struct {
 func (q *request) accountOut(a storage.Account, balance int64) (accountJSON, error) {
 	out := accountJSON{ID: a.ID, Name: a.Name, BalanceCents: balance, CreatedAt: unixTime(a.CreatedAt), Disabled: a.Disabled()}
 	if a.Disabled() {
-		out.DisabledAt = unixTimeOrNull(a.DisabledAt)
+		out.DisabledAt = UnixTimeOrNull(a.DisabledAt)
 	}
 	if q.h.cfg.Held != nil {
 		held, err := q.h.cfg.Held.Held(q.ctx, a.ID)
@@ -191,8 +191,9 @@ func (q *request) getAccount(a storage.Account) {
 	q.answer(http.StatusOK, out, err)
 }
 
-// keyJSON is a key as listed: never the key itself.
-type keyJSON struct {
+// KeyJSON is a key as listed: never the key itself. The CLI's --json
+// prints the same.
+type KeyJSON struct {
 	ID        string `json:"id"`
 	Hint      string `json:"hint"`
 	Label     string `json:"label"`
@@ -204,12 +205,13 @@ type keyJSON struct {
 	KeyControlsJSON
 }
 
-func keyOut(k storage.APIKey) keyJSON {
-	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: unixTime(k.CreatedAt), KeyControlsJSON: KeyControlsOf(k.Controls)}
+// KeyOf is k as the admin API lists it.
+func KeyOf(k storage.APIKey) KeyJSON {
+	out := KeyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: unixTime(k.CreatedAt), KeyControlsJSON: KeyControlsOf(k.Controls)}
 	if !k.Active() {
-		out.RevokedAt = unixTimeOrNull(k.RevokedAt)
+		out.RevokedAt = UnixTimeOrNull(k.RevokedAt)
 	}
-	out.LastUsedAt = unixTimeOrNull(k.LastUsedAt)
+	out.LastUsedAt = UnixTimeOrNull(k.LastUsedAt)
 	return out
 }
 
@@ -235,7 +237,7 @@ func (q *request) listKeys(a storage.Account) {
 		keys = keys[i+1:]
 	}
 	keys, more := trim(keys, p.limit)
-	q.reply(http.StatusOK, pageEach(keys, more, keyOut, func(k storage.APIKey) string { return k.ID }))
+	q.reply(http.StatusOK, pageEach(keys, more, KeyOf, func(k storage.APIKey) string { return k.ID }))
 }
 
 // unknownCursor refuses an after that is well formed but names no item
@@ -279,7 +281,7 @@ func (q *request) createKey(a storage.Account) {
 func (q *request) revokeKey(a storage.Account, id string) {
 	k, err := policy.RevokeKey(q.ctx, q.h.cfg.Store, a.ID, id)
 	q.audit("key.revoke", a.Name, clipNote(id), outcome(err), "")
-	q.answer(http.StatusOK, keyOut(k), err)
+	q.answer(http.StatusOK, KeyOf(k), err)
 }
 
 // ledgerJSON is a ledger entry.
@@ -477,7 +479,7 @@ func (q *request) listFiles(a storage.Account) {
 	}
 	q.reply(http.StatusOK, pageEach(pg.Files, pg.HasMore, func(f storage.File) fileJSON {
 		return fileJSON{ID: f.ID, Filename: f.Filename, Purpose: f.Purpose, Bytes: f.Bytes, MIME: f.MIME,
-			Source: string(f.Source), CreatedAt: unixTime(f.CreatedAt), ExpiresAt: unixTimeOrNull(f.ExpiresAt)}
+			Source: string(f.Source), CreatedAt: unixTime(f.CreatedAt), ExpiresAt: UnixTimeOrNull(f.ExpiresAt)}
 	}, func(f storage.File) string { return f.ID }))
 }
 

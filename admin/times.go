@@ -23,8 +23,10 @@ const exampleUnix = "1767225600"
 // unixTime is t in Unix seconds.
 func unixTime(t time.Time) int64 { return t.Unix() }
 
-// unixTimeOrNull is t in Unix seconds, nil (JSON null) for the zero time.
-func unixTimeOrNull(t time.Time) *int64 {
+// UnixTimeOrNull is t in Unix seconds, nil (JSON null) for the zero
+// time: how the admin API, and the CLI's --json, write a time that may
+// not have happened.
+func UnixTimeOrNull(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
 	}

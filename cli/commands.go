@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
@@ -71,7 +72,7 @@ func Keys(cmd *cobra.Command, open Opener) {
 				return err
 			}
 			if c.JSON {
-				return printJSON(c.Out, listJSON(keys, keyJSONOf, func(k storage.APIKey) string { return k.ID }))
+				return printJSON(c.Out, listJSON(keys, admin.KeyOf, func(k storage.APIKey) string { return k.ID }))
 			}
 			printKeys(c.Out, keys)
 			return nil

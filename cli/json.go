@@ -48,18 +48,6 @@ func listJSON[T, J any](items []T, toJSON func(T) J, cursor func(T) string) cliL
 	return out
 }
 
-// unixTime is t as the admin API writes times: Unix seconds.
-func unixTime(t time.Time) int64 { return t.Unix() }
-
-// unixTimeOrNull is t in Unix seconds, nil (null) for the zero time.
-func unixTimeOrNull(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	s := t.Unix()
-	return &s
-}
-
 // tableTime is t as the commands' tables show it, for people: UTC.
 func tableTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
@@ -76,31 +64,10 @@ type accountJSON struct {
 
 func accountJSONOf(r storage.AccountBalance) accountJSON {
 	out := accountJSON{ID: r.ID, Name: r.Name, BalanceCents: r.BalanceCents, Disabled: r.Disabled(),
-		CreatedAt: unixTime(r.CreatedAt)}
+		CreatedAt: r.CreatedAt.Unix()}
 	if r.Disabled() {
-		out.DisabledAt = unixTimeOrNull(r.DisabledAt)
+		out.DisabledAt = admin.UnixTimeOrNull(r.DisabledAt)
 	}
-	return out
-}
-
-// keyJSON is a key as GET /admin/accounts/{name}/keys lists it: never
-// the key itself.
-type keyJSON struct {
-	ID         string `json:"id"`
-	Hint       string `json:"hint"`
-	Label      string `json:"label"`
-	CreatedAt  int64  `json:"created_at"`
-	RevokedAt  *int64 `json:"revoked_at"`
-	LastUsedAt *int64 `json:"last_used_at"`
-	admin.KeyControlsJSON
-}
-
-func keyJSONOf(k storage.APIKey) keyJSON {
-	out := keyJSON{ID: k.ID, Hint: k.Hint, Label: k.Label, CreatedAt: unixTime(k.CreatedAt), KeyControlsJSON: admin.KeyControlsOf(k.Controls)}
-	if !k.Active() {
-		out.RevokedAt = unixTimeOrNull(k.RevokedAt)
-	}
-	out.LastUsedAt = unixTimeOrNull(k.LastUsedAt)
 	return out
 }
 

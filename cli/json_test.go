@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/switchyardhq/switchyard/admin"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestJSONTimesAreUnixSeconds(t *testing.T) {
 	expires := time.Date(2026, 12, 27, 15, 0, 0, 0, time.UTC)
 	key := storage.APIKey{ID: "key_1", Hint: "sk-...a1B2", CreatedAt: created, LastUsedAt: used,
 		Controls: storage.KeyControls{ExpiresAt: expires}}
-	b, err := json.Marshal(keyJSONOf(key))
+	b, err := json.Marshal(admin.KeyOf(key))
 	if err != nil {
 		t.Fatal(err)
 	}
