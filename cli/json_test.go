@@ -2,11 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/switchyardhq/switchyard/admin"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchyardhq/switchyard/admin"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
