@@ -205,3 +205,51 @@ func TestShortcutHolds(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLayoutOnboarding draws the create_document benchmark's
+// diagram, with both directions laid out as without the estimate and
+// with it, and reports the worker process's CPU time per diagram
+// (utime and stime from /proc/<pid>/stat, in clock ticks of 10 ms: run
+// enough iterations) beside the layouts asked of it.
+func BenchmarkLayoutOnboarding(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		estimate bool
+	}{{"both", false}, {"estimate", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			saved := shortcut
+			shortcut = c.estimate
+			defer func() { shortcut = saved }()
+			d := Diagram{Source: onboarding, Aspect: render.AspectLandscape}
+			if _, err := Render(context.Background(), d); err != nil {
+				b.Fatal(err)
+			}
+			cpu0, layouts0 := workerCPU(b), layoutsStarted.Load()
+			for b.Loop() {
+				if _, err := Render(context.Background(), d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(workerCPU(b)-cpu0)*10/float64(b.N), "worker-cpu-ms/op")
+			b.ReportMetric(float64(layoutsStarted.Load()-layouts0)/float64(b.N), "layouts/op")
+		})
+	}
+}
+
+// workerCPU is the current worker's user and system time in clock ticks.
+func workerCPU(b *testing.B) int64 {
+	b.Helper()
+	if current == nil {
+		b.Fatal("no worker")
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", current.cmd.Process.Pid))
+	if err != nil {
+		b.Skip("no /proc: ", err)
+	}
+	// The fields after the command name, which is in parentheses.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return utime + stime
+}
