@@ -88,6 +88,7 @@ func estimateShape(g *cgraph.Graph, rankdir string) (est shapeEstimate, ok bool,
 		across = append(across, w)
 	}
 	out := make([][]arc, len(nodes))
+	var labels []edgeLabel
 	for i, n := range nodes {
 		for e, err := g.FirstOut(n); e != nil; e, err = g.NextOut(e) {
 			if err != nil {
@@ -106,8 +107,20 @@ func estimateShape(g *cgraph.Graph, rankdir string) (est shapeEstimate, ok bool,
 			if err != nil {
 				return est, false, fmt.Errorf("reading a node name: %w", err)
 			}
-			if j, ok := index[name]; ok && j != i {
-				out[i] = append(out[i], arc{to: j, minlen: 1})
+			j, ok := index[name]
+			if !ok || j == i {
+				continue
+			}
+			out[i] = append(out[i], arc{to: j, minlen: 1})
+			if l := e.GetStr("label"); l != "" {
+				if strings.HasPrefix(strings.TrimSpace(l), "<") {
+					return est, false, nil
+				}
+				w, h := textSize(l, fontSize(e.GetStr("fontsize")))
+				if lr {
+					w, h = h, w
+				}
+				labels = append(labels, edgeLabel{from: i, to: j, along: h, across: w})
 			}
 		}
 	}
@@ -128,20 +141,43 @@ func estimateShape(g *cgraph.Graph, rankdir string) (est shapeEstimate, ok bool,
 		rankCount[r]++
 	}
 	// An edge that skips ranks passes through them as a virtual node,
-	// thin, but kept nodesep from its neighbours.
+	// thin, but kept nodesep from its neighbours. When edges have
+	// labels, dot puts a rank between every two, where each edge has a
+	// virtual node and each label a node of its size, and halves the
+	// spacing: the gaps add up to the same length, plus the labels'.
+	gapAlong := make([]float64, top)
+	gapAcross := make([]float64, top)
+	gapCount := make([]int, top)
 	for u, arcs := range out {
 		for _, a := range arcs {
-			for r := min(rank[u], rank[a.to]) + 1; r < max(rank[u], rank[a.to]); r++ {
+			lo, hi := min(rank[u], rank[a.to]), max(rank[u], rank[a.to])
+			for r := lo + 1; r < hi; r++ {
 				rankCount[r]++
 			}
+			for g := lo; g < hi; g++ {
+				gapCount[g]++
+			}
 		}
+	}
+	for _, l := range labels {
+		lo, hi := min(rank[l.from], rank[l.to]), max(rank[l.from], rank[l.to])
+		if lo == hi {
+			continue
+		}
+		g := (lo + hi - 1) / 2
+		gapAlong[g] = max(gapAlong[g], l.along)
+		gapAcross[g] += l.across
 	}
 	for r := range rankAlong {
 		est.length += rankAlong[r]
 		est.breadth = max(est.breadth, rankAcross[r]+nodesep*float64(max(rankCount[r]-1, 0)))
 	}
-	// With edge labels dot doubles the ranks and halves their spacing:
-	// the gaps add up to the same length.
+	if len(labels) > 0 {
+		for g := range gapAlong {
+			est.length += gapAlong[g]
+			est.breadth = max(est.breadth, gapAcross[g]+nodesep*float64(max(gapCount[g]-1, 0)))
+		}
+	}
 	est.length += ranksep * float64(top)
 	return est, true, nil
 }
@@ -164,15 +200,7 @@ func nodeSize(n *cgraph.Node, name string) (w, h float64, ok bool) {
 	if label == "" || label == `\N` {
 		label = name
 	}
-	size := 14.0
-	if f, err := strconv.ParseFloat(strings.TrimSpace(n.GetStr("fontsize")), 64); err == nil && f > 0 {
-		size = f
-	}
-	lines := strings.FieldsFunc(strings.NewReplacer(`\n`, "\n", `\l`, "\n", `\r`, "\n").Replace(label), func(r rune) bool { return r == '\n' })
-	longest := 0
-	for _, l := range lines {
-		longest = max(longest, len([]rune(l)))
-	}
+	w, h = textSize(label, fontSize(n.GetStr("fontsize")))
 	mx, my := 0.11, 0.055
 	if m := strings.Split(n.GetStr("margin"), ","); len(m) > 0 && m[0] != "" {
 		mx = inches(m[0], mx)
@@ -181,10 +209,8 @@ func nodeSize(n *cgraph.Node, name string) (w, h float64, ok bool) {
 			my = inches(m[1], my)
 		}
 	}
-	// About half an em a character: the estimate needs the size within
-	// estimateMargin, not to the point.
-	w = 0.5*size*float64(longest) + 2*mx*72
-	h = 1.2*size*float64(max(len(lines), 1)) + 2*my*72
+	w += 2 * mx * 72
+	h += 2 * my * 72
 	switch strings.ToLower(n.GetStr("shape")) {
 	case "box", "rect", "rectangle", "square", "":
 	default:
@@ -195,6 +221,33 @@ func nodeSize(n *cgraph.Node, name string) (w, h float64, ok bool) {
 	w = max(inches(n.GetStr("width"), 0.75)*72, w)
 	h = max(inches(n.GetStr("height"), 0.5)*72, h)
 	return w, h, true
+}
+
+// edgeLabel is an edge's label in estimateShape: the edge's ends, and
+// the label's extent along and across the ranks.
+type edgeLabel struct {
+	from, to      int
+	along, across float64
+}
+
+// textSize estimates the width and height in points of a label's text.
+func textSize(label string, size float64) (w, h float64) {
+	lines := strings.FieldsFunc(strings.NewReplacer(`\n`, "\n", `\l`, "\n", `\r`, "\n").Replace(label), func(r rune) bool { return r == '\n' })
+	longest := 0
+	for _, l := range lines {
+		longest = max(longest, len([]rune(l)))
+	}
+	// About half an em a character: the estimate needs the size within
+	// estimateMargin, not to the point.
+	return 0.5 * size * float64(longest), 1.2 * size * float64(max(len(lines), 1))
+}
+
+// fontSize parses a fontsize attribute; Graphviz's default is 14.
+func fontSize(v string) float64 {
+	if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f > 0 {
+		return f
+	}
+	return 14
 }
 
 // inches parses a size attribute, or returns def.

@@ -141,11 +141,13 @@ func directionSources(t *testing.T) map[string]string {
 		}
 	}
 	for _, n := range []int{4, 8, 12, 16, 24, 40} {
-		var tree, labelled strings.Builder
+		var tree, labelled, tall strings.Builder
 		for i := 1; i < n; i++ {
 			fmt.Fprintf(&tree, "t%d -> t%d; ", (i-1)/2, i)
 			fmt.Fprintf(&labelled, "s%d -> s%d [label=\"next\"]; ", i-1, i)
+			fmt.Fprintf(&tall, "s%d -> s%d [label=\"when the\\nprevious step\\nis signed\\noff by two\"]; ", i-1, i)
 		}
+		srcs[fmt.Sprintf("row %d, labels of four lines", n)] = "digraph { " + tall.String() + "}"
 		srcs[fmt.Sprintf("row %d", n)] = row(n)
 		srcs[fmt.Sprintf("steps %d", n)] = steps(n)
 		srcs[fmt.Sprintf("fan %d", n)] = fan(n)

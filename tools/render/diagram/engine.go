@@ -139,12 +139,11 @@ func layoutLocked(ctx context.Context, src string, t *theme, aspect string) (*sc
 		if shortcutHolds(aspect, res.Estimate, r2) {
 			return sc, nil
 		}
+		// The first direction's error is the graph's, as without the
+		// estimate.
 		first, _, err := layoutOnce(ctx, t, layoutJob{Source: src, Rankdir: dir.first})
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		if err != nil {
-			return sc, nil
+			return nil, err
 		}
 		return choose(aspect, first, sc, true), nil
 	}
@@ -230,8 +229,8 @@ var shortcut = true
 var layoutsStarted atomic.Int64
 
 // layoutOnce has the worker parse and lay out job's source (see
-// layoutSource), and reads its output. The caller holds the slot. When ctx ends first the
-// worker is stopped and ctx's error returned.
+// layoutSource), and reads its output. The caller holds the slot. When
+// ctx ends first the worker is stopped and ctx's error returned.
 func layoutOnce(ctx context.Context, t *theme, job layoutJob) (sc *scene, res layoutResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, res, err
