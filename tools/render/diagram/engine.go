@@ -319,7 +319,9 @@ func layoutSource(job layoutJob, t *theme) (res layoutResult, err error) {
 	}
 	if graph.GetStr("rankdir") == "" {
 		res.Rankdir = job.Rankdir
-		if job.Aspect != "" {
+		// A graph too large for a second layout keeps the first
+		// direction anyway: no estimate.
+		if job.Aspect != "" && nodes <= maxRetryNodes {
 			est, ok, err := estimateShape(graph, job.Rankdir)
 			if err != nil {
 				return res, err
