@@ -72,12 +72,10 @@ func virtualNodes(g *cgraph.Graph) (int, error) {
 // arc is an edge of skippedRanks' graph: its head and its least length.
 type arc struct{ to, minlen int }
 
-// skippedRanks ranks the nodes of a graph given as adjacency lists by
-// longest path, reversing the edges that close a cycle as dot does, and
-// returns the virtual nodes of all edges together: one for each rank an
-// edge skips, or with labelled ranks doubled, one for each rank it spans
-// and one for each it skips.
-func skippedRanks(out [][]arc, labelled bool) int {
+// longestPathRanks ranks the nodes of a graph given as adjacency lists
+// by longest path, reversing the edges that close a cycle as dot does
+// (by depth-first search in node order).
+func longestPathRanks(out [][]arc) []int {
 	const (
 		unseen = iota
 		open
@@ -121,6 +119,15 @@ func skippedRanks(out [][]arc, labelled bool) int {
 			}
 		}
 	}
+	return rank
+}
+
+// skippedRanks ranks the nodes of a graph given as adjacency lists (see
+// longestPathRanks) and returns the virtual nodes of all edges together:
+// one for each rank an edge skips, or with labelled ranks doubled, one
+// for each rank it spans and one for each it skips.
+func skippedRanks(out [][]arc, labelled bool) int {
+	rank := longestPathRanks(out)
 	skipped := 0
 	for u, arcs := range out {
 		for _, a := range arcs {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goccy/go-graphviz"
@@ -118,55 +119,136 @@ const stripMinLength = 470.0
 
 // layoutLocked does the work of layout; the caller holds the slot. When
 // the source sets no rankdir it may lay the graph out twice, once per
-// direction, and keep the one closer to the aspect.
+// direction, and keep the one closer to the aspect; when the graph is
+// plainly a strip in the first direction, the worker lays it out in the
+// second only (see direction.go).
 func layoutLocked(ctx context.Context, src string, t *theme, aspect string) (*scene, error) {
 	dir := directions[aspect]
-	sc, chosen, err := layoutOnce(ctx, src, t, dir.first, true)
-	if err != nil || !chosen {
+	sc, res, err := layoutOnce(ctx, t, layoutJob{Source: src, Rankdir: dir.first, Check: true, Aspect: aspect})
+	var se *render.SourceError
+	if errors.As(err, &se) && res.Rankdir == dir.second && ctx.Err() == nil {
+		// Only the second direction failed so far; the first may not,
+		// and would have been kept.
+		sc, res, err = layoutOnce(ctx, t, layoutJob{Source: src, Rankdir: dir.first, Check: true})
+	}
+	if err != nil || !res.Chosen {
 		return sc, err
+	}
+	if res.Rankdir == dir.second {
+		r2 := sc.bounds.width() / max(sc.bounds.height(), 1)
+		if shortcutHolds(aspect, res.Estimate, r2) {
+			return sc, nil
+		}
+		// The first direction's error is the graph's, as without the
+		// estimate.
+		first, _, err := layoutOnce(ctx, t, layoutJob{Source: src, Rankdir: dir.first})
+		if err != nil {
+			return nil, err
+		}
+		return choose(aspect, first, sc, true), nil
 	}
 	r := sc.bounds.width() / max(sc.bounds.height(), 1)
 	if (r >= dir.low && r <= dir.high) || sc.nodeCount > maxRetryNodes {
 		return sc, nil
 	}
-	other, _, err := layoutOnce(ctx, src, t, dir.second, false)
+	other, _, err := layoutOnce(ctx, t, layoutJob{Source: src, Rankdir: dir.second})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	if err != nil {
 		return sc, nil
 	}
+	return choose(aspect, sc, other, false), nil
+}
+
+// choose returns the layout kept of first, in the direction aspect tries
+// first, and other, in the second. otherFirst is set when other was laid
+// out first: then first is kept when in range, as it would have been
+// without laying out other.
+func choose(aspect string, first, other *scene, otherFirst bool) *scene {
+	dir := directions[aspect]
+	r := first.bounds.width() / max(first.bounds.height(), 1)
+	if otherFirst && ((r >= dir.low && r <= dir.high) || first.nodeCount > maxRetryNodes) {
+		return first
+	}
+	long := max(first.bounds.width(), first.bounds.height()) > stripMinLength
 	r2 := other.bounds.width() / max(other.bounds.height(), 1)
+	if prefersOther(aspect, r, long, r2) {
+		return other
+	}
+	return first
+}
+
+// prefersOther reports whether a layout in the second direction, of
+// width-to-height ratio r2, is kept over one in the first, of ratio r
+// outside the accepted range, whose longer side is long (longer than
+// stripMinLength).
+func prefersOther(aspect string, r float64, long bool, r2 float64) bool {
+	dir := directions[aspect]
 	// The other direction must at least give the asked orientation,
 	// unless the first layout is a strip beyond 3:1 and longer than a
 	// page's text width, which a page shrinks to unreadable text: then
 	// whichever comes closer wins. A small graph keeps its direction.
-	long := max(sc.bounds.width(), sc.bounds.height()) > stripMinLength
 	strip := long && (r > maxStrip || r < 1/maxStrip)
 	oriented := aspect == render.AspectSquare || strip || (r2 >= 1) == (dir.ratio >= 1)
-	if oriented && math.Abs(math.Log(r2/dir.ratio)) < math.Abs(math.Log(r/dir.ratio)) {
-		return other, nil
-	}
-	return sc, nil
+	return oriented && math.Abs(math.Log(r2/dir.ratio)) < math.Abs(math.Log(r/dir.ratio))
 }
 
-// layoutOnce has the worker parse and lay out src (see layoutSource), and
-// reads its output. The caller holds the slot. When ctx ends first the
-// worker is stopped and ctx's error returned.
-func layoutOnce(ctx context.Context, src string, t *theme, rankdir string, check bool) (sc *scene, chosen bool, err error) {
+// clearStrip reports whether the estimated shape est of a graph's
+// layout in the first direction of aspect is a strip longer than a
+// page's text width even when off by estimateMargin, and the graph small
+// enough for a second layout: the case the worker lays out in the second
+// direction only.
+func clearStrip(aspect string, est shapeEstimate, nodes int) bool {
+	dir := directions[aspect]
+	r := est.ratio(dir.first)
+	long := max(est.length, est.breadth)/estimateMargin > stripMinLength
+	wide := r/estimateMargin > max(dir.high, maxStrip)
+	tall := r*estimateMargin < min(dir.low, 1/maxStrip)
+	return nodes <= maxRetryNodes && long && (wide || tall)
+}
+
+// shortcutHolds reports whether the layout in the second direction, of
+// ratio r2, beats every first layout the estimate est (a clearStrip)
+// allows: the least elongated one, off by estimateMargin toward the
+// accepted range, is still a long strip beyond 3:1 and out of range, and
+// prefersOther is monotonic in how far r is from the asked ratio.
+func shortcutHolds(aspect string, est float64, r2 float64) bool {
+	bound := est / estimateMargin
+	if est < directions[aspect].low {
+		bound = est * estimateMargin
+	}
+	return prefersOther(aspect, bound, true, r2)
+}
+
+// shortcut lets the worker lay a plain strip out in the second direction
+// only (see direction.go); tests turn it off to compare.
+var shortcut = true
+
+// layoutsStarted counts the layouts asked of workers, for tests.
+var layoutsStarted atomic.Int64
+
+// layoutOnce has the worker parse and lay out job's source (see
+// layoutSource), and reads its output. The caller holds the slot. When
+// ctx ends first the worker is stopped and ctx's error returned.
+func layoutOnce(ctx context.Context, t *theme, job layoutJob) (sc *scene, res layoutResult, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, false, err
+		return nil, res, err
 	}
 	if current == nil {
 		if current, err = startWorker(); err != nil {
-			return nil, false, err
+			return nil, res, err
 		}
 	}
-	job := layoutJob{Source: src, Rankdir: rankdir, Check: check, ClusterFill: t.clusterFill, ClusterInner: t.clusterInner}
+	job.ClusterFill, job.ClusterInner = t.clusterFill, t.clusterInner
+	if !shortcut {
+		job.Aspect = ""
+	}
+	layoutsStarted.Add(1)
 	if deadline, ok := ctx.Deadline(); ok {
 		job.Limit = time.Until(deadline)
 	}
-	res, err := current.run(job, ctx.Done())
+	res, err = current.run(job, ctx.Done())
 	if err == nil && res.Failure != "" {
 		err = fmt.Errorf("graphviz: %s", res.Failure)
 	}
@@ -176,76 +258,94 @@ func layoutOnce(ctx context.Context, src string, t *theme, rankdir string, check
 		current.stop()
 		current = nil
 		if errors.Is(err, errStopped) {
-			return nil, false, ctx.Err()
+			return nil, res, ctx.Err()
 		}
-		return nil, false, err
+		return nil, res, err
 	}
 	if res.Problem != "" {
-		return nil, false, &render.SourceError{Message: res.Problem}
+		return nil, res, &render.SourceError{Message: res.Problem}
 	}
 	sc, err = parseLayout(res.JSON)
-	return sc, res.Chosen, err
+	return sc, res, err
 }
 
-// layoutSource parses and lays out src in the worker and returns
-// Graphviz's json output. rankdir applies unless the source sets its
-// own; chosen reports whether it applied. check asks for the complexity
-// checks, which a second layout of the same source skips.
-func layoutSource(src string, t *theme, rankdir string, check bool) (out []byte, chosen bool, err error) {
+// layoutSource parses and lays out job's source in the worker and
+// returns Graphviz's json output. job.Rankdir applies unless the source
+// sets its own; res.Chosen reports whether it applied, and res.Rankdir
+// the direction laid out: the second direction of job.Aspect instead
+// when the graph is plainly a strip in the first (see clearStrip).
+// job.Check asks for the complexity checks, which a second layout of the
+// same source skips.
+func layoutSource(job layoutJob, t *theme) (res layoutResult, err error) {
+	src := job.Source
 	g, err := instance()
 	if err != nil {
-		return nil, false, fmt.Errorf("starting graphviz: %w", err)
+		return res, fmt.Errorf("starting graphviz: %w", err)
 	}
 	graph, err := graphviz.ParseBytes([]byte(src))
 	if err != nil {
-		return nil, false, graphvizError(err)
+		return res, graphvizError(err)
 	}
 	if graph == nil {
-		return nil, false, sourceErrorf("no graph found")
+		return res, sourceErrorf("no graph found")
 	}
 	defer graph.Close()
 
 	nodes, err := graph.NodeNum()
 	if err != nil {
-		return nil, false, fmt.Errorf("counting nodes: %w", err)
+		return res, fmt.Errorf("counting nodes: %w", err)
 	}
 	edges, err := graph.EdgeNum()
 	if err != nil {
-		return nil, false, fmt.Errorf("counting edges: %w", err)
+		return res, fmt.Errorf("counting edges: %w", err)
 	}
 	if nodes > MaxNodes || edges > MaxEdges {
-		return nil, false, sourceErrorf("the graph has %d nodes and %d edges; at most %d nodes and %d edges are allowed: split the diagram, or group details into fewer nodes", nodes, edges, MaxNodes, MaxEdges)
+		return res, sourceErrorf("the graph has %d nodes and %d edges; at most %d nodes and %d edges are allowed: split the diagram, or group details into fewer nodes", nodes, edges, MaxNodes, MaxEdges)
 	}
 	if err := restrictAttributes(graph, nodes, edges); err != nil {
-		return nil, false, err
+		return res, err
 	}
 	// An edge spans at most (nodes-1)*maxMinlen ranks, each twice over
 	// when edges have labels; most graphs are too small to need the
 	// (many-call) estimate at all.
-	if check && edges*2*max(nodes-1, 0)*maxMinlen > maxVirtualNodes {
+	if job.Check && edges*2*max(nodes-1, 0)*maxMinlen > maxVirtualNodes {
 		n, err := virtualNodes(graph)
 		if err != nil {
-			return nil, false, err
+			return res, err
 		}
 		if n > maxVirtualNodes {
-			return nil, false, sourceErrorf("the graph is too complex to lay out: its edges skip about %d ranks in all, at most %d are allowed; shorten long edges (or give them constraint=false), drop edge labels, or split the diagram", n, maxVirtualNodes)
+			return res, sourceErrorf("the graph is too complex to lay out: its edges skip about %d ranks in all, at most %d are allowed; shorten long edges (or give them constraint=false), drop edge labels, or split the diagram", n, maxVirtualNodes)
 		}
 	}
 	if graph.GetStr("rankdir") == "" {
-		if err := graph.SafeSet("rankdir", rankdir, ""); err != nil {
-			return nil, false, fmt.Errorf("setting rankdir: %w", err)
+		res.Rankdir = job.Rankdir
+		// A graph too large for a second layout keeps the first
+		// direction anyway: no estimate.
+		if job.Aspect != "" && nodes <= maxRetryNodes {
+			est, ok, err := estimateShape(graph, job.Rankdir)
+			if err != nil {
+				return res, err
+			}
+			if ok && clearStrip(job.Aspect, est, nodes) {
+				res.Rankdir = directions[job.Aspect].second
+				res.Estimate = est.ratio(job.Rankdir)
+			}
 		}
-		chosen = true
+		if err := graph.SafeSet("rankdir", res.Rankdir, ""); err != nil {
+			return res, fmt.Errorf("setting rankdir: %w", err)
+		}
+		res.Chosen = true
 	}
 	if err := adjustGraph(graph, t); err != nil {
-		return nil, false, err
+		return res, err
 	}
 
 	var buf bytes.Buffer
 	if err := g.Render(context.Background(), graph, "json", &buf); err != nil {
-		return nil, false, graphvizError(err)
+		return res, graphvizError(err)
 	}
-	return buf.Bytes(), chosen, nil
+	res.JSON = buf.Bytes()
+	return res, nil
 }
 
 // adjustGraph fixes what defaults cannot express before the layout runs.

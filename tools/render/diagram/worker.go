@@ -51,6 +51,10 @@ type layoutJob struct {
 	// Check asks for the complexity checks (a second layout of the same
 	// source skips them).
 	Check bool
+	// Aspect, when set, lets the worker lay the graph out in the
+	// aspect's second direction instead of Rankdir when its estimated
+	// shape is plainly a strip (see clearStrip).
+	Aspect string
 	// ClusterFill and ClusterInner are the theme's cluster fills.
 	ClusterFill, ClusterInner string
 	// Limit is how long the parent lets the job run.
@@ -60,8 +64,13 @@ type layoutJob struct {
 // layoutResult is a worker's answer: Graphviz's json output, or why not.
 type layoutResult struct {
 	JSON []byte
-	// Chosen reports whether Rankdir applied.
-	Chosen bool
+	// Chosen reports whether a direction was chosen (the source set
+	// none), and Rankdir which one was laid out.
+	Chosen  bool
+	Rankdir string
+	// Estimate is, when Rankdir is the aspect's second direction, the
+	// estimated width-to-height ratio of the first.
+	Estimate float64
 	// Problem is a problem with the source, for its author
 	// (render.SourceError's message).
 	Problem string
@@ -110,15 +119,16 @@ func runJob(job layoutJob) (res layoutResult) {
 		}
 	}()
 	t := &theme{clusterFill: job.ClusterFill, clusterInner: job.ClusterInner}
-	out, chosen, err := layoutSource(job.Source, t, job.Rankdir, job.Check)
+	res, err := layoutSource(job, t)
 	var se *render.SourceError
 	switch {
 	case errors.As(err, &se):
-		return layoutResult{Problem: se.Message}
+		// Rankdir tells the caller the direction that failed.
+		return layoutResult{Problem: se.Message, Rankdir: res.Rankdir}
 	case err != nil:
 		return layoutResult{Failure: err.Error()}
 	}
-	return layoutResult{JSON: out, Chosen: chosen}
+	return res
 }
 
 // workerExchangeGoroutine names the goroutine that talks to a worker in
