@@ -18,7 +18,7 @@ func (m *Metrics) CountAdmission(adm limits.Admission, err error) {
 	if adm.Fallback {
 		m.fallbacks.Inc()
 	}
-	m.decisionCounter(decisionOf(err)).Inc()
+	m.admissions.WithLabelValues(decisionOf(err)).Inc()
 }
 
 func decisionOf(err error) string {
@@ -46,14 +46,13 @@ func (m *Metrics) CountCharge(route string, rec storage.UsageRecord, cents int64
 		return
 	}
 	m.observeLedgerLag(rec.Finished)
-	series := m.chargeSeries(route)
-	addCount(series.prompt, rec.PromptTokens)
-	addCount(series.completion, rec.CompletionTokens)
+	addCount(m.tokens.WithLabelValues(route, "prompt"), rec.PromptTokens)
+	addCount(m.tokens.WithLabelValues(route, "completion"), rec.CompletionTokens)
 	if err != nil {
 		m.chargeErrors.WithLabelValues(route).Inc()
 		return
 	}
-	addCount(series.cents, cents)
+	addCount(m.cents.WithLabelValues(route), cents)
 }
 
 // addCount adds n to c when it is positive. A Prometheus counter panics

@@ -34,9 +34,6 @@ type Metrics struct {
 	// upstream is the host of the config's one upstream when it has no
 	// model pools, for the access log.
 	upstream string
-	// children are the per-request series of the collectors Register
-	// settled on; nil before Register.
-	children *children
 }
 
 // Values of the route label.
@@ -125,7 +122,6 @@ func (m *Metrics) Register(reg prometheus.Registerer) (*Metrics, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	out.children = newChildren()
 	return &out, nil
 }
 

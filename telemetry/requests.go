@@ -40,7 +40,7 @@ func (m *Metrics) CountRequest(r *http.Request, w *Writer, status int, code, mod
 	if m == nil {
 		return
 	}
-	m.requestCounter(RouteOf(r.URL.Path), status, code).Inc()
+	m.requests.WithLabelValues(RouteOf(r.URL.Path), strconv.Itoa(status), code).Inc()
 	m.observeRequest(r, w, model)
 }
 
@@ -141,10 +141,10 @@ func (m *Metrics) observeRequest(r *http.Request, w *Writer, model string) {
 	if w.streaming {
 		m.streams.WithLabelValues(route).Dec()
 	}
-	series := m.timingSeries(route, m.modelLabel(model))
-	series.duration.Observe(time.Since(w.start).Seconds())
+	model = m.modelLabel(model)
+	m.duration.WithLabelValues(route, model).Observe(time.Since(w.start).Seconds())
 	if !w.firstByte.IsZero() {
-		series.firstByte.Observe(w.firstByte.Sub(w.start).Seconds())
+		m.firstByte.WithLabelValues(route, model).Observe(w.firstByte.Sub(w.start).Seconds())
 	}
 }
 
