@@ -121,7 +121,8 @@ func startGateway(t *testing.T, e env, config ...string) *gateway {
 	if len(config) > 0 {
 		cfg = config[0]
 	}
-	listen, admin := testenv.FreeAddr(t), testenv.FreeAddr(t)
+	addrs := testenv.FreeAddrs(t, 2)
+	listen, admin := addrs[0], addrs[1]
 	e = e.with("SWITCHYARD_LISTEN", listen, "SWITCHYARD_ADMIN", admin)
 	g := &gateway{t: t, env: e, base: "http://" + listen, admin: admin, log: new(syncBuffer), done: make(chan struct{})}
 	g.cmd = exec.Command(bin, "run", "--config", cfg, "--adapter", "caddyfile")
