@@ -77,26 +77,40 @@ func (s *Store) AlertSettings(ctx context.Context, accountID string) (storage.Al
 	return a, nil
 }
 
-// queueAlerts queues one delivery per destination the account has, in
-// the transaction that moved its balance below threshold.
-func queueAlerts(ctx context.Context, tx Tx, accountID string, balance, threshold int64, now time.Time) error {
+// alertChannels is the channels (storage.AlertWebhook, storage.AlertEmail)
+// an account has a destination for; none without alert settings.
+func alertChannels(ctx context.Context, tx Tx, accountID string) ([]string, error) {
 	var webhook, email string
 	err := tx.QueryRow(ctx, `SELECT webhook_url, email FROM alert_settings WHERE account_id = $1`, accountID).
 		Scan(&webhook, &email)
 	if noRows(err) {
-		return nil
+		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	var channels []string
+	if webhook != "" {
+		channels = append(channels, storage.AlertWebhook)
+	}
+	if email != "" {
+		channels = append(channels, storage.AlertEmail)
+	}
+	return channels, nil
+}
+
+// queueAlerts queues one delivery per destination the account has, in
+// the transaction that moved its balance below threshold.
+func queueAlerts(ctx context.Context, tx Tx, accountID string, balance, threshold int64, now time.Time) error {
+	channels, err := alertChannels(ctx, tx, accountID)
 	if err != nil {
 		return err
 	}
 	at := micros(now)
-	for _, ch := range []struct{ name, to string }{{storage.AlertWebhook, webhook}, {storage.AlertEmail, email}} {
-		if ch.to == "" {
-			continue
-		}
+	for _, channel := range channels {
 		if _, err := tx.Exec(ctx, `INSERT INTO alert_deliveries (id, account_id, channel, kind, balance_cents,
 			threshold_cents, status, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			newTimeID("alrt_", at), accountID, ch.name, storage.AlertBalanceBelow, balance, threshold, storage.AlertPending, at, at); err != nil {
+			newTimeID("alrt_", at), accountID, channel, storage.AlertBalanceBelow, balance, threshold, storage.AlertPending, at, at); err != nil {
 			return err
 		}
 	}

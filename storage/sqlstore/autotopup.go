@@ -220,27 +220,20 @@ func (s *Store) FinishAutoTopUp(ctx context.Context, accountID, key string, ok b
 // queueAutoTopUpAlert queues one delivery per destination of the
 // account's alerts.
 func queueAutoTopUpAlert(ctx context.Context, tx Tx, accountID string, threshold, amount int64, reason string, failures int64, now time.Time) error {
-	var webhook, email string
 	var balance int64
 	if err := tx.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&balance); err != nil {
 		return err
 	}
-	err := tx.QueryRow(ctx, `SELECT webhook_url, email FROM alert_settings WHERE account_id = $1`, accountID).Scan(&webhook, &email)
-	if noRows(err) {
-		return nil
-	}
+	channels, err := alertChannels(ctx, tx, accountID)
 	if err != nil {
 		return err
 	}
 	at := micros(now)
-	for _, ch := range []struct{ name, to string }{{storage.AlertWebhook, webhook}, {storage.AlertEmail, email}} {
-		if ch.to == "" {
-			continue
-		}
+	for _, channel := range channels {
 		if _, err := tx.Exec(ctx, `INSERT INTO alert_deliveries (id, account_id, channel, kind, balance_cents,
 			threshold_cents, status, next_attempt_at, created_at, limit_cents, detail, failures)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			newTimeID("alrt_", at), accountID, ch.name, storage.AlertAutoTopUpFailed, balance, threshold,
+			newTimeID("alrt_", at), accountID, channel, storage.AlertAutoTopUpFailed, balance, threshold,
 			storage.AlertPending, at, at, amount, reason, failures); err != nil {
 			return err
 		}
