@@ -250,9 +250,19 @@ func bench(o options) error {
 			ping = &rp
 		}
 	}
-	profiles, err := takeProfiles(o, gws)
+	profiles, err := takeProfiles(o, targets[1], gws)
 	if err != nil {
 		return err
+	}
+	// Each proxy's CPU at /v1 JSON, concurrency 32, split by its profile.
+	shares := make(map[string]map[string]float64)
+	for _, t := range append([]*target{targets[1]}, gws...) {
+		sh, err := cpuShares(filepath.Join(o.out, cpuProfileName(t, scenarios[0], 32)))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: CPU profile of %s not read: %v\n", t.name, err)
+			continue
+		}
+		shares[t.name] = sh
 	}
 	fmt.Fprintf(os.Stderr, "bench: profiles saved (%s)\n", time.Since(started).Round(time.Second))
 
@@ -272,7 +282,7 @@ func bench(o options) error {
 	for _, x := range idle {
 		profiles = append(profiles, x.profiles...)
 	}
-	md := report(o, pin, res, trips, ping, idle, profiles, time.Since(started))
+	md := report(o, pin, res, trips, ping, idle, shares, profiles, time.Since(started))
 	fmt.Print(md)
 	return os.WriteFile(filepath.Join(o.out, "latest.md"), []byte(md), 0o644)
 }

@@ -167,9 +167,18 @@ func countGrowth(t *target, s scenario, n int, metric string) (map[string]float6
 
 // takeProfiles saves a CPU profile of each gateway under load in every
 // scenario at concurrency 32 (and 1 outside quick runs), and its
-// allocation profile.
-func takeProfiles(o options, gws []*target) ([]string, error) {
+// allocation profile; and plain Caddy's CPU profile of /v1 JSON at 32,
+// the baseline of the report's breakdown of the added CPU.
+func takeProfiles(o options, plain *target, gws []*target) ([]string, error) {
 	var files []string
+	if plain != nil && plain.admin != "" {
+		name := cpuProfileName(plain, scenarios[0], 32)
+		path := fmt.Sprintf("profile?seconds=%d", int(o.profile.Seconds()))
+		if err := profileUnderLoad(plain, scenarios[0], 32, o.profile, path, filepath.Join(o.out, name)); err != nil {
+			return nil, err
+		}
+		files = append(files, name)
+	}
 	concs := []int{32, 1}
 	if o.quick {
 		concs = []int{32}
@@ -178,7 +187,7 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 		slug := strings.ToLower(strings.TrimPrefix(t.name, "Switchyard "))
 		for _, s := range scenarios {
 			for _, c := range concs {
-				name := fmt.Sprintf("cpu-%s-%s-c%d.pprof", slug, s.slug(), c)
+				name := cpuProfileName(t, s, c)
 				path := fmt.Sprintf("profile?seconds=%d", int(o.profile.Seconds()))
 				if err := profileUnderLoad(t, s, c, o.profile, path, filepath.Join(o.out, name)); err != nil {
 					return nil, err
@@ -210,6 +219,12 @@ func takeProfiles(o options, gws []*target) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// cpuProfileName is the file of t's CPU profile under s at concurrency c.
+func cpuProfileName(t *target, s scenario, c int) string {
+	slug := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(t.name, "Switchyard ")), " caddy", "")
+	return fmt.Sprintf("cpu-%s-%s-c%d.pprof", slug, s.slug(), c)
 }
 
 // profileUnderLoad saves t's /debug/pprof/<path>, which takes d, to file

@@ -107,7 +107,7 @@ func verdict(vs []float64, ok func(float64) bool) string {
 	return "**missed**"
 }
 
-func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idle []idleResult, profiles []string, took time.Duration) string {
+func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idle []idleResult, shares map[string]map[string]float64, profiles []string, took time.Duration) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# Switchyard benchmark\n\n")
@@ -343,6 +343,9 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 			p("| %s | %s | %d of %d | %d KiB | %d KiB | %.1f KiB |\n", x.target, x.scenario, x.opened, x.wanted, x.before, x.after, x.perStream())
 		}
 		p("\nThe backend holds every stream before its first token; memory is the process's VmRSS.\n\n")
+	}
+	if len(shares) > 0 {
+		p("%s", cpuBreakdown(r, shares))
 	}
 	if len(profiles) > 0 {
 		p("## Profiles\n\nCaddy's admin `/debug/pprof`, saved in %s: ", o.out)

@@ -29,7 +29,7 @@ func TestReportBudgetLines(t *testing.T) {
 		{target: "Switchyard embedded", opened: 1000, wanted: 1000, before: 0, after: 64000},
 		{target: "Switchyard distributed", opened: 1000, wanted: 1000, before: 0, after: 70000},
 	}
-	md := report(options{rounds: 3, idle: 1000, counts: 100, concs: []int{1, 32}}, pinning{}, r, tr, &redisPing{p50: 47, p99: 80}, idle, nil, time.Minute)
+	md := report(options{rounds: 3, idle: 1000, counts: 100, concs: []int{1, 32}}, pinning{}, r, tr, &redisPing{p50: 47, p99: 80}, idle, nil, nil, time.Minute)
 
 	for _, want := range []string{
 		// embedded +40 µs ≤ 50 met; distributed +100 µs > 47 + 30 missed.
