@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -125,20 +127,7 @@ func namesAny(fn string, subs []string) bool {
 // the added-CPU budget line: the parts plain Caddy does not have are the
 // gateway's own work, the others what it makes Caddy's work cost more.
 func cpuBreakdown(r *results, shares map[string]map[string]float64) string {
-	const s, c = "/v1 JSON", 32
-	var cols []string
-	perReq := make(map[string]float64)
-	for _, t := range append([]string{"plain Caddy"}, gatewayTargets(r)...) {
-		if shares[t] == nil {
-			continue
-		}
-		cpu := finite(r.own(s, c, t, func(x cell) float64 { return x.cpu }))
-		if len(cpu) == 0 {
-			continue
-		}
-		cols = append(cols, t)
-		perReq[t] = median(cpu)
-	}
+	perReq, cols := cpuPerRequest(r, shares)
 	if len(cols) == 0 {
 		return ""
 	}
@@ -164,11 +153,7 @@ func cpuBreakdown(r *results, shares map[string]map[string]float64) string {
 		}
 	}
 	p("\n")
-	names := make([]string, 0, len(cpuParts)+1)
-	for _, part := range cpuParts {
-		names = append(names, part.name)
-	}
-	names = append(names, otherPart)
+	names := partNames()
 	row := func(name string, of func(t string) float64) {
 		p("| %s |", name)
 		for _, t := range cols {
@@ -208,4 +193,70 @@ func fmtSignedTenths(v float64) string {
 		return fmt.Sprintf("+%.1f µs", v)
 	}
 	return fmt.Sprintf("−%.1f µs", -v)
+}
+
+// addedCPUReasons says, under the budget, where the added CPU per
+// request at /v1 JSON, concurrency 32, went: each gateway's parts that
+// added the most over plain Caddy, from the breakdown's figures.
+func addedCPUReasons(r *results, shares map[string]map[string]float64) string {
+	perReq, cols := cpuPerRequest(r, shares)
+	if _, ok := perReq["plain Caddy"]; !ok {
+		return ""
+	}
+	type added struct {
+		part string
+		us   float64
+	}
+	var lines []string
+	for _, t := range cols {
+		if t == "plain Caddy" {
+			continue
+		}
+		var parts []added
+		for _, name := range partNames() {
+			parts = append(parts, added{name, perReq[t]*shares[t][name] - perReq["plain Caddy"]*shares["plain Caddy"][name]})
+		}
+		slices.SortFunc(parts, func(a, b added) int { return cmp.Compare(b.us, a.us) })
+		var top []string
+		for _, a := range parts[:min(4, len(parts))] {
+			if a.us < 0.05 {
+				break
+			}
+			top = append(top, fmt.Sprintf("%s %s", a.part, fmtSignedTenths(a.us)))
+		}
+		lines = append(lines, fmt.Sprintf("%s %s: %s", t, fmtSignedTenths(perReq[t]-perReq["plain Caddy"]), strings.Join(top, ", ")))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "Where the added CPU per request at /v1 JSON, c=32, went (the parts that added most; every part in " +
+		"\"Where the CPU per request goes\" below): " + strings.Join(lines, "; ") + "."
+}
+
+// cpuPerRequest is the median CPU per request at /v1 JSON, concurrency
+// 32, of plain Caddy and each gateway that has a profile, and their
+// order for the report.
+func cpuPerRequest(r *results, shares map[string]map[string]float64) (map[string]float64, []string) {
+	perReq := make(map[string]float64)
+	var cols []string
+	for _, t := range append([]string{"plain Caddy"}, gatewayTargets(r)...) {
+		if shares[t] == nil {
+			continue
+		}
+		cpu := finite(r.own("/v1 JSON", 32, t, func(x cell) float64 { return x.cpu }))
+		if len(cpu) == 0 {
+			continue
+		}
+		cols = append(cols, t)
+		perReq[t] = median(cpu)
+	}
+	return perReq, cols
+}
+
+func partNames() []string {
+	names := make([]string, 0, len(cpuParts)+1)
+	for _, part := range cpuParts {
+		names = append(names, part.name)
+	}
+	return append(names, otherPart)
 }

@@ -261,6 +261,9 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 			"(`redis-benchmark -c 1`, pinned like the proxies), takes %.0f µs at p50 and %.0f µs at p99. Every request waits "+
 			"for one round trip to Redis, before any work of the gateway's.\n\n", ping.p50, ping.p99)
 	}
+	if why := addedCPUReasons(r, shares); why != "" {
+		p("%s\n\n", why)
+	}
 
 	// Every cell.
 	p("## Latency and throughput\n\n")
