@@ -25,9 +25,9 @@ type cpuPart struct {
 // cpuParts are the parts of the report's breakdown, gateway-only work
 // first. The order matters only for a frame two of them name.
 var cpuParts = []cpuPart{
-	{"access log (Caddy's `log`, zap)", []string{"caddyhttp.(*Server).logRequest", "go.uber.org/zap", "caddy/v2/modules/logging"}},
+	{"access log (Caddy's `log`, zap)", []string{"caddyhttp.(*Server).logRequest", "go.uber.org/zap", "caddy/v2/modules/logging", "caddy/v2/internal.Loggable", "caddyhttp.(*ExtraLogFields)", "caddy/v2.(*CustomLog)"}},
 	{"ledger writer and request log", []string{"switchyard/billing.(*LedgerWriter)"}},
-	{"metrics (Caddy's and Switchyard's)", []string{"prometheus/client_golang", "caddyhttp.(*metricsInstrumentedHandler)", "caddyhttp.newMetricsInstrumentedRoute", "switchyard/telemetry"}},
+	{"metrics (Caddy's and Switchyard's)", []string{"prometheus/client_golang", "caddyhttp.(*metricsInstrumented", "caddyhttp.newMetricsInstrumented", "caddyhttp.computeApproximateRequestSize", "switchyard/telemetry"}},
 	{"admission (limits, holds)", []string{"switchyard/policy/limits"}},
 	{"authentication and policy", []string{"switchyard/policy"}},
 	{"metering (usage read, charge)", []string{"switchyard/billing"}},
