@@ -31,7 +31,7 @@ import (
 // the others leave; the CPU and WAL per record are what the scale model
 // in docs/performance.md rests on.
 func BenchmarkSettleUsageBatch(b *testing.B) {
-	for _, size := range []int{1, 16, 64, 256} {
+	for _, size := range []int{1, 16, 32, 64, 128, 256} {
 		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
 			ctx := b.Context()
 			dsn := testenv.Postgres(b)
