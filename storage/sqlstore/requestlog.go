@@ -24,6 +24,21 @@ func (s *Store) AppendRequestLog(ctx context.Context, entries []storage.RequestL
 	if len(entries) == 0 {
 		return nil
 	}
+	return wrap(s.appendRequestLog(ctx, requestLogArgs(entries)), "appending to the request log")
+}
+
+// appendRequestLog appends the rows of args, from requestLogArgs, in a
+// transaction of their own.
+func (s *Store) appendRequestLog(ctx context.Context, args []any) error {
+	return inTx(ctx, s.db, func(tx Tx) error { return s.appendLogRows(ctx, tx, args) })
+}
+
+// requestLogArgs are the values of entries' rows, requestLogColumns
+// each, every entry given its id.
+func requestLogArgs(entries []storage.RequestLogEntry) []any {
+	if len(entries) == 0 {
+		return nil
+	}
 	args := make([]any, 0, len(entries)*requestLogColumnCount)
 	for _, e := range entries {
 		at := micros(e.At)
@@ -32,11 +47,13 @@ func (s *Store) AppendRequestLog(ctx context.Context, entries []storage.RequestL
 			e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
 			e.Latency.Microseconds(), e.FirstByte.Microseconds())
 	}
-	err := inTx(ctx, s.db, func(tx Tx) error {
-		return appendRows(ctx, tx, "request_log", requestLogCopyColumns,
-			`INSERT INTO request_log (`+requestLogColumns+`) VALUES `, s.dialect.PositionalParams, args)
-	})
-	return wrap(err, "appending to the request log")
+	return args
+}
+
+// appendLogRows inserts the rows of args, from requestLogArgs, in tx.
+func (s *Store) appendLogRows(ctx context.Context, tx Tx, args []any) error {
+	return appendRows(ctx, tx, "request_log", requestLogCopyColumns,
+		`INSERT INTO request_log (`+requestLogColumns+`) VALUES `, s.dialect.PositionalParams, args)
 }
 
 // RequestLogPage lists the account's entries q selects, newest first,

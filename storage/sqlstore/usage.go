@@ -85,6 +85,27 @@ func (s *Store) SettleUsage(ctx context.Context, u storage.UsageRecord) (storage
 // record in a savepoint, checked and written as SettleUsage would, so
 // that a record the database refuses is rolled back alone.
 func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRecord) ([]storage.Settlement, error) {
+	out, _, err := s.settleBatch(ctx, records, nil)
+	return out, err
+}
+
+// SettleUsageBatchLogged settles records as SettleUsageBatch does and
+// appends entries, as AppendRequestLog would, in the same transaction:
+// one commit for both. The entries go last, in a savepoint of their own,
+// so that entries the database refuses are rolled back alone and the
+// charges commit all the same.
+func (s *Store) SettleUsageBatchLogged(ctx context.Context, records []storage.UsageRecord,
+	entries []storage.RequestLogEntry) (settled []storage.Settlement, logErr, err error) {
+	settled, logErr, err = s.settleBatch(ctx, records, requestLogArgs(entries))
+	if err != nil {
+		return nil, nil, err
+	}
+	return settled, wrap(logErr, "appending to the request log"), nil
+}
+
+// settleBatch is SettleUsageBatch, with logArgs, the request log's rows
+// (requestLogArgs), appended in the same transaction when there are any.
+func (s *Store) settleBatch(ctx context.Context, records []storage.UsageRecord, logArgs []any) ([]storage.Settlement, error, error) {
 	checked := make([]error, len(records))
 	var accounts []string
 	for i, u := range records {
@@ -97,12 +118,16 @@ func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRec
 		out[i].Err = checked[i]
 	}
 	if len(accounts) == 0 {
-		return out, nil
+		var logErr error
+		if len(logArgs) > 0 {
+			logErr = s.appendRequestLog(ctx, logArgs)
+		}
+		return out, logErr, nil
 	}
 	slices.Sort(accounts)
 	accounts = slices.Compact(accounts)
 	now := s.now()
-	var err error
+	var err, logErr error
 	for _, fast := range []bool{true, false} {
 		for i := range out {
 			out[i] = storage.Settlement{Err: checked[i]}
@@ -131,16 +156,45 @@ func (s *Store) SettleUsageBatch(ctx context.Context, records []storage.UsageRec
 					}
 				}
 			}
-			return nil
+			if len(logArgs) == 0 {
+				return nil
+			}
+			logErr, err = s.appendLogged(ctx, tx, logArgs)
+			if err != nil {
+				// The rows broke the transaction itself: the charges
+				// are settled again without them.
+				logArgs = nil
+				if logErr == nil {
+					logErr = err
+				}
+			}
+			return err
 		})
 		if err == nil {
-			return out, nil
+			return out, logErr, nil
 		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return nil, wrap(err, "recording usage")
+	return nil, nil, wrap(err, "recording usage")
+}
+
+// appendLogged appends the request log's rows in a savepoint, so that
+// rows the database refuses are rolled back alone: logErr is why they
+// were. err is for the transaction, which the rows left unusable (the
+// rollback to the savepoint failed as well).
+func (s *Store) appendLogged(ctx context.Context, tx Tx, args []any) (logErr, err error) {
+	if _, err := tx.Exec(ctx, `SAVEPOINT request_log`); err != nil {
+		return nil, err
+	}
+	if logErr = s.appendLogRows(ctx, tx, args); logErr != nil {
+		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT request_log`); err != nil {
+			return logErr, err
+		}
+	}
+	_, err = tx.Exec(ctx, `RELEASE SAVEPOINT request_log`)
+	return logErr, err
 }
 
 // lockLedgers locks the ledgers of accounts, in their order, and returns
@@ -466,7 +520,10 @@ func scanUsage(r Row) (storage.UsageRecord, error) {
 	return u, nil
 }
 
-var _ storage.UsageReports = (*Store)(nil)
+var (
+	_ storage.UsageReports  = (*Store)(nil)
+	_ storage.LoggedSettler = (*Store)(nil)
+)
 
 // usageDay is the UTC day number (days since 1970-01-01) of finished_at.
 // Both databases truncate integer division towards zero, so times before
