@@ -24,7 +24,9 @@ func (s *Store) AppendRequestLog(ctx context.Context, entries []storage.RequestL
 	if len(entries) == 0 {
 		return nil
 	}
-	return wrap(s.appendRequestLog(ctx, requestLogArgs(entries)), "appending to the request log")
+	args := requestLogArgs(entries)
+	defer putArgs(args)
+	return wrap(s.appendRequestLog(ctx, *args), "appending to the request log")
 }
 
 // appendRequestLog appends the rows of args, from requestLogArgs, in a
@@ -34,17 +36,16 @@ func (s *Store) appendRequestLog(ctx context.Context, args []any) error {
 }
 
 // requestLogArgs are the values of entries' rows, requestLogColumns
-// each, every entry given its id.
-func requestLogArgs(entries []storage.RequestLogEntry) []any {
-	if len(entries) == 0 {
-		return nil
-	}
-	args := make([]any, 0, len(entries)*requestLogColumnCount)
+// each, every entry given its id, in a slice of argsPool (putArgs).
+func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
+	args := takeArgs(len(entries) * requestLogColumnCount)
+	var boxed sharedArgs
 	for _, e := range entries {
 		at := micros(e.At)
-		args = append(args, newTimeID("rq_", at), e.AccountID, e.KeyID, at, e.RequestID, e.ChargeID, e.EndUser,
-			e.Route, e.Method, e.Path, e.ModelAsked, e.ModelServed, e.Upstream, e.Stream, int64(e.Status), e.ErrorCode,
-			e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
+		*args = append(*args, newTimeID("rq_", at), boxed.string(e.AccountID), boxed.string(e.KeyID), at,
+			e.RequestID, e.ChargeID, e.EndUser, boxed.string(e.Route), boxed.string(e.Method), boxed.string(e.Path),
+			boxed.string(e.ModelAsked), boxed.string(e.ModelServed), e.Upstream, e.Stream, int64(e.Status),
+			e.ErrorCode, e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
 			e.Latency.Microseconds(), e.FirstByte.Microseconds())
 	}
 	return args
