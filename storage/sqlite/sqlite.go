@@ -69,6 +69,7 @@ func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Sto
 		// processes opening a fresh file together may be told SQLITE_BUSY
 		// at once. Once one of them has switched, the others can open.
 		if !isBusy(err) || attempt == openAttempts || !sleepCtx(ctx, time.Duration(attempt)*20*time.Millisecond) {
+			drv.closeWriteConn() // no transaction is open: New returned
 			db.Close()
 			return nil, fmt.Errorf("sqlite: opening %s: %w", abs, err)
 		}
