@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
+	"github.com/switchyardhq/switchyard/storage/sqlite"
 )
 
 // loggedStore is a store of charges that keeps the request log as well
@@ -174,5 +175,32 @@ func TestWriterOtherRequestLogGetsItsEntries(t *testing.T) {
 	}
 	if appends, _ := other.snapshot(); len(appends) != 1 || !slices.Equal(appends[0], []string{"e1", "e2"}) {
 		t.Errorf("the request log got %v; want [[e1 e2]]", appends)
+	}
+}
+
+// On the embedded store, which is both the writer's store and its
+// request log, a batch's charges and entries take one transaction.
+func TestWriterOnSQLiteCommitsABatchOnce(t *testing.T) {
+	st, account := sqliteAccount(t)
+	w := newLedgerWriter(WriterConfig{Store: st, RequestLog: st, MaxDelay: time.Hour, MaxBatch: 3}, never)
+	c := newCompletions()
+	_, before, _ := sqlite.Counts()
+	for _, id := range []string{"r1", "r2", "r3"} { // the third fills the batch
+		w.Log(storage.RequestLogEntry{AccountID: account, RequestID: id, ChargeID: id, At: time.Now(), Status: 200})
+		c.enqueueFor(w, account, id, 5)
+	}
+	c.all.Wait()
+	if err := w.Close(); err != nil { // an entry appended on its own would be by now
+		t.Fatal(err)
+	}
+	if _, after, _ := sqlite.Counts(); after-before != 1 {
+		t.Errorf("%d write transactions for a batch of 3 charges and their entries; want 1", after-before)
+	}
+	if got := chargedIDs(t, st, account); len(got) != 3 {
+		t.Errorf("charged %v; want r1, r2 and r3", got)
+	}
+	entries, err := st.RequestLogPage(t.Context(), account, storage.RequestLogQuery{})
+	if err != nil || len(entries) != 3 {
+		t.Errorf("RequestLogPage = %d entries, %v; want 3", len(entries), err)
 	}
 }
