@@ -130,7 +130,9 @@ func (s *Store) settleBatch(ctx context.Context, records []storage.UsageRecord, 
 	accounts = slices.Compact(accounts)
 	now := s.now()
 	var err, logErr error
-	for _, fast := range []bool{true, false} {
+	attempts := []bool{true, false} // fast, then careful
+	for a := 0; a < len(attempts); a++ {
+		fast, logBroke := attempts[a], false
 		for i := range out {
 			out[i] = storage.Settlement{Err: checked[i]}
 		}
@@ -165,7 +167,7 @@ func (s *Store) settleBatch(ctx context.Context, records []storage.UsageRecord, 
 			if err != nil {
 				// The rows broke the transaction itself: the charges
 				// are settled again without them.
-				logArgs = nil
+				logArgs, logBroke = nil, true
 				if logErr == nil {
 					logErr = err
 				}
@@ -177,6 +179,11 @@ func (s *Store) settleBatch(ctx context.Context, records []storage.UsageRecord, 
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		if logBroke && a == len(attempts)-1 {
+			// The last attempt failed for its entries alone: one more
+			// without them, so that entries never cost a charge.
+			attempts = append(attempts, false)
 		}
 	}
 	return nil, nil, wrap(err, "recording usage")
