@@ -62,7 +62,10 @@ type WriterConfig struct {
 	Logger *slog.Logger
 
 	// RequestLog keeps the entries given to Log, appended with each
-	// batch after its charges committed. Nil: Log drops them.
+	// batch: in its charges' transaction, after them, where RequestLog
+	// is Store and Store is a storage.LoggedSettler; else in a
+	// transaction of their own after the charges committed. Nil: Log
+	// drops them.
 	RequestLog storage.RequestLog
 	// RequestLogRetention is how long the writer keeps entries before
 	// its hourly sweep deletes them; negative keeps them forever.
@@ -86,7 +89,10 @@ type WriterConfig struct {
 //
 // It is safe for concurrent use.
 type LedgerWriter struct {
-	store    storage.Usage
+	store storage.Usage
+	// logged is store when it appends the request log as well, in the
+	// charges' transaction; nil otherwise.
+	logged   storage.LoggedSettler
 	maxDelay atomic.Int64 // time.Duration
 	maxBatch atomic.Int64
 	retryFor time.Duration
@@ -152,6 +158,7 @@ func newLedgerWriter(cfg WriterConfig, after func(time.Duration) <-chan time.Tim
 		after:     after,
 	}
 	w.requestLog.store = cfg.RequestLog
+	w.logged = loggedSettler(cfg)
 	w.requestLog.now = cfg.Now
 	if w.requestLog.now == nil {
 		w.requestLog.now = time.Now
@@ -293,7 +300,7 @@ func (w *LedgerWriter) serve(inHand *[]pendingRecord) {
 		logs := w.takeLogs()
 		*inHand = batch
 		if len(batch) > 0 {
-			w.commit(batch)
+			logs = w.commit(batch, logs)
 		}
 		*inHand = nil
 		clear(batch) // let the records and completions go
@@ -383,7 +390,7 @@ func (w *LedgerWriter) drain(inHand *[]pendingRecord) {
 		}
 		*inHand = batch
 		if len(batch) > 0 {
-			w.commit(batch)
+			logs = w.commit(batch, logs)
 		}
 		*inHand = nil
 		w.appendLogs(logs)
@@ -392,15 +399,23 @@ func (w *LedgerWriter) drain(inHand *[]pendingRecord) {
 
 // commit settles batch in one transaction, retrying a transaction that
 // failed as a whole, and hands each record's outcome to its completion.
-func (w *LedgerWriter) commit(batch []pendingRecord) {
+// Where the store can, the request log's entries logs ride in the same
+// transaction, after the charges; commit returns those it did not write,
+// for a transaction of their own. Entries the store refused are lost and
+// counted, not returned.
+func (w *LedgerWriter) commit(batch []pendingRecord, logs []storage.RequestLogEntry) (unwritten []storage.RequestLogEntry) {
 	recs := make([]storage.UsageRecord, len(batch))
 	for i, p := range batch {
 		recs[i] = p.rec
 	}
+	riding := logs
+	if w.logged == nil {
+		riding = nil
+	}
 	var settled []storage.Settlement
-	var err error
+	var logErr, err error
 	for attempt := 0; ; attempt++ {
-		settled, err = w.settleBatch(recs)
+		settled, logErr, err = w.settleBatch(recs, riding)
 		if guard.IsPanic(err) {
 			// A panic is no outage that passes: the same batch would
 			// meet it again. Settled one by one, only a record the store
@@ -409,7 +424,7 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 			// twice.
 			w.log.Error("settling usage: the batch's transaction panicked; settling its records one by one",
 				slog.Int("records", len(recs)), slog.Any("error", err))
-			settled, err = w.settleEach(recs), nil
+			settled, err, riding = w.settleEach(recs), nil, nil
 			break
 		}
 		if err == nil {
@@ -432,21 +447,35 @@ func (w *LedgerWriter) commit(batch []pendingRecord) {
 		w.committed(settled)
 	}
 	w.complete(batch, settled, err)
+	if err != nil || len(riding) == 0 {
+		return logs
+	}
+	if logErr != nil {
+		w.requestLog.dropped.Add(int64(len(riding)))
+		w.log.Warn("request log: entries lost", slog.Int("entries", len(riding)), slog.Any("error", logErr))
+	}
+	return nil
 }
 
-// settleBatch settles recs in one transaction, a panic in the store
-// being returned as its error.
-func (w *LedgerWriter) settleBatch(recs []storage.UsageRecord) (settled []storage.Settlement, err error) {
+// settleBatch settles recs in one transaction, with the request log's
+// entries logs when there are any (then w.logged is set), a panic in the
+// store being returned as its error. logErr is why the store refused the
+// entries alone.
+func (w *LedgerWriter) settleBatch(recs []storage.UsageRecord, logs []storage.RequestLogEntry) (settled []storage.Settlement, logErr, err error) {
 	ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
 	defer cancel()
-	if perr := guard.Run(writerGoroutine, func() { settled, err = w.store.SettleUsageBatch(ctx, recs) }); perr != nil {
-		return nil, perr
+	settle := func() { settled, err = w.store.SettleUsageBatch(ctx, recs) }
+	if len(logs) > 0 {
+		settle = func() { settled, logErr, err = w.logged.SettleUsageBatchLogged(ctx, recs, logs) }
+	}
+	if perr := guard.Run(writerGoroutine, settle); perr != nil {
+		return nil, nil, perr
 	}
 	if err == nil && len(settled) != len(recs) {
 		// The completions index the answer by record.
-		return nil, fmt.Errorf("billing: the store settled %d records of a batch of %d", len(settled), len(recs))
+		return nil, nil, fmt.Errorf("billing: the store settled %d records of a batch of %d", len(settled), len(recs))
 	}
-	return settled, err
+	return settled, logErr, err
 }
 
 // settleEach settles recs one transaction each, a panic in the store

@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -12,11 +13,12 @@ import (
 
 // The request log rides on the ledger writer: a request hands its entry
 // to Log, which only appends it to a slice, and the writer appends every
-// entry queued to the store in one transaction after each batch of
-// charges, so that the log costs the client's path no write and the
-// database one transaction per batch, not one per request. Charges come
-// first: an entry never delays one, and a failed append loses entries,
-// never money.
+// entry queued with each batch of charges, so that the log costs the
+// client's path no write and the database no transaction of its own: the
+// entries go in the charges' transaction, after them, where the store
+// can (storage.LoggedSettler), else in one transaction after it. Charges
+// come first: an entry never keeps one from committing, and a failed
+// append loses entries, never money.
 
 // DefaultRequestLogRetention is how long entries are kept unless
 // configured otherwise.
@@ -85,6 +87,22 @@ func (w *LedgerWriter) takeLogs() []storage.RequestLogEntry {
 	logs := w.requestLog.queued
 	w.requestLog.queued = nil
 	return logs
+}
+
+// loggedSettler is cfg.Store as a storage.LoggedSettler when it is the
+// request log as well; nil otherwise, and then the entries go to
+// cfg.RequestLog on their own.
+func loggedSettler(cfg WriterConfig) storage.LoggedSettler {
+	ls, ok := cfg.Store.(storage.LoggedSettler)
+	if !ok || cfg.RequestLog == nil {
+		return nil
+	}
+	store, log := any(cfg.Store), any(cfg.RequestLog)
+	// Comparing values of a type that is not comparable would panic.
+	if !reflect.TypeOf(store).Comparable() || store != log {
+		return nil
+	}
+	return ls
 }
 
 // appendLogs stores logs in one transaction; on failure they are

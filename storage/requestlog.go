@@ -24,6 +24,21 @@ type RequestLog interface {
 	PruneRequestLog(ctx context.Context, before time.Time, limit int) (int64, error)
 }
 
+// LoggedSettler settles charges and appends request log entries in one
+// transaction, so that a batch of the ledger writer costs the database
+// one commit rather than two. *sqlstore.Store implements it, and so
+// every Store this module opens.
+type LoggedSettler interface {
+	// SettleUsageBatchLogged settles records exactly as
+	// Usage.SettleUsageBatch does and, in the same transaction, after
+	// them, appends entries as RequestLog.AppendRequestLog does. Charges
+	// come first: entries the database refuses are rolled back alone
+	// (the charges still commit) and logErr says why. err is for the
+	// transaction as a whole, as SettleUsageBatch's: then neither charges
+	// nor entries were written and no Settlement is returned.
+	SettleUsageBatchLogged(ctx context.Context, records []UsageRecord, entries []RequestLogEntry) (settled []Settlement, logErr, err error)
+}
+
 // RequestLogEntry is one request as the request log keeps it.
 type RequestLogEntry struct {
 	// ID is the store's id of the entry, unique, sorting as At does; the

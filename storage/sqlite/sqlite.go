@@ -69,6 +69,7 @@ func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Sto
 		// processes opening a fresh file together may be told SQLITE_BUSY
 		// at once. Once one of them has switched, the others can open.
 		if !isBusy(err) || attempt == openAttempts || !sleepCtx(ctx, time.Duration(attempt)*20*time.Millisecond) {
+			drv.closeWriteConn() // no transaction is open: New returned
 			db.Close()
 			return nil, fmt.Errorf("sqlite: opening %s: %w", abs, err)
 		}
@@ -76,6 +77,9 @@ func Open(ctx context.Context, path string, opts storage.Options) (*sqlstore.Sto
 }
 
 const openAttempts = 10
+
+// closeWait is how long Close waits for a write transaction to end.
+const closeWait = 5 * time.Second
 
 func isBusy(err error) bool {
 	var e *sqlite.Error
@@ -131,6 +135,7 @@ type driver struct {
 	stmts map[string]*sql.Stmt
 
 	writer  chan struct{} // one write transaction of this process at a time
+	write   writeConn     // where they run, under writer
 	waiting atomic.Int32  // transactions waiting for writer
 	park    func()        // how unhurried work lets the network in (yield)
 
@@ -253,7 +258,7 @@ func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
 		d.waiting.Add(-1)
 		return nil, ctx.Err()
 	}
-	tx, err := d.db.BeginTx(ctx, nil)
+	tx, err := d.begin(ctx)
 	if err != nil {
 		<-d.writer
 		return nil, err
@@ -281,6 +286,15 @@ func (d *driver) Close() error {
 	}
 	d.stmts = nil
 	d.mu.Unlock()
+	// The write connection is closed in its turn; a transaction that
+	// does not give its turn back in time is rolled back with the
+	// connection when it ends.
+	select {
+	case d.writer <- struct{}{}:
+		d.closeWriteConn()
+		<-d.writer
+	case <-time.After(closeWait):
+	}
 	if d.wal != nil {
 		d.wal.close()
 		d.pinned.Close()
@@ -335,6 +349,9 @@ func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error
 	t.d.yield(ctx)
 	if len(args) == 0 {
 		return t.querier.Exec(ctx, query)
+	}
+	if n, err := t.d.rawExec(ctx, query, args); !errors.Is(err, errNotRaw) {
+		return n, err
 	}
 	st, err := t.d.stmt(ctx, query)
 	if err != nil {

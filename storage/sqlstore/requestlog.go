@@ -24,19 +24,37 @@ func (s *Store) AppendRequestLog(ctx context.Context, entries []storage.RequestL
 	if len(entries) == 0 {
 		return nil
 	}
-	args := make([]any, 0, len(entries)*requestLogColumnCount)
+	args := requestLogArgs(entries)
+	defer putArgs(args)
+	return wrap(s.appendRequestLog(ctx, *args), "appending to the request log")
+}
+
+// appendRequestLog appends the rows of args, from requestLogArgs, in a
+// transaction of their own.
+func (s *Store) appendRequestLog(ctx context.Context, args []any) error {
+	return inTx(ctx, s.db, func(tx Tx) error { return s.appendLogRows(ctx, tx, args) })
+}
+
+// requestLogArgs are the values of entries' rows, requestLogColumns
+// each, every entry given its id, in a slice of argsPool (putArgs).
+func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
+	args := takeArgs(len(entries) * requestLogColumnCount)
+	var boxed sharedArgs
 	for _, e := range entries {
 		at := micros(e.At)
-		args = append(args, newTimeID("rq_", at), e.AccountID, e.KeyID, at, e.RequestID, e.ChargeID, e.EndUser,
-			e.Route, e.Method, e.Path, e.ModelAsked, e.ModelServed, e.Upstream, e.Stream, int64(e.Status), e.ErrorCode,
-			e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
+		*args = append(*args, newTimeID("rq_", at), boxed.string(e.AccountID), boxed.string(e.KeyID), at,
+			e.RequestID, e.ChargeID, e.EndUser, boxed.string(e.Route), boxed.string(e.Method), boxed.string(e.Path),
+			boxed.string(e.ModelAsked), boxed.string(e.ModelServed), e.Upstream, e.Stream, int64(e.Status),
+			e.ErrorCode, e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
 			e.Latency.Microseconds(), e.FirstByte.Microseconds())
 	}
-	err := inTx(ctx, s.db, func(tx Tx) error {
-		return appendRows(ctx, tx, "request_log", requestLogCopyColumns,
-			`INSERT INTO request_log (`+requestLogColumns+`) VALUES `, s.dialect.PositionalParams, args)
-	})
-	return wrap(err, "appending to the request log")
+	return args
+}
+
+// appendLogRows inserts the rows of args, from requestLogArgs, in tx.
+func (s *Store) appendLogRows(ctx context.Context, tx Tx, args []any) error {
+	return appendRows(ctx, tx, "request_log", requestLogCopyColumns,
+		`INSERT INTO request_log (`+requestLogColumns+`) VALUES `, s.dialect.PositionalParams, args)
 }
 
 // RequestLogPage lists the account's entries q selects, newest first,
