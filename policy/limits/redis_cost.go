@@ -87,7 +87,7 @@ func MeasureAdmitCost(ctx context.Context, r *Redis, req AdmitRequest, n int) (A
 		usec += took
 		batchMeans = append(batchMeans, float64(took)/float64(calls))
 		for name, st := range after {
-			if !benchOwnCommand(name) {
+			if !notAdmissionCommand(name) {
 				inner += st.calls - before[name].calls
 			}
 		}
@@ -102,9 +102,9 @@ func MeasureAdmitCost(ctx context.Context, r *Redis, req AdmitRequest, n int) (A
 	return cost, nil
 }
 
-// benchOwnCommand tells the commands MeasureAdmitCost and the client send
+// notAdmissionCommand tells the commands MeasureAdmitCost and the client send
 // (a new connection's handshake) from those the admissions made.
-func benchOwnCommand(name string) bool {
+func notAdmissionCommand(name string) bool {
 	return name == "evalsha" || name == "info" || name == "hello" || name == "ping" || strings.HasPrefix(name, "client")
 }
 

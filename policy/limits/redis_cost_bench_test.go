@@ -87,7 +87,7 @@ func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 	}
 	var calls, usec int64
 	for name, st := range after {
-		if benchOwnCommand(name) && name != "evalsha" {
+		if notAdmissionCommand(name) && name != "evalsha" {
 			continue
 		}
 		calls += st.calls - before[name].calls
