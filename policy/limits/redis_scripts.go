@@ -24,9 +24,11 @@ end
 // member's. PEXPIRE GT (Redis 7) keeps the later of the two expiries
 // instead of reading the longest member first, which was a command per
 // write. A set with an expiry always has one as long as its longest
-// member's: every script that adds or extends a member extends it, and
-// removing members leaves it as it was (the set then outlives its longest
-// member, which costs memory for at most a TTL). GT takes a set without
+// member's: every script that adds or extends a member extends it, or,
+// for an admission with a reservation, knows it already lives longer
+// (admitScript, "the sets' lives"), and removing members leaves it as it
+// was (the set then outlives its longest member, which costs memory for
+// at most a TTL). GT takes a set without
 // an expiry for one that never expires and leaves it so: a set this
 // script created (created: the set was empty) gets a plain PEXPIRE, and
 // one GT left alone is checked for having none, which only happens to a
@@ -192,7 +194,7 @@ end
 // which removed it, and then set anew by the admission that created it
 // again, to its own time + TTL + 1 s, no earlier than the recorded time,
 // whichever gateway created it (an older one included), as long as they
-// run with the same lease TTL. An admission that finds the set empty
+// run with the same lease TTL, or the older ones with a longer one. An admission that finds the set empty
 // (no holds counted, no slots) extends it whatever the mirror says. A
 // set that something else left without an expiry (PERSIST) gets one
 // again at the next extension, at most a second later.
