@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +23,10 @@ import (
 type redisTimes struct {
 	total   float64              // µs, every command the gateway sent
 	scripts map[string][]float64 // µs per call, by script name
+	// admitAlone is the admit script's time per call from commandstats,
+	// with the slow log back to its default (probeAdmit); zero when it
+	// was not measured.
+	admitAlone limits.AdmitCost
 }
 
 // median is the median µs per call of the script named name; NaN when
@@ -35,6 +40,9 @@ func (t redisTimes) describe(requests int) string {
 	for _, name := range slices.Sorted(maps.Keys(t.scripts)) {
 		calls := t.scripts[name]
 		out = append(out, fmt.Sprintf("%s %.2f × %.0f µs", name, float64(len(calls))/float64(requests), median(calls)))
+	}
+	if a := t.admitAlone; a.Calls > 0 {
+		out = append(out, fmt.Sprintf("admit alone, no slow log: %.1f µs (mean %.1f), %.1f commands a call", a.MicrosPerCall, a.MeanMicrosPerCall, a.CommandsPerCall))
 	}
 	return strings.Join(out, ", ")
 }
@@ -75,6 +83,9 @@ func readRedisTimes(addr string) (redisTimes, error) {
 	}
 	names := limits.ScriptNames()
 	t := redisTimes{scripts: make(map[string][]float64)}
+	if t.admitAlone, err = probeAdmit(ctx, c); err != nil {
+		return redisTimes{}, err
+	}
 	for _, e := range entries {
 		f, _ := e.([]any)
 		if len(f) < 4 {
@@ -99,4 +110,32 @@ func readRedisTimes(addr string) (redisTimes, error) {
 		}
 	}
 	return t, nil
+}
+
+// probeAdmitCalls is how many admissions probeAdmit measures.
+const probeAdmitCalls = 512
+
+// probeSeq tells one probe's keys from another's.
+var probeSeq atomic.Int64
+
+// probeAdmit measures the admit script's time per call on the Redis of c
+// from INFO commandstats, with the slow log back to its default: the
+// slow log, told to log every command, logs each command a script runs
+// too, and that adds to the script's time the slow log's medians show.
+// It admits, under keys of its own, a billed stream as the gateway's
+// are (a rolling rate kept as a log, a slot, a hold), in batches whose
+// slots and holds it releases before the next (limits.MeasureAdmitCost),
+// and leaves out a batch during which Redis ran another script (the
+// gateway's renewals or releases). Its keys expire by themselves.
+func probeAdmit(ctx context.Context, c *redis.Client) (limits.AdmitCost, error) {
+	r, err := limits.NewRedis(limits.RedisConfig{Client: c,
+		Prefix: fmt.Sprintf("switchyard:bench-probe:%d:%d:", time.Now().UnixNano(), probeSeq.Add(1))})
+	if err != nil {
+		return limits.AdmitCost{}, err
+	}
+	req := limits.AdmitRequest{Key: "probe", Account: "probe",
+		Rate:        limits.Rate{Limit: 256, Period: 10 * time.Millisecond, Rolling: true},
+		StreamLimit: 1000, WantLease: true,
+		Reserve: limits.Reservation{Account: "probe", Balance: 1 << 40, Want: 4, Min: 1}}
+	return limits.MeasureAdmitCost(ctx, r, req, probeAdmitCalls)
 }

@@ -1,16 +1,12 @@
 package limits
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // BenchmarkRedisBilledStream is what one billed stream costs Redis, as
@@ -19,8 +15,16 @@ import (
 // released. Besides time and allocations in the process it reports,
 // from INFO commandstats, the commands Redis ran per request (those
 // inside scripts included) and the microseconds Redis spent in the
-// scripts: these are only the benchmark's own on a Redis nothing else
-// uses (SWITCHYARD_TEST_REDIS).
+// scripts, and from the slow log, told to log every command, each
+// script's median time per request: these are only the benchmark's own
+// on a Redis nothing else uses (SWITCHYARD_TEST_REDIS).
+//
+// Then, with the slow log back to its default (logging every command
+// adds to a script's time the logging of each command it runs), it
+// admits the same request alone (MeasureAdmitCost): admit-µs/call is
+// Redis's time per run of the admit script from commandstats (the
+// median of batches' means; admit-mean-µs/call the mean of all runs), and
+// admit-cmds/call the commands each run made.
 //
 // Neither rate refuses: "zset" is the bench's (10^8 a second, a
 // window kept as a sorted set), "log" one within rollingLogMax (256 per
@@ -33,6 +37,10 @@ func BenchmarkRedisBilledStream(b *testing.B) {
 	b.Run("log", func(b *testing.B) { benchmarkRedisBilled(b, small, true) })
 	b.Run("log-json", func(b *testing.B) { benchmarkRedisBilled(b, small, false) })
 }
+
+// admitCostRuns is how many admissions the admit-only part of
+// BenchmarkRedisBilledStream measures.
+const admitCostRuns = 2048
 
 func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 	c := testRedisClient(b)
@@ -60,7 +68,7 @@ func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 	}
 	defer c.ConfigSet(ctx, "slowlog-log-slower-than", "10000")
 	c.SlowLogReset(ctx)
-	before := commandStats(b, c)
+	before := commandStats(b, r)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -72,9 +80,16 @@ func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 		a.Lease.Release()
 	}
 	b.StopTimer()
-	after := commandStats(b, c)
+	r.Flush()
+	after := commandStats(b, r)
+	if err := c.ConfigSet(ctx, "slowlog-log-slower-than", "10000").Err(); err != nil {
+		b.Fatal(err)
+	}
 	var calls, usec int64
 	for name, st := range after {
+		if notAdmissionCommand(name) && name != "evalsha" {
+			continue
+		}
 		calls += st.calls - before[name].calls
 		if name == "evalsha" || name == "eval" {
 			usec += st.usec - before[name].usec
@@ -106,39 +121,22 @@ func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 		b.ReportMetric(us[len(us)/2], strings.ReplaceAll(name, " ", "-")+"-p50-µs")
 	}
 	b.ReportMetric(float64(usec)/float64(b.N), "redis-script-µs/op")
-}
 
-type cmdStat struct{ calls, usec int64 }
-
-// commandStats reads INFO commandstats: per command, its calls and the
-// microseconds Redis spent in them.
-func commandStats(b *testing.B, c *redis.Client) map[string]cmdStat {
-	b.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
+	cost, err := MeasureAdmitCost(ctx, r, req, admitCostRuns)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := make(map[string]cmdStat)
-	sc := bufio.NewScanner(strings.NewReader(info))
-	for sc.Scan() {
-		name, fields, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		var st cmdStat
-		for _, kv := range strings.Split(fields, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "calls":
-				st.calls, _ = strconv.ParseInt(v, 10, 64)
-			case "usec":
-				st.usec, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		out[strings.TrimPrefix(name, "cmdstat_")] = st
+	b.ReportMetric(cost.MicrosPerCall, "admit-µs/call")
+	b.ReportMetric(cost.MeanMicrosPerCall, "admit-mean-µs/call")
+	b.ReportMetric(cost.CommandsPerCall, "admit-cmds/call")
+}
+
+// commandStats reads INFO commandstats of r's Redis.
+func commandStats(b *testing.B, r *Redis) map[string]commandStat {
+	b.Helper()
+	st, err := r.commandStats(context.Background())
+	if err != nil {
+		b.Fatal(err)
 	}
-	if len(out) == 0 {
-		b.Fatal(fmt.Sprintf("no commandstats in %q", info))
-	}
-	return out
+	return st
 }

@@ -24,9 +24,11 @@ end
 // member's. PEXPIRE GT (Redis 7) keeps the later of the two expiries
 // instead of reading the longest member first, which was a command per
 // write. A set with an expiry always has one as long as its longest
-// member's: every script that adds or extends a member extends it, and
-// removing members leaves it as it was (the set then outlives its longest
-// member, which costs memory for at most a TTL). GT takes a set without
+// member's: every script that adds or extends a member extends it, or,
+// for an admission with a reservation, knows it already lives longer
+// (admitScript, "the sets' lives"), and removing members leaves it as it
+// was (the set then outlives its longest member, which costs memory for
+// at most a TTL). GT takes a set without
 // an expiry for one that never expires and leaves it so: a set this
 // script created (created: the set was empty) gets a plain PEXPIRE, and
 // one GT left alone is checked for having none, which only happens to a
@@ -68,9 +70,6 @@ end
 //   - lower_sum(mirror, cents, n) takes n holds of cents in all off the
 //     sum, if the mirror keeps one: a missing sum is counted again by
 //     the next admission.
-//   - drop_expired_holds(holds, now) removes the expired members and
-//     returns how many there were and their cents, for the admission to
-//     take off the sum.
 const heldLua = `local function fmt_cents(c)
   return string.format("%d", c)
 end
@@ -88,43 +87,56 @@ local function lower_sum(mirror, cents, n)
     redis.call("HSET", mirror, "sum", fmt_cents(sum - cents), "n", count - n)
   end
 end
-local function drop_expired_holds(holds, now)
-  local expired = redis.call("ZRANGEBYSCORE", holds, "-inf", now + 0.000001)
-  if #expired == 0 then
-    return 0, 0
-  end
-  local cut = 0
-  for _, m in ipairs(expired) do
-    cut = cut + hold_cents(m)
-  end
-  redis.call("ZREMRANGEBYSCORE", holds, "-inf", now + 0.000001)
-  return #expired, cut
-end
 `
 
-// logLua defines what the admit script reads and writes of a rolling
-// window's log: a string of the admission times still in the window,
-// oldest first, each an 8-byte double (struct "<d"), the same number
-// the sorted set it replaces kept as a score. A GET and a SET PX replace
-// the set's ZREMRANGEBYSCORE, ZCARD, ZADD and PEXPIRE (and two ZRANGEs
-// on a refusal), and an entry costs 8 bytes instead of about 52 in a
-// listpack or 133 in a skip list. The times are exact, so the window is
-// as exact as the set was. The log is copied whole on every admission,
-// which costs less than the calls it saves up to rollingLogMax entries
-// (2 KB); the window of a larger limit stays a sorted set, whose calls
-// cost about the same whatever its size.
+// logLua defines what the admit script reads of a rolling window's log:
+// a string of admission times, oldest first, each an 8-byte double
+// (struct "<d"), the same number the sorted set it replaces kept as a
+// score. The times are exact, so the window is as exact as the set was,
+// and an entry costs 8 bytes instead of about 52 in a listpack or 133 in
+// a skip list.
+//
+// An admission reads the log (GET) and appends its time (APPEND): the
+// times that have left the window stay at the head of the string, where
+// the binary search for the window's start steps over them, until they
+// are at least as many as the times still in the window, and 32; then
+// the admission writes the log anew without them (SET). Writing the log
+// anew on every admission cost more than the calls it replaced: with
+// 130 times in the log, building the new string in Lua and copying it
+// into Redis took about two thirds of the window's 13 µs. So the log
+// holds at most twice the window's times, or 32 more (4 KB for a limit
+// of 256); the window of a larger limit stays a sorted set, whose calls
+// cost about the same whatever its size. A time earlier than the log's
+// last (the clock went back: a failover to a server whose clock is
+// behind, or a test's clock) is put in order, the log written anew.
+//
+// The log lives until a Period after its last time, and up to a second
+// longer: an APPEND leaves the expiry as it was, and the admission
+// extends it (PEXPIRE to a Period and a second) only when its time is
+// the log's first in this second (the whole seconds of its time and of
+// the log's last differ) or the log was empty; a log written anew gets
+// a Period and a second after its last time. Why that is enough: the
+// first time of this second was written at t >= the second's start by
+// an admission that extended the log to at least t + Period + 1 s,
+// which is later than this admission's time plus a Period, and only a
+// rewrite, which extends it as far, removes times.
 //
 //   - log_at(log, i) is the i-th time (1-based).
 //   - log_after(log, n, t) is the index of the first of the n times that
-//     is after t, n + 1 if none is.
-const logLua = `local function log_at(log, i)
-  return (struct.unpack("<d", log, (i - 1) * 8 + 1))
+//     is after t, n + 1 if none is. Its loop reads the times itself and
+//     halves without math.floor: it runs eight or nine times an
+//     admission, and each function call it saves is a few hundred
+//     instructions of Redis's one thread.
+const logLua = `local unpack_time = struct.unpack
+local function log_at(log, i)
+  return (unpack_time("<d", log, i * 8 - 7))
 end
 local function log_after(log, n, t)
   local lo, hi = 1, n + 1
   while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if log_at(log, mid) > t then
+    local mid = lo + hi
+    mid = (mid - mid % 2) / 2
+    if unpack_time("<d", log, mid * 8 - 7) > t then
       hi = mid
     else
       lo = mid + 1
@@ -143,7 +155,7 @@ end
 // KEYS[3]: with a reservation only, the account's mirrored balance (hash:
 // bal, the balance less the charges settled since; base, the ledger
 // balance last taken in; sum and n, the holds' (heldLua); hx and
-// sx:<key>, the hints below)
+// sx:<key>, the hints below; hl and sl:<key>, the sets' lives below)
 // KEYS[4]: with a reservation only, the account's holds (sorted set:
 // member "<id>|<cents>", score: expiry)
 // ARGV: now, mode ("0" no rate, "1" GCRA, "2" rolling in a sorted set,
@@ -168,6 +180,25 @@ end
 // the mirror lacks it (seeded anew, an older gateway's), it does both
 // and takes a new hint from the set's first member.
 //
+// The sets' lives: a set of holds or of a key's slots must live as long
+// as its longest member (expire_at_least). The mirror keeps a time until
+// which each is known to live (hl for the holds, sl:<key> for a key's
+// slots): when the admission extends a set, to its new member's expiry
+// and a second, it records that time. A later admission whose member
+// expires no later (one within the second, with one TTL) adds it without
+// a PEXPIRE: an account admitting many requests a second extends each
+// set once a second instead of on every admission. Why the set still
+// lives as long as its longest member: it lived until the recorded time
+// when that was written, and since then its expiry has only been pushed
+// back (PEXPIRE GT, by admissions and renewals), or it was emptied,
+// which removed it, and then set anew by the admission that created it
+// again, to its own time + TTL + 1 s, no earlier than the recorded time,
+// whichever gateway created it (an older one included), as long as they
+// run with the same lease TTL, or the older ones with a longer one. An admission that finds the set empty
+// (no holds counted, no slots) extends it whatever the mirror says. A
+// set that something else left without an expiry (PERSIST) gets one
+// again at the next extension, at most a second later.
+//
 // Returns {allowed, lease, remaining, retry_after, reset_after, hold,
 // available}, or {0, 0, 0, "0", "0", -2, spent, held} when the key's
 // spend limit refused it: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
@@ -178,34 +209,45 @@ end
 // holds). Nothing is consumed unless the request is admitted by
 // every check; keeping the mirror up to date and dropping expired holds
 // happen either way.
-var admitScript = redis.NewScript(nowLua + expireLua + heldLua + logLua + `
+//
+// What costs Redis's thread in a script besides its calls is mostly
+// turning numbers into strings and back (a string.format of a time is
+// about 5,000 instructions, a tonumber about 2,000, a number passed to
+// redis.call is formatted too): the script converts only what its path
+// uses, passes strings to redis.call, formats an expiry once for both
+// sets, and answers the period as it was given. It also defines only
+// the functions its common path uses: Redis runs the whole chunk on
+// every call, and each local function is a closure made anew each time.
+var admitScript = redis.NewScript(nowLua + expireLua + logLua + `
 local mode = ARGV[2]
 local limit = tonumber(ARGV[3])
 local period = tonumber(ARGV[4])
-local burst = tonumber(ARGV[5])
 local lease_limit = tonumber(ARGV[6])
 local id = ARGV[7]
 local ttl = tonumber(ARGV[8])
 -- Times near 3e8 seconds carry about 1e-7 of rounding: compare with a
 -- microsecond of slack, the resolution of TIME.
 local eps = 0.000001
-local function fmt_time(t)
-  return string.format("%.6f", t)
-end
+-- A hold's cents end its member (heldLua's hold_cents).
+local cents_pattern = "|(%-?%d+)$"
+-- A slot and a hold expire ttl from now; a set extended for one lives a
+-- second more (expire_at_least).
+local set_ms = math.ceil(ttl * 1000) + 1000
 
 -- The balance first: an account that cannot pay is refused before its
 -- rate is looked at, and spends none of it. The mirror, the holds' sum
 -- and the key's spend are read in one command, and what changed of them
 -- (set: field to value) is written back in one, on every way out
 -- (done).
-local hold, hold_member, holds_sum, holds_n, holds_hint = 0, nil, 0, 0, nil
+local hold, hold_member, holds_sum, holds_n, holds_hint, holds_live = 0, nil, 0, 0, nil, nil
 local set, seeded, balance_ttl = {}, false, 0
-local slot_field, slot_hint = nil, nil
+local slot_field, slot_hint, slot_live_field, slot_live = nil, nil, nil, nil
 local function done(result)
   if next(set) then
     local fields = {}
     for field, value in pairs(set) do
-      put(fields, field, value)
+      fields[#fields + 1] = field
+      fields[#fields + 1] = value
     end
     redis.call("HSET", KEYS[3], unpack(fields))
     if seeded then
@@ -218,14 +260,13 @@ if #KEYS >= 4 then
   local want = tonumber(ARGV[9])
   local need = tonumber(ARGV[10])
   local ledger = tonumber(ARGV[11])
-  balance_ttl = tonumber(ARGV[12])
-  local key_limit = tonumber(ARGV[15] or "0") or 0
+  local key_limit = ARGV[15] and tonumber(ARGV[15]) or 0
   local key, key_period, key_seed
-  local fields = {"bal", "base", "sum", "n", "hx"}
+  local fields = {"bal", "base", "sum", "n", "hx", "hl"}
   local slot_key = lease_limit > 0 and string.match(KEYS[2], "}:key:(.*):streams$")
   if slot_key then
-    slot_field = "sx:" .. slot_key
-    fields[6] = slot_field
+    slot_field, slot_live_field = "sx:" .. slot_key, "sl:" .. slot_key
+    fields[7], fields[8] = slot_field, slot_live_field
   end
   local key_at = #fields + 1
   if key_limit > 0 then
@@ -235,18 +276,26 @@ if #KEYS >= 4 then
   local mirror = redis.call("HMGET", KEYS[3], unpack(fields))
   local bal, base = tonumber(mirror[1]), tonumber(mirror[2])
   local sum, n, hint = tonumber(mirror[3]), tonumber(mirror[4]), tonumber(mirror[5])
+  holds_live = tonumber(mirror[6])
   if slot_field then
-    slot_hint = tonumber(mirror[6])
+    slot_hint, slot_live = tonumber(mirror[7]), tonumber(mirror[8])
   end
   if sum and n and hint and sum >= 0 and n >= 0 and now < hint - eps then
     -- No hold has expired since the hint was taken.
     holds_sum, holds_n, holds_hint = sum, n, hint
   else
-    local dropped, dropped_cents = drop_expired_holds(KEYS[4], now)
-    holds_n = redis.call("ZCARD", KEYS[4])
-    if sum and n then
-      sum, n = sum - dropped_cents, n - dropped
+    -- Drop the expired holds, and take them off the sum.
+    local expired = redis.call("ZRANGEBYSCORE", KEYS[4], "-inf", now + eps)
+    if #expired > 0 then
+      redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", now + eps)
+      if sum and n then
+        for _, m in ipairs(expired) do
+          sum = sum - tonumber(string.match(m, cents_pattern))
+        end
+        n = n - #expired
+      end
     end
+    holds_n = redis.call("ZCARD", KEYS[4])
     if holds_n == 0 then
       -- Whatever the mirror says, nothing is held.
       holds_sum = 0
@@ -257,21 +306,22 @@ if #KEYS >= 4 then
       else
         holds_sum = 0
         for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
-          holds_sum = holds_sum + hold_cents(m)
+          holds_sum = holds_sum + tonumber(string.match(m, cents_pattern))
         end
       end
       holds_hint = tonumber(redis.call("ZRANGE", KEYS[4], 0, 0, "WITHSCORES")[2])
     end
-    set.sum, set.n, set.hx = fmt_cents(holds_sum), holds_n, fmt_time(holds_hint)
+    set.sum, set.n, set.hx = string.format("%d", holds_sum), string.format("%d", holds_n), string.format("%.6f", holds_hint)
   end
   if not bal or not base then
     bal, base, seeded = ledger, ledger, true
-    set.bal, set.base = fmt_cents(bal), fmt_cents(base)
+    balance_ttl = tonumber(ARGV[12])
+    set.bal, set.base = string.format("%d", bal), string.format("%d", base)
   elseif ledger > base then
     -- Charges only lower the ledger: a rise is a credit since.
     bal = bal + (ledger - base)
     base = ledger
-    set.bal, set.base = fmt_cents(bal), fmt_cents(base)
+    set.bal, set.base = string.format("%d", bal), string.format("%d", base)
   end
   -- The key's spend limit: its spend in the period (kept in the mirror
   -- as ks:<key>, of period kp:<key>) and its holds in flight, whose
@@ -283,7 +333,7 @@ if #KEYS >= 4 then
       spent = math.max(tonumber(mirror[key_at + 1]) or 0, key_seed)
     end
     set["kp:" .. key] = key_period
-    set["ks:" .. key] = fmt_cents(spent)
+    set["ks:" .. key] = string.format("%d", spent)
   end
   local available = bal - holds_sum
   if available < need then
@@ -293,7 +343,7 @@ if #KEYS >= 4 then
     local tag, key_held = "|k:" .. key .. "|", 0
     for _, m in ipairs(redis.call("ZRANGE", KEYS[4], 0, -1)) do
       if string.find(m, tag, 1, true) then
-        key_held = key_held + hold_cents(m)
+        key_held = key_held + tonumber(string.match(m, cents_pattern))
       end
     end
     if spent + key_held + math.max(want, need) > key_limit then
@@ -302,13 +352,15 @@ if #KEYS >= 4 then
   end
   if want > 0 then
     hold = math.min(want, available)
-    hold_member = id .. "|" .. fmt_cents(hold)
+    hold_member = id .. "|" .. string.format("%d", hold)
   end
 end
 
 local remaining, reset_after = 0, 0
 local tat, new_tat, held, interval, log, log_n, log_first
+local burst
 if mode == "1" then
+  burst = tonumber(ARGV[5])
   interval = period / limit
   tat = tonumber(redis.call("GET", KEYS[1]) or now)
   if tat < now then tat = now end
@@ -334,7 +386,7 @@ elseif mode == "2" then
   remaining = limit - held - 1
   reset_after = period
 elseif mode == "3" then
-  -- The same window, in a log.
+  -- The same window, in a log: the times from log_first on are in it.
   log = redis.call("GET", KEYS[1]) or ""
   log_n = #log / 8
   log_first = log_after(log, log_n, now - period + eps / 2)
@@ -346,8 +398,8 @@ elseif mode == "3" then
   reset_after = period
 end
 
--- A lease and a hold expire ttl from now: their sets live a second more.
-local set_ms = math.ceil(ttl * 1000) + 1000
+-- The new slot's and hold's expiry, as ZADD takes it.
+local expiry = (lease_limit > 0 or hold_member) and string.format("%.6f", now + ttl)
 local lease = 0
 if lease_limit > 0 then
   local leases
@@ -362,7 +414,7 @@ if lease_limit > 0 then
       else
         slot_hint = now + ttl
       end
-      set[slot_field] = fmt_time(slot_hint)
+      set[slot_field] = string.format("%.6f", slot_hint)
     end
   end
   if leases >= lease_limit then
@@ -381,22 +433,31 @@ if lease_limit > 0 then
     end
     return done({0, 2, 0, "0", "0"})
   end
-  redis.call("ZADD", KEYS[2], now + ttl, id)
-  expire_at_least(KEYS[2], set_ms, leases == 0)
+  redis.call("ZADD", KEYS[2], expiry, id)
+  -- The set's life: see the sets' lives above.
+  if leases == 0 or not slot_live or now + ttl > slot_live - eps then
+    expire_at_least(KEYS[2], set_ms, leases == 0)
+    if slot_live_field then
+      set[slot_live_field] = string.format("%.6f", now + ttl + 1)
+    end
+  end
   if slot_field and now + ttl < slot_hint then
     slot_hint = now + ttl
-    set[slot_field] = fmt_time(slot_hint)
+    set[slot_field] = expiry
   end
   lease = 1
 end
 
 if hold_member then
-  redis.call("ZADD", KEYS[4], now + ttl, hold_member)
-  set.sum, set.n = fmt_cents(holds_sum + hold), holds_n + 1
+  redis.call("ZADD", KEYS[4], expiry, hold_member)
+  set.sum, set.n = string.format("%d", holds_sum + hold), string.format("%d", holds_n + 1)
   if now + ttl < holds_hint then
-    set.hx = fmt_time(now + ttl)
+    set.hx = expiry
   end
-  expire_at_least(KEYS[4], set_ms, holds_n == 0)
+  if holds_n == 0 or not holds_live or now + ttl > holds_live - eps then
+    expire_at_least(KEYS[4], set_ms, holds_n == 0)
+    set.hl = string.format("%.6f", now + ttl + 1)
+  end
 end
 
 -- next_after: with nothing remaining, the time until a request would be
@@ -415,17 +476,36 @@ elseif mode == "2" then
     next_after = tonumber(first[2]) + period - now
   end
 elseif mode == "3" then
-  -- The times stay in order whatever the clock did: the new one goes
-  -- after every time not later than it.
-  local at = log_after(log, log_n, now)
-  local kept = string.sub(log, (log_first - 1) * 8 + 1, (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, (at - 1) * 8 + 1)
-  local last = math.max(now, log_at(kept, #kept / 8))
-  redis.call("SET", KEYS[1], kept, "PX", math.ceil((last + period - now) * 1000))
+  -- Append the time, or write the log anew (logLua): to drop the times
+  -- that left the window once they are as many as those in it, or to
+  -- put a time earlier than the last in order.
+  local last = log_n > 0 and log_at(log, log_n)
+  local gone = log_first - 1
+  local oldest
+  if last and now < last or gone >= 32 and gone >= held then
+    local at = log_after(log, log_n, now)
+    local kept = string.sub(log, gone * 8 + 1, (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, (at - 1) * 8 + 1)
+    redis.call("SET", KEYS[1], kept, "PX", math.ceil((math.max(now, last) + period + 1 - now) * 1000))
+    oldest = log_at(kept, 1)
+  else
+    redis.call("APPEND", KEYS[1], struct.pack("<d", now))
+    if not last or math.floor(now) ~= math.floor(last) then
+      redis.call("PEXPIRE", KEYS[1], math.ceil((period + 1) * 1000))
+    end
+    oldest = held > 0 and log_at(log, log_first) or now
+  end
   if remaining == 0 then
-    next_after = log_at(kept, 1) + period - now
+    next_after = oldest + period - now
   end
 end
-return done({1, lease, remaining, tostring(next_after), tostring(reset_after), hold, 0})
+-- reset_after is the period itself for a rolling window: its string.
+local reset = "0"
+if mode == "1" then
+  reset = tostring(reset_after)
+elseif mode ~= "0" then
+  reset = ARGV[4]
+end
+return done({1, lease, remaining, next_after == 0 and "0" or tostring(next_after), reset, hold, 0})
 `)
 
 // settleScript frees a hold and lowers the mirrored balance by the

@@ -2,7 +2,10 @@ package limits
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -60,8 +63,14 @@ func TestRedisRollingWindowLayouts(t *testing.T) {
 			if typ := c.Type(ctx, key).Val(); typ != tc.keyType {
 				t.Errorf("%s is a %s, want a %s", key, typ, tc.keyType)
 			}
-			if ttl := c.PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Minute {
-				t.Errorf("%s expires in %s, want within the period", key, ttl)
+			// The log may live a second longer than the period: it is
+			// extended once a second (logLua).
+			within := time.Minute
+			if tc.keyType == "string" {
+				within += time.Second
+			}
+			if ttl := c.PTTL(ctx, key).Val(); ttl <= 0 || ttl > within {
+				t.Errorf("%s expires in %s, want within %s", key, ttl, within)
 			}
 		})
 	}
@@ -112,4 +121,75 @@ func TestRedisHintsDoNotHideExpiredSlotsAndHolds(t *testing.T) {
 func isStreamLimit(err error) bool {
 	var le *LimitError
 	return errors.As(err, &le) && le.Limit == LimitStreams
+}
+
+// TestRedisLogDropsTimesThatLeftInBulk: the log keeps the times that
+// left the window at its head until they are as many as those in it, and
+// 32, and then drops them all at once: it never holds more than the
+// window's times and as many again, or 32 more.
+func TestRedisLogDropsTimesThatLeftInBulk(t *testing.T) {
+	c := testRedisClient(t)
+	clock := newFakeClock()
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), Now: clock.Now})
+	r := Rate{Limit: rollingLogMax, Period: time.Second, Rolling: true}
+	key := l.logKey("", "k")
+	var times []time.Time
+	mostLeft := 0
+	for i := range 600 {
+		if res := allow(t, l, "k", r); !res.Allowed {
+			t.Fatalf("admission %d: %+v", i, res)
+		}
+		now := clock.Now()
+		times = append(times, now)
+		inWindow := 0
+		for _, at := range times {
+			if at.After(now.Add(-r.Period)) {
+				inWindow++
+			}
+		}
+		n := int(c.StrLen(context.Background(), key).Val() / 8)
+		if n > inWindow+max(inWindow, 32) {
+			t.Fatalf("admission %d: the log holds %d times, %d of them in the window", i, n, inWindow)
+		}
+		mostLeft = max(mostLeft, n-inWindow)
+		clock.Advance(10 * time.Millisecond)
+	}
+	if mostLeft < 32 {
+		t.Errorf("the log never kept more than %d times that left the window; want them dropped in bulk", mostLeft)
+	}
+}
+
+// TestRedisLogKeepsTimesInOrderWhenTheClockGoesBack: an admission whose
+// time is earlier than the log's last (a failover to a server whose
+// clock is behind) goes in order, and the window counts it as it would
+// have at its time.
+func TestRedisLogKeepsTimesInOrderWhenTheClockGoesBack(t *testing.T) {
+	c := testRedisClient(t)
+	clock := newFakeClock()
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), Now: clock.Now})
+	r := Rate{Limit: 3, Period: time.Minute, Rolling: true}
+	start := clock.Now()
+	for _, at := range []time.Duration{0, 20 * time.Second, 15 * time.Second} {
+		clock.Set(start.Add(at))
+		if res := allow(t, l, "k", r); !res.Allowed {
+			t.Fatalf("at %s: %+v, want admitted", at, res)
+		}
+	}
+	clock.Set(start.Add(16 * time.Second))
+	if res := allow(t, l, "k", r); res.Allowed || !near(res.RetryAfter, 44*time.Second) || !near(res.ResetAfter, 64*time.Second) {
+		t.Fatalf("at 16s: %+v, want refused, retry after 44s (the first leaves at 60s), reset after 64s (the last leaves at 80s)", res)
+	}
+	log := c.Get(context.Background(), l.logKey("", "k")).Val()
+	var got []time.Duration
+	for i := 0; i+8 <= len(log); i += 8 {
+		secs := math.Float64frombits(binary.LittleEndian.Uint64([]byte(log[i : i+8])))
+		got = append(got, time.Duration(math.Round((secs-start.Sub(epoch2017).Seconds())*1e3))*time.Millisecond)
+	}
+	if want := []time.Duration{0, 15 * time.Second, 20 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("the log holds %v, want %v", got, want)
+	}
+	clock.Set(start.Add(60*time.Second + time.Millisecond))
+	if res := allow(t, l, "k", r); !res.Allowed || res.Remaining != 0 {
+		t.Fatalf("at 60.001s, once the first left: %+v, want admitted with none remaining", res)
+	}
 }

@@ -1,0 +1,144 @@
+package limits
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// AdmitCost is what Redis spent running the admit script alone, read
+// from INFO commandstats.
+type AdmitCost struct {
+	Calls int64 // admit script runs counted
+	// MicrosPerCall is Redis's time per run, the commands the script ran
+	// included: the median over the batches (MeasureAdmitCost) of each
+	// batch's mean, so that a run the scheduler stopped halfway (a loaded
+	// machine) moves one batch, not the figure.
+	MicrosPerCall float64
+	// MeanMicrosPerCall is the mean over every run counted.
+	MeanMicrosPerCall float64
+	// CommandsPerCall is the commands a run made from the script (TIME,
+	// HMGET, ...), the EVALSHA itself not counted.
+	CommandsPerCall float64
+}
+
+// admitCostBatch is how many admissions MeasureAdmitCost sends between
+// two readings of commandstats. INFO between every two would cost the
+// admission that follows it several microseconds (Redis's caches are
+// cold after it), and one per batch costs a sixteenth of that.
+const admitCostBatch = 16
+
+// MeasureAdmitCost admits req n times through r and reads, from INFO
+// commandstats before and after each batch of admissions, what Redis
+// spent on the admit script alone. Each batch's slots and holds are
+// released, and the releases flushed, before the next batch starts, so
+// that the EVALSHAs between two readings are the admissions' (a
+// settlement or a release would otherwise ride an admission's pipeline,
+// and commandstats counts every EVALSHA together); up to a batch of
+// streams is in flight at once. A batch during which Redis ran another
+// script (another client's, a renewal) is left out. Unlike the slow log,
+// commandstats costs Redis nothing per command: the slow log, told to
+// log every command, logs each command a script runs too, and that adds
+// to the script's time.
+//
+// It is for benchmarks: it needs a Redis that answers INFO, a rate that
+// admits n requests, and a balance that covers n holds.
+func MeasureAdmitCost(ctx context.Context, r *Redis, req AdmitRequest, n int) (AdmitCost, error) {
+	var cost AdmitCost
+	var usec, inner int64
+	var batchMeans []float64
+	taken := make([]Admission, 0, admitCostBatch)
+	for done := 0; done < n; {
+		k := min(admitCostBatch, n-done)
+		before, err := r.commandStats(ctx)
+		if err != nil {
+			return cost, err
+		}
+		for range k {
+			a, err := r.Admit(ctx, req)
+			if err != nil {
+				return cost, err
+			}
+			if a.Fallback {
+				return cost, fmt.Errorf("limits: Redis did not answer an admission")
+			}
+			taken = append(taken, a)
+		}
+		after, err := r.commandStats(ctx)
+		if err != nil {
+			return cost, err
+		}
+		for _, a := range taken {
+			a.Hold.Release()
+			a.Lease.Release()
+		}
+		taken = taken[:0]
+		r.Flush()
+		done += k
+		calls := after["evalsha"].calls - before["evalsha"].calls
+		if calls != int64(k) {
+			continue // Redis ran other scripts meanwhile
+		}
+		took := after["evalsha"].usec - before["evalsha"].usec
+		cost.Calls += calls
+		usec += took
+		batchMeans = append(batchMeans, float64(took)/float64(calls))
+		for name, st := range after {
+			if !notAdmissionCommand(name) {
+				inner += st.calls - before[name].calls
+			}
+		}
+	}
+	if cost.Calls == 0 {
+		return cost, fmt.Errorf("limits: Redis ran other scripts during every batch of admissions")
+	}
+	slices.Sort(batchMeans)
+	cost.MicrosPerCall = batchMeans[len(batchMeans)/2]
+	cost.MeanMicrosPerCall = float64(usec) / float64(cost.Calls)
+	cost.CommandsPerCall = float64(inner) / float64(cost.Calls)
+	return cost, nil
+}
+
+// notAdmissionCommand tells the commands MeasureAdmitCost and the client send
+// (a new connection's handshake) from those the admissions made.
+func notAdmissionCommand(name string) bool {
+	return name == "evalsha" || name == "info" || name == "hello" || name == "ping" || strings.HasPrefix(name, "client")
+}
+
+// commandStat is one command's line of INFO commandstats.
+type commandStat struct{ calls, usec int64 }
+
+// commandStats reads INFO commandstats: per command, its calls and the
+// microseconds Redis spent in them.
+func (r *Redis) commandStats(ctx context.Context) (map[string]commandStat, error) {
+	info, err := r.client.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]commandStat)
+	sc := bufio.NewScanner(strings.NewReader(info))
+	for sc.Scan() {
+		name, fields, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		var st commandStat
+		for _, kv := range strings.Split(fields, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				st.calls, _ = strconv.ParseInt(v, 10, 64)
+			case "usec":
+				st.usec, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = st
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("limits: no commandstats in INFO's answer")
+	}
+	return out, nil
+}
