@@ -231,9 +231,17 @@ func report(o options, pin pinning, r *results, tr []trips, ping *redisPing, idl
 		p(" %s | %s |", span(vs, fmtF), verdict([]float64{slices.Max(vs)}, func(v float64) bool { return v <= 1.05 }))
 	}
 	p("\n")
-	p("| Redis time per admission (the admit script, median per call) | ≤ 15 µs |")
+	// The line is judged on INFO commandstats with the slow log off
+	// (redisTimes.admitAlone): the slow log's medians, told to log every
+	// command, include that logging.
+	p("| Redis time per admission (the admit script's time per call from `INFO commandstats`, slow log off; median of batches) | ≤ 15 µs |")
 	for _, t := range modes {
-		vs := finite(tripValues(tr, t, func(x trips) (float64, bool) { return x.redisTimes.median("admit"), x.distributed }))
+		vs := finite(tripValues(tr, t, func(x trips) (float64, bool) {
+			if a := x.redisTimes.admitAlone; a.Calls > 0 {
+				return a.MicrosPerCall, x.distributed
+			}
+			return math.NaN(), x.distributed
+		}))
 		if len(vs) == 0 {
 			p(" none (in-process limits) | met |")
 			continue
