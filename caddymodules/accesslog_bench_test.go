@@ -1,0 +1,213 @@
+package caddymodules
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+)
+
+// The access log and Caddy's HTTP metrics are measured through Caddy
+// itself: a server loaded from a Caddyfile with Caddyfile.example's own
+// `log` block and `metrics` option, serving one /v1 JSON request and
+// answer shaped as the gateway's (its headers, its log fields), called
+// through the server's ServeHTTP. What a configuration adds over the
+// bare server is its cost per request.
+
+func init() {
+	caddy.RegisterModule(benchAnswer{})
+	httpcaddyfile.RegisterHandlerDirective("switchyard_bench_answer", func(httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+		return benchAnswer{}, nil
+	})
+}
+
+// benchAnswer answers as switchyard_auth, switchyard_limits and
+// switchyard_meter leave a charged /v1 JSON request: the fields they add
+// to the access log line and the headers of the answer.
+type benchAnswer struct{}
+
+func (benchAnswer) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.switchyard_bench_answer", New: func() caddy.Module { return new(benchAnswer) }}
+}
+
+var benchAnswerBody = []byte(`{"id":"chatcmpl-7f3a","object":"chat.completion","created":1764288000,"model":"switchyard-demo",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"You said: Hello. That is all the demo backend does."},` +
+	`"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}}`)
+
+func (benchAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	logFields(r.Context(),
+		zap.String("request_id", "0b5c3f4e-8a51-4c1e-9d1e-3f2a7c9b6d10"),
+		zap.String("charge_id", "019ac8f2-5e1b-7c3d-8e4f-a1b2c3d4e5f6"),
+		zap.String("account_id", "acct_3kq8Zp1"),
+		zap.String("key_id", "key_3kq8Zp1xW"),
+		zap.String("model", "switchyard-demo"))
+	logFields(r.Context(),
+		zap.String("model_served", "switchyard-demo"),
+		zap.Int64("prompt_tokens", 9),
+		zap.Int64("completion_tokens", 12),
+		zap.Int64("cost_cents", 1),
+		zap.Bool("usage_estimated", false),
+		zap.String("upstream", "127.0.0.1:8000"))
+	h := w.Header()
+	h.Set("X-Request-Id", "0b5c3f4e-8a51-4c1e-9d1e-3f2a7c9b6d10")
+	h.Set("X-Ratelimit-Limit-Requests", "600")
+	h.Set("X-Ratelimit-Remaining-Requests", "599")
+	h.Set("X-Ratelimit-Reset-Requests", "100ms")
+	h.Set("Content-Type", "application/json")
+	h.Set("Date", "Fri, 28 Nov 2026 00:00:00 GMT")
+	h.Set("Server", "Caddy")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(benchAnswerBody)
+	return err
+}
+
+// regexpAccessLog is Caddyfile.example's `log` block as it was before the
+// switchyard_trim filter: the same fields cut with Caddy's regexp filters.
+const regexpAccessLog = `	log {
+		output stderr
+		format filter {
+			wrap json
+			request>headers delete
+			request>uri multi_regexp {
+				regexp [?].* ""
+				regexp ^(.{256}).+$ "$1…"
+			}
+			request>host regexp ^(.{256}).+$ "$1…"
+		}
+	}
+`
+
+// exampleBlock is the block of Caddyfile.example that starts with the
+// line "\t<name> {" (one tab: a site's directive), through its closing
+// brace.
+func exampleBlock(tb testing.TB, name string) string {
+	tb.Helper()
+	raw, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "\n\t"+name+" {\n")
+	if !ok {
+		tb.Fatalf("Caddyfile.example has no %s block", name)
+	}
+	body, _, ok := strings.Cut(rest, "\n\t}\n")
+	if !ok {
+		tb.Fatalf("Caddyfile.example's %s block does not end", name)
+	}
+	return "\t" + name + " {\n" + body + "\n\t}\n"
+}
+
+// exampleHasMetrics reports whether Caddyfile.example's global options
+// turn Caddy's HTTP metrics on, as the benchmark then does.
+func exampleHasMetrics(tb testing.TB) bool {
+	raw, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.Contains(string(raw), "\n\tmetrics\n")
+}
+
+// loadBenchServer loads a server on a free local port with the given
+// global options and site directives, answering /v1/* with benchAnswer,
+// and returns it; the test's cleanup unloads it.
+func loadBenchServer(tb testing.TB, global, site string) *caddyhttp.Server {
+	tb.Helper()
+	cfg := "{\n\tadmin off\n\tpersist_config off\n" + global + "}\nhttp://127.0.0.1:0 {\n" + site +
+		"\troute /v1/* {\n\t\tswitchyard_bench_answer\n\t}\n}\n"
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	js, warn, err := adapter.Adapt([]byte(cfg), nil)
+	if err != nil {
+		tb.Fatalf("%v\n%s", err, cfg)
+	}
+	for _, w := range warn {
+		tb.Log(w.Message)
+	}
+	if err := caddy.Load(js, true); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = caddy.Stop() })
+	app, err := caddy.ActiveContext().App("http")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, srv := range app.(*caddyhttp.App).Servers {
+		return srv
+	}
+	tb.Fatal("no server")
+	return nil
+}
+
+// benchRequest is a /v1 JSON request as the OpenAI SDKs send it.
+func benchRequest() *http.Request {
+	body := `{"model":"switchyard-demo","messages":[{"role":"user","content":"Hello"}]}`
+	r := httptest.NewRequest("POST", "http://127.0.0.1:8080/v1/chat/completions", strings.NewReader(body))
+	r.RemoteAddr = "127.0.0.1:53124"
+	h := r.Header
+	h.Set("Authorization", "Bearer sk-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL")
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", "OpenAI/Python 1.99.0")
+	h.Set("X-Stainless-Lang", "python")
+	h.Set("X-Stainless-Package-Version", "1.99.0")
+	h.Set("X-Stainless-Os", "Linux")
+	h.Set("X-Stainless-Arch", "x64")
+	h.Set("X-Stainless-Runtime", "CPython")
+	h.Set("X-Stainless-Runtime-Version", "3.12.3")
+	h.Set("X-Stainless-Retry-Count", "0")
+	h.Set("Accept-Encoding", "gzip, deflate")
+	return r
+}
+
+// discardStderr points os.Stderr, where Caddy's stderr writer writes,
+// at /dev/null for the benchmark: a write(2) per line still happens.
+func discardStderr(tb testing.TB) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = null
+	tb.Cleanup(func() { os.Stderr = saved; null.Close() })
+}
+
+// BenchmarkAccessLog serves one /v1 JSON request through a Caddy server
+// without access log and metrics (none), with the access log as
+// Caddyfile.example had it with regexp filters (regexp), as
+// Caddyfile.example has it now (example), with Caddy's metrics alone
+// (metrics), and with both as Caddyfile.example configures them
+// (example+metrics). The difference to none is what each costs.
+func BenchmarkAccessLog(b *testing.B) {
+	metrics := ""
+	if exampleHasMetrics(b) {
+		metrics = "\tmetrics\n"
+	}
+	for _, c := range []struct{ name, global, site string }{
+		{"none", "", ""},
+		{"regexp", "", regexpAccessLog},
+		{"example", "", exampleBlock(b, "log")},
+		{"metrics", "\tmetrics\n", ""},
+		{"example+metrics", metrics, exampleBlock(b, "log")},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			discardStderr(b)
+			srv := loadBenchServer(b, c.global, c.site)
+			w := httptest.NewRecorder()
+			if srv.ServeHTTP(w, benchRequest()); w.Code != 200 {
+				b.Fatalf("%d %s", w.Code, w.Body)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				srv.ServeHTTP(w, benchRequest())
+			}
+		})
+	}
+}
