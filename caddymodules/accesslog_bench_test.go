@@ -1,6 +1,7 @@
 package caddymodules
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -149,6 +150,7 @@ func benchRequest() *http.Request {
 	body := `{"model":"switchyard-demo","messages":[{"role":"user","content":"Hello"}]}`
 	r := httptest.NewRequest("POST", "http://127.0.0.1:8080/v1/chat/completions", strings.NewReader(body))
 	r.RemoteAddr = "127.0.0.1:53124"
+	r.RequestURI = "/v1/chat/completions" // as the server reads it off the request line
 	h := r.Header
 	h.Set("Authorization", "Bearer sk-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL")
 	h.Set("Content-Type", "application/json")
@@ -166,34 +168,49 @@ func benchRequest() *http.Request {
 }
 
 // discardStderr points os.Stderr, where Caddy's stderr writer writes,
-// at /dev/null for the benchmark: a write(2) per line still happens.
+// at a pipe that a goroutine drains, as a service manager or a container
+// runtime reads a gateway's stderr: each write is a write(2) to a pipe.
 func discardStderr(tb testing.TB) {
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	r, w, err := os.Pipe()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	go func() { io.Copy(io.Discard, r); r.Close() }()
 	saved := os.Stderr
-	os.Stderr = null
-	tb.Cleanup(func() { os.Stderr = saved; null.Close() })
+	os.Stderr = w
+	tb.Cleanup(func() { os.Stderr = saved; w.Close() })
 }
 
 // BenchmarkAccessLog serves one /v1 JSON request through a Caddy server
 // without access log and metrics (none), with the access log as
-// Caddyfile.example had it with regexp filters (regexp), as
-// Caddyfile.example has it now (example), with Caddy's metrics alone
-// (metrics), and with both as Caddyfile.example configures them
-// (example+metrics). The difference to none is what each costs.
+// Caddyfile.example had it with regexp filters (regexp), with
+// switchyard_trim in their place (trim), as Caddyfile.example has it now
+// but written to stderr line by line (example-unbuffered) and as it is
+// (example), with Caddy's metrics alone (metrics), and with both as
+// Caddyfile.example configures them (example+metrics). The difference
+// to none is what each costs.
 func BenchmarkAccessLog(b *testing.B) {
 	metrics := ""
 	if exampleHasMetrics(b) {
 		metrics = "\tmetrics\n"
 	}
+	example := exampleBlock(b, "log")
+	unbuffered := example
+	if i, j := strings.Index(example, "\t\toutput "), strings.Index(example, "\t\tformat "); i > 0 && j > i {
+		unbuffered = example[:i] + "\t\toutput stderr\n" + example[j:]
+	}
+	trimmed := strings.Replace(strings.Replace(regexpAccessLog,
+		"request>uri multi_regexp {\n\t\t\t\tregexp [?].* \"\"\n\t\t\t\tregexp ^(.{256}).+$ \"$1…\"\n\t\t\t}",
+		"request>uri switchyard_trim {\n\t\t\t\tdrop_query\n\t\t\t\tmax_chars 256\n\t\t\t}", 1),
+		`request>host regexp ^(.{256}).+$ "$1…"`, "request>host switchyard_trim {\n\t\t\t\tmax_chars 256\n\t\t\t}", 1)
 	for _, c := range []struct{ name, global, site string }{
 		{"none", "", ""},
 		{"regexp", "", regexpAccessLog},
-		{"example", "", exampleBlock(b, "log")},
+		{"trim", "", trimmed},
+		{"example-unbuffered", "", unbuffered},
+		{"example", "", example},
 		{"metrics", "\tmetrics\n", ""},
-		{"example+metrics", metrics, exampleBlock(b, "log")},
+		{"example+metrics", metrics, example},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			discardStderr(b)
