@@ -97,8 +97,8 @@ func (bw *BufferedWriter) Provision(ctx caddy.Context) error {
 
 // Validate refuses bounds that would hold lines forever or not at all.
 func (bw *BufferedWriter) Validate() error {
-	if bw.FlushSize < 0 {
-		return errors.New("switchyard_buffered: flush_size must be positive")
+	if bw.FlushSize < 0 || bw.FlushSize > 1<<30 {
+		return errors.New("switchyard_buffered: flush_size must be positive and at most 1GiB (it is held in memory)")
 	}
 	if bw.FlushInterval < 0 {
 		return errors.New("switchyard_buffered: flush_interval must be positive")
