@@ -3,10 +3,12 @@ package caddymodules
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,8 +18,12 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/logging"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/switchyardhq/switchyard/caddymodules/accesslog"
+	"github.com/switchyardhq/switchyard/internal/linebuffer"
 )
 
 // The access log and Caddy's HTTP metrics are measured through Caddy
@@ -274,6 +280,22 @@ const (
 		`"resp_headers":{"filter":"switchyard_headers"}}`
 )
 
+// benchFilterEncoder is Caddy's filter encoder, wrapping json, with the
+// given fields' filters (JSON of caddy.logging.encoders.filter.*).
+func benchFilterEncoder(tb testing.TB, fields string) zapcore.Encoder {
+	tb.Helper()
+	var fe logging.FilterEncoder
+	if err := json.Unmarshal([]byte(`{"wrap":{"format":"json"},"fields":`+fields+`}`), &fe); err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	tb.Cleanup(cancel)
+	if err := fe.Provision(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return &fe
+}
+
 // BenchmarkAccessLogLine encodes one access log line as Server.logRequest
 // has its logger do: the request added to a clone of the core (WithLazy),
 // then the entry with the response's fields and Switchyard's, through
@@ -286,7 +308,7 @@ func BenchmarkAccessLogLine(b *testing.B) {
 		caddyhttp.ExtraLogFieldsCtxKey, new(caddyhttp.ExtraLogFields))), nil)
 	for _, c := range []struct{ name, fields string }{{"regexp", regexpLogFields}, {"example", exampleLogFields}} {
 		b.Run(c.name, func(b *testing.B) {
-			core := zapcore.NewCore(filterEncoder(b, c.fields), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
+			core := zapcore.NewCore(benchFilterEncoder(b, c.fields), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
 			logger := zap.New(core).Named("http.log.access")
 			req := benchRequest()
 			extra := []zapcore.Field{
@@ -327,9 +349,9 @@ func BenchmarkAccessLogWrite(b *testing.B) {
 			go func() { io.Copy(io.Discard, r); r.Close() }()
 			counted := &countingWriter{out: w}
 			var out io.Writer = counted
-			var lb *lineBuffer
+			var lb *linebuffer.Buffer
 			if buffered {
-				lb = newLineBuffer(counted, defaultLogFlushSize, defaultLogFlushInterval)
+				lb = linebuffer.New(counted, accesslog.DefaultFlushSize, accesslog.DefaultFlushInterval)
 				out = lb
 			}
 			b.ReportAllocs()
@@ -355,3 +377,30 @@ type countingWriter struct {
 
 func (c *countingWriter) Write(p []byte) (int, error) { c.writes++; return c.out.Write(p) }
 func (c *countingWriter) Close() error                { return c.out.Close() }
+
+func TestBufferedAccessLogLosesNoLineOnStop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	site := "\tlog {\n\t\toutput switchyard_buffered {\n\t\t\tto file " + path +
+		"\n\t\t\tflush_size 1MiB\n\t\t\tflush_interval 1h\n\t\t}\n\t\tformat json\n\t}\n"
+	srv := loadBenchServer(t, "", site)
+	const n = 50
+	for range n {
+		w := httptest.NewRecorder()
+		if srv.ServeHTTP(w, benchRequest()); w.Code != 200 {
+			t.Fatal(w.Code)
+		}
+	}
+	if raw, _ := os.ReadFile(path); len(raw) > 0 {
+		t.Fatalf("lines written before the buffer filled or the interval passed: the test would check nothing\n%s", raw)
+	}
+	if err := caddy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(raw), `"msg":"handled request"`); lines != n {
+		t.Fatalf("%d access log lines after a clean stop, want %d; the file has %d bytes", lines, n, len(raw))
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	// The access log's filters and writer, for Caddyfile.example's `log`.
+	_ "github.com/switchyardhq/switchyard/caddymodules/accesslog"
 	"github.com/switchyardhq/switchyard/internal/configcheck"
 	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"

@@ -16,6 +16,7 @@ import (
 var Order = [][]string{
 	{"cmd/...", "e2e/...", "bench", "deploy/..."},
 	{"caddymodules"},
+	{"caddymodules/accesslog"},
 	{"cli"},
 	{"node"},
 	{"translator", "admin", "admin/dashboard"},
@@ -35,13 +36,13 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
 	{"storage", "internal/body", "internal/httpstatus", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
-	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/configcheck", "internal/duration", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
+	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/configcheck", "internal/duration", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/linebuffer", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
 }
 
 // CaddyImporters are the only packages that may import Caddy, entries as
 // in Order: the adapters and the binary. Everything else is plain Go,
 // tested without a Caddy instance.
-var CaddyImporters = []string{"caddymodules", "cmd/..."}
+var CaddyImporters = []string{"caddymodules", "caddymodules/accesslog", "cmd/..."}
 
 // caddyModule is the path of Caddy's module; its packages lie below it.
 const caddyModule = "github.com/caddyserver/caddy/v2"

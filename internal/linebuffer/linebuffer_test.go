@@ -1,19 +1,12 @@
-package caddymodules
+package linebuffer
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
 // recordingSink is a log destination that keeps each write apart.
@@ -50,7 +43,7 @@ func logLine(i int) []byte {
 
 func TestLineBufferWritesWhenFull(t *testing.T) {
 	sink := &recordingSink{}
-	b := newLineBuffer(sink, 120, time.Hour)
+	b := New(sink, 120, time.Hour)
 	var want string
 	for i := range 3 { // 37 bytes each: 111 fit
 		b.Write(logLine(i))
@@ -73,7 +66,7 @@ func TestLineBufferWritesWhenFull(t *testing.T) {
 
 func TestLineBufferWritesWithinTheInterval(t *testing.T) {
 	sink := &recordingSink{}
-	b := newLineBuffer(sink, 1<<16, 30*time.Millisecond)
+	b := New(sink, 1<<16, 30*time.Millisecond)
 	defer b.Close()
 	start := time.Now()
 	b.Write(logLine(1))
@@ -107,7 +100,7 @@ func TestLineBufferWritesWithinTheInterval(t *testing.T) {
 
 func TestLineBufferKeepsOrderAroundALargeLine(t *testing.T) {
 	sink := &recordingSink{}
-	b := newLineBuffer(sink, 64, time.Hour)
+	b := New(sink, 64, time.Hour)
 	big := []byte(strings.Repeat("y", 100) + "\n")
 	b.Write(logLine(1))
 	b.Write(big)
@@ -121,7 +114,7 @@ func TestLineBufferKeepsOrderAroundALargeLine(t *testing.T) {
 
 func TestLineBufferWritesThroughAfterClose(t *testing.T) {
 	sink := &recordingSink{}
-	b := newLineBuffer(sink, 1<<16, time.Hour)
+	b := New(sink, 1<<16, time.Hour)
 	b.Write(logLine(1))
 	b.Close()
 	b.Write(logLine(2)) // a request that finished after its config was unloaded
@@ -132,9 +125,9 @@ func TestLineBufferWritesThroughAfterClose(t *testing.T) {
 
 func TestLineBufferWritesThroughAfterExit(t *testing.T) {
 	sink := &recordingSink{}
-	b := newLineBuffer(sink, 1<<16, time.Hour)
+	b := New(sink, 1<<16, time.Hour)
 	b.Write(logLine(1))
-	b.writeThrough()
+	b.WriteThrough()
 	if got, n := sink.got(); n != 1 || got != string(logLine(1)) {
 		t.Fatalf("at exit: %d writes %q", n, got)
 	}
@@ -148,7 +141,7 @@ func TestLineBufferWritesThroughAfterExit(t *testing.T) {
 // a server's requests do, and finds every line whole and once.
 func TestLineBufferConcurrentLinesStayWhole(t *testing.T) {
 	sink := &recordingSink{}
-	b := newLineBuffer(sink, 4096, time.Millisecond)
+	b := New(sink, 4096, time.Millisecond)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -180,62 +173,3 @@ func TestLineBufferConcurrentLinesStayWhole(t *testing.T) {
 // with the access log behind switchyard_buffered, whose interval is far
 // longer than the test, stops Caddy as a clean exit does, and finds a
 // line for every request in the file.
-func TestBufferedAccessLogLosesNoLineOnStop(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "access.log")
-	site := "\tlog {\n\t\toutput switchyard_buffered {\n\t\t\tto file " + path +
-		"\n\t\t\tflush_size 1MiB\n\t\t\tflush_interval 1h\n\t\t}\n\t\tformat json\n\t}\n"
-	srv := loadBenchServer(t, "", site)
-	const n = 50
-	for range n {
-		w := httptest.NewRecorder()
-		if srv.ServeHTTP(w, benchRequest()); w.Code != 200 {
-			t.Fatal(w.Code)
-		}
-	}
-	if raw, _ := os.ReadFile(path); len(raw) > 0 {
-		t.Fatalf("lines written before the buffer filled or the interval passed: the test would check nothing\n%s", raw)
-	}
-	if err := caddy.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Count(string(raw), `"msg":"handled request"`); lines != n {
-		t.Fatalf("%d access log lines after a clean stop, want %d; the file has %d bytes", lines, n, len(raw))
-	}
-}
-
-func TestBufferedWriterCaddyfile(t *testing.T) {
-	for _, tt := range []struct{ in, want, err string }{
-		{in: "switchyard_buffered", want: `{}`},
-		{in: "switchyard_buffered {\n\tto stderr\n\tflush_size 32KiB\n\tflush_interval 250ms\n}",
-			want: `{"to":{"output":"stderr"},"flush_size":32768,"flush_interval":250000000}`},
-		{in: "switchyard_buffered {\n\tto file /var/log/access.log {\n\t\troll_size 1MiB\n\t}\n}",
-			want: `{"to":{"filename":"/var/log/access.log","output":"file","roll_size_mb":1}}`},
-		{in: "switchyard_buffered stderr", err: "wrong argument count"},
-		{in: "switchyard_buffered {\n\tto stderr now\n}", err: "wrong argument count"},
-		{in: "switchyard_buffered {\n\tto switchyard_buffered\n}", err: "cannot write to another"},
-		{in: "switchyard_buffered {\n\tflush_size lots\n}", err: "flush_size: want a size"},
-		{in: "switchyard_buffered {\n\tflush_interval 0s\n}", err: "flush_interval: want a duration"},
-		{in: "switchyard_buffered {\n\tcolour blue\n}", err: `unrecognized switchyard_buffered option "colour"`},
-	} {
-		var bw BufferedWriter
-		err := bw.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tt.in))
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("%q: error %v, want %q", tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.in, err)
-			continue
-		}
-		js, _ := json.Marshal(bw)
-		if string(js) != tt.want {
-			t.Errorf("%q:\n got %s\nwant %s", tt.in, js, tt.want)
-		}
-	}
-}

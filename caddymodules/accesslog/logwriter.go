@@ -1,4 +1,4 @@
-package caddymodules
+package accesslog
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
+
+	"github.com/switchyardhq/switchyard/internal/linebuffer"
 )
 
 func init() {
@@ -23,8 +25,8 @@ func init() {
 // 64 KiB writes instead of one write(2) per line, and a quiet one within
 // a tenth of a second of each line.
 const (
-	defaultLogFlushSize     = 64 << 10
-	defaultLogFlushInterval = 100 * time.Millisecond
+	DefaultFlushSize     = 64 << 10
+	DefaultFlushInterval = 100 * time.Millisecond
 )
 
 // BufferedWriter is a log writer (`output switchyard_buffered`) that
@@ -87,10 +89,10 @@ func (bw *BufferedWriter) Provision(ctx caddy.Context) error {
 		bw.to = to
 	}
 	if bw.FlushSize == 0 {
-		bw.FlushSize = defaultLogFlushSize
+		bw.FlushSize = DefaultFlushSize
 	}
 	if bw.FlushInterval == 0 {
-		bw.FlushInterval = caddy.Duration(defaultLogFlushInterval)
+		bw.FlushInterval = caddy.Duration(DefaultFlushInterval)
 	}
 	return nil
 }
@@ -123,7 +125,7 @@ func (bw *BufferedWriter) OpenWriter() (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newLineBuffer(out, bw.FlushSize, time.Duration(bw.FlushInterval))
+	b := linebuffer.New(out, bw.FlushSize, time.Duration(bw.FlushInterval))
 	openBuffersMu.Lock()
 	openBuffers[bw.WriterKey()] = b
 	openBuffersMu.Unlock()
@@ -150,7 +152,7 @@ func (bw *BufferedWriter) Cleanup() error {
 // loaded by a later config finds the buffer it shares through its key.
 var (
 	openBuffersMu sync.Mutex
-	openBuffers   = map[string]*lineBuffer{}
+	openBuffers   = map[string]*linebuffer.Buffer{}
 	exitFlush     sync.Once
 )
 
@@ -161,7 +163,7 @@ func flushAtExit(context.Context) {
 	openBuffersMu.Lock()
 	defer openBuffersMu.Unlock()
 	for _, b := range openBuffers {
-		b.writeThrough()
+		b.WriteThrough()
 	}
 }
 
@@ -229,107 +231,6 @@ func (bw *BufferedWriter) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	return nil
-}
-
-// lineBuffer gathers writes in memory and writes them to out when size
-// bytes have gathered or interval has passed since the first of them.
-// It is safe for concurrent use, as Caddy's loggers need.
-type lineBuffer struct {
-	out      io.WriteCloser
-	size     int
-	interval time.Duration
-
-	mu     sync.Mutex
-	buf    []byte
-	timer  *time.Timer // runs flushTimer; armed while buf holds lines
-	armed  bool
-	closed bool
-	// passThrough makes each write go out at once: after the exit's
-	// flush, and after Close, as a writer without a buffer would.
-	passThrough bool
-}
-
-func newLineBuffer(out io.WriteCloser, size int, interval time.Duration) *lineBuffer {
-	b := &lineBuffer{out: out, size: size, interval: interval, buf: make([]byte, 0, size)}
-	b.timer = time.AfterFunc(time.Hour, b.flushTimer)
-	b.timer.Stop()
-	return b
-}
-
-// Write copies p (zap reuses its buffer) and writes it later, unless it
-// fills the buffer; after Close it writes p at once.
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.passThrough {
-		return b.out.Write(p)
-	}
-	if len(b.buf)+len(p) > b.size {
-		if err := b.flushLocked(); err != nil {
-			return 0, err
-		}
-	}
-	if len(p) >= b.size {
-		return b.out.Write(p)
-	}
-	b.buf = append(b.buf, p...)
-	if !b.armed {
-		b.armed = true
-		b.timer.Reset(b.interval)
-	}
-	return len(p), nil
-}
-
-// flushLocked writes what has gathered. The buffer is emptied even when
-// the write fails, so that a destination that keeps failing does not
-// make it grow; the error goes to the caller, as an unbuffered write's
-// would.
-func (b *lineBuffer) flushLocked() error {
-	if b.armed {
-		b.timer.Stop()
-		b.armed = false
-	}
-	if len(b.buf) == 0 {
-		return nil
-	}
-	_, err := b.out.Write(b.buf)
-	b.buf = b.buf[:0]
-	return err
-}
-
-func (b *lineBuffer) flushTimer() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.armed = false
-	_ = b.flushLocked() // nobody to tell; the next line's write reports a failing destination
-}
-
-// Sync writes what has gathered; zap calls it after a fatal or panic
-// level entry and on Logger.Sync.
-func (b *lineBuffer) Sync() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.flushLocked()
-}
-
-// writeThrough writes what has gathered and every later line at once.
-func (b *lineBuffer) writeThrough() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_ = b.flushLocked() // at exit there is nobody left to tell
-	b.passThrough = true
-}
-
-// Close writes what has gathered and closes the destination, for
-// Caddy's pool of writers when it lets go of one.
-func (b *lineBuffer) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil
-	}
-	b.closed, b.passThrough = true, true
-	return errors.Join(b.flushLocked(), b.out.Close())
 }
 
 // Interface guards

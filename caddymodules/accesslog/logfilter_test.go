@@ -1,4 +1,4 @@
-package caddymodules
+package accesslog
 
 import (
 	"strings"
