@@ -62,12 +62,17 @@ func BenchmarkIdleStreamMemory(b *testing.B) {
 			b.Fatalf("%s=%q: want a positive count", idleStreamsEnv, v)
 		}
 	}
+	if os.Getenv(idleProfileEnv) != "" {
+		// Every allocation in the heap profile, not a sample: a stream's
+		// few KiB are spread over hundreds of streams.
+		runtime.MemProfileRate = 1
+	}
 	up := startSilentBackend(b)
 	g := startIdleGateway(b, up.url)
 
 	var sums idleFigures
 	for range b.N {
-		f := g.measure(b, up, n)
+		f := g.measure(b, up, n, g.kinds())
 		sums.add(f)
 	}
 	sums.report(b, b.N)
@@ -85,7 +90,7 @@ type silentBackend struct {
 	headersFirst atomic.Bool
 }
 
-func startSilentBackend(b *testing.B) *silentBackend {
+func startSilentBackend(b testing.TB) *silentBackend {
 	s := &silentBackend{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
@@ -117,7 +122,7 @@ type idleGateway struct {
 	key            string
 }
 
-func startIdleGateway(b *testing.B, upstreamURL string) *idleGateway {
+func startIdleGateway(b testing.TB, upstreamURL string) *idleGateway {
 	b.Helper()
 	addrs := testenv.FreeAddrs(b, 2)
 	b.Setenv("SWITCHYARD_DATA_DIR", b.TempDir())
@@ -241,7 +246,7 @@ func (f idleFigures) report(b *testing.B, runs int) {
 
 // measure opens n streams of each kind, each kind on top of the last,
 // reads what each kind added, then closes them all.
-func (g *idleGateway) measure(b *testing.B, up *silentBackend, n int) idleFigures {
+func (g *idleGateway) measure(b testing.TB, up *silentBackend, n int, kinds []idleKind) idleFigures {
 	b.Helper()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
 	defer client.CloseIdleConnections()
@@ -287,7 +292,6 @@ func (g *idleGateway) measure(b *testing.B, up *silentBackend, n int) idleFigure
 
 	// One stream of each kind first, so that one-time set-up (pools,
 	// caches, the model's discovery) is out of the way.
-	kinds := g.kinds()
 	for _, k := range kinds {
 		open(k, 1)
 	}
@@ -333,4 +337,37 @@ func idleInUse() idleMem {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return idleMem{heap: m.HeapAlloc, stack: m.StackInuse}
+}
+
+// An idle /v3 stream's goroutine must keep a stack of plain Caddy's
+// size: its frames under Caddy's chain come to about 13.5 KiB, and past
+// 16 KiB less the stack guard the goroutine's stack doubles to 32 KiB,
+// which would show here as 16 KiB more per stream.
+func TestIdleV3StreamStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens hundreds of connections")
+	}
+	if raceEnabled {
+		t.Skip("memory under the race detector is the detector's")
+	}
+	up := startSilentBackend(t)
+	g := startIdleGateway(t, up.url)
+	var kinds []idleKind
+	for _, k := range g.kinds() {
+		if k.name == "plain" || k.name == "v3" || k.name == "v3-started" {
+			kinds = append(kinds, k)
+		}
+	}
+	f := g.measure(t, up, 100, kinds)
+	t.Logf("stack per idle stream: plain Caddy %.0f B, /v3 %.0f B, /v3 after the backend's headers %.0f B",
+		f["plain"].stack, f["v3"].stack, f["v3-started"].stack)
+	for _, k := range []string{"v3", "v3-started"} {
+		if over := f[k].stack - f["plain"].stack; over > 4<<10 {
+			t.Errorf("a %s stream's goroutines keep %.0f B more stack than plain Caddy's (%.0f against %.0f B): "+
+				"a goroutine's stack doubled", k, over, f[k].stack, f["plain"].stack)
+		}
+		if f[k].goroutines > f["plain"].goroutines+0.5 {
+			t.Errorf("a %s stream runs %.1f goroutines, plain Caddy's %.1f", k, f[k].goroutines, f["plain"].goroutines)
+		}
+	}
 }
