@@ -165,12 +165,13 @@ var errClientGone = errors.New("client connection lost")
 // loop runs model rounds and tool calls until the model answers.
 //
 // loop, modelRound and openRound stay on the stack for as long as the
-// backend has not answered, below Caddy's chain and the handlers in
-// front: together about 15 KiB, just where the goroutine would need a
-// stack of twice the size. So they keep their frames small, and what
-// is done before or after the wait (the echoed images, the tools, the
-// reading of the answer) is in functions of its own, whose frames are
-// not there while it waits.
+// backend has not answered, under Caddy's chain and the handlers in
+// front: all of it about 13.5 KB, 1.5 KB short of where the goroutine's
+// stack doubles from 16 to 32 KiB (docs/performance.md, "Memory of an
+// idle stream"). So they keep their frames small, and what is done
+// before or after the wait (the echoed images, the tools, the reading
+// of the answer) is in functions of its own, whose frames are not there
+// while it waits.
 func (t *turn) loop(ctx context.Context, out output) error {
 	if err := t.sendEchoed(out); err != nil {
 		return err
