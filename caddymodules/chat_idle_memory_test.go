@@ -219,7 +219,7 @@ func (g *idleGateway) kinds() []idleKind {
 // idleFigures are the per-stream figures of each kind, by name.
 type idleFigures map[string]streamCost
 
-type streamCost struct{ heap, stack, goroutines float64 }
+type streamCost struct{ heap, stack, rss, goroutines float64 }
 
 func (f *idleFigures) add(o idleFigures) {
 	if *f == nil {
@@ -227,7 +227,7 @@ func (f *idleFigures) add(o idleFigures) {
 	}
 	for k, v := range o {
 		s := (*f)[k]
-		(*f)[k] = streamCost{s.heap + v.heap, s.stack + v.stack, s.goroutines + v.goroutines}
+		(*f)[k] = streamCost{s.heap + v.heap, s.stack + v.stack, s.rss + v.rss, s.goroutines + v.goroutines}
 	}
 }
 
@@ -236,6 +236,7 @@ func (f idleFigures) report(b *testing.B, runs int) {
 	for name, c := range f {
 		b.ReportMetric(c.heap/r, name+"-heap-B/stream")
 		b.ReportMetric(c.stack/r, name+"-stack-B/stream")
+		b.ReportMetric(c.rss/r, name+"-rss-B/stream")
 		b.ReportMetric(c.goroutines/r, name+"-goroutines/stream")
 	}
 	over := func(k, base string) float64 { return f[k].heap + f[k].stack - f[base].heap - f[base].stack }
@@ -303,6 +304,7 @@ func (g *idleGateway) measure(b testing.TB, up *silentBackend, n int, kinds []id
 		out[k.name] = streamCost{
 			heap:       (float64(now.heap) - float64(last.heap)) / float64(n),
 			stack:      (float64(now.stack) - float64(last.stack)) / float64(n),
+			rss:        (float64(now.rss) - float64(last.rss)) / float64(n),
 			goroutines: float64(nowG-lastG) / float64(n),
 		}
 		last, lastG = now, nowG
@@ -328,15 +330,34 @@ func (g *idleGateway) measure(b testing.TB, up *silentBackend, n int, kinds []id
 	return out
 }
 
-type idleMem struct{ heap, stack uint64 }
+type idleMem struct{ heap, stack, rss uint64 }
 
-// idleInUse is Go's live heap and goroutine stacks after a collection.
+// idleInUse is Go's live heap and goroutine stacks after a collection,
+// and the process's resident memory, which the bench reads (0 where
+// /proc has none): Go hands freed memory back to the system slowly, so
+// it moves less than the live heap, and more.
 func idleInUse() idleMem {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return idleMem{heap: m.HeapAlloc, stack: m.StackInuse}
+	return idleMem{heap: m.HeapAlloc, stack: m.StackInuse, rss: residentBytes()}
+}
+
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
 }
 
 // An idle /v3 stream's goroutine must keep a stack of plain Caddy's
