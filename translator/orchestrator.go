@@ -141,9 +141,10 @@ type Config struct {
 // Orchestrator serves /v3 chat completions. It is safe for concurrent
 // use; each request gets its own turn state.
 type Orchestrator struct {
-	cfg     Config
-	log     *slog.Logger
-	renders *accountSlots // RenderConcurrency per account
+	cfg      Config
+	log      *slog.Logger
+	renders  *accountSlots // RenderConcurrency per account
+	toolSets toolSets
 }
 
 // New checks cfg and returns an Orchestrator.

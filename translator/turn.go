@@ -36,11 +36,11 @@ type turn struct {
 	created  int64
 	started  time.Time
 
-	env      *tools.Env
-	offered  tools.Set
-	toolDefs []upstream.ToolDefinition
-	conv     upstream.Conversation // what the backend is sent, encoded as it grows
-	acts     *activities
+	env     *tools.Env
+	offered tools.Set
+	tools   *offeredTools         // shared with every turn offered the same tools
+	conv    upstream.Conversation // what the backend is sent, encoded as it grows
+	acts    *activities
 
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
@@ -117,11 +117,7 @@ func (t *turn) prepare(ctx context.Context) error {
 		UserLinks: len(links) > 0,
 		EndUser:   t.req.EndUser != "",
 	})
-	for _, tool := range t.offered.Tools() {
-		t.toolDefs = append(t.toolDefs, upstream.ToolDefinition{Type: "function", Function: upstream.FunctionSpec{
-			Name: tool.Name(), Description: tool.Description(), Parameters: tool.Schema(),
-		}})
-	}
+	t.tools = t.o.toolSets.of(t.offered.Tools())
 	system := systemPrompt(promptInputs{
 		instructions: t.o.cfg.Instructions,
 		now:          t.started,
@@ -279,7 +275,7 @@ func (t *turn) openRound(ctx context.Context, out output, round int) (*upstream.
 	}
 	req := upstream.Request{Model: t.req.Model, Messages: t.conv, Sampling: t.req.Sampling}
 	if round != t.o.cfg.MaxRounds {
-		req.Tools = t.toolDefs
+		req.Tools, req.ToolsJSON = t.tools.defs, t.tools.json
 	}
 	live := ctx.Err() == nil
 	st, err := t.o.cfg.Upstream.Stream(ctx, req)
