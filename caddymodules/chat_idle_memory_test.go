@@ -301,6 +301,9 @@ func (g *idleGateway) measure(b testing.TB, up *silentBackend, n int, kinds []id
 	for _, k := range kinds {
 		open(k, 1)
 	}
+	// What an earlier measurement or test left (its streams' goroutines
+	// on their way out) must be gone before the baseline is read.
+	settle()
 	out := idleFigures{}
 	last, lastG := idleInUse(), runtime.NumGoroutine()
 	for _, k := range kinds {
@@ -333,6 +336,20 @@ func (g *idleGateway) measure(b testing.TB, up *silentBackend, n int, kinds []id
 		}
 	}
 	return out
+}
+
+// settle waits, up to 10 s, until the number of goroutines has not
+// changed for half a second.
+func settle() {
+	n := runtime.NumGoroutine()
+	for deadline, still := time.Now().Add(10*time.Second), 0; still < 5 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m == n {
+			still++
+		} else {
+			n, still = m, 0
+		}
+	}
 }
 
 type idleMem struct{ heap, stack, rss uint64 }
@@ -381,17 +398,26 @@ func TestIdleV3StreamStack(t *testing.T) {
 	}
 	up := startSilentBackend(t)
 	g := startIdleGateway(t, up.url)
-	var kinds []idleKind
+	// The /v3 kinds first: in a process that measured before (-count),
+	// the first kind opened reuses the free room of stack spans that
+	// earlier streams left, and shows less stack than it takes.
+	var kinds, plain []idleKind
 	for _, k := range g.kinds() {
-		if k.name == "plain" || k.name == "v3" || k.name == "v3-started" {
+		switch k.name {
+		case "v3", "v3-started":
 			kinds = append(kinds, k)
+		case "plain":
+			plain = append(plain, k)
 		}
 	}
-	f := g.measure(t, up, 100, kinds)
+	kinds = append(kinds, plain...)
+	f := g.measure(t, up, 200, kinds)
 	t.Logf("stack per idle stream: plain Caddy %.0f B, /v3 %.0f B, /v3 after the backend's headers %.0f B",
 		f["plain"].stack, f["v3"].stack, f["v3-started"].stack)
 	for _, k := range []string{"v3", "v3-started"} {
-		if over := f[k].stack - f["plain"].stack; over > 4<<10 {
+		// Half the 16 KiB a doubled stack adds: the figure moves by a
+		// few KiB from run to run (whole stack spans, other goroutines).
+		if over := f[k].stack - f["plain"].stack; over > 8<<10 {
 			t.Errorf("a %s stream's goroutines keep %.0f B more stack than plain Caddy's (%.0f against %.0f B): "+
 				"a goroutine's stack doubled", k, over, f[k].stack, f["plain"].stack)
 		}
