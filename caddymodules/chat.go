@@ -154,43 +154,61 @@ func (h *Chat) Provision(ctx caddy.Context) error {
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
+//
+// Its frame stays on the stack for as long as the answer streams, under
+// Caddy's chain and above the orchestrator's, and an idle stream's
+// goroutine keeps a stack of twice the size once that depth passes
+// 16 KiB: what is done only once, before the answer, is in accept,
+// whose frame is gone by then.
 func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if !httpstatus.AllowOnly(http.MethodPost, w, r) {
-		return nil
-	}
-	p, ok := h.principal(w, r)
+	req, caller, ok := h.accept(w, r)
 	if !ok {
 		return nil
 	}
-	// switchyard_limits in front has normally checked and parsed the
-	// body already.
-	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
-		writeRefusal(w, r, err)
-		return nil
-	}
-	req, err := parsedBody(w, r, chatRequestVar, h.app.admission.bodies, chatParser(r, h.limits))
-	if err != nil {
-		writeRefusal(w, r, err)
-		return nil
-	}
-	if h.app.pools != nil && !h.app.pools.table.Has(req.Model) {
-		apierror.Write(w, routing.ModelNotFound(req.Model))
-		return nil
-	}
-	if h.orch == nil {
-		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
-		return nil
-	}
-	letGoOfBody(r, req)
-	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	reqID, _ := repl.GetString("switchyard.request_id")
 	// The charge settles the hold (settlingRecorder); a request that was
 	// never charged, failed or panicked gives it back here.
 	if hold, ok := caddyhttp.GetVar(r.Context(), holdVar).(*limits.Hold); ok {
 		defer hold.Release()
 	}
-	h.orch.Serve(w, r, req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID, ChargeID: chargeID(r)})
+	h.orch.Serve(w, r, req, caller)
 	return nil
+}
+
+// accept checks r and returns its parse and caller, or writes the
+// refusal and returns false.
+//
+//go:noinline
+func (h *Chat) accept(w http.ResponseWriter, r *http.Request) (*request.Request, translator.Caller, bool) {
+	if !httpstatus.AllowOnly(http.MethodPost, w, r) {
+		return nil, translator.Caller{}, false
+	}
+	p, ok := h.principal(w, r)
+	if !ok {
+		return nil, translator.Caller{}, false
+	}
+	// switchyard_limits in front has normally checked and parsed the
+	// body already.
+	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
+		writeRefusal(w, r, err)
+		return nil, translator.Caller{}, false
+	}
+	req, err := parsedBody(w, r, chatRequestVar, h.app.admission.bodies, chatParser(r, h.limits))
+	if err != nil {
+		writeRefusal(w, r, err)
+		return nil, translator.Caller{}, false
+	}
+	if h.app.pools != nil && !h.app.pools.table.Has(req.Model) {
+		apierror.Write(w, routing.ModelNotFound(req.Model))
+		return nil, translator.Caller{}, false
+	}
+	if h.orch == nil {
+		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
+		return nil, translator.Caller{}, false
+	}
+	letGoOfBody(r, req)
+	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	reqID, _ := repl.GetString("switchyard.request_id")
+	return req, translator.Caller{AccountID: p.AccountID, KeyID: p.KeyID, RequestID: reqID, ChargeID: chargeID(r)}, true
 }
 
 // letGoOfBody drops r's body and the whole of its parse from the

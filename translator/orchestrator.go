@@ -141,9 +141,10 @@ type Config struct {
 // Orchestrator serves /v3 chat completions. It is safe for concurrent
 // use; each request gets its own turn state.
 type Orchestrator struct {
-	cfg     Config
-	log     *slog.Logger
-	renders *accountSlots // RenderConcurrency per account
+	cfg      Config
+	log      *slog.Logger
+	renders  *accountSlots // RenderConcurrency per account
+	toolSets toolSets
 }
 
 // New checks cfg and returns an Orchestrator.
@@ -209,7 +210,7 @@ func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *reques
 	if t.req.Responses {
 		t.id = responseID(t.id)
 	}
-	if err := t.prepare(ctx); err != nil {
+	if err := t.prepareOffStack(ctx); err != nil {
 		if ctx.Err() == nil {
 			o.logFailure(t, "preparing the conversation", err)
 			apierror.Write(w, err)
@@ -249,6 +250,31 @@ func (o *Orchestrator) Serve(w http.ResponseWriter, r *http.Request, req *reques
 // requestGoroutine names the panics of a request's own goroutine in
 // switchyard_panics_recovered_total.
 var requestGoroutine = guard.Name("v3_request")
+
+// prepareGoroutine names the goroutine a request is prepared on.
+var prepareGoroutine = guard.Name("v3_prepare")
+
+// prepareOffStack runs prepare on a goroutine of its own and waits for
+// it. Preparing reads the store (an end user's memory, the objects,
+// the attachments) through SQLite compiled to Go, whose calls run deep:
+// on the request's goroutine they grew its stack to 32 KiB, which it
+// kept for as long as the answer streamed, since the collector halves a
+// stack only while less than a quarter of it is in use and the wait
+// under Caddy's chain is about 13.5 KB deep. The preparing goroutine's
+// stack is gone when it ends. A panic there is recovered, logged and
+// counted, and fails the request with an internal error.
+func (t *turn) prepareOffStack(ctx context.Context) error {
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if p := guard.Run(prepareGoroutine, func() { err = t.prepare(ctx) }); p != nil {
+			err = p
+		}
+	}()
+	<-done
+	return err
+}
 
 // queuePositionEvery is how often a waiting stream is told its place in
 // line at most.

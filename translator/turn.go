@@ -36,11 +36,11 @@ type turn struct {
 	created  int64
 	started  time.Time
 
-	env      *tools.Env
-	offered  tools.Set
-	toolDefs []upstream.ToolDefinition
-	conv     upstream.Conversation // what the backend is sent, encoded as it grows
-	acts     *activities
+	env     *tools.Env
+	offered tools.Set
+	tools   *offeredTools         // shared with every turn offered the same tools
+	conv    upstream.Conversation // what the backend is sent, encoded as it grows
+	acts    *activities
 
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
@@ -117,11 +117,7 @@ func (t *turn) prepare(ctx context.Context) error {
 		UserLinks: len(links) > 0,
 		EndUser:   t.req.EndUser != "",
 	})
-	for _, tool := range t.offered.Tools() {
-		t.toolDefs = append(t.toolDefs, upstream.ToolDefinition{Type: "function", Function: upstream.FunctionSpec{
-			Name: tool.Name(), Description: tool.Description(), Parameters: tool.Schema(),
-		}})
-	}
+	t.tools = t.o.toolSets.of(t.offered.Tools())
 	system := systemPrompt(promptInputs{
 		instructions: t.o.cfg.Instructions,
 		now:          t.started,
@@ -163,12 +159,18 @@ type output interface {
 var errClientGone = errors.New("client connection lost")
 
 // loop runs model rounds and tool calls until the model answers.
+//
+// loop, modelRound and openRound stay on the stack for as long as the
+// backend has not answered, under Caddy's chain and the handlers in
+// front: all of it about 13.5 KB, 1.5 KB short of where the goroutine's
+// stack doubles from 16 to 32 KiB (docs/performance.md, "Memory of an
+// idle stream"). So they keep their frames small, and what is done
+// before or after the wait (the echoed images, the tools, the reading
+// of the answer) is in functions of its own, whose frames are not there
+// while it waits.
 func (t *turn) loop(ctx context.Context, out output) error {
-	for i := range t.echoed {
-		t.artifacts = append(t.artifacts, t.echoed[i].WithoutInline())
-		if err := out.send(wire.Delta{Artifact: &t.echoed[i]}); err != nil {
-			return err
-		}
+	if err := t.sendEchoed(out); err != nil {
+		return err
 	}
 	for round := 1; round <= t.o.cfg.MaxRounds; round++ {
 		if round > 1 && t.capReached() {
@@ -186,21 +188,48 @@ func (t *turn) loop(ctx context.Context, out output) error {
 		if len(calls) == 0 {
 			return nil
 		}
-		t.conv.Append(upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
-		for i, c := range calls {
-			var result string
-			if i < t.o.cfg.MaxToolCallsPerRound {
-				result, err = t.runTool(ctx, out, c)
-			} else {
-				result = t.refuseTool(c)
-			}
-			if err != nil {
-				return err
-			}
-			t.conv.Append(upstream.Message{Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result})
+		if err := t.runTools(ctx, out, content, calls); err != nil {
+			return err
 		}
 	}
 	return nil // not reached: the last round is offered no tools
+}
+
+// sendEchoed sends the caller's images, echoed as artifacts, before the
+// answer.
+//
+//go:noinline
+func (t *turn) sendEchoed(out output) error {
+	for i := range t.echoed {
+		t.artifacts = append(t.artifacts, t.echoed[i].WithoutInline())
+		if err := out.send(wire.Delta{Artifact: &t.echoed[i]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runTools adds the model's tool calls to the conversation, runs them
+// (at most MaxToolCallsPerRound; the rest are refused) and adds their
+// results.
+//
+//go:noinline
+func (t *turn) runTools(ctx context.Context, out output, content string, calls []upstream.ToolCall) error {
+	t.conv.Append(upstream.Message{Role: "assistant", Content: content, ToolCalls: calls})
+	for i, c := range calls {
+		var result string
+		var err error
+		if i < t.o.cfg.MaxToolCallsPerRound {
+			result, err = t.runTool(ctx, out, c)
+		} else {
+			result = t.refuseTool(c)
+		}
+		if err != nil {
+			return err
+		}
+		t.conv.Append(upstream.Message{Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: result})
+	}
+	return nil
 }
 
 // capReached reports whether the rounds so far already cost the
@@ -229,13 +258,24 @@ func (t *turn) model() string {
 // modelRound streams one backend call, relaying answer text at once, and
 // returns the round's text and tool calls.
 func (t *turn) modelRound(ctx context.Context, out output, round int) (string, []upstream.ToolCall, error) {
-	last := round == t.o.cfg.MaxRounds
-	if err := out.send(wire.Delta{Act: t.acts.start(wire.ActModel, modelLabel)}); err != nil {
+	st, err := t.openRound(ctx, out, round)
+	if err != nil {
 		return "", nil, err
 	}
+	return t.readRound(ctx, out, st, round)
+}
+
+// openRound starts the round's activity and sends the round upstream;
+// it returns when the backend's answer has begun.
+//
+//go:noinline
+func (t *turn) openRound(ctx context.Context, out output, round int) (*upstream.Stream, error) {
+	if err := sendAct(out, t.acts.start(wire.ActModel, modelLabel)); err != nil {
+		return nil, err
+	}
 	req := upstream.Request{Model: t.req.Model, Messages: t.conv, Sampling: t.req.Sampling}
-	if !last {
-		req.Tools = t.toolDefs
+	if round != t.o.cfg.MaxRounds {
+		req.Tools, req.ToolsJSON = t.tools.defs, t.tools.json
 	}
 	live := ctx.Err() == nil
 	st, err := t.o.cfg.Upstream.Stream(ctx, req)
@@ -246,9 +286,23 @@ func (t *turn) modelRound(ctx context.Context, out output, round int) (string, [
 			t.rounds++
 			t.usage.addUnanswered(req)
 		}
-		_ = out.send(wire.Delta{Act: t.acts.end(wire.ActFail, "")})
-		return "", nil, err
+		_ = sendAct(out, t.acts.end(wire.ActFail, ""))
+		return nil, err
 	}
+	return st, nil
+}
+
+// sendAct sends an activity event. A function of its own, so that the
+// delta it builds takes no room in openRound's frame.
+//
+//go:noinline
+func sendAct(out output, act *wire.Act) error { return out.send(wire.Delta{Act: act}) }
+
+// readRound reads the answer of a round that openRound began.
+//
+//go:noinline
+func (t *turn) readRound(ctx context.Context, out output, st *upstream.Stream, round int) (string, []upstream.ToolCall, error) {
+	last := round == t.o.cfg.MaxRounds
 	defer st.Close()
 	// Text is relayed as the backend sent it: what arrived together is
 	// flushed together, when the stream is about to wait for more.

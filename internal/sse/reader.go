@@ -41,15 +41,19 @@ type Reader struct {
 // NewReader returns a Reader of r with lines bounded to maxLine bytes
 // (DefaultMaxLine when maxLine <= 0).
 func NewReader(r io.Reader, maxLine int) *Reader {
-	return &Reader{r: r, p: Parser{MaxLine: maxLine}, buf: make([]byte, minReadBuf)}
+	return &Reader{r: r, p: Parser{MaxLine: maxLine}}
 }
 
-// The read buffer starts small, since a stream's chunks are a few hundred
-// bytes and an idle stream keeps its buffer in a blocked Read, and
-// doubles, up to maxReadBuf, whenever a read fills it.
+// The first read, which a stream whose backend has sent its headers but
+// no event yet waits in (for as long as the prompt takes, and for
+// thousands of streams at once), gets a buffer of idleReadBuf; the
+// stream's first bytes replace it with one of minReadBuf, small since a
+// stream's chunks are a few hundred bytes, which doubles, up to
+// maxReadBuf, whenever a read fills it.
 const (
-	minReadBuf = 4 << 10
-	maxReadBuf = 32 << 10
+	idleReadBuf = 256
+	minReadBuf  = 4 << 10
+	maxReadBuf  = 32 << 10
 )
 
 // Next returns the next event, or io.EOF after the last one. Other
@@ -62,10 +66,16 @@ func (s *Reader) Next() (Event, error) {
 		if s.eof {
 			return Event{}, io.EOF
 		}
+		if s.buf == nil {
+			s.buf = make([]byte, idleReadBuf)
+		}
 		n, err := s.r.Read(s.buf)
 		if n > 0 {
 			perr := s.p.Feed(s.buf[:n], s.queue) // copies what it keeps
-			if n == len(s.buf) && len(s.buf) < maxReadBuf {
+			switch {
+			case len(s.buf) < minReadBuf:
+				s.buf = make([]byte, minReadBuf) // the stream has begun
+			case n == len(s.buf) && len(s.buf) < maxReadBuf:
 				s.buf = make([]byte, 2*len(s.buf))
 			}
 			if perr != nil {

@@ -133,3 +133,32 @@ func FuzzSSEReader(f *testing.F) {
 		}
 	})
 }
+
+// sizeRecorder records the size of the buffer each Read is given.
+type sizeRecorder struct {
+	r     io.Reader
+	sizes []int
+}
+
+func (s *sizeRecorder) Read(p []byte) (int, error) {
+	s.sizes = append(s.sizes, len(p))
+	return s.r.Read(p)
+}
+
+// A stream waits for its first event in its first Read, for as long as
+// the backend takes to process the prompt: that Read gets a small
+// buffer, and the stream's bytes a larger one once they flow.
+func TestSSEReaderWaitsWithASmallBuffer(t *testing.T) {
+	input := strings.Repeat("data: "+strings.Repeat("x", 100)+"\n\n", 100)
+	rec := &sizeRecorder{r: iotest.HalfReader(strings.NewReader(input))}
+	events, err := readAllEvents(t, rec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 100 || string(events[99].Data) != strings.Repeat("x", 100) {
+		t.Fatalf("read %d events, the last %q", len(events), events[len(events)-1].Data)
+	}
+	if len(rec.sizes) < 2 || rec.sizes[0] != idleReadBuf || rec.sizes[1] != minReadBuf {
+		t.Errorf("reads were given buffers of %v bytes, want %d first and %d once the stream began", rec.sizes[:min(len(rec.sizes), 4)], idleReadBuf, minReadBuf)
+	}
+}

@@ -168,6 +168,11 @@ type Request struct {
 	// Messages is the conversation so far, encoded as it grew.
 	Messages Conversation
 	Tools    []ToolDefinition
+	// ToolsJSON, when not nil, is Tools as EncodeTools writes them,
+	// which the body then sends as they are, shared and never changed:
+	// the schemas are most of a short chat's body, the same for every
+	// request offered the same tools.
+	ToolsJSON []byte
 	// Sampling parameters set by the client, passed through.
 	Sampling map[string]json.RawMessage
 }
@@ -441,7 +446,8 @@ func (u *Client) failure(ctx context.Context, cause, err error) error {
 
 // encode builds the request body in three pieces: the head up to the
 // messages, the messages as Conversation encoded them, once, as they were
-// added, and the tail. It always asks for usage in the stream: vLLM,
+// added, and the tail; with ToolsJSON, the tail is three pieces, the
+// tools those bytes as they are. It always asks for usage in the stream: vLLM,
 // llama.cpp and Ollama send none otherwise.
 //
 // Only the head and the tail are written per round, by hand rather than
@@ -457,33 +463,60 @@ func (u *Client) encode(req Request, model string) [][]byte {
 	head = append(head, `{"model":`...)
 	head = jsonstr.Append(head, model)
 	head = append(head, `,"messages":[`...)
-	b := make([]byte, 0, toolsSize(req.Tools)+256)
-	b = append(b, `],"stream":true,"stream_options":{"include_usage":true}`...)
-	if len(req.Tools) > 0 {
-		b = append(b, `,"tools":[`...)
-		for i, t := range req.Tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"type":`...)
-			b = jsonstr.Append(b, t.Type)
-			b = append(b, `,"function":{"name":`...)
-			b = jsonstr.Append(b, t.Function.Name)
-			if t.Function.Description != "" {
-				b = append(b, `,"description":`...)
-				b = jsonstr.Append(b, t.Function.Description)
-			}
-			b = append(b, `,"parameters":`...)
-			if len(t.Function.Parameters) == 0 {
-				b = append(b, "null"...)
-			} else {
-				b = append(b, t.Function.Parameters...)
-			}
-			b = append(b, "}}"...)
-		}
-		b = append(b, ']')
+	if len(req.Tools) > 0 && req.ToolsJSON != nil {
+		return [][]byte{head, req.Messages.encoded, toolsKey, req.ToolsJSON, appendSampling(make([]byte, 0, 64), req.Sampling)}
 	}
-	for _, k := range slices.Sorted(maps.Keys(req.Sampling)) {
+	b := make([]byte, 0, toolsSize(req.Tools)+256)
+	b = append(b, streamOptions...)
+	if len(req.Tools) > 0 {
+		b = append(b, `,"tools":`...)
+		b = appendTools(b, req.Tools)
+	}
+	return [][]byte{head, req.Messages.encoded, appendSampling(b, req.Sampling)}
+}
+
+const streamOptions = `],"stream":true,"stream_options":{"include_usage":true}`
+
+// toolsKey is the body between the messages and a shared ToolsJSON.
+// Shared by every body, it is never written to: sentOnce only reslices
+// its pieces.
+var toolsKey = []byte(streamOptions + `,"tools":`)
+
+// EncodeTools returns tools as the JSON array a round's body sends, for
+// Request.ToolsJSON.
+func EncodeTools(tools []ToolDefinition) []byte {
+	return appendTools(make([]byte, 0, toolsSize(tools)), tools)
+}
+
+func appendTools(b []byte, tools []ToolDefinition) []byte {
+	b = append(b, '[')
+	for i, t := range tools {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":`...)
+		b = jsonstr.Append(b, t.Type)
+		b = append(b, `,"function":{"name":`...)
+		b = jsonstr.Append(b, t.Function.Name)
+		if t.Function.Description != "" {
+			b = append(b, `,"description":`...)
+			b = jsonstr.Append(b, t.Function.Description)
+		}
+		b = append(b, `,"parameters":`...)
+		if len(t.Function.Parameters) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, t.Function.Parameters...)
+		}
+		b = append(b, "}}"...)
+	}
+	return append(b, ']')
+}
+
+// appendSampling appends the client's sampling parameters and the
+// body's closing brace.
+func appendSampling(b []byte, sampling map[string]json.RawMessage) []byte {
+	for _, k := range slices.Sorted(maps.Keys(sampling)) {
 		switch k {
 		case "model", "messages", "stream", "stream_options", "tools":
 			continue // the gateway's own
@@ -491,13 +524,13 @@ func (u *Client) encode(req Request, model string) [][]byte {
 		b = append(b, ',')
 		b = jsonstr.Append(b, k)
 		b = append(b, ':')
-		if v := req.Sampling[k]; len(v) == 0 {
+		if v := sampling[k]; len(v) == 0 {
 			b = append(b, "null"...)
 		} else {
 			b = append(b, v...)
 		}
 	}
-	return [][]byte{head, req.Messages.encoded, append(b, '}')}
+	return append(b, '}')
 }
 
 func toolsSize(tools []ToolDefinition) int {

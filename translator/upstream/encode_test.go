@@ -194,3 +194,27 @@ func BenchmarkEncode(b *testing.B) {
 		c.encode(req, "m")
 	}
 }
+
+// A body with the tools encoded beforehand is the body without them,
+// byte for byte, and sends those bytes as they are.
+func TestEncodeWithToolsJSON(t *testing.T) {
+	req := encodeRequest()
+	if len(req.Tools) == 0 {
+		t.Fatal("the request offers no tools")
+	}
+	want := bytes.Join(new(Client).encode(req, "m"), nil)
+	req.ToolsJSON = EncodeTools(req.Tools)
+	pieces := new(Client).encode(req, "m")
+	if got := bytes.Join(pieces, nil); !bytes.Equal(got, want) {
+		t.Errorf("with ToolsJSON the body is\n%s\nwant\n%s", got, want)
+	}
+	shared := false
+	for _, p := range pieces {
+		if len(p) > 0 && &p[0] == &req.ToolsJSON[0] {
+			shared = true
+		}
+	}
+	if !shared {
+		t.Error("the body copies ToolsJSON instead of sending it")
+	}
+}
