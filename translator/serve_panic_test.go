@@ -101,3 +101,33 @@ func TestRequestPanicStillCharges(t *testing.T) {
 		t.Fatalf("records %+v, want the round charged", recs)
 	}
 }
+
+// panickingFiles is a FileOpener with a bug: it panics on every call.
+type panickingFiles struct{}
+
+func (panickingFiles) OpenFile(context.Context, string, string) (Attachment, error) {
+	panic("file store bug")
+}
+
+// TestPreparePanicFailsTheRequestUncharged: a panic while a request is
+// prepared (here reading its attachment), on the goroutine it is
+// prepared on, is recovered and counted; the client gets 500
+// internal_error in the envelope, nothing reaches the backend and
+// nothing is charged.
+func TestPreparePanicFailsTheRequestUncharged(t *testing.T) {
+	h := newHarness(t, harnessOptions{files: panickingFiles{}, ids: &countingIDs{}})
+	before := guard.Count(prepareGoroutine)
+	r := h.do(`{"model":"svc-3","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"Read this."},{"type":"input_file","file_id":"file-doc"}]}]}`, withUser(nil))
+	if r.status != http.StatusInternalServerError || !strings.Contains(r.body, `"code":"internal_error"`) {
+		t.Fatalf("answer after a panic in preparation: %d %s", r.status, r.body)
+	}
+	if got := guard.Count(prepareGoroutine) - before; got != 1 {
+		t.Errorf("%d preparation panics counted, want 1", got)
+	}
+	if n := len(h.up.ChatRequests()); n != 0 {
+		t.Errorf("%d requests reached the backend, want none", n)
+	}
+	if recs := h.recorder.all(); len(recs) != 0 {
+		t.Errorf("records %+v, want none", recs)
+	}
+}
