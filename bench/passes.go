@@ -108,7 +108,7 @@ func countTrips(o options, modes []*mode, gws []*target) ([]trips, error) {
 				var total int64
 				var by []string
 				for _, name := range slices.Sorted(maps.Keys(rAfter)) {
-					if d := rAfter[name].calls - rBefore[name].calls; d > 0 {
+					if d := rAfter[name].Calls - rBefore[name].Calls; d > 0 {
 						total += d
 						by = append(by, fmt.Sprintf("%s %.2f", name, float64(d)/n))
 					}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyardhq/switchyard/policy/limits"
 )
 
 // target is one thing the load is sent to.
@@ -250,13 +252,9 @@ func privateRedis(pin pinning, dir string) (*proc, string, error) {
 	return p, addr, nil
 }
 
-// redisStat is what Redis counts of one command: its calls, and the time
-// it spent running them.
-type redisStat struct{ calls, usec int64 }
-
 // redisCalls is what Redis at addr has run, by command, but for the
 // commands the bench sends itself (benchCommands).
-func redisCalls(addr string) (map[string]redisStat, error) {
+func redisCalls(addr string) (map[string]limits.CommandStat, error) {
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
 		return nil, err
@@ -276,26 +274,11 @@ func redisCalls(addr string) (map[string]redisStat, error) {
 	if _, err := io.ReadFull(r, body); err != nil {
 		return nil, err
 	}
-	out := make(map[string]redisStat)
-	for _, line := range strings.Split(string(body), "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
+	out := limits.ParseCommandStats(string(body))
+	for name := range out {
+		if cmd, _, _ := strings.Cut(name, "|"); benchCommands[cmd] {
+			delete(out, name)
 		}
-		if cmd, _, _ := strings.Cut(strings.TrimPrefix(name, "cmdstat_"), "|"); benchCommands[cmd] {
-			continue
-		}
-		var st redisStat
-		for _, field := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(field, "=")
-			switch k {
-			case "calls":
-				st.calls, _ = strconv.ParseInt(v, 10, 64)
-			case "usec":
-				st.usec, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		out[strings.TrimPrefix(name, "cmdstat_")] = st
 	}
 	return out, nil
 }

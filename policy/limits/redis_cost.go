@@ -78,17 +78,17 @@ func MeasureAdmitCost(ctx context.Context, r *Redis, req AdmitRequest, n int) (A
 		taken = taken[:0]
 		r.Flush()
 		done += k
-		calls := after["evalsha"].calls - before["evalsha"].calls
+		calls := after["evalsha"].Calls - before["evalsha"].Calls
 		if calls != int64(k) {
 			continue // Redis ran other scripts meanwhile
 		}
-		took := after["evalsha"].usec - before["evalsha"].usec
+		took := after["evalsha"].Usec - before["evalsha"].Usec
 		cost.Calls += calls
 		usec += took
 		batchMeans = append(batchMeans, float64(took)/float64(calls))
 		for name, st := range after {
 			if !notAdmissionCommand(name) {
-				inner += st.calls - before[name].calls
+				inner += st.Calls - before[name].Calls
 			}
 		}
 	}
@@ -108,35 +108,42 @@ func notAdmissionCommand(name string) bool {
 	return name == "evalsha" || name == "info" || name == "hello" || name == "ping" || strings.HasPrefix(name, "client")
 }
 
-// commandStat is one command's line of INFO commandstats.
-type commandStat struct{ calls, usec int64 }
+// CommandStat is one command's line of INFO commandstats: its calls and
+// the microseconds Redis spent in them.
+type CommandStat struct{ Calls, Usec int64 }
 
-// commandStats reads INFO commandstats: per command, its calls and the
-// microseconds Redis spent in them.
-func (r *Redis) commandStats(ctx context.Context) (map[string]commandStat, error) {
-	info, err := r.client.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]commandStat)
+// ParseCommandStats reads the answer to INFO commandstats, by command
+// name ("evalsha", "hset", a subcommand as "client|setinfo").
+func ParseCommandStats(info string) map[string]CommandStat {
+	out := make(map[string]CommandStat)
 	sc := bufio.NewScanner(strings.NewReader(info))
 	for sc.Scan() {
 		name, fields, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
-		var st commandStat
+		var st CommandStat
 		for _, kv := range strings.Split(fields, ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			switch k {
 			case "calls":
-				st.calls, _ = strconv.ParseInt(v, 10, 64)
+				st.Calls, _ = strconv.ParseInt(v, 10, 64)
 			case "usec":
-				st.usec, _ = strconv.ParseInt(v, 10, 64)
+				st.Usec, _ = strconv.ParseInt(v, 10, 64)
 			}
 		}
 		out[strings.TrimPrefix(name, "cmdstat_")] = st
 	}
+	return out
+}
+
+// commandStats reads INFO commandstats of r's Redis.
+func (r *Redis) commandStats(ctx context.Context) (map[string]CommandStat, error) {
+	info, err := r.client.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := ParseCommandStats(info)
 	if len(out) == 0 {
 		return nil, fmt.Errorf("limits: no commandstats in INFO's answer")
 	}

@@ -90,9 +90,9 @@ func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 		if notAdmissionCommand(name) && name != "evalsha" {
 			continue
 		}
-		calls += st.calls - before[name].calls
+		calls += st.Calls - before[name].Calls
 		if name == "evalsha" || name == "eval" {
-			usec += st.usec - before[name].usec
+			usec += st.Usec - before[name].Usec
 		}
 	}
 	b.ReportMetric(float64(calls)/float64(b.N), "redis-cmds/op")
@@ -132,7 +132,7 @@ func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 }
 
 // commandStats reads INFO commandstats of r's Redis.
-func commandStats(b *testing.B, r *Redis) map[string]commandStat {
+func commandStats(b *testing.B, r *Redis) map[string]CommandStat {
 	b.Helper()
 	st, err := r.commandStats(context.Background())
 	if err != nil {
