@@ -285,12 +285,11 @@ func (p *pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The attempts are over once the headers are: the state is the
 	// answering upstream's.
 	resp.Header.Set(upstream.UpstreamHeader, state.Upstream)
-	if extra, ok := req.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok && state.Upstream != "" {
+	if state.Upstream != "" {
 		// Read here, in the caller's goroutine, which owns the request's
 		// log fields; the round goes on in its own.
-		extra.Set(zap.String("upstream", state.Upstream))
-		extra.Set(zap.String("model_served", state.Model))
-		extra.Set(zap.Int("upstream_attempts", state.Attempts))
+		logFields(req.Context(), zap.String("upstream", state.Upstream), zap.String("model_served", state.Model),
+			zap.Int("upstream_attempts", state.Attempts))
 	}
 	return resp, nil
 }

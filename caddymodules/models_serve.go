@@ -67,12 +67,8 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	err = out.Err
 	if state.Upstream != "" {
 		caddyhttp.SetVar(r.Context(), servedVar, servedBy{model: state.Model, upstream: state.Upstream})
-		if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
-			extra.Set(zap.String("upstream", state.Upstream))
-			extra.Set(zap.String("model_served", state.Model))
-			extra.Set(zap.Int("upstream_attempts", state.Attempts))
-			extra.Set(zap.Int("model_fallbacks", out.Fallbacks))
-		}
+		logFields(r.Context(), zap.String("upstream", state.Upstream), zap.String("model_served", state.Model),
+			zap.Int("upstream_attempts", state.Attempts), zap.Int("model_fallbacks", out.Fallbacks))
 	}
 	if err != nil && !out.Wrote {
 		// Every pool failed before answering; the upstreams' own error
