@@ -24,6 +24,7 @@ import (
 
 	"github.com/switchyardhq/switchyard/caddymodules/accesslog"
 	"github.com/switchyardhq/switchyard/internal/linebuffer"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // The access log and Caddy's HTTP metrics are measured through Caddy
@@ -54,19 +55,11 @@ var benchAnswerBody = []byte(`{"id":"chatcmpl-7f3a","object":"chat.completion","
 	`"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}}`)
 
 func (benchAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	logFields(r.Context(),
-		zap.String("request_id", "0b5c3f4e-8a51-4c1e-9d1e-3f2a7c9b6d10"),
-		zap.String("charge_id", "019ac8f2-5e1b-7c3d-8e4f-a1b2c3d4e5f6"),
-		zap.String("account_id", "acct_3kq8Zp1"),
-		zap.String("key_id", "key_3kq8Zp1xW"),
-		zap.String("model", "switchyard-demo"))
-	logFields(r.Context(),
-		zap.String("model_served", "switchyard-demo"),
-		zap.Int64("prompt_tokens", 9),
-		zap.Int64("completion_tokens", 12),
-		zap.Int64("cost_cents", 1),
-		zap.Bool("usage_estimated", false),
-		zap.String("upstream", "127.0.0.1:8000"))
+	line := lineFor(r.Context())
+	line.Request("0b5c3f4e-8a51-4c1e-9d1e-3f2a7c9b6d10", "019ac8f2-5e1b-7c3d-8e4f-a1b2c3d4e5f6")
+	line.Caller("acct_3kq8Zp1", "key_3kq8Zp1xW")
+	line.Outcome("switchyard-demo", "none", "")
+	line.Charged(storage.UsageRecord{Model: "switchyard-demo", PromptTokens: 9, CompletionTokens: 12, Upstream: "127.0.0.1:8000"}, 1)
 	h := w.Header()
 	h.Set("X-Request-Id", "0b5c3f4e-8a51-4c1e-9d1e-3f2a7c9b6d10")
 	h.Set("X-Ratelimit-Limit-Requests", "600")

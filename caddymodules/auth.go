@@ -93,7 +93,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	id := policy.NewIdentity(r.Header)
 	w.Header().Set("X-Request-Id", id.RequestID)
 	repl.Map(id.Placeholder)
-	logFields(r.Context(), zap.String("request_id", id.RequestID), zap.String("charge_id", id.ChargeID))
+	lineFor(r.Context()).Request(id.RequestID, id.ChargeID)
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
@@ -113,7 +113,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	}
 	r.Header.Del("Authorization")
 	id.Principal, id.Authenticated = p, true
-	logFields(r.Context(), zap.String("account_id", p.AccountID), zap.String("key_id", p.KeyID))
+	lineFor(r.Context()).Caller(p.AccountID, p.KeyID)
 	startActivity(r, w, h.ledger, id.RequestID, p)
 	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
 }

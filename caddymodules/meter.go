@@ -164,7 +164,8 @@ func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
 	hold, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
 	price := s.SettleHold(rec, hold.Handover())
-	logCharge(ctx, rec, price)
+	activityOf(ctx).Charged(rec, price)
+	lineFor(ctx).Charged(rec, price)
 	return price
 }
 

@@ -38,7 +38,7 @@ func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, er
 		code = telemetry.CodeNone
 	}
 	finishActivity(r, w, status, code, m.Upstream())
-	logOutcome(r, code, m.Upstream())
+	lineFor(r.Context()).Outcome(requestedModel(r), code, m.Upstream())
 	m.CountRequest(r, w, status, code, requestedModel(r))
 }
 

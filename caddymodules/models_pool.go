@@ -13,7 +13,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
-	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/routing"
 	"github.com/switchyardhq/switchyard/telemetry"
@@ -288,8 +287,7 @@ func (p *pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	if state.Upstream != "" {
 		// Read here, in the caller's goroutine, which owns the request's
 		// log fields; the round goes on in its own.
-		logFields(req.Context(), zap.String("upstream", state.Upstream), zap.String("model_served", state.Model),
-			zap.Int("upstream_attempts", state.Attempts))
+		lineFor(req.Context()).Served(state.Upstream, state.Model, state.Attempts, -1)
 	}
 	return resp, nil
 }

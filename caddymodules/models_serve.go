@@ -67,8 +67,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	err = out.Err
 	if state.Upstream != "" {
 		caddyhttp.SetVar(r.Context(), servedVar, servedBy{model: state.Model, upstream: state.Upstream})
-		logFields(r.Context(), zap.String("upstream", state.Upstream), zap.String("model_served", state.Model),
-			zap.Int("upstream_attempts", state.Attempts), zap.Int("model_fallbacks", out.Fallbacks))
+		lineFor(r.Context()).Served(state.Upstream, state.Model, state.Attempts, out.Fallbacks)
 	}
 	if err != nil && !out.Wrote {
 		// Every pool failed before answering; the upstreams' own error
