@@ -4,12 +4,12 @@ import (
 	"crypto/rand"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/storage/sqlite"
+	"github.com/switchyardhq/switchyard/storage/storagetest"
 )
 
 // BenchmarkSettleUsageBatch is the ledger writer's transaction on the
@@ -41,7 +41,7 @@ func BenchmarkSettleUsageBatch(b *testing.B) {
 				batch := make([]storage.UsageRecord, size)
 				seq := 0
 				b.ReportAllocs()
-				cpu := processCPU()
+				cpu := storagetest.ProcessCPU()
 				for b.Loop() {
 					if seq%size == 0 {
 						b.StopTimer()
@@ -65,91 +65,20 @@ func BenchmarkSettleUsageBatch(b *testing.B) {
 					}
 					seq++
 				}
-				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(storagetest.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
-}
-
-// processCPU is the CPU time this process has used, user and system: on
-// a shared machine a steadier measure than the wall clock.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSettleUsageBatchLogged is the ledger writer's batch with the
-// request log: each record with its entry, written apart (the charges'
-// transaction, then the entries' own, as before SettleUsageBatchLogged)
-// or together in one transaction. ns/op is per record; tx/batch the
-// write transactions a batch took.
+// request log on the embedded store (storagetest.BenchSettleUsageBatchLogged).
 func BenchmarkSettleUsageBatchLogged(b *testing.B) {
-	for _, mode := range []string{"apart", "together"} {
-		for _, size := range []int{32, 128} {
-			b.Run(fmt.Sprintf("log=%s/batch=%d", mode, size), func(b *testing.B) {
-				ctx := b.Context()
-				s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "switchyard.db"), storage.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer s.Close()
-				var accounts []string
-				for i := range 4 {
-					a, err := s.EnsureAccount(ctx, fmt.Sprint("bench-", i))
-					if err != nil {
-						b.Fatal(err)
-					}
-					accounts = append(accounts, a.ID)
-				}
-				batch := make([]storage.UsageRecord, size)
-				entries := make([]storage.RequestLogEntry, size)
-				seq, batches := 0, 0
-				b.ReportAllocs()
-				cpu := processCPU()
-				_, txBefore, _ := sqlite.Counts()
-				for b.Loop() {
-					if seq%size == 0 {
-						b.StopTimer()
-						now := time.Now()
-						for i := range batch {
-							id := fmt.Sprintf("%016x-%s", now.UnixNano()+int64(i), rand.Text()[:10])
-							batch[i] = storage.UsageRecord{
-								AccountID: accounts[(seq+i)%len(accounts)], KeyID: "key_bench", RequestID: id,
-								Model: "gpt-4o-mini", PromptTokens: 1200, CompletionTokens: 300,
-								Outcome: storage.OutcomeCompleted, CostCents: 1, Started: now, Finished: now,
-							}
-							entries[i] = storage.RequestLogEntry{
-								AccountID: batch[i].AccountID, KeyID: "key_bench", At: now, RequestID: id, ChargeID: id,
-								Route: "v1", Method: "POST", Path: "/v1/chat/completions", ModelAsked: "gpt-4o-mini",
-								ModelServed: "gpt-4o-mini", Status: 200, PromptTokens: 1200, CompletionTokens: 300,
-								CostCents: 1, Latency: 30 * time.Millisecond, FirstByte: 20 * time.Millisecond,
-							}
-						}
-						b.StartTimer()
-						if mode == "apart" {
-							if _, err := s.SettleUsageBatch(ctx, batch); err != nil {
-								b.Fatal(err)
-							}
-							if err := s.AppendRequestLog(ctx, entries); err != nil {
-								b.Fatal(err)
-							}
-						} else {
-							_, logErr, err := s.SettleUsageBatchLogged(ctx, batch, entries)
-							if err != nil || logErr != nil {
-								b.Fatal(err, logErr)
-							}
-						}
-						batches++
-					}
-					seq++
-				}
-				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
-				_, txAfter, _ := sqlite.Counts()
-				b.ReportMetric(float64(txAfter-txBefore)/float64(batches), "tx/batch")
-			})
+	storagetest.BenchSettleUsageBatchLogged(b, func(b *testing.B) storagetest.LoggedStore {
+		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "switchyard.db"), storage.Options{})
+		if err != nil {
+			b.Fatal(err)
 		}
-	}
+		return s
+	}, func() uint64 { _, n, _ := sqlite.Counts(); return n })
 }
