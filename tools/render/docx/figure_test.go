@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
-	"image"
-	"image/color"
-	"image/png"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // stripedPNG is a diagram-like picture w × h pixels recording ppi: bands
@@ -19,26 +18,7 @@ import (
 // thin vertical "edge". inNode tells the rows of nodes.
 func stripedPNG(t *testing.T, w, h int, ppi float64) (data []byte, inNode func(row int) bool) {
 	t.Helper()
-	const period, node = 240, 160
-	inNode = func(y int) bool { return y%period >= (period-node)/2 && y%period < (period+node)/2 }
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			c := color.RGBA{255, 255, 255, 255}
-			switch {
-			case inNode(y) && x > w/5 && x < 4*w/5:
-				c = color.RGBA{200, 220, 245, 255}
-			case x >= w/2-1 && x <= w/2+1:
-				c = color.RGBA{80, 80, 80, 255}
-			}
-			img.SetRGBA(x, y, c)
-		}
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	data = buf.Bytes()
+	data, inNode = rendertest.Stripes(t, w, h, 240, 160)
 	if ppi == 0 {
 		return data, inNode
 	}

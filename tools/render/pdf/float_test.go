@@ -3,15 +3,14 @@ package pdf
 import (
 	"bytes"
 	"compress/zlib"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/tools/render/rendertest"
 )
 
 // portrait is a picture 300 × 1000 pixels recording 72 ppi: 225 × 750
@@ -181,37 +180,12 @@ func imageTop(t *testing.T, pdf []byte, p int) float64 {
 	return 0
 }
 
-// stripes is a diagram-like picture: bands of "nodes" (filled rows)
-// separated by gaps of background crossed by a thin vertical "edge".
-func stripes(t *testing.T, w, h, period, node int) ([]byte, func(row int) bool) {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	inNode := func(y int) bool { return y%period >= (period-node)/2 && y%period < (period+node)/2 }
-	for y := range h {
-		for x := range w {
-			c := color.RGBA{255, 255, 255, 255}
-			switch {
-			case inNode(y) && x > w/5 && x < 4*w/5:
-				c = color.RGBA{200, 220, 245, 255}
-			case x >= w/2-1 && x <= w/2+1:
-				c = color.RGBA{80, 80, 80, 255}
-			}
-			img.SetRGBA(x, y, c)
-		}
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes(), inNode
-}
-
 // A picture taller than a page at its least readable size is cut between
 // its nodes: every cut falls in a gap of background, never through a
 // node, even where the page would end inside one.
 func TestTallPictureIsCutBetweenNodes(t *testing.T) {
 	const w, h, period, node = 300, 6000, 240, 160
-	data, inNode := stripes(t, w, h, period, node)
+	data, inNode := rendertest.Stripes(t, w, h, period, node)
 	// At 144 ppi half its size is 75 × 1500 pt: two or three pages.
 	res := renderOK(t, Document{Markdown: "Intro.\n\n![Tall](obj1)\n\nAfter.", Elements: map[string]Image{"obj1": {PNG: withDensity(t, data, 144)}}})
 	parts := placements(t, res.PDF)
