@@ -69,14 +69,7 @@ func BenchmarkSettleUsageBatch(b *testing.B) {
 				}
 				return cpu, wal
 			}
-			var accounts []string
-			for i := range 4 {
-				a, err := s.EnsureAccount(ctx, fmt.Sprint("bench-", i))
-				if err != nil {
-					b.Fatal(err)
-				}
-				accounts = append(accounts, a.ID)
-			}
+			accounts := storagetest.BenchAccounts(b, s, 4)
 			batch := make([]storage.UsageRecord, size)
 			seq := 0
 			// The store's connections, opened by a first batch, are the

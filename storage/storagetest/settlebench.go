@@ -30,14 +30,7 @@ func BenchSettleUsageBatchLogged(b *testing.B, open func(b *testing.B) LoggedSto
 				ctx := b.Context()
 				s := open(b)
 				defer s.Close()
-				var accounts []string
-				for i := range 4 {
-					a, err := s.EnsureAccount(ctx, fmt.Sprint("bench-", i))
-					if err != nil {
-						b.Fatal(err)
-					}
-					accounts = append(accounts, a.ID)
-				}
+				accounts := BenchAccounts(b, s, 4)
 				batch := make([]storage.UsageRecord, size)
 				entries := make([]storage.RequestLogEntry, size)
 				seq, batches := 0, 0
@@ -86,6 +79,21 @@ func BenchSettleUsageBatchLogged(b *testing.B, open func(b *testing.B) LoggedSto
 			})
 		}
 	}
+}
+
+// BenchAccounts makes n accounts in s for a benchmark's charges to be
+// spread over, and returns their ids.
+func BenchAccounts(b *testing.B, s storage.Store, n int) []string {
+	b.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		a, err := s.EnsureAccount(b.Context(), fmt.Sprint("bench-", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = a.ID
+	}
+	return ids
 }
 
 // ProcessCPU is the CPU time this process has used, user and system:
