@@ -80,6 +80,14 @@ func (b *Buffer) flushLocked() error {
 func (b *Buffer) flushTimer() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// The timer runs this on a goroutine of its own, where a destination
+	// that panics would end the process: the lines it was given are
+	// dropped instead, and the next line's write meets it again.
+	defer func() {
+		if recover() != nil {
+			b.buf = b.buf[:0]
+		}
+	}()
 	b.armed = false
 	_ = b.flushLocked() // nobody to tell; the next line's write reports a failing destination
 }

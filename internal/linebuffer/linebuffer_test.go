@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -173,3 +174,33 @@ func TestLineBufferConcurrentLinesStayWhole(t *testing.T) {
 // with the access log behind switchyard_buffered, whose interval is far
 // longer than the test, stops Caddy as a clean exit does, and finds a
 // line for every request in the file.
+
+// panickySink is a destination with a bug: every write panics.
+type panickySink struct{ writes atomic.Int32 }
+
+func (s *panickySink) Write([]byte) (int, error) { s.writes.Add(1); panic("destination bug") }
+func (s *panickySink) Close() error              { return nil }
+
+// TestBufferSurvivesADestinationThatPanicsOnTheTimer: a write the timer
+// makes, on a goroutine of its own, that panics drops its lines instead
+// of ending the process, and the buffer takes lines again.
+func TestBufferSurvivesADestinationThatPanicsOnTheTimer(t *testing.T) {
+	sink := &panickySink{}
+	b := New(sink, 1<<16, time.Millisecond)
+	if _, err := b.Write(logLine(1)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); sink.writes.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the timer never wrote")
+		}
+	}
+	if _, err := b.Write(logLine(2)); err != nil {
+		t.Fatalf("a line after the destination panicked: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); sink.writes.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the timer did not write the next line")
+		}
+	}
+}
