@@ -78,7 +78,14 @@ await script('limits', artifacts, async (s) => {
   for (const [name, value] of Object.entries(want)) {
     check(JSON.stringify(k[name]) === JSON.stringify(value), `saved ${name} ${JSON.stringify(k[name])}, want ${JSON.stringify(value)}`);
   }
-  const shown = await row.getByTestId('key-limits').innerText();
+  // The key list is fetched again once the dialog closes: wait for it to
+  // show the new limits before reading them.
+  const limits = row.getByTestId('key-limits');
+  let shown = await limits.innerText();
+  for (const deadline = Date.now() + 5000; !shown.includes('models: m1, m2') && Date.now() < deadline;) {
+    await page.waitForTimeout(50);
+    shown = await limits.innerText();
+  }
   for (const part of ['models: m1, m2', 'from 203.0.113.0/24, 2001:db8::/32', '$2.50/month', '5/min', '1 stream']) {
     check(shown.includes(part), `the key's limits read ${JSON.stringify(shown)}, without ${part}`);
   }
