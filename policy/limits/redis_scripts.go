@@ -243,6 +243,11 @@ local slot_field, slot_hint, slot_live_field, slot_live = nil, nil, nil, nil
 local w_bal, w_base, w_holds, w_hx, w_hl, w_sx, w_sl, w_kp, w_ks
 local key
 local function done(result)
+  if w_holds and not (w_hx or w_hl or w_sx or w_sl or w_bal or w_kp) then
+    -- An admission within the second writes only these: no table.
+    redis.call("HSET", KEYS[3], "sum", string.format("%d", holds_sum), "n", string.format("%d", holds_n))
+    return result
+  end
   local f, k = {}, 0
   if w_holds then
     f[1], f[2], f[3], f[4], k = "sum", string.format("%d", holds_sum), "n", string.format("%d", holds_n), 4
