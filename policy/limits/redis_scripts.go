@@ -215,7 +215,11 @@ end
 // about 5,000 instructions, a tonumber about 2,000, a number passed to
 // redis.call is formatted too): the script converts only what its path
 // uses, passes strings to redis.call, formats an expiry once for both
-// sets, and answers the period as it was given. It also defines only
+// sets, and answers the period as it was given. It reads a number by
+// arithmetic on its string (s + 0), which parses it once where tonumber
+// parses it twice; leaves the ledger balance unparsed when it is the
+// string the mirror took in last; and holds the cents as the caller
+// sent them when it holds all it wanted. It also defines only
 // the functions its common path uses: Redis runs the whole chunk on
 // every call, and each local function is a closure made anew each time.
 var admitScript = redis.NewScript(nowLua + expireLua + logLua + `
