@@ -2,6 +2,9 @@ package limits
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -106,4 +109,50 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 		h.Release()
 	}
 	check("after every hold was released")
+}
+
+// TestRedisHoldMembersAndMirrorFields pins what the admission writes of
+// a hold: its member ends in the cents held, whether that is all it
+// wanted (the caller's own digits) or the balance left (formatted by the
+// script), and the mirror takes in a credit when the ledger balance
+// given rises, and nothing when it is the one taken in last.
+func TestRedisHoldMembersAndMirrorFields(t *testing.T) {
+	c := testRedisClient(t)
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)})
+	ctx := context.Background()
+	admit := func(ledger, want int64) *Hold {
+		t.Helper()
+		a := mustAdmit(t, l, AdmitRequest{Key: "k", Reserve: Reservation{Account: "acct", Balance: ledger, Want: want, Min: 1}})
+		return a.Hold
+	}
+	mirror := func() []any {
+		t.Helper()
+		v, err := c.HMGet(ctx, l.balanceKey("acct"), "bal", "base", "sum", "n").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	all := admit(100, 40)     // seeds the mirror at 100, holds all 40
+	rest := admit(100, 1000)  // the same ledger: holds the 60 left
+	credit := admit(130, 500) // a credit of 30: holds it
+	for _, h := range []struct {
+		hold  *Hold
+		cents int64
+	}{{all, 40}, {rest, 60}, {credit, 30}} {
+		if h.hold.Cents() != h.cents {
+			t.Errorf("held %d, want %d", h.hold.Cents(), h.cents)
+		}
+		member := h.hold.id + "|" + strconv.FormatInt(h.cents, 10)
+		if err := c.ZScore(ctx, l.holdsKey("acct"), member).Err(); err != nil {
+			t.Errorf("member %q: %v", member, err)
+		}
+	}
+	if got, want := fmt.Sprint(mirror()), "[130 130 130 3]"; got != want {
+		t.Errorf("mirror bal, base, sum, n = %s, want %s", got, want)
+	}
+	_, err := l.Admit(ctx, AdmitRequest{Key: "k", Reserve: Reservation{Account: "acct", Balance: 130, Want: 1, Min: 1}})
+	if be, ok := errors.AsType[*BalanceError](err); !ok || be.Available != 0 {
+		t.Fatalf("with nothing left: %v, want a balance refusal with 0 available", err)
+	}
 }

@@ -12,9 +12,9 @@ import "github.com/redis/go-redis/v9"
 const nowLua = `local now
 if ARGV[1] == "" then
   local t = redis.call("TIME")
-  now = (tonumber(t[1]) - 1483228800) + tonumber(t[2]) / 1000000
+  now = (t[1] - 1483228800) + t[2] / 1000000
 else
-  now = tonumber(ARGV[1])
+  now = ARGV[1] + 0
 end
 `
 
@@ -215,41 +215,67 @@ end
 // about 5,000 instructions, a tonumber about 2,000, a number passed to
 // redis.call is formatted too): the script converts only what its path
 // uses, passes strings to redis.call, formats an expiry once for both
-// sets, and answers the period as it was given. It also defines only
+// sets, and answers the period as it was given. It reads a number by
+// arithmetic on its string (s + 0), which parses it once where tonumber
+// parses it twice; leaves the ledger balance unparsed when it is the
+// string the mirror took in last; and holds the cents as the caller
+// sent them when it holds all it wanted. It also defines only
 // the functions its common path uses: Redis runs the whole chunk on
 // every call, and each local function is a closure made anew each time.
 var admitScript = redis.NewScript(nowLua + expireLua + logLua + `
 local mode = ARGV[2]
-local limit = tonumber(ARGV[3])
-local period = tonumber(ARGV[4])
-local lease_limit = tonumber(ARGV[6])
+local lease_limit = 0
+if ARGV[6] ~= "0" then
+  lease_limit = ARGV[6] + 0
+end
 local id = ARGV[7]
-local ttl = tonumber(ARGV[8])
+local ttl = ARGV[8] + 0
 -- Times near 3e8 seconds carry about 1e-7 of rounding: compare with a
 -- microsecond of slack, the resolution of TIME.
 local eps = 0.000001
 -- A hold's cents end its member (heldLua's hold_cents).
 local cents_pattern = "|(%-?%d+)$"
--- A slot and a hold expire ttl from now; a set extended for one lives a
--- second more (expire_at_least).
-local set_ms = math.ceil(ttl * 1000) + 1000
 
 -- The balance first: an account that cannot pay is refused before its
 -- rate is looked at, and spends none of it. The mirror, the holds' sum
 -- and the key's spend are read in one command, and what changed of them
--- (set: field to value) is written back in one, on every way out
--- (done).
+-- is written back in one, on every way out (done): each w_ variable is
+-- a field's new value, nil to leave it as it is.
 local hold, hold_member, holds_sum, holds_n, holds_hint, holds_live = 0, nil, 0, 0, nil, nil
-local set, seeded, balance_ttl = {}, false, 0
+local seeded, balance_ttl = false, 0
 local slot_field, slot_hint, slot_live_field, slot_live = nil, nil, nil, nil
+local w_bal, w_base, w_holds, w_hx, w_hl, w_sx, w_sl, w_kp, w_ks
+local key
 local function done(result)
-  if next(set) then
-    local fields = {}
-    for field, value in pairs(set) do
-      fields[#fields + 1] = field
-      fields[#fields + 1] = value
-    end
-    redis.call("HSET", KEYS[3], unpack(fields))
+  if w_holds and not (w_hx or w_hl or w_sx or w_sl or w_bal or w_kp) then
+    -- An admission within the second writes only these: no table.
+    redis.call("HSET", KEYS[3], "sum", string.format("%d", holds_sum), "n", string.format("%d", holds_n))
+    return result
+  end
+  local f, k = {}, 0
+  if w_holds then
+    f[1], f[2], f[3], f[4], k = "sum", string.format("%d", holds_sum), "n", string.format("%d", holds_n), 4
+  end
+  if w_hx then
+    f[k + 1], f[k + 2], k = "hx", w_hx, k + 2
+  end
+  if w_hl then
+    f[k + 1], f[k + 2], k = "hl", w_hl, k + 2
+  end
+  if w_sx then
+    f[k + 1], f[k + 2], k = slot_field, w_sx, k + 2
+  end
+  if w_sl then
+    f[k + 1], f[k + 2], k = slot_live_field, w_sl, k + 2
+  end
+  if w_bal then
+    f[k + 1], f[k + 2], f[k + 3], f[k + 4], k = "bal", w_bal, "base", w_base, k + 4
+  end
+  if w_kp then
+    f[k + 1], f[k + 2], f[k + 3], f[k + 4], k = "kp:" .. key, w_kp, "ks:" .. key, w_ks, k + 4
+  end
+  if k > 0 then
+    redis.call("HSET", KEYS[3], unpack(f, 1, k))
     if seeded then
       redis.call("PEXPIRE", KEYS[3], math.ceil(balance_ttl * 1000))
     end
@@ -257,28 +283,41 @@ local function done(result)
   return result
 end
 if #KEYS >= 4 then
-  local want = tonumber(ARGV[9])
-  local need = tonumber(ARGV[10])
-  local ledger = tonumber(ARGV[11])
+  local want = ARGV[9] + 0
+  local need = ARGV[10] + 0
   local key_limit = ARGV[15] and tonumber(ARGV[15]) or 0
-  local key, key_period, key_seed
-  local fields = {"bal", "base", "sum", "n", "hx", "hl"}
-  local slot_key = lease_limit > 0 and string.match(KEYS[2], "}:key:(.*):streams$")
-  if slot_key then
-    slot_field, slot_live_field = "sx:" .. slot_key, "sl:" .. slot_key
-    fields[7], fields[8] = slot_field, slot_live_field
+  local key_period, key_seed
+  if lease_limit > 0 then
+    -- The lease key ends "}:key:<key>:streams" (Redis.leaseKey).
+    local at = string.find(KEYS[2], "}:key:", 1, true)
+    if at then
+      local slot_key = string.sub(KEYS[2], at + 6, -9)
+      slot_field, slot_live_field = "sx:" .. slot_key, "sl:" .. slot_key
+    end
   end
-  local key_at = #fields + 1
+  local mirror, key_at
   if key_limit > 0 then
+    local fields = {"bal", "base", "sum", "n", "hx", "hl"}
+    if slot_field then
+      fields[7], fields[8] = slot_field, slot_live_field
+    end
+    key_at = #fields + 1
     key, key_period, key_seed = ARGV[13], ARGV[14], tonumber(ARGV[16])
     fields[key_at], fields[key_at + 1] = "kp:" .. key, "ks:" .. key
+    mirror = redis.call("HMGET", KEYS[3], unpack(fields))
+  elseif slot_field then
+    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl", slot_field, slot_live_field)
+  else
+    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl")
   end
-  local mirror = redis.call("HMGET", KEYS[3], unpack(fields))
-  local bal, base = tonumber(mirror[1]), tonumber(mirror[2])
-  local sum, n, hint = tonumber(mirror[3]), tonumber(mirror[4]), tonumber(mirror[5])
-  holds_live = tonumber(mirror[6])
+  -- A string in arithmetic is read as tonumber reads it, in one parse
+  -- instead of tonumber's two; a missing field is false.
+  local sum, n, hint = mirror[3], mirror[4], mirror[5]
+  sum, n, hint = sum and sum + 0, n and n + 0, hint and hint + 0
+  holds_live = mirror[6]
   if slot_field then
-    slot_hint, slot_live = tonumber(mirror[7]), tonumber(mirror[8])
+    slot_hint, slot_live = mirror[7], mirror[8]
+    slot_hint = slot_hint and slot_hint + 0
   end
   if sum and n and hint and sum >= 0 and n >= 0 and now < hint - eps then
     -- No hold has expired since the hint was taken.
@@ -311,17 +350,27 @@ if #KEYS >= 4 then
       end
       holds_hint = tonumber(redis.call("ZRANGE", KEYS[4], 0, 0, "WITHSCORES")[2])
     end
-    set.sum, set.n, set.hx = string.format("%d", holds_sum), string.format("%d", holds_n), string.format("%.6f", holds_hint)
+    w_holds, w_hx = true, string.format("%.6f", holds_hint)
   end
+  local bal, base = mirror[1], mirror[2]
   if not bal or not base then
-    bal, base, seeded = ledger, ledger, true
-    balance_ttl = tonumber(ARGV[12])
-    set.bal, set.base = string.format("%d", bal), string.format("%d", base)
-  elseif ledger > base then
-    -- Charges only lower the ledger: a rise is a credit since.
-    bal = bal + (ledger - base)
-    base = ledger
-    set.bal, set.base = string.format("%d", bal), string.format("%d", base)
+    bal = ARGV[11] + 0
+    base, seeded = bal, true
+    balance_ttl = ARGV[12] + 0
+    w_bal, w_base = string.format("%d", bal), string.format("%d", base)
+  else
+    bal = bal + 0
+    -- Charges only lower the ledger: a rise is a credit since. The
+    -- same string is the same number, and needs no parse.
+    if base ~= ARGV[11] then
+      local ledger = ARGV[11] + 0
+      base = base + 0
+      if ledger > base then
+        bal = bal + (ledger - base)
+        base = ledger
+        w_bal, w_base = string.format("%d", bal), string.format("%d", base)
+      end
+    end
   end
   -- The key's spend limit: its spend in the period (kept in the mirror
   -- as ks:<key>, of period kp:<key>) and its holds in flight, whose
@@ -332,8 +381,7 @@ if #KEYS >= 4 then
     if mirror[key_at] == key_period then
       spent = math.max(tonumber(mirror[key_at + 1]) or 0, key_seed)
     end
-    set["kp:" .. key] = key_period
-    set["ks:" .. key] = string.format("%d", spent)
+    w_kp, w_ks = key_period, string.format("%d", spent)
   end
   local available = bal - holds_sum
   if available < need then
@@ -351,11 +399,22 @@ if #KEYS >= 4 then
     end
   end
   if want > 0 then
-    hold = math.min(want, available)
-    hold_member = id .. "|" .. string.format("%d", hold)
+    -- The cents as the caller sent them when it is all of them: the
+    -- same digits, without formatting the number.
+    if available < want then
+      hold = available
+      hold_member = id .. "|" .. string.format("%d", hold)
+    else
+      hold = want
+      hold_member = id .. "|" .. ARGV[9]
+    end
   end
 end
 
+local limit, period
+if mode ~= "0" then
+  limit, period = ARGV[3] + 0, ARGV[4] + 0
+end
 local remaining, reset_after = 0, 0
 local tat, new_tat, held, interval, log, log_n, log_first
 local burst
@@ -414,7 +473,7 @@ if lease_limit > 0 then
       else
         slot_hint = now + ttl
       end
-      set[slot_field] = string.format("%.6f", slot_hint)
+      w_sx = string.format("%.6f", slot_hint)
     end
   end
   if leases >= lease_limit then
@@ -435,29 +494,31 @@ if lease_limit > 0 then
   end
   redis.call("ZADD", KEYS[2], expiry, id)
   -- The set's life: see the sets' lives above.
+  slot_live = slot_live and slot_live + 0
   if leases == 0 or not slot_live or now + ttl > slot_live - eps then
-    expire_at_least(KEYS[2], set_ms, leases == 0)
+    expire_at_least(KEYS[2], math.ceil(ttl * 1000) + 1000, leases == 0)
     if slot_live_field then
-      set[slot_live_field] = string.format("%.6f", now + ttl + 1)
+      w_sl = string.format("%.6f", now + ttl + 1)
     end
   end
   if slot_field and now + ttl < slot_hint then
     slot_hint = now + ttl
-    set[slot_field] = expiry
+    w_sx = expiry
   end
   lease = 1
 end
 
 if hold_member then
   redis.call("ZADD", KEYS[4], expiry, hold_member)
-  set.sum, set.n = string.format("%d", holds_sum + hold), string.format("%d", holds_n + 1)
   if now + ttl < holds_hint then
-    set.hx = expiry
+    w_hx = expiry
   end
+  holds_live = holds_live and holds_live + 0
   if holds_n == 0 or not holds_live or now + ttl > holds_live - eps then
-    expire_at_least(KEYS[4], set_ms, holds_n == 0)
-    set.hl = string.format("%.6f", now + ttl + 1)
+    expire_at_least(KEYS[4], math.ceil(ttl * 1000) + 1000, holds_n == 0)
+    w_hl = string.format("%.6f", now + ttl + 1)
   end
+  holds_sum, holds_n, w_holds = holds_sum + hold, holds_n + 1, true
 end
 
 -- next_after: with nothing remaining, the time until a request would be
@@ -489,10 +550,14 @@ elseif mode == "3" then
     oldest = log_at(kept, 1)
   else
     redis.call("APPEND", KEYS[1], struct.pack("<d", now))
-    if not last or math.floor(now) ~= math.floor(last) then
+    -- The whole seconds differ (x - x % 1 is math.floor(x) for the
+    -- positive times here, without the call).
+    if not last or now - now % 1 ~= last - last % 1 then
       redis.call("PEXPIRE", KEYS[1], math.ceil((period + 1) * 1000))
     end
-    oldest = held > 0 and log_at(log, log_first) or now
+    if remaining == 0 then
+      oldest = held > 0 and log_at(log, log_first) or now
+    end
   end
   if remaining == 0 then
     next_after = oldest + period - now
