@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,41 +159,46 @@ func (l *filterLevel) touches(key string) bool {
 	return ok
 }
 
-// filtering is the zapcore.Encoder the logger works with: fields added
-// to it (a logger's With) are filtered on their way to the wrapped
-// encoder, and so are a line's.
+// filtering is the zapcore.Encoder the logger works with. What a
+// logger's With adds to it is kept as fields, filtered, and encoded with
+// each line it writes. Caddy's HTTP server hands its access and error
+// loggers the request by With on every request, and so every log whose
+// lines those loggers may write, the default log among them: a log that
+// then writes no line for the request (the default log excludes access
+// lines) spends nothing on it, where an encoder that encodes on With
+// would write the whole request, headers and all, into a buffer that is
+// thrown away.
 type filtering struct {
-	nestedEncoder // over wrapped: the fields of a logger's With
-	wrapped       zapcore.Encoder
+	collector // the fields of the logger's With
+	wrapped   zapcore.Encoder
 }
 
 func newFiltering(wrapped zapcore.Encoder, level *filterLevel) filtering {
-	return filtering{nestedEncoder: nestedEncoder{out: wrapped, level: level}, wrapped: wrapped}
+	return filtering{collector: collector{level: level}, wrapped: wrapped}
 }
 
+// Clone shares the wrapped encoder: nothing is ever added to it, and
+// encoding a line only reads it.
 func (f *filtering) Clone() zapcore.Encoder {
-	clone := newFiltering(f.wrapped.Clone(), f.level)
-	return &clone
+	return &filtering{collector: collector{level: f.level, fields: slices.Clip(f.fields)}, wrapped: f.wrapped}
 }
 
 func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
-	first := -1
-	for i := range fields {
-		if f.level.touches(fields[i].Key) {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
+	first := slices.IndexFunc(fields, func(field zapcore.Field) bool { return f.level.touches(field.Key) })
+	if first < 0 && len(f.fields) == 0 {
 		return f.wrapped.EncodeEntry(ent, fields)
 	}
-	// The wrapped encoder is handed the fields as zap would hand them,
-	// each filtered one replaced by what its filter made of it: a field
-	// adds itself to an encoder through one or more calls, and each call
-	// becomes a field again on the way through.
-	out := make([]zapcore.Field, first, len(fields)+2)
-	copy(out, fields[:first])
-	c := collector{level: f.level, fields: out}
+	// The wrapped encoder is handed the With's fields and then the
+	// line's, as zap writes them, each filtered one replaced by what its
+	// filter made of it: a field adds itself to an encoder through one
+	// or more calls, and each call becomes a field again on the way
+	// through.
+	out := make([]zapcore.Field, 0, len(f.fields)+len(fields)+2)
+	out = append(out, f.fields...)
+	if first < 0 {
+		return f.wrapped.EncodeEntry(ent, append(out, fields...))
+	}
+	c := collector{level: f.level, fields: append(out, fields[:first]...)}
 	for _, field := range fields[first:] {
 		if !f.level.touches(field.Key) {
 			c.fields = append(c.fields, field)

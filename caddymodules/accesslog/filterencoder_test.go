@@ -287,3 +287,91 @@ func BenchmarkFilterEncoder(b *testing.B) {
 		})
 	}
 }
+
+// Without `wrap`, switchyard_filter writes lines as Caddy's default log
+// does when it writes to a file or a pipe: it can stand in as the
+// default log's format.
+func TestFilterEncoderWithoutWrapWritesCaddysDefaultLines(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	ours := new(FilterEncoder)
+	if err := ours.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	caddys := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	req := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer sk-secret")
+	with := []zap.Field{zap.Object("request", caddyhttp.LoggableHTTPRequest{Request: req}), zap.Duration("duration", time.Second)}
+	fields := []zap.Field{zap.Error(errors.New("dial tcp: refused")), zap.Int("status", 502), zap.Strings("tried", []string{"a", "b"})}
+	want := fixedTime(logLine(t, caddys, with, fields))
+	got := fixedTime(logLine(t, ours, with, fields))
+	if !bytes.Equal(got, want) {
+		t.Fatalf("switchyard_filter wrote\n%s\nCaddy's default log\n%s", got, want)
+	}
+}
+
+// Loggers made from one logger by With keep their own fields: the
+// fields a With adds are kept, not written, so two Withs on one logger
+// must not share where they keep them.
+func TestFilterEncoderKeepsEachWithsFields(t *testing.T) {
+	_, ours := provisionedEncoders(t, nestedFormat)
+	var buf bytes.Buffer
+	base := zap.New(zapcore.NewCore(ours, zapcore.AddSync(&buf), zapcore.DebugLevel)).With(zap.String("base", "b"))
+	a := base.With(zap.String("which", "a"))
+	b := base.With(zap.String("which", "b"), zap.String("secret", "s"))
+	a.Info("one", zap.Int("n", 1))
+	b.Info("two", zap.Int("n", 2))
+	base.Info("three")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines: %s", len(lines), buf.String())
+	}
+	for i, want := range []string{`"base":"b","which":"a","n":1}`, `"base":"b","which":"b","n":2}`, `"msg":"three","base":"b"}`} {
+		if !strings.HasSuffix(lines[i], want) {
+			t.Errorf("line %d = %s, want it to end in %s", i+1, lines[i], want)
+		}
+	}
+}
+
+// BenchmarkRequestOnAnotherLog is what a request costs a log that writes
+// none of its lines, as the default log writes no access line: Caddy's
+// access logger takes the request by With and is checked once.
+func BenchmarkRequestOnAnotherLog(b *testing.B) {
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+	req.Header.Set("Authorization", "Bearer sk-secret")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "OpenAI/Go 3.8.1")
+	with := zap.Object("request", caddyhttp.LoggableHTTPRequest{Request: req})
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	ours := new(FilterEncoder)
+	if err := ours.Provision(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for _, enc := range []struct {
+		name string
+		enc  zapcore.Encoder
+	}{{"caddy", zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())}, {"switchyard", ours}} {
+		b.Run(enc.name, func(b *testing.B) {
+			core := notThisLogger{zapcore.NewCore(enc.enc, zapcore.AddSync(io.Discard), zapcore.DebugLevel)}
+			logger := zap.New(core)
+			b.ReportAllocs()
+			for b.Loop() {
+				logger.WithLazy(with).Info("handled request")
+			}
+		})
+	}
+}
+
+// notThisLogger takes no line, as Caddy's default log takes no line of
+// the access logger's: enabled at every level, it refuses lines only
+// when checked, after a logger's lazy With was applied to it.
+type notThisLogger struct{ zapcore.Core }
+
+func (c notThisLogger) With(fields []zapcore.Field) zapcore.Core {
+	return notThisLogger{c.Core.With(fields)}
+}
+
+func (notThisLogger) Check(_ zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	return ce
+}
