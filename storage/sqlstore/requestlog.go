@@ -40,12 +40,21 @@ func (s *Store) appendRequestLog(ctx context.Context, args []any) error {
 // each, every entry given its id, in a slice of argsPool (putArgs).
 func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 	args := takeArgs(len(entries) * requestLogColumnCount)
-	var boxed sharedArgs
+	// Accounts and keys apart from the words of the API, so that a batch
+	// of a few accounts does not push its route or model out, or the
+	// other way round.
+	var ids, words sharedArgs
 	for _, e := range entries {
 		at := micros(e.At)
-		*args = append(*args, newTimeID(requestLogIDPrefix, at), boxed.string(e.AccountID), boxed.string(e.KeyID), at,
-			e.RequestID, e.ChargeID, e.EndUser, boxed.string(e.Route), boxed.string(e.Method), boxed.string(e.Path),
-			boxed.string(e.ModelAsked), boxed.string(e.ModelServed), e.Upstream, e.Stream, int64(e.Status),
+		asked, served := words.string(e.ModelAsked), any(nil)
+		if e.ModelServed == e.ModelAsked {
+			served = asked
+		} else {
+			served = words.string(e.ModelServed)
+		}
+		*args = append(*args, newTimeID(requestLogIDPrefix, at), ids.string(e.AccountID), ids.string(e.KeyID), at,
+			e.RequestID, e.ChargeID, e.EndUser, words.string(e.Route), words.string(e.Method), words.string(e.Path),
+			asked, served, e.Upstream, e.Stream, int64(e.Status),
 			e.ErrorCode, e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
 			e.Latency.Microseconds(), e.FirstByte.Microseconds())
 	}
