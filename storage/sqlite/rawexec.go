@@ -84,6 +84,11 @@ func (d *driver) closeWriteConn() {
 // arguments. errNotRaw: an argument needs database/sql (a named one),
 // nothing ran.
 func (d *driver) rawExec(ctx context.Context, query string, args []any) (affected int64, err error) {
+	// The statement itself runs without ctx (see calm), once ctx is seen
+	// to be live.
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	w := &d.write
 	err = w.conn.Raw(func(dc any) error {
 		st, err := w.stmt(ctx, dc, query)
@@ -106,7 +111,7 @@ func (d *driver) rawExec(ctx context.Context, query string, args []any) (affecte
 			}
 			nv = append(nv, sqldriver.NamedValue{Ordinal: i + 1, Value: v})
 		}
-		res, err := exec.ExecContext(ctx, nv)
+		res, err := exec.ExecContext(context.Background(), nv)
 		if err != nil {
 			return err
 		}

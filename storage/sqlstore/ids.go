@@ -44,13 +44,21 @@ func fillBase62(out []byte) {
 // lands at the end of the id index instead of on a random page of it:
 // a batch of ledger entries writes one index page, not one each.
 func newTimeID(prefix string, at int64) string {
+	var b [8 + timeIDChars]byte // every prefix in use fits
+	return string(appendTimeID(b[:0], prefix, at))
+}
+
+// timeIDChars is the length of a time id after its prefix.
+const timeIDChars = 16 + 12
+
+// appendTimeID appends newTimeID(prefix, at) to b.
+func appendTimeID(b []byte, prefix string, at int64) []byte {
 	const hexDigits, random = 16, 12
-	var b [8 + hexDigits + random]byte // every prefix in use fits
-	id := append(b[:0], prefix...)
+	b = append(b, prefix...)
 	for shift := 4 * (hexDigits - 1); shift >= 0; shift -= 4 {
-		id = append(id, "0123456789abcdef"[uint64(at)>>shift&0xf])
+		b = append(b, "0123456789abcdef"[uint64(at)>>shift&0xf])
 	}
-	id = append(id, make([]byte, random)...)
-	fillBase62(id[len(id)-random:])
-	return string(id)
+	b = append(b, make([]byte, random)...)
+	fillBase62(b[len(b)-random:])
+	return b
 }

@@ -36,9 +36,44 @@ type migration struct {
 // the dialect's BytewiseCollation.
 const bytewiseMarker = "/*bytewise*/"
 
+// onlyMarker opens, in a migration, statements for one dialect alone:
+// /*only sqlite*/ ... /*end only*/ runs on SQLite and is left out
+// elsewhere. They are for what one database needs and the other has no
+// words for, such as a table rebuilt WITHOUT ROWID on SQLite, which
+// PostgreSQL, its tables being heaps beside their indexes, would only
+// copy for nothing. Like bytewiseMarker the markers are comments, so
+// that the file stays valid SQLite as written.
+const (
+	onlyMarker    = "/*only "
+	endOnlyMarker = "/*end only*/"
+)
+
 // forDialect returns the statements of m as d runs them.
-func (m migration) forDialect(d Dialect) string {
-	return strings.ReplaceAll(m.sql, bytewiseMarker, d.BytewiseCollation)
+func (m migration) forDialect(d Dialect) (string, error) {
+	text := m.sql
+	var b strings.Builder
+	for {
+		start := strings.Index(text, onlyMarker)
+		if start < 0 {
+			break
+		}
+		b.WriteString(text[:start])
+		rest := text[start+len(onlyMarker):]
+		name, rest, ok := strings.Cut(rest, "*/")
+		body, after, closed := strings.Cut(rest, endOnlyMarker)
+		if !ok || !closed || strings.Contains(body, onlyMarker) {
+			return "", fmt.Errorf("migration %s: %s without its %s", m.name, onlyMarker+name+"*/", endOnlyMarker)
+		}
+		if strings.TrimSpace(name) == d.Name {
+			b.WriteString(body)
+		}
+		text = after
+	}
+	if strings.Contains(text, endOnlyMarker) {
+		return "", fmt.Errorf("migration %s: %s without its %s", m.name, endOnlyMarker, onlyMarker+"...*/")
+	}
+	b.WriteString(text)
+	return strings.ReplaceAll(b.String(), bytewiseMarker, d.BytewiseCollation), nil
 }
 
 // loadMigrations reads fsys's migrations/*.sql sorted by version.
@@ -122,7 +157,11 @@ func migrate(ctx context.Context, db Driver, now func() time.Time, version int) 
 			if applied[m.version] {
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.forDialect(db.Dialect())); err != nil {
+			text, err := m.forDialect(db.Dialect())
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, text); err != nil {
 				return fmt.Errorf("applying %s: %w", m.name, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -39,12 +40,21 @@ func (s *Store) appendRequestLog(ctx context.Context, args []any) error {
 // each, every entry given its id, in a slice of argsPool (putArgs).
 func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 	args := takeArgs(len(entries) * requestLogColumnCount)
-	var boxed sharedArgs
+	// Accounts and keys apart from the words of the API, so that a batch
+	// of a few accounts does not push its route or model out, or the
+	// other way round.
+	var ids, words sharedArgs
 	for _, e := range entries {
 		at := micros(e.At)
-		*args = append(*args, newTimeID("rq_", at), boxed.string(e.AccountID), boxed.string(e.KeyID), at,
-			e.RequestID, e.ChargeID, e.EndUser, boxed.string(e.Route), boxed.string(e.Method), boxed.string(e.Path),
-			boxed.string(e.ModelAsked), boxed.string(e.ModelServed), e.Upstream, e.Stream, int64(e.Status),
+		asked, served := words.string(e.ModelAsked), any(nil)
+		if e.ModelServed == e.ModelAsked {
+			served = asked
+		} else {
+			served = words.string(e.ModelServed)
+		}
+		*args = append(*args, newTimeID(requestLogIDPrefix, at), ids.string(e.AccountID), ids.string(e.KeyID), at,
+			e.RequestID, e.ChargeID, e.EndUser, words.string(e.Route), words.string(e.Method), words.string(e.Path),
+			asked, served, e.Upstream, e.Stream, int64(e.Status),
 			e.ErrorCode, e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),
 			e.Latency.Microseconds(), e.FirstByte.Microseconds())
 	}
@@ -102,15 +112,52 @@ func (s *Store) RequestLogPage(ctx context.Context, accountID string, q storage.
 }
 
 // PruneRequestLog deletes entries older than before, the oldest first,
-// at most limit of them in one statement.
+// at most limit of them.
+//
+// It finds them by id, which starts with At (newTimeID), so that no
+// index on at is written for every entry just for the sweep: the ids of
+// the times before before are one range of the primary key, or two
+// where before is after the epoch, since earlier times (the zero time
+// among them) come out as hex from 8 to f and sort last. at < before is
+// checked all the same, so that only entries older than before go.
 func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int) (int64, error) {
-	query := `DELETE FROM request_log WHERE at < $1`
-	if limit > 0 {
-		query = `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE at < $1 ORDER BY at` +
-			limitClause(limit) + `)`
+	cut := micros(before)
+	// The older range first: the times before the epoch (to "g", past
+	// every hex digit), then those from it on.
+	ranges := [][2]string{{requestLogIDFrom(math.MinInt64), requestLogIDPrefix + "g"}}
+	if cut < 0 {
+		ranges[0][1] = requestLogIDFrom(cut)
+	} else if cut > 0 {
+		ranges = append(ranges, [2]string{requestLogIDPrefix, requestLogIDFrom(cut)})
 	}
-	n, err := s.db.Exec(ctx, query, micros(before))
-	return n, wrap(err, "pruning the request log")
+	var total int64
+	for _, r := range ranges {
+		query := `DELETE FROM request_log WHERE id >= $1 AND id < $2 AND at < $3`
+		if limit > 0 {
+			query = `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log
+				WHERE id >= $1 AND id < $2 AND at < $3 ORDER BY id` + limitClause(limit-int(total)) + `)`
+		}
+		n, err := s.db.Exec(ctx, query, r[0], r[1], cut)
+		total += n
+		if err != nil {
+			return total, wrap(err, "pruning the request log")
+		}
+		if limit > 0 && total >= int64(limit) {
+			break
+		}
+	}
+	return total, nil
+}
+
+// requestLogIDPrefix starts the id of every request log entry.
+const requestLogIDPrefix = "rq_"
+
+// requestLogIDFrom is the least id of an entry at the time at
+// (microseconds): the ids of the entries at at and later times sort
+// after it, up to the times before the epoch.
+func requestLogIDFrom(at int64) string {
+	id := newTimeID(requestLogIDPrefix, at)
+	return id[:len(requestLogIDPrefix)+16]
 }
 
 func scanRequestLog(r Row) (storage.RequestLogEntry, error) {

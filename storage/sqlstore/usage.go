@@ -296,20 +296,31 @@ func (s *Store) appendBatch(ctx context.Context, tx Tx, records []storage.UsageR
 	// in an interface once: each conversion of an int64 or a string
 	// allocates.
 	atArg := any(at)
-	var boxed sharedArgs
+	// Accounts and keys apart from models, so that a batch of many
+	// accounts does not push its few models out.
+	var ids, words sharedArgs
+	var text []byte
 	for i, head := range chargeable(records, out, heads) {
 		u := records[i]
 		head.balance -= u.CostCents
 		head.seq++
 		moved[u.AccountID] = *head
-		account := boxed.string(u.AccountID)
-		*entryArgs = append(*entryArgs, newTimeID("le_", at), account, -u.CostCents, head.balance,
-			string(storage.EntryCharge), storage.ChargeReferencePrefix+u.RequestID, chargeNote(u), atArg, head.seq)
+		account := ids.string(u.AccountID)
+		// The entry's id, reference and note are slices of one string:
+		// one allocation for the three.
+		text = appendTimeID(text[:0], "le_", at)
+		idEnd := len(text)
+		text = append(append(text, storage.ChargeReferencePrefix...), u.RequestID...)
+		refEnd := len(text)
+		text = appendChargeNote(text, u)
+		all := string(text)
+		*entryArgs = append(*entryArgs, all[:idEnd], account, -u.CostCents, head.balance,
+			string(storage.EntryCharge), all[idEnd:refEnd], all[refEnd:], atArg, head.seq)
 		stored := u
 		stored.RecordedAt = fromMicros(at)
 		out[i].Record = stored
-		*usageArgs = append(*usageArgs, account, stored.RequestID, boxed.string(stored.KeyID), stored.EndUser,
-			stored.SessionID, boxed.string(stored.Model), stored.Stream, stored.PromptTokens, stored.CompletionTokens,
+		*usageArgs = append(*usageArgs, account, stored.RequestID, ids.string(stored.KeyID), stored.EndUser,
+			stored.SessionID, words.string(stored.Model), stored.Stream, stored.PromptTokens, stored.CompletionTokens,
 			stored.AnswerTokens, stored.Estimated, int64(stored.Rounds), int64(stored.ToolCalls),
 			outcomeArg(stored.Outcome), stored.CostCents, micros(stored.Started), micros(stored.Finished), atArg,
 			stored.Upstream)
@@ -508,14 +519,18 @@ func insertStatement(prefix string, cols, rows int, positional bool) string {
 
 // chargeNote is the note of a request's ledger charge.
 func chargeNote(u storage.UsageRecord) string {
-	b := make([]byte, 0, len(u.Model)+48)
+	return string(appendChargeNote(make([]byte, 0, len(u.Model)+48), u))
+}
+
+// appendChargeNote appends chargeNote(u) to b.
+func appendChargeNote(b []byte, u storage.UsageRecord) []byte {
 	b = append(b, u.Model...)
 	b = append(b, ": "...)
 	b = strconv.AppendInt(b, u.PromptTokens, 10)
 	b = append(b, " prompt + "...)
 	b = strconv.AppendInt(b, u.CompletionTokens, 10)
 	b = append(b, " completion tokens"...)
-	return string(b)
+	return b
 }
 
 // checkUsage refuses records that no store could settle.

@@ -176,6 +176,54 @@ func (h *harness) testRequestLog(t *testing.T) {
 		}
 	})
 
+	t.Run("PruneBeforeTheEpoch", func(t *testing.T) {
+		// The sweep finds entries by their ids, in which times before
+		// the epoch (the zero time among them) sort after the others:
+		// they go all the same, and first.
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		epoch := time.Unix(0, 0)
+		var all []storage.RequestLogEntry
+		for i, at := range []time.Time{{}, epoch.Add(-time.Hour), epoch.Add(time.Hour), base} {
+			e := entry(i)
+			e.At = at
+			all = append(all, e)
+		}
+		if err := s.AppendRequestLog(ctx, all); err != nil {
+			t.Fatal(err)
+		}
+		prunes := []struct {
+			before time.Time
+			limit  int
+			want   int64
+		}{
+			{epoch.Add(-time.Hour), 0, 1},    // the zero time
+			{epoch.Add(2 * time.Hour), 1, 1}, // an hour before the epoch, the older of two
+			{epoch, 0, 0},
+			{base, 0, 1}, // an hour after the epoch
+			{base.Add(time.Microsecond), 5, 1},
+		}
+		left := len(all)
+		for _, p := range prunes {
+			if n, err := s.PruneRequestLog(ctx, p.before, p.limit); err != nil || n != p.want {
+				t.Errorf("PruneRequestLog(%v, %d) = %d, %v; want %d", p.before, p.limit, n, err, p.want)
+			}
+			left -= int(p.want)
+			kept, err := s.RequestLogPage(ctx, "acct_a", storage.RequestLogQuery{})
+			if err != nil || len(kept) != left {
+				t.Fatalf("after PruneRequestLog(%v, %d): %d entries, %v; want %d", p.before, p.limit, len(kept), err, left)
+			}
+			for _, e := range kept {
+				if !e.At.Before(p.before) {
+					continue
+				}
+				if p.limit == 0 || e.At.Before(all[len(all)-left].At) {
+					t.Errorf("after PruneRequestLog(%v, %d): kept %v, older than the ones pruned", p.before, p.limit, e.At)
+				}
+			}
+		}
+	})
+
 	t.Run("UsageByModel", func(t *testing.T) {
 		s, a := h.storeWithAlice(t, storage.Options{})
 		ctx := t.Context()
