@@ -44,14 +44,10 @@ func dropUnread(w http.ResponseWriter, r *http.Request) {
 }
 
 // Parses handed from the admission step to the handler that serves the
-// request, so that a body is decoded once.
-const (
-	// v1RequestVar holds the billing.V1Request of a /v1 body, for the meter.
-	v1RequestVar = "switchyard.v1_request"
-	// chatRequestVar holds the *request.Request of a /v3 chat body, for
-	// switchyard_chat.
-	chatRequestVar = "switchyard.chat_request"
-)
+// request, so that a body is decoded once: a /v1 body's in the request's
+// state (parsedV1), a /v3 chat body's in this variable, as a
+// *request.Request, for switchyard_chat.
+const chatRequestVar = "switchyard.chat_request"
 
 // parsedBody is the parse of r's body that a handler in front kept under
 // key (the admission step, the meter), else the body read by br and
@@ -71,6 +67,25 @@ func parsedBody[T any](w http.ResponseWriter, r *http.Request, key string, br *b
 	v, err := parse(body)
 	if err == nil {
 		caddyhttp.SetVar(r.Context(), key, v)
+	}
+	return v, err
+}
+
+// parsedV1 is parsedBody for a /v1 body, whose parse the request's state
+// keeps (requestState.v1).
+func parsedV1(w http.ResponseWriter, r *http.Request, br *bodyReader,
+	parse func([]byte) (billing.V1Request, error)) (billing.V1Request, error) {
+	st := stateOf(r.Context())
+	if st.v1Parsed {
+		return st.v1, nil
+	}
+	body, err := br.read(w, r)
+	if err != nil {
+		return billing.V1Request{}, err
+	}
+	v, err := parse(body)
+	if err == nil {
+		st.v1, st.v1Parsed = v, true
 	}
 	return v, err
 }
@@ -108,7 +123,7 @@ func chatLimits(prof policy.Profile) request.Limits {
 // refuse a top-level key given twice in two letter cases and a "stream"
 // that is not a boolean, with 400, so that no backend reads a request
 // other than the one admitted. An empty body is refused the same way. The
-// parse is kept for the handler (v1RequestVar, chatRequestVar).
+// parse is kept for the handler (parsedV1, chatRequestVar).
 func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing.BodyMeter, prof policy.Profile) (billing.Ask, error) {
 	if m == billing.ChatJSON {
 		req, err := parsedBody(w, r, chatRequestVar, br, chatParser(r, chatLimits(prof)))
@@ -118,7 +133,7 @@ func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing
 		body, _ := caddyhttp.GetVar(r.Context(), bodyVar).([]byte)
 		return billing.Ask{Meter: m, BodyBytes: int64(len(body)), Model: req.Model, Stream: req.Stream, MaxTokens: req.MaxTokens}, nil
 	}
-	req, err := parsedBody(w, r, v1RequestVar, br, v1Parse(m))
+	req, err := parsedV1(w, r, br, v1Parse(m))
 	if err != nil {
 		return billing.Ask{}, err
 	}

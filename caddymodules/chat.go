@@ -167,7 +167,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	}
 	// The charge settles the hold (settlingRecorder); a request that was
 	// never charged, failed or panicked gives it back here.
-	if hold, ok := caddyhttp.GetVar(r.Context(), holdVar).(*limits.Hold); ok {
+	if hold := stateOf(r.Context()).hold; hold != nil {
 		defer hold.Release()
 	}
 	h.orch.Serve(w, r, req, caller)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/body"
-	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
@@ -74,12 +73,12 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return next.ServeHTTP(w, r)
 	}
 	// The parse stays on the request: the proxy routes by its model.
-	req, err := parsedBody(w, r, v1RequestVar, h.app.admission.bodies, h.app.admission.v1ParseOf(r))
+	req, err := parsedV1(w, r, h.app.admission.bodies, h.app.admission.v1ParseOf(r))
 	if err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
-	caddyhttp.SetVar(r.Context(), meteredVar, true)
+	stateOf(r.Context()).metered = true
 	// The bytes the backend gets: the body as read, or as rewritten to
 	// ask for usage. The probe in front has put the read body back
 	// already, which is pointed at them rather than replaced.
@@ -122,10 +121,6 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	return next.ServeHTTP(mw, r)
 }
 
-// meteredVar is set on a request whose body switchyard_meter took charge
-// of, for switchyard_proxy, which passes no body that was not.
-const meteredVar = "switchyard.metered"
-
 // charge settles x's usage record (settlingRecorder). A request that is
 // not charged keeps its hold for the Limits handler to release.
 func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
@@ -162,10 +157,10 @@ func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
 // settle hands rec, and the hold of the request in ctx, to the ledger
 // writer, and returns rec's price.
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
-	hold, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
-	price := s.SettleHold(rec, hold.Handover())
-	activityOf(ctx).Charged(rec, price)
-	lineFor(ctx).Charged(rec, price)
+	st := stateOf(ctx)
+	price := s.SettleHold(rec, st.hold.Handover())
+	st.activity.Charged(rec, price)
+	st.line.Charged(rec, price)
 	return price
 }
 

@@ -30,7 +30,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	// Normally the meter in front has parsed the body already.
-	req, err := parsedBody(w, r, v1RequestVar, h.bodies, h.admission.v1ParseOf(r))
+	req, err := parsedV1(w, r, h.bodies, h.admission.v1ParseOf(r))
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

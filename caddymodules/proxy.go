@@ -196,7 +196,7 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 		}
 		return nil
 	}
-	if metered, _ := caddyhttp.GetVar(r.Context(), meteredVar).(bool); !metered {
+	if !stateOf(r.Context()).metered {
 		h.logger.Error("a request reached switchyard_proxy unmetered and was refused: put switchyard_meter in front of it",
 			zap.String("method", r.Method), zap.String("path", r.URL.Path))
 		return apierror.Internal()
