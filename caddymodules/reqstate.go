@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
@@ -30,6 +31,24 @@ type requestState struct {
 	// metered is set on a request whose body switchyard_meter took
 	// charge of, for switchyard_proxy, which passes no body that was not.
 	metered bool
+
+	// switchyard_auth's identity of the request and its writer of the
+	// response, taken by the first switchyard_auth on the request
+	// (authParts).
+	id       policy.Identity
+	w        telemetry.Writer
+	authUsed bool
+}
+
+// authParts are the identity and writer switchyard_auth fills in for a
+// request: the state's own, or for a second switchyard_auth on the same
+// request, whose handlers after it still see the first's, new ones.
+func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
+	if s.authUsed {
+		return new(policy.Identity), new(telemetry.Writer)
+	}
+	s.authUsed = true
+	return &s.id, &s.w
 }
 
 // stateVar is the request variable that holds its *requestState.
