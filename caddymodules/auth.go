@@ -125,11 +125,13 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	return next.ServeHTTP(w, r.WithContext(policy.WithIdentity(r.Context(), id)))
 }
 
-// chargeID returns the server's own id of r, set by switchyard_auth.
+// chargeID returns the server's own id of r, set by switchyard_auth
+// ({switchyard.charge_id}); "" before it.
 func chargeID(r *http.Request) string {
-	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	id, _ := repl.GetString("switchyard.charge_id")
-	return id
+	if st := stateOf(r.Context()); st.authUsed {
+		return st.id.ChargeID
+	}
+	return ""
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
