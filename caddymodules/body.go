@@ -12,25 +12,23 @@ import (
 	"github.com/switchyardhq/switchyard/translator/request"
 )
 
-// bodyVar holds a request body read by one handler for the handlers after
-// it (limits, meter, chat), so that it is read from the client once.
-const bodyVar = "switchyard.body"
-
 // bodyReader reads request bodies into memory for the handlers that parse
 // them (the admission step, the meter, the chat handler), within the
 // node's budget and a deadline (package body).
 type bodyReader struct{ body.Reader }
 
 // read reads r's body once per request, for the account of its
-// principal: later calls return the same bytes.
+// principal: later calls return the same bytes, which the request's
+// state keeps for the handlers after this one (limits, meter, chat).
 func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if b, ok := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); ok {
-		return b, nil
+	st := stateOf(r.Context())
+	if st.body != nil {
+		return st.body, nil
 	}
 	p, _ := policy.PrincipalFrom(r.Context())
 	b, err := br.Read(w, r, p.AccountID)
-	if err == nil && b != nil {
-		caddyhttp.SetVar(r.Context(), bodyVar, b)
+	if err == nil {
+		st.body = b
 	}
 	return b, err
 }
@@ -38,7 +36,7 @@ func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, erro
 // dropUnread bounds what the server does with the body of a request
 // refused before its body was read whole (body.DropUnread).
 func dropUnread(w http.ResponseWriter, r *http.Request) {
-	if _, read := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); !read {
+	if stateOf(r.Context()).body == nil {
 		body.DropUnread(w, r)
 	}
 }
@@ -130,7 +128,7 @@ func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing
 		if err != nil {
 			return billing.Ask{}, err
 		}
-		body, _ := caddyhttp.GetVar(r.Context(), bodyVar).([]byte)
+		body := stateOf(r.Context()).body
 		return billing.Ask{Meter: m, BodyBytes: int64(len(body)), Model: req.Model, Stream: req.Stream, MaxTokens: req.MaxTokens}, nil
 	}
 	req, err := parsedV1(w, r, br, v1Parse(m))

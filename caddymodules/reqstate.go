@@ -23,6 +23,10 @@ type requestState struct {
 	activity *billing.Activity // its request log entry; nil unless authenticated
 	hold     *limits.Hold      // its balance hold, for whoever records its charge
 
+	// body is the request's body once a handler has read it
+	// (bodyReader), so that it is read from the client once; nil before.
+	body []byte
+
 	// v1 is the parse of a /v1 body (billing.ParseV1), for the meter
 	// and the proxy, once v1Parsed.
 	v1       billing.V1Request
