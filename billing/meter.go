@@ -69,9 +69,16 @@ const MaxMeteredJSON = 1 << 20
 // NewMeter returns a meter for a response to a request that dropUsage
 // describes (V1Request.DropUsage).
 func NewMeter(dropUsage bool) *Meter {
-	m := &Meter{dropUsage: dropUsage}
-	m.parser.KeepRaw = dropUsage
+	m := new(Meter)
+	m.Init(dropUsage)
 	return m
+}
+
+// Init makes m what NewMeter returns, in place: for a caller that keeps
+// the meter in a value of its own.
+func (m *Meter) Init(dropUsage bool) {
+	*m = Meter{dropUsage: dropUsage}
+	m.parser.KeepRaw = dropUsage
 }
 
 // Streamed reports whether the answer is an event stream.

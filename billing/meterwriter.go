@@ -16,7 +16,15 @@ type MeterWriter struct {
 // nothing) is called when a 2xx answer's headers go out, the upstream's
 // first byte.
 func NewMeterWriter(w http.ResponseWriter, m *Meter, onHeaders func()) *MeterWriter {
-	return &MeterWriter{ResponseWriter: w, Meter: m, onHeaders: onHeaders}
+	mw := new(MeterWriter)
+	mw.Init(w, m, onHeaders)
+	return mw
+}
+
+// Init makes mw what NewMeterWriter returns, in place: for a caller that
+// keeps the writer in a value of its own.
+func (mw *MeterWriter) Init(w http.ResponseWriter, m *Meter, onHeaders func()) {
+	*mw = MeterWriter{ResponseWriter: w, Meter: m, onHeaders: onHeaders}
 }
 
 // Status is the answer's final status; 0 before one was written.

@@ -39,7 +39,7 @@ func (r *Recorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (in
 	rec.CostCents = r.Price(rec)
 	stored, err := r.Store.SettleUsage(ctx, rec)
 	if err != nil {
-		return 0, recordError(rec, err)
+		return 0, recordError(rec.RequestID, err)
 	}
 	return stored.CostCents, nil
 }
@@ -54,9 +54,12 @@ func (r *Recorder) RecordUsage(ctx context.Context, rec storage.UsageRecord) (in
 // before Settle returns, and done has been called.
 func (r *Recorder) Settle(rec storage.UsageRecord, done func(charged int64, err error)) int64 {
 	rec.CostCents = r.Price(rec)
+	// The completion keeps the request id alone: a record in it would be
+	// moved to the heap, a few hundred bytes a request.
+	id := rec.RequestID
 	finish := func(stored storage.UsageRecord, err error) {
 		if err != nil {
-			done(0, recordError(rec, err))
+			done(0, recordError(id, err))
 			return
 		}
 		done(stored.CostCents, nil)
@@ -71,6 +74,6 @@ func (r *Recorder) Settle(rec storage.UsageRecord, done func(charged int64, err 
 	return rec.CostCents
 }
 
-func recordError(rec storage.UsageRecord, err error) error {
-	return fmt.Errorf("billing: recording usage of request %s: %w", rec.RequestID, err)
+func recordError(requestID string, err error) error {
+	return fmt.Errorf("billing: recording usage of request %s: %w", requestID, err)
 }

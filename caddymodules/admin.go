@@ -190,10 +190,10 @@ func (h *Admin) ServeHTTP(rw http.ResponseWriter, r *http.Request, _ caddyhttp.H
 			"The admin API is not configured on this gateway: "+node.ErrAdminUnconfigured.Error()+"."))
 		return nil
 	}
-	return h.guard.serve(w, r, nil, func(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-		h.handler.ServeHTTP(w, r)
-		return nil
-	})
+	if gw, ok := h.guard.admit(w, r); ok {
+		h.handler.ServeHTTP(gw, r)
+	}
+	return nil
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:

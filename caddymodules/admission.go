@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
@@ -109,7 +108,7 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 		return admitted{}, h.refusal(err, p)
 	}
 	if adm.Hold != nil {
-		caddyhttp.SetVar(r.Context(), holdVar, adm.Hold)
+		stateOf(r.Context()).hold = adm.Hold
 	}
 	return admitted{lease: adm.Lease, hold: adm.Hold}, nil
 }

@@ -77,23 +77,30 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
+	st := stateOf(r.Context())
+	id, w := st.authParts()
+	w.Init(rw, r, h.metrics)
 	// Counted in a defer: reverse_proxy ends a cut stream with
 	// panic(http.ErrAbortHandler), and that request happened too.
-	w := telemetry.NewWriter(rw, r, h.metrics)
 	panicked := true
 	defer func() { countRequest(h.metrics, r, w, err, panicked) }()
-	err = h.guard.serve(w, r, next, h.serve)
+	// The handlers after this one see the request without the caller's
+	// key in its query.
+	next = scrubbingKey(r, next)
+	if gw, ok := h.guard.admit(w, r); ok {
+		err = h.serve(gw, r, next, st, id)
+	}
 	panicked = false
 	return err
 }
 
-func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, st *requestState, id *policy.Identity) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
-	id := policy.NewIdentity(r.Header)
+	id.Init(r.Header)
 	w.Header().Set("X-Request-Id", id.RequestID)
 	repl.Map(id.Placeholder)
-	lineFor(r.Context()).Request(id.RequestID, id.ChargeID)
+	st.line.Request(id.RequestID, id.ChargeID)
 
 	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
@@ -113,16 +120,18 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	}
 	r.Header.Del("Authorization")
 	id.Principal, id.Authenticated = p, true
-	lineFor(r.Context()).Caller(p.AccountID, p.KeyID)
+	st.line.Caller(p.AccountID, p.KeyID)
 	startActivity(r, w, h.ledger, id.RequestID, p)
-	return next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
+	return next.ServeHTTP(w, r.WithContext(policy.WithIdentity(r.Context(), id)))
 }
 
-// chargeID returns the server's own id of r, set by switchyard_auth.
+// chargeID returns the server's own id of r, set by switchyard_auth
+// ({switchyard.charge_id}); "" before it.
 func chargeID(r *http.Request) string {
-	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	id, _ := repl.GetString("switchyard.charge_id")
-	return id
+	if st := stateOf(r.Context()); st.authUsed {
+		return st.id.ChargeID
+	}
+	return ""
 }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:

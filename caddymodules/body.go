@@ -12,25 +12,23 @@ import (
 	"github.com/switchyardhq/switchyard/translator/request"
 )
 
-// bodyVar holds a request body read by one handler for the handlers after
-// it (limits, meter, chat), so that it is read from the client once.
-const bodyVar = "switchyard.body"
-
 // bodyReader reads request bodies into memory for the handlers that parse
 // them (the admission step, the meter, the chat handler), within the
 // node's budget and a deadline (package body).
 type bodyReader struct{ body.Reader }
 
 // read reads r's body once per request, for the account of its
-// principal: later calls return the same bytes.
+// principal: later calls return the same bytes, which the request's
+// state keeps for the handlers after this one (limits, meter, chat).
 func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if b, ok := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); ok {
-		return b, nil
+	st := stateOf(r.Context())
+	if st.body != nil {
+		return st.body, nil
 	}
 	p, _ := policy.PrincipalFrom(r.Context())
 	b, err := br.Read(w, r, p.AccountID)
-	if err == nil && b != nil {
-		caddyhttp.SetVar(r.Context(), bodyVar, b)
+	if err == nil {
+		st.body = b
 	}
 	return b, err
 }
@@ -38,20 +36,16 @@ func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, erro
 // dropUnread bounds what the server does with the body of a request
 // refused before its body was read whole (body.DropUnread).
 func dropUnread(w http.ResponseWriter, r *http.Request) {
-	if _, read := caddyhttp.GetVar(r.Context(), bodyVar).([]byte); !read {
+	if stateOf(r.Context()).body == nil {
 		body.DropUnread(w, r)
 	}
 }
 
 // Parses handed from the admission step to the handler that serves the
-// request, so that a body is decoded once.
-const (
-	// v1RequestVar holds the billing.V1Request of a /v1 body, for the meter.
-	v1RequestVar = "switchyard.v1_request"
-	// chatRequestVar holds the *request.Request of a /v3 chat body, for
-	// switchyard_chat.
-	chatRequestVar = "switchyard.chat_request"
-)
+// request, so that a body is decoded once: a /v1 body's in the request's
+// state (parsedV1), a /v3 chat body's in this variable, as a
+// *request.Request, for switchyard_chat.
+const chatRequestVar = "switchyard.chat_request"
 
 // parsedBody is the parse of r's body that a handler in front kept under
 // key (the admission step, the meter), else the body read by br and
@@ -71,6 +65,25 @@ func parsedBody[T any](w http.ResponseWriter, r *http.Request, key string, br *b
 	v, err := parse(body)
 	if err == nil {
 		caddyhttp.SetVar(r.Context(), key, v)
+	}
+	return v, err
+}
+
+// parsedV1 is parsedBody for a /v1 body, whose parse the request's state
+// keeps (requestState.v1).
+func parsedV1(w http.ResponseWriter, r *http.Request, br *bodyReader,
+	parse func([]byte) (billing.V1Request, error)) (billing.V1Request, error) {
+	st := stateOf(r.Context())
+	if st.v1Parsed {
+		return st.v1, nil
+	}
+	body, err := br.read(w, r)
+	if err != nil {
+		return billing.V1Request{}, err
+	}
+	v, err := parse(body)
+	if err == nil {
+		st.v1, st.v1Parsed = v, true
 	}
 	return v, err
 }
@@ -108,17 +121,17 @@ func chatLimits(prof policy.Profile) request.Limits {
 // refuse a top-level key given twice in two letter cases and a "stream"
 // that is not a boolean, with 400, so that no backend reads a request
 // other than the one admitted. An empty body is refused the same way. The
-// parse is kept for the handler (v1RequestVar, chatRequestVar).
+// parse is kept for the handler (parsedV1, chatRequestVar).
 func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing.BodyMeter, prof policy.Profile) (billing.Ask, error) {
 	if m == billing.ChatJSON {
 		req, err := parsedBody(w, r, chatRequestVar, br, chatParser(r, chatLimits(prof)))
 		if err != nil {
 			return billing.Ask{}, err
 		}
-		body, _ := caddyhttp.GetVar(r.Context(), bodyVar).([]byte)
+		body := stateOf(r.Context()).body
 		return billing.Ask{Meter: m, BodyBytes: int64(len(body)), Model: req.Model, Stream: req.Stream, MaxTokens: req.MaxTokens}, nil
 	}
-	req, err := parsedBody(w, r, v1RequestVar, br, v1Parse(m))
+	req, err := parsedV1(w, r, br, v1Parse(m))
 	if err != nil {
 		return billing.Ask{}, err
 	}

@@ -167,7 +167,7 @@ func (h *Chat) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	}
 	// The charge settles the hold (settlingRecorder); a request that was
 	// never charged, failed or panicked gives it back here.
-	if hold, ok := caddyhttp.GetVar(r.Context(), holdVar).(*limits.Hold); ok {
+	if hold := stateOf(r.Context()).hold; hold != nil {
 		defer hold.Release()
 	}
 	h.orch.Serve(w, r, req, caller)
@@ -212,14 +212,14 @@ func (h *Chat) accept(w http.ResponseWriter, r *http.Request) (*request.Request,
 }
 
 // letGoOfBody drops r's body and the whole of its parse from the
-// request's vars, where the admission step left them: they would stay
+// request's state and vars, where the admission step left them: they would stay
 // referenced for as long as the answer streams, a long conversation
 // twice over. The orchestrator is handed the parse and keeps what it
 // needs of it; after this handler only the model is read
 // (requestedModel, for the metrics).
 func letGoOfBody(r *http.Request, req *request.Request) {
 	ctx := r.Context()
-	caddyhttp.SetVar(ctx, bodyVar, nil)
+	stateOf(ctx).body = nil
 	caddyhttp.SetVar(ctx, chatRequestVar, &request.Request{Model: req.Model})
 }
 

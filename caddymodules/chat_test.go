@@ -12,19 +12,19 @@ import (
 )
 
 // An open stream must not keep the request body and its parse in the
-// request's vars; the metrics still read the model after the handler.
+// request's state and vars; the metrics still read the model after the handler.
 func TestLetGoOfBodyKeepsOnlyTheModel(t *testing.T) {
 	vars := map[string]any{}
 	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, vars)
 	r := httptest.NewRequest(http.MethodPost, chatPath, nil).WithContext(ctx)
 	req := &request.Request{Model: "m", Messages: []request.Message{{Role: request.RoleUser}}}
-	caddyhttp.SetVar(ctx, bodyVar, []byte(`{"model":"m","messages":[{"role":"user","content":"Hi"}]}`))
+	stateOf(ctx).body = []byte(`{"model":"m","messages":[{"role":"user","content":"Hi"}]}`)
 	caddyhttp.SetVar(ctx, chatRequestVar, req)
 
 	letGoOfBody(r, req)
 
-	if _, held := vars[bodyVar]; held {
-		t.Error("the request body is still held in the request's vars")
+	if stateOf(ctx).body != nil {
+		t.Error("the request body is still held in the request's state")
 	}
 	kept, _ := vars[chatRequestVar].(*request.Request)
 	switch {

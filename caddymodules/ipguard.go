@@ -18,7 +18,7 @@ import (
 // across nodes when there is one, and survive reloads.
 type ipGuard struct {
 	failures *limits.AuthFailures
-	logger   *zap.Logger
+	warn     func(error) // logs a failure that could not be counted
 }
 
 // newIPGuard returns the guard app's limits configure, or nil when it is
@@ -35,30 +35,26 @@ func newIPGuard(app *App, logger *zap.Logger) (*ipGuard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ipGuard{failures: f, logger: logger}, nil
+	return &ipGuard{failures: f, warn: func(err error) { logger.Warn("counting a failed authentication", zap.Error(err)) }}, nil
 }
 
-// serve runs authenticate on the request unless its client address is
-// blocked, which is answered 429 rate_limit_exceeded at once. It is
-// switchyard_auth's one hook: the handlers after authenticate also see
-// the request without the caller's key in its query (scrubbingKey). A refusal
-// of authenticate's (401 before any principal is set) counts against the
-// address; the one that goes past the limit is answered 429 instead.
-func (g *ipGuard) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler,
-	authenticate func(http.ResponseWriter, *http.Request, caddyhttp.Handler) error) error {
-	next = scrubbingKey(r, next)
+// admit runs before r is authenticated (switchyard_auth, the admin API):
+// a request from a blocked client address is answered 429
+// rate_limit_exceeded at once (false). Else it returns the writer to
+// authenticate with, on which a refusal of the authentication (401
+// before any principal is set) counts against the address; the one that
+// goes past the limit is answered 429 instead.
+func (g *ipGuard) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, bool) {
 	if g == nil {
-		return authenticate(w, r, next)
+		return w, true
 	}
 	addr := clientAddr(r)
 	if wait, blocked := g.failures.Blocked(addr); blocked {
 		writeRefusal(w, r, limits.AuthFailuresError(g.failures, wait))
-		return nil
+		return nil, false
 	}
-	gw := limits.NewFailureWriter(r.Context(), w, g.failures, addr,
-		func() bool { return !authenticated(r) },
-		func(err error) { g.logger.Warn("counting a failed authentication", zap.Error(err)) })
-	return authenticate(gw, r, next)
+	return limits.NewFailureWriter(r.Context(), w, g.failures, addr,
+		func() bool { return !authenticated(r) }, g.warn), true
 }
 
 // clientAddr is the address failures are counted for: Caddy's client IP

@@ -86,10 +86,6 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	return next.ServeHTTP(w, r)
 }
 
-// holdVar holds the request's *limits.Hold, for whoever records its charge
-// to settle.
-const holdVar = "switchyard.hold"
-
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //
 //	switchyard_limits

@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/body"
-	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/storage"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
@@ -74,12 +73,12 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return next.ServeHTTP(w, r)
 	}
 	// The parse stays on the request: the proxy routes by its model.
-	req, err := parsedBody(w, r, v1RequestVar, h.app.admission.bodies, h.app.admission.v1ParseOf(r))
+	req, err := parsedV1(w, r, h.app.admission.bodies, h.app.admission.v1ParseOf(r))
 	if err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
-	caddyhttp.SetVar(r.Context(), meteredVar, true)
+	stateOf(r.Context()).metered = true
 	// The bytes the backend gets: the body as read, or as rewritten to
 	// ask for usage. The probe in front has put the read body back
 	// already, which is pointed at them rather than replaced.
@@ -89,19 +88,20 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		r.Body = body.NewReadBody(req.Body)
 	}
 	r.ContentLength = int64(len(req.Body))
-	r.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
+	setContentLength(r.Header, len(req.Body))
 	// The body is already read: a 100 Continue must not be asked of, or
 	// answered by, the backend.
 	r.Header.Del("Expect")
 
-	x := billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
+	e := &meteredExchange{metrics: h.app.metrics}
+	e.x = billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
+	x, mw := &e.x, &e.mw
 	// With X-Include-Cost the usage chunk asked for on the client's
 	// behalf is kept: it is where the cost is shown.
-	mw := billing.NewMeterWriter(w, billing.NewMeter(req.DropUsage && !includeCost(r)), func() {
-		h.app.metrics.ObserveFirstByte(x.Started)
-	})
+	e.meter.Init(req.DropUsage && !includeCost(r))
+	mw.Init(w, &e.meter, e.firstByte)
 	if includeCost(r) {
-		h.showCost(r, mw, x)
+		h.showCost(r, mw, *x)
 	}
 	// Charged in a defer: reverse_proxy ends a stream the client cut off
 	// with panic(http.ErrAbortHandler), and that request is owed too.
@@ -114,7 +114,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		// The response is complete once the handlers return; the charge
 		// is committed after that, by the ledger writer, and the hold
 		// stays until then.
-		h.charge(r.Context(), x)
+		h.charge(r.Context(), *x)
 		if rec != nil {
 			panic(rec)
 		}
@@ -122,9 +122,30 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	return next.ServeHTTP(mw, r)
 }
 
-// meteredVar is set on a request whose body switchyard_meter took charge
-// of, for switchyard_proxy, which passes no body that was not.
-const meteredVar = "switchyard.metered"
+// meteredExchange is what switchyard_meter keeps of a request while it
+// is answered: the exchange to charge, the meter and the writer it reads
+// the answer through, in one allocation instead of one each.
+type meteredExchange struct {
+	x       billing.V1Exchange
+	meter   billing.Meter
+	mw      billing.MeterWriter
+	metrics *telemetry.Metrics
+}
+
+// firstByte observes the time to the upstream's first byte, when the
+// answer's headers go out.
+func (e *meteredExchange) firstByte() { e.metrics.ObserveFirstByte(e.x.Started) }
+
+// setContentLength sets h's Content-Length to n, unless it says n
+// already, as the client's normally does: Header.Set would make the
+// string and its slice anew.
+func setContentLength(h http.Header, n int) {
+	var buf [20]byte
+	if v := h["Content-Length"]; len(v) == 1 && v[0] == string(strconv.AppendInt(buf[:0], int64(n), 10)) {
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(n))
+}
 
 // charge settles x's usage record (settlingRecorder). A request that is
 // not charged keeps its hold for the Limits handler to release.
@@ -162,10 +183,10 @@ func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
 // settle hands rec, and the hold of the request in ctx, to the ledger
 // writer, and returns rec's price.
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
-	hold, _ := caddyhttp.GetVar(ctx, holdVar).(*limits.Hold)
-	price := s.SettleHold(rec, hold.Handover())
-	activityOf(ctx).Charged(rec, price)
-	lineFor(ctx).Charged(rec, price)
+	st := stateOf(ctx)
+	price := s.SettleHold(rec, st.hold.Handover())
+	st.activity.Charged(rec, price)
+	st.line.Charged(rec, price)
 	return price
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/routing"
@@ -59,8 +58,8 @@ func (a *App) metricsFor(m *telemetry.Metrics) *telemetry.Metrics {
 // requestedModel is the model r's body asked for, as the admission step
 // or a handler parsed it; "" when none did.
 func requestedModel(r *http.Request) string {
-	if v, ok := caddyhttp.GetVar(r.Context(), v1RequestVar).(billing.V1Request); ok && v.Model != "" {
-		return v.Model
+	if st := stateOf(r.Context()); st.v1Parsed && st.v1.Model != "" {
+		return st.v1.Model
 	}
 	if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
 		return v.Model

@@ -30,7 +30,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	// Normally the meter in front has parsed the body already.
-	req, err := parsedBody(w, r, v1RequestVar, h.bodies, h.admission.v1ParseOf(r))
+	req, err := parsedV1(w, r, h.bodies, h.admission.v1ParseOf(r))
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
@@ -43,12 +43,12 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	// A stream that stalls is cut as on the single upstream; the watch
 	// starts with the headers, so retries and fallbacks before them are
 	// bounded by the pools' own timeouts.
-	w, r, done, err := h.startGeneration(w, r)
+	w, r, gen, err := h.startGeneration(w, r)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	defer done()
+	defer gen.done()
 
 	state := routing.NewState(req.Body, req.Model)
 	caddyhttp.SetVar(r.Context(), routeStateVar, state) // for a cost shown as the answer passes

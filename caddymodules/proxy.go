@@ -175,12 +175,12 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	h.upstream.Apply(r)
-	w, r, done, err := h.startGeneration(w, r)
+	w, r, gen, err := h.startGeneration(w, r)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
-	defer done()
+	defer gen.done()
 	return h.rp.ServeHTTP(w, r, next)
 }
 
@@ -196,7 +196,7 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 		}
 		return nil
 	}
-	if metered, _ := caddyhttp.GetVar(r.Context(), meteredVar).(bool); !metered {
+	if !stateOf(r.Context()).metered {
 		h.logger.Error("a request reached switchyard_proxy unmetered and was refused: put switchyard_meter in front of it",
 			zap.String("method", r.Method), zap.String("path", r.URL.Path))
 		return apierror.Internal()
@@ -205,17 +205,25 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 }
 
 // startGeneration waits for a slot of the queue and starts the idle watch
-// on the answer; done stops the watch and gives the slot back. The legacy
-// API stays unchanged: a waiting request just waits, without
-// queue_position chunks. The error is the client's answer.
-func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func(), error) {
+// on the answer, until the generation's done. The legacy API stays
+// unchanged: a waiting request just waits, without queue_position
+// chunks. The error is the client's answer.
+func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, generation, error) {
 	release, err := limits.EnterQueue(r.Context(), h.queue, nil)
 	if err != nil {
-		return w, r, nil, err
+		return w, r, generation{}, err
 	}
 	w, r, stop := idle.Watch(w, r, h.timeouts().Idle)
-	return w, r, func() { stop(); release() }, nil
+	return w, r, generation{stop: stop, release: release}, nil
 }
+
+// generation is a request's slot of the queue and the idle watch on its
+// answer, from startGeneration: a value, where a closure of the two
+// would be an allocation a request.
+type generation struct{ stop, release func() }
+
+// done stops the watch and gives the slot back.
+func (g generation) done() { g.stop(); g.release() }
 
 // Cleanup implements caddy.CleanerUpper.
 func (h *Proxy) Cleanup() error {

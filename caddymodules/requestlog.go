@@ -5,25 +5,17 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchyardhq/switchyard/telemetry"
-
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/telemetry"
 )
-
-// activityVar holds the *billing.Activity of an authenticated request:
-// its request log entry (docs/admin.md, "Activity").
-const activityVar = "switchyard.activity"
 
 // startActivity starts the request log entry of r, authenticated as p.
 func startActivity(r *http.Request, w http.ResponseWriter, ledger *billing.LedgerWriter, requestID string, p policy.Principal) {
 	if ledger == nil {
 		return
 	}
-	caddyhttp.SetVar(r.Context(), activityVar,
-		billing.NewActivity(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Header.Get("X-User-Id"), r.Method, r.URL.Path))
+	stateOf(r.Context()).activity = billing.NewActivity(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Header.Get("X-User-Id"), r.Method, r.URL.Path)
 }
 
 // receivedAt is when switchyard_auth's telemetry.Writer, under w's wrappers,
@@ -44,8 +36,7 @@ func receivedAt(w http.ResponseWriter) time.Time {
 // activityOf is the request log entry of the request of ctx; nil for a
 // request that was not authenticated.
 func activityOf(ctx context.Context) *billing.Activity {
-	a, _ := caddyhttp.GetVar(ctx, activityVar).(*billing.Activity)
-	return a
+	return stateOf(ctx).activity
 }
 
 // finishActivity queues r's entry with the status and error code it

@@ -115,7 +115,7 @@ func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
 	})
 	e := embeddedEnv(t, up.URL()).with("OTEL_TRACES_EXPORTER", "console", "OTEL_SERVICE_NAME", "switchyard-test")
 	key := fundedKey(t, e, "traced")
-	cfg := faultConfig(t, nil, "\troute /v1/* {\n", "\troute /v1/* {\n"+tracingSnippet, "\troute /v3/* {\n", "\troute /v3/* {\n"+tracingSnippet)
+	cfg := faultConfig(t, nil, "\tswitchyard_auth /v1/*\n", v1TracingSnippet+"\tswitchyard_auth /v1/*\n", "\troute /v3/* {\n", "\troute /v3/* {\n"+tracingSnippet)
 	g := startGateway(t, e, cfg)
 	sendSecrets(t, g, key, prompt)
 	g.stop() // the batcher writes its spans on shutdown
@@ -131,8 +131,16 @@ func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
 }
 
 // tracingSnippet is the tracing directive docs/operations.md shows, as it
-// goes in each API route of Caddyfile.example.
-const tracingSnippet = `		tracing {
+// goes in the /v3 route of Caddyfile.example; v1TracingSnippet is the
+// same for the /v1 handlers, which stand in the site with the matcher
+// /v1/* (Caddy puts tracing first).
+const (
+	tracingSnippet = `		tracing {
 			span "{http.request.method} {http.request.uri.path}"
 		}
 `
+	v1TracingSnippet = `	tracing /v1/* {
+		span "{http.request.method} {http.request.uri.path}"
+	}
+`
+)

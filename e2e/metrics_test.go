@@ -194,7 +194,7 @@ func TestRequestTimingMetrics(t *testing.T) {
 	if got[`switchyard_sqlite_statements_total{kind="read"}`] <= 0 {
 		t.Error("the embedded store's statements are not counted")
 	}
-	if caddy := got[`caddy_http_request_duration_seconds_count{code="200",handler="subroute",method="POST",server="srv0"}`]; caddy < 2 {
+	if caddy := got[`caddy_http_request_duration_seconds_count{code="200",handler="switchyard_auth",method="POST",server="srv0"}`]; caddy < 2 {
 		t.Errorf("Caddy's server metrics are off in Caddyfile.example (%v requests)", caddy)
 	}
 }

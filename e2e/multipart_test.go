@@ -17,8 +17,8 @@ func TestV1UploadsAreRefused(t *testing.T) {
 	up, e := scriptedEnv(t)
 	key := fundedKey(t, e, "uploader")
 
-	const anchor = "\t\t\tdial_timeout 10s" // in switchyard_proxy
-	cfg := writeConfig(t, exampleConfig(t, anchor, "\t\t\troutes POST /audio/transcriptions\n"+anchor))
+	const anchor = "\t\tdial_timeout 10s" // in switchyard_proxy
+	cfg := writeConfig(t, exampleConfig(t, anchor, "\t\troutes POST /audio/transcriptions\n"+anchor))
 	res := cli(t, e.with("SWITCHYARD_LISTEN", "127.0.0.1:0", "SWITCHYARD_ADMIN", "127.0.0.1:0"),
 		"validate", "--config", cfg, "--adapter", "caddyfile")
 	if res.code == 0 || !strings.Contains(res.stderr, "POST /audio/transcriptions") || !strings.Contains(res.stderr, "no meter reads its body") {

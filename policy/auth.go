@@ -47,10 +47,25 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// PrincipalFrom returns the principal stored by WithPrincipal.
+// WithIdentity returns a context carrying id's principal once id is
+// authenticated. The context keeps id itself, where WithPrincipal boxes a
+// copy of the principal, one allocation more per request.
+func WithIdentity(ctx context.Context, id *Identity) context.Context {
+	return context.WithValue(ctx, principalKey{}, id)
+}
+
+// PrincipalFrom returns the principal stored by WithPrincipal, or that of
+// the authenticated identity stored by WithIdentity.
 func PrincipalFrom(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
-	return p, ok
+	switch v := ctx.Value(principalKey{}).(type) {
+	case Principal:
+		return v, true
+	case *Identity:
+		if v.Authenticated {
+			return v.Principal, true
+		}
+	}
+	return Principal{}, false
 }
 
 // Authenticator turns an Authorization header into a Principal.

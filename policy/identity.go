@@ -17,14 +17,21 @@ type Identity struct {
 // authenticated: a new charge id, and the client's X-Request-Id when it
 // is a valid one, else a new id, which is set in h for the handlers after.
 func NewIdentity(h http.Header) *Identity {
-	id := &Identity{ChargeID: NewChargeID(), RequestID: h.Get("X-Request-Id")}
+	id := new(Identity)
+	id.Init(h)
+	return id
+}
+
+// Init makes id what NewIdentity returns, in place: for a caller that
+// keeps the identity in a value of its own.
+func (id *Identity) Init(h http.Header) {
+	*id = Identity{ChargeID: NewChargeID(), RequestID: h.Get("X-Request-Id")}
 	if !ValidRequestID(id.RequestID) {
 		// Not the charge id: that is the ledger's reference of the
 		// request's charge, which no client is handed.
 		id.RequestID = NewRequestID()
 		h.Set("X-Request-Id", id.RequestID)
 	}
-	return id
 }
 
 // Placeholder is the value of the placeholder key (without braces); the

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"net/http"
 	"testing"
 )
@@ -37,5 +38,25 @@ func TestIdentityPlaceholder(t *testing.T) {
 	}
 	if _, ok := id.Placeholder("switchyard.other"); ok {
 		t.Error("an unknown placeholder has a value")
+	}
+}
+
+// A context carrying an identity carries its principal only once the
+// identity is authenticated, as one carrying the principal itself would.
+func TestPrincipalFromIdentity(t *testing.T) {
+	id := NewIdentity(http.Header{})
+	ctx := WithIdentity(context.Background(), id)
+	if _, ok := PrincipalFrom(ctx); ok {
+		t.Error("a principal before authentication")
+	}
+	id.Principal, id.Authenticated = Principal{KeyID: "key_1", AccountID: "acct_1"}, true
+	if p, ok := PrincipalFrom(ctx); !ok || p.KeyID != "key_1" || p.AccountID != "acct_1" {
+		t.Errorf("PrincipalFrom = %+v, %v; want the identity's principal", p, ok)
+	}
+	if p, ok := PrincipalFrom(WithPrincipal(context.Background(), Principal{KeyID: "key_2"})); !ok || p.KeyID != "key_2" {
+		t.Errorf("PrincipalFrom(WithPrincipal) = %+v, %v", p, ok)
+	}
+	if _, ok := PrincipalFrom(context.Background()); ok {
+		t.Error("a principal in a bare context")
 	}
 }

@@ -40,8 +40,25 @@ func (m *Metrics) CountRequest(r *http.Request, w *Writer, status int, code, mod
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(RouteOf(r.URL.Path), strconv.Itoa(status), code).Inc()
+	m.requests.WithLabelValues(RouteOf(r.URL.Path), statusLabel(status), code).Inc()
 	m.observeRequest(r, w, model)
+}
+
+// statusLabels are the status label's values of the statuses HTTP has,
+// made once: strconv.Itoa would make each anew on every request.
+var statusLabels = func() (l [600]string) {
+	for status := 100; status < len(l); status++ {
+		l[status] = strconv.Itoa(status)
+	}
+	return l
+}()
+
+// statusLabel is the status label's value of status.
+func statusLabel(status int) string {
+	if status >= 100 && status < len(statusLabels) {
+		return statusLabels[status]
+	}
+	return strconv.Itoa(status)
 }
 
 // Values of the model label of the request histograms besides the
@@ -169,7 +186,7 @@ func (m *Metrics) CountAdmin(r *http.Request, w *Writer) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	m.admin.WithLabelValues(methodLabel(r.Method), strconv.Itoa(status)).Inc()
+	m.admin.WithLabelValues(methodLabel(r.Method), statusLabel(status)).Inc()
 }
 
 // methodLabel bounds the method label to the methods the admin API

@@ -28,7 +28,15 @@ type Writer struct {
 // NewWriter watches the response to r written to rw, counting its
 // stream in m.
 func NewWriter(rw http.ResponseWriter, r *http.Request, m *Metrics) *Writer {
-	return &Writer{ResponseWriter: rw, start: time.Now(), metrics: m, request: r}
+	w := new(Writer)
+	w.Init(rw, r, m)
+	return w
+}
+
+// Init makes w what NewWriter returns, in place: for a caller that keeps
+// the writer in a value of its own.
+func (w *Writer) Init(rw http.ResponseWriter, r *http.Request, m *Metrics) {
+	*w = Writer{ResponseWriter: rw, start: time.Now(), metrics: m, request: r}
 }
 
 func (w *Writer) WriteHeader(status int) {

@@ -85,6 +85,8 @@ func TestHeaderFilterKeepsTheGatewaysOwnValues(t *testing.T) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("Server", "Caddy")
 	rec.Header().Set("X-Request-Id", "req-gateway")
+	rec.Header().Set("X-Ratelimit-Limit-Requests", "60")
+	rec.Header().Set("X-Ratelimit-Remaining-Requests", "59")
 	f := NewHeaderFilter(rec)
 	delete(f.Header(), "Server") // as reverse_proxy does
 	f.Header().Add("Server", "vllm/0.6 (gpu-node-7)")
@@ -92,8 +94,15 @@ func TestHeaderFilterKeepsTheGatewaysOwnValues(t *testing.T) {
 	f.Header().Add("X-Powered-By", "internal")
 	f.Header().Add("Via", "1.1 Caddy")
 	f.Header().Add("Via", "1.1 internal-lb")
+	f.Header().Set("X-Ratelimit-Limit-Requests", "1000") // a value of the same length
 	f.WriteHeader(200)
 	h := rec.Header()
+	if got := h.Values("X-Ratelimit-Limit-Requests"); len(got) != 1 || got[0] != "60" {
+		t.Errorf("X-Ratelimit-Limit-Requests %q, want the gateway's", got)
+	}
+	if got := h.Values("X-Ratelimit-Remaining-Requests"); len(got) != 1 || got[0] != "59" {
+		t.Errorf("X-Ratelimit-Remaining-Requests %q, want the gateway's, untouched", got)
+	}
 	if got := h.Values("Server"); len(got) != 1 || got[0] != "Caddy" {
 		t.Errorf("Server %q, want the gateway's", got)
 	}

@@ -1,0 +1,79 @@
+package caddymodules
+
+import (
+	"context"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/telemetry"
+)
+
+// requestState is what Switchyard's handlers leave a request for the
+// handlers after them and for its access log line, in one allocation
+// and one of Caddy's request variables. A variable each would box most
+// of them, and Caddy's variables, of which the server sets four on a
+// proxied request itself, would outgrow the eight a map keeps without
+// growing into a table.
+type requestState struct {
+	line     telemetry.LogLine // the request's fields of its access log line
+	activity *billing.Activity // its request log entry; nil unless authenticated
+	hold     *limits.Hold      // its balance hold, for whoever records its charge
+
+	// body is the request's body once a handler has read it
+	// (bodyReader), so that it is read from the client once; nil before.
+	body []byte
+
+	// v1 is the parse of a /v1 body (billing.ParseV1), for the meter
+	// and the proxy, once v1Parsed.
+	v1       billing.V1Request
+	v1Parsed bool
+
+	// metered is set on a request whose body switchyard_meter took
+	// charge of, for switchyard_proxy, which passes no body that was not.
+	metered bool
+
+	// switchyard_auth's identity of the request and its writer of the
+	// response, taken by the first switchyard_auth on the request
+	// (authParts).
+	id       policy.Identity
+	w        telemetry.Writer
+	authUsed bool
+}
+
+// authParts are the identity and writer switchyard_auth fills in for a
+// request: the state's own, or for a second switchyard_auth on the same
+// request, whose handlers after it still see the first's, new ones.
+func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
+	if s.authUsed {
+		return new(policy.Identity), new(telemetry.Writer)
+	}
+	s.authUsed = true
+	return &s.id, &s.w
+}
+
+// stateVar is the request variable that holds its *requestState.
+const stateVar = "switchyard.state"
+
+// stateOf is the state of ctx's request, made on first use. Its line is
+// put into Caddy's extra log fields then, as one inline field filled in
+// place after (each ExtraLogFields.Set clears a sync.Map). Outside a
+// request Caddy serves, it is a state of its own that nothing reads.
+func stateOf(ctx context.Context) *requestState {
+	vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any)
+	if !ok {
+		return new(requestState)
+	}
+	if s, ok := vars[stateVar].(*requestState); ok {
+		return s
+	}
+	s := new(requestState)
+	vars[stateVar] = s
+	if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
+		extra.Set(zap.Inline(&s.line))
+	}
+	return s
+}

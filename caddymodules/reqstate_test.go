@@ -1,0 +1,56 @@
+package caddymodules
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// A request's state is made once and found again by every handler, with
+// its access log line put into Caddy's extra log fields once; a second
+// switchyard_auth on the same request gets an identity and a writer of
+// its own, so that the handlers after the first keep seeing the first's.
+func TestRequestStateIsOneARequest(t *testing.T) {
+	vars := map[string]any{}
+	extra := new(caddyhttp.ExtraLogFields)
+	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, vars)
+	ctx = context.WithValue(ctx, caddyhttp.ExtraLogFieldsCtxKey, extra)
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil).WithContext(ctx)
+
+	st := stateOf(ctx)
+	if stateOf(ctx) != st || lineFor(ctx) != &st.line {
+		t.Fatal("a request's handlers got different states")
+	}
+	if len(vars) != 1 {
+		t.Errorf("the state took %d request variables, want 1: %v", len(vars), vars)
+	}
+	if chargeID(r) != "" {
+		t.Errorf("a charge id before switchyard_auth: %q", chargeID(r))
+	}
+
+	id, w := st.authParts()
+	id.Init(r.Header)
+	if id != &st.id || w != &st.w {
+		t.Error("the first switchyard_auth did not get the state's own identity and writer")
+	}
+	if chargeID(r) != id.ChargeID || id.ChargeID == "" {
+		t.Errorf("chargeID = %q, want the identity's %q", chargeID(r), id.ChargeID)
+	}
+	id2, w2 := st.authParts()
+	if id2 == id || w2 == w {
+		t.Fatal("a second switchyard_auth got the first's identity or writer")
+	}
+	id2.Init(r.Header)
+	if chargeID(r) != id.ChargeID {
+		t.Errorf("after a second switchyard_auth, chargeID = %q, want the first's %q", chargeID(r), id.ChargeID)
+	}
+
+	// Outside a request Caddy serves, a state nothing keeps.
+	bare := context.Background()
+	if stateOf(bare) == stateOf(bare) {
+		t.Error("a state kept without request variables")
+	}
+}

@@ -1,0 +1,184 @@
+package caddymodules
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/testenv"
+	"github.com/switchyardhq/switchyard/node"
+	"github.com/switchyardhq/switchyard/policy"
+)
+
+// BenchmarkV1JSON serves the bench's /v1 JSON request through Caddy in
+// this process: Caddyfile.example as shipped (its access log, Caddy's
+// metrics, switchyard_auth, _limits, _meter and _proxy on the embedded
+// store), with the limits raised out of the way as bench/ raises them,
+// and beside it a plain reverse_proxy site (plain), both in front of
+// one local upstream that answers at once. Requests go through each
+// server's ServeHTTP; the upstream is reached over loopback. What
+// switchyard costs over plain is the gateway's per request, its ledger
+// writer's work in the background included.
+//
+//	go test ./caddymodules -run '^$' -bench V1JSON -benchmem -cpuprofile cpu.pprof
+func BenchmarkV1JSON(b *testing.B) {
+	discardStderr(b)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(benchAnswerBody)))
+		_, _ = w.Write(benchAnswerBody)
+	}))
+	b.Cleanup(up.Close)
+	plain, gateway, key := loadV1Bench(b, up.Listener.Addr().String())
+
+	for _, c := range []struct {
+		name string
+		srv  *caddyhttp.Server
+	}{{"plain", plain}, {"switchyard", gateway}} {
+		b.Run(c.name, func(b *testing.B) {
+			req := func() *http.Request {
+				r := benchRequest()
+				r.Header.Set("Authorization", "Bearer "+key)
+				// As the server reads it off the wire.
+				r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+				return r
+			}
+			for range 200 { // the key cached, the connections open
+				w := httptest.NewRecorder()
+				if c.srv.ServeHTTP(w, req()); w.Code != http.StatusOK {
+					b.Fatalf("%d %s", w.Code, w.Body)
+				}
+			}
+			refused := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			before := processCPU(b)
+			for b.Loop() {
+				w := &benchWriter{header: make(http.Header)}
+				if c.srv.ServeHTTP(w, req()); w.status != http.StatusOK {
+					refused++
+				}
+			}
+			b.ReportMetric(float64(processCPU(b)-before)/float64(b.N), "cpu-ns/op")
+			if refused > 0 {
+				b.Fatalf("%d of %d requests were not answered 200", refused, b.N)
+			}
+		})
+	}
+}
+
+// benchWriter is a response writer like the server's own, in what the
+// handlers ask of it: it takes deadlines and flushes, which
+// httptest.ResponseRecorder refuses with an error made anew each time,
+// and does not copy the headers when they are written.
+type benchWriter struct {
+	header http.Header
+	status int
+}
+
+func (w *benchWriter) Header() http.Header { return w.header }
+
+func (w *benchWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+}
+
+func (w *benchWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return len(p), nil
+}
+
+func (w *benchWriter) Flush()                           {}
+func (w *benchWriter) SetReadDeadline(time.Time) error  { return nil }
+func (w *benchWriter) SetWriteDeadline(time.Time) error { return nil }
+
+// loadV1Bench loads Caddyfile.example, its limits raised, with a plain
+// reverse_proxy site beside it, both in front of the upstream at
+// upAddr, and returns both servers and a funded key of the gateway.
+func loadV1Bench(b *testing.B, upAddr string) (plain, gateway *caddyhttp.Server, key string) {
+	b.Helper()
+	addrs := testenv.FreeAddrs(b, 3)
+	_, port, _ := net.SplitHostPort(addrs[0])
+	b.Setenv("SWITCHYARD_LISTEN", addrs[0])
+	b.Setenv("SWITCHYARD_LISTEN_PORT", port)
+	b.Setenv("SWITCHYARD_ADMIN", addrs[2])
+	b.Setenv("SWITCHYARD_DATA_DIR", b.TempDir())
+	b.Setenv("SWITCHYARD_UPSTREAM", "http://"+upAddr+"/v1")
+	b.Setenv("SWITCHYARD_UPSTREAM_MODEL", "switchyard-demo")
+	b.Setenv("SWITCHYARD_REVISION", "B")
+	example, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A window of 10 ms as bench/ has, and room for a fast machine.
+	cfg := strings.Replace(string(example), "\tswitchyard {",
+		"\tswitchyard {\n\t\tlimits {\n\t\t\trequests 1000 10ms\n\t\t\tstreams 100000\n\t\t}", 1)
+	if cfg == string(example) {
+		b.Fatal("Caddyfile.example has no switchyard global block to raise the limits in")
+	}
+	_, plainPort, _ := net.SplitHostPort(addrs[1])
+	cfg += "\nhttp://:" + plainPort + " {\n\tbind 127.0.0.1\n\treverse_proxy " + upAddr + "\n}\n"
+	js, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
+	if err != nil {
+		b.Fatalf("adapting the Caddyfile: %v (%v)", err, warnings)
+	}
+	if err := caddy.Load(js, true); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = caddy.Stop() })
+	app, err := caddy.ActiveContext().App("http")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, srv := range app.(*caddyhttp.App).Servers {
+		if len(srv.Listen) == 1 && strings.HasSuffix(srv.Listen[0], ":"+plainPort) {
+			plain = srv
+		} else {
+			gateway = srv
+		}
+	}
+	if plain == nil || gateway == nil {
+		b.Fatal("the gateway's and the plain server were not both loaded")
+	}
+
+	ctx := context.Background()
+	s, err := (&App{}).resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.LoadKeySecret(); err != nil {
+		b.Fatal(err)
+	}
+	hasher, err := policy.NewKeyHasher(s.KeySecret)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := node.OpenStore(ctx, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	key, rec, err := policy.IssueKey(ctx, store, hasher, s.Profile, "bench", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := billing.TopUp(ctx, store, s.Profile, rec.AccountID, 100_000, "fund-bench", ""); err != nil {
+		b.Fatal(err)
+	}
+	return plain, gateway, key
+}
