@@ -230,8 +230,19 @@ func TestV1IsCharged(t *testing.T) {
 			slow.Enqueue(demobackend.Reply{Content: strings.Repeat("token ", 13), Usage: big, BreakAfter: 13})
 			g := startGateway(t, e.with("SWITCHYARD_UPSTREAM", slow.URL()))
 			before := len(charges(t, e, "legacy"))
-			ctx, cancel := context.WithTimeout(context.Background(), 25*time.Millisecond)
+			// The client leaves once the backend has the request, not
+			// after a set time: a gateway just started may take longer
+			// than any such time to pass its first request on (a key
+			// read, connections opened), and the client would then leave
+			// a request the backend never saw.
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			go func() {
+				for len(slow.ChatRequests()) == 0 && ctx.Err() == nil {
+					time.Sleep(time.Millisecond)
+				}
+				cancel()
+			}()
 			req, _ := http.NewRequestWithContext(ctx, "POST", g.base+"/v1/chat/completions", strings.NewReader(chatBody))
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Content-Type", "application/json")
