@@ -34,6 +34,10 @@ const (
 // attemptTimeout bounds one transaction of the writer.
 const attemptTimeout = 10 * time.Second
 
+// unhurried is the context of the writer's transactions, before their
+// timeout: made once rather than for every batch.
+var unhurried = storage.Unhurried(context.Background())
+
 // WriterConfig tunes a LedgerWriter.
 type WriterConfig struct {
 	// Store settles the batches. Required.
@@ -477,7 +481,7 @@ func (w *LedgerWriter) commit(batch []pendingRecord, logs []storage.RequestLogEn
 // store being returned as its error. logErr is why the store refused the
 // entries alone.
 func (w *LedgerWriter) settleBatch(recs []storage.UsageRecord, logs []storage.RequestLogEntry) (settled []storage.Settlement, logErr, err error) {
-	ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+	ctx, cancel := context.WithTimeout(unhurried, attemptTimeout)
 	defer cancel()
 	settle := func() { settled, err = w.store.SettleUsageBatch(ctx, recs) }
 	if len(logs) > 0 {
@@ -498,7 +502,7 @@ func (w *LedgerWriter) settleBatch(recs []storage.UsageRecord, logs []storage.Re
 func (w *LedgerWriter) settleEach(recs []storage.UsageRecord) []storage.Settlement {
 	out := make([]storage.Settlement, len(recs))
 	for i, rec := range recs {
-		ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+		ctx, cancel := context.WithTimeout(unhurried, attemptTimeout)
 		if perr := guard.Run(writerGoroutine, func() { out[i].Record, out[i].Err = w.store.SettleUsage(ctx, rec) }); perr != nil {
 			out[i] = storage.Settlement{Err: perr}
 		}

@@ -132,7 +132,7 @@ func (w *LedgerWriter) appendLogs(logs []storage.RequestLogEntry) {
 	if len(logs) == 0 || w.requestLog.store == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+	ctx, cancel := context.WithTimeout(unhurried, attemptTimeout)
 	defer cancel()
 	var err error
 	if perr := guard.Run(writerGoroutine, func() { err = w.requestLog.store.AppendRequestLog(ctx, logs) }); perr != nil {
