@@ -21,6 +21,19 @@ type Upstream struct {
 	APIKey   string // "": no Authorization header
 	Model    string // the model name sent upstream
 	Weight   int
+
+	// authorization is "Bearer " + APIKey, made once by ParseUpstream
+	// rather than for every request.
+	authorization string
+}
+
+// bearer is the Authorization header of a request to up.
+func (up *Upstream) bearer() string {
+	const scheme = "Bearer "
+	if a := up.authorization; len(a) > len(scheme) && a[len(scheme):] == up.APIKey {
+		return a
+	}
+	return scheme + up.APIKey // an Upstream ParseUpstream did not make, or changed since
 }
 
 // ParseUpstream reads the upstream of model whose base URL is rawURL
@@ -59,6 +72,9 @@ func ParseUpstream(model, rawURL, apiKey, upstreamModel, name string, weight int
 	if out.Weight == 0 {
 		out.Weight = 1
 	}
+	if out.APIKey != "" {
+		out.authorization = "Bearer " + out.APIKey
+	}
 	return out, nil
 }
 
@@ -76,7 +92,7 @@ func (up *Upstream) Outgoing(req *http.Request) (out *http.Request, state *State
 	out.Host = up.Host
 	out.Header = req.Header.Clone()
 	if up.APIKey != "" {
-		out.Header.Set("Authorization", "Bearer "+up.APIKey)
+		out.Header.Set("Authorization", up.bearer())
 	} else {
 		out.Header.Del("Authorization")
 	}

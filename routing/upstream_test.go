@@ -36,6 +36,10 @@ func TestUpstreamOutgoing(t *testing.T) {
 	if string(body) != `{"model":"org/alpha"}` || out.ContentLength != int64(len(body)) {
 		t.Errorf("body %s, length %d", body, out.ContentLength)
 	}
+	up.APIKey = "sk-other"
+	if out, _, _ := up.Outgoing(req); out.Header.Get("Authorization") != "Bearer sk-other" {
+		t.Errorf("an upstream whose key changed sent %q", out.Header.Get("Authorization"))
+	}
 	up.APIKey = ""
 	if out, _, _ := up.Outgoing(req); out.Header.Get("Authorization") != "" {
 		t.Error("an upstream without a key got the caller's")
