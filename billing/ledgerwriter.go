@@ -34,6 +34,10 @@ const (
 // attemptTimeout bounds one transaction of the writer.
 const attemptTimeout = 10 * time.Second
 
+// unhurried is the context of the writer's transactions, before their
+// timeout: made once rather than for every batch.
+var unhurried = storage.Unhurried(context.Background())
+
 // WriterConfig tunes a LedgerWriter.
 type WriterConfig struct {
 	// Store settles the batches. Required.
@@ -119,6 +123,13 @@ type LedgerWriter struct {
 	failingSince time.Time // first failure of the current run of failures
 
 	requestLog requestLogQueue
+	// spareLogs is the array of a batch's entries, cleared, that takeLogs
+	// gives the queue for the next batch's; recs is the array of a
+	// batch's records as the store is handed them. Only the writer
+	// goroutine uses them. Made anew for each batch, they were a third
+	// of the bytes a request allocated on the writer's behalf.
+	spareLogs []storage.RequestLogEntry
+	recs      []storage.UsageRecord
 
 	commitHooks commitHooks // OnCommit
 
@@ -297,7 +308,8 @@ func (w *LedgerWriter) serve(inHand *[]pendingRecord) {
 	var batch []pendingRecord
 	for w.waitForRecords() {
 		batch = w.collect(batch[:0])
-		logs := w.takeLogs()
+		taken := w.takeLogs()
+		logs := taken
 		*inHand = batch
 		if len(batch) > 0 {
 			logs = w.commit(batch, logs)
@@ -305,6 +317,7 @@ func (w *LedgerWriter) serve(inHand *[]pendingRecord) {
 		*inHand = nil
 		clear(batch) // let the records and completions go
 		w.appendLogs(logs)
+		w.recycleLogs(taken)
 	}
 }
 
@@ -384,16 +397,18 @@ func (w *LedgerWriter) drain(inHand *[]pendingRecord) {
 	limit := int(w.maxBatch.Load())
 	for {
 		batch := w.take(nil, limit)
-		logs := w.takeLogs()
-		if len(batch) == 0 && len(logs) == 0 {
+		taken := w.takeLogs()
+		if len(batch) == 0 && len(taken) == 0 {
 			return
 		}
+		logs := taken
 		*inHand = batch
 		if len(batch) > 0 {
 			logs = w.commit(batch, logs)
 		}
 		*inHand = nil
 		w.appendLogs(logs)
+		w.recycleLogs(taken)
 	}
 }
 
@@ -404,10 +419,14 @@ func (w *LedgerWriter) drain(inHand *[]pendingRecord) {
 // for a transaction of their own. Entries the store refused are lost and
 // counted, not returned.
 func (w *LedgerWriter) commit(batch []pendingRecord, logs []storage.RequestLogEntry) (unwritten []storage.RequestLogEntry) {
-	recs := make([]storage.UsageRecord, len(batch))
-	for i, p := range batch {
-		recs[i] = p.rec
+	recs := w.recs[:0]
+	for _, p := range batch {
+		recs = append(recs, p.rec)
 	}
+	w.recs = recs
+	// The store does not keep recs, and the completions get the records
+	// as settled: the array is the next batch's, its strings nobody's.
+	defer clear(recs)
 	riding := logs
 	if w.logged == nil {
 		riding = nil
@@ -462,7 +481,7 @@ func (w *LedgerWriter) commit(batch []pendingRecord, logs []storage.RequestLogEn
 // store being returned as its error. logErr is why the store refused the
 // entries alone.
 func (w *LedgerWriter) settleBatch(recs []storage.UsageRecord, logs []storage.RequestLogEntry) (settled []storage.Settlement, logErr, err error) {
-	ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+	ctx, cancel := context.WithTimeout(unhurried, attemptTimeout)
 	defer cancel()
 	settle := func() { settled, err = w.store.SettleUsageBatch(ctx, recs) }
 	if len(logs) > 0 {
@@ -483,7 +502,7 @@ func (w *LedgerWriter) settleBatch(recs []storage.UsageRecord, logs []storage.Re
 func (w *LedgerWriter) settleEach(recs []storage.UsageRecord) []storage.Settlement {
 	out := make([]storage.Settlement, len(recs))
 	for i, rec := range recs {
-		ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+		ctx, cancel := context.WithTimeout(unhurried, attemptTimeout)
 		if perr := guard.Run(writerGoroutine, func() { out[i].Record, out[i].Err = w.store.SettleUsage(ctx, rec) }); perr != nil {
 			out[i] = storage.Settlement{Err: perr}
 		}
@@ -503,23 +522,23 @@ func (w *LedgerWriter) complete(batch []pendingRecord, settled []storage.Settlem
 	if len(batch) == 0 {
 		return
 	}
-	type completion struct {
-		done func(storage.UsageRecord, error)
-		rec  storage.UsageRecord
-		err  error
-	}
-	completions := make([]completion, len(batch))
+	// The goroutine reads the records from settled, which the store made
+	// for this batch and nothing changes any more, rather than from a copy
+	// of it: only the completions are the batch's own.
+	dones := make([]func(storage.UsageRecord, error), len(batch))
 	for i, p := range batch {
-		completions[i] = completion{done: p.done, err: err}
-		if err == nil {
-			completions[i].rec, completions[i].err = settled[i].Record, settled[i].Err
-		}
+		dones[i] = p.done
 	}
 	w.calls.Add(1)
 	go func() {
 		defer w.calls.Done()
-		for _, c := range completions {
-			_ = guard.Run(completionsGoroutine, func() { c.done(c.rec, c.err) })
+		for i, done := range dones {
+			var rec storage.UsageRecord
+			cerr := err
+			if err == nil {
+				rec, cerr = settled[i].Record, settled[i].Err
+			}
+			_ = guard.Run(completionsGoroutine, func() { done(rec, cerr) })
 			w.pending.Add(-1)
 		}
 	}()

@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -202,5 +203,55 @@ func TestWriterOnSQLiteCommitsABatchOnce(t *testing.T) {
 	entries, err := st.RequestLogPage(t.Context(), account, storage.RequestLogQuery{})
 	if err != nil || len(entries) != 3 {
 		t.Errorf("RequestLogPage = %d entries, %v; want 3", len(entries), err)
+	}
+}
+
+// The writer queues each batch's entries in the array of the batch
+// before and hands the store its records in one array it keeps: every
+// entry must still be written once, as it was logged, and every
+// completion told its own record, batch after batch, whether the
+// entries ride with the charges or go alone.
+func TestWriterReusedArraysKeepEachBatchApart(t *testing.T) {
+	for _, riding := range []bool{true, false} {
+		store := newLoggedStore()
+		cfg := WriterConfig{Store: store, RequestLog: store, MaxDelay: 0, MaxBatch: 3}
+		if !riding {
+			cfg.Store = store.batchStore
+		}
+		w := NewLedgerWriter(cfg)
+		c := newCompletions()
+		var want []string
+		for i := range 40 {
+			id := fmt.Sprint("r", i)
+			want = append(want, id)
+			w.Log(storage.RequestLogEntry{RequestID: id, ChargeID: id, CostCents: int64(i)})
+			if i%4 != 3 { // some batches carry entries alone
+				c.enqueue(w, id, int64(i))
+			}
+			if i%5 == 0 {
+				c.all.Wait() // let a batch commit before the next is queued
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c.all.Wait()
+		store.logStore.mu.Lock()
+		var got []string
+		for _, e := range store.logStore.entries {
+			if e.ChargeID != e.RequestID || e.CostCents != int64(len(got)) {
+				t.Errorf("riding %v: entry %+v after %d others", riding, e, len(got))
+			}
+			got = append(got, e.RequestID)
+		}
+		store.logStore.mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Errorf("riding %v: entries written %v; want %v", riding, got, want)
+		}
+		for i, id := range want {
+			if o, ok := c.got[id]; i%4 != 3 && (!ok || o.err != nil || o.cost != int64(i)) {
+				t.Errorf("riding %v: %s completed with %+v (%v)", riding, id, o, ok)
+			}
+		}
 	}
 }

@@ -80,13 +80,33 @@ func (w *LedgerWriter) Log(e storage.RequestLogEntry) {
 // from a full queue or refused by the store.
 func (w *LedgerWriter) DroppedLogEntries() int64 { return w.requestLog.dropped.Load() }
 
-// takeLogs takes every entry queued.
+// takeLogs takes every entry queued, and gives the queue the array of
+// an earlier batch's entries (recycleLogs) to append to, so that Log
+// does not grow a new one from nothing for every batch. The writer
+// goroutine alone calls it.
 func (w *LedgerWriter) takeLogs() []storage.RequestLogEntry {
+	spare := w.spareLogs
+	w.spareLogs = nil
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	logs := w.requestLog.queued
-	w.requestLog.queued = nil
+	w.requestLog.queued = spare
 	return logs
+}
+
+// maxSpareLogs bounds the array recycleLogs keeps: a backlog's would be
+// scanned by every garbage collection.
+const maxSpareLogs = 1024
+
+// recycleLogs keeps the array of logs, which takeLogs took and the store
+// is done with, for the next batch's entries. The writer goroutine alone
+// calls it.
+func (w *LedgerWriter) recycleLogs(logs []storage.RequestLogEntry) {
+	if cap(logs) == 0 || cap(logs) > maxSpareLogs {
+		return
+	}
+	clear(logs) // the entries' strings are not the writer's to keep
+	w.spareLogs = logs[:0]
 }
 
 // loggedSettler is cfg.Store as a storage.LoggedSettler when it is the
@@ -112,7 +132,7 @@ func (w *LedgerWriter) appendLogs(logs []storage.RequestLogEntry) {
 	if len(logs) == 0 || w.requestLog.store == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(storage.Unhurried(context.Background()), attemptTimeout)
+	ctx, cancel := context.WithTimeout(unhurried, attemptTimeout)
 	defer cancel()
 	var err error
 	if perr := guard.Run(writerGoroutine, func() { err = w.requestLog.store.AppendRequestLog(ctx, logs) }); perr != nil {

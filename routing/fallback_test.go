@@ -71,6 +71,9 @@ func TestTableChain(t *testing.T) {
 	if !ok || len(chain) != 2 || chain[0].name != "local" || chain[1].name != "hosted" {
 		t.Errorf("Chain(local) = %v, %v; want local then hosted, the unknown fallback left out", chain, ok)
 	}
+	if n := testing.AllocsPerRun(100, func() { tbl.Chain("local") }); n != 0 {
+		t.Errorf("Chain allocates %v times", n)
+	}
 	if _, ok := tbl.Chain("other"); ok || tbl.Has("other") {
 		t.Error("a model not configured has a chain")
 	}

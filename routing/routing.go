@@ -26,6 +26,10 @@ type Table[P Named] struct {
 	byName    map[string]P
 	order     []P // as configured, for model lists
 	fallbacks map[string][]string
+	// chains is Chain's answer per model, made again by every Add (a
+	// fallback may be added after the model that names it), so that a
+	// request's lookup allocates nothing.
+	chains map[string][]P
 }
 
 // Add adds pool p, whose model falls back to fallbacks in order.
@@ -37,25 +41,29 @@ func (t *Table[P]) Add(p P, fallbacks []string) {
 	t.byName[p.Model()] = p
 	t.fallbacks[p.Model()] = fallbacks
 	t.order = append(t.order, p)
+	t.chains = make(map[string][]P, len(t.byName))
+	for model, own := range t.byName {
+		chain := []P{own}
+		for _, f := range t.fallbacks[model] {
+			if fp, ok := t.byName[f]; ok {
+				chain = append(chain, fp)
+			}
+		}
+		// Full, so that an append by a caller copies it.
+		t.chains[model] = chain[:len(chain):len(chain)]
+	}
 }
 
 // Pools lists the pools in the order they were added.
 func (t *Table[P]) Pools() []P { return t.order }
 
 // Chain is the pools a request for model goes to, in order: the model's
-// own, then its fallbacks'. ok is false for a model not configured.
+// own, then its fallbacks'. ok is false for a model not configured. The
+// slice is the table's, shared by every request for model: it must not
+// be changed.
 func (t *Table[P]) Chain(model string) (chain []P, ok bool) {
-	p, ok := t.byName[model]
-	if !ok {
-		return nil, false
-	}
-	chain = []P{p}
-	for _, f := range t.fallbacks[model] {
-		if fp, ok := t.byName[f]; ok {
-			chain = append(chain, fp)
-		}
-	}
-	return chain, true
+	chain, ok = t.chains[model]
+	return chain, ok
 }
 
 // Has reports whether model is configured.

@@ -19,7 +19,15 @@ type State struct {
 	Upstream string // the upstream of the latest attempt
 	Model    string // the model whose pool made it
 
-	rewritten map[string][]byte // body per upstream model name
+	// The body per upstream model name: nearly every request is sent
+	// under one name, which rewrite holds without a map.
+	rewrite   namedBody
+	rewritten []namedBody // further names
+}
+
+type namedBody struct {
+	model string
+	body  []byte
 }
 
 // NewState is the state of a request whose body names model.
@@ -35,17 +43,23 @@ func (s *State) BodyFor(model string) ([]byte, error) {
 	if model == s.BodyModel || len(s.Body) == 0 {
 		return s.Body, nil
 	}
-	if b, ok := s.rewritten[model]; ok {
-		return b, nil
+	if s.rewrite.body != nil && s.rewrite.model == model {
+		return s.rewrite.body, nil
+	}
+	for _, r := range s.rewritten {
+		if r.model == model {
+			return r.body, nil
+		}
 	}
 	b, err := SetModel(s.Body, model)
 	if err != nil {
 		return nil, err
 	}
-	if s.rewritten == nil {
-		s.rewritten = make(map[string][]byte)
+	if s.rewrite.body == nil {
+		s.rewrite = namedBody{model, b}
+	} else {
+		s.rewritten = append(s.rewritten, namedBody{model, b})
 	}
-	s.rewritten[model] = b
 	return b, nil
 }
 
@@ -59,8 +73,10 @@ var errNotObject = errors.New("rewriting the model: the body is not a JSON objec
 // checked: the scan steps over strings without decoding them, so that a
 // body of many megabytes costs one pass and one copy.
 func SetModel(body []byte, model string) ([]byte, error) {
-	// Where each model value starts and ends in body.
-	var spans [][2]int
+	// Where each model value starts and ends in body; a body names it
+	// once, unless it is odd.
+	var spanArray [1][2]int
+	spans := spanArray[:0]
 	ok := jsonscan.Members(body, func(key, value []byte) bool {
 		if isModelKey(key) {
 			// value is a slice of body, so its capacity tells where it
@@ -73,7 +89,8 @@ func SetModel(body []byte, model string) ([]byte, error) {
 	if !ok {
 		return nil, errNotObject
 	}
-	name := jsonstr.Append(nil, model)
+	var nameArray [64]byte // most names fit, quoted
+	name := jsonstr.Append(nameArray[:0], model)
 	if len(spans) == 0 {
 		end := bytes.LastIndexByte(body, '}')
 		out := make([]byte, 0, len(body)+len(name)+len(`,"model":`))

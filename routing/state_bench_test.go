@@ -1,6 +1,9 @@
 package routing
 
 import (
+	"bytes"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,5 +36,27 @@ func BenchmarkStateBodyFor(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkUpstreamOutgoing is a pool's work on a request once it chose
+// the upstream: the request copied with the upstream's URL, Host, key
+// and body, the body rewritten for the upstream's name of the model.
+func BenchmarkUpstreamOutgoing(b *testing.B) {
+	up, err := ParseUpstream("alpha", "http://10.0.0.5:8000/v1", "sk-upstream", "org/alpha-7b-instruct", "", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(benchBodies[0].body)
+	req := httptest.NewRequest("POST", "/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	req.Header.Set("Accept", "text/event-stream")
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewState(body, "alpha")
+		if _, _, err := up.Outgoing(req.WithContext(WithState(req.Context(), s))); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -32,6 +32,27 @@ func TestBodyForKeepsEveryOtherByte(t *testing.T) {
 	}
 }
 
+// A pool whose upstreams name the model differently has the body
+// rewritten once per name, each kept for its retries.
+func TestBodyForKeepsEachName(t *testing.T) {
+	s := NewState([]byte(`{"model":"alpha","n":1}`), "alpha")
+	names := []string{"a-7b", "a-13b", "a-70b"}
+	first := make([][]byte, len(names))
+	for round := range 2 {
+		for i, name := range names {
+			got, err := s.BodyFor(name)
+			if want := `{"model":"` + name + `","n":1}`; err != nil || string(got) != want {
+				t.Fatalf("BodyFor(%s) = %s, %v; want %s", name, got, err, want)
+			}
+			if round == 0 {
+				first[i] = got
+			} else if &got[0] != &first[i][0] {
+				t.Errorf("the body was rewritten twice for %s", name)
+			}
+		}
+	}
+}
+
 func TestBodyForUnchangedModel(t *testing.T) {
 	s := NewState([]byte(`{"model":"alpha","messages":[],"stream":true}`), "alpha")
 	same, err := s.BodyFor("alpha")

@@ -21,6 +21,19 @@ type Upstream struct {
 	APIKey   string // "": no Authorization header
 	Model    string // the model name sent upstream
 	Weight   int
+
+	// authorization is "Bearer " + APIKey, made once by ParseUpstream
+	// rather than for every request.
+	authorization string
+}
+
+// bearer is the Authorization header of a request to up.
+func (up *Upstream) bearer() string {
+	const scheme = "Bearer "
+	if a := up.authorization; len(a) > len(scheme) && a[len(scheme):] == up.APIKey {
+		return a
+	}
+	return scheme + up.APIKey // an Upstream ParseUpstream did not make, or changed since
 }
 
 // ParseUpstream reads the upstream of model whose base URL is rawURL
@@ -59,6 +72,9 @@ func ParseUpstream(model, rawURL, apiKey, upstreamModel, name string, weight int
 	if out.Weight == 0 {
 		out.Weight = 1
 	}
+	if out.APIKey != "" {
+		out.authorization = "Bearer " + out.APIKey
+	}
 	return out, nil
 }
 
@@ -67,6 +83,14 @@ func ParseUpstream(model, rawURL, apiKey, upstreamModel, name string, weight int
 // and, for a request that carries a State (not a health check), the
 // body with up's model name. state is that State, nil without one.
 func (up *Upstream) Outgoing(req *http.Request) (out *http.Request, state *State, err error) {
+	state, ok := StateFrom(req.Context())
+	var body []byte
+	if ok {
+		if body, err = state.BodyFor(up.Model); err != nil {
+			return nil, nil, err
+		}
+	}
+	withBody := ok && req.Body != nil && req.Body != http.NoBody
 	out = req.WithContext(req.Context())
 	u := *req.URL
 	u.Scheme = up.Scheme
@@ -74,25 +98,57 @@ func (up *Upstream) Outgoing(req *http.Request) (out *http.Request, state *State
 	u.RawPath = ""
 	out.URL = &u
 	out.Host = up.Host
-	out.Header = req.Header.Clone()
+	var authorization, length string
 	if up.APIKey != "" {
-		out.Header.Set("Authorization", "Bearer "+up.APIKey)
-	} else {
-		out.Header.Del("Authorization")
+		authorization = up.bearer()
 	}
-	state, ok := StateFrom(req.Context())
+	if withBody {
+		length = strconv.Itoa(len(body))
+	}
+	out.Header = outgoingHeader(req.Header, authorization, length)
 	if !ok {
 		return out, nil, nil
 	}
-	body, err := state.BodyFor(up.Model)
-	if err != nil {
-		return nil, nil, err
-	}
-	if req.Body != nil && req.Body != http.NoBody {
+	if withBody {
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		out.ContentLength = int64(len(body))
-		out.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	return out, state, nil
+}
+
+// outgoingHeader is h copied, as h.Clone would copy it, with
+// Authorization set to authorization, or deleted when that is empty, and
+// Content-Length set to length unless that is empty. The values set take
+// the copy's one array of values as well: a Clone and two Sets allocated
+// two arrays more.
+func outgoingHeader(h http.Header, authorization, length string) http.Header {
+	nv := 2
+	for _, vv := range h {
+		nv += len(vv)
+	}
+	sv := make([]string, nv)
+	out := make(http.Header, len(h)+2)
+	for k, vv := range h {
+		if vv == nil {
+			// Preserved, as Clone does: reverse_proxy tells a nil value
+			// from an empty one.
+			out[k] = nil
+			continue
+		}
+		n := copy(sv, vv)
+		out[k] = sv[:n:n]
+		sv = sv[n:]
+	}
+	if authorization != "" {
+		sv[0] = authorization
+		out["Authorization"] = sv[:1:1]
+	} else {
+		delete(out, "Authorization")
+	}
+	if length != "" {
+		sv[1] = length
+		out["Content-Length"] = sv[1:2:2]
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package routing
 import (
 	"io"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,8 +35,23 @@ func TestUpstreamOutgoing(t *testing.T) {
 		t.Fatalf("with a state: %v, %v", state, err)
 	}
 	body, _ := io.ReadAll(out.Body)
-	if string(body) != `{"model":"org/alpha"}` || out.ContentLength != int64(len(body)) {
-		t.Errorf("body %s, length %d", body, out.ContentLength)
+	if string(body) != `{"model":"org/alpha"}` || out.ContentLength != int64(len(body)) ||
+		out.Header.Get("Content-Length") != strconv.Itoa(len(body)) {
+		t.Errorf("body %s, length %d, header %q", body, out.ContentLength, out.Header.Values("Content-Length"))
+	}
+	// The other headers are the caller's, in a copy of their own.
+	req.Header["Accept"] = []string{"text/event-stream", "application/json"}
+	req.Header["X-Empty"] = nil
+	out, _, _ = up.Outgoing(req)
+	out.Header["Accept"][0] = "changed"
+	if v, ok := out.Header["X-Empty"]; !ok || v != nil ||
+		!slices.Equal(req.Header["Accept"], []string{"text/event-stream", "application/json"}) ||
+		!slices.Equal(out.Header["Accept"], []string{"changed", "application/json"}) {
+		t.Errorf("headers sent %v, the caller's now %v", out.Header, req.Header)
+	}
+	up.APIKey = "sk-other"
+	if out, _, _ := up.Outgoing(req); out.Header.Get("Authorization") != "Bearer sk-other" {
+		t.Errorf("an upstream whose key changed sent %q", out.Header.Get("Authorization"))
 	}
 	up.APIKey = ""
 	if out, _, _ := up.Outgoing(req); out.Header.Get("Authorization") != "" {

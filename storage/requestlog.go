@@ -14,6 +14,8 @@ type RequestLog interface {
 	// AppendRequestLog stores entries in one transaction, giving each
 	// its ID (which sorts as the entries' At). An entry whose account
 	// does not exist is stored all the same: the log is no ledger.
+	// entries is the caller's again once it returns: the ledger writer
+	// queues the next entries in the same array.
 	AppendRequestLog(ctx context.Context, entries []RequestLogEntry) error
 	// RequestLogPage lists an account's entries that q selects, newest
 	// first, up to q.Limit of them (all of them if q.Limit <= 0).
@@ -35,7 +37,8 @@ type LoggedSettler interface {
 	// come first: entries the database refuses are rolled back alone
 	// (the charges still commit) and logErr says why. err is for the
 	// transaction as a whole, as SettleUsageBatch's: then neither charges
-	// nor entries were written and no Settlement is returned.
+	// nor entries were written and no Settlement is returned. Neither
+	// records nor entries are kept once it returns.
 	SettleUsageBatchLogged(ctx context.Context, records []UsageRecord, entries []RequestLogEntry) (settled []Settlement, logErr, err error)
 }
 

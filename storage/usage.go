@@ -35,7 +35,9 @@ type Usage interface {
 	// settling. The error is for the batch as a whole (the transaction
 	// failed, ctx ended): then nothing was written, no Settlement is
 	// returned, and the batch may be retried as it is, since settling a
-	// record twice charges it once.
+	// record twice charges it once. records is the caller's again once
+	// it returns: the ledger writer fills the same array for its next
+	// batch.
 	SettleUsageBatch(ctx context.Context, records []UsageRecord) ([]Settlement, error)
 	// UsageRecords lists up to limit usage records of an account, the
 	// latest finished first; all of them if limit <= 0. An unknown

@@ -89,7 +89,9 @@ func periodStartSQL(alias string) string {
 // i was not settled; a record settled before counts again, which can
 // only make a spend limit refuse sooner.
 func markKeysUsed(ctx context.Context, tx Tx, records []storage.UsageRecord, out []storage.Settlement, now time.Time) error {
-	spent := make(map[string]int64, len(records))
+	// A batch's keys are few: sized for its records, the map was most of
+	// what the batch allocated here.
+	spent := make(map[string]int64)
 	var order []string
 	for i, u := range records {
 		if u.KeyID == "" || (out != nil && out[i].Err != nil) {

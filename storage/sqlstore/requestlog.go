@@ -44,7 +44,16 @@ func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 	// of a few accounts does not push its route or model out, or the
 	// other way round.
 	var ids, words sharedArgs
+	// The entries' ids are slices of one string: one allocation for the
+	// batch rather than one an entry.
+	const idLen = len(requestLogIDPrefix) + timeIDChars
+	buf := takeText()
+	defer putText(buf)
 	for _, e := range entries {
+		*buf = appendTimeID(*buf, requestLogIDPrefix, micros(e.At))
+	}
+	entryIDs := string(*buf)
+	for i, e := range entries {
 		at := micros(e.At)
 		asked, served := words.string(e.ModelAsked), any(nil)
 		if e.ModelServed == e.ModelAsked {
@@ -52,7 +61,7 @@ func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 		} else {
 			served = words.string(e.ModelServed)
 		}
-		*args = append(*args, newTimeID(requestLogIDPrefix, at), ids.string(e.AccountID), ids.string(e.KeyID), at,
+		*args = append(*args, entryIDs[i*idLen:(i+1)*idLen], ids.string(e.AccountID), ids.string(e.KeyID), at,
 			e.RequestID, e.ChargeID, e.EndUser, words.string(e.Route), words.string(e.Method), words.string(e.Path),
 			asked, served, e.Upstream, e.Stream, int64(e.Status),
 			e.ErrorCode, e.PromptTokens, e.CompletionTokens, e.CostCents, e.Estimated, int64(e.ToolCalls),

@@ -108,17 +108,29 @@ func (s *Store) SettleUsageBatchLogged(ctx context.Context, records []storage.Us
 // settleBatch is SettleUsageBatch, with logArgs, the request log's rows
 // (requestLogArgs), appended in the same transaction when there are any.
 func (s *Store) settleBatch(ctx context.Context, records []storage.UsageRecord, logArgs []any) ([]storage.Settlement, error, error) {
-	checked := make([]error, len(records))
-	var accounts []string
+	// checked is why records failed checkUsage; nil while none has.
+	var checked []error
+	accounts := make([]string, 0, len(records))
 	for i, u := range records {
-		if checked[i] = checkUsage(u); checked[i] == nil {
-			accounts = append(accounts, u.AccountID)
+		if err := checkUsage(u); err != nil {
+			if checked == nil {
+				checked = make([]error, len(records))
+			}
+			checked[i] = err
+			continue
 		}
+		accounts = append(accounts, u.AccountID)
 	}
 	out := make([]storage.Settlement, len(records))
-	for i := range out {
-		out[i].Err = checked[i]
+	reset := func() {
+		for i := range out {
+			out[i] = storage.Settlement{}
+			if checked != nil {
+				out[i].Err = checked[i]
+			}
+		}
 	}
+	reset()
 	if len(accounts) == 0 {
 		var logErr error
 		if len(logArgs) > 0 {
@@ -133,9 +145,7 @@ func (s *Store) settleBatch(ctx context.Context, records []storage.UsageRecord, 
 	attempts := []bool{true, false} // fast, then careful
 	for a := 0; a < len(attempts); a++ {
 		fast, logBroke := attempts[a], false
-		for i := range out {
-			out[i] = storage.Settlement{Err: checked[i]}
-		}
+		reset()
 		err = s.inTx(ctx, func(tx Tx) error {
 			heads, err := s.lockLedgers(ctx, tx, accounts)
 			if err != nil {
@@ -299,23 +309,18 @@ func (s *Store) appendBatch(ctx context.Context, tx Tx, records []storage.UsageR
 	// Accounts and keys apart from models, so that a batch of many
 	// accounts does not push its few models out.
 	var ids, words sharedArgs
-	var text []byte
+	text, ends := chargeTexts(records, out, heads, at)
 	for i, head := range chargeable(records, out, heads) {
 		u := records[i]
 		head.balance -= u.CostCents
 		head.seq++
 		moved[u.AccountID] = *head
 		account := ids.string(u.AccountID)
-		// The entry's id, reference and note are slices of one string:
-		// one allocation for the three.
-		text = appendTimeID(text[:0], "le_", at)
-		idEnd := len(text)
-		text = append(append(text, storage.ChargeReferencePrefix...), u.RequestID...)
-		refEnd := len(text)
-		text = appendChargeNote(text, u)
-		all := string(text)
-		*entryArgs = append(*entryArgs, all[:idEnd], account, -u.CostCents, head.balance,
-			string(storage.EntryCharge), all[idEnd:refEnd], all[refEnd:], atArg, head.seq)
+		refEnd, noteEnd := ends[0], ends[1]
+		id, ref, note := text[:chargeIDLen], text[chargeIDLen:refEnd], text[refEnd:noteEnd]
+		text, ends = text[noteEnd:], ends[2:]
+		*entryArgs = append(*entryArgs, id, account, -u.CostCents, head.balance,
+			string(storage.EntryCharge), ref, note, atArg, head.seq)
 		stored := u
 		stored.RecordedAt = fromMicros(at)
 		out[i].Record = stored
@@ -335,6 +340,54 @@ func (s *Store) appendBatch(ctx context.Context, tx Tx, records []storage.UsageR
 		return nil, err
 	}
 	return moved, nil
+}
+
+// chargeIDLen is the length of a charge's ledger entry id.
+const chargeIDLen = len("le_") + timeIDChars
+
+// chargeTexts are the ids, references and notes of the ledger entries of
+// the records chargeable yields, one after the other in one string: one
+// allocation for the batch rather than one a charge. ends has, for each
+// entry, where its reference and its note end, counted from the end of
+// the entry before; its id is the chargeIDLen bytes that start it.
+func chargeTexts(records []storage.UsageRecord, out []storage.Settlement, heads map[string]*ledgerHead, at int64) (string, []int) {
+	buf := takeText()
+	defer putText(buf)
+	text := *buf
+	ends := make([]int, 0, 2*len(records))
+	for i := range chargeable(records, out, heads) {
+		u := &records[i]
+		start := len(text)
+		text = appendTimeID(text, "le_", at)
+		text = append(append(text, storage.ChargeReferencePrefix...), u.RequestID...)
+		ends = append(ends, len(text)-start)
+		text = appendChargeNote(text, *u)
+		ends = append(ends, len(text)-start)
+	}
+	*buf = text
+	return string(text), ends
+}
+
+// textPool keeps the buffers batches' strings are made in (chargeTexts,
+// requestLogArgs), so that a batch allocates only the strings.
+var textPool sync.Pool // *[]byte
+
+// maxPooledText bounds the buffers kept: 256 charges' texts and then some.
+const maxPooledText = 64 << 10
+
+func takeText() *[]byte {
+	if b, ok := textPool.Get().(*[]byte); ok {
+		return b
+	}
+	return new([]byte)
+}
+
+func putText(b *[]byte) {
+	if cap(*b) > maxPooledText {
+		return
+	}
+	*b = (*b)[:0]
+	textPool.Put(b)
 }
 
 // argsPool keeps the argument slices of batches' rows for the next
