@@ -101,6 +101,10 @@ type Redis struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 
+	// The admit script's arguments that stay, in interfaces once.
+	leaseTTLArg, balanceTTLArg any
+	lastPeriod                 atomic.Pointer[periodArg]
+
 	failures  atomic.Uint64
 	fallbacks atomic.Uint64
 	refusals  atomic.Uint64
@@ -157,6 +161,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		now:          cfg.Now,
 		idPrefix:     hex.EncodeToString(b[:]) + "-",
 	}
+	r.leaseTTLArg, r.balanceTTLArg = seconds(cfg.LeaseTTL), seconds(cfg.BalanceTTL)
 	clock := cfg.Now
 	if clock == nil {
 		clock = time.Now
@@ -235,8 +240,16 @@ func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:
 func (r *Redis) balanceKey(account string) string    { return r.prefix + "{acct:" + account + "}:balance" }
 func (r *Redis) holdsKey(account string) string      { return r.prefix + "{acct:" + account + "}:holds" }
 
-func (r *Redis) newID() string {
-	return r.idPrefix + strconv.FormatUint(r.idSeq.Add(1), 36)
+// newID is a new admission's id, unique among the nodes': with named,
+// followed by "|k:" and key, in one allocation.
+func (r *Redis) newID(named bool, key string) string {
+	var buf [96]byte
+	b := append(buf[:0], r.idPrefix...)
+	b = strconv.AppendUint(b, r.idSeq.Add(1), 36)
+	if named {
+		b = append(append(b, "|k:"...), key...)
+	}
+	return string(b)
 }
 
 // epoch2017 is redis_rate's epoch; see redis_scripts.go.
@@ -251,6 +264,23 @@ func (r *Redis) nowArg() string {
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
+// periodArg is seconds(d) in an interface, for the admit script. A node
+// admits most requests under a few rates, so the last period's is kept
+// and used again rather than formatted and boxed for each.
+func (r *Redis) periodArg(d time.Duration) any {
+	if p := r.lastPeriod.Load(); p != nil && p.d == d {
+		return p.arg
+	}
+	p := &periodArg{d: d, arg: seconds(d)}
+	r.lastPeriod.Store(p)
+	return p.arg
+}
+
+type periodArg struct {
+	d   time.Duration
+	arg any
+}
 
 func parseSeconds(v any) (time.Duration, error) {
 	s, ok := v.(string)
@@ -402,38 +432,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	if err != nil {
 		return Admission{}, err
 	}
-	var mode, rateKey string
-	switch {
-	case !req.Rate.Enabled():
-		mode, rateKey = "0", r.gcraKey(owner, req.Key)
-	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
-		mode, rateKey = "3", r.logKey(owner, req.Key)
-	case req.Rate.Rolling:
-		mode, rateKey = "2", r.windowKey(owner, req.Key)
-	default:
-		mode, rateKey = "1", r.gcraKey(owner, req.Key)
-	}
-	leaseLimit := 0
-	if req.wantsLease() {
-		leaseLimit = req.StreamLimit
-	}
-	id := r.newID()
-	if req.Reserve.wanted() && req.Reserve.KeySpend.limited() {
-		// The hold's member names its key (admitScript).
-		id += "|k:" + req.Reserve.KeySpend.Key
-	}
-	// Sized for the most a request passes: no append grows them.
-	keys := append(make([]string, 0, 4), rateKey, r.leaseKey(owner, req.Key))
-	args := append(make([]any, 0, 16), r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
-		leaseLimit, id, seconds(r.leaseTTL))
-	res := req.Reserve
-	if res.wanted() {
-		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account))
-		args = append(args, res.want(), res.min(), res.Balance, seconds(r.balanceTTL))
-		if ks := res.KeySpend; ks.limited() {
-			args = append(args, ks.Key, ks.Period, ks.Limit, ks.Spent)
-		}
-	}
+	c := r.newAdmitCall(req, owner)
 	// Whoever learns last that nobody will use what the script may have
 	// taken undoes it (undoAdmit): the function below, once it has the
 	// answer, if the caller stopped waiting (its context ended, or the
@@ -441,22 +440,20 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	// flight, which runs it later all the same); or the caller, if the
 	// function finished first but with an error or too late.
 	var claim atomic.Int32 // 0 open, 1 answered, 2 abandoned by the caller
-	var reply []any
 	sent := r.clock()
-	err = r.call(ctx, "admit", func(ctx context.Context) (err error) {
+	err = r.call(ctx, "admit", func(context.Context) error {
 		defer func() {
 			if !claim.CompareAndSwap(0, 1) {
-				r.undoAdmit(req, id, reply)
+				r.undoAdmit(req, c.id, c.reply)
 			}
 		}()
-		reply, err = r.runAdmit(ctx, keys, args)
-		return err
+		return r.runAdmit(c)
 	})
 	if err == nil {
-		return r.admission(ctx, req, id, sent, reply)
+		return r.admission(ctx, req, c.id, sent, c.reply)
 	}
 	if !errors.Is(err, errBreakerOpen) && !claim.CompareAndSwap(0, 2) {
-		r.undoAdmit(req, id, reply)
+		r.undoAdmit(req, c.id, c.reply)
 	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()

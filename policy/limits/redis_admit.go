@@ -12,13 +12,92 @@ import (
 // maxAdmitPipeline bounds the admissions one pipeline carries.
 const maxAdmitPipeline = 128
 
-// admitCall is one admission on its way to Redis.
+// admitCall is one admission on its way to Redis: the admit script's
+// command and, once done is closed, Redis's answer.
 type admitCall struct {
-	keys  []string
-	args  []any
+	req AdmitRequest
+	id  string
+
+	// argv is the EVALSHA command, in buf. What changes from one
+	// admission to the next it holds as pointers to the fields below and
+	// to req's: a pointer fits in an interface as it is, where a string
+	// or a number is copied to the heap first, an allocation apiece.
+	argv  []any
+	buf   [3 + 4 + 16]any
+	nkeys int
+	keys  [4]string
+	now   string
+	burst int
+	lease int // the lease limit; 0 for no lease
+	want  int64
+	need  int64
+
 	reply []any
 	err   error
 	done  chan struct{} // closed once reply and err are set
+}
+
+// admitSHA is the admit script's SHA1, put in an interface once.
+var admitSHA any = admitScript.Hash()
+
+// newAdmitCall builds the admit script's command for req, whose key's
+// state lives under owner's hash tag (KEYS and ARGV in redis_scripts.go).
+func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
+	c := &admitCall{req: req, done: make(chan struct{})}
+	req = c.req // from here on, its fields are c's
+	var mode any
+	switch {
+	case !req.Rate.Enabled():
+		mode, c.keys[0] = "0", r.gcraKey(owner, req.Key)
+	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
+		mode, c.keys[0] = "3", r.logKey(owner, req.Key)
+	case req.Rate.Rolling:
+		mode, c.keys[0] = "2", r.windowKey(owner, req.Key)
+	default:
+		mode, c.keys[0] = "1", r.gcraKey(owner, req.Key)
+	}
+	c.keys[1] = r.leaseKey(owner, req.Key)
+	c.nkeys = 2
+	res := &c.req.Reserve
+	if res.wanted() {
+		c.keys[2], c.keys[3] = r.balanceKey(res.Account), r.holdsKey(res.Account)
+		c.nkeys = 4
+	}
+	if req.wantsLease() {
+		c.lease = req.StreamLimit
+	}
+	// The hold's member names its key (admitScript).
+	c.id = r.newID(res.wanted() && res.KeySpend.limited(), res.KeySpend.Key)
+	c.now = r.nowArg()
+	c.burst = req.Rate.burst()
+	argv := append(c.buf[:0], "evalsha", admitSHA, c.nkeys)
+	for i := range c.nkeys {
+		argv = append(argv, &c.keys[i])
+	}
+	argv = append(argv, &c.now, mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
+		&c.lease, &c.id, r.leaseTTLArg)
+	if res.wanted() {
+		c.want, c.need = res.want(), res.min()
+		argv = append(argv, &c.want, &c.need, &res.Balance, r.balanceTTLArg)
+		if ks := &res.KeySpend; ks.limited() {
+			argv = append(argv, &ks.Key, &ks.Period, &ks.Limit, &ks.Spent)
+		}
+	}
+	c.argv = argv
+	return c
+}
+
+// cmd is c's EVALSHA, for a pipeline or a call of its own.
+func (c *admitCall) cmd(ctx context.Context) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, c.argv...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
+// eval runs c as an EVAL, for a Redis that does not know the script
+// (restarted, or a replica that took over).
+func (c *admitCall) eval(ctx context.Context, client redis.Scripter) ([]any, error) {
+	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:]...).Slice()
 }
 
 // admitQueue lets a node's concurrent admissions share round trips: while
@@ -74,17 +153,16 @@ func (q *admitQueue) next() []*admitCall {
 // timeout, even if a request in it went away: the releases are other
 // requests' to lose, and Admit cleans up after an admission it could not
 // use.
-func (r *Redis) runAdmit(_ context.Context, keys []string, args []any) ([]any, error) {
-	c := &admitCall{keys: keys, args: args, done: make(chan struct{})}
+func (r *Redis) runAdmit(c *admitCall) error {
 	if r.admits.join(c) {
 		<-c.done
-		return c.reply, c.err
+		return c.err
 	}
 	r.sendAdmits([]*admitCall{c})
 	if next := r.admits.next(); next != nil {
 		guard.Go(redisAdmitGoroutine, func() { r.sendQueuedAdmits(next) })
 	}
-	return c.reply, c.err
+	return c.err
 }
 
 // sendQueuedAdmits sends batch, and then what queued behind it, until
@@ -128,21 +206,27 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	releases = r.releases.take()
 	if len(batch) == 1 && len(releases) == 0 {
 		c := batch[0]
-		c.reply, c.err = admitScript.Run(ctx, r.client, c.keys, c.args...).Slice()
+		cmd := c.cmd(ctx)
+		_ = r.client.Process(ctx, cmd)
+		c.reply, c.err = cmd.Slice()
+		if redis.HasErrorPrefix(c.err, "NOSCRIPT") {
+			c.reply, c.err = c.eval(ctx, r.client)
+		}
 		return
 	}
 	pipe := r.client.Pipeline()
 	cmds := queueReleases(ctx, pipe, releases)
 	admits := make([]*redis.Cmd, len(batch))
 	for i, c := range batch {
-		admits[i] = pipe.EvalSha(ctx, admitScript.Hash(), c.keys, c.args...)
+		admits[i] = c.cmd(ctx)
+		_ = pipe.Process(ctx, admits[i])
 	}
 	_, _ = pipe.Exec(ctx)
 	handedOver = true
 	r.released(releases, cmds)
 	for i, c := range batch {
 		if redis.HasErrorPrefix(admits[i].Err(), "NOSCRIPT") {
-			c.reply, c.err = admitScript.Run(ctx, r.client, c.keys, c.args...).Slice()
+			c.reply, c.err = c.eval(ctx, r.client)
 			continue
 		}
 		c.reply, c.err = admits[i].Slice()
