@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -282,20 +281,11 @@ type periodArg struct {
 	arg any
 }
 
-func parseSeconds(v any) (time.Duration, error) {
-	s, ok := v.(string)
-	if !ok {
-		return 0, fmt.Errorf("limits: unexpected script reply %T", v)
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, err
-	}
-	// The scripts' times are whole microseconds; rounding to one undoes
-	// the float error, so that a retry of exactly 1s is not 1.0000001s
-	// and sent as Retry-After: 2.
-	return max(time.Duration(math.Round(f*1e6))*time.Microsecond, 0), nil
-}
+// micros is a duration the admit script answered in microseconds. The
+// scripts' times are whole microseconds, and the script rounds to one,
+// which undoes the float error: a retry of exactly 1s is not 1.0000001s,
+// sent as Retry-After: 2.
+func micros(us int64) time.Duration { return max(time.Duration(us)*time.Microsecond, 0) }
 
 var errBreakerOpen = errors.New("redis circuit breaker open")
 
@@ -466,17 +456,16 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 // taken; without one (the answer was lost) whatever may have been: the
 // slot by its id, and the hold by its id whatever its amount. The release
 // goes with the others (releases), tried until Redis confirms it.
-func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
+func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []int64) {
 	var rel release
 	lease := req.wantsLease()
 	switch {
 	case len(reply) >= 5:
-		allowed, _ := reply[0].(int64)
-		taken, _ := reply[1].(int64)
+		allowed, taken := reply[0], reply[1]
 		lease = allowed == 1 && taken == 1
 		var cents int64
 		if len(reply) == 7 {
-			cents, _ = reply[5].(int64)
+			cents = reply[5]
 		}
 		if allowed == 1 && cents > 0 {
 			acct := req.Reserve.Account
@@ -499,10 +488,9 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
 
 // admission reads the admit script's reply to the admission id of req,
 // sent at sent, and remembers a rate it shows spent (spentRates).
-func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent time.Time, reply []any) (Admission, error) {
+func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent time.Time, reply []int64) (Admission, error) {
 	if len(reply) == 8 {
-		spent, _ := reply[6].(int64)
-		held, _ := reply[7].(int64)
+		spent, held := reply[6], reply[7]
 		ks := req.Reserve.KeySpend
 		return Admission{}, &SpendLimitError{Limit: ks.Limit, Spent: spent, Held: held, Want: max(req.Reserve.want(), req.Reserve.min())}
 	}
@@ -511,23 +499,13 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent
 	}
 	var hold, available int64
 	if len(reply) == 7 {
-		hold, _ = reply[5].(int64)
-		available, _ = reply[6].(int64)
+		hold, available = reply[5], reply[6]
 	}
 	if hold < 0 {
 		return Admission{}, &BalanceError{Available: available, Min: req.Reserve.min()}
 	}
-	allowed, _ := reply[0].(int64)
-	lease, _ := reply[1].(int64)
-	remaining, _ := reply[2].(int64)
-	retryAfter, err := parseSeconds(reply[3])
-	if err != nil {
-		return Admission{}, err
-	}
-	resetAfter, err := parseSeconds(reply[4])
-	if err != nil {
-		return Admission{}, err
-	}
+	allowed, lease, remaining := reply[0], reply[1], reply[2]
+	retryAfter, resetAfter := micros(reply[3]), micros(reply[4])
 	var res RateResult
 	if req.Rate.Enabled() {
 		res = RateResult{

@@ -32,7 +32,7 @@ type admitCall struct {
 	want  int64
 	need  int64
 
-	reply []any
+	reply []int64
 	err   error
 	done  chan struct{} // closed once reply and err are set
 }
@@ -87,17 +87,19 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 	return c
 }
 
-// cmd is c's EVALSHA, for a pipeline or a call of its own.
-func (c *admitCall) cmd(ctx context.Context) *redis.Cmd {
-	cmd := redis.NewCmd(ctx, c.argv...)
+// cmd is c's EVALSHA, for a pipeline or a call of its own. The script
+// answers integers only, read as such: no value of the answer is put in
+// an interface.
+func (c *admitCall) cmd(ctx context.Context) *redis.IntSliceCmd {
+	cmd := redis.NewIntSliceCmd(ctx, c.argv...)
 	cmd.SetFirstKeyPos(3)
 	return cmd
 }
 
 // eval runs c as an EVAL, for a Redis that does not know the script
 // (restarted, or a replica that took over).
-func (c *admitCall) eval(ctx context.Context, client redis.Scripter) ([]any, error) {
-	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:]...).Slice()
+func (c *admitCall) eval(ctx context.Context, client redis.Scripter) ([]int64, error) {
+	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:]...).Int64Slice()
 }
 
 // admitQueue lets a node's concurrent admissions share round trips: while
@@ -208,7 +210,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		c := batch[0]
 		cmd := c.cmd(ctx)
 		_ = r.client.Process(ctx, cmd)
-		c.reply, c.err = cmd.Slice()
+		c.reply, c.err = cmd.Result()
 		if redis.HasErrorPrefix(c.err, "NOSCRIPT") {
 			c.reply, c.err = c.eval(ctx, r.client)
 		}
@@ -216,7 +218,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	}
 	pipe := r.client.Pipeline()
 	cmds := queueReleases(ctx, pipe, releases)
-	admits := make([]*redis.Cmd, len(batch))
+	admits := make([]*redis.IntSliceCmd, len(batch))
 	for i, c := range batch {
 		admits[i] = c.cmd(ctx)
 		_ = pipe.Process(ctx, admits[i])
@@ -229,6 +231,6 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			c.reply, c.err = c.eval(ctx, r.client)
 			continue
 		}
-		c.reply, c.err = admits[i].Slice()
+		c.reply, c.err = admits[i].Result()
 	}
 }
