@@ -330,6 +330,13 @@ func (r *Redis) call(ctx context.Context, op string, fn func(context.Context) er
 			err = fmt.Errorf("%w after %s", cctx.Err(), r.timeout)
 		}
 	}
+	return r.called(ctx, op, probe, err)
+}
+
+// called counts the outcome err of a call made with ctx that the breaker
+// allowed (probe: as its probe), and returns the call's error: ctx's own
+// when ctx ended.
+func (r *Redis) called(ctx context.Context, op string, probe bool, err error) error {
 	switch {
 	case err == nil:
 		r.breaker.done(probe, succeeded)
@@ -423,27 +430,10 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		return Admission{}, err
 	}
 	c := r.newAdmitCall(req, owner)
-	// Whoever learns last that nobody will use what the script may have
-	// taken undoes it (undoAdmit): the function below, once it has the
-	// answer, if the caller stopped waiting (its context ended, or the
-	// call timed out while the admission waited behind the pipeline in
-	// flight, which runs it later all the same); or the caller, if the
-	// function finished first but with an error or too late.
-	var claim atomic.Int32 // 0 open, 1 answered, 2 abandoned by the caller
 	sent := r.clock()
-	err = r.call(ctx, "admit", func(context.Context) error {
-		defer func() {
-			if !claim.CompareAndSwap(0, 1) {
-				r.undoAdmit(req, c.id, c.reply)
-			}
-		}()
-		return r.runAdmit(c)
-	})
+	err = r.runAdmit(ctx, c)
 	if err == nil {
 		return r.admission(ctx, req, c.id, sent, c.reply)
-	}
-	if !errors.Is(err, errBreakerOpen) && !claim.CompareAndSwap(0, 2) {
-		r.undoAdmit(req, c.id, c.reply)
 	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()

@@ -2,7 +2,10 @@ package limits
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,6 +20,10 @@ const maxAdmitPipeline = 128
 type admitCall struct {
 	req AdmitRequest
 	id  string
+	// claim decides who undoes what the script may have taken when
+	// nobody uses it (runAdmit): 0 open, 1 answered, 2 abandoned by
+	// the caller.
+	claim atomic.Int32
 
 	// argv is the EVALSHA command, in buf. What changes from one
 	// admission to the next it holds as pointers to the fields below and
@@ -147,33 +154,90 @@ func (q *admitQueue) next() []*admitCall {
 	return batch
 }
 
-// runAdmit runs the admit script, in one round trip with the admissions
-// that arrive meanwhile (admitQueue) and the releases this node has
-// gathered (releases): what the node freed is free for its next
+// runAdmit runs the admit script of c, in one round trip with the
+// admissions that arrive meanwhile (admitQueue) and the releases this
+// node has gathered (releases): what the node freed is free for its next
 // admission, and a stream's end needs no round trip of its own while the
 // node admits requests. A pipeline runs to its end, within the limiter's
 // timeout, even if a request in it went away: the releases are other
-// requests' to lose, and Admit cleans up after an admission it could not
-// use.
-func (r *Redis) runAdmit(c *admitCall) error {
-	if r.admits.join(c) {
-		<-c.done
-		return c.err
+// requests' to lose, and what an admission nobody uses took is undone.
+//
+// It waits for the answer as call waits for its function, through the
+// breaker and within the timeout, but with no goroutine of its own: one
+// that queues waits here for the pipeline that carries it, and one that
+// finds none in flight starts the goroutine that sends it, and then what
+// queued behind it.
+//
+// Whoever learns last that nobody will use what the script may have
+// taken undoes it (undoAdmit): the sender, once it has the answer, if
+// the caller stopped waiting (its context ended, or the timeout passed
+// while the admission waited behind the pipeline in flight, which runs
+// it later all the same); or the caller, if the answer came first but
+// with an error or too late.
+func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
+	ok, probe := r.breaker.allow()
+	if !ok {
+		return errBreakerOpen
 	}
-	r.sendAdmits([]*admitCall{c})
-	if next := r.admits.next(); next != nil {
-		guard.Go(redisAdmitGoroutine, func() { r.sendQueuedAdmits(next) })
+	if !r.admits.join(c) {
+		guard.Go(redisAdmitGoroutine, func() { r.sendQueuedAdmits(c) })
 	}
-	return c.err
+	t := getTimer(r.timeout)
+	answered := false
+	select {
+	case <-c.done:
+		answered = true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	putTimer(t)
+	if !answered {
+		select {
+		case <-c.done: // it made it after all
+			answered = true
+		default:
+		}
+	}
+	err := c.err
+	if !answered {
+		err = fmt.Errorf("%w after %s", context.DeadlineExceeded, r.timeout)
+	}
+	if err != nil && !c.claim.CompareAndSwap(0, 2) {
+		r.undoAdmit(c.req, c.id, c.reply)
+	}
+	return r.called(ctx, "admit", probe, err)
 }
 
-// sendQueuedAdmits sends batch, and then what queued behind it, until
-// nothing is left.
-func (r *Redis) sendQueuedAdmits(batch []*admitCall) {
-	for batch != nil {
-		r.sendAdmits(batch)
-		batch = r.admits.next()
+// Timers for runAdmit's waits, used again: one is stopped before it is
+// put back, and since Go 1.23 a stopped timer's channel holds no stale
+// tick.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, _ := timers.Get().(*time.Timer); t != nil {
+		t.Reset(d)
+		return t
 	}
+	return time.NewTimer(d)
+}
+
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
+}
+
+// sendQueuedAdmits sends c, and then what queued behind it, until
+// nothing is left.
+func (r *Redis) sendQueuedAdmits(c *admitCall) {
+	for batch := []*admitCall{c}; batch != nil; batch = r.admits.next() {
+		r.sendAdmits(batch)
+	}
+}
+
+// undoAbandoned undoes what c took, whose caller stopped waiting for it
+// (runAdmit). A panic on the way is counted, and the sender goes on.
+func (r *Redis) undoAbandoned(c *admitCall) {
+	_ = guard.Run(redisAdmitGoroutine, func() { r.undoAdmit(c.req, c.id, c.reply) })
 }
 
 // sendAdmits runs the admissions of batch, with the gathered releases
@@ -201,8 +265,15 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 				r.released(releases, nil)
 			}
 		}
+		abandoned := false
 		for _, c := range batch {
+			abandoned = !c.claim.CompareAndSwap(0, 1) || abandoned
 			close(c.done)
+		}
+		for _, c := range batch {
+			if abandoned && c.claim.Load() == 2 {
+				r.undoAbandoned(c)
+			}
 		}
 	}()
 	releases = r.releases.take()
