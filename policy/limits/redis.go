@@ -240,15 +240,23 @@ func (r *Redis) balanceKey(account string) string    { return r.prefix + "{acct:
 func (r *Redis) holdsKey(account string) string      { return r.prefix + "{acct:" + account + "}:holds" }
 
 // newID is a new admission's id, unique among the nodes': with named,
-// followed by "|k:" and key, in one allocation.
-func (r *Redis) newID(named bool, key string) string {
+// followed by "|k:" and key. With want > 0 it returns too the member of
+// a hold of want cents, "<id>|<want>", the id in front of it, so that a
+// hold of all it wanted (the common case) costs no string of its own:
+// both are one allocation.
+func (r *Redis) newID(named bool, key string, want int64) (id, member string) {
 	var buf [96]byte
 	b := append(buf[:0], r.idPrefix...)
 	b = strconv.AppendUint(b, r.idSeq.Add(1), 36)
 	if named {
 		b = append(append(b, "|k:"...), key...)
 	}
-	return string(b)
+	n := len(b)
+	if want > 0 {
+		b = strconv.AppendInt(append(b, '|'), want, 10)
+	}
+	member = string(b)
+	return member[:n], member
 }
 
 // epoch2017 is redis_rate's epoch; see redis_scripts.go.
@@ -433,7 +441,7 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	sent := r.clock()
 	err = r.runAdmit(ctx, c)
 	if err == nil {
-		return r.admission(ctx, req, c.id, sent, c.reply)
+		return r.admission(ctx, c, sent)
 	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()
@@ -476,9 +484,10 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []int64) {
 	}
 }
 
-// admission reads the admit script's reply to the admission id of req,
-// sent at sent, and remembers a rate it shows spent (spentRates).
-func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent time.Time, reply []int64) (Admission, error) {
+// admission reads the admit script's reply to c, sent at sent, and
+// remembers a rate it shows spent (spentRates).
+func (r *Redis) admission(ctx context.Context, c *admitCall, sent time.Time) (Admission, error) {
+	req, reply := &c.req, c.reply
 	if len(reply) == 8 {
 		spent, held := reply[6], reply[7]
 		ks := req.Reserve.KeySpend
@@ -524,11 +533,10 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent
 		end = new(streamEnd)
 	}
 	if lease == 1 {
-		owner, _ := req.owner() // Admit checked it
-		adm.Lease = r.startLease(ctx, req.Key, r.leaseKey(owner, req.Key), id, end)
+		adm.Lease = r.startLease(ctx, req.Key, c.keys[1], c.id, end)
 	}
 	if req.Reserve.holds() {
-		adm.Hold = r.startHold(req.Reserve.Account, id, hold, end)
+		adm.Hold = r.startHold(req.Reserve.Account, c.id, c.keys[2], c.keys[3], c.member(hold), hold, end)
 	}
 	return adm, nil
 }

@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,8 @@ type admitCall struct {
 	lease int // the lease limit; 0 for no lease
 	want  int64
 	need  int64
+	// wanted is the member of a hold of want, "<id>|<want>" (newID).
+	wanted string
 
 	reply []int64
 	err   error
@@ -73,8 +76,11 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 	if req.wantsLease() {
 		c.lease = req.StreamLimit
 	}
+	if res.wanted() {
+		c.want, c.need = res.want(), res.min()
+	}
 	// The hold's member names its key (admitScript).
-	c.id = r.newID(res.wanted() && res.KeySpend.limited(), res.KeySpend.Key)
+	c.id, c.wanted = r.newID(res.wanted() && res.KeySpend.limited(), res.KeySpend.Key, c.want)
 	c.now = r.nowArg()
 	c.burst = req.Rate.burst()
 	argv := append(c.buf[:0], "evalsha", admitSHA, c.nkeys)
@@ -84,7 +90,6 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 	argv = append(argv, &c.now, mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
 		&c.lease, &c.id, r.leaseTTLArg)
 	if res.wanted() {
-		c.want, c.need = res.want(), res.min()
 		argv = append(argv, &c.want, &c.need, &res.Balance, r.balanceTTLArg)
 		if ks := &res.KeySpend; ks.limited() {
 			argv = append(argv, &ks.Key, &ks.Period, &ks.Limit, &ks.Spent)
@@ -92,6 +97,14 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 	}
 	c.argv = argv
 	return c
+}
+
+// member is the member of c's hold of cents, as the admit script made it.
+func (c *admitCall) member(cents int64) string {
+	if cents == c.want {
+		return c.wanted
+	}
+	return c.id + "|" + strconv.FormatInt(cents, 10)
 }
 
 // cmd is c's EVALSHA, for a pipeline or a call of its own. The script
@@ -282,7 +295,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		cmd := c.cmd(ctx)
 		_ = r.client.Process(ctx, cmd)
 		c.reply, c.err = cmd.Result()
-		if redis.HasErrorPrefix(c.err, "NOSCRIPT") {
+		if noScript(c.err) {
 			c.reply, c.err = c.eval(ctx, r.client)
 		}
 		return
@@ -298,7 +311,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	handedOver = true
 	r.released(releases, cmds)
 	for i, c := range batch {
-		if redis.HasErrorPrefix(admits[i].Err(), "NOSCRIPT") {
+		if noScript(admits[i].Err()) {
 			c.reply, c.err = c.eval(ctx, r.client)
 			continue
 		}

@@ -287,7 +287,7 @@ func (r *Redis) sendReleases(batch []release) {
 		pipe := r.client.Pipeline()
 		cmds := queueReleases(ctx, pipe, batch)
 		_, err := pipe.Exec(ctx)
-		if finish(cmds) && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if finish(cmds) && noScript(err) {
 			return nil // only a script Redis did not know: Redis answers
 		}
 		return err
@@ -331,7 +331,7 @@ func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) [
 // failure was for want of a script.
 func (r *Redis) released(batch []release, cmds []releaseCmds) (onlyNoScript bool) {
 	var failed []release
-	noScript, other := false, false
+	missing, other := false, false
 	for i, rel := range batch {
 		if cmds == nil {
 			failed = append(failed, rel)
@@ -340,8 +340,8 @@ func (r *Redis) released(batch []release, cmds []releaseCmds) (onlyNoScript bool
 		var err error
 		if c := cmds[i].settle; c != nil {
 			err = c.Err()
-			noScript = noScript || redis.HasErrorPrefix(err, "NOSCRIPT")
-			other = other || err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT")
+			missing = missing || noScript(err)
+			other = other || err != nil && !noScript(err)
 		}
 		if c := cmds[i].zrem; c != nil && c.Err() != nil {
 			err = c.Err()
@@ -356,7 +356,7 @@ func (r *Redis) released(batch []release, cmds []releaseCmds) (onlyNoScript bool
 		}
 	}
 	r.releases.finish(len(batch) - len(failed))
-	if noScript {
+	if missing {
 		guard.Go(redisReleaseGoroutine, r.loadReleaseScripts)
 	}
 	r.releases.retry(failed)

@@ -36,18 +36,25 @@ type renewals struct {
 	running bool
 }
 
-// renewal is one lease or hold: member of the sorted set at keys[0]
-// (keys[1]: a hold's sum).
+// renewal is one lease or hold: member of the sorted set at keys[0]; a
+// hold's sum is at keys[1], empty for a lease. The loss is logged with
+// owner and id: a lease's key, or a hold's account.
 type renewal struct {
-	keys   []string
-	member string
-	lost   func() // logs the loss
+	keys      [2]string
+	member    string
+	owner, id string
 }
 
-// add starts renewing member of keys[0] and returns the handle that remove
-// takes.
-func (q *renewals) add(keys []string, member string, lost func()) *renewal {
-	x := &renewal{keys: keys, member: member, lost: lost}
+// scriptKeys are the renew script's keys.
+func (x *renewal) scriptKeys() []string {
+	if x.keys[1] == "" {
+		return x.keys[:1]
+	}
+	return x.keys[:]
+}
+
+// add starts renewing x and returns it, the handle that remove takes.
+func (q *renewals) add(x *renewal) *renewal {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.live == nil {
@@ -152,12 +159,12 @@ func (q *renewals) renew(batch []*renewal) bool {
 		pipe := r.client.Pipeline()
 		now, ttl := r.nowArg(), seconds(r.leaseTTL)
 		for i, x := range batch {
-			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), x.keys, now, x.member, ttl)
+			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), x.scriptKeys(), now, x.member, ttl)
 		}
 		_, err := pipe.Exec(ctx)
 		return err
 	})
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if noScript(err) {
 		// Redis restarted, or a replica that never ran the script took
 		// over: load it (on every primary of a cluster), and the retry
 		// renews the batch.
@@ -179,7 +186,7 @@ func (q *renewals) renew(batch []*renewal) bool {
 			continue // released meanwhile: its answer tells nothing
 		}
 		if !kept {
-			x.lost()
+			x.lost(r.log)
 		}
 		if r.onRenew != nil {
 			r.onRenew(kept)
@@ -188,20 +195,16 @@ func (q *renewals) renew(batch []*renewal) bool {
 	return true
 }
 
-// lostLease and lostHold log what the renewals found gone.
-func (r *Redis) lostLease(key, id string) func() {
-	return func() {
+// lost logs that the renewals found x gone.
+func (x *renewal) lost(log *zap.Logger) {
+	if x.keys[1] == "" {
 		// The stream goes on; its slot may be counted for another holder,
 		// so the limit is exceeded by one until the stream ends. Re-adding
 		// it could push others over.
-		r.log.Warn("redis limiter lost a lease that expired while renewals failed",
-			zap.String("key", key), zap.String("lease", id))
+		log.Warn("redis limiter lost a lease that expired while renewals failed",
+			zap.String("key", x.owner), zap.String("lease", x.id))
+		return
 	}
-}
-
-func (r *Redis) lostHold(account, id string) func() {
-	return func() {
-		r.log.Warn("redis limiter lost a hold that expired while renewals failed",
-			zap.String("account", account), zap.String("hold", id))
-	}
+	log.Warn("redis limiter lost a hold that expired while renewals failed",
+		zap.String("account", x.owner), zap.String("hold", x.id))
 }

@@ -146,6 +146,11 @@ local function log_after(log, n, t)
 end
 `
 
+// noScript reports whether err is Redis's answer to an EVALSHA of a
+// script it does not have. redis.HasErrorPrefix allocates even for a nil
+// error, which nearly every call passes it.
+func noScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+
 // admitScript reserves money against an account's balance, checks a rate
 // and takes a lease in one round trip.
 //
