@@ -47,6 +47,27 @@ type settlement struct {
 // keys are the settle script's.
 func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey} }
 
+// Scripts' SHA1s, put in interfaces once.
+var (
+	settleSHA   any = settleScript.Hash()
+	dropHoldSHA any = dropHoldScript.Hash()
+)
+
+// cmd is the EVALSHA of the settle script, or of the drop hold script
+// for a hold known by its id, that frees s. Its arguments point at s's
+// fields, which stay as they are while s is queued or sent (a retry sets
+// only again, which the command takes by value).
+func (s *settlement) cmd(ctx context.Context) *redis.Cmd {
+	var cmd *redis.Cmd
+	if s.byID {
+		cmd = redis.NewCmd(ctx, "evalsha", dropHoldSHA, 2, &s.holdsKey, &s.balanceKey, &s.member)
+	} else {
+		cmd = redis.NewCmd(ctx, "evalsha", settleSHA, 2, &s.balanceKey, &s.holdsKey, &s.member, &s.charge, s.againArg())
+	}
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
 // againArg is the settle script's flag for a try that may repeat one
 // that ran.
 func (s settlement) againArg() string {
@@ -308,16 +329,18 @@ type releaseCmds struct {
 // releaseCmds for each release.
 func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) []releaseCmds {
 	cmds := make([]releaseCmds, len(batch))
-	for i, rel := range batch {
-		switch s := rel.hold; {
-		case s == nil:
-		case s.byID:
-			cmds[i].settle = pipe.EvalSha(ctx, dropHoldScript.Hash(), []string{s.holdsKey, s.balanceKey}, s.member)
-		default:
-			cmds[i].settle = pipe.EvalSha(ctx, settleScript.Hash(), s.keys(), s.member, s.charge, s.againArg())
+	for i := range batch {
+		rel := &batch[i]
+		if rel.hold != nil {
+			cmds[i].settle = rel.hold.cmd(ctx)
+			_ = pipe.Process(ctx, cmds[i].settle)
 		}
 		if rel.leaseKey != "" {
-			cmds[i].zrem = pipe.ZRem(ctx, rel.leaseKey, rel.leaseID)
+			// The key and id by pointer, as the settlement's: batch
+			// stays as it is until its pipeline is done.
+			cmds[i].zrem = redis.NewIntCmd(ctx, "zrem", &rel.leaseKey, &rel.leaseID)
+			cmds[i].zrem.SetFirstKeyPos(1)
+			_ = pipe.Process(ctx, cmds[i].zrem)
 		}
 	}
 	return cmds
@@ -379,7 +402,12 @@ func (r *Redis) loadReleaseScripts() {
 // is tried again with the releases (releases.retry).
 func (r *Redis) settleHold(s settlement) {
 	err := r.call(context.Background(), "settle", func(ctx context.Context) error {
-		return settleScript.Run(ctx, r.client, s.keys(), s.member, s.charge, s.againArg()).Err()
+		cmd := s.cmd(ctx)
+		_ = r.client.Process(ctx, cmd)
+		if err := cmd.Err(); !noScript(err) {
+			return err
+		}
+		return settleScript.Eval(ctx, r.client, s.keys(), s.member, s.charge, s.againArg()).Err()
 	})
 	if err != nil {
 		r.log.Warn("redis limiter could not settle a hold; trying again",
