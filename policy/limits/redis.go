@@ -239,24 +239,27 @@ func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:
 func (r *Redis) balanceKey(account string) string    { return r.prefix + "{acct:" + account + "}:balance" }
 func (r *Redis) holdsKey(account string) string      { return r.prefix + "{acct:" + account + "}:holds" }
 
-// newID is a new admission's id, unique among the nodes': with named,
-// followed by "|k:" and key. With want > 0 it returns too the member of
-// a hold of want cents, "<id>|<want>", the id in front of it, so that a
-// hold of all it wanted (the common case) costs no string of its own:
-// both are one allocation.
-func (r *Redis) newID(named bool, key string, want int64) (id, member string) {
-	var buf [96]byte
-	b := append(buf[:0], r.idPrefix...)
-	b = strconv.AppendUint(b, r.idSeq.Add(1), 36)
+// appendID appends a new admission's id, unique among the nodes'; with
+// named, followed by "|k:" and key.
+func (r *Redis) appendID(b []byte, named bool, key string) []byte {
+	b = strconv.AppendUint(append(b, r.idPrefix...), r.idSeq.Add(1), 36)
 	if named {
 		b = append(append(b, "|k:"...), key...)
 	}
-	n := len(b)
-	if want > 0 {
-		b = strconv.AppendInt(append(b, '|'), want, 10)
+	return b
+}
+
+// appendKeyBase appends keyBase(account, key), and appendAccountTag
+// accountTagged(account): for keys built in one buffer.
+func (r *Redis) appendKeyBase(b []byte, account, key string) []byte {
+	if account == "" {
+		return append(append(append(append(b, r.prefix...), '{'), key...), '}')
 	}
-	member = string(b)
-	return member[:n], member
+	return append(append(r.appendAccountTag(b, account), ":key:"...), key...)
+}
+
+func (r *Redis) appendAccountTag(b []byte, account string) []byte {
+	return append(append(append(append(b, r.prefix...), "{acct:"...), account...), '}')
 }
 
 // epoch2017 is redis_rate's epoch; see redis_scripts.go.

@@ -39,7 +39,7 @@ type admitCall struct {
 	lease int // the lease limit; 0 for no lease
 	want  int64
 	need  int64
-	// wanted is the member of a hold of want, "<id>|<want>" (newID).
+	// wanted is the member of a hold of want, "<id>|<want>" (strings).
 	wanted string
 
 	reply []int64
@@ -55,32 +55,16 @@ var admitSHA any = admitScript.Hash()
 func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 	c := &admitCall{req: req, done: make(chan struct{})}
 	req = c.req // from here on, its fields are c's
-	var mode any
-	switch {
-	case !req.Rate.Enabled():
-		mode, c.keys[0] = "0", r.gcraKey(owner, req.Key)
-	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
-		mode, c.keys[0] = "3", r.logKey(owner, req.Key)
-	case req.Rate.Rolling:
-		mode, c.keys[0] = "2", r.windowKey(owner, req.Key)
-	default:
-		mode, c.keys[0] = "1", r.gcraKey(owner, req.Key)
-	}
-	c.keys[1] = r.leaseKey(owner, req.Key)
-	c.nkeys = 2
 	res := &c.req.Reserve
-	if res.wanted() {
-		c.keys[2], c.keys[3] = r.balanceKey(res.Account), r.holdsKey(res.Account)
-		c.nkeys = 4
-	}
 	if req.wantsLease() {
 		c.lease = req.StreamLimit
 	}
+	c.nkeys = 2
 	if res.wanted() {
 		c.want, c.need = res.want(), res.min()
+		c.nkeys = 4
 	}
-	// The hold's member names its key (admitScript).
-	c.id, c.wanted = r.newID(res.wanted() && res.KeySpend.limited(), res.KeySpend.Key, c.want)
+	mode := c.strings(r, owner)
 	c.now = r.nowArg()
 	c.burst = req.Rate.burst()
 	argv := append(c.buf[:0], "evalsha", admitSHA, c.nkeys)
@@ -97,6 +81,52 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 	}
 	c.argv = argv
 	return c
+}
+
+// strings sets c's keys, its id and the member of a hold of all it wants
+// (wanted), all parts of one string, one allocation where each would be
+// one of its own, and returns the script's mode. They are what
+// Redis.gcraKey, logKey, windowKey, leaseKey, balanceKey, holdsKey and
+// appendID make (TestAdmitCallStrings).
+func (c *admitCall) strings(r *Redis, owner string) (mode any) {
+	req := &c.req
+	var ends [4]int
+	var buf [256]byte
+	b := buf[:0]
+	switch {
+	case !req.Rate.Enabled():
+		mode, b = "0", r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
+	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
+		mode, b = "3", append(r.appendKeyBase(b, owner, req.Key), ":log"...)
+	case req.Rate.Rolling:
+		mode, b = "2", append(r.appendKeyBase(b, owner, req.Key), ":window"...)
+	default:
+		mode, b = "1", r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
+	}
+	ends[0] = len(b)
+	b = append(r.appendKeyBase(b, owner, req.Key), ":streams"...)
+	ends[1] = len(b)
+	if res := &req.Reserve; res.wanted() {
+		b = append(r.appendAccountTag(b, res.Account), ":balance"...)
+		ends[2] = len(b)
+		b = append(r.appendAccountTag(b, res.Account), ":holds"...)
+		ends[3] = len(b)
+	}
+	idAt := len(b)
+	ks := &req.Reserve.KeySpend
+	// The hold's member names its key (admitScript).
+	b = r.appendID(b, req.Reserve.wanted() && ks.limited(), ks.Key)
+	idEnd := len(b)
+	if c.want > 0 {
+		b = strconv.AppendInt(append(b, '|'), c.want, 10)
+	}
+	all := string(b)
+	from := 0
+	for i := range c.nkeys {
+		c.keys[i], from = all[from:ends[i]], ends[i]
+	}
+	c.id, c.wanted = all[idAt:idEnd], all[idAt:]
+	return mode
 }
 
 // member is the member of c's hold of cents, as the admit script made it.
