@@ -167,6 +167,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	}
 	r.breaker = newBreaker(cfg.Breaker, clock, r.breakerChanged)
 	r.releases.r, r.releases.gather = r, releaseGather
+	r.admits.idle = make(chan *admitCall)
 	r.renewals.r = r
 	return r, nil
 }
