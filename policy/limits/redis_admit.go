@@ -167,6 +167,10 @@ type admitQueue struct {
 	// idle hands an admission that found no pipeline in flight to a
 	// sender waiting for one (Redis.sender).
 	idle chan *admitCall
+	// pipe is the pipeline the sender uses again and again: only the
+	// sender of the pipeline in flight (busy) touches it, and Exec leaves
+	// it empty.
+	pipe redis.Pipeliner
 }
 
 // join queues c behind the pipeline in flight and reports true, or
@@ -248,8 +252,10 @@ func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
 		default:
 		}
 	}
-	err := c.err
-	if !answered {
+	var err error
+	if answered {
+		err = c.err
+	} else {
 		err = fmt.Errorf("%w after %s", context.DeadlineExceeded, r.timeout)
 	}
 	if err != nil && !c.claim.CompareAndSwap(0, 2) {
@@ -335,6 +341,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			if !handedOver {
 				r.released(releases, nil)
 			}
+			r.admits.pipe = nil // it may hold what was queued before the panic
 		}
 		abandoned := false
 		for _, c := range batch {
@@ -358,7 +365,10 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		}
 		return
 	}
-	pipe := r.client.Pipeline()
+	if r.admits.pipe == nil {
+		r.admits.pipe = r.client.Pipeline()
+	}
+	pipe := r.admits.pipe
 	cmds := queueReleases(ctx, pipe, releases)
 	admits := make([]*redis.IntSliceCmd, len(batch))
 	for i, c := range batch {

@@ -42,6 +42,7 @@ type settlement struct {
 	// The charge then lowers the mirror only if the hold was still
 	// there, which that try would have removed with it.
 	again bool
+	argv  [8]any // cmd's
 }
 
 // keys are the settle script's.
@@ -54,16 +55,17 @@ var (
 )
 
 // cmd is the EVALSHA of the settle script, or of the drop hold script
-// for a hold known by its id, that frees s. Its arguments point at s's
-// fields, which stay as they are while s is queued or sent (a retry sets
-// only again, which the command takes by value).
+// for a hold known by its id, that frees s, in s.argv. Its arguments
+// point at s's fields, which stay as they are while s is queued or sent;
+// a try sent again makes it anew once the last one's pipeline returned.
 func (s *settlement) cmd(ctx context.Context) *redis.Cmd {
-	var cmd *redis.Cmd
+	argv := s.argv[:0]
 	if s.byID {
-		cmd = redis.NewCmd(ctx, "evalsha", dropHoldSHA, 2, &s.holdsKey, &s.balanceKey, &s.member)
+		argv = append(argv, "evalsha", dropHoldSHA, 2, &s.holdsKey, &s.balanceKey, &s.member)
 	} else {
-		cmd = redis.NewCmd(ctx, "evalsha", settleSHA, 2, &s.balanceKey, &s.holdsKey, &s.member, &s.charge, s.againArg())
+		argv = append(argv, "evalsha", settleSHA, 2, &s.balanceKey, &s.holdsKey, &s.member, &s.charge, s.againArg())
 	}
+	cmd := redis.NewCmd(ctx, argv...)
 	cmd.SetFirstKeyPos(3)
 	return cmd
 }
@@ -125,8 +127,8 @@ func (q *releases) add(rel release) {
 	rel.giveUp = now.Add(q.r.leaseTTL + q.r.timeout)
 	q.mu.Lock()
 	q.unsent++
-	q.mu.Unlock()
-	q.enqueue([]release{rel})
+	q.queue = append(q.queue, rel)
+	q.startLocked()
 }
 
 // enqueue queues rels, to be sent within the gather time of each, and
@@ -134,6 +136,12 @@ func (q *releases) add(rel release) {
 func (q *releases) enqueue(rels []release) {
 	q.mu.Lock()
 	q.queue = append(q.queue, rels...)
+	q.startLocked()
+}
+
+// startLocked starts the gathering goroutine unless it runs, and unlocks
+// q.mu.
+func (q *releases) startLocked() {
 	start := !q.sending
 	q.sending = true
 	q.mu.Unlock()
@@ -162,6 +170,9 @@ func retryPause(tries int) time.Duration {
 // retry queues failed again after a pause, each but those past their
 // giveUp time, which are finished: what they free has expired in Redis.
 func (q *releases) retry(failed []release) {
+	if len(failed) == 0 {
+		return
+	}
 	now := time.Now()
 	var again []release
 	pause := time.Duration(0)
@@ -412,11 +423,13 @@ func (r *Redis) settleHold(s settlement) {
 	if err != nil {
 		r.log.Warn("redis limiter could not settle a hold; trying again",
 			zap.String("hold", s.member), zap.Error(err))
+		// A settlement of its own: the call may still be sending s's
+		// command after its timeout.
+		again := &settlement{balanceKey: s.balanceKey, holdsKey: s.holdsKey, member: s.member, charge: s.charge, again: true}
 		now := time.Now()
-		s.again = true
 		r.releases.mu.Lock()
 		r.releases.unsent++
 		r.releases.mu.Unlock()
-		r.releases.retry([]release{{hold: &s, queued: now, giveUp: now.Add(r.leaseTTL + r.timeout)}})
+		r.releases.retry([]release{{hold: again, queued: now, giveUp: now.Add(r.leaseTTL + r.timeout)}})
 	}
 }
