@@ -2,7 +2,6 @@ package limits
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -32,7 +31,8 @@ const maxRenewPipeline = 512
 type renewals struct {
 	r       *Redis
 	mu      sync.Mutex
-	live    map[*renewal]struct{}
+	live    renewal // the ring of those renewed: added and removed without hashing
+	n       int     // in the ring
 	running bool
 }
 
@@ -40,9 +40,10 @@ type renewals struct {
 // hold's sum is at keys[1], empty for a lease. The loss is logged with
 // owner and id: a lease's key, or a hold's account.
 type renewal struct {
-	keys      [2]string
-	member    string
-	owner, id string
+	keys       [2]string
+	member     string
+	owner, id  string
+	prev, next *renewal // in renewals.live; nil when not renewed
 }
 
 // scriptKeys are the renew script's keys.
@@ -57,10 +58,12 @@ func (x *renewal) scriptKeys() []string {
 func (q *renewals) add(x *renewal) *renewal {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.live == nil {
-		q.live = make(map[*renewal]struct{})
+	if q.live.next == nil {
+		q.live.prev, q.live.next = &q.live, &q.live
 	}
-	q.live[x] = struct{}{}
+	x.prev, x.next = q.live.prev, &q.live
+	x.prev.next, q.live.prev = x, x
+	q.n++
 	if !q.running {
 		q.running = true
 		guard.Go(redisRenewGoroutine, q.run)
@@ -71,8 +74,20 @@ func (q *renewals) add(x *renewal) *renewal {
 // remove stops renewing x. Removing twice does nothing.
 func (q *renewals) remove(x *renewal) {
 	q.mu.Lock()
-	delete(q.live, x)
+	q.unlinkLocked(x)
 	q.mu.Unlock()
+}
+
+// unlinkLocked takes x out of the ring, if it is in it, and reports
+// whether it was.
+func (q *renewals) unlinkLocked(x *renewal) bool {
+	if x.next == nil {
+		return false
+	}
+	x.prev.next, x.next.prev = x.next, x.prev
+	x.prev, x.next = nil, nil
+	q.n--
+	return true
 }
 
 // stillLive reports whether x is still renewed; unless keep, it stops
@@ -80,11 +95,10 @@ func (q *renewals) remove(x *renewal) {
 func (q *renewals) stillLive(x *renewal, keep bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	_, ok := q.live[x]
-	if !keep {
-		delete(q.live, x)
+	if keep {
+		return x.next != nil
 	}
-	return ok
+	return q.unlinkLocked(x)
 }
 
 // run renews everything live at each tick and ends at the first tick
@@ -109,12 +123,15 @@ func (q *renewals) run() {
 		select {
 		case <-t.C:
 			q.mu.Lock()
-			if len(q.live) == 0 {
+			if q.n == 0 {
 				q.running = false
 				q.mu.Unlock()
 				return
 			}
-			due = slices.Collect(maps.Keys(q.live))
+			due = make([]*renewal, 0, q.n)
+			for x := q.live.next; x != &q.live; x = x.next {
+				due = append(due, x)
+			}
 			q.mu.Unlock()
 			failed, tries = nil, 0
 			retry.Stop()
@@ -143,10 +160,7 @@ func (q *renewals) run() {
 func (q *renewals) stillLiveOf(xs []*renewal) []*renewal {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return slices.DeleteFunc(xs, func(x *renewal) bool {
-		_, ok := q.live[x]
-		return !ok
-	})
+	return slices.DeleteFunc(xs, func(x *renewal) bool { return x.next == nil })
 }
 
 // renew extends batch in one round trip and reports whether Redis
