@@ -532,12 +532,9 @@ func (r *Redis) admission(ctx context.Context, c *admitCall, sent time.Time) (Ad
 		r.spent.spend(req.Key, req.Rate, sent, retryAfter, resetAfter)
 	}
 	adm := Admission{Rate: res}
-	var end *streamEnd
-	if lease == 1 && req.Reserve.holds() {
-		end = new(streamEnd)
-	}
+	var end *streamEnd // a stream's hold and lease end together
 	if lease == 1 {
-		adm.Lease = r.startLease(ctx, req.Key, c.keys[1], c.id, end)
+		adm.Lease, end = r.startLease(ctx, req.Key, c.keys[1], c.id, req.Reserve.holds())
 	}
 	if req.Reserve.holds() {
 		adm.Hold = r.startHold(req.Reserve.Account, c.id, c.keys[2], c.keys[3], c.member(hold), hold, end)

@@ -12,19 +12,24 @@ type redisLease struct {
 	r       *Redis
 	renewal renewal // the lease's set and its id
 	end     *streamEnd
+	ended   streamEnd // end's, with a hold
 }
 
 // startLease returns the handle of the lease id of key, in the set at
 // leaseKey, that the admit script has added,
 // renewed (renewals) until it is released, by the holder or when ctx is
 // done. The release is gathered (releases), with the hold's settlement if
-// that waited for it.
-func (r *Redis) startLease(ctx context.Context, key, leaseKey, id string, end *streamEnd) *Lease {
-	l := &redisLease{r: r, end: end, renewal: renewal{keys: [2]string{leaseKey}, member: id, owner: key, id: id}}
+// that waited for it: with a hold, end is the hold's and the lease's
+// streamEnd.
+func (r *Redis) startLease(ctx context.Context, key, leaseKey, id string, hold bool) (_ *Lease, end *streamEnd) {
+	l := &redisLease{r: r, renewal: renewal{keys: [2]string{leaseKey}, member: id, owner: key, id: id}}
+	if hold {
+		l.end = &l.ended
+	}
 	l.Lease.init(key, id, l)
 	r.renewals.add(&l.renewal)
 	l.tie(ctx)
-	return &l.Lease
+	return &l.Lease, l.end
 }
 
 // releaseLease implements leaseReleaser. An abandoned lease (tests) is

@@ -63,7 +63,13 @@ func (s *settlement) cmd(ctx context.Context) *redis.Cmd {
 	if s.byID {
 		argv = append(argv, "evalsha", dropHoldSHA, 2, &s.holdsKey, &s.balanceKey, &s.member)
 	} else {
-		argv = append(argv, "evalsha", settleSHA, 2, &s.balanceKey, &s.holdsKey, &s.member, &s.charge, s.againArg())
+		// The flag as a constant: a string a function returns would be
+		// copied to the heap to go in an interface.
+		var again any = "0"
+		if s.again {
+			again = "1"
+		}
+		argv = append(argv, "evalsha", settleSHA, 2, &s.balanceKey, &s.holdsKey, &s.member, &s.charge, again)
 	}
 	cmd := redis.NewCmd(ctx, argv...)
 	cmd.SetFirstKeyPos(3)
