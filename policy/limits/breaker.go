@@ -2,6 +2,7 @@ package limits
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,12 @@ type BreakerConfig struct {
 type breaker struct {
 	cfg BreakerConfig
 	now func() time.Time
+
+	// quiet is true while the breaker is closed and counts no failure:
+	// allow and a success's done then have nothing to change, and read
+	// it instead of taking mu, which every Redis call would otherwise
+	// take twice. Written under mu.
+	quiet atomic.Bool
 
 	mu        sync.Mutex
 	failures  int       // consecutive, while closed
@@ -54,12 +61,17 @@ func newBreaker(cfg BreakerConfig, now func() time.Time, onChange func(bool, tim
 		cfg.MaxCoolDown = 30 * time.Second
 	}
 	cfg.MaxCoolDown = max(cfg.MaxCoolDown, cfg.CoolDown)
-	return &breaker{cfg: cfg, now: now, onChange: onChange}
+	b := &breaker{cfg: cfg, now: now, onChange: onChange}
+	b.quiet.Store(true)
+	return b
 }
 
 // allow reports whether a call may go to Redis. A true answer must be
 // followed by exactly one done.
 func (b *breaker) allow() (ok, probe bool) {
+	if b.quiet.Load() {
+		return true, false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.openUntil.IsZero() {
@@ -73,6 +85,9 @@ func (b *breaker) allow() (ok, probe bool) {
 }
 
 func (b *breaker) done(probe bool, o outcome) {
+	if !probe && o != failed && b.quiet.Load() {
+		return
+	}
 	b.mu.Lock()
 	var changed, open bool
 	var coolDown time.Duration
@@ -104,6 +119,7 @@ func (b *breaker) done(probe bool, o outcome) {
 			changed, open, coolDown = true, true, b.coolDown
 		}
 	}
+	b.quiet.Store(b.openUntil.IsZero() && b.failures == 0)
 	b.mu.Unlock()
 	if changed && b.onChange != nil {
 		b.onChange(open, coolDown)

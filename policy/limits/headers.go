@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -21,9 +22,15 @@ func SetHeaders(h http.Header, res RateResult) {
 	if res.Limit <= 0 {
 		return
 	}
-	// One array for the three values rather than one per Set: this runs
+	// The three values are parts of one string, in one array: this runs
 	// on every request. The names are in canonical form already.
-	v := [...]string{strconv.Itoa(res.Limit), strconv.Itoa(max(res.Remaining, 0)), FormatDuration(res.ResetAfter)}
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], int64(res.Limit), 10)
+	limit := len(b)
+	b = strconv.AppendInt(b, int64(max(res.Remaining, 0)), 10)
+	remaining := len(b)
+	all := string(appendDuration(b, res.ResetAfter))
+	v := [...]string{all[:limit], all[limit:remaining], all[remaining:]}
 	vals := v[:]
 	h[HeaderLimitRequests] = vals[0:1:1]
 	h[HeaderRemainingRequests] = vals[1:2:2]
@@ -39,4 +46,36 @@ func FormatDuration(d time.Duration) string {
 		return "0s"
 	}
 	return (d + time.Millisecond - 1).Truncate(time.Millisecond).String()
+}
+
+// appendDuration appends FormatDuration(d), without a string of its own
+// (TestAppendDurationIsDurationString).
+func appendDuration(b []byte, d time.Duration) []byte {
+	switch {
+	case d <= 0:
+		return append(b, "0s"...)
+	case d > math.MaxInt64-time.Millisecond:
+		return append(b, FormatDuration(d)...) // rounding up overflows
+	}
+	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
+	if ms < 1000 {
+		return append(strconv.AppendInt(b, ms, 10), "ms"...)
+	}
+	secs, frac := ms/1000, ms%1000
+	if h := secs / 3600; h > 0 {
+		b = append(strconv.AppendInt(b, h, 10), 'h')
+	}
+	if secs >= 60 {
+		b = append(strconv.AppendInt(b, secs/60%60, 10), 'm')
+	}
+	b = strconv.AppendInt(b, secs%60, 10)
+	if frac > 0 {
+		digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := 3
+		for digits[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), digits[:n]...)
+	}
+	return append(b, 's')
 }

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -72,5 +73,35 @@ func TestHeaderNamesAreCanonical(t *testing.T) {
 		if c := http.CanonicalHeaderKey(name); c != name {
 			t.Errorf("%q is not canonical (%q)", name, c)
 		}
+	}
+}
+
+// TestAppendDurationIsDurationString: the duration SetHeaders writes
+// without a string of its own is time.Duration's String of it rounded
+// up to the millisecond.
+func TestAppendDurationIsDurationString(t *testing.T) {
+	check := func(d time.Duration) {
+		want := FormatDuration(d)
+		if got := string(appendDuration([]byte("x"), d))[1:]; got != want {
+			t.Fatalf("%d ns: %q, want %q", int64(d), got, want)
+		}
+	}
+	for ms := range int64(200_000) {
+		check(time.Duration(ms) * time.Millisecond)
+		check(time.Duration(ms)*time.Millisecond + 1)
+	}
+	for _, d := range []time.Duration{-1, 59600 * time.Millisecond, time.Hour, time.Hour + time.Millisecond,
+		25*time.Hour + 61*time.Second + 10*time.Millisecond, math.MaxInt64 - time.Millisecond, math.MaxInt64} {
+		check(d)
+	}
+}
+
+// BenchmarkSetHeaders: the headers of one admitted request, into a fresh
+// header as a response's.
+func BenchmarkSetHeaders(b *testing.B) {
+	res := RateResult{Allowed: true, Limit: 100000000, Remaining: 99999998, ResetAfter: time.Second}
+	b.ReportAllocs()
+	for b.Loop() {
+		SetHeaders(make(http.Header, 4), res)
 	}
 }

@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/switchyardhq/switchyard/internal/guard"
 )
@@ -21,8 +22,11 @@ type Leaser interface {
 // nothing and Done is closed, so callers may defer Release unconditionally.
 type Lease struct {
 	key, id string
-	release func() // gives the slot back; called once
-	abandon func() // Redis: stop renewing without releasing, as a crash would
+	// releaser gives the slot back; called once. An interface rather
+	// than a function, so that a limiter's lease can be one allocation
+	// with what releasing it needs.
+	releaser  leaseReleaser
+	abandoned atomic.Bool // tests (Redis): stop renewing without releasing, as a crash would
 
 	once     sync.Once
 	done     chan struct{}
@@ -32,8 +36,21 @@ type Lease struct {
 	released bool
 }
 
-func newLease(key, id string, release func()) *Lease {
-	return &Lease{key: key, id: id, release: release, done: make(chan struct{})}
+// leaseReleaser releases the leases of a limiter.
+type leaseReleaser interface {
+	releaseLease(l *Lease)
+}
+
+// init makes l the lease id of key, released by rel.
+func (l *Lease) init(key, id string, rel leaseReleaser) {
+	l.key, l.id, l.releaser, l.done = key, id, rel, make(chan struct{})
+}
+
+// abandon stops renewing l without releasing it, as a crash would, for
+// tests of expiry.
+func (l *Lease) abandon() {
+	l.abandoned.Store(true)
+	l.Release()
 }
 
 // tie releases l when ctx is done.
@@ -68,7 +85,7 @@ func (l *Lease) Release() {
 		if l.stopCtx != nil {
 			l.stopCtx()
 		}
-		l.release()
+		l.releaser.releaseLease(l)
 		l.mu.Lock()
 		l.released = true
 		hooks := l.hooks

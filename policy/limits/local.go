@@ -196,18 +196,17 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 		both := string(strconv.AppendUint(append(ids, "hold-"...), seq, 10))
 		leaseID, holdID := both[:cut], both[cut:]
 		if req.wantsLease() {
-			key := req.Key // a closure on req.Key would move all of req to the heap
-			adm.Lease = newLease(key, leaseID, func() { l.release(key) })
+			adm.Lease = new(Lease)
+			adm.Lease.init(req.Key, leaseID, l)
 			adm.Lease.tie(ctx)
 		}
 		if req.Reserve.holds() {
-			id, account := holdID, req.Reserve.Account
-			adm.Hold = newHold(account, id, hold, func(charge int64, _ bool) { l.settle(account, id, charge) })
+			adm.Hold = &Hold{account: req.Reserve.Account, id: holdID, cents: hold, settler: l}
 			lh := localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold}
 			if req.Reserve.KeySpend.limited() {
 				lh.key = req.Reserve.KeySpend.Key
 			}
-			acct.addHold(id, lh)
+			acct.addHold(holdID, lh)
 		}
 	}
 	return adm, nil
@@ -251,6 +250,9 @@ func (l *Local) Precheck(req AdmitRequest) (Admission, error) {
 	}
 	return Admission{}, nil
 }
+
+// releaseLease implements leaseReleaser.
+func (l *Local) releaseLease(lease *Lease) { l.release(lease.key) }
 
 func (l *Local) release(key string) {
 	sh := l.shard(key)

@@ -173,8 +173,10 @@ func (a *localAccount) available(now, ttl, holdTTL int64, r Reservation) int64 {
 	return a.balance - a.held
 }
 
-// settle frees a hold and lowers the mirror by the charge.
-func (l *Local) settle(account, id string, charge int64) {
+// settle implements holdSettler: it frees h and lowers the mirror by
+// the charge, at once whether gathered or not.
+func (l *Local) settle(h *Hold, charge int64, _ bool) {
+	account, id := h.account, h.id
 	sh := l.accountShard(account)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -192,6 +194,10 @@ func (l *Local) settle(account, id string, charge int64) {
 		a.balance -= charge
 	}
 }
+
+// stopRenewal implements holdSettler: in process a hold is renewed only
+// lazily, when its holder is found still holding it.
+func (*Local) stopRenewal(*Hold) {}
 
 // Held sums the account's unexpired holds on this node, which are all of
 // them: a Local's holds are its own.

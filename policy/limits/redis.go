@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -101,6 +100,10 @@ type Redis struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 
+	// The admit script's arguments that stay, in interfaces once.
+	leaseTTLArg, balanceTTLArg any
+	lastPeriod                 atomic.Pointer[periodArg]
+
 	failures  atomic.Uint64
 	fallbacks atomic.Uint64
 	refusals  atomic.Uint64
@@ -157,12 +160,14 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		now:          cfg.Now,
 		idPrefix:     hex.EncodeToString(b[:]) + "-",
 	}
+	r.leaseTTLArg, r.balanceTTLArg = seconds(cfg.LeaseTTL), seconds(cfg.BalanceTTL)
 	clock := cfg.Now
 	if clock == nil {
 		clock = time.Now
 	}
 	r.breaker = newBreaker(cfg.Breaker, clock, r.breakerChanged)
 	r.releases.r, r.releases.gather = r, releaseGather
+	r.admits.idle = make(chan *admitCall)
 	r.renewals.r = r
 	return r, nil
 }
@@ -235,8 +240,27 @@ func (r *Redis) accountTagged(account string) string { return r.prefix + "{acct:
 func (r *Redis) balanceKey(account string) string    { return r.prefix + "{acct:" + account + "}:balance" }
 func (r *Redis) holdsKey(account string) string      { return r.prefix + "{acct:" + account + "}:holds" }
 
-func (r *Redis) newID() string {
-	return r.idPrefix + strconv.FormatUint(r.idSeq.Add(1), 36)
+// appendID appends a new admission's id, unique among the nodes'; with
+// named, followed by "|k:" and key.
+func (r *Redis) appendID(b []byte, named bool, key string) []byte {
+	b = strconv.AppendUint(append(b, r.idPrefix...), r.idSeq.Add(1), 36)
+	if named {
+		b = append(append(b, "|k:"...), key...)
+	}
+	return b
+}
+
+// appendKeyBase appends keyBase(account, key), and appendAccountTag
+// accountTagged(account): for keys built in one buffer.
+func (r *Redis) appendKeyBase(b []byte, account, key string) []byte {
+	if account == "" {
+		return append(append(append(append(b, r.prefix...), '{'), key...), '}')
+	}
+	return append(append(r.appendAccountTag(b, account), ":key:"...), key...)
+}
+
+func (r *Redis) appendAccountTag(b []byte, account string) []byte {
+	return append(append(append(append(b, r.prefix...), "{acct:"...), account...), '}')
 }
 
 // epoch2017 is redis_rate's epoch; see redis_scripts.go.
@@ -252,20 +276,28 @@ func (r *Redis) nowArg() string {
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
-func parseSeconds(v any) (time.Duration, error) {
-	s, ok := v.(string)
-	if !ok {
-		return 0, fmt.Errorf("limits: unexpected script reply %T", v)
+// periodArg is seconds(d) in an interface, for the admit script. A node
+// admits most requests under a few rates, so the last period's is kept
+// and used again rather than formatted and boxed for each.
+func (r *Redis) periodArg(d time.Duration) any {
+	if p := r.lastPeriod.Load(); p != nil && p.d == d {
+		return p.arg
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, err
-	}
-	// The scripts' times are whole microseconds; rounding to one undoes
-	// the float error, so that a retry of exactly 1s is not 1.0000001s
-	// and sent as Retry-After: 2.
-	return max(time.Duration(math.Round(f*1e6))*time.Microsecond, 0), nil
+	p := &periodArg{d: d, arg: seconds(d)}
+	r.lastPeriod.Store(p)
+	return p.arg
 }
+
+type periodArg struct {
+	d   time.Duration
+	arg any
+}
+
+// micros is a duration the admit script answered in microseconds. The
+// scripts' times are whole microseconds, and the script rounds to one,
+// which undoes the float error: a retry of exactly 1s is not 1.0000001s,
+// sent as Retry-After: 2.
+func micros(us int64) time.Duration { return max(time.Duration(us)*time.Microsecond, 0) }
 
 var errBreakerOpen = errors.New("redis circuit breaker open")
 
@@ -310,6 +342,13 @@ func (r *Redis) call(ctx context.Context, op string, fn func(context.Context) er
 			err = fmt.Errorf("%w after %s", cctx.Err(), r.timeout)
 		}
 	}
+	return r.called(ctx, op, probe, err)
+}
+
+// called counts the outcome err of a call made with ctx that the breaker
+// allowed (probe: as its probe), and returns the call's error: ctx's own
+// when ctx ended.
+func (r *Redis) called(ctx context.Context, op string, probe bool, err error) error {
 	switch {
 	case err == nil:
 		r.breaker.done(probe, succeeded)
@@ -402,61 +441,11 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	if err != nil {
 		return Admission{}, err
 	}
-	var mode, rateKey string
-	switch {
-	case !req.Rate.Enabled():
-		mode, rateKey = "0", r.gcraKey(owner, req.Key)
-	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
-		mode, rateKey = "3", r.logKey(owner, req.Key)
-	case req.Rate.Rolling:
-		mode, rateKey = "2", r.windowKey(owner, req.Key)
-	default:
-		mode, rateKey = "1", r.gcraKey(owner, req.Key)
-	}
-	leaseLimit := 0
-	if req.wantsLease() {
-		leaseLimit = req.StreamLimit
-	}
-	id := r.newID()
-	if req.Reserve.wanted() && req.Reserve.KeySpend.limited() {
-		// The hold's member names its key (admitScript).
-		id += "|k:" + req.Reserve.KeySpend.Key
-	}
-	// Sized for the most a request passes: no append grows them.
-	keys := append(make([]string, 0, 4), rateKey, r.leaseKey(owner, req.Key))
-	args := append(make([]any, 0, 16), r.nowArg(), mode, req.Rate.Limit, seconds(req.Rate.Period), req.Rate.burst(),
-		leaseLimit, id, seconds(r.leaseTTL))
-	res := req.Reserve
-	if res.wanted() {
-		keys = append(keys, r.balanceKey(res.Account), r.holdsKey(res.Account))
-		args = append(args, res.want(), res.min(), res.Balance, seconds(r.balanceTTL))
-		if ks := res.KeySpend; ks.limited() {
-			args = append(args, ks.Key, ks.Period, ks.Limit, ks.Spent)
-		}
-	}
-	// Whoever learns last that nobody will use what the script may have
-	// taken undoes it (undoAdmit): the function below, once it has the
-	// answer, if the caller stopped waiting (its context ended, or the
-	// call timed out while the admission waited behind the pipeline in
-	// flight, which runs it later all the same); or the caller, if the
-	// function finished first but with an error or too late.
-	var claim atomic.Int32 // 0 open, 1 answered, 2 abandoned by the caller
-	var reply []any
+	c := r.newAdmitCall(req, owner)
 	sent := r.clock()
-	err = r.call(ctx, "admit", func(ctx context.Context) (err error) {
-		defer func() {
-			if !claim.CompareAndSwap(0, 1) {
-				r.undoAdmit(req, id, reply)
-			}
-		}()
-		reply, err = r.runAdmit(ctx, keys, args)
-		return err
-	})
+	err = r.runAdmit(ctx, c)
 	if err == nil {
-		return r.admission(ctx, req, id, sent, reply)
-	}
-	if !errors.Is(err, errBreakerOpen) && !claim.CompareAndSwap(0, 2) {
-		r.undoAdmit(req, id, reply)
+		return r.admission(ctx, c, sent)
 	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()
@@ -469,17 +458,16 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 // taken; without one (the answer was lost) whatever may have been: the
 // slot by its id, and the hold by its id whatever its amount. The release
 // goes with the others (releases), tried until Redis confirms it.
-func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
+func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []int64) {
 	var rel release
 	lease := req.wantsLease()
 	switch {
 	case len(reply) >= 5:
-		allowed, _ := reply[0].(int64)
-		taken, _ := reply[1].(int64)
+		allowed, taken := reply[0], reply[1]
 		lease = allowed == 1 && taken == 1
 		var cents int64
 		if len(reply) == 7 {
-			cents, _ = reply[5].(int64)
+			cents = reply[5]
 		}
 		if allowed == 1 && cents > 0 {
 			acct := req.Reserve.Account
@@ -500,12 +488,12 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []any) {
 	}
 }
 
-// admission reads the admit script's reply to the admission id of req,
-// sent at sent, and remembers a rate it shows spent (spentRates).
-func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent time.Time, reply []any) (Admission, error) {
+// admission reads the admit script's reply to c, sent at sent, and
+// remembers a rate it shows spent (spentRates).
+func (r *Redis) admission(ctx context.Context, c *admitCall, sent time.Time) (Admission, error) {
+	req, reply := &c.req, c.reply
 	if len(reply) == 8 {
-		spent, _ := reply[6].(int64)
-		held, _ := reply[7].(int64)
+		spent, held := reply[6], reply[7]
 		ks := req.Reserve.KeySpend
 		return Admission{}, &SpendLimitError{Limit: ks.Limit, Spent: spent, Held: held, Want: max(req.Reserve.want(), req.Reserve.min())}
 	}
@@ -514,23 +502,13 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent
 	}
 	var hold, available int64
 	if len(reply) == 7 {
-		hold, _ = reply[5].(int64)
-		available, _ = reply[6].(int64)
+		hold, available = reply[5], reply[6]
 	}
 	if hold < 0 {
 		return Admission{}, &BalanceError{Available: available, Min: req.Reserve.min()}
 	}
-	allowed, _ := reply[0].(int64)
-	lease, _ := reply[1].(int64)
-	remaining, _ := reply[2].(int64)
-	retryAfter, err := parseSeconds(reply[3])
-	if err != nil {
-		return Admission{}, err
-	}
-	resetAfter, err := parseSeconds(reply[4])
-	if err != nil {
-		return Admission{}, err
-	}
+	allowed, lease, remaining := reply[0], reply[1], reply[2]
+	retryAfter, resetAfter := micros(reply[3]), micros(reply[4])
 	var res RateResult
 	if req.Rate.Enabled() {
 		res = RateResult{
@@ -554,16 +532,12 @@ func (r *Redis) admission(ctx context.Context, req AdmitRequest, id string, sent
 		r.spent.spend(req.Key, req.Rate, sent, retryAfter, resetAfter)
 	}
 	adm := Admission{Rate: res}
-	var end *streamEnd
-	if lease == 1 && req.Reserve.holds() {
-		end = new(streamEnd)
-	}
+	var end *streamEnd // a stream's hold and lease end together
 	if lease == 1 {
-		owner, _ := req.owner() // Admit checked it
-		adm.Lease = r.startLease(ctx, req.Key, r.leaseKey(owner, req.Key), id, end)
+		adm.Lease, end = r.startLease(ctx, req.Key, c.keys[1], c.id, req.Reserve.holds())
 	}
 	if req.Reserve.holds() {
-		adm.Hold = r.startHold(req.Reserve.Account, id, hold, end)
+		adm.Hold = r.startHold(req.Reserve.Account, c.id, c.keys[2], c.keys[3], c.member(hold), hold, end)
 	}
 	return adm, nil
 }

@@ -2,7 +2,11 @@ package limits
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -12,13 +16,140 @@ import (
 // maxAdmitPipeline bounds the admissions one pipeline carries.
 const maxAdmitPipeline = 128
 
-// admitCall is one admission on its way to Redis.
+// admitCall is one admission on its way to Redis: the admit script's
+// command and, once done is closed, Redis's answer.
 type admitCall struct {
-	keys  []string
-	args  []any
-	reply []any
+	req AdmitRequest
+	id  string
+	// claim decides who undoes what the script may have taken when
+	// nobody uses it (runAdmit): 0 open, 1 answered, 2 abandoned by
+	// the caller.
+	claim atomic.Int32
+
+	// argv is the EVALSHA command, in buf. What changes from one
+	// admission to the next it holds as pointers to the fields below and
+	// to req's: a pointer fits in an interface as it is, where a string
+	// or a number is copied to the heap first, an allocation apiece.
+	argv  []any
+	buf   [3 + 4 + 16]any
+	nkeys int
+	keys  [4]string
+	now   string
+	burst int
+	lease int // the lease limit; 0 for no lease
+	want  int64
+	need  int64
+	// wanted is the member of a hold of want, "<id>|<want>" (strings).
+	wanted string
+
+	reply []int64
 	err   error
 	done  chan struct{} // closed once reply and err are set
+}
+
+// admitSHA is the admit script's SHA1, put in an interface once.
+var admitSHA any = admitScript.Hash()
+
+// newAdmitCall builds the admit script's command for req, whose key's
+// state lives under owner's hash tag (KEYS and ARGV in redis_scripts.go).
+func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
+	c := &admitCall{req: req, done: make(chan struct{})}
+	req = c.req // from here on, its fields are c's
+	res := &c.req.Reserve
+	if req.wantsLease() {
+		c.lease = req.StreamLimit
+	}
+	c.nkeys = 2
+	if res.wanted() {
+		c.want, c.need = res.want(), res.min()
+		c.nkeys = 4
+	}
+	mode := c.strings(r, owner)
+	c.now = r.nowArg()
+	c.burst = req.Rate.burst()
+	argv := append(c.buf[:0], "evalsha", admitSHA, c.nkeys)
+	for i := range c.nkeys {
+		argv = append(argv, &c.keys[i])
+	}
+	argv = append(argv, &c.now, mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
+		&c.lease, &c.id, r.leaseTTLArg)
+	if res.wanted() {
+		argv = append(argv, &c.want, &c.need, &res.Balance, r.balanceTTLArg)
+		if ks := &res.KeySpend; ks.limited() {
+			argv = append(argv, &ks.Key, &ks.Period, &ks.Limit, &ks.Spent)
+		}
+	}
+	c.argv = argv
+	return c
+}
+
+// strings sets c's keys, its id and the member of a hold of all it wants
+// (wanted), all parts of one string, one allocation where each would be
+// one of its own, and returns the script's mode. They are what
+// Redis.gcraKey, logKey, windowKey, leaseKey, balanceKey, holdsKey and
+// appendID make (TestAdmitCallStrings).
+func (c *admitCall) strings(r *Redis, owner string) (mode any) {
+	req := &c.req
+	var ends [4]int
+	var buf [256]byte
+	b := buf[:0]
+	switch {
+	case !req.Rate.Enabled():
+		mode, b = "0", r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
+	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
+		mode, b = "3", append(r.appendKeyBase(b, owner, req.Key), ":log"...)
+	case req.Rate.Rolling:
+		mode, b = "2", append(r.appendKeyBase(b, owner, req.Key), ":window"...)
+	default:
+		mode, b = "1", r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
+	}
+	ends[0] = len(b)
+	b = append(r.appendKeyBase(b, owner, req.Key), ":streams"...)
+	ends[1] = len(b)
+	if res := &req.Reserve; res.wanted() {
+		b = append(r.appendAccountTag(b, res.Account), ":balance"...)
+		ends[2] = len(b)
+		b = append(r.appendAccountTag(b, res.Account), ":holds"...)
+		ends[3] = len(b)
+	}
+	idAt := len(b)
+	ks := &req.Reserve.KeySpend
+	// The hold's member names its key (admitScript).
+	b = r.appendID(b, req.Reserve.wanted() && ks.limited(), ks.Key)
+	idEnd := len(b)
+	if c.want > 0 {
+		b = strconv.AppendInt(append(b, '|'), c.want, 10)
+	}
+	all := string(b)
+	from := 0
+	for i := range c.nkeys {
+		c.keys[i], from = all[from:ends[i]], ends[i]
+	}
+	c.id, c.wanted = all[idAt:idEnd], all[idAt:]
+	return mode
+}
+
+// member is the member of c's hold of cents, as the admit script made it.
+func (c *admitCall) member(cents int64) string {
+	if cents == c.want {
+		return c.wanted
+	}
+	return c.id + "|" + strconv.FormatInt(cents, 10)
+}
+
+// cmd is c's EVALSHA, for a pipeline or a call of its own. The script
+// answers integers only, read as such: no value of the answer is put in
+// an interface.
+func (c *admitCall) cmd(ctx context.Context) *redis.IntSliceCmd {
+	cmd := redis.NewIntSliceCmd(ctx, c.argv...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
+// eval runs c as an EVAL, for a Redis that does not know the script
+// (restarted, or a replica that took over).
+func (c *admitCall) eval(ctx context.Context, client redis.Scripter) ([]int64, error) {
+	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:]...).Int64Slice()
 }
 
 // admitQueue lets a node's concurrent admissions share round trips: while
@@ -33,6 +164,13 @@ type admitQueue struct {
 	mu      sync.Mutex
 	busy    bool // a pipeline is in flight
 	waiting []*admitCall
+	// idle hands an admission that found no pipeline in flight to a
+	// sender waiting for one (Redis.sender).
+	idle chan *admitCall
+	// pipe is the pipeline the sender uses again and again: only the
+	// sender of the pipeline in flight (busy) touches it, and Exec leaves
+	// it empty.
+	pipe redis.Pipeliner
 }
 
 // join queues c behind the pipeline in flight and reports true, or
@@ -66,34 +204,117 @@ func (q *admitQueue) next() []*admitCall {
 	return batch
 }
 
-// runAdmit runs the admit script, in one round trip with the admissions
-// that arrive meanwhile (admitQueue) and the releases this node has
-// gathered (releases): what the node freed is free for its next
+// runAdmit runs the admit script of c, in one round trip with the
+// admissions that arrive meanwhile (admitQueue) and the releases this
+// node has gathered (releases): what the node freed is free for its next
 // admission, and a stream's end needs no round trip of its own while the
 // node admits requests. A pipeline runs to its end, within the limiter's
 // timeout, even if a request in it went away: the releases are other
-// requests' to lose, and Admit cleans up after an admission it could not
-// use.
-func (r *Redis) runAdmit(_ context.Context, keys []string, args []any) ([]any, error) {
-	c := &admitCall{keys: keys, args: args, done: make(chan struct{})}
-	if r.admits.join(c) {
-		<-c.done
-		return c.reply, c.err
+// requests' to lose, and what an admission nobody uses took is undone.
+//
+// It waits for the answer as call waits for its function, through the
+// breaker and within the timeout, but with no goroutine of its own: one
+// that queues waits here for the pipeline that carries it, and one that
+// finds none in flight starts the goroutine that sends it, and then what
+// queued behind it.
+//
+// Whoever learns last that nobody will use what the script may have
+// taken undoes it (undoAdmit): the sender, once it has the answer, if
+// the caller stopped waiting (its context ended, or the timeout passed
+// while the admission waited behind the pipeline in flight, which runs
+// it later all the same); or the caller, if the answer came first but
+// with an error or too late.
+func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
+	ok, probe := r.breaker.allow()
+	if !ok {
+		return errBreakerOpen
 	}
-	r.sendAdmits([]*admitCall{c})
-	if next := r.admits.next(); next != nil {
-		guard.Go(redisAdmitGoroutine, func() { r.sendQueuedAdmits(next) })
+	if !r.admits.join(c) {
+		select {
+		case r.admits.idle <- c:
+		default:
+			guard.Go(redisAdmitGoroutine, func() { r.sender(c) })
+		}
 	}
-	return c.reply, c.err
+	t := getTimer(r.timeout)
+	answered := false
+	select {
+	case <-c.done:
+		answered = true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	putTimer(t)
+	if !answered {
+		select {
+		case <-c.done: // it made it after all
+			answered = true
+		default:
+		}
+	}
+	var err error
+	if answered {
+		err = c.err
+	} else {
+		err = fmt.Errorf("%w after %s", context.DeadlineExceeded, r.timeout)
+	}
+	if err != nil && !c.claim.CompareAndSwap(0, 2) {
+		r.undoAdmit(c.req, c.id, c.reply)
+	}
+	return r.called(ctx, "admit", probe, err)
 }
 
-// sendQueuedAdmits sends batch, and then what queued behind it, until
-// nothing is left.
-func (r *Redis) sendQueuedAdmits(batch []*admitCall) {
-	for batch != nil {
-		r.sendAdmits(batch)
-		batch = r.admits.next()
+// Timers for runAdmit's waits, used again: one is stopped before it is
+// put back, and since Go 1.23 a stopped timer's channel holds no stale
+// tick.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, _ := timers.Get().(*time.Timer); t != nil {
+		t.Reset(d)
+		return t
 	}
+	return time.NewTimer(d)
+}
+
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
+}
+
+// senderIdle is how long a sender waits for the next admission that
+// finds no pipeline in flight before it ends.
+const senderIdle = time.Second
+
+// sender sends c, then what queued behind it until nothing is left, and
+// then waits up to senderIdle to do the same for the next admission that
+// finds no pipeline in flight. A goroutine started for each would begin
+// with a small stack and grow it, copying it each time, as deep as the
+// Redis client goes: a sixth of a lone admission's CPU.
+func (r *Redis) sender(c *admitCall) {
+	var idle *time.Timer
+	for {
+		for batch := []*admitCall{c}; batch != nil; batch = r.admits.next() {
+			r.sendAdmits(batch)
+		}
+		if idle == nil {
+			idle = time.NewTimer(senderIdle)
+			defer idle.Stop()
+		} else {
+			idle.Reset(senderIdle)
+		}
+		select {
+		case c = <-r.admits.idle:
+		case <-idle.C:
+			return
+		}
+	}
+}
+
+// undoAbandoned undoes what c took, whose caller stopped waiting for it
+// (runAdmit). A panic on the way is counted, and the sender goes on.
+func (r *Redis) undoAbandoned(c *admitCall) {
+	_ = guard.Run(redisAdmitGoroutine, func() { r.undoAdmit(c.req, c.id, c.reply) })
 }
 
 // sendAdmits runs the admissions of batch, with the gathered releases
@@ -120,31 +341,48 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			if !handedOver {
 				r.released(releases, nil)
 			}
+			r.admits.pipe = nil // it may hold what was queued before the panic
+		}
+		abandoned := false
+		for _, c := range batch {
+			abandoned = !c.claim.CompareAndSwap(0, 1) || abandoned
+			close(c.done)
 		}
 		for _, c := range batch {
-			close(c.done)
+			if abandoned && c.claim.Load() == 2 {
+				r.undoAbandoned(c)
+			}
 		}
 	}()
 	releases = r.releases.take()
 	if len(batch) == 1 && len(releases) == 0 {
 		c := batch[0]
-		c.reply, c.err = admitScript.Run(ctx, r.client, c.keys, c.args...).Slice()
+		cmd := c.cmd(ctx)
+		_ = r.client.Process(ctx, cmd)
+		c.reply, c.err = cmd.Result()
+		if noScript(c.err) {
+			c.reply, c.err = c.eval(ctx, r.client)
+		}
 		return
 	}
-	pipe := r.client.Pipeline()
+	if r.admits.pipe == nil {
+		r.admits.pipe = r.client.Pipeline()
+	}
+	pipe := r.admits.pipe
 	cmds := queueReleases(ctx, pipe, releases)
-	admits := make([]*redis.Cmd, len(batch))
+	admits := make([]*redis.IntSliceCmd, len(batch))
 	for i, c := range batch {
-		admits[i] = pipe.EvalSha(ctx, admitScript.Hash(), c.keys, c.args...)
+		admits[i] = c.cmd(ctx)
+		_ = pipe.Process(ctx, admits[i])
 	}
 	_, _ = pipe.Exec(ctx)
 	handedOver = true
 	r.released(releases, cmds)
 	for i, c := range batch {
-		if redis.HasErrorPrefix(admits[i].Err(), "NOSCRIPT") {
-			c.reply, c.err = admitScript.Run(ctx, r.client, c.keys, c.args...).Slice()
+		if noScript(admits[i].Err()) {
+			c.reply, c.err = c.eval(ctx, r.client)
 			continue
 		}
-		c.reply, c.err = admits[i].Slice()
+		c.reply, c.err = admits[i].Result()
 	}
 }

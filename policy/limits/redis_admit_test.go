@@ -2,6 +2,8 @@ package limits
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,5 +124,43 @@ func TestAdmitQueue(t *testing.T) {
 	}
 	if q.join(&admitCall{}) {
 		t.Error("an admission queued though nothing is in flight")
+	}
+}
+
+// TestAdmitCallStrings: the keys an admission builds in one string are
+// those the limiter's other calls (releases, renewals, undoing) build
+// one at a time, and its hold's member is its id and the cents wanted.
+func TestAdmitCallStrings(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer c.Close()
+	r := newTestRedis(t, RedisConfig{Client: c, Prefix: "p:"})
+	rates := []Rate{{}, {Limit: 10, Period: time.Second}, {Limit: 10, Period: time.Second, Rolling: true},
+		{Limit: rollingLogMax + 1, Period: time.Second, Rolling: true}}
+	rateKey := []func(owner, key string) string{r.gcraKey, r.gcraKey, r.logKey, r.windowKey}
+	spends := []KeySpend{{}, {Key: "k1", Period: "2026-11", Limit: 100}}
+	for _, owner := range []string{"", "acct"} {
+		for i, rate := range rates {
+			for _, ks := range spends {
+				req := AdmitRequest{Key: "k1", Account: owner, Rate: rate}
+				if owner != "" {
+					req.Reserve = Reservation{Account: owner, Balance: 100, Want: 12, KeySpend: ks}
+				}
+				a := r.newAdmitCall(req, owner)
+				want := []string{rateKey[i](owner, "k1"), r.leaseKey(owner, "k1")}
+				if owner != "" {
+					want = append(want, r.balanceKey(owner), r.holdsKey(owner))
+				}
+				if got := a.keys[:a.nkeys]; !slices.Equal(got, want) {
+					t.Errorf("owner %q, rate %+v: keys %q, want %q", owner, rate, got, want)
+				}
+				id := strings.TrimPrefix(a.id, r.idPrefix)
+				if id == a.id || strings.Contains(id, "|") != (owner != "" && ks.limited()) {
+					t.Errorf("owner %q, key spend %+v: id %q", owner, ks, a.id)
+				}
+				if owner != "" && a.member(12) != a.id+"|12" || a.member(5) != a.id+"|5" {
+					t.Errorf("id %q: members %q and %q", a.id, a.member(12), a.member(5))
+				}
+			}
+		}
 	}
 }

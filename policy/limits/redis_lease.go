@@ -2,36 +2,49 @@ package limits
 
 import (
 	"context"
-	"strconv"
 	"sync"
-	"sync/atomic"
 )
+
+// redisLease is a lease the admit script added, with what releasing and
+// renewing it needs, in one allocation.
+type redisLease struct {
+	Lease
+	r       *Redis
+	renewal renewal // the lease's set and its id
+	end     *streamEnd
+	ended   streamEnd // end's, with a hold
+}
 
 // startLease returns the handle of the lease id of key, in the set at
 // leaseKey, that the admit script has added,
 // renewed (renewals) until it is released, by the holder or when ctx is
 // done. The release is gathered (releases), with the hold's settlement if
-// that waited for it.
-func (r *Redis) startLease(ctx context.Context, key, leaseKey, id string, end *streamEnd) *Lease {
-	renewal := r.renewals.add([]string{leaseKey}, id, r.lostLease(key, id))
-	var abandoned atomic.Bool
-	l := newLease(key, id, func() {
-		r.renewals.remove(renewal)
-		hold := end.leaseEnded()
-		if abandoned.Load() {
-			if hold != nil {
-				r.settleHold(*hold)
-			}
-			return
-		}
-		r.releases.add(release{leaseKey: leaseKey, leaseID: id, hold: hold})
-	})
-	l.abandon = func() {
-		abandoned.Store(true)
-		l.Release()
+// that waited for it: with a hold, end is the hold's and the lease's
+// streamEnd.
+func (r *Redis) startLease(ctx context.Context, key, leaseKey, id string, hold bool) (_ *Lease, end *streamEnd) {
+	l := &redisLease{r: r, renewal: renewal{keys: [2]string{leaseKey}, member: id, owner: key, id: id}}
+	if hold {
+		l.end = &l.ended
 	}
+	l.Lease.init(key, id, l)
+	r.renewals.add(&l.renewal)
 	l.tie(ctx)
-	return l
+	return &l.Lease, l.end
+}
+
+// releaseLease implements leaseReleaser. An abandoned lease (tests) is
+// left in place, as a crash would leave it; the settlement that waited
+// for it is sent.
+func (l *redisLease) releaseLease(*Lease) {
+	l.r.renewals.remove(&l.renewal)
+	hold := l.end.leaseEnded()
+	if l.abandoned.Load() {
+		if hold != nil {
+			l.r.settleHold(*hold)
+		}
+		return
+	}
+	l.r.releases.add(release{leaseKey: l.renewal.keys[0], leaseID: l.renewal.member, hold: hold})
 }
 
 // renew extends one lease or hold (member of the sorted set at keys[0];
@@ -50,27 +63,43 @@ func (r *Redis) renew(keys []string, member string) (kept bool, err error) {
 	return kept, nil
 }
 
-// startHold returns the handle of a hold the admit script has added,
-// renewed (renewals) until it is settled or abandoned.
-func (r *Redis) startHold(account, id string, cents int64, end *streamEnd) *Hold {
-	balanceKey, holdsKey := r.balanceKey(account), r.holdsKey(account)
-	member := id + "|" + strconv.FormatInt(cents, 10)
-	// A stream's settlement waits for its slot's release and goes with
-	// it; else it is sent now (Settle) or gathered (Handover).
-	h := newHold(account, id, cents, func(charge int64, gathered bool) {
-		s := &settlement{balanceKey: balanceKey, holdsKey: holdsKey, member: member, charge: charge}
-		switch {
-		case end.deferSettle(s):
-		case gathered:
-			r.releases.add(release{hold: s})
-		default:
-			r.settleHold(*s)
-		}
-	})
-	renewal := r.renewals.add([]string{holdsKey, balanceKey}, member, r.lostHold(account, id))
-	h.stopRenewal = func() { r.renewals.remove(renewal) }
-	return h
+// redisHold is a hold the admit script added, with what settling and
+// renewing it needs, in one allocation.
+type redisHold struct {
+	Hold
+	r       *Redis
+	renewal renewal // the holds' set and the mirror; member "<id>|<cents>"
+	end     *streamEnd
 }
+
+// startHold returns the handle of a hold the admit script has added,
+// member of the account's holds at holdsKey, whose sum is kept in the
+// mirror at balanceKey, renewed (renewals) until it is settled or
+// abandoned.
+func (r *Redis) startHold(account, id, balanceKey, holdsKey, member string, cents int64, end *streamEnd) *Hold {
+	h := &redisHold{Hold: Hold{account: account, id: id, cents: cents}, r: r, end: end,
+		renewal: renewal{keys: [2]string{holdsKey, balanceKey}, member: member, owner: account, id: id}}
+	h.settler = h
+	r.renewals.add(&h.renewal)
+	return &h.Hold
+}
+
+// settle implements holdSettler. A stream's settlement waits for its
+// slot's release and goes with it; else it is sent now (Settle) or
+// gathered (Handover).
+func (h *redisHold) settle(_ *Hold, charge int64, gathered bool) {
+	s := &settlement{balanceKey: h.renewal.keys[1], holdsKey: h.renewal.keys[0], member: h.renewal.member, charge: charge}
+	switch {
+	case h.end.deferSettle(s):
+	case gathered:
+		h.r.releases.add(release{hold: s})
+	default:
+		h.r.settleHold(*s)
+	}
+}
+
+// stopRenewal implements holdSettler.
+func (h *redisHold) stopRenewal(*Hold) { h.r.renewals.remove(&h.renewal) }
 
 // streamEnd ends a stream's hold and lease, admitted together, with one
 // release: a hold settled while its lease is held (the charge is

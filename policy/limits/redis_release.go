@@ -42,10 +42,39 @@ type settlement struct {
 	// The charge then lowers the mirror only if the hold was still
 	// there, which that try would have removed with it.
 	again bool
+	argv  [8]any // cmd's
 }
 
 // keys are the settle script's.
 func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey} }
+
+// Scripts' SHA1s, put in interfaces once.
+var (
+	settleSHA   any = settleScript.Hash()
+	dropHoldSHA any = dropHoldScript.Hash()
+)
+
+// cmd is the EVALSHA of the settle script, or of the drop hold script
+// for a hold known by its id, that frees s, in s.argv. Its arguments
+// point at s's fields, which stay as they are while s is queued or sent;
+// a try sent again makes it anew once the last one's pipeline returned.
+func (s *settlement) cmd(ctx context.Context) *redis.Cmd {
+	argv := s.argv[:0]
+	if s.byID {
+		argv = append(argv, "evalsha", dropHoldSHA, 2, &s.holdsKey, &s.balanceKey, &s.member)
+	} else {
+		// The flag as a constant: a string a function returns would be
+		// copied to the heap to go in an interface.
+		var again any = "0"
+		if s.again {
+			again = "1"
+		}
+		argv = append(argv, "evalsha", settleSHA, 2, &s.balanceKey, &s.holdsKey, &s.member, &s.charge, again)
+	}
+	cmd := redis.NewCmd(ctx, argv...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
 
 // againArg is the settle script's flag for a try that may repeat one
 // that ran.
@@ -104,8 +133,8 @@ func (q *releases) add(rel release) {
 	rel.giveUp = now.Add(q.r.leaseTTL + q.r.timeout)
 	q.mu.Lock()
 	q.unsent++
-	q.mu.Unlock()
-	q.enqueue([]release{rel})
+	q.queue = append(q.queue, rel)
+	q.startLocked()
 }
 
 // enqueue queues rels, to be sent within the gather time of each, and
@@ -113,6 +142,12 @@ func (q *releases) add(rel release) {
 func (q *releases) enqueue(rels []release) {
 	q.mu.Lock()
 	q.queue = append(q.queue, rels...)
+	q.startLocked()
+}
+
+// startLocked starts the gathering goroutine unless it runs, and unlocks
+// q.mu.
+func (q *releases) startLocked() {
 	start := !q.sending
 	q.sending = true
 	q.mu.Unlock()
@@ -141,6 +176,9 @@ func retryPause(tries int) time.Duration {
 // retry queues failed again after a pause, each but those past their
 // giveUp time, which are finished: what they free has expired in Redis.
 func (q *releases) retry(failed []release) {
+	if len(failed) == 0 {
+		return
+	}
 	now := time.Now()
 	var again []release
 	pause := time.Duration(0)
@@ -287,7 +325,7 @@ func (r *Redis) sendReleases(batch []release) {
 		pipe := r.client.Pipeline()
 		cmds := queueReleases(ctx, pipe, batch)
 		_, err := pipe.Exec(ctx)
-		if finish(cmds) && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if finish(cmds) && noScript(err) {
 			return nil // only a script Redis did not know: Redis answers
 		}
 		return err
@@ -308,16 +346,18 @@ type releaseCmds struct {
 // releaseCmds for each release.
 func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) []releaseCmds {
 	cmds := make([]releaseCmds, len(batch))
-	for i, rel := range batch {
-		switch s := rel.hold; {
-		case s == nil:
-		case s.byID:
-			cmds[i].settle = pipe.EvalSha(ctx, dropHoldScript.Hash(), []string{s.holdsKey, s.balanceKey}, s.member)
-		default:
-			cmds[i].settle = pipe.EvalSha(ctx, settleScript.Hash(), s.keys(), s.member, s.charge, s.againArg())
+	for i := range batch {
+		rel := &batch[i]
+		if rel.hold != nil {
+			cmds[i].settle = rel.hold.cmd(ctx)
+			_ = pipe.Process(ctx, cmds[i].settle)
 		}
 		if rel.leaseKey != "" {
-			cmds[i].zrem = pipe.ZRem(ctx, rel.leaseKey, rel.leaseID)
+			// The key and id by pointer, as the settlement's: batch
+			// stays as it is until its pipeline is done.
+			cmds[i].zrem = redis.NewIntCmd(ctx, "zrem", &rel.leaseKey, &rel.leaseID)
+			cmds[i].zrem.SetFirstKeyPos(1)
+			_ = pipe.Process(ctx, cmds[i].zrem)
 		}
 	}
 	return cmds
@@ -331,7 +371,7 @@ func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) [
 // failure was for want of a script.
 func (r *Redis) released(batch []release, cmds []releaseCmds) (onlyNoScript bool) {
 	var failed []release
-	noScript, other := false, false
+	missing, other := false, false
 	for i, rel := range batch {
 		if cmds == nil {
 			failed = append(failed, rel)
@@ -340,8 +380,8 @@ func (r *Redis) released(batch []release, cmds []releaseCmds) (onlyNoScript bool
 		var err error
 		if c := cmds[i].settle; c != nil {
 			err = c.Err()
-			noScript = noScript || redis.HasErrorPrefix(err, "NOSCRIPT")
-			other = other || err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT")
+			missing = missing || noScript(err)
+			other = other || err != nil && !noScript(err)
 		}
 		if c := cmds[i].zrem; c != nil && c.Err() != nil {
 			err = c.Err()
@@ -356,7 +396,7 @@ func (r *Redis) released(batch []release, cmds []releaseCmds) (onlyNoScript bool
 		}
 	}
 	r.releases.finish(len(batch) - len(failed))
-	if noScript {
+	if missing {
 		guard.Go(redisReleaseGoroutine, r.loadReleaseScripts)
 	}
 	r.releases.retry(failed)
@@ -379,16 +419,23 @@ func (r *Redis) loadReleaseScripts() {
 // is tried again with the releases (releases.retry).
 func (r *Redis) settleHold(s settlement) {
 	err := r.call(context.Background(), "settle", func(ctx context.Context) error {
-		return settleScript.Run(ctx, r.client, s.keys(), s.member, s.charge, s.againArg()).Err()
+		cmd := s.cmd(ctx)
+		_ = r.client.Process(ctx, cmd)
+		if err := cmd.Err(); !noScript(err) {
+			return err
+		}
+		return settleScript.Eval(ctx, r.client, s.keys(), s.member, s.charge, s.againArg()).Err()
 	})
 	if err != nil {
 		r.log.Warn("redis limiter could not settle a hold; trying again",
 			zap.String("hold", s.member), zap.Error(err))
+		// A settlement of its own: the call may still be sending s's
+		// command after its timeout.
+		again := &settlement{balanceKey: s.balanceKey, holdsKey: s.holdsKey, member: s.member, charge: s.charge, again: true}
 		now := time.Now()
-		s.again = true
 		r.releases.mu.Lock()
 		r.releases.unsent++
 		r.releases.mu.Unlock()
-		r.releases.retry([]release{{hold: &s, queued: now, giveUp: now.Add(r.leaseTTL + r.timeout)}})
+		r.releases.retry([]release{{hold: again, queued: now, giveUp: now.Add(r.leaseTTL + r.timeout)}})
 	}
 }

@@ -2,7 +2,6 @@ package limits
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -32,28 +31,39 @@ const maxRenewPipeline = 512
 type renewals struct {
 	r       *Redis
 	mu      sync.Mutex
-	live    map[*renewal]struct{}
+	live    renewal // the ring of those renewed: added and removed without hashing
+	n       int     // in the ring
 	running bool
 }
 
-// renewal is one lease or hold: member of the sorted set at keys[0]
-// (keys[1]: a hold's sum).
+// renewal is one lease or hold: member of the sorted set at keys[0]; a
+// hold's sum is at keys[1], empty for a lease. The loss is logged with
+// owner and id: a lease's key, or a hold's account.
 type renewal struct {
-	keys   []string
-	member string
-	lost   func() // logs the loss
+	keys       [2]string
+	member     string
+	owner, id  string
+	prev, next *renewal // in renewals.live; nil when not renewed
 }
 
-// add starts renewing member of keys[0] and returns the handle that remove
-// takes.
-func (q *renewals) add(keys []string, member string, lost func()) *renewal {
-	x := &renewal{keys: keys, member: member, lost: lost}
+// scriptKeys are the renew script's keys.
+func (x *renewal) scriptKeys() []string {
+	if x.keys[1] == "" {
+		return x.keys[:1]
+	}
+	return x.keys[:]
+}
+
+// add starts renewing x and returns it, the handle that remove takes.
+func (q *renewals) add(x *renewal) *renewal {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.live == nil {
-		q.live = make(map[*renewal]struct{})
+	if q.live.next == nil {
+		q.live.prev, q.live.next = &q.live, &q.live
 	}
-	q.live[x] = struct{}{}
+	x.prev, x.next = q.live.prev, &q.live
+	x.prev.next, q.live.prev = x, x
+	q.n++
 	if !q.running {
 		q.running = true
 		guard.Go(redisRenewGoroutine, q.run)
@@ -64,8 +74,20 @@ func (q *renewals) add(keys []string, member string, lost func()) *renewal {
 // remove stops renewing x. Removing twice does nothing.
 func (q *renewals) remove(x *renewal) {
 	q.mu.Lock()
-	delete(q.live, x)
+	q.unlinkLocked(x)
 	q.mu.Unlock()
+}
+
+// unlinkLocked takes x out of the ring, if it is in it, and reports
+// whether it was.
+func (q *renewals) unlinkLocked(x *renewal) bool {
+	if x.next == nil {
+		return false
+	}
+	x.prev.next, x.next.prev = x.next, x.prev
+	x.prev, x.next = nil, nil
+	q.n--
+	return true
 }
 
 // stillLive reports whether x is still renewed; unless keep, it stops
@@ -73,11 +95,10 @@ func (q *renewals) remove(x *renewal) {
 func (q *renewals) stillLive(x *renewal, keep bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	_, ok := q.live[x]
-	if !keep {
-		delete(q.live, x)
+	if keep {
+		return x.next != nil
 	}
-	return ok
+	return q.unlinkLocked(x)
 }
 
 // run renews everything live at each tick and ends at the first tick
@@ -102,12 +123,15 @@ func (q *renewals) run() {
 		select {
 		case <-t.C:
 			q.mu.Lock()
-			if len(q.live) == 0 {
+			if q.n == 0 {
 				q.running = false
 				q.mu.Unlock()
 				return
 			}
-			due = slices.Collect(maps.Keys(q.live))
+			due = make([]*renewal, 0, q.n)
+			for x := q.live.next; x != &q.live; x = x.next {
+				due = append(due, x)
+			}
 			q.mu.Unlock()
 			failed, tries = nil, 0
 			retry.Stop()
@@ -136,10 +160,7 @@ func (q *renewals) run() {
 func (q *renewals) stillLiveOf(xs []*renewal) []*renewal {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return slices.DeleteFunc(xs, func(x *renewal) bool {
-		_, ok := q.live[x]
-		return !ok
-	})
+	return slices.DeleteFunc(xs, func(x *renewal) bool { return x.next == nil })
 }
 
 // renew extends batch in one round trip and reports whether Redis
@@ -152,12 +173,12 @@ func (q *renewals) renew(batch []*renewal) bool {
 		pipe := r.client.Pipeline()
 		now, ttl := r.nowArg(), seconds(r.leaseTTL)
 		for i, x := range batch {
-			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), x.keys, now, x.member, ttl)
+			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), x.scriptKeys(), now, x.member, ttl)
 		}
 		_, err := pipe.Exec(ctx)
 		return err
 	})
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if noScript(err) {
 		// Redis restarted, or a replica that never ran the script took
 		// over: load it (on every primary of a cluster), and the retry
 		// renews the batch.
@@ -179,7 +200,7 @@ func (q *renewals) renew(batch []*renewal) bool {
 			continue // released meanwhile: its answer tells nothing
 		}
 		if !kept {
-			x.lost()
+			x.lost(r.log)
 		}
 		if r.onRenew != nil {
 			r.onRenew(kept)
@@ -188,20 +209,16 @@ func (q *renewals) renew(batch []*renewal) bool {
 	return true
 }
 
-// lostLease and lostHold log what the renewals found gone.
-func (r *Redis) lostLease(key, id string) func() {
-	return func() {
+// lost logs that the renewals found x gone.
+func (x *renewal) lost(log *zap.Logger) {
+	if x.keys[1] == "" {
 		// The stream goes on; its slot may be counted for another holder,
 		// so the limit is exceeded by one until the stream ends. Re-adding
 		// it could push others over.
-		r.log.Warn("redis limiter lost a lease that expired while renewals failed",
-			zap.String("key", key), zap.String("lease", id))
+		log.Warn("redis limiter lost a lease that expired while renewals failed",
+			zap.String("key", x.owner), zap.String("lease", x.id))
+		return
 	}
-}
-
-func (r *Redis) lostHold(account, id string) func() {
-	return func() {
-		r.log.Warn("redis limiter lost a hold that expired while renewals failed",
-			zap.String("account", account), zap.String("hold", id))
-	}
+	log.Warn("redis limiter lost a hold that expired while renewals failed",
+		zap.String("account", x.owner), zap.String("hold", x.id))
 }

@@ -146,6 +146,11 @@ local function log_after(log, n, t)
 end
 `
 
+// noScript reports whether err is Redis's answer to an EVALSHA of a
+// script it does not have. redis.HasErrorPrefix allocates even for a nil
+// error, which nearly every call passes it.
+func noScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+
 // admitScript reserves money against an account's balance, checks a rate
 // and takes a lease in one round trip.
 //
@@ -200,9 +205,9 @@ end
 // again at the next extension, at most a second later.
 //
 // Returns {allowed, lease, remaining, retry_after, reset_after, hold,
-// available}, or {0, 0, 0, "0", "0", -2, spent, held} when the key's
+// available}, or {0, 0, 0, 0, 0, -2, spent, held} when the key's
 // spend limit refused it: allowed 1 when admitted; lease 0 none asked, 1 taken, 2
-// refused; the durations as strings of seconds, retry_after of an
+// refused; the durations in whole microseconds, retry_after of an
 // admission whose rate has nothing remaining the time until the next
 // would be admitted (0 otherwise); hold the cents held (0 none asked, -1
 // refused for lack of balance, with available the balance less the
@@ -215,7 +220,9 @@ end
 // about 5,000 instructions, a tonumber about 2,000, a number passed to
 // redis.call is formatted too): the script converts only what its path
 // uses, passes strings to redis.call, formats an expiry once for both
-// sets, and answers the period as it was given. It reads a number by
+// sets, and answers durations as integers: Redis turns a Lua number into
+// an integer reply by truncating it, so adding half a microsecond rounds
+// it, with no string made on either side. It reads a number by
 // arithmetic on its string (s + 0), which parses it once where tonumber
 // parses it twice; leaves the ledger balance unparsed when it is the
 // string the mirror took in last; and holds the cents as the caller
@@ -385,7 +392,7 @@ if #KEYS >= 4 then
   end
   local available = bal - holds_sum
   if available < need then
-    return done({0, 0, 0, "0", "0", -1, available})
+    return done({0, 0, 0, 0, 0, -1, available})
   end
   if key_limit > 0 then
     local tag, key_held = "|k:" .. key .. "|", 0
@@ -395,7 +402,7 @@ if #KEYS >= 4 then
       end
     end
     if spent + key_held + math.max(want, need) > key_limit then
-      return done({0, 0, 0, "0", "0", -2, spent, key_held})
+      return done({0, 0, 0, 0, 0, -2, spent, key_held})
     end
   end
   if want > 0 then
@@ -426,7 +433,7 @@ if mode == "1" then
   new_tat = tat + interval
   local diff = now - (new_tat - interval * burst)
   if diff < -eps then
-    return done({0, 0, 0, tostring(-diff), tostring(tat - now)})
+    return done({0, 0, 0, -diff * 1e6 + 0.5, (tat - now) * 1e6 + 0.5})
   end
   remaining = math.max(math.floor(diff / interval + eps), 0)
   reset_after = new_tat - now
@@ -440,7 +447,7 @@ elseif mode == "2" then
   if held >= limit then
     local first = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
     local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
-    return done({0, 0, 0, tostring(tonumber(first[2]) + period - now), tostring(tonumber(last[2]) + period - now)})
+    return done({0, 0, 0, (first[2] + period - now) * 1e6 + 0.5, (last[2] + period - now) * 1e6 + 0.5})
   end
   remaining = limit - held - 1
   reset_after = period
@@ -451,7 +458,7 @@ elseif mode == "3" then
   log_first = log_after(log, log_n, now - period + eps / 2)
   held = log_n - log_first + 1
   if held >= limit then
-    return done({0, 0, 0, tostring(log_at(log, log_first) + period - now), tostring(log_at(log, log_n) + period - now)})
+    return done({0, 0, 0, (log_at(log, log_first) + period - now) * 1e6 + 0.5, (log_at(log, log_n) + period - now) * 1e6 + 0.5})
   end
   remaining = limit - held - 1
   reset_after = period
@@ -479,7 +486,7 @@ if lease_limit > 0 then
   if leases >= lease_limit then
     -- Refused by concurrency: report the rate budget as it stands.
     if mode == "1" then
-      return done({0, 2, remaining + 1, "0", tostring(tat - now)})
+      return done({0, 2, remaining + 1, 0, (tat - now) * 1e6 + 0.5})
     elseif mode == "2" or mode == "3" then
       local reset = 0
       if held > 0 and mode == "2" then
@@ -488,9 +495,9 @@ if lease_limit > 0 then
       elseif held > 0 then
         reset = log_at(log, log_n) + period - now
       end
-      return done({0, 2, remaining + 1, "0", tostring(reset)})
+      return done({0, 2, remaining + 1, 0, reset * 1e6 + 0.5})
     end
-    return done({0, 2, 0, "0", "0"})
+    return done({0, 2, 0, 0, 0})
   end
   redis.call("ZADD", KEYS[2], expiry, id)
   -- The set's life: see the sets' lives above.
@@ -563,14 +570,7 @@ elseif mode == "3" then
     next_after = oldest + period - now
   end
 end
--- reset_after is the period itself for a rolling window: its string.
-local reset = "0"
-if mode == "1" then
-  reset = tostring(reset_after)
-elseif mode ~= "0" then
-  reset = ARGV[4]
-end
-return done({1, lease, remaining, next_after == 0 and "0" or tostring(next_after), reset, hold, 0})
+return done({1, lease, remaining, next_after * 1e6 + 0.5, reset_after * 1e6 + 0.5, hold, 0})
 `)
 
 // settleScript frees a hold and lowers the mirrored balance by the

@@ -88,20 +88,24 @@ func (r Reservation) want() int64 {
 type Hold struct {
 	account, id string
 	cents       int64
-	// settle frees the hold and lowers the mirror, once. gathered: it
-	// may do so a moment later, together with others (Redis: one round
-	// trip for the holds of one ledger commit).
-	settle func(charge int64, gathered bool)
-	once   sync.Once
-	handed atomic.Bool // Handover was called: Settle and Release do nothing
-	// stopRenewal, if set, stops renewing the hold; called once, when it
-	// is settled or abandoned.
-	stopRenewal func()
-	abandoned   atomic.Bool // tests: stop renewing without settling, as a crash would
+	// settler is the limiter's side of the hold: an interface rather
+	// than functions, so that a limiter's hold can be one allocation
+	// with what settling it needs.
+	settler   holdSettler
+	once      sync.Once
+	handed    atomic.Bool // Handover was called: Settle and Release do nothing
+	abandoned atomic.Bool // tests: stop renewing without settling, as a crash would
 }
 
-func newHold(account, id string, cents int64, settle func(charge int64, gathered bool)) *Hold {
-	return &Hold{account: account, id: id, cents: cents, settle: settle}
+// holdSettler settles the holds of a limiter.
+type holdSettler interface {
+	// settle frees h and lowers the mirror by charge, once. gathered:
+	// it may do so a moment later, together with others (Redis: one
+	// round trip for the holds of one ledger commit).
+	settle(h *Hold, charge int64, gathered bool)
+	// stopRenewal stops renewing h; called once, before settle, or
+	// alone when h is abandoned.
+	stopRenewal(h *Hold)
 }
 
 // Account is the account held against.
@@ -155,11 +159,9 @@ func (h *Hold) settle1(charge int64) { h.settleOnce(charge, false) }
 
 func (h *Hold) settleOnce(charge int64, gathered bool) {
 	h.once.Do(func() {
-		if h.stopRenewal != nil {
-			h.stopRenewal()
-		}
+		h.settler.stopRenewal(h)
 		if !h.abandoned.Load() {
-			h.settle(max(charge, 0), gathered)
+			h.settler.settle(h, max(charge, 0), gathered)
 		}
 	})
 }
