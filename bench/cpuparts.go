@@ -34,14 +34,16 @@ var cpuParts = []cpuPart{
 	{"go-redis", []string{"github.com/redis/go-redis"}},
 	{"Switchyard's handlers", []string{"github.com/switchyardhq/switchyard/"}},
 	{"Caddy's reverse_proxy", []string{"caddyhttp/reverseproxy"}},
-	{"net/http (server and client)", []string{"net/http", "net/textproto", "bufio."}},
+	{"net/http (server and client)", []string{"net/http", "net/textproto"}},
 	{"Caddy's server and routes", []string{"github.com/caddyserver/caddy/v2"}},
 	{"garbage collection", []string{"runtime.gcBgMarkWorker", "runtime.bgsweep", "runtime.bgscavenge", "runtime.gcAssistAlloc"}},
 }
 
 // passedOn are frames that count as their caller's: the stores and the
-// goroutine guard serve whichever part called them.
-var passedOn = []string{"switchyard/storage/", "switchyard/internal/guard."}
+// goroutine guard serve whichever part called them, and so does a
+// buffered reader or writer (net/http's connections, go-redis's and
+// pgx's alike: named for itself, go-redis's writes went to net/http).
+var passedOn = []string{"switchyard/storage/", "switchyard/internal/guard.", "bufio."}
 
 // otherPart is where a sample that no part names goes: the scheduler,
 // the network poller, syscalls outside a handler.
