@@ -55,7 +55,7 @@ func TestCPUSharesGoToTheNearestNamedFrame(t *testing.T) {
 		"syscall.Syscall;net/http.(*persistConn).roundTrip;github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.(*Handler).ServeHTTP;github.com/caddyserver/caddy/v2/modules/caddyhttp.(*metricsInstrumentedHandler).ServeHTTP": 50_000_000,
 		// A buffered writer is its caller's: go-redis's, net/http's.
 		"syscall.write;bufio.(*Writer).Flush;github.com/redis/go-redis/v9/internal/pool.(*Conn).WithWriter": 40_000_000,
-		"syscall.write;bufio.(*Writer).Flush;net/http.(*response).finishRequest": 10_000_000,
+		"syscall.write;bufio.(*Writer).Flush;net/http.(*response).finishRequest":                            10_000_000,
 		// Nothing named: the scheduler.
 		"runtime.futex;runtime.schedule": 20_000_000,
 	})
