@@ -112,7 +112,11 @@ type Redis struct {
 	spent    spentRates // keys whose rate this node knows spent, for Precheck
 	releases releases   // slots and holds to free, gathered
 	admits   admitQueue // admissions waiting for the pipeline in flight
-	renewals renewals   // leases and holds to keep alive
+	// sendsOwn: an admission that finds no pipeline in flight is sent
+	// by its caller (Redis.sendOwn), the client ending it at the
+	// timeout.
+	sendsOwn bool
+	renewals renewals // leases and holds to keep alive
 
 	onRenew    func(kept bool) // test hook
 	renewEvery time.Duration   // tests: the renewals' tick; else LeaseTTL/3
@@ -168,6 +172,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	r.breaker = newBreaker(cfg.Breaker, clock, r.breakerChanged)
 	r.releases.r, r.releases.gather = r, releaseGather
 	r.admits.idle = make(chan *admitCall)
+	r.sendsOwn = endsAtDeadline(cfg.Client)
 	r.renewals.r = r
 	return r, nil
 }

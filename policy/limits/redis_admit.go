@@ -186,6 +186,18 @@ func (q *admitQueue) join(c *admitCall) bool {
 	return false
 }
 
+// queued reports whether admissions queued behind the pipeline that
+// returned, or, when none did, marks nothing in flight.
+func (q *admitQueue) queued() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) > 0 {
+		return true
+	}
+	q.busy = false
+	return false
+}
+
 // next takes up to maxAdmitPipeline of the admissions that queued, the
 // oldest first, or, when none did, marks nothing in flight.
 func (q *admitQueue) next() []*admitCall {
@@ -214,9 +226,12 @@ func (q *admitQueue) next() []*admitCall {
 //
 // It waits for the answer as call waits for its function, through the
 // breaker and within the timeout, but with no goroutine of its own: one
-// that queues waits here for the pipeline that carries it, and one that
-// finds none in flight starts the goroutine that sends it, and then what
-// queued behind it.
+// that queues waits here for the pipeline that carries it. One that
+// finds none in flight sends itself when the client ends a call at its
+// context's deadline (sendsOwn), and hands what queued meanwhile to the
+// node's sender; with a client that does not, it hands itself to the
+// sender and waits for it as one that queued, so that it returns at the
+// timeout whatever the client does.
 //
 // Whoever learns last that nobody will use what the script may have
 // taken undoes it (undoAdmit): the sender, once it has the answer, if
@@ -229,22 +244,25 @@ func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
 	if !ok {
 		return errBreakerOpen
 	}
-	if !r.admits.join(c) {
-		select {
-		case r.admits.idle <- c:
-		default:
-			guard.Go(redisAdmitGoroutine, func() { r.sender(c) })
-		}
-	}
-	t := getTimer(r.timeout)
 	answered := false
-	select {
-	case <-c.done:
+	switch {
+	case r.admits.join(c):
+	case r.sendsOwn:
+		r.sendOwn(c)
 		answered = true
-	case <-ctx.Done():
-	case <-t.C:
+	default:
+		r.handOver(c)
 	}
-	putTimer(t)
+	if !answered {
+		t := getTimer(r.timeout)
+		select {
+		case <-c.done:
+			answered = true
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		putTimer(t)
+	}
 	if !answered {
 		select {
 		case <-c.done: // it made it after all
@@ -262,6 +280,31 @@ func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
 		r.undoAdmit(c.req, c.id, c.reply)
 	}
 	return r.called(ctx, "admit", probe, err)
+}
+
+// sendOwn sends c, which found no pipeline in flight, from its caller's
+// goroutine, and hands what queued behind it to the sender. At one
+// request at a time nothing queues, and the admission's round trip wakes
+// no other goroutine: handing it over woke the sender, and its answer
+// the caller, each a wake-up of a parked thread on the way there and
+// back, about as long as Redis takes to run the script. The pipeline
+// runs to its end even if the caller's request goes away: the client
+// ends it at the limiter's timeout (sendAdmits).
+func (r *Redis) sendOwn(c *admitCall) {
+	r.sendAdmits([]*admitCall{c})
+	if r.admits.queued() {
+		r.handOver(nil)
+	}
+}
+
+// handOver gives the sender c, or with a nil c what queued behind the
+// pipeline that returned, starting one if none waits.
+func (r *Redis) handOver(c *admitCall) {
+	select {
+	case r.admits.idle <- c:
+	default:
+		guard.Go(redisAdmitGoroutine, func() { r.sender(c) })
+	}
 }
 
 // Timers for runAdmit's waits, used again: one is stopped before it is
@@ -286,15 +329,20 @@ func putTimer(t *time.Timer) {
 // finds no pipeline in flight before it ends.
 const senderIdle = time.Second
 
-// sender sends c, then what queued behind it until nothing is left, and
-// then waits up to senderIdle to do the same for the next admission that
-// finds no pipeline in flight. A goroutine started for each would begin
-// with a small stack and grow it, copying it each time, as deep as the
-// Redis client goes: a sixth of a lone admission's CPU.
+// sender sends c (none: what queued behind a pipeline its caller sent,
+// sendOwn), then what queued behind it until nothing is left, and then
+// waits up to senderIdle to do the same for the next hand-over. A
+// goroutine started for each would begin with a small stack and grow
+// it, copying it each time, as deep as the Redis client goes: a sixth of
+// a lone admission's CPU.
 func (r *Redis) sender(c *admitCall) {
 	var idle *time.Timer
 	for {
-		for batch := []*admitCall{c}; batch != nil; batch = r.admits.next() {
+		batch := []*admitCall{c}
+		if c == nil {
+			batch = r.admits.next()
+		}
+		for ; batch != nil; batch = r.admits.next() {
 			r.sendAdmits(batch)
 		}
 		if idle == nil {

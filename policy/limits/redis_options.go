@@ -110,3 +110,18 @@ func NewRedisClient(rawURL string, mode RedisMode) (redis.UniversalClient, error
 	}
 	return nil, fmt.Errorf("redis mode %q: want single, cluster or sentinel", mode)
 }
+
+// endsAtDeadline reports whether client ends a call at its context's
+// deadline (ContextTimeoutEnabled), as the clients NewRedisClient builds
+// do. A client of another kind is taken not to.
+func endsAtDeadline(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}

@@ -64,6 +64,36 @@ func TestNewRedisClientModes(t *testing.T) {
 		if got := fmt.Sprintf("%T", c); got != tc.want {
 			t.Errorf("%s %s: %s, want %s", tc.mode, tc.url, got, tc.want)
 		}
+		// A lone admission is sent by its caller (Redis.sendOwn).
+		if !endsAtDeadline(c) {
+			t.Errorf("%s %s: the client is taken not to end calls at their deadline", tc.mode, tc.url)
+		}
 		c.Close()
+	}
+}
+
+// TestEndsAtDeadline: a client that does not end calls at their
+// context's deadline is handed its admissions by the sender, whose
+// caller then returns at the limiter's timeout all the same.
+func TestEndsAtDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		client redis.UniversalClient
+		want   bool
+	}{
+		{redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), false},
+		{redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true}), true},
+		{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), false},
+		{redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}, ContextTimeoutEnabled: true}), true},
+	} {
+		if got := endsAtDeadline(tc.client); got != tc.want {
+			t.Errorf("%T: %v, want %v", tc.client, got, tc.want)
+		}
+		tc.client.Close()
+	}
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer c.Close()
+	r := newTestRedis(t, RedisConfig{Client: c})
+	if r.sendsOwn {
+		t.Error("a limiter sends its callers' admissions over a client that does not end calls at their deadline")
 	}
 }

@@ -350,11 +350,16 @@ func TestRedisDown(t *testing.T) {
 	servers := []struct {
 		name string
 		addr string
+		// ends: the client ends calls at their context's deadline, and
+		// a lone admission is sent by its caller (Redis.sendOwn).
+		ends bool
 	}{
-		{"closed port", closedPort(t)},
+		{"closed port", closedPort(t), false},
 		// The client leaves ContextTimeoutEnabled off here, as a careless
 		// setup would: its own read timeout is seconds.
-		{"silent server", silent.addr()},
+		{"silent server", silent.addr(), false},
+		{"closed port, deadlines", closedPort(t), true},
+		{"silent server, deadlines", silent.addr(), true},
 	}
 	req := AdmitRequest{Key: "k", Rate: Rate{Limit: 6, Period: time.Minute}, StreamLimit: 4, WantLease: true}
 	tests := []struct {
@@ -373,7 +378,7 @@ func TestRedisDown(t *testing.T) {
 	for _, srv := range servers {
 		for _, tt := range tests {
 			t.Run(srv.name+"/"+tt.name, func(t *testing.T) {
-				c := redis.NewClient(&redis.Options{Addr: srv.addr, MaxRetries: -1})
+				c := redis.NewClient(&redis.Options{Addr: srv.addr, MaxRetries: -1, ContextTimeoutEnabled: srv.ends})
 				defer c.Close()
 				logs, observed := observer.New(zap.WarnLevel)
 				l := newTestRedis(t, RedisConfig{
