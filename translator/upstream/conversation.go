@@ -1,6 +1,10 @@
 package upstream
 
-import "github.com/switchyardhq/switchyard/internal/jsonstr"
+import (
+	"slices"
+
+	"github.com/switchyardhq/switchyard/internal/jsonstr"
+)
 
 // Conversation is the messages of a request's rounds, encoded in the
 // backend's JSON once, as they are added: every round sends the whole
@@ -28,7 +32,18 @@ func NewConversation(ms ...Message) Conversation {
 }
 
 // Append encodes ms and adds them to the conversation.
+//
+// The room for them is made once, about their size: the conversation
+// stays referenced for as long as the answer streams, and grown by
+// doubling from its first message (the system prompt, a KB or more) it
+// left as much garbage and kept up to as much unused room.
 func (c *Conversation) Append(ms ...Message) {
+	n := 0
+	for i := range ms {
+		n += encodedSize(&ms[i])
+	}
+	c.encoded = slices.Grow(c.encoded, n)
+	c.messages = slices.Grow(c.messages, len(ms))
 	for _, m := range ms {
 		if len(c.messages) > 0 {
 			c.encoded = append(c.encoded, ',')
@@ -53,6 +68,23 @@ func (c Conversation) JSON() []byte {
 	return append(b, ']')
 }
 
+// encodedSize is about the size of m encoded, a little more for the
+// escapes of its text.
+func encodedSize(m *Message) int {
+	text := func(s string) int { return len(s) + len(s)/16 }
+	n := 48 + len(m.Role) + text(m.Content) + len(m.ToolCallID) + len(m.Name)
+	for _, p := range m.Parts {
+		n += 32 + len(p.Type) + text(p.Text)
+		if p.ImageURL != nil {
+			n += 48 + len(p.ImageURL.MIME) + len(p.ImageURL.Base64)
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		n += 64 + len(tc.ID) + len(tc.Type) + len(tc.Function.Name) + text(tc.Function.Arguments)
+	}
+	return n
+}
+
 // appendMessage appends m as encoding/json wrote the message in the
 // shape this package used to marshal, byte for byte: role, content (a
 // string, or the array of parts), then tool_calls, tool_call_id and name
@@ -62,7 +94,7 @@ func appendMessage(b []byte, m Message) []byte {
 	b = jsonstr.Append(b, m.Role)
 	b = append(b, `,"content":`...)
 	if m.Parts == nil {
-		b = jsonstr.Append(b, m.Content)
+		b = appendText(b, m.Content)
 	} else {
 		b = append(b, '[')
 		for i, p := range m.Parts {
@@ -73,7 +105,7 @@ func appendMessage(b []byte, m Message) []byte {
 			b = jsonstr.Append(b, p.Type)
 			if p.Text != "" {
 				b = append(b, `,"text":`...)
-				b = jsonstr.Append(b, p.Text)
+				b = appendText(b, p.Text)
 			}
 			if p.ImageURL != nil {
 				b = append(b, `,"image_url":{"url":`...)
@@ -97,7 +129,7 @@ func appendMessage(b []byte, m Message) []byte {
 			b = append(b, `,"function":{"name":`...)
 			b = jsonstr.Append(b, tc.Function.Name)
 			b = append(b, `,"arguments":`...)
-			b = jsonstr.Append(b, tc.Function.Arguments)
+			b = appendText(b, tc.Function.Arguments)
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
