@@ -2,7 +2,6 @@ package translator
 
 import (
 	"bytes"
-	"strings"
 	"sync"
 
 	"github.com/switchyardhq/switchyard/tools"
@@ -37,13 +36,16 @@ func (c *toolSets) of(offered []tools.Tool) *offeredTools {
 	if len(offered) == 0 {
 		return &offeredTools{}
 	}
-	var key strings.Builder
+	// The key is looked up without a string of its own: a request
+	// offered a set kept already allocates nothing here.
+	var room [256]byte
+	key := room[:0]
 	for _, t := range offered {
-		key.WriteString(t.Name())
-		key.WriteByte(0)
+		key = append(key, t.Name()...)
+		key = append(key, 0)
 	}
 	c.mu.Lock()
-	kept := c.sets[key.String()]
+	kept := c.sets[string(key)]
 	c.mu.Unlock()
 	if kept != nil && kept.describes(offered) {
 		return kept
@@ -59,8 +61,8 @@ func (c *toolSets) of(offered []tools.Tool) *offeredTools {
 	if c.sets == nil {
 		c.sets = map[string]*offeredTools{}
 	}
-	if _, ok := c.sets[key.String()]; ok || len(c.sets) < maxToolSets {
-		c.sets[key.String()] = ot
+	if _, ok := c.sets[string(key)]; ok || len(c.sets) < maxToolSets {
+		c.sets[string(key)] = ot
 	}
 	c.mu.Unlock()
 	return ot

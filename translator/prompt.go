@@ -38,6 +38,11 @@ type promptInputs struct {
 // first (spec 4.1: safety rules take precedence).
 func systemPrompt(in promptInputs) string {
 	var b strings.Builder
+	// The prompt is written in one buffer of about its size: grown by
+	// doubling, it left its smaller copies as garbage, and its last one,
+	// up to twice its size, stayed referenced for as long as the answer
+	// streamed.
+	b.Grow(promptSize(in))
 	b.WriteString("You are a helpful assistant. Answer in the language of the user's last message. " +
 		"Answer text is shown to the user as Markdown.")
 	if in.instructions != "" {
@@ -46,23 +51,39 @@ func systemPrompt(in promptInputs) string {
 	}
 
 	b.WriteString("\n\n## Context\n")
-	loc := in.location
-	if loc == nil {
-		fmt.Fprintf(&b, "Current date and time: %s (UTC; the user's time zone is unknown).\n",
-			in.now.UTC().Format("Monday, 2 January 2006, 15:04"))
+	var date [64]byte
+	const dateLayout = "Monday, 2 January 2006, 15:04"
+	if loc := in.location; loc == nil {
+		b.WriteString("Current date and time: ")
+		b.Write(in.now.UTC().AppendFormat(date[:0], dateLayout))
+		b.WriteString(" (UTC; the user's time zone is unknown).\n")
 	} else {
 		t := in.now.In(loc)
-		fmt.Fprintf(&b, "Current date and time for the user: %s (%s, UTC%s).\n",
-			t.Format("Monday, 2 January 2006, 15:04"), loc.String(), t.Format("-07:00"))
+		b.WriteString("Current date and time for the user: ")
+		b.Write(t.AppendFormat(date[:0], dateLayout))
+		b.WriteString(" (")
+		b.WriteString(loc.String())
+		b.WriteString(", UTC")
+		b.Write(t.AppendFormat(date[:0], "-07:00"))
+		b.WriteString(").\n")
 	}
 	// A name is one line, whatever the client sent.
 	if name := strings.Join(strings.Fields(in.userName), " "); name != "" {
-		fmt.Fprintf(&b, "The user's name is %s.\n", name)
+		b.WriteString("The user's name is ")
+		b.WriteString(name)
+		b.WriteString(".\n")
 	}
 
 	b.WriteString("\n## Capabilities\n")
 	if in.offered.Len() > 0 {
-		fmt.Fprintf(&b, "Tools you can call: %s.\n", strings.Join(in.offered.Names(), ", "))
+		b.WriteString("Tools you can call: ")
+		for i, t := range in.offered.Tools() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(t.Name())
+		}
+		b.WriteString(".\n")
 	} else {
 		b.WriteString("You have no tools in this conversation.\n")
 	}
@@ -94,10 +115,38 @@ func systemPrompt(in promptInputs) string {
 
 	if len(in.client) > 0 {
 		b.WriteString("\n## Instructions from the application\n")
-		b.WriteString(strings.Join(in.client, "\n\n"))
+		for i, c := range in.client {
+			if i > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(c)
+		}
 		b.WriteByte('\n')
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// promptSize is about the length of the system prompt of in: its fixed
+// text at its longest, and what in adds to it. Objects are not counted,
+// since few requests have any.
+func promptSize(in promptInputs) int {
+	n := 512 + len(in.instructions) + len(in.userName)
+	if in.location != nil {
+		n += len(in.location.String())
+	}
+	for _, t := range in.offered.Tools() {
+		n += len(t.Name()) + 2
+	}
+	for _, f := range in.facts {
+		n += len(f) + 3
+	}
+	if len(in.client) > 0 {
+		n += 40
+		for _, c := range in.client {
+			n += len(c) + 2
+		}
+	}
+	return n
 }
 
 // writeObjects lists the deliverables of earlier turns so the model can
@@ -162,7 +211,11 @@ func userLinks(msgs []request.Message) []string {
 		if m.Role != request.RoleUser {
 			continue
 		}
-		for _, l := range linkPattern.FindAllString(m.Text(), -1) {
+		text := m.Text()
+		if !strings.Contains(text, "://") {
+			continue // no link, and none of the pattern's matching
+		}
+		for _, l := range linkPattern.FindAllString(text, -1) {
 			l = strings.TrimRight(l, ".,;:!?)")
 			if !seen[l] {
 				seen[l] = true
