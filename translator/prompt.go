@@ -1,10 +1,12 @@
 package translator
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/objectid"
@@ -37,12 +39,12 @@ type promptInputs struct {
 // message and only in first place, and because the service's rules come
 // first (spec 4.1: safety rules take precedence).
 func systemPrompt(in promptInputs) string {
-	var b strings.Builder
-	// The prompt is written in one buffer of about its size: grown by
-	// doubling, it left its smaller copies as garbage, and its last one,
-	// up to twice its size, stayed referenced for as long as the answer
-	// streamed.
-	b.Grow(promptSize(in))
+	// The prompt is written in a buffer kept for the next one and copied
+	// out at its size: grown by doubling, it left its smaller copies as
+	// garbage, and the last, up to twice its size, stayed referenced for
+	// as long as the answer streamed.
+	b := promptBuffers.Get().(*bytes.Buffer)
+	defer putPromptBuffer(b)
 	b.WriteString("You are a helpful assistant. Answer in the language of the user's last message. " +
 		"Answer text is shown to the user as Markdown.")
 	if in.instructions != "" {
@@ -110,7 +112,7 @@ func systemPrompt(in promptInputs) string {
 	}
 
 	if len(in.objects) > 0 {
-		writeObjects(&b, in.objects, in.files)
+		writeObjects(b, in.objects, in.files)
 	}
 
 	if len(in.client) > 0 {
@@ -123,35 +125,26 @@ func systemPrompt(in promptInputs) string {
 		}
 		b.WriteByte('\n')
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return string(bytes.TrimRight(b.Bytes(), "\n"))
 }
 
-// promptSize is about the length of the system prompt of in: its fixed
-// text at its longest, and what in adds to it. Objects are not counted,
-// since few requests have any.
-func promptSize(in promptInputs) int {
-	n := 512 + len(in.instructions) + len(in.userName)
-	if in.location != nil {
-		n += len(in.location.String())
+// promptBuffers keeps the buffers prompts are written in.
+var promptBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPromptBuffer is the largest buffer kept: a prompt with the sources
+// of many objects may take hundreds of KB, which are not kept.
+const maxPromptBuffer = 16 << 10
+
+func putPromptBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPromptBuffer {
+		b.Reset()
+		promptBuffers.Put(b)
 	}
-	for _, t := range in.offered.Tools() {
-		n += len(t.Name()) + 2
-	}
-	for _, f := range in.facts {
-		n += len(f) + 3
-	}
-	if len(in.client) > 0 {
-		n += 40
-		for _, c := range in.client {
-			n += len(c) + 2
-		}
-	}
-	return n
 }
 
 // writeObjects lists the deliverables of earlier turns so the model can
 // edit them instead of rebuilding them.
-func writeObjects(b *strings.Builder, objects map[string]tools.ObjectRef, files bool) {
+func writeObjects(b *bytes.Buffer, objects map[string]tools.ObjectRef, files bool) {
 	ids := make([]string, 0, len(objects))
 	for id := range objects {
 		ids = append(ids, id)

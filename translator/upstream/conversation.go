@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/switchyardhq/switchyard/internal/jsonstr"
 )
@@ -33,25 +34,50 @@ func NewConversation(ms ...Message) Conversation {
 
 // Append encodes ms and adds them to the conversation.
 //
-// The room for them is made once, about their size: the conversation
-// stays referenced for as long as the answer streams, and grown by
-// doubling from its first message (the system prompt, a KB or more) it
-// left as much garbage and kept up to as much unused room.
+// The messages are encoded in a buffer kept for the next ones and
+// copied in at their size: the conversation stays referenced for as
+// long as the answer streams, and grown by doubling from its first
+// message (the system prompt, a KB or more) it left as much garbage
+// and kept up to as much unused room. Messages too large for a kept
+// buffer (an image's base64) are encoded in place, in room made for
+// about their size.
 func (c *Conversation) Append(ms ...Message) {
 	n := 0
 	for i := range ms {
 		n += encodedSize(&ms[i])
 	}
-	c.encoded = slices.Grow(c.encoded, n)
 	c.messages = slices.Grow(c.messages, len(ms))
-	for _, m := range ms {
-		if len(c.messages) > 0 {
-			c.encoded = append(c.encoded, ',')
-		}
-		c.encoded = appendMessage(c.encoded, m)
-		c.messages = append(c.messages, m)
+	if n > maxScratch {
+		c.encoded = c.appendMessages(slices.Grow(c.encoded, n), ms)
+		return
+	}
+	scratch := scratchBuffers.Get().(*[]byte)
+	b := c.appendMessages((*scratch)[:0], ms)
+	c.encoded = append(slices.Grow(c.encoded, len(b)), b...)
+	if cap(b) <= maxScratch {
+		*scratch = b
+		scratchBuffers.Put(scratch)
 	}
 }
+
+// appendMessages appends ms to b, each after a comma but the
+// conversation's first, and adds them to c's messages.
+func (c *Conversation) appendMessages(b []byte, ms []Message) []byte {
+	for _, m := range ms {
+		if len(c.messages) > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, m)
+		c.messages = append(c.messages, m)
+	}
+	return b
+}
+
+// scratchBuffers keeps the buffers messages are encoded in; maxScratch
+// is the largest kept.
+var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxScratch = 16 << 10
 
 // Len returns the number of messages.
 func (c Conversation) Len() int { return len(c.messages) }
