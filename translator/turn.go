@@ -136,7 +136,7 @@ func (t *turn) prepare(ctx context.Context) error {
 	}
 	var msgs []upstream.Message
 	msgs, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files, images)
-	t.conv.Append(msgs...)
+	t.conv = upstream.NewConversation(msgs...)
 	return nil
 }
 

@@ -25,50 +25,53 @@ type Conversation struct {
 	messages []Message
 }
 
-// NewConversation returns the conversation of ms.
+// NewConversation returns the conversation of ms, which it takes over:
+// the caller must not change them afterwards. A request's first
+// messages are its whole conversation as the client sent it, and a copy
+// of them would be garbage as soon as made.
 func NewConversation(ms ...Message) Conversation {
-	var c Conversation
-	c.Append(ms...)
-	return c
+	return Conversation{encoded: appendEncoded(nil, false, ms), messages: ms[:len(ms):len(ms)]}
 }
 
 // Append encodes ms and adds them to the conversation.
+func (c *Conversation) Append(ms ...Message) {
+	c.encoded = appendEncoded(c.encoded, len(c.messages) > 0, ms)
+	c.messages = append(c.messages, ms...)
+}
+
+// appendEncoded appends ms to enc, the first after a comma if more.
 //
 // The messages are encoded in a buffer kept for the next ones and
-// copied in at their size: the conversation stays referenced for as
-// long as the answer streams, and grown by doubling from its first
-// message (the system prompt, a KB or more) it left as much garbage
-// and kept up to as much unused room. Messages too large for a kept
-// buffer (an image's base64) are encoded in place, in room made for
-// about their size.
-func (c *Conversation) Append(ms ...Message) {
+// copied in at their size: a conversation stays referenced for as long
+// as the answer streams, and grown by doubling from its first message
+// (the system prompt, a KB or more) it left as much garbage and kept up
+// to as much unused room. Messages too large for a kept buffer (an
+// image's base64) are encoded in place, in room made for about their
+// size.
+func appendEncoded(enc []byte, more bool, ms []Message) []byte {
 	n := 0
 	for i := range ms {
 		n += encodedSize(&ms[i])
 	}
-	c.messages = slices.Grow(c.messages, len(ms))
 	if n > maxScratch {
-		c.encoded = c.appendMessages(slices.Grow(c.encoded, n), ms)
-		return
+		return appendMessages(slices.Grow(enc, n), more, ms)
 	}
 	scratch := scratchBuffers.Get().(*[]byte)
-	b := c.appendMessages((*scratch)[:0], ms)
-	c.encoded = append(slices.Grow(c.encoded, len(b)), b...)
+	b := appendMessages((*scratch)[:0], more, ms)
+	enc = append(slices.Grow(enc, len(b)), b...)
 	if cap(b) <= maxScratch {
 		*scratch = b
 		scratchBuffers.Put(scratch)
 	}
+	return enc
 }
 
-// appendMessages appends ms to b, each after a comma but the
-// conversation's first, and adds them to c's messages.
-func (c *Conversation) appendMessages(b []byte, ms []Message) []byte {
-	for _, m := range ms {
-		if len(c.messages) > 0 {
+func appendMessages(b []byte, more bool, ms []Message) []byte {
+	for i, m := range ms {
+		if more || i > 0 {
 			b = append(b, ',')
 		}
 		b = appendMessage(b, m)
-		c.messages = append(c.messages, m)
 	}
 	return b
 }
