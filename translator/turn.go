@@ -40,7 +40,7 @@ type turn struct {
 	offered tools.Set
 	tools   *offeredTools         // shared with every turn offered the same tools
 	conv    upstream.Conversation // what the backend is sent, encoded as it grows
-	acts    *activities
+	acts    activities            // the heartbeat's goroutine reads it too
 
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
@@ -66,7 +66,7 @@ func (o *Orchestrator) newTurn(req *request.Request, caller Caller) *turn {
 	return &turn{
 		o: o, req: &own, caller: caller,
 		id: o.cfg.NewID(), created: now.Unix(), started: now,
-		acts:   &activities{now: o.cfg.Now, chars: o.revisionB()},
+		acts:   activities{now: o.cfg.Now, chars: o.revisionB()},
 		finish: "stop",
 	}
 }
