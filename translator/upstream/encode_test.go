@@ -92,7 +92,7 @@ func legacyJSON(t testing.TB, ms []Message) []byte {
 func TestConversationMatchesMarshal(t *testing.T) {
 	ms := encodeMessages()
 	want := legacyJSON(t, ms)
-	if got := NewConversation(ms...).JSON(); !bytes.Equal(got, want) {
+	if got := NewConversation(encodeMessages()...).JSON(); !bytes.Equal(got, want) {
 		t.Errorf("conversation\n%s\nwant\n%s", got, want)
 	}
 	var c Conversation
