@@ -8,12 +8,16 @@ import (
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
-// offeredTools is what a round sends of the tools a request is offered:
-// their definitions and those encoded as the body's JSON array.
+// offeredTools is the tools a request is offered, and what a round sends
+// of them: their definitions and those encoded as the body's JSON array.
 type offeredTools struct {
+	set  tools.Set
 	defs []upstream.ToolDefinition
 	json []byte
 }
+
+// noTools is the offeredTools of a request offered none.
+var noTools = &offeredTools{}
 
 // maxToolSets bounds the sets toolSets keeps. A set is a combination of
 // the modes' capabilities, a handful in practice.
@@ -32,9 +36,17 @@ type toolSets struct {
 
 // of returns the offeredTools of offered. A set kept under the same
 // names is used only if each tool's definition is still what it was.
-func (c *toolSets) of(offered []tools.Tool) *offeredTools {
+func (c *toolSets) of(offered []tools.Tool) *offeredTools { return c.get(offered, tools.Set{}) }
+
+// forSet is of for the tools of set, whose offeredTools holds a set of
+// the same tools: a turn keeps that one instead of its own. Within one
+// Orchestrator, and so one Registry, a name is one tool, registered once
+// with its capability.
+func (c *toolSets) forSet(set tools.Set) *offeredTools { return c.get(set.Tools(), set) }
+
+func (c *toolSets) get(offered []tools.Tool, set tools.Set) *offeredTools {
 	if len(offered) == 0 {
-		return &offeredTools{}
+		return noTools
 	}
 	// The key is looked up without a string of its own: a request
 	// offered a set kept already allocates nothing here.
@@ -47,7 +59,7 @@ func (c *toolSets) of(offered []tools.Tool) *offeredTools {
 	c.mu.Lock()
 	kept := c.sets[string(key)]
 	c.mu.Unlock()
-	if kept != nil && kept.describes(offered) {
+	if kept != nil && kept.describes(offered) && kept.set.Len() == set.Len() {
 		return kept
 	}
 	defs := make([]upstream.ToolDefinition, len(offered))
@@ -56,7 +68,7 @@ func (c *toolSets) of(offered []tools.Tool) *offeredTools {
 			Name: t.Name(), Description: t.Description(), Parameters: t.Schema(),
 		}}
 	}
-	ot := &offeredTools{defs: defs, json: upstream.EncodeTools(defs)}
+	ot := &offeredTools{set: set, defs: defs, json: upstream.EncodeTools(defs)}
 	c.mu.Lock()
 	if c.sets == nil {
 		c.sets = map[string]*offeredTools{}

@@ -111,13 +111,16 @@ func (t *turn) prepare(ctx context.Context) error {
 		}
 		return err
 	}
-	t.offered = t.o.cfg.Tools.Offer(tools.Mode{
+	// The set kept with the tools' encoding stands for the request's
+	// own, which is garbage then instead of held while the answer
+	// streams.
+	t.tools = t.o.toolSets.forSet(t.o.cfg.Tools.Offer(tools.Mode{
 		Files:     t.req.Files,
 		Search:    !t.req.SkipSearch,
 		UserLinks: len(links) > 0,
 		EndUser:   t.req.EndUser != "",
-	})
-	t.tools = t.o.toolSets.of(t.offered.Tools())
+	}))
+	t.offered = t.tools.set
 	system := systemPrompt(promptInputs{
 		instructions: t.o.cfg.Instructions,
 		now:          t.started,
