@@ -15,9 +15,10 @@ type activities struct {
 	now   func() time.Time
 	chars bool // Revision B: model activities carry live character counters
 
-	mu   sync.Mutex
-	last int64
-	open *openActivity
+	mu     sync.Mutex
+	last   int64
+	isOpen bool
+	open   openActivity // kept in place: a stream holds one for as long as it waits
 }
 
 type openActivity struct {
@@ -33,7 +34,7 @@ func (a *activities) start(kind, label string) *wire.Act {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.last++
-	a.open = &openActivity{id: a.last, kind: kind, label: label, started: a.now()}
+	a.open, a.isOpen = openActivity{id: a.last, kind: kind, label: label, started: a.now()}, true
 	return &wire.Act{ID: a.last, Op: wire.ActStart, Kind: kind, Label: label}
 }
 
@@ -41,7 +42,7 @@ func (a *activities) start(kind, label string) *wire.Act {
 func (a *activities) setChars(c wire.Chars) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.open != nil {
+	if a.isOpen {
 		a.open.chars = c
 	}
 }
@@ -50,7 +51,7 @@ func (a *activities) setChars(c wire.Chars) {
 func (a *activities) tick() *wire.Act {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.open == nil {
+	if !a.isOpen {
 		return nil
 	}
 	act := a.event(wire.ActTick)
@@ -61,14 +62,14 @@ func (a *activities) tick() *wire.Act {
 func (a *activities) end(op, obj string) *wire.Act {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.open == nil {
+	if !a.isOpen {
 		return nil
 	}
 	act := a.event(op)
 	ms := a.now().Sub(a.open.started).Milliseconds()
 	act.MS = &ms
 	act.Obj = obj
-	a.open = nil
+	a.open, a.isOpen = openActivity{}, false
 	return act
 }
 

@@ -60,7 +60,8 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 // the caller attached, for tools that embed them; images holds those of
 // uploaded files, by file id.
 func (t *turn) upstreamMessages(system string, files map[string]Attachment, images map[string]tools.Image) ([]upstream.Message, []tools.Image) {
-	out := []upstream.Message{{Role: "system", Content: system}}
+	out := make([]upstream.Message, 1, 1+len(t.req.Messages))
+	out[0] = upstream.Message{Role: "system", Content: system}
 	var attached []tools.Image
 	for _, m := range t.req.Messages {
 		switch m.Role {

@@ -2,19 +2,22 @@ package translator
 
 import (
 	"bytes"
-	"strings"
 	"sync"
 
 	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
 
-// offeredTools is what a round sends of the tools a request is offered:
-// their definitions and those encoded as the body's JSON array.
+// offeredTools is the tools a request is offered, and what a round sends
+// of them: their definitions and those encoded as the body's JSON array.
 type offeredTools struct {
+	set  tools.Set
 	defs []upstream.ToolDefinition
 	json []byte
 }
+
+// noTools is the offeredTools of a request offered none.
+var noTools = &offeredTools{}
 
 // maxToolSets bounds the sets toolSets keeps. A set is a combination of
 // the modes' capabilities, a handful in practice.
@@ -33,19 +36,30 @@ type toolSets struct {
 
 // of returns the offeredTools of offered. A set kept under the same
 // names is used only if each tool's definition is still what it was.
-func (c *toolSets) of(offered []tools.Tool) *offeredTools {
+func (c *toolSets) of(offered []tools.Tool) *offeredTools { return c.get(offered, tools.Set{}) }
+
+// forSet is of for the tools of set, whose offeredTools holds a set of
+// the same tools: a turn keeps that one instead of its own. Within one
+// Orchestrator, and so one Registry, a name is one tool, registered once
+// with its capability.
+func (c *toolSets) forSet(set tools.Set) *offeredTools { return c.get(set.Tools(), set) }
+
+func (c *toolSets) get(offered []tools.Tool, set tools.Set) *offeredTools {
 	if len(offered) == 0 {
-		return &offeredTools{}
+		return noTools
 	}
-	var key strings.Builder
+	// The key is looked up without a string of its own: a request
+	// offered a set kept already allocates nothing here.
+	var room [256]byte
+	key := room[:0]
 	for _, t := range offered {
-		key.WriteString(t.Name())
-		key.WriteByte(0)
+		key = append(key, t.Name()...)
+		key = append(key, 0)
 	}
 	c.mu.Lock()
-	kept := c.sets[key.String()]
+	kept := c.sets[string(key)]
 	c.mu.Unlock()
-	if kept != nil && kept.describes(offered) {
+	if kept != nil && kept.describes(offered) && kept.set.Len() == set.Len() {
 		return kept
 	}
 	defs := make([]upstream.ToolDefinition, len(offered))
@@ -54,13 +68,13 @@ func (c *toolSets) of(offered []tools.Tool) *offeredTools {
 			Name: t.Name(), Description: t.Description(), Parameters: t.Schema(),
 		}}
 	}
-	ot := &offeredTools{defs: defs, json: upstream.EncodeTools(defs)}
+	ot := &offeredTools{set: set, defs: defs, json: upstream.EncodeTools(defs)}
 	c.mu.Lock()
 	if c.sets == nil {
 		c.sets = map[string]*offeredTools{}
 	}
-	if _, ok := c.sets[key.String()]; ok || len(c.sets) < maxToolSets {
-		c.sets[key.String()] = ot
+	if _, ok := c.sets[string(key)]; ok || len(c.sets) < maxToolSets {
+		c.sets[string(key)] = ot
 	}
 	c.mu.Unlock()
 	return ot

@@ -45,3 +45,34 @@ func TestToolSetsShareTheEncodedTools(t *testing.T) {
 		t.Errorf("no tools gave %+v", none)
 	}
 }
+
+// Requests offered the same tools by a registry share one tools.Set,
+// whose tools and capabilities are those each request was offered.
+func TestToolSetsShareTheOfferedSet(t *testing.T) {
+	reg := &tools.Registry{}
+	a := &describedTool{"a", "Does a.", `{"type":"object"}`}
+	b := &describedTool{"b", "Does b.", `{"type":"object"}`}
+	if err := reg.Register(tools.Always, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(tools.WebSearch, b); err != nil {
+		t.Fatal(err)
+	}
+	var sets toolSets
+	// A set kept by of, without its tools.Set, is made again with one.
+	sets.of([]tools.Tool{a, b})
+	first := sets.forSet(reg.Offer(tools.Mode{Search: true}))
+	again := sets.forSet(reg.Offer(tools.Mode{Search: true}))
+	if again != first {
+		t.Error("the same tools were encoded twice")
+	}
+	if c, ok := again.set.Capability("b"); !ok || c != tools.WebSearch || again.set.Len() != 2 {
+		t.Errorf("the shared set is %d tools, b's capability %v (%v)", again.set.Len(), c, ok)
+	}
+	if only := sets.forSet(reg.Offer(tools.Mode{})); only == first || only.set.Len() != 1 {
+		t.Errorf("a request offered only a got %d tools", only.set.Len())
+	}
+	if none := sets.forSet(tools.Set{}); none.set.Len() != 0 || none.defs != nil {
+		t.Errorf("a request offered no tools got %d", none.set.Len())
+	}
+}

@@ -1,10 +1,12 @@
 package translator
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/objectid"
@@ -37,7 +39,12 @@ type promptInputs struct {
 // message and only in first place, and because the service's rules come
 // first (spec 4.1: safety rules take precedence).
 func systemPrompt(in promptInputs) string {
-	var b strings.Builder
+	// The prompt is written in a buffer kept for the next one and copied
+	// out at its size: grown by doubling, it left its smaller copies as
+	// garbage, and the last, up to twice its size, stayed referenced for
+	// as long as the answer streamed.
+	b := promptBuffers.Get().(*bytes.Buffer)
+	defer putPromptBuffer(b)
 	b.WriteString("You are a helpful assistant. Answer in the language of the user's last message. " +
 		"Answer text is shown to the user as Markdown.")
 	if in.instructions != "" {
@@ -46,23 +53,39 @@ func systemPrompt(in promptInputs) string {
 	}
 
 	b.WriteString("\n\n## Context\n")
-	loc := in.location
-	if loc == nil {
-		fmt.Fprintf(&b, "Current date and time: %s (UTC; the user's time zone is unknown).\n",
-			in.now.UTC().Format("Monday, 2 January 2006, 15:04"))
+	var date [64]byte
+	const dateLayout = "Monday, 2 January 2006, 15:04"
+	if loc := in.location; loc == nil {
+		b.WriteString("Current date and time: ")
+		b.Write(in.now.UTC().AppendFormat(date[:0], dateLayout))
+		b.WriteString(" (UTC; the user's time zone is unknown).\n")
 	} else {
 		t := in.now.In(loc)
-		fmt.Fprintf(&b, "Current date and time for the user: %s (%s, UTC%s).\n",
-			t.Format("Monday, 2 January 2006, 15:04"), loc.String(), t.Format("-07:00"))
+		b.WriteString("Current date and time for the user: ")
+		b.Write(t.AppendFormat(date[:0], dateLayout))
+		b.WriteString(" (")
+		b.WriteString(loc.String())
+		b.WriteString(", UTC")
+		b.Write(t.AppendFormat(date[:0], "-07:00"))
+		b.WriteString(").\n")
 	}
 	// A name is one line, whatever the client sent.
 	if name := strings.Join(strings.Fields(in.userName), " "); name != "" {
-		fmt.Fprintf(&b, "The user's name is %s.\n", name)
+		b.WriteString("The user's name is ")
+		b.WriteString(name)
+		b.WriteString(".\n")
 	}
 
 	b.WriteString("\n## Capabilities\n")
 	if in.offered.Len() > 0 {
-		fmt.Fprintf(&b, "Tools you can call: %s.\n", strings.Join(in.offered.Names(), ", "))
+		b.WriteString("Tools you can call: ")
+		for i, t := range in.offered.Tools() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(t.Name())
+		}
+		b.WriteString(".\n")
 	} else {
 		b.WriteString("You have no tools in this conversation.\n")
 	}
@@ -89,20 +112,39 @@ func systemPrompt(in promptInputs) string {
 	}
 
 	if len(in.objects) > 0 {
-		writeObjects(&b, in.objects, in.files)
+		writeObjects(b, in.objects, in.files)
 	}
 
 	if len(in.client) > 0 {
 		b.WriteString("\n## Instructions from the application\n")
-		b.WriteString(strings.Join(in.client, "\n\n"))
+		for i, c := range in.client {
+			if i > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(c)
+		}
 		b.WriteByte('\n')
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return string(bytes.TrimRight(b.Bytes(), "\n"))
+}
+
+// promptBuffers keeps the buffers prompts are written in.
+var promptBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPromptBuffer is the largest buffer kept: a prompt with the sources
+// of many objects may take hundreds of KB, which are not kept.
+const maxPromptBuffer = 16 << 10
+
+func putPromptBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPromptBuffer {
+		b.Reset()
+		promptBuffers.Put(b)
+	}
 }
 
 // writeObjects lists the deliverables of earlier turns so the model can
 // edit them instead of rebuilding them.
-func writeObjects(b *strings.Builder, objects map[string]tools.ObjectRef, files bool) {
+func writeObjects(b *bytes.Buffer, objects map[string]tools.ObjectRef, files bool) {
 	ids := make([]string, 0, len(objects))
 	for id := range objects {
 		ids = append(ids, id)
@@ -162,7 +204,11 @@ func userLinks(msgs []request.Message) []string {
 		if m.Role != request.RoleUser {
 			continue
 		}
-		for _, l := range linkPattern.FindAllString(m.Text(), -1) {
+		text := m.Text()
+		if !strings.Contains(text, "://") {
+			continue // no link, and none of the pattern's matching
+		}
+		for _, l := range linkPattern.FindAllString(text, -1) {
 			l = strings.TrimRight(l, ".,;:!?)")
 			if !seen[l] {
 				seen[l] = true

@@ -52,10 +52,15 @@ func NewStreamWriter(w http.ResponseWriter, o StreamOptions) *StreamWriter {
 
 // chunkHead encodes the fields before the choices as json.Marshal of a
 // wire.Chunk does.
+//
+// It is made once, in a buffer of its size (its id and model need no
+// escaping, as a rule): the stream keeps it for as long as it lasts.
 func chunkHead(id string, created int64, model string) []byte {
-	b := []byte(`data: {"id":`)
+	const object = `,"object":"chat.completion.chunk","created":`
+	b := make([]byte, 0, len(`data: {"id":`)+len(id)+len(object)+20+len(`,"model":`)+len(model)+len(`,"choices":`)+4)
+	b = append(b, `data: {"id":`...)
 	b = jsonstr.Append(b, id)
-	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = append(b, object...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
 	b = jsonstr.Append(b, model)

@@ -40,7 +40,7 @@ type turn struct {
 	offered tools.Set
 	tools   *offeredTools         // shared with every turn offered the same tools
 	conv    upstream.Conversation // what the backend is sent, encoded as it grows
-	acts    *activities
+	acts    activities            // the heartbeat's goroutine reads it too
 
 	answer     strings.Builder
 	sepPending bool // the next answer text follows a tool round's text
@@ -66,7 +66,7 @@ func (o *Orchestrator) newTurn(req *request.Request, caller Caller) *turn {
 	return &turn{
 		o: o, req: &own, caller: caller,
 		id: o.cfg.NewID(), created: now.Unix(), started: now,
-		acts:   &activities{now: o.cfg.Now, chars: o.revisionB()},
+		acts:   activities{now: o.cfg.Now, chars: o.revisionB()},
 		finish: "stop",
 	}
 }
@@ -111,13 +111,16 @@ func (t *turn) prepare(ctx context.Context) error {
 		}
 		return err
 	}
-	t.offered = t.o.cfg.Tools.Offer(tools.Mode{
+	// The set kept with the tools' encoding stands for the request's
+	// own, which is garbage then instead of held while the answer
+	// streams.
+	t.tools = t.o.toolSets.forSet(t.o.cfg.Tools.Offer(tools.Mode{
 		Files:     t.req.Files,
 		Search:    !t.req.SkipSearch,
 		UserLinks: len(links) > 0,
 		EndUser:   t.req.EndUser != "",
-	})
-	t.tools = t.o.toolSets.of(t.offered.Tools())
+	}))
+	t.offered = t.tools.set
 	system := systemPrompt(promptInputs{
 		instructions: t.o.cfg.Instructions,
 		now:          t.started,
@@ -136,7 +139,7 @@ func (t *turn) prepare(ctx context.Context) error {
 	}
 	var msgs []upstream.Message
 	msgs, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files, images)
-	t.conv.Append(msgs...)
+	t.conv = upstream.NewConversation(msgs...)
 	return nil
 }
 

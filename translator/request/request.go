@@ -2,6 +2,7 @@ package request
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/switchyardhq/switchyard/tools"
@@ -69,23 +70,34 @@ func (m Message) IsSystem() bool { return m.Role == RoleSystem || m.Role == Role
 
 // Text joins the message's text parts.
 func (m Message) Text() string {
-	var n int
+	n, texts := 0, 0
+	var only string
 	for _, p := range m.Parts {
-		n += len(p.Text)
+		if p.Kind == PartText {
+			n += len(p.Text)
+			texts++
+			only = p.Text
+		}
 	}
-	buf := make([]byte, 0, n+len(m.Parts))
+	// A message of one text part, nearly every one, is that text: no
+	// copy of it for each of the several times a request reads it.
+	if texts <= 1 {
+		return only
+	}
+	var b strings.Builder
+	b.Grow(n + texts - 1)
 	first := true
 	for _, p := range m.Parts {
 		if p.Kind != PartText {
 			continue
 		}
 		if !first {
-			buf = append(buf, '\n')
+			b.WriteByte('\n')
 		}
-		buf = append(buf, p.Text...)
+		b.WriteString(p.Text)
 		first = false
 	}
-	return string(buf)
+	return b.String()
 }
 
 // PartKind is the kind of a content part.

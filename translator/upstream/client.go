@@ -459,13 +459,20 @@ func (u *Client) encode(req Request, model string) [][]byte {
 	if model == "" {
 		model = req.Model
 	}
+	if len(req.Tools) > 0 && req.ToolsJSON != nil {
+		// The head and the tail share one array, the head's capacity
+		// clipped so that the tail never writes over it.
+		b := make([]byte, 0, len(model)+samplingSize(req.Sampling)+32)
+		b = append(b, `{"model":`...)
+		b = jsonstr.Append(b, model)
+		b = append(b, `,"messages":[`...)
+		head := b[:len(b):len(b)]
+		return [][]byte{head, req.Messages.encoded, toolsKey, req.ToolsJSON, appendSampling(b[len(b):], req.Sampling)}
+	}
 	head := make([]byte, 0, len(model)+32)
 	head = append(head, `{"model":`...)
 	head = jsonstr.Append(head, model)
 	head = append(head, `,"messages":[`...)
-	if len(req.Tools) > 0 && req.ToolsJSON != nil {
-		return [][]byte{head, req.Messages.encoded, toolsKey, req.ToolsJSON, appendSampling(make([]byte, 0, 64), req.Sampling)}
-	}
 	b := make([]byte, 0, toolsSize(req.Tools)+256)
 	b = append(b, streamOptions...)
 	if len(req.Tools) > 0 {
@@ -516,6 +523,9 @@ func appendTools(b []byte, tools []ToolDefinition) []byte {
 // appendSampling appends the client's sampling parameters and the
 // body's closing brace.
 func appendSampling(b []byte, sampling map[string]json.RawMessage) []byte {
+	if len(sampling) == 0 {
+		return append(b, '}') // and no sorted keys to make
+	}
 	for _, k := range slices.Sorted(maps.Keys(sampling)) {
 		switch k {
 		case "model", "messages", "stream", "stream_options", "tools":
@@ -531,6 +541,16 @@ func appendSampling(b []byte, sampling map[string]json.RawMessage) []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// samplingSize is the room appendSampling takes for sampling, its
+// closing brace included.
+func samplingSize(sampling map[string]json.RawMessage) int {
+	n := 1
+	for k, v := range sampling {
+		n += len(k) + len(v) + 8 // a comma, the key's quotes and escapes, a colon, null
+	}
+	return n
 }
 
 func toolsSize(tools []ToolDefinition) int {

@@ -3,6 +3,9 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -92,7 +95,7 @@ func legacyJSON(t testing.TB, ms []Message) []byte {
 func TestConversationMatchesMarshal(t *testing.T) {
 	ms := encodeMessages()
 	want := legacyJSON(t, ms)
-	if got := NewConversation(ms...).JSON(); !bytes.Equal(got, want) {
+	if got := NewConversation(encodeMessages()...).JSON(); !bytes.Equal(got, want) {
 		t.Errorf("conversation\n%s\nwant\n%s", got, want)
 	}
 	var c Conversation
@@ -129,8 +132,16 @@ func FuzzConversation(f *testing.F) {
 			{Role: role, Parts: []Part{{Type: "text", Text: text}, {Type: "image_url", ImageURL: &ImageURL{MIME: mime, Base64: b64}}}},
 			{Role: role, Content: content, ToolCalls: []ToolCall{{ID: id, Type: "function", Function: Function{Name: name, Arguments: args}}}},
 		}
-		if got, want := NewConversation(ms...).JSON(), legacyJSON(t, ms); !bytes.Equal(got, want) {
+		want := legacyJSON(t, ms)
+		long := slices.Clone(ms)
+		long[0].Content = strings.Repeat(content, minTextOutOfLine/max(len(content), 1)+1)
+		c := NewConversation(slices.Clone(ms)...)
+		if got := c.JSON(); !bytes.Equal(got, want) {
 			t.Fatalf("conversation\n%q\nwant\n%q", got, want)
+		}
+		// A text kept only encoded reads back as it was given.
+		if got := NewConversation(slices.Clone(long)...).Messages(); !reflect.DeepEqual(got, long) {
+			t.Fatalf("messages read back as\n%+v\nwant\n%+v", got, long)
 		}
 	})
 }

@@ -27,10 +27,11 @@ const (
 func estimatePrompt(req Request) int64 {
 	var text tokenizer.Counter
 	n := int64(0)
-	for _, m := range req.Messages.Messages() {
+	conv := req.Messages
+	for i, m := range conv.messages {
 		n += tokensPerMessage
 		if m.Parts == nil {
-			text.Add(m.Content)
+			text.Add(conv.content(i))
 		}
 		for _, p := range m.Parts {
 			if p.Type == "image_url" {
