@@ -97,8 +97,7 @@ func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp
 func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, st *requestState, id *policy.Identity) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
-	id.Init(r.Header)
-	w.Header().Set("X-Request-Id", id.RequestID)
+	id.InitEcho(r.Header, w.Header())
 	repl.Map(id.Placeholder)
 	st.line.Request(id.RequestID, id.ChargeID)
 
