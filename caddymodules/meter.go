@@ -99,7 +99,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// With X-Include-Cost the usage chunk asked for on the client's
 	// behalf is kept: it is where the cost is shown.
 	e.meter.Init(req.DropUsage && !includeCost(r))
-	mw.Init(w, &e.meter, e.firstByte)
+	mw.Init(w, &e.meter, e)
 	if includeCost(r) {
 		h.showCost(r, mw, *x)
 	}
@@ -132,9 +132,9 @@ type meteredExchange struct {
 	metrics *telemetry.Metrics
 }
 
-// firstByte observes the time to the upstream's first byte, when the
-// answer's headers go out.
-func (e *meteredExchange) firstByte() { e.metrics.ObserveFirstByte(e.x.Started) }
+// HeadersSent observes the time to the upstream's first byte, when the
+// answer's headers go out (billing.HeadersNoter).
+func (e *meteredExchange) HeadersSent() { e.metrics.ObserveFirstByte(e.x.Started) }
 
 // setContentLength sets h's Content-Length to n, unless it says n
 // already, as the client's normally does: Header.Set would make the
