@@ -160,7 +160,9 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	passthrough.FilterRequestHeaders(r.Header)
-	w = passthrough.NewHeaderFilter(w)
+	hf := stateOf(r.Context()).headers.take()
+	hf.Init(w)
+	w = hf
 	w, shown, err := policy.ModelView(w, r, h.Prefix)
 	if err != nil {
 		apierror.Write(w, err)
@@ -213,7 +215,8 @@ func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.Re
 	if err != nil {
 		return w, r, generation{}, err
 	}
-	iw, r := idle.Watch(w, r, h.timeouts().Idle)
+	iw := stateOf(r.Context()).watch.take()
+	r = iw.Start(w, r, h.timeouts().Idle)
 	return iw, r, generation{watch: iw, release: release}, nil
 }
 

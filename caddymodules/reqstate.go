@@ -7,8 +7,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/policy/passthrough"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
 
@@ -42,6 +44,27 @@ type requestState struct {
 	id       policy.Identity
 	w        telemetry.Writer
 	authUsed bool
+
+	// switchyard_proxy's filter of the answer's headers and idle watch
+	// on it, the first switchyard_proxy's on the request (own).
+	headers own[passthrough.HeaderFilter]
+	watch   own[idle.Writer]
+}
+
+// own is a value of the request's state that the first handler to ask
+// for it takes; a handler after it on the same request, which may run
+// while the first still uses its own, gets a new one.
+type own[T any] struct {
+	v    T
+	used bool
+}
+
+func (o *own[T]) take() *T {
+	if o.used {
+		return new(T)
+	}
+	o.used = true
+	return &o.v
 }
 
 // authParts are the identity and writer switchyard_auth fills in for a

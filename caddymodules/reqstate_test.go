@@ -54,3 +54,17 @@ func TestRequestStateIsOneARequest(t *testing.T) {
 		t.Error("a state kept without request variables")
 	}
 }
+
+// The first switchyard_proxy on a request takes the state's header
+// filter and idle watch; one after it gets its own, so that the first's,
+// which may still be answering, are left alone.
+func TestRequestStateOwnValues(t *testing.T) {
+	var st requestState
+	hf, iw := st.headers.take(), st.watch.take()
+	if hf != &st.headers.v || iw != &st.watch.v {
+		t.Error("the first switchyard_proxy did not get the state's own filter and watch")
+	}
+	if st.headers.take() == hf || st.watch.take() == iw {
+		t.Error("a second switchyard_proxy got the first's filter or watch")
+	}
+}

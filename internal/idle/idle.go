@@ -20,11 +20,19 @@ import (
 // The answer goes to the returned writer, and Stop ends the watch once
 // the answer is done.
 func Watch(w http.ResponseWriter, r *http.Request, idle time.Duration) (*Writer, *http.Request) {
+	iw := new(Writer)
+	return iw, iw.Start(w, r, idle)
+}
+
+// Start makes iw the writer Watch returns, and returns the request
+// watched, in place: for a caller that keeps the writer in a value of
+// its own.
+func (iw *Writer) Start(w http.ResponseWriter, r *http.Request, idle time.Duration) *http.Request {
 	ctx, cancel := context.WithCancel(r.Context())
-	iw := &Writer{ResponseWriter: w, idle: idle, cancel: cancel}
+	*iw = Writer{ResponseWriter: w, idle: idle, cancel: cancel}
 	iw.timer = time.AfterFunc(idle, cancel)
 	iw.timer.Stop() // started by the headers
-	return iw, r.WithContext(ctx)
+	return r.WithContext(ctx)
 }
 
 // Writer is an answer under an idle watch (Watch).
