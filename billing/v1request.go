@@ -58,7 +58,10 @@ func (r V1Request) PromptEstimate() int64 {
 // with 400, so that no backend can read a request differently from the
 // meter. Errors are *apierror.Error.
 func ParseV1(body []byte) (V1Request, error) {
-	fields, err := topLevel(body)
+	// The members are listed in a buffer of this frame: a body's are
+	// few, and read here only.
+	var buf [8]field
+	fields, err := topLevelInto(buf[:0], body)
 	if err != nil {
 		return V1Request{}, err
 	}
@@ -74,9 +77,13 @@ func ParseV1(body []byte) (V1Request, error) {
 	}
 	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
 		if v, ok := fields.get(name); ok && !isNull(v) {
-			if json.Unmarshal(v, &req.MaxTokens) != nil || req.MaxTokens < 0 {
+			// Into a variable of its own: req's address, given to
+			// encoding/json, would move req to the heap.
+			var n int64
+			if json.Unmarshal(v, &n) != nil || n < 0 {
 				return V1Request{}, invalidParam(name + " must be a non-negative integer.")
 			}
+			req.MaxTokens = n
 			break
 		}
 	}
@@ -107,18 +114,28 @@ func ParseV1(body []byte) (V1Request, error) {
 }
 
 // readModelStream reads the "model" and "stream" of every /v1 body.
+// What encoding/json decodes goes through variables of its own, so that
+// req stays where its caller keeps it.
 func (req *V1Request) readModelStream(fields fieldList) error {
 	if v, ok := fields.get("model"); ok {
-		if !plainString(v, &req.Model) && json.Unmarshal(v, &req.Model) != nil {
-			return invalidParam("model must be a string.")
+		if !plainString(v, &req.Model) {
+			var model string
+			if json.Unmarshal(v, &model) != nil {
+				return invalidParam("model must be a string.")
+			}
+			req.Model = model
 		}
 		if len(req.Model) > MaxModelChars {
 			return invalidParam(fmt.Sprintf("model must be at most %d characters.", MaxModelChars))
 		}
 	}
 	if v, ok := fields.get("stream"); ok && !isNull(v) {
-		if !literalBool(v, &req.Stream) && json.Unmarshal(v, &req.Stream) != nil {
-			return invalidParam("stream must be a boolean.")
+		if !literalBool(v, &req.Stream) {
+			var stream bool
+			if json.Unmarshal(v, &stream) != nil {
+				return invalidParam("stream must be a boolean.")
+			}
+			req.Stream = stream
 		}
 	}
 	return nil
@@ -225,10 +242,16 @@ func encodeObject(fs fieldList) []byte {
 // one it refuses goes through encoding/json's decoder (topLevelChecked)
 // for the error to report.
 func topLevel(body []byte) (fieldList, error) {
+	return topLevelInto(make(fieldList, 0, 8), body)
+}
+
+// topLevelInto is topLevel appending the members to dst, which the
+// caller may keep where it likes.
+func topLevelInto(dst fieldList, body []byte) (fieldList, error) {
 	if !json.Valid(body) {
 		return topLevelChecked(body)
 	}
-	fields := make(fieldList, 0, 8)
+	fields := dst
 	// The names seen, in lower case: compared one by one while they are
 	// few, as a body's almost always are, and through a map past that.
 	var folds [16]string
