@@ -26,7 +26,7 @@ func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		return st.body, nil
 	}
 	p, _ := policy.PrincipalFrom(r.Context())
-	b, err := br.Read(w, r, p.AccountID)
+	b, err := br.ReadTo(w, r, p.AccountID, st.readBody.take())
 	if err == nil {
 		st.body = b
 	}

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
@@ -27,7 +28,8 @@ type requestState struct {
 
 	// body is the request's body once a handler has read it
 	// (bodyReader), so that it is read from the client once; nil before.
-	body []byte
+	body     []byte
+	readBody own[body.ReadBody] // what r.Body is once body is read
 
 	// v1 is the parse of a /v1 body (billing.ParseV1), for the meter
 	// and the proxy, once v1Parsed.

@@ -37,6 +37,12 @@ type Reader struct {
 // request_timeout: the connection's read deadline ends the read that
 // waits, whatever the client does.
 func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) ([]byte, error) {
+	return br.ReadTo(w, r, account, nil)
+}
+
+// ReadTo is Read that puts the body back as rb, when rb is not nil: for
+// a caller that keeps the ReadBody in a value of its own.
+func (br *Reader) ReadTo(w http.ResponseWriter, r *http.Request, account string, rb *ReadBody) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -116,7 +122,11 @@ func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) (
 		n := held
 		context.AfterFunc(r.Context(), func() { br.Budget.Give(account, n) })
 	}
-	r.Body = NewReadBody(body)
+	if rb == nil {
+		rb = new(ReadBody)
+	}
+	rb.Reset(body)
+	r.Body = rb
 	return body, nil
 }
 
