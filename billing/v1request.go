@@ -293,9 +293,52 @@ func topLevelInto(dst fieldList, body []byte) (fieldList, error) {
 	return fields, nil
 }
 
+// commonName is b as one of the member names most bodies have, given as
+// a string made once rather than anew for every body.
+func commonName(b []byte) (string, bool) {
+	switch string(b) {
+	case "model":
+		return "model", true
+	case "messages":
+		return "messages", true
+	case "stream":
+		return "stream", true
+	case "stream_options":
+		return "stream_options", true
+	case "include_usage":
+		return "include_usage", true
+	case "max_tokens":
+		return "max_tokens", true
+	case "max_completion_tokens":
+		return "max_completion_tokens", true
+	case "max_output_tokens":
+		return "max_output_tokens", true
+	case "temperature":
+		return "temperature", true
+	case "top_p":
+		return "top_p", true
+	case "tools":
+		return "tools", true
+	case "tool_choice":
+		return "tool_choice", true
+	case "input":
+		return "input", true
+	case "instructions":
+		return "instructions", true
+	case "prompt":
+		return "prompt", true
+	case "user":
+		return "user", true
+	}
+	return "", false
+}
+
 // memberName decodes a member name: as it is when it has no escapes.
 func memberName(raw []byte) (string, error) {
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		if name, ok := commonName(raw[1 : len(raw)-1]); ok {
+			return name, nil
+		}
 		return string(raw[1 : len(raw)-1]), nil
 	}
 	var name string
