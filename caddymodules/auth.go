@@ -121,7 +121,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	id.Principal, id.Authenticated = p, true
 	st.line.Caller(p.AccountID, p.KeyID)
 	startActivity(r, w, h.ledger, id.RequestID, p)
-	return next.ServeHTTP(w, r.WithContext(policy.WithIdentity(r.Context(), id)))
+	return next.ServeHTTP(w, r)
 }
 
 // chargeID returns the server's own id of r, set by switchyard_auth

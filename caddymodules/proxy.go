@@ -163,7 +163,8 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	hf := stateOf(r.Context()).headers.take()
 	hf.Init(w)
 	w = hf
-	w, shown, err := policy.ModelView(w, r, h.Prefix)
+	p, _ := principalOf(r.Context())
+	w, shown, err := policy.ModelViewFor(w, r, h.Prefix, p)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

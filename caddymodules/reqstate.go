@@ -80,6 +80,21 @@ func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
 	return &s.id, &s.w
 }
 
+// principalOf is the caller switchyard_auth authenticated on ctx's
+// request, which the request's state holds (the first switchyard_auth's
+// identity), else the principal ctx carries (policy.PrincipalFrom), as
+// a request made outside switchyard_auth does. switchyard_auth leaves
+// it in the state rather than in a context of its own, which would copy
+// the request.
+func principalOf(ctx context.Context) (policy.Principal, bool) {
+	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
+		if s, ok := vars[stateVar].(*requestState); ok && s.authUsed && s.id.Authenticated {
+			return s.id.Principal, true
+		}
+	}
+	return policy.PrincipalFrom(ctx)
+}
+
 // stateVar is the request variable that holds its *requestState.
 const stateVar = "switchyard.state"
 
