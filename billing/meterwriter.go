@@ -8,22 +8,38 @@ type MeterWriter struct {
 	http.ResponseWriter
 	Meter *Meter
 
-	status    int    // the final status; informational 1xx ones do not count
-	onHeaders func() // when a 2xx answer's headers go out
+	status    int          // the final status; informational 1xx ones do not count
+	onHeaders HeadersNoter // told when a 2xx answer's headers go out
 }
+
+// A HeadersNoter is told when a 2xx answer's headers go out, the
+// upstream's first byte (MeterWriter.Init). It is an interface so that
+// a caller can be told through a pointer it has, where a method value
+// would be an allocation a request.
+type HeadersNoter interface{ HeadersSent() }
+
+// headersFunc is a func as a HeadersNoter.
+type headersFunc func()
+
+func (f headersFunc) HeadersSent() { f() }
 
 // NewMeterWriter passes what is written to w through m; onHeaders (nil:
 // nothing) is called when a 2xx answer's headers go out, the upstream's
 // first byte.
 func NewMeterWriter(w http.ResponseWriter, m *Meter, onHeaders func()) *MeterWriter {
 	mw := new(MeterWriter)
-	mw.Init(w, m, onHeaders)
+	var n HeadersNoter
+	if onHeaders != nil {
+		n = headersFunc(onHeaders)
+	}
+	mw.Init(w, m, n)
 	return mw
 }
 
 // Init makes mw what NewMeterWriter returns, in place: for a caller that
-// keeps the writer in a value of its own.
-func (mw *MeterWriter) Init(w http.ResponseWriter, m *Meter, onHeaders func()) {
+// keeps the writer in a value of its own. onHeaders (nil: nobody) is
+// told when a 2xx answer's headers go out.
+func (mw *MeterWriter) Init(w http.ResponseWriter, m *Meter, onHeaders HeadersNoter) {
 	*mw = MeterWriter{ResponseWriter: w, Meter: m, onHeaders: onHeaders}
 }
 
@@ -43,7 +59,7 @@ func (w *MeterWriter) WriteHeader(code int) {
 	w.status = code
 	if w.metered() {
 		if w.onHeaders != nil {
-			w.onHeaders()
+			w.onHeaders.HeadersSent()
 		}
 		w.Meter.Start(w.Header().Get("Content-Type"))
 		if w.Meter.Streamed() || w.Meter.ShowsCost() {

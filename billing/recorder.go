@@ -57,13 +57,7 @@ func (r *Recorder) Settle(rec storage.UsageRecord, done func(charged int64, err 
 	// The completion keeps the request id alone: a record in it would be
 	// moved to the heap, a few hundred bytes a request.
 	id := rec.RequestID
-	finish := func(stored storage.UsageRecord, err error) {
-		if err != nil {
-			done(0, recordError(id, err))
-			return
-		}
-		done(stored.CostCents, nil)
-	}
+	finish := func(stored storage.UsageRecord, err error) { done(settled(id, stored, err)) }
 	if r.Writer == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 		defer cancel()
@@ -72,6 +66,15 @@ func (r *Recorder) Settle(rec storage.UsageRecord, done func(charged int64, err 
 	}
 	r.Writer.Enqueue(rec, finish)
 	return rec.CostCents
+}
+
+// settled is what a completion of Settle tells of the record of request
+// id that the store settled as stored, or not for err.
+func settled(id string, stored storage.UsageRecord, err error) (int64, error) {
+	if err != nil {
+		return 0, recordError(id, err)
+	}
+	return stored.CostCents, nil
 }
 
 func recordError(requestID string, err error) error {

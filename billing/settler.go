@@ -24,14 +24,41 @@ type Settler struct {
 // see limits.Hold.Handover) to the commit's completion. It returns rec's
 // price, what the request is charged.
 func (s Settler) SettleHold(rec storage.UsageRecord, settleHold func(charged int64)) int64 {
-	price := s.Price(rec)
-	return s.Settle(rec, func(charged int64, err error) {
-		if s.Committed != nil {
-			s.Committed(rec, charged, err)
-		}
-		if err != nil {
-			charged = price
-		}
-		settleHold(charged)
+	return s.SettleHoldOf(&rec, settleHold)
+}
+
+// SettleHoldOf is SettleHold of the record rec points to, which the
+// completion reads where SettleHold keeps a copy of its own: rec must
+// not change until the hold is settled. It is for a caller that keeps
+// the record in memory of its own, a few hundred bytes fewer a charge.
+// With a Writer, the completion is the writer's own, where
+// Recorder.Settle's would be an allocation more.
+func (s Settler) SettleHoldOf(rec *storage.UsageRecord, settleHold func(charged int64)) int64 {
+	price := s.Price(*rec)
+	committed := s.Committed
+	if s.Writer == nil {
+		return s.Settle(*rec, func(charged int64, err error) {
+			completeHold(committed, *rec, price, settleHold, charged, err)
+		})
+	}
+	priced := *rec
+	priced.CostCents = price
+	s.Writer.Enqueue(priced, func(stored storage.UsageRecord, err error) {
+		charged, err := settled(rec.RequestID, stored, err)
+		completeHold(committed, *rec, price, settleHold, charged, err)
 	})
+	return price
+}
+
+// completeHold tells committed of rec's charge, and settles the hold
+// with the amount charged, or with the price when the charge failed.
+func completeHold(committed func(storage.UsageRecord, int64, error), rec storage.UsageRecord, price int64,
+	settleHold func(int64), charged int64, err error) {
+	if committed != nil {
+		committed(rec, charged, err)
+	}
+	if err != nil {
+		charged = price
+	}
+	settleHold(charged)
 }

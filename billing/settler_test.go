@@ -1,6 +1,8 @@
 package billing
 
 import (
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/storage"
@@ -33,5 +35,53 @@ func TestSettlerSettlesTheHold(t *testing.T) {
 	}
 	if len(told) != 2 {
 		t.Errorf("Committed told of %v, want both charges", told)
+	}
+}
+
+// Through the ledger writer, the same: Committed is told of the record
+// as the caller gave it and of what was charged, or of the error, and
+// the hold is settled with the charge, or with the price on a failure.
+func TestSettlerSettlesTheHoldThroughTheWriter(t *testing.T) {
+	store := newBatchStore()
+	store.badRequest = "r-bad"
+	w := newLedgerWriter(WriterConfig{Store: store, MaxDelay: 0}, never)
+	defer w.Close()
+	type told struct {
+		rec     storage.UsageRecord
+		charged int64
+		err     error
+		held    int64
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := map[string]*told{}
+	s := Settler{
+		Recorder: &Recorder{Store: store, Profile: pricedModels(nil), Writer: w},
+		Committed: func(rec storage.UsageRecord, charged int64, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			got[rec.RequestID].rec, got[rec.RequestID].charged, got[rec.RequestID].err = rec, charged, err
+		},
+	}
+	for _, id := range []string{"r-ok", "r-bad"} {
+		got[id] = &told{held: -1}
+		wg.Add(1)
+		rec := storage.UsageRecord{AccountID: "acct_1", RequestID: id, Model: "m", PromptTokens: 5000, CompletionTokens: 1000}
+		if price := s.SettleHold(rec, func(c int64) {
+			mu.Lock()
+			got[id].held = c
+			mu.Unlock()
+			wg.Done()
+		}); price != 3 {
+			t.Errorf("%s: SettleHold = %d, want the price, 3", id, price)
+		}
+	}
+	wg.Wait()
+	ok, bad := got["r-ok"], got["r-bad"]
+	if ok.err != nil || ok.charged != 3 || ok.held != 3 || ok.rec.PromptTokens != 5000 || ok.rec.CostCents != 0 {
+		t.Errorf("r-ok: %+v, want 3 charged and held, the record as given", ok)
+	}
+	if bad.err == nil || !strings.Contains(bad.err.Error(), "r-bad") || bad.charged != 0 || bad.held != 3 {
+		t.Errorf("r-bad: %+v, want the request's error, 0 charged and the price held", bad)
 	}
 }

@@ -58,7 +58,10 @@ func (r V1Request) PromptEstimate() int64 {
 // with 400, so that no backend can read a request differently from the
 // meter. Errors are *apierror.Error.
 func ParseV1(body []byte) (V1Request, error) {
-	fields, err := topLevel(body)
+	// The members are listed in a buffer of this frame: a body's are
+	// few, and read here only.
+	var buf [8]field
+	fields, err := topLevelInto(buf[:0], body)
 	if err != nil {
 		return V1Request{}, err
 	}
@@ -74,9 +77,13 @@ func ParseV1(body []byte) (V1Request, error) {
 	}
 	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
 		if v, ok := fields.get(name); ok && !isNull(v) {
-			if json.Unmarshal(v, &req.MaxTokens) != nil || req.MaxTokens < 0 {
+			// Into a variable of its own: req's address, given to
+			// encoding/json, would move req to the heap.
+			var n int64
+			if json.Unmarshal(v, &n) != nil || n < 0 {
 				return V1Request{}, invalidParam(name + " must be a non-negative integer.")
 			}
+			req.MaxTokens = n
 			break
 		}
 	}
@@ -107,18 +114,28 @@ func ParseV1(body []byte) (V1Request, error) {
 }
 
 // readModelStream reads the "model" and "stream" of every /v1 body.
+// What encoding/json decodes goes through variables of its own, so that
+// req stays where its caller keeps it.
 func (req *V1Request) readModelStream(fields fieldList) error {
 	if v, ok := fields.get("model"); ok {
-		if !plainString(v, &req.Model) && json.Unmarshal(v, &req.Model) != nil {
-			return invalidParam("model must be a string.")
+		if !plainString(v, &req.Model) {
+			var model string
+			if json.Unmarshal(v, &model) != nil {
+				return invalidParam("model must be a string.")
+			}
+			req.Model = model
 		}
 		if len(req.Model) > MaxModelChars {
 			return invalidParam(fmt.Sprintf("model must be at most %d characters.", MaxModelChars))
 		}
 	}
 	if v, ok := fields.get("stream"); ok && !isNull(v) {
-		if !literalBool(v, &req.Stream) && json.Unmarshal(v, &req.Stream) != nil {
-			return invalidParam("stream must be a boolean.")
+		if !literalBool(v, &req.Stream) {
+			var stream bool
+			if json.Unmarshal(v, &stream) != nil {
+				return invalidParam("stream must be a boolean.")
+			}
+			req.Stream = stream
 		}
 	}
 	return nil
@@ -225,10 +242,16 @@ func encodeObject(fs fieldList) []byte {
 // one it refuses goes through encoding/json's decoder (topLevelChecked)
 // for the error to report.
 func topLevel(body []byte) (fieldList, error) {
+	return topLevelInto(make(fieldList, 0, 8), body)
+}
+
+// topLevelInto is topLevel appending the members to dst, which the
+// caller may keep where it likes.
+func topLevelInto(dst fieldList, body []byte) (fieldList, error) {
 	if !json.Valid(body) {
 		return topLevelChecked(body)
 	}
-	fields := make(fieldList, 0, 8)
+	fields := dst
 	// The names seen, in lower case: compared one by one while they are
 	// few, as a body's almost always are, and through a map past that.
 	var folds [16]string
@@ -270,9 +293,52 @@ func topLevel(body []byte) (fieldList, error) {
 	return fields, nil
 }
 
+// commonName is b as one of the member names most bodies have, given as
+// a string made once rather than anew for every body.
+func commonName(b []byte) (string, bool) {
+	switch string(b) {
+	case "model":
+		return "model", true
+	case "messages":
+		return "messages", true
+	case "stream":
+		return "stream", true
+	case "stream_options":
+		return "stream_options", true
+	case "include_usage":
+		return "include_usage", true
+	case "max_tokens":
+		return "max_tokens", true
+	case "max_completion_tokens":
+		return "max_completion_tokens", true
+	case "max_output_tokens":
+		return "max_output_tokens", true
+	case "temperature":
+		return "temperature", true
+	case "top_p":
+		return "top_p", true
+	case "tools":
+		return "tools", true
+	case "tool_choice":
+		return "tool_choice", true
+	case "input":
+		return "input", true
+	case "instructions":
+		return "instructions", true
+	case "prompt":
+		return "prompt", true
+	case "user":
+		return "user", true
+	}
+	return "", false
+}
+
 // memberName decodes a member name: as it is when it has no escapes.
 func memberName(raw []byte) (string, error) {
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		if name, ok := commonName(raw[1 : len(raw)-1]); ok {
+			return name, nil
+		}
 		return string(raw[1 : len(raw)-1]), nil
 	}
 	var name string

@@ -82,3 +82,18 @@ func TestPlainScalarsAgreeWithDecoder(t *testing.T) {
 }
 
 var jsonUnmarshal = func(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// A common member name is given as the string made once, any other made
+// from the body, and both read as the body spells them.
+func TestMemberNameCommon(t *testing.T) {
+	for _, raw := range []string{`"model"`, `"Model"`, `"messages"`, `"max_tokens"`, `"mod"`, `"modelx"`, `""`, `"é"`} {
+		name, err := memberName([]byte(raw))
+		if err != nil || name != raw[1:len(raw)-1] {
+			t.Errorf("memberName(%s) = %q, %v", raw, name, err)
+		}
+	}
+	raw := []byte(`"messages"`)
+	if n := testing.AllocsPerRun(1000, func() { _, _ = memberName(raw) }); n != 0 {
+		t.Errorf("a common name took %v allocations, want 0", n)
+	}
+}

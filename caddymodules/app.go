@@ -392,7 +392,7 @@ func (h *appHandler) provisionApp(ctx caddy.Context) error {
 // without one reached a handler placed before switchyard_auth: it is
 // answered 500 and the mistake logged.
 func (h *appHandler) principal(w http.ResponseWriter, r *http.Request) (policy.Principal, bool) {
-	p, ok := policy.PrincipalFrom(r.Context())
+	p, ok := principalOf(r.Context())
 	if !ok {
 		h.logger.Error("this handler runs without switchyard_auth in front of it: put switchyard_auth first")
 		apierror.Write(w, apierror.Internal())

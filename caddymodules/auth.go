@@ -97,8 +97,7 @@ func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp
 func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, st *requestState, id *policy.Identity) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
-	id.Init(r.Header)
-	w.Header().Set("X-Request-Id", id.RequestID)
+	id.InitEcho(r.Header, w.Header())
 	repl.Map(id.Placeholder)
 	st.line.Request(id.RequestID, id.ChargeID)
 
@@ -122,7 +121,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	id.Principal, id.Authenticated = p, true
 	st.line.Caller(p.AccountID, p.KeyID)
 	startActivity(r, w, h.ledger, id.RequestID, p)
-	return next.ServeHTTP(w, r.WithContext(policy.WithIdentity(r.Context(), id)))
+	return next.ServeHTTP(w, r)
 }
 
 // chargeID returns the server's own id of r, set by switchyard_auth

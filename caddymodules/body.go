@@ -25,8 +25,8 @@ func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	if st.body != nil {
 		return st.body, nil
 	}
-	p, _ := policy.PrincipalFrom(r.Context())
-	b, err := br.Read(w, r, p.AccountID)
+	p, _ := principalOf(r.Context())
+	b, err := br.ReadTo(w, r, p.AccountID, st.readBody.take())
 	if err == nil {
 		st.body = b
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/switchyardhq/switchyard/files"
-	"github.com/switchyardhq/switchyard/policy"
 )
 
 func init() {
@@ -59,7 +58,7 @@ func (h *Files) Provision(ctx caddy.Context) error {
 		Service: svc,
 		Prefix:  h.Prefix,
 		AccountID: func(ctx context.Context) (string, bool) {
-			p, ok := policy.PrincipalFrom(ctx)
+			p, ok := principalOf(ctx)
 			return p.AccountID, ok
 		},
 	})

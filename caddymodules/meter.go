@@ -99,7 +99,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// With X-Include-Cost the usage chunk asked for on the client's
 	// behalf is kept: it is where the cost is shown.
 	e.meter.Init(req.DropUsage && !includeCost(r))
-	mw.Init(w, &e.meter, e.firstByte)
+	mw.Init(w, &e.meter, e)
 	if includeCost(r) {
 		h.showCost(r, mw, *x)
 	}
@@ -114,7 +114,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		// The response is complete once the handlers return; the charge
 		// is committed after that, by the ledger writer, and the hold
 		// stays until then.
-		h.charge(r.Context(), *x)
+		h.charge(r.Context(), *x, &e.rec)
 		if rec != nil {
 			panic(rec)
 		}
@@ -127,14 +127,15 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 // the answer through, in one allocation instead of one each.
 type meteredExchange struct {
 	x       billing.V1Exchange
+	rec     storage.UsageRecord // its charge, read by the ledger writer's completion
 	meter   billing.Meter
 	mw      billing.MeterWriter
 	metrics *telemetry.Metrics
 }
 
-// firstByte observes the time to the upstream's first byte, when the
-// answer's headers go out.
-func (e *meteredExchange) firstByte() { e.metrics.ObserveFirstByte(e.x.Started) }
+// HeadersSent observes the time to the upstream's first byte, when the
+// answer's headers go out (billing.HeadersNoter).
+func (e *meteredExchange) HeadersSent() { e.metrics.ObserveFirstByte(e.x.Started) }
 
 // setContentLength sets h's Content-Length to n, unless it says n
 // already, as the client's normally does: Header.Set would make the
@@ -147,9 +148,10 @@ func setContentLength(h http.Header, n int) {
 	h.Set("Content-Length", strconv.Itoa(n))
 }
 
-// charge settles x's usage record (settlingRecorder). A request that is
-// not charged keeps its hold for the Limits handler to release.
-func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
+// charge settles x's usage record (settlingRecorder), kept in *kept
+// until the charge is committed. A request that is not charged keeps
+// its hold for the Limits handler to release.
+func (h *Meter) charge(ctx context.Context, x billing.V1Exchange, kept *storage.UsageRecord) {
 	rec, ok := billing.V1Record(x)
 	if !ok {
 		return
@@ -158,7 +160,8 @@ func (h *Meter) charge(ctx context.Context, x billing.V1Exchange) {
 		// A model's pool answered: its fallback's prices apply.
 		rec.Model, rec.Upstream = s.model, s.upstream
 	}
-	h.usage.settle(ctx, rec)
+	*kept = rec
+	h.usage.settleKept(ctx, kept)
 }
 
 // settlingRecorder settles the charges of one route (billing.Settler)
@@ -183,10 +186,16 @@ func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
 // settle hands rec, and the hold of the request in ctx, to the ledger
 // writer, and returns rec's price.
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
+	return s.settleKept(ctx, &rec)
+}
+
+// settleKept is settle of *rec, which must not change until the charge
+// is committed (billing.Settler.SettleHoldOf).
+func (s settlingRecorder) settleKept(ctx context.Context, rec *storage.UsageRecord) int64 {
 	st := stateOf(ctx)
-	price := s.SettleHold(rec, st.hold.Handover())
-	st.activity.Charged(rec, price)
-	st.line.Charged(rec, price)
+	price := s.SettleHoldOf(rec, st.hold.Handover())
+	st.activity.Charged(*rec, price)
+	st.line.Charged(*rec, price)
 	return price
 }
 

@@ -63,7 +63,8 @@ func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.H
 	if !httpstatus.AllowOnly(http.MethodGet, w, r) {
 		return nil
 	}
-	w, shown, err := policy.ModelView(w, r, "/v3")
+	p, _ := principalOf(r.Context())
+	w, shown, err := policy.ModelViewFor(w, r, "/v3", p)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

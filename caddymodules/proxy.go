@@ -160,8 +160,11 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	passthrough.FilterRequestHeaders(r.Header)
-	w = passthrough.NewHeaderFilter(w)
-	w, shown, err := policy.ModelView(w, r, h.Prefix)
+	hf := stateOf(r.Context()).headers.take()
+	hf.Init(w)
+	w = hf
+	p, _ := principalOf(r.Context())
+	w, shown, err := policy.ModelViewFor(w, r, h.Prefix, p)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
@@ -213,17 +216,21 @@ func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.Re
 	if err != nil {
 		return w, r, generation{}, err
 	}
-	w, r, stop := idle.Watch(w, r, h.timeouts().Idle)
-	return w, r, generation{stop: stop, release: release}, nil
+	iw := stateOf(r.Context()).watch.take()
+	r = iw.Start(w, r, h.timeouts().Idle)
+	return iw, r, generation{watch: iw, release: release}, nil
 }
 
 // generation is a request's slot of the queue and the idle watch on its
 // answer, from startGeneration: a value, where a closure of the two
 // would be an allocation a request.
-type generation struct{ stop, release func() }
+type generation struct {
+	watch   *idle.Writer
+	release func()
+}
 
 // done stops the watch and gives the slot back.
-func (g generation) done() { g.stop(); g.release() }
+func (g generation) done() { g.watch.Stop(); g.release() }
 
 // Cleanup implements caddy.CleanerUpper.
 func (h *Proxy) Cleanup() error {

@@ -7,8 +7,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/body"
+	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy"
 	"github.com/switchyardhq/switchyard/policy/limits"
+	"github.com/switchyardhq/switchyard/policy/passthrough"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
 
@@ -25,7 +28,8 @@ type requestState struct {
 
 	// body is the request's body once a handler has read it
 	// (bodyReader), so that it is read from the client once; nil before.
-	body []byte
+	body     []byte
+	readBody own[body.ReadBody] // what r.Body is once body is read
 
 	// v1 is the parse of a /v1 body (billing.ParseV1), for the meter
 	// and the proxy, once v1Parsed.
@@ -42,6 +46,27 @@ type requestState struct {
 	id       policy.Identity
 	w        telemetry.Writer
 	authUsed bool
+
+	// switchyard_proxy's filter of the answer's headers and idle watch
+	// on it, the first switchyard_proxy's on the request (own).
+	headers own[passthrough.HeaderFilter]
+	watch   own[idle.Writer]
+}
+
+// own is a value of the request's state that the first handler to ask
+// for it takes; a handler after it on the same request, which may run
+// while the first still uses its own, gets a new one.
+type own[T any] struct {
+	v    T
+	used bool
+}
+
+func (o *own[T]) take() *T {
+	if o.used {
+		return new(T)
+	}
+	o.used = true
+	return &o.v
 }
 
 // authParts are the identity and writer switchyard_auth fills in for a
@@ -53,6 +78,21 @@ func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
 	}
 	s.authUsed = true
 	return &s.id, &s.w
+}
+
+// principalOf is the caller switchyard_auth authenticated on ctx's
+// request, which the request's state holds (the first switchyard_auth's
+// identity), else the principal ctx carries (policy.PrincipalFrom), as
+// a request made outside switchyard_auth does. switchyard_auth leaves
+// it in the state rather than in a context of its own, which would copy
+// the request.
+func principalOf(ctx context.Context) (policy.Principal, bool) {
+	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
+		if s, ok := vars[stateVar].(*requestState); ok && s.authUsed && s.id.Authenticated {
+			return s.id.Principal, true
+		}
+	}
+	return policy.PrincipalFrom(ctx)
 }
 
 // stateVar is the request variable that holds its *requestState.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/policy"
 )
 
 // A request's state is made once and found again by every handler, with
@@ -52,5 +54,42 @@ func TestRequestStateIsOneARequest(t *testing.T) {
 	bare := context.Background()
 	if stateOf(bare) == stateOf(bare) {
 		t.Error("a state kept without request variables")
+	}
+}
+
+// The first switchyard_proxy on a request takes the state's header
+// filter and idle watch; one after it gets its own, so that the first's,
+// which may still be answering, are left alone.
+func TestRequestStateOwnValues(t *testing.T) {
+	var st requestState
+	hf, iw := st.headers.take(), st.watch.take()
+	if hf != &st.headers.v || iw != &st.watch.v {
+		t.Error("the first switchyard_proxy did not get the state's own filter and watch")
+	}
+	if st.headers.take() == hf || st.watch.take() == iw {
+		t.Error("a second switchyard_proxy got the first's filter or watch")
+	}
+}
+
+// The caller is the first switchyard_auth's, once it authenticated the
+// request; before, or outside a request Caddy serves, the one a context
+// carries.
+func TestPrincipalOf(t *testing.T) {
+	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, map[string]any{})
+	if _, ok := principalOf(ctx); ok {
+		t.Error("a caller before switchyard_auth")
+	}
+	st := stateOf(ctx)
+	id, _ := st.authParts()
+	id.Principal = policy.Principal{KeyID: "key_1"}
+	if _, ok := principalOf(ctx); ok {
+		t.Error("a caller before the request was authenticated")
+	}
+	id.Authenticated = true
+	if p, ok := principalOf(ctx); !ok || p.KeyID != "key_1" {
+		t.Errorf("principalOf = %+v, %v; want the identity's", p, ok)
+	}
+	if p, ok := principalOf(policy.WithPrincipal(context.Background(), policy.Principal{KeyID: "key_2"})); !ok || p.KeyID != "key_2" {
+		t.Errorf("principalOf a context's principal = %+v, %v", p, ok)
 	}
 }

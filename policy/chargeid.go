@@ -13,10 +13,12 @@ import "github.com/google/uuid"
 // writes a few pages, not one per charge, and the indexes stay dense. Random ids cost 25–40% more CPU per
 // charge (BenchmarkSettleUsageBatch, ids=random against ids=time), more
 // as the tables grow beyond the page cache.
-func NewChargeID() string {
+func NewChargeID() string { return newChargeUUID().String() }
+
+func newChargeUUID() uuid.UUID {
 	id, err := uuid.NewV7()
 	if err != nil {
 		panic("policy: crypto/rand failed: " + err.Error()) // never happens on supported systems
 	}
-	return id.String()
+	return id
 }

@@ -1,6 +1,11 @@
 package policy
 
-import "net/http"
+import (
+	"encoding/hex"
+	"net/http"
+
+	"github.com/google/uuid"
+)
 
 // Identity is what authentication learnt of a request, offered to the
 // handlers and logs after it as {switchyard.*} placeholders. It is one
@@ -24,14 +29,55 @@ func NewIdentity(h http.Header) *Identity {
 
 // Init makes id what NewIdentity returns, in place: for a caller that
 // keeps the identity in a value of its own.
-func (id *Identity) Init(h http.Header) {
-	*id = Identity{ChargeID: NewChargeID(), RequestID: h.Get("X-Request-Id")}
-	if !ValidRequestID(id.RequestID) {
-		// Not the charge id: that is the ledger's reference of the
-		// request's charge, which no client is handed.
-		id.RequestID = NewRequestID()
-		h.Set("X-Request-Id", id.RequestID)
+func (id *Identity) Init(h http.Header) { id.InitEcho(h, nil) }
+
+// InitEcho is Init that also sets the request id as X-Request-Id in
+// echo, the headers of the answer, when echo is not nil. A request that
+// comes without an id of its own gets both ids in one string and both
+// headers' values in one array: two allocations where four would be.
+func (id *Identity) InitEcho(h, echo http.Header) {
+	rid := h.Get("X-Request-Id")
+	if ValidRequestID(rid) {
+		*id = Identity{ChargeID: NewChargeID(), RequestID: rid}
+		if echo != nil {
+			echo[requestIDHeader] = []string{rid}
+		}
+		return
 	}
+	// Not the charge id: that is the ledger's reference of the request's
+	// charge, which no client is handed.
+	var buf [2 * uuidLen]byte
+	putUUID(buf[:uuidLen], newChargeUUID())
+	putUUID(buf[uuidLen:], newRequestUUID())
+	ids := string(buf[:])
+	*id = Identity{ChargeID: ids[:uuidLen], RequestID: ids[uuidLen:]}
+	if echo == nil {
+		h[requestIDHeader] = []string{id.RequestID}
+		return
+	}
+	vals := &[2]string{id.RequestID, id.RequestID}
+	h[requestIDHeader] = vals[0:1:1]
+	echo[requestIDHeader] = vals[1:2:2]
+}
+
+// requestIDHeader is X-Request-Id, in the canonical form Header.Set
+// would give it.
+const requestIDHeader = "X-Request-Id"
+
+// uuidLen is the length of a UUID in its text form.
+const uuidLen = 36
+
+// putUUID writes u to dst in its text form, as u.String() returns it.
+func putUUID(dst []byte, u uuid.UUID) {
+	hex.Encode(dst[0:8], u[0:4])
+	dst[8] = '-'
+	hex.Encode(dst[9:13], u[4:6])
+	dst[13] = '-'
+	hex.Encode(dst[14:18], u[6:8])
+	dst[18] = '-'
+	hex.Encode(dst[19:23], u[8:10])
+	dst[23] = '-'
+	hex.Encode(dst[24:], u[10:])
 }
 
 // Placeholder is the value of the placeholder key (without braces); the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 func TestNewIdentity(t *testing.T) {
@@ -18,6 +20,37 @@ func TestNewIdentity(t *testing.T) {
 	h = http.Header{"X-Request-Id": {"client-42"}}
 	if id := NewIdentity(h); id.RequestID != "client-42" {
 		t.Errorf("a valid client id was replaced by %q", id.RequestID)
+	}
+}
+
+// InitEcho gives the answer the request's id, the client's or a new one,
+// and ids in the text form of uuid.UUID.String, with headers of their own.
+func TestIdentityInitEcho(t *testing.T) {
+	var id Identity
+	h, echo := http.Header{}, http.Header{"X-Request-Id": {"stale"}}
+	id.InitEcho(h, echo)
+	if !ValidRequestID(id.RequestID) || h.Get("X-Request-Id") != id.RequestID || echo.Get("X-Request-Id") != id.RequestID {
+		t.Errorf("request id %q, request header %q, answer's %q: want a new valid id in all",
+			id.RequestID, h.Get("X-Request-Id"), echo.Get("X-Request-Id"))
+	}
+	for _, s := range []string{id.RequestID, id.ChargeID} {
+		if u, err := uuid.Parse(s); err != nil || u.String() != s {
+			t.Errorf("id %q is not a UUID in its text form (%v)", s, err)
+		}
+	}
+	if u := uuid.MustParse(id.ChargeID); u.Version() != 7 || id.ChargeID == id.RequestID {
+		t.Errorf("charge id %q: want a UUIDv7 of its own", id.ChargeID)
+	}
+	h.Add("X-Request-Id", "more")
+	echo.Set("X-Request-Id", "other")
+	if h.Values("X-Request-Id")[0] != id.RequestID || len(echo.Values("X-Request-Id")) != 1 {
+		t.Errorf("the two headers share their values: %v, %v", h, echo)
+	}
+
+	h, echo = http.Header{"X-Request-Id": {"client-42"}}, http.Header{}
+	id.InitEcho(h, echo)
+	if id.RequestID != "client-42" || echo.Get("X-Request-Id") != "client-42" || id.ChargeID == "" {
+		t.Errorf("a valid client id: identity %+v, answer's header %q", id, echo.Get("X-Request-Id"))
 	}
 }
 

@@ -34,9 +34,16 @@ const maxModelList = 4 << 20
 // is answered with 502 upstream_unavailable: a key's allow-list fails
 // closed.
 func ModelView(w http.ResponseWriter, r *http.Request, prefix string) (_ http.ResponseWriter, done func(), _ error) {
+	p, _ := PrincipalFrom(r.Context())
+	return ModelViewFor(w, r, prefix, p)
+}
+
+// ModelViewFor is ModelView for the key of p, the principal that
+// authenticated r (the zero Principal for none): for a caller that knows
+// it without r's context.
+func ModelViewFor(w http.ResponseWriter, r *http.Request, prefix string, p Principal) (_ http.ResponseWriter, done func(), _ error) {
 	nothing := func() {}
-	p, ok := PrincipalFrom(r.Context())
-	if !ok || len(p.Controls.Models) == 0 || !strings.HasPrefix(r.URL.Path, prefix+"/models") {
+	if len(p.Controls.Models) == 0 || !strings.HasPrefix(r.URL.Path, prefix+"/models") {
 		return w, nothing, nil
 	}
 	rest := r.URL.Path[len(prefix)+len("/models"):]

@@ -18,7 +18,7 @@ func (m *Metrics) CountAdmission(adm limits.Admission, err error) {
 	if adm.Fallback {
 		m.fallbacks.Inc()
 	}
-	m.admissions.WithLabelValues(decisionOf(err)).Inc()
+	m.series.counter1(m.admissions, decisionOf(err)).Inc()
 }
 
 func decisionOf(err error) string {
@@ -46,13 +46,13 @@ func (m *Metrics) CountCharge(route string, rec storage.UsageRecord, cents int64
 		return
 	}
 	m.observeLedgerLag(rec.Finished)
-	addCount(m.tokens.WithLabelValues(route, "prompt"), rec.PromptTokens)
-	addCount(m.tokens.WithLabelValues(route, "completion"), rec.CompletionTokens)
+	addCount(m.series.counter2(m.tokens, route, "prompt"), rec.PromptTokens)
+	addCount(m.series.counter2(m.tokens, route, "completion"), rec.CompletionTokens)
 	if err != nil {
-		m.chargeErrors.WithLabelValues(route).Inc()
+		m.series.counter1(m.chargeErrors, route).Inc()
 		return
 	}
-	addCount(m.cents.WithLabelValues(route), cents)
+	addCount(m.series.counter1(m.cents, route), cents)
 }
 
 // addCount adds n to c when it is positive. A Prometheus counter panics

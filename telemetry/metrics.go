@@ -34,6 +34,9 @@ type Metrics struct {
 	// upstream is the host of the config's one upstream when it has no
 	// model pools, for the access log.
 	upstream string
+	// series are the series of the per-request observations, kept once
+	// looked up; shared with the copies Register and ForConfig make.
+	series *seriesCache
 }
 
 // Values of the route label.
@@ -99,6 +102,7 @@ func New() *Metrics {
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}, []string{"tool"}),
 		requestMetrics: newRequestMetrics(),
+		series:         new(seriesCache),
 	}
 }
 

@@ -40,7 +40,7 @@ func (m *Metrics) CountRequest(r *http.Request, w *Writer, status int, code, mod
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(RouteOf(r.URL.Path), statusLabel(status), code).Inc()
+	m.series.counter3(m.requests, RouteOf(r.URL.Path), statusLabel(status), code).Inc()
 	m.observeRequest(r, w, model)
 }
 
@@ -159,9 +159,9 @@ func (m *Metrics) observeRequest(r *http.Request, w *Writer, model string) {
 		m.streams.WithLabelValues(route).Dec()
 	}
 	model = m.modelLabel(model)
-	m.duration.WithLabelValues(route, model).Observe(time.Since(w.start).Seconds())
+	m.series.observer2(m.duration, route, model).Observe(time.Since(w.start).Seconds())
 	if !w.firstByte.IsZero() {
-		m.firstByte.WithLabelValues(route, model).Observe(w.firstByte.Sub(w.start).Seconds())
+		m.series.observer2(m.firstByte, route, model).Observe(w.firstByte.Sub(w.start).Seconds())
 	}
 }
 

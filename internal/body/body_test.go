@@ -227,3 +227,28 @@ func TestBodyTimeout(t *testing.T) {
 		t.Errorf("the timed-out body still holds %d bytes", held)
 	}
 }
+
+// A small body of declared length is read whole and put back as the
+// ReadBody given; one whose reader gives more than it declared is still
+// read to its end, as before the byte of room past the declared length.
+func TestBodyReadTo(t *testing.T) {
+	br := newTestBodyReader(1<<20, 1<<20, 32<<20)
+	r := xBody(context.Background(), "a", 300, false)
+	var rb ReadBody
+	b, err := br.ReadTo(httptest.NewRecorder(), r, "a", &rb)
+	if err != nil || len(b) != 300 {
+		t.Fatalf("%d bytes, %v", len(b), err)
+	}
+	if r.Body != &rb {
+		t.Fatal("the body was not put back as the ReadBody given")
+	}
+	if again, _ := io.ReadAll(r.Body); !bytes.Equal(again, b) {
+		t.Errorf("the body put back reads %d bytes, want the %d read", len(again), len(b))
+	}
+
+	r = httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(strings.Repeat("y", 500)))
+	r.ContentLength = 300
+	if b, err := br.ReadTo(httptest.NewRecorder(), r, "a", nil); err != nil || len(b) != 500 {
+		t.Errorf("a body longer than declared: %d bytes, %v; want all 500", len(b), err)
+	}
+}

@@ -37,6 +37,12 @@ type Reader struct {
 // request_timeout: the connection's read deadline ends the read that
 // waits, whatever the client does.
 func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) ([]byte, error) {
+	return br.ReadTo(w, r, account, nil)
+}
+
+// ReadTo is Read that puts the body back as rb, when rb is not nil: for
+// a caller that keeps the ReadBody in a value of its own.
+func (br *Reader) ReadTo(w http.ResponseWriter, r *http.Request, account string, rb *ReadBody) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -54,9 +60,12 @@ func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) (
 	if r.ContentLength >= 0 {
 		ceiling = r.ContentLength
 	}
-	expired, stop := br.deadline(w)
+	dl := br.deadline(w)
 
-	body := make([]byte, 0, min(ceiling, uncountedBodyBytes))
+	// A byte of room past the declared length lets the read that meets
+	// the body's end find it in the buffer, where the one-byte probe
+	// below would be an allocation of its own.
+	body := make([]byte, 0, min(ceiling+1, uncountedBodyBytes))
 	lr := io.LimitedReader{R: r.Body, N: br.MaxBytes + 1}
 	for {
 		if len(body) == cap(body) {
@@ -72,7 +81,7 @@ func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) (
 					break
 				}
 				release()
-				return nil, bodyReadError(err, expired())
+				return nil, bodyReadError(err, dl.expired())
 			}
 			if int64(len(body)) >= br.MaxBytes {
 				release()
@@ -93,12 +102,12 @@ func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) (
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err == nil && expired() {
+		if err == nil && dl.expired() {
 			err = os.ErrDeadlineExceeded
 		}
 		if err != nil {
 			release()
-			return nil, bodyReadError(err, expired())
+			return nil, bodyReadError(err, dl.expired())
 		}
 	}
 	if int64(len(body)) > br.MaxBytes {
@@ -107,13 +116,17 @@ func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) (
 	}
 	// Cleared only once the body is read whole: the refusals above leave
 	// it to DropUnread.
-	stop()
+	dl.stop()
 	if held > 0 {
 		// The body stays in memory until the request ends.
 		n := held
 		context.AfterFunc(r.Context(), func() { br.Budget.Give(account, n) })
 	}
-	r.Body = NewReadBody(body)
+	if rb == nil {
+		rb = new(ReadBody)
+	}
+	rb.Reset(body)
+	r.Body = rb
 	return body, nil
 }
 
@@ -121,13 +134,26 @@ func (br *Reader) Read(w http.ResponseWriter, r *http.Request, account string) (
 // now; stop clears it again. Where the connection takes no deadline (a
 // writer that hides it), expired tells between reads that the time is up,
 // and the server's own read timeout bounds a read that waits.
-func (br *Reader) deadline(w http.ResponseWriter) (expired func() bool, stop func()) {
-	at := time.Now().Add(br.Timeout)
-	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(at) != nil {
-		return func() bool { return time.Now().After(at) }, func() {}
+func (br *Reader) deadline(w http.ResponseWriter) readDeadline {
+	d := readDeadline{w: w, at: time.Now().Add(br.Timeout)}
+	d.set = http.NewResponseController(w).SetReadDeadline(d.at) == nil
+	return d
+}
+
+// readDeadline is a body's deadline (Reader.deadline): a value, where
+// closures of it would be three allocations a request.
+type readDeadline struct {
+	w   http.ResponseWriter
+	at  time.Time
+	set bool // on the connection, to be cleared by stop
+}
+
+func (d *readDeadline) expired() bool { return time.Now().After(d.at) }
+
+func (d *readDeadline) stop() {
+	if d.set {
+		_ = http.NewResponseController(d.w).SetReadDeadline(time.Time{})
 	}
-	return func() bool { return time.Now().After(at) }, func() { _ = rc.SetReadDeadline(time.Time{}) }
 }
 
 // unreadBodyGrace bounds how long the server may go on reading the body

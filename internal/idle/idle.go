@@ -16,34 +16,55 @@ import (
 // cancelled context there would look like a client that left. It does
 // what the transport's read_timeout would, without its per-read deadline
 // calls, which log an error for every stream a client leaves.
-func Watch(w http.ResponseWriter, r *http.Request, idle time.Duration) (http.ResponseWriter, *http.Request, func()) {
+//
+// The answer goes to the returned writer, and Stop ends the watch once
+// the answer is done.
+func Watch(w http.ResponseWriter, r *http.Request, idle time.Duration) (*Writer, *http.Request) {
+	iw := new(Writer)
+	return iw, iw.Start(w, r, idle)
+}
+
+// Start makes iw the writer Watch returns, and returns the request
+// watched, in place: for a caller that keeps the writer in a value of
+// its own.
+func (iw *Writer) Start(w http.ResponseWriter, r *http.Request, idle time.Duration) *http.Request {
 	ctx, cancel := context.WithCancel(r.Context())
-	iw := &idleWriter{ResponseWriter: w, idle: idle}
+	*iw = Writer{ResponseWriter: w, idle: idle, cancel: cancel}
 	iw.timer = time.AfterFunc(idle, cancel)
 	iw.timer.Stop() // started by the headers
-	return iw, r.WithContext(ctx), func() { iw.timer.Stop(); cancel() }
+	return r.WithContext(ctx)
 }
 
-type idleWriter struct {
+// Writer is an answer under an idle watch (Watch).
+type Writer struct {
 	http.ResponseWriter
-	idle  time.Duration
-	timer *time.Timer
+	idle   time.Duration
+	timer  *time.Timer
+	cancel context.CancelFunc
 }
 
-func (w *idleWriter) WriteHeader(status int) {
+// Stop ends the watch, and cancels the context of the request watched.
+// It is a method, where a closure of the two would be an allocation a
+// request.
+func (w *Writer) Stop() {
+	w.timer.Stop()
+	w.cancel()
+}
+
+func (w *Writer) WriteHeader(status int) {
 	w.timer.Reset(w.idle)
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func (w *idleWriter) Write(p []byte) (int, error) {
+func (w *Writer) Write(p []byte) (int, error) {
 	w.timer.Reset(w.idle)
 	return w.ResponseWriter.Write(p)
 }
 
-func (w *idleWriter) Flush() {
+func (w *Writer) Flush() {
 	w.timer.Reset(w.idle)
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection.
-func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -12,7 +12,7 @@ import (
 // that finishes is left alone.
 func TestWatch(t *testing.T) {
 	const idle = 20 * time.Millisecond
-	w, r, stop := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), idle)
+	w, r := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), idle)
 	time.Sleep(3 * idle)
 	if r.Context().Err() != nil {
 		t.Fatal("cut before the headers were sent")
@@ -23,13 +23,13 @@ func TestWatch(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a silent answer was not cut")
 	}
-	stop()
+	w.Stop()
 
-	w, r, stop = Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), time.Hour)
+	w, r = Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), time.Hour)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte("data: {}\n\n"))
 	if r.Context().Err() != nil {
 		t.Fatal("an answer that is still talking was cut")
 	}
-	stop()
+	w.Stop()
 }

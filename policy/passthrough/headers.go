@@ -63,7 +63,15 @@ type ownHeader struct {
 // NewHeaderFilter filters the headers of the answer written to w; the
 // headers w holds already are the gateway's own.
 func NewHeaderFilter(w http.ResponseWriter) *HeaderFilter {
-	f := &HeaderFilter{ResponseWriter: w}
+	f := new(HeaderFilter)
+	f.Init(w)
+	return f
+}
+
+// Init makes f what NewHeaderFilter returns, in place: for a caller that
+// keeps the filter in a value of its own.
+func (f *HeaderFilter) Init(w http.ResponseWriter) {
+	*f = HeaderFilter{ResponseWriter: w}
 	f.own = f.ownBuf[:0]
 	for name, values := range w.Header() {
 		// The slice is kept, not copied: the proxy adds by appending
@@ -71,7 +79,6 @@ func NewHeaderFilter(w http.ResponseWriter) *HeaderFilter {
 		// they are.
 		f.own = append(f.own, ownHeader{name, values[:len(values):len(values)]})
 	}
-	return f
 }
 
 func (f *HeaderFilter) isOwn(name string) bool {
