@@ -20,11 +20,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 
-	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/demobackend"
 	"github.com/switchyardhq/switchyard/internal/testenv"
-	"github.com/switchyardhq/switchyard/node"
-	"github.com/switchyardhq/switchyard/policy"
 )
 
 // idleStreamsEnv overrides how many streams of each kind
@@ -169,31 +166,7 @@ http://%[2]s {
 	}
 	b.Cleanup(func() { _ = caddy.Stop() })
 
-	ctx := context.Background()
-	s, err := (&App{}).resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := s.LoadKeySecret(); err != nil {
-		b.Fatal(err)
-	}
-	hasher, err := policy.NewKeyHasher(s.KeySecret)
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := node.OpenStore(ctx, s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	key, rec, err := policy.IssueKey(ctx, store, hasher, s.Profile, "idle", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := billing.TopUp(ctx, store, s.Profile, rec.AccountID, 100_000, "fund-idle", ""); err != nil {
-		b.Fatal(err)
-	}
-	return &idleGateway{gateway: "http://" + addrs[0], plain: "http://" + addrs[1], key: key}
+	return &idleGateway{gateway: "http://" + addrs[0], plain: "http://" + addrs[1], key: fundedKey(b, "idle")}
 }
 
 // idleKind is one kind of stream: where it goes, with what.

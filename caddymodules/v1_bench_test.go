@@ -156,6 +156,14 @@ func loadV1Bench(b *testing.B, upAddr string) (plain, gateway *caddyhttp.Server,
 		b.Fatal("the gateway's and the plain server were not both loaded")
 	}
 
+	return plain, gateway, fundedKey(b, "bench")
+}
+
+// fundedKey issues a key of a new account funded with $1,000 on the
+// store of the config Caddy has loaded, as the gateway's settings from
+// the environment name it: the benchmarks' caller.
+func fundedKey(b testing.TB, name string) string {
+	b.Helper()
 	ctx := context.Background()
 	s, err := (&App{}).resolve()
 	if err != nil {
@@ -173,12 +181,12 @@ func loadV1Bench(b *testing.B, upAddr string) (plain, gateway *caddyhttp.Server,
 		b.Fatal(err)
 	}
 	defer store.Close()
-	key, rec, err := policy.IssueKey(ctx, store, hasher, s.Profile, "bench", "")
+	key, rec, err := policy.IssueKey(ctx, store, hasher, s.Profile, name, "")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := billing.TopUp(ctx, store, s.Profile, rec.AccountID, 100_000, "fund-bench", ""); err != nil {
+	if _, err := billing.TopUp(ctx, store, s.Profile, rec.AccountID, 100_000, "fund-"+name, ""); err != nil {
 		b.Fatal(err)
 	}
-	return plain, gateway, key
+	return key
 }
