@@ -127,8 +127,8 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 // chargeID returns the server's own id of r, set by switchyard_auth
 // ({switchyard.charge_id}); "" before it.
 func chargeID(r *http.Request) string {
-	if st := stateOf(r.Context()); st.authUsed {
-		return st.id.ChargeID
+	if st := stateOf(r.Context()); st.auth.used {
+		return st.auth.v.id.ChargeID
 	}
 	return ""
 }

@@ -41,11 +41,8 @@ type requestState struct {
 	metered bool
 
 	// switchyard_auth's identity of the request and its writer of the
-	// response, taken by the first switchyard_auth on the request
-	// (authParts).
-	id       policy.Identity
-	w        telemetry.Writer
-	authUsed bool
+	// response, the first switchyard_auth's on the request (authParts).
+	auth own[authResult]
 
 	// switchyard_proxy's filter of the answer's headers and idle watch
 	// on it, the first switchyard_proxy's on the request (own).
@@ -69,15 +66,18 @@ func (o *own[T]) take() *T {
 	return &o.v
 }
 
+// authResult is what switchyard_auth fills in for a request.
+type authResult struct {
+	id policy.Identity
+	w  telemetry.Writer
+}
+
 // authParts are the identity and writer switchyard_auth fills in for a
 // request: the state's own, or for a second switchyard_auth on the same
 // request, whose handlers after it still see the first's, new ones.
 func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
-	if s.authUsed {
-		return new(policy.Identity), new(telemetry.Writer)
-	}
-	s.authUsed = true
-	return &s.id, &s.w
+	a := s.auth.take()
+	return &a.id, &a.w
 }
 
 // principalOf is the caller switchyard_auth authenticated on ctx's
@@ -88,8 +88,8 @@ func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
 // the request.
 func principalOf(ctx context.Context) (policy.Principal, bool) {
 	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
-		if s, ok := vars[stateVar].(*requestState); ok && s.authUsed && s.id.Authenticated {
-			return s.id.Principal, true
+		if s, ok := vars[stateVar].(*requestState); ok && s.auth.used && s.auth.v.id.Authenticated {
+			return s.auth.v.id.Principal, true
 		}
 	}
 	return policy.PrincipalFrom(ctx)

@@ -35,7 +35,7 @@ func TestRequestStateIsOneARequest(t *testing.T) {
 
 	id, w := st.authParts()
 	id.Init(r.Header)
-	if id != &st.id || w != &st.w {
+	if id != &st.auth.v.id || w != &st.auth.v.w {
 		t.Error("the first switchyard_auth did not get the state's own identity and writer")
 	}
 	if chargeID(r) != id.ChargeID || id.ChargeID == "" {
