@@ -132,7 +132,7 @@ func New(cfg Config) (*Client, error) {
 		connect := orDefault(cfg.ConnectTimeout, DefaultConnectTimeout)
 		u.client = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+			DialContext:           dialBodyCopy((&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext),
 			TLSHandshakeTimeout:   connect,
 			MaxIdleConns:          256,
 			MaxIdleConnsPerHost:   64,
