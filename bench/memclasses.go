@@ -19,7 +19,7 @@ import (
 // stacks, the collector's metadata.
 type memClasses struct {
 	rssAnon, rssFile int64
-	stats            map[string]int64 // "HeapAlloc", "StackInuse", …
+	stats            map[string]int64 // by the profile's names: "HeapAlloc", "Stack" (in use), …
 }
 
 // readMemClasses reads pid's memory classes, Go's from its admin

@@ -14,12 +14,14 @@ import (
 // a file nor a socket through a buffer it allocates for the call, as
 // large as the body (up to 32 KiB): about 9 KiB of garbage a round with
 // the demo's tools, the largest single piece a /v3 request leaves to the
-// collector. A connection the transport wraps in TLS is written with
-// Write only and gains nothing.
+// collector. The client's bodies are never files or sockets, which the
+// connection's own ReadFrom would splice or send without a copy. A
+// connection the transport wraps in TLS is written with Write only and
+// gains nothing.
 type bodyCopyConn struct{ net.Conn }
 
-// copyBufs holds the buffers of bodyCopyConn's ReadFrom, io.Copy's size,
-// so that a body goes out in the same writes as before.
+// copyBufs holds the buffers of bodyCopyConn's ReadFrom, of io.Copy's
+// size, so that a body goes out in as few writes as io.Copy makes.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func (c *bodyCopyConn) ReadFrom(r io.Reader) (int64, error) {
