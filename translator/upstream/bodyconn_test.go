@@ -2,10 +2,13 @@ package upstream
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +86,42 @@ func TestOwnTransportDialsBodyCopyConns(t *testing.T) {
 	defer c.Close()
 	if _, ok := c.(*bodyCopyConn); !ok {
 		t.Errorf("the transport dialed a %T", c)
+	}
+}
+
+// A request whose headers outgrow the transport's write buffer
+// (headWriteBuffer) and whose body outgrows the pooled copy buffer
+// reaches the backend whole, through the client's own transport.
+func TestLongHeadersAndBodyArriveWhole(t *testing.T) {
+	key := strings.Repeat("k", 3*headWriteBuffer)
+	text := strings.Repeat("long text ", 5000) // 50,000 bytes, more than a copy buffer
+	var gotKey string
+	var gotBody []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		gotBody, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, eventStream(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
+	}))
+	defer srv.Close()
+	u, err := New(Config{BaseURL: srv.URL + "/v1", APIKey: key, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	if r := round(t.Context(), u, Request{Messages: NewConversation(Message{Role: "user", Content: text})}); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if gotKey != key {
+		t.Errorf("the backend read a key of %d bytes, not the %d sent", len(gotKey), len(key))
+	}
+	var body struct {
+		Messages []struct{ Content string } `json:"messages"`
+	}
+	if err := json.Unmarshal(gotBody, &body); err != nil {
+		t.Fatalf("the body is not whole (%d bytes): %v", len(gotBody), err)
+	}
+	if n := len(body.Messages); n == 0 || body.Messages[n-1].Content != text {
+		t.Errorf("the backend read %d messages, the last not the text sent", n)
 	}
 }

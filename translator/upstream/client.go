@@ -133,6 +133,7 @@ func New(cfg Config) (*Client, error) {
 		u.client = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           dialBodyCopy((&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext),
+			WriteBufferSize:       headWriteBuffer,
 			TLSHandshakeTimeout:   connect,
 			MaxIdleConns:          256,
 			MaxIdleConnsPerHost:   64,
