@@ -20,15 +20,6 @@ import (
 // gains nothing.
 type bodyCopyConn struct{ net.Conn }
 
-// headWriteBuffer is the size of the buffer the transport writes a
-// request through, which a connection keeps for as long as it is open,
-// for the whole of a stream. A body reaches the connection past it (the
-// transport flushes the headers first for a body of the client's, then
-// hands the body to ReadFrom), so it holds the request line and headers
-// only, about 300 bytes: the transport's 4 KiB were 3 KiB more of every
-// idle stream. Longer headers still go out whole, in more writes.
-const headWriteBuffer = 1 << 10
-
 // copyBufs holds the buffers of bodyCopyConn's ReadFrom, of io.Copy's
 // size, so that a body goes out in as few writes as io.Copy makes.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

@@ -91,8 +91,9 @@ func TestOwnTransportDialsBodyCopyConns(t *testing.T) {
 
 // A request whose headers outgrow the transport's write buffer
 // (headWriteBuffer) and whose body outgrows the pooled copy buffer
-// reaches the backend whole, through the client's own transport.
-func TestLongHeadersAndBodyArriveWhole(t *testing.T) {
+// reaches the backend whole, through the client's own transport, and an
+// answer whose headers outgrow its read buffer (readBuffer) is read.
+func TestLongHeadersAndBodiesPassTheTransportsBuffers(t *testing.T) {
 	key := strings.Repeat("k", 3*headWriteBuffer)
 	text := strings.Repeat("long text ", 5000) // 50,000 bytes, more than a copy buffer
 	var gotKey string
@@ -101,7 +102,8 @@ func TestLongHeadersAndBodyArriveWhole(t *testing.T) {
 		gotKey = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		gotBody, _ = io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, eventStream(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]"))
+		w.Header().Set("X-Long", strings.Repeat("v", 3*readBuffer))
+		_, _ = io.WriteString(w, eventStream(`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, "[DONE]"))
 	}))
 	defer srv.Close()
 	u, err := New(Config{BaseURL: srv.URL + "/v1", APIKey: key, Model: "m"})
@@ -109,8 +111,8 @@ func TestLongHeadersAndBodyArriveWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer u.Close()
-	if r := round(t.Context(), u, Request{Messages: NewConversation(Message{Role: "user", Content: text})}); r.err != nil {
-		t.Fatal(r.err)
+	if r := round(t.Context(), u, Request{Messages: NewConversation(Message{Role: "user", Content: text})}); r.err != nil || r.content != "ok" {
+		t.Fatalf("the answer read %q, %v", r.content, r.err)
 	}
 	if gotKey != key {
 		t.Errorf("the backend read a key of %d bytes, not the %d sent", len(gotKey), len(key))
