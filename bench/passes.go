@@ -285,7 +285,7 @@ func idleStreams(o options, pin pinning, modes []*mode, config, tmp string) ([]i
 	if err := waitFor(plainAddr, p); err != nil {
 		return nil, err
 	}
-	r, err := holdIdle(o.idle, p, &target{name: "plain Caddy", base: "http://" + plainAddr, baseline: true}, scenarios[1], "")
+	r, err := holdIdle(o.idle, p, &target{name: "plain Caddy", base: "http://" + plainAddr, admin: plainAdmin, baseline: true}, scenarios[1], "")
 	p.stop()
 	if err != nil {
 		return nil, err
@@ -319,6 +319,7 @@ func holdIdle(n int, p *proc, t *target, s scenario, outDir string) (idleResult,
 	if res.before, err = rssKiB(p.pid()); err != nil {
 		return res, err
 	}
+	classes := readMemClasses(p.pid(), t.admin, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var (
@@ -359,6 +360,7 @@ func holdIdle(n int, p *proc, t *target, s scenario, outDir string) (idleResult,
 	time.Sleep(time.Second)
 	res.opened = n - int(failed.Load())
 	res.after, err = rssKiB(p.pid())
+	logMemClasses(t.name, classes, p.pid(), t.admin, res.opened)
 	if t.admin != "" && outDir != "" {
 		// What the open streams hold: live heap and goroutines.
 		slug := strings.ToLower(strings.TrimPrefix(t.name, "Switchyard "))

@@ -197,7 +197,12 @@ func (g *idleGateway) kinds() []idleKind {
 // idleFigures are the per-stream figures of each kind, by name.
 type idleFigures map[string]streamCost
 
-type streamCost struct{ heap, stack, rss, goroutines float64 }
+// streamCost is what one stream of a kind added: live heap and stacks
+// after a collection, resident memory, goroutines, and the bytes
+// allocated while it was opened, live or garbage (alloc - heap is what
+// its set-up left to the collector, which the RSS keeps until it is
+// collected and, freed, until Go hands it back).
+type streamCost struct{ heap, stack, rss, alloc, goroutines float64 }
 
 func (f *idleFigures) add(o idleFigures) {
 	if *f == nil {
@@ -205,7 +210,7 @@ func (f *idleFigures) add(o idleFigures) {
 	}
 	for k, v := range o {
 		s := (*f)[k]
-		(*f)[k] = streamCost{s.heap + v.heap, s.stack + v.stack, s.rss + v.rss, s.goroutines + v.goroutines}
+		(*f)[k] = streamCost{s.heap + v.heap, s.stack + v.stack, s.rss + v.rss, s.alloc + v.alloc, s.goroutines + v.goroutines}
 	}
 }
 
@@ -215,12 +220,14 @@ func (f idleFigures) report(b *testing.B, runs int) {
 		b.ReportMetric(c.heap/r, name+"-heap-B/stream")
 		b.ReportMetric(c.stack/r, name+"-stack-B/stream")
 		b.ReportMetric(c.rss/r, name+"-rss-B/stream")
+		b.ReportMetric(c.alloc/r, name+"-alloc-B/stream")
 		b.ReportMetric(c.goroutines/r, name+"-goroutines/stream")
 	}
 	over := func(k, base string) float64 { return f[k].heap + f[k].stack - f[base].heap - f[base].stack }
 	b.ReportMetric(over("v3", "plain")/r, "v3-over-plain-B/stream")
 	b.ReportMetric(over("v1", "plain")/r, "v1-over-plain-B/stream")
 	b.ReportMetric(over("v3-started", "plain-started")/r, "v3-started-over-plain-started-B/stream")
+	b.ReportMetric((f["v3"].alloc-f["plain"].alloc)/r, "v3-alloc-over-plain-B/stream")
 }
 
 // measure opens n streams of each kind, each kind on top of the last,
@@ -286,6 +293,7 @@ func (g *idleGateway) measure(b testing.TB, up *silentBackend, n int, kinds []id
 			heap:       (float64(now.heap) - float64(last.heap)) / float64(n),
 			stack:      (float64(now.stack) - float64(last.stack)) / float64(n),
 			rss:        (float64(now.rss) - float64(last.rss)) / float64(n),
+			alloc:      (float64(now.alloc) - float64(last.alloc)) / float64(n),
 			goroutines: float64(nowG-lastG) / float64(n),
 		}
 		last, lastG = now, nowG
@@ -325,18 +333,19 @@ func settle() {
 	}
 }
 
-type idleMem struct{ heap, stack, rss uint64 }
+type idleMem struct{ heap, stack, rss, alloc uint64 }
 
 // idleInUse is Go's live heap and goroutine stacks after a collection,
-// and the process's resident memory, which the bench reads (0 where
-// /proc has none): Go hands freed memory back to the system slowly, so
-// it moves less than the live heap, and more.
+// the process's resident memory, which the bench reads (0 where /proc
+// has none), and the bytes allocated so far: Go hands freed memory back
+// to the system slowly, so the RSS moves less than the live heap, and
+// more.
 func idleInUse() idleMem {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return idleMem{heap: m.HeapAlloc, stack: m.StackInuse, rss: residentBytes()}
+	return idleMem{heap: m.HeapAlloc, stack: m.StackInuse, rss: residentBytes(), alloc: m.TotalAlloc}
 }
 
 func residentBytes() uint64 {

@@ -132,10 +132,12 @@ func TestIdleStreamMemory(t *testing.T) {
 	t.Logf("per idle stream, heap + stacks in use: bare upstream call %.1f + %.1f KiB, /v3 stream %.1f + %.1f KiB, /v3 over bare %+.1f KiB",
 		bareHeap, bareStack, v3Heap, v3Stack, perV3-perBare)
 	// The line is 8 KiB over the bare stream (docs/performance.md, "Memory
-	// of an idle stream"); it is missed by a few KiB, the handler's deeper
-	// stack and the request's state. What fails the test is a regression
-	// past that: twice the line, as a buffer of the upstream reader's old
-	// 32 KiB or a goroutine more per stream would make it.
+	// of an idle stream"), met with a few KiB to spare since the upstream
+	// transport's buffers are 1 KiB (the bare stream's are 4 KiB); the
+	// figure moves by a few KiB from run to run on a loaded machine. What
+	// fails the test is a regression past twice the line, as a buffer of
+	// the upstream reader's old 32 KiB or a goroutine more per stream
+	// would make it.
 	if over := perV3 - perBare; over > 16 {
 		t.Errorf("an idle /v3 stream holds %.1f KiB more than a bare stream of its upstream call (%.1f against %.1f KiB): over twice the 8 KiB line",
 			over, perV3, perBare)

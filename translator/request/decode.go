@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -65,11 +66,16 @@ func (d *decoder) boolean(name string) bool {
 	if !ok || d.err != nil {
 		return false
 	}
-	var b bool
-	if json.Unmarshal(v, &b) != nil {
-		d.err = typeError(name, "a boolean")
+	// The literals themselves, as json.Unmarshal reads them, without its
+	// decoder's state as garbage of every request ("stream" is in most).
+	switch string(bytes.TrimSpace(v)) {
+	case "true":
+		return true
+	case "false":
+		return false
 	}
-	return b
+	d.err = typeError(name, "a boolean")
+	return false
 }
 
 // maxTokens reads the first of max_completion_tokens, max_tokens and
@@ -118,17 +124,16 @@ var samplingTypes = map[string]string{
 	"stop":              "stop",
 }
 
+// samplingNames are samplingTypes' names in order, so that the first
+// error reported does not depend on the map's.
+var samplingNames = slices.Sorted(maps.Keys(samplingTypes))
+
 func (d *decoder) sampling() map[string]json.RawMessage {
 	if d.err != nil {
 		return nil
 	}
 	var out map[string]json.RawMessage
-	names := make([]string, 0, len(samplingTypes))
-	for name := range samplingTypes {
-		names = append(names, name)
-	}
-	sort.Strings(names) // the first error reported does not depend on map order
-	for _, name := range names {
+	for _, name := range samplingNames {
 		v, ok := d.raw(name)
 		if !ok {
 			continue
