@@ -110,7 +110,7 @@ func (w *benchWriter) SetWriteDeadline(time.Time) error { return nil }
 // loadV1Bench loads Caddyfile.example, its limits raised, with a plain
 // reverse_proxy site beside it, both in front of the upstream at
 // upAddr, and returns both servers and a funded key of the gateway.
-func loadV1Bench(b *testing.B, upAddr string) (plain, gateway *caddyhttp.Server, key string) {
+func loadV1Bench(b testing.TB, upAddr string) (plain, gateway *caddyhttp.Server, key string) {
 	b.Helper()
 	addrs := testenv.FreeAddrs(b, 3)
 	_, port, _ := net.SplitHostPort(addrs[0])
@@ -189,4 +189,43 @@ func fundedKey(b testing.TB, name string) string {
 		b.Fatal(err)
 	}
 	return key
+}
+
+// The upstream's own rate-limit headers and request id describe the
+// operator's account with the backend: on /v1 through
+// Caddyfile.example the client sees the gateway's under those names,
+// once each, and none of the upstream's.
+func TestV1UpstreamHeadersStayBehind(t *testing.T) {
+	discardStderr(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Request-Id", "req-upstream")
+		h.Set("X-Ratelimit-Limit-Requests", "999999")
+		h.Set("X-Ratelimit-Remaining-Tokens", "123")
+		h["x-ratelimit-reset-requests"] = []string{"1s"} // as some servers spell it
+		_, _ = w.Write(benchAnswerBody)
+	}))
+	t.Cleanup(up.Close)
+	_, gateway, key := loadV1Bench(t, up.Listener.Addr().String())
+	r := benchRequest()
+	r.Header.Set("Authorization", "Bearer "+key)
+	w := httptest.NewRecorder()
+	if gateway.ServeHTTP(w, r); w.Code != http.StatusOK {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	h := w.Header()
+	if got := h.Values("X-Request-Id"); len(got) != 1 || got[0] == "req-upstream" {
+		t.Errorf("X-Request-Id %q, want the gateway's alone", got)
+	}
+	if got := h.Values("X-Ratelimit-Limit-Requests"); len(got) != 1 || got[0] == "999999" {
+		t.Errorf("X-Ratelimit-Limit-Requests %q, want the gateway's alone", got)
+	}
+	if got := h.Values("X-Ratelimit-Reset-Requests"); len(got) != 1 || got[0] == "1s" {
+		t.Errorf("X-Ratelimit-Reset-Requests %q, want the gateway's alone", got)
+	}
+	if got := h.Values("X-Ratelimit-Remaining-Tokens"); len(got) != 0 {
+		t.Errorf("the upstream's X-Ratelimit-Remaining-Tokens %q reached the client", got)
+	}
 }
