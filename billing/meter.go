@@ -322,11 +322,8 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 // event reports false and goes to encoding/json; FuzzPlainUsageChunk
 // holds the two to the same answers.
 func plainUsageChunk(data []byte) (Usage, bool) {
-	if !json.Valid(data) {
-		return Usage{}, false
-	}
 	var usage []byte
-	plain := jsonscan.Members(data, func(key, value []byte) bool {
+	plain := jsonscan.ValidMembers(data, func(key, value []byte) bool {
 		switch string(key) {
 		case `"usage"`:
 			if usage != nil {
@@ -564,17 +561,14 @@ func jsonUsage(body []byte, tail bool) (Usage, bool) {
 	if !tail {
 		// The answer must be valid JSON, as a decode of it would require,
 		// but only its usage is decoded: the choices are stepped over.
-		if !json.Valid(body) {
-			return Usage{}, false
-		}
 		var usage []byte
-		jsonscan.Members(body, func(key, value []byte) bool {
+		object := jsonscan.ValidMembers(body, func(key, value []byte) bool {
 			if string(key) == `"usage"` {
 				usage = value // the last one, as a decode would take
 			}
 			return true
 		})
-		if usage == nil {
+		if !object || usage == nil {
 			return Usage{}, false
 		}
 		return decodeUsage(usage)

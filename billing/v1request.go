@@ -238,9 +238,9 @@ func encodeObject(fs fieldList) []byte {
 // topLevel splits a JSON object into its members in order, refusing what
 // is not one valid object and keys repeated in any letter case (some
 // backends match keys case-insensitively, and which copy wins differs).
-// A body json.Valid accepts is split by a scan that trusts its validity;
-// one it refuses goes through encoding/json's decoder (topLevelChecked)
-// for the error to report.
+// A body is checked as json.Valid would while it is split
+// (jsonscan.ValidMembers); one that is not a valid object goes through
+// encoding/json's decoder (topLevelChecked) for the error to report.
 func topLevel(body []byte) (fieldList, error) {
 	return topLevelInto(make(fieldList, 0, 8), body)
 }
@@ -248,16 +248,13 @@ func topLevel(body []byte) (fieldList, error) {
 // topLevelInto is topLevel appending the members to dst, which the
 // caller may keep where it likes.
 func topLevelInto(dst fieldList, body []byte) (fieldList, error) {
-	if !json.Valid(body) {
-		return topLevelChecked(body)
-	}
 	fields := dst
 	// The names seen, in lower case: compared one by one while they are
 	// few, as a body's almost always are, and through a map past that.
 	var folds [16]string
 	var seen map[string]struct{}
 	var err error
-	object := jsonscan.Members(body, func(key, value []byte) bool {
+	object := jsonscan.ValidMembers(body, func(key, value []byte) bool {
 		var name string
 		if name, err = memberName(key); err != nil {
 			return false
@@ -285,10 +282,12 @@ func topLevelInto(dst fieldList, body []byte) (fieldList, error) {
 		return true
 	})
 	if err != nil {
+		// A name repeated: what came before it is valid, so the
+		// decoder would stop at the same name.
 		return nil, err
 	}
 	if !object {
-		return nil, invalidJSON("The request body must be a JSON object.")
+		return topLevelChecked(body)
 	}
 	return fields, nil
 }

@@ -18,6 +18,9 @@ func FuzzTopLevel(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range invalidBodies {
+		f.Add([]byte(s))
+	}
 	// Past 16 members the repeats are found through a map: a repeat of
 	// the first member, of a later one, and none.
 	many := func(last string) []byte {
@@ -54,6 +57,31 @@ func FuzzTopLevel(f *testing.F) {
 			t.Fatalf("%q: encoded as %s: %v %v", body, encodeObject(fast), again, err)
 		}
 	})
+}
+
+// invalidBodies are bodies that are not one valid JSON object, of every
+// kind the scan that checks a body as it splits it (jsonscan.ValidMembers)
+// finds itself, and some whose name repeated comes before or after what
+// is invalid.
+var invalidBodies = []string{
+	``, ` `, `[1]`, `"x"`, `{"a":1}x`, `{"a":1`, `{"a":"x`, `{"a`, `{"a" 1}`, `{a:1}`, `{1:1}`,
+	`{"a":1,}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`, `{"a":1 "b":2}`, `{"a":[1}}`, `{"a":{"b":1]}`,
+	`{"a":{"b":}}`, "{\"a\":\"x\ny\"}", "{\"a\x01\":1}", `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`,
+	`{"a":"\"}`, `{"a":01}`, `{"a":-}`, `{"a":+1}`, `{"a":.5}`, `{"a":1.}`, `{"a":1e}`, `{"a":1e+}`,
+	`{"a":0x10}`, `{"a":NaN}`, `{"a":True}`, `{"a":nul}`, `{"a":truex}`, `{'a':1}`, `{"a":1 /* c */}`,
+	"{\"a\":1\v}", `{"a":1,"A":2,}`, `{"a":1,"b":x,"A":2}`, `{"a":1,"A":x}`, `{"a":1,"A":2}x`,
+}
+
+// A body that is not one valid JSON object is refused with the error
+// encoding/json's decoder finds first, whichever finds it.
+func TestTopLevelRefusesInvalidJSON(t *testing.T) {
+	for _, body := range invalidBodies {
+		_, err := topLevel([]byte(body))
+		_, want := topLevelChecked([]byte(body))
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("%.60q: error %v, want %v", body, err, want)
+		}
+	}
 }
 
 func TestPlainScalarsAgreeWithDecoder(t *testing.T) {
