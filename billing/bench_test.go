@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/policy"
@@ -74,6 +75,20 @@ func BenchmarkMeterStream(b *testing.B) {
 // probe.
 func BenchmarkParseV1(b *testing.B) {
 	body := []byte(`{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Benchmark me"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseV1(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseV1Image is the strict parse of a /v1 body with an inline
+// image of 768 KiB, which the check of the body scans byte by byte.
+func BenchmarkParseV1Image(b *testing.B) {
+	body := []byte(`{"model":"svc-3","messages":[{"role":"user","content":[{"type":"text","text":"What is in it?"},` +
+		`{"type":"image_url","image_url":{"url":"data:image/png;base64,` + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAA", 1<<15) + `"}}]}]}`)
+	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ParseV1(body); err != nil {
