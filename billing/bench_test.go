@@ -83,6 +83,19 @@ func BenchmarkParseV1(b *testing.B) {
 	}
 }
 
+// BenchmarkParseV1SDK is the strict parse of a /v1 body as OpenAI's SDKs
+// send a stream: with a token limit and usage asked for.
+func BenchmarkParseV1SDK(b *testing.B) {
+	body := []byte(`{"messages":[{"role":"user","content":"Benchmark me"}],"model":"svc-3","max_completion_tokens":256,` +
+		`"stream":true,"stream_options":{"include_usage":true},"temperature":0.7}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseV1(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkParseV1Image is the strict parse of a /v1 body with an inline
 // image of 768 KiB, which the check of the body scans byte by byte.
 func BenchmarkParseV1Image(b *testing.B) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -77,10 +78,8 @@ func ParseV1(body []byte) (V1Request, error) {
 	}
 	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
 		if v, ok := fields.get(name); ok && !isNull(v) {
-			// Into a variable of its own: req's address, given to
-			// encoding/json, would move req to the heap.
-			var n int64
-			if json.Unmarshal(v, &n) != nil || n < 0 {
+			n, ok := decodeInt(v)
+			if !ok || n < 0 {
 				return V1Request{}, invalidParam(name + " must be a non-negative integer.")
 			}
 			req.MaxTokens = n
@@ -90,9 +89,11 @@ func ParseV1(body []byte) (V1Request, error) {
 	if !req.Stream {
 		return req, nil
 	}
+	// The options' members are listed in this frame too.
+	var optsBuf [4]field
 	var opts fieldList
 	if v, ok := fields.get("stream_options"); ok && !isNull(v) {
-		if opts, err = topLevel(v); err != nil {
+		if opts, err = topLevelInto(optsBuf[:0], v); err != nil {
 			return V1Request{}, invalidParam("stream_options must be an object.")
 		}
 		if err := opts.exactNames([]string{"include_usage"}); err != nil {
@@ -100,7 +101,7 @@ func ParseV1(body []byte) (V1Request, error) {
 		}
 		if u, ok := opts.get("include_usage"); ok && !isNull(u) {
 			var include bool
-			if json.Unmarshal(u, &include) != nil {
+			if !literalBool(u, &include) && json.Unmarshal(u, &include) != nil {
 				return V1Request{}, invalidParam("stream_options.include_usage must be a boolean.")
 			}
 			if include {
@@ -149,6 +150,17 @@ func plainString(v json.RawMessage, out *string) bool {
 	}
 	*out = string(v[1 : len(v)-1])
 	return true
+}
+
+// decodeInt reads a JSON integer as encoding/json reads it into an
+// int64: a plain one without it, the common case, anything else through
+// it (which refuses a fraction, an exponent and an overflow as well).
+func decodeInt(v json.RawMessage) (int64, bool) {
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return n, true
+	}
+	var n int64
+	return n, json.Unmarshal(v, &n) == nil
 }
 
 func literalBool(v json.RawMessage, out *bool) bool {

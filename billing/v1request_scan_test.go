@@ -125,3 +125,22 @@ func TestMemberNameCommon(t *testing.T) {
 		t.Errorf("a common name took %v allocations, want 0", n)
 	}
 }
+
+// FuzzDecodeInt holds decodeInt to what encoding/json reads into an
+// int64 from the same JSON value.
+func FuzzDecodeInt(f *testing.F) {
+	for _, s := range []string{`0`, `-0`, `256`, `-5`, `1.0`, `1e2`, `9223372036854775807`, `9223372036854775808`,
+		`-9223372036854775808`, `-9223372036854775809`, `"5"`, `true`, `[]`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if !json.Valid(v) {
+			return // the parse hands it valid values only
+		}
+		var want int64
+		wantOK := json.Unmarshal(v, &want) == nil
+		if got, ok := decodeInt(v); ok != wantOK || ok && got != want {
+			t.Fatalf("%s: decodeInt %d %v, encoding/json %d %v", v, got, ok, want, wantOK)
+		}
+	})
+}
