@@ -213,20 +213,25 @@ func (l fieldList) get(name string) (json.RawMessage, bool) {
 }
 
 // set returns the object with name set to value, in place when present,
-// else added at the end, every other member byte for byte as it was.
+// else added at the end, every other member byte for byte as it was. It
+// is encodeObject of l so changed, written without the changed list.
 func (l fieldList) set(name string, value json.RawMessage) []byte {
-	out := make(fieldList, 0, len(l)+1)
-	found := false
+	size := 2 + len(name) + len(value) + 4
 	for _, f := range l {
+		size += len(f.name) + len(f.value) + 4
+	}
+	b := append(make([]byte, 0, size), '{')
+	found := false
+	for i, f := range l {
 		if f.name == name {
 			f.value, found = value, true
 		}
-		out = append(out, f)
+		b = appendMember(b, i, f)
 	}
 	if !found {
-		out = append(out, field{name, value})
+		b = appendMember(b, len(l), field{name, value})
 	}
-	return encodeObject(out)
+	return append(b, '}')
 }
 
 func encodeObject(fs fieldList) []byte {
@@ -234,17 +239,20 @@ func encodeObject(fs fieldList) []byte {
 	for _, f := range fs {
 		size += len(f.name) + len(f.value) + 4
 	}
-	b := make([]byte, 0, size)
-	b = append(b, '{')
+	b := append(make([]byte, 0, size), '{')
 	for i, f := range fs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonstr.Append(b, f.name)
-		b = append(b, ':')
-		b = append(b, f.value...)
+		b = appendMember(b, i, f)
 	}
 	return append(b, '}')
+}
+
+// appendMember appends f, the member at index i of its object, to b.
+func appendMember(b []byte, i int, f field) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = jsonstr.Append(b, f.name)
+	return append(append(b, ':'), f.value...)
 }
 
 // topLevel splits a JSON object into its members in order, refusing what

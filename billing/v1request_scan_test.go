@@ -144,3 +144,29 @@ func FuzzDecodeInt(f *testing.F) {
 		}
 	})
 }
+
+// set writes the object encodeObject writes of the list with the member
+// set: the body a stream is sent with when usage is asked for on the
+// client's behalf.
+func TestSetWritesAsEncodeObject(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{}`, `{"stream_options":{"include_usage":true}}`},
+		{`{"model":"m","stream":true}`, `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+		{` { "mod\u0065l" : "m" , "stream_options" : null , "x" : [1, 2] } `, `{"model":"m","stream_options":{"include_usage":true},"x":[1, 2]}`},
+		{`{"stream_options":{"x":1},"stream":true}`, `{"stream_options":{"x":1,"include_usage":true},"stream":true}`},
+		{`{"<&>":1}`, `{"\u003c\u0026\u003e":1,"stream_options":{"include_usage":true}}`},
+	} {
+		fields, err := topLevel([]byte(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opts fieldList
+		if v, ok := fields.get("stream_options"); ok && !isNull(v) {
+			opts, _ = topLevel(v)
+		}
+		got := fields.set("stream_options", opts.set("include_usage", json.RawMessage("true")))
+		if string(got) != tt.want {
+			t.Errorf("%s: set wrote %s, want %s", tt.body, got, tt.want)
+		}
+	}
+}
