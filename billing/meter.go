@@ -59,6 +59,9 @@ type Meter struct {
 // maxDeferred bounds the chunk data a Meter keeps undecoded.
 const maxDeferred = 32 << 10
 
+// deferredChunks is how many deferred chunks a Meter first makes room for.
+const deferredChunks = 16
+
 // deferChunks turns the deferral off, for tests that compare with it.
 var deferChunks = true
 
@@ -283,6 +286,11 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 			return false // its text would only feed an estimate that is not needed
 		}
 		if m.deferredBytes+len(data) <= maxDeferred {
+			if m.deferred == nil {
+				// Room for a short answer's chunks at once, rather
+				// than an allocation at each doubling from one.
+				m.deferred = make([][]byte, 0, deferredChunks)
+			}
 			m.deferred = append(m.deferred, data) // the parser gives each event its own Data
 			m.deferredBytes += len(data)
 			return false
