@@ -1,5 +1,7 @@
 package jsonscan
 
+import "encoding/binary"
+
 // ValidMembers is Members for a v not checked with json.Valid: it
 // reports false, too, when v is not valid JSON as json.Valid has it,
 // checking every value as it steps over it. f is called, in order, for
@@ -158,6 +160,7 @@ var stringStops = func() (t [256]bool) {
 // v[i]. Like json.Valid, it takes any bytes that are not valid UTF-8.
 func validString(v []byte, i int) (int, bool) {
 	for j := i + 1; ; {
+		j = plainRun(v, j)
 		for j < len(v) && !stringStops[v[j]] {
 			j++
 		}
@@ -178,6 +181,33 @@ func validString(v []byte, i int) (int, bool) {
 		}
 	}
 }
+
+// plainRun steps from v[j] over the words of eight bytes that hold no
+// stop of a string: a long text or an inline image is scanned a word at
+// a time. A word with a stop is left to the bytewise scan.
+func plainRun(v []byte, j int) int {
+	for ; j+8 <= len(v); j += 8 {
+		w := binary.LittleEndian.Uint64(v[j:])
+		if hasByteBelow(w, 0x20) || hasByte(w, '"') || hasByte(w, '\\') {
+			break
+		}
+	}
+	return j
+}
+
+// hasByteBelow reports whether a byte of w is below n (at most 0x80):
+// subtracting n from every byte borrows into the top bit of those below
+// it, and the top bit of w rules out bytes that had it set already.
+func hasByteBelow(w uint64, n byte) bool {
+	return (w-everyByte*uint64(n))&^w&(everyByte*0x80) != 0
+}
+
+// hasByte reports whether a byte of w is c: one that is zero once c is
+// taken out of every byte.
+func hasByte(w uint64, c byte) bool { return hasByteBelow(w^(everyByte*uint64(c)), 1) }
+
+// everyByte times a byte is that byte in each byte of a word.
+const everyByte = 0x0101010101010101
 
 // escapeLen is the length of the valid escape that e starts with, 0 if
 // it is none.

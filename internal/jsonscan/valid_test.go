@@ -160,3 +160,18 @@ func BenchmarkValidMembers(b *testing.B) {
 		})
 	}
 }
+
+// Every byte, at every place in a string long enough to be scanned a
+// word at a time, is judged as json.Valid judges it.
+func TestValidMembersEveryByteInALongString(t *testing.T) {
+	for at := range 20 {
+		for c := range 256 {
+			text := []byte(strings.Repeat("a", 20))
+			text[at] = byte(c)
+			v := append(append([]byte(`{"k":"`), text...), `"}`...)
+			if got, want := ValidMembers(v, func(k, v []byte) bool { return true }), json.Valid(v); got != want {
+				t.Errorf("byte %#x at %d: ValidMembers %v, json.Valid %v", c, at, got, want)
+			}
+		}
+	}
+}
