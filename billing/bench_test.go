@@ -71,6 +71,37 @@ func BenchmarkMeterStream(b *testing.B) {
 	}
 }
 
+// BenchmarkMeterStreamUsageAdded is BenchmarkMeterStream for a client
+// that did not ask for usage: the meter asked for it on the client's
+// behalf, and relays the stream without its usage chunk.
+func BenchmarkMeterStreamUsageAdded(b *testing.B) {
+	var stream []byte
+	for range 20 {
+		stream = append(stream, benchContentChunk...)
+	}
+	stream = append(stream, benchUsageChunk...)
+	stream = append(stream, "data: [DONE]\n\n"...)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := NewMeter(true)
+		m.Start("text/event-stream")
+		// A chunk a write, as a backend flushes them.
+		for p := stream; len(p) > 0; {
+			n := len(benchContentChunk)
+			if len(p) < 2*n {
+				n = len(p)
+			}
+			m.Write(p[:n])
+			p = p[n:]
+		}
+		m.Close()
+		if m.Usage().Completion != 40 {
+			b.Fatalf("usage %+v", m.Usage())
+		}
+	}
+}
+
 // BenchmarkParseV1 is the strict parse of a short /v1 body by the limits
 // probe.
 func BenchmarkParseV1(b *testing.B) {

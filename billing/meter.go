@@ -114,7 +114,7 @@ func (m *Meter) Write(p []byte) []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, m.relayed(ev)...)
+		out = appendRelayed(out, m.relayed(ev))
 		return nil
 	})
 	if err != nil {
@@ -149,13 +149,24 @@ func (m *Meter) Close() []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, m.relayed(ev)...)
+		out = appendRelayed(out, m.relayed(ev))
 		return nil
 	})
 	if !m.rewrites() {
 		return nil
 	}
 	return append(out, rest...)
+}
+
+// appendRelayed adds the bytes relayed of an event to what Write or
+// Close returns: the event's own bytes when they come first, as the
+// parser gives every event bytes of its own (sse.Event.Raw) and lets go
+// of them, else a copy after the others.
+func appendRelayed(out, relayed []byte) []byte {
+	if out == nil {
+		return relayed[:len(relayed):len(relayed)]
+	}
+	return append(out, relayed...)
 }
 
 func (m *Meter) keepJSON(p []byte) {
