@@ -9,19 +9,13 @@ import "encoding/binary"
 // made of them when ValidMembers reports false.
 func ValidMembers(v []byte, f func(key, value []byte) bool) bool {
 	end, ok := items(v, '{', '}', func(i int) (int, bool) {
-		end, ok := validKey(v, i)
+		keyEnd, start, ok := member(v, i)
 		if !ok {
 			return 0, false
 		}
-		key := v[i:end]
-		i = SkipSpace(v, end)
-		if i >= len(v) || v[i] != ':' {
-			return 0, false
-		}
-		i = SkipSpace(v, i+1)
 		// The object itself is the first level of nesting.
-		end, ok = validValue(v, i, 1)
-		return end, ok && f(key, v[i:end])
+		end, ok := validValue(v, start, 1)
+		return end, ok && f(v[i:keyEnd], v[start:end])
 	})
 	return ok && SkipSpace(v, end) == len(v)
 }
@@ -127,15 +121,22 @@ func nextItem(v []byte, i int, closers *[]byte) (int, bool) {
 // memberValue steps over the key of the member at v[i] and its colon, to
 // where its value starts.
 func memberValue(v []byte, i int) (int, bool) {
-	end, ok := validKey(v, i)
+	_, start, ok := member(v, i)
+	return start, ok
+}
+
+// member steps over the key of the member at v[i] and its colon: it
+// returns where the key ends and where the value starts.
+func member(v []byte, i int) (keyEnd, valueStart int, ok bool) {
+	keyEnd, ok = validKey(v, i)
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	i = SkipSpace(v, end)
+	i = SkipSpace(v, keyEnd)
 	if i >= len(v) || v[i] != ':' {
-		return 0, false
+		return 0, 0, false
 	}
-	return SkipSpace(v, i+1), true
+	return keyEnd, SkipSpace(v, i+1), true
 }
 
 // validKey returns the end of the string at v[i], a member's key.
