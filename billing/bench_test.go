@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/policy"
@@ -70,10 +71,68 @@ func BenchmarkMeterStream(b *testing.B) {
 	}
 }
 
+// BenchmarkMeterStreamUsageAdded is BenchmarkMeterStream for a client
+// that did not ask for usage: the meter asked for it on the client's
+// behalf, and relays the stream without its usage chunk.
+func BenchmarkMeterStreamUsageAdded(b *testing.B) {
+	var stream []byte
+	for range 20 {
+		stream = append(stream, benchContentChunk...)
+	}
+	stream = append(stream, benchUsageChunk...)
+	stream = append(stream, "data: [DONE]\n\n"...)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := NewMeter(true)
+		m.Start("text/event-stream")
+		// A chunk a write, as a backend flushes them.
+		for p := stream; len(p) > 0; {
+			n := len(benchContentChunk)
+			if len(p) < 2*n {
+				n = len(p)
+			}
+			m.Write(p[:n])
+			p = p[n:]
+		}
+		m.Close()
+		if m.Usage().Completion != 40 {
+			b.Fatalf("usage %+v", m.Usage())
+		}
+	}
+}
+
 // BenchmarkParseV1 is the strict parse of a short /v1 body by the limits
 // probe.
 func BenchmarkParseV1(b *testing.B) {
 	body := []byte(`{"model":"svc-3","stream":true,"messages":[{"role":"user","content":"Benchmark me"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseV1(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseV1SDK is the strict parse of a /v1 body as OpenAI's SDKs
+// send a stream: with a token limit and usage asked for.
+func BenchmarkParseV1SDK(b *testing.B) {
+	body := []byte(`{"messages":[{"role":"user","content":"Benchmark me"}],"model":"svc-3","max_completion_tokens":256,` +
+		`"stream":true,"stream_options":{"include_usage":true},"temperature":0.7}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseV1(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseV1Image is the strict parse of a /v1 body with an inline
+// image of 768 KiB, which the check of the body scans byte by byte.
+func BenchmarkParseV1Image(b *testing.B) {
+	body := []byte(`{"model":"svc-3","messages":[{"role":"user","content":[{"type":"text","text":"What is in it?"},` +
+		`{"type":"image_url","image_url":{"url":"data:image/png;base64,` + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAA", 1<<15) + `"}}]}]}`)
+	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ParseV1(body); err != nil {

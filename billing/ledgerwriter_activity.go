@@ -10,8 +10,8 @@ import (
 // Activity gathers one request's request log entry while its handlers
 // run: who made it when it is authenticated, its charge when it is
 // settled, and its outcome when it ends. Finish hands the entry to the
-// ledger writer. The zero Activity and a nil one do nothing; it is safe
-// for concurrent use.
+// ledger writer. An Activity not started and a nil one do nothing; it is
+// safe for concurrent use.
 type Activity struct {
 	mu       sync.Mutex
 	writer   *LedgerWriter
@@ -23,14 +23,19 @@ type Activity struct {
 // for, the end user, the path) as the log keeps them.
 const maxLoggedText = 256
 
-// NewActivity starts the entry of an authenticated request, received at
-// at, which Finish hands to w. endUser is the one the request's headers
-// name, until its charge names one.
-func NewActivity(w *LedgerWriter, at time.Time, requestID, accountID, keyID, endUser, method, path string) *Activity {
-	return &Activity{writer: w, entry: storage.RequestLogEntry{
+// Start starts a's entry of an authenticated request, received at at,
+// which Finish hands to w: in place, so that a request's activity can
+// be part of a value its handlers keep anyway. endUser is the one the
+// request's headers name, until its charge names one. A second Start
+// begins a new entry, to be finished once again.
+func (a *Activity) Start(w *LedgerWriter, at time.Time, requestID, accountID, keyID, endUser, method, path string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.writer, a.finished = w, false
+	a.entry = storage.RequestLogEntry{
 		At: at, RequestID: requestID, AccountID: accountID, KeyID: keyID, EndUser: clipText(endUser),
 		Method: method, Path: clipText(path),
-	}}
+	}
 }
 
 // Charged adds the request's usage record and its price.

@@ -59,6 +59,9 @@ type Meter struct {
 // maxDeferred bounds the chunk data a Meter keeps undecoded.
 const maxDeferred = 32 << 10
 
+// deferredChunks is how many deferred chunks a Meter first makes room for.
+const deferredChunks = 16
+
 // deferChunks turns the deferral off, for tests that compare with it.
 var deferChunks = true
 
@@ -111,7 +114,7 @@ func (m *Meter) Write(p []byte) []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, m.relayed(ev)...)
+		out = appendRelayed(out, m.relayed(ev))
 		return nil
 	})
 	if err != nil {
@@ -146,13 +149,24 @@ func (m *Meter) Close() []byte {
 		if m.readEvent(ev.Data) && m.dropUsage {
 			return nil
 		}
-		out = append(out, m.relayed(ev)...)
+		out = appendRelayed(out, m.relayed(ev))
 		return nil
 	})
 	if !m.rewrites() {
 		return nil
 	}
 	return append(out, rest...)
+}
+
+// appendRelayed adds the bytes relayed of an event to what Write or
+// Close returns: the event's own bytes when they come first, as the
+// parser gives every event bytes of its own (sse.Event.Raw) and lets go
+// of them, else a copy after the others.
+func appendRelayed(out, relayed []byte) []byte {
+	if out == nil {
+		return relayed[:len(relayed):len(relayed)]
+	}
+	return append(out, relayed...)
 }
 
 func (m *Meter) keepJSON(p []byte) {
@@ -283,6 +297,11 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 			return false // its text would only feed an estimate that is not needed
 		}
 		if m.deferredBytes+len(data) <= maxDeferred {
+			if m.deferred == nil {
+				// Room for a short answer's chunks at once, rather
+				// than an allocation at each doubling from one.
+				m.deferred = make([][]byte, 0, deferredChunks)
+			}
 			m.deferred = append(m.deferred, data) // the parser gives each event its own Data
 			m.deferredBytes += len(data)
 			return false
@@ -322,11 +341,8 @@ func (m *Meter) readEvent(data []byte) (usageOnly bool) {
 // event reports false and goes to encoding/json; FuzzPlainUsageChunk
 // holds the two to the same answers.
 func plainUsageChunk(data []byte) (Usage, bool) {
-	if !json.Valid(data) {
-		return Usage{}, false
-	}
 	var usage []byte
-	plain := jsonscan.Members(data, func(key, value []byte) bool {
+	plain := jsonscan.ValidMembers(data, func(key, value []byte) bool {
 		switch string(key) {
 		case `"usage"`:
 			if usage != nil {
@@ -564,17 +580,14 @@ func jsonUsage(body []byte, tail bool) (Usage, bool) {
 	if !tail {
 		// The answer must be valid JSON, as a decode of it would require,
 		// but only its usage is decoded: the choices are stepped over.
-		if !json.Valid(body) {
-			return Usage{}, false
-		}
 		var usage []byte
-		jsonscan.Members(body, func(key, value []byte) bool {
+		object := jsonscan.ValidMembers(body, func(key, value []byte) bool {
 			if string(key) == `"usage"` {
 				usage = value // the last one, as a decode would take
 			}
 			return true
 		})
-		if usage == nil {
+		if !object || usage == nil {
 			return Usage{}, false
 		}
 		return decodeUsage(usage)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -77,10 +78,8 @@ func ParseV1(body []byte) (V1Request, error) {
 	}
 	for _, name := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
 		if v, ok := fields.get(name); ok && !isNull(v) {
-			// Into a variable of its own: req's address, given to
-			// encoding/json, would move req to the heap.
-			var n int64
-			if json.Unmarshal(v, &n) != nil || n < 0 {
+			n, ok := decodeInt(v)
+			if !ok || n < 0 {
 				return V1Request{}, invalidParam(name + " must be a non-negative integer.")
 			}
 			req.MaxTokens = n
@@ -90,9 +89,11 @@ func ParseV1(body []byte) (V1Request, error) {
 	if !req.Stream {
 		return req, nil
 	}
+	// The options' members are listed in this frame too.
+	var optsBuf [4]field
 	var opts fieldList
 	if v, ok := fields.get("stream_options"); ok && !isNull(v) {
-		if opts, err = topLevel(v); err != nil {
+		if opts, err = topLevelInto(optsBuf[:0], v); err != nil {
 			return V1Request{}, invalidParam("stream_options must be an object.")
 		}
 		if err := opts.exactNames([]string{"include_usage"}); err != nil {
@@ -100,7 +101,7 @@ func ParseV1(body []byte) (V1Request, error) {
 		}
 		if u, ok := opts.get("include_usage"); ok && !isNull(u) {
 			var include bool
-			if json.Unmarshal(u, &include) != nil {
+			if !literalBool(u, &include) && json.Unmarshal(u, &include) != nil {
 				return V1Request{}, invalidParam("stream_options.include_usage must be a boolean.")
 			}
 			if include {
@@ -149,6 +150,17 @@ func plainString(v json.RawMessage, out *string) bool {
 	}
 	*out = string(v[1 : len(v)-1])
 	return true
+}
+
+// decodeInt reads a JSON integer as encoding/json reads it into an
+// int64: a plain one without it, the common case, anything else through
+// it (which refuses a fraction, an exponent and an overflow as well).
+func decodeInt(v json.RawMessage) (int64, bool) {
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return n, true
+	}
+	var n int64
+	return n, json.Unmarshal(v, &n) == nil
 }
 
 func literalBool(v json.RawMessage, out *bool) bool {
@@ -201,20 +213,25 @@ func (l fieldList) get(name string) (json.RawMessage, bool) {
 }
 
 // set returns the object with name set to value, in place when present,
-// else added at the end, every other member byte for byte as it was.
+// else added at the end, every other member byte for byte as it was. It
+// is encodeObject of l so changed, written without the changed list.
 func (l fieldList) set(name string, value json.RawMessage) []byte {
-	out := make(fieldList, 0, len(l)+1)
-	found := false
+	size := 2 + len(name) + len(value) + 4
 	for _, f := range l {
+		size += len(f.name) + len(f.value) + 4
+	}
+	b := append(make([]byte, 0, size), '{')
+	found := false
+	for i, f := range l {
 		if f.name == name {
 			f.value, found = value, true
 		}
-		out = append(out, f)
+		b = appendMember(b, i, f)
 	}
 	if !found {
-		out = append(out, field{name, value})
+		b = appendMember(b, len(l), field{name, value})
 	}
-	return encodeObject(out)
+	return append(b, '}')
 }
 
 func encodeObject(fs fieldList) []byte {
@@ -222,25 +239,28 @@ func encodeObject(fs fieldList) []byte {
 	for _, f := range fs {
 		size += len(f.name) + len(f.value) + 4
 	}
-	b := make([]byte, 0, size)
-	b = append(b, '{')
+	b := append(make([]byte, 0, size), '{')
 	for i, f := range fs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonstr.Append(b, f.name)
-		b = append(b, ':')
-		b = append(b, f.value...)
+		b = appendMember(b, i, f)
 	}
 	return append(b, '}')
+}
+
+// appendMember appends f, the member at index i of its object, to b.
+func appendMember(b []byte, i int, f field) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = jsonstr.Append(b, f.name)
+	return append(append(b, ':'), f.value...)
 }
 
 // topLevel splits a JSON object into its members in order, refusing what
 // is not one valid object and keys repeated in any letter case (some
 // backends match keys case-insensitively, and which copy wins differs).
-// A body json.Valid accepts is split by a scan that trusts its validity;
-// one it refuses goes through encoding/json's decoder (topLevelChecked)
-// for the error to report.
+// A body is checked as json.Valid would while it is split
+// (jsonscan.ValidMembers); one that is not a valid object goes through
+// encoding/json's decoder (topLevelChecked) for the error to report.
 func topLevel(body []byte) (fieldList, error) {
 	return topLevelInto(make(fieldList, 0, 8), body)
 }
@@ -248,16 +268,13 @@ func topLevel(body []byte) (fieldList, error) {
 // topLevelInto is topLevel appending the members to dst, which the
 // caller may keep where it likes.
 func topLevelInto(dst fieldList, body []byte) (fieldList, error) {
-	if !json.Valid(body) {
-		return topLevelChecked(body)
-	}
 	fields := dst
 	// The names seen, in lower case: compared one by one while they are
 	// few, as a body's almost always are, and through a map past that.
 	var folds [16]string
 	var seen map[string]struct{}
 	var err error
-	object := jsonscan.Members(body, func(key, value []byte) bool {
+	object := jsonscan.ValidMembers(body, func(key, value []byte) bool {
 		var name string
 		if name, err = memberName(key); err != nil {
 			return false
@@ -285,10 +302,12 @@ func topLevelInto(dst fieldList, body []byte) (fieldList, error) {
 		return true
 	})
 	if err != nil {
+		// A name repeated: what came before it is valid, so the
+		// decoder would stop at the same name.
 		return nil, err
 	}
 	if !object {
-		return nil, invalidJSON("The request body must be a JSON object.")
+		return topLevelChecked(body)
 	}
 	return fields, nil
 }

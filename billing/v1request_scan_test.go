@@ -18,6 +18,9 @@ func FuzzTopLevel(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range invalidBodies {
+		f.Add([]byte(s))
+	}
 	// Past 16 members the repeats are found through a map: a repeat of
 	// the first member, of a later one, and none.
 	many := func(last string) []byte {
@@ -54,6 +57,31 @@ func FuzzTopLevel(f *testing.F) {
 			t.Fatalf("%q: encoded as %s: %v %v", body, encodeObject(fast), again, err)
 		}
 	})
+}
+
+// invalidBodies are bodies that are not one valid JSON object, of every
+// kind the scan that checks a body as it splits it (jsonscan.ValidMembers)
+// finds itself, and some whose name repeated comes before or after what
+// is invalid.
+var invalidBodies = []string{
+	``, ` `, `[1]`, `"x"`, `{"a":1}x`, `{"a":1`, `{"a":"x`, `{"a`, `{"a" 1}`, `{a:1}`, `{1:1}`,
+	`{"a":1,}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`, `{"a":1 "b":2}`, `{"a":[1}}`, `{"a":{"b":1]}`,
+	`{"a":{"b":}}`, "{\"a\":\"x\ny\"}", "{\"a\x01\":1}", `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`,
+	`{"a":"\"}`, `{"a":01}`, `{"a":-}`, `{"a":+1}`, `{"a":.5}`, `{"a":1.}`, `{"a":1e}`, `{"a":1e+}`,
+	`{"a":0x10}`, `{"a":NaN}`, `{"a":True}`, `{"a":nul}`, `{"a":truex}`, `{'a':1}`, `{"a":1 /* c */}`,
+	"{\"a\":1\v}", `{"a":1,"A":2,}`, `{"a":1,"b":x,"A":2}`, `{"a":1,"A":x}`, `{"a":1,"A":2}x`,
+}
+
+// A body that is not one valid JSON object is refused with the error
+// encoding/json's decoder finds first, whichever finds it.
+func TestTopLevelRefusesInvalidJSON(t *testing.T) {
+	for _, body := range invalidBodies {
+		_, err := topLevel([]byte(body))
+		_, want := topLevelChecked([]byte(body))
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("%.60q: error %v, want %v", body, err, want)
+		}
+	}
 }
 
 func TestPlainScalarsAgreeWithDecoder(t *testing.T) {
@@ -95,5 +123,50 @@ func TestMemberNameCommon(t *testing.T) {
 	raw := []byte(`"messages"`)
 	if n := testing.AllocsPerRun(1000, func() { _, _ = memberName(raw) }); n != 0 {
 		t.Errorf("a common name took %v allocations, want 0", n)
+	}
+}
+
+// FuzzDecodeInt holds decodeInt to what encoding/json reads into an
+// int64 from the same JSON value.
+func FuzzDecodeInt(f *testing.F) {
+	for _, s := range []string{`0`, `-0`, `256`, `-5`, `1.0`, `1e2`, `9223372036854775807`, `9223372036854775808`,
+		`-9223372036854775808`, `-9223372036854775809`, `"5"`, `true`, `[]`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if !json.Valid(v) {
+			return // the parse hands it valid values only
+		}
+		var want int64
+		wantOK := json.Unmarshal(v, &want) == nil
+		if got, ok := decodeInt(v); ok != wantOK || ok && got != want {
+			t.Fatalf("%s: decodeInt %d %v, encoding/json %d %v", v, got, ok, want, wantOK)
+		}
+	})
+}
+
+// set writes the object encodeObject writes of the list with the member
+// set: the body a stream is sent with when usage is asked for on the
+// client's behalf.
+func TestSetWritesAsEncodeObject(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{}`, `{"stream_options":{"include_usage":true}}`},
+		{`{"model":"m","stream":true}`, `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+		{` { "mod\u0065l" : "m" , "stream_options" : null , "x" : [1, 2] } `, `{"model":"m","stream_options":{"include_usage":true},"x":[1, 2]}`},
+		{`{"stream_options":{"x":1},"stream":true}`, `{"stream_options":{"x":1,"include_usage":true},"stream":true}`},
+		{`{"<&>":1}`, `{"\u003c\u0026\u003e":1,"stream_options":{"include_usage":true}}`},
+	} {
+		fields, err := topLevel([]byte(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opts fieldList
+		if v, ok := fields.get("stream_options"); ok && !isNull(v) {
+			opts, _ = topLevel(v)
+		}
+		got := fields.set("stream_options", opts.set("include_usage", json.RawMessage("true")))
+		if string(got) != tt.want {
+			t.Errorf("%s: set wrote %s, want %s", tt.body, got, tt.want)
+		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 // growing into a table.
 type requestState struct {
 	line     telemetry.LogLine // the request's fields of its access log line
-	activity *billing.Activity // its request log entry; nil unless authenticated
+	activity billing.Activity  // its request log entry, started once authenticated
 	hold     *limits.Hold      // its balance hold, for whoever records its charge
 
 	// body is the request's body once a handler has read it

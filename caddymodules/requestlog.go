@@ -15,7 +15,7 @@ func startActivity(r *http.Request, w http.ResponseWriter, ledger *billing.Ledge
 	if ledger == nil {
 		return
 	}
-	stateOf(r.Context()).activity = billing.NewActivity(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Header.Get("X-User-Id"), r.Method, r.URL.Path)
+	stateOf(r.Context()).activity.Start(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Header.Get("X-User-Id"), r.Method, r.URL.Path)
 }
 
 // receivedAt is when switchyard_auth's telemetry.Writer, under w's wrappers,
@@ -33,19 +33,16 @@ func receivedAt(w http.ResponseWriter) time.Time {
 	}
 }
 
-// activityOf is the request log entry of the request of ctx; nil for a
-// request that was not authenticated.
+// activityOf is the request log entry of the request of ctx; one not
+// started, which does nothing, for a request that was not authenticated.
 func activityOf(ctx context.Context) *billing.Activity {
-	return stateOf(ctx).activity
+	return &stateOf(ctx).activity
 }
 
 // finishActivity queues r's entry with the status and error code it
 // ended with.
 func finishActivity(r *http.Request, w *telemetry.Writer, status int, code, upstream string) {
 	a := activityOf(r.Context())
-	if a == nil {
-		return
-	}
 	if code == telemetry.CodeNone {
 		code = ""
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/node"
 	"github.com/switchyardhq/switchyard/policy"
+	"github.com/switchyardhq/switchyard/storage"
 )
 
 // BenchmarkV1JSON serves the bench's /v1 JSON request through Caddy in
@@ -110,7 +111,7 @@ func (w *benchWriter) SetWriteDeadline(time.Time) error { return nil }
 // loadV1Bench loads Caddyfile.example, its limits raised, with a plain
 // reverse_proxy site beside it, both in front of the upstream at
 // upAddr, and returns both servers and a funded key of the gateway.
-func loadV1Bench(b *testing.B, upAddr string) (plain, gateway *caddyhttp.Server, key string) {
+func loadV1Bench(b testing.TB, upAddr string) (plain, gateway *caddyhttp.Server, key string) {
 	b.Helper()
 	addrs := testenv.FreeAddrs(b, 3)
 	_, port, _ := net.SplitHostPort(addrs[0])
@@ -163,8 +164,16 @@ func loadV1Bench(b *testing.B, upAddr string) (plain, gateway *caddyhttp.Server,
 // store of the config Caddy has loaded, as the gateway's settings from
 // the environment name it: the benchmarks' caller.
 func fundedKey(b testing.TB, name string) string {
+	key, _ := fundedAccount(b, name)
+	return key
+}
+
+// fundedAccount is fundedKey, with the key's account.
+func fundedAccount(b testing.TB, name string) (key, accountID string) {
 	b.Helper()
 	ctx := context.Background()
+	store := openStore(b)
+	defer store.Close()
 	s, err := (&App{}).resolve()
 	if err != nil {
 		b.Fatal(err)
@@ -176,11 +185,6 @@ func fundedKey(b testing.TB, name string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store, err := node.OpenStore(ctx, s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
 	key, rec, err := policy.IssueKey(ctx, store, hasher, s.Profile, name, "")
 	if err != nil {
 		b.Fatal(err)
@@ -188,5 +192,100 @@ func fundedKey(b testing.TB, name string) string {
 	if _, err := billing.TopUp(ctx, store, s.Profile, rec.AccountID, 100_000, "fund-"+name, ""); err != nil {
 		b.Fatal(err)
 	}
-	return key
+	return key, rec.AccountID
+}
+
+// openStore opens the store of the config Caddy has loaded, as the
+// gateway's settings from the environment name it.
+func openStore(b testing.TB) storage.Store {
+	b.Helper()
+	s, err := (&App{}).resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := node.OpenStore(context.Background(), s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return store
+}
+
+// The upstream's own rate-limit headers and request id describe the
+// operator's account with the backend: on /v1 through
+// Caddyfile.example the client sees the gateway's under those names,
+// once each, and none of the upstream's.
+func TestV1UpstreamHeadersStayBehind(t *testing.T) {
+	discardStderr(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Request-Id", "req-upstream")
+		h.Set("X-Ratelimit-Limit-Requests", "999999")
+		h.Set("X-Ratelimit-Remaining-Tokens", "123")
+		h["x-ratelimit-reset-requests"] = []string{"1s"} // as some servers spell it
+		_, _ = w.Write(benchAnswerBody)
+	}))
+	t.Cleanup(up.Close)
+	_, gateway, key := loadV1Bench(t, up.Listener.Addr().String())
+	r := benchRequest()
+	r.Header.Set("Authorization", "Bearer "+key)
+	w := httptest.NewRecorder()
+	if gateway.ServeHTTP(w, r); w.Code != http.StatusOK {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	h := w.Header()
+	if got := h.Values("X-Request-Id"); len(got) != 1 || got[0] == "req-upstream" {
+		t.Errorf("X-Request-Id %q, want the gateway's alone", got)
+	}
+	if got := h.Values("X-Ratelimit-Limit-Requests"); len(got) != 1 || got[0] == "999999" {
+		t.Errorf("X-Ratelimit-Limit-Requests %q, want the gateway's alone", got)
+	}
+	if got := h.Values("X-Ratelimit-Reset-Requests"); len(got) != 1 || got[0] == "1s" {
+		t.Errorf("X-Ratelimit-Reset-Requests %q, want the gateway's alone", got)
+	}
+	if got := h.Values("X-Ratelimit-Remaining-Tokens"); len(got) != 0 {
+		t.Errorf("the upstream's X-Ratelimit-Remaining-Tokens %q reached the client", got)
+	}
+}
+
+// A /v1 request through Caddyfile.example leaves one request log entry
+// with who made it, its charge and how it ended.
+func TestV1RequestLogEntry(t *testing.T) {
+	discardStderr(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(benchAnswerBody)
+	}))
+	t.Cleanup(up.Close)
+	_, gateway, _ := loadV1Bench(t, up.Listener.Addr().String())
+	key, account := fundedAccount(t, "logged")
+	r := benchRequest()
+	r.Header.Set("Authorization", "Bearer "+key)
+	r.Header.Set("X-Request-Id", "req-logged-1")
+	r.Header.Set("X-User-Id", "end-user-7")
+	w := httptest.NewRecorder()
+	if gateway.ServeHTTP(w, r); w.Code != http.StatusOK {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	store := openStore(t)
+	defer store.Close()
+	var got []storage.RequestLogEntry
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var err error
+		if got, err = store.RequestLogPage(context.Background(), account, storage.RequestLogQuery{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d request log entries, want 1: %+v", len(got), got)
+	}
+	e := got[0]
+	if e.RequestID != "req-logged-1" || e.ChargeID == "" || e.EndUser != "end-user-7" || e.Route != "v1" ||
+		e.Method != "POST" || e.Path != "/v1/chat/completions" || e.ModelAsked != "switchyard-demo" ||
+		e.Status != http.StatusOK || e.ErrorCode != "" || e.PromptTokens != 9 || e.CompletionTokens != 12 ||
+		e.CostCents <= 0 || e.KeyID == "" || e.At.IsZero() || e.Latency <= 0 {
+		t.Errorf("entry %+v", e)
+	}
 }

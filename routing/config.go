@@ -313,7 +313,7 @@ func (m *Model) ReverseProxyJSON(ups []Upstream) ([]byte, error) {
 		"upstreams":      upstreams,
 		"load_balancing": lb,
 		"health_checks":  health,
-		"headers":        upstreamHeaderOps,
+		// No header operations, as in UpstreamJSON.
 	})
 }
 

@@ -7,14 +7,6 @@ import (
 	"time"
 )
 
-// upstreamHeaderOps are the header operations of every reverse_proxy the
-// gateway builds. The upstream's rate-limit headers describe the
-// operator's account with the backend, not the caller's limits, which
-// switchyard_limits reports under the same names.
-var upstreamHeaderOps = map[string]any{
-	"response": map[string]any{"delete": []string{"X-Ratelimit-*", "X-Request-Id"}},
-}
-
 // requestBufferBytes is net/http's write buffer of an upstream connection:
 // a larger body does not fit in one write with its headers anyway.
 const requestBufferBytes = 4096
@@ -52,10 +44,16 @@ func UpstreamJSON(prefix, scheme, host, basePath string, dialTimeout, headerTime
 		// bodies are in memory already (the meter read them), and a copy
 		// of a few KiB costs less than a system call.
 		"request_buffers": requestBufferBytes,
-		// No request header operations: reverse_proxy would copy every
-		// header of every request to apply them. switchyard_proxy sets
-		// the upstream's Host and key (passthrough.UpstreamHeaders).
-		"headers": upstreamHeaderOps,
+		// No header operations. Request ones would copy every header
+		// of every request to apply them: switchyard_proxy sets the
+		// upstream's Host and key itself (passthrough.UpstreamHeaders).
+		// Response ones would lower-case every header name of every
+		// answer anew to match their patterns: switchyard_proxy's header
+		// filter passes only an allow-list of the upstream's headers and
+		// keeps the gateway's own values of the names it set
+		// (passthrough.HeaderFilter), so the upstream's rate-limit
+		// headers, which describe the operator's account with the
+		// backend, and its X-Request-Id never reach the client.
 	}
 	if basePath != prefix {
 		cfg["rewrite"] = map[string]any{

@@ -1,10 +1,12 @@
-// Package jsonscan steps over JSON values without decoding them. It is
-// for bodies already checked with json.Valid, split at the top level or
-// one level down many times per request: a string is skipped with
-// bytes.IndexByte, so an inline image of many megabytes costs one scan,
-// not one per level as json.RawMessage would (translator/request's
+// Package jsonscan steps over JSON values without decoding them. Most of
+// it is for bodies already checked with json.Valid, split at the top
+// level or one level down many times per request: a string is skipped
+// with bytes.IndexByte, so an inline image of many megabytes costs one
+// scan, not one per level as json.RawMessage would (translator/request's
 // BenchmarkParse and billing's BenchmarkParseV1 keep that claim honest).
-// On invalid input the functions report false; they never panic.
+// ValidMembers is for a body not yet checked: it checks as it splits, in
+// one pass where json.Valid and Members would take two (valid.go). On
+// invalid input the functions report false; they never panic.
 package jsonscan
 
 import "bytes"
@@ -13,7 +15,7 @@ import "bytes"
 // raw value of every member of the object v, in order. It reports false
 // when v is not one object or f returned false.
 func Members(v []byte, f func(key, value []byte) bool) bool {
-	return items(v, '{', '}', func(i int) (int, bool) {
+	_, ok := items(v, '{', '}', func(i int) (int, bool) {
 		end, ok := SkipValue(v, i)
 		if !ok || v[i] != '"' {
 			return 0, false
@@ -27,48 +29,51 @@ func Members(v []byte, f func(key, value []byte) bool) bool {
 		end, ok = SkipValue(v, i)
 		return end, ok && f(key, v[i:end])
 	})
+	return ok
 }
 
 // Elements calls f with every element of the array v, in order. It
 // reports false when v is not one array or f returned false.
 func Elements(v []byte, f func(value []byte) bool) bool {
-	return items(v, '[', ']', func(i int) (int, bool) {
+	_, ok := items(v, '[', ']', func(i int) (int, bool) {
 		end, ok := SkipValue(v, i)
 		return end, ok && f(v[i:end])
 	})
+	return ok
 }
 
 // items walks the comma-separated items between open and closing, which
-// must enclose all of v but for white space. item reads the item that
-// starts at v[i] and returns where it ends, or false to stop the walk.
-func items(v []byte, open, closing byte, item func(i int) (int, bool)) bool {
+// must start v but for white space, and returns the end of closing.
+// item reads the item that starts at v[i] and returns where it ends, or
+// false to stop the walk.
+func items(v []byte, open, closing byte, item func(i int) (int, bool)) (int, bool) {
 	i := SkipSpace(v, 0)
 	if i >= len(v) || v[i] != open {
-		return false
+		return 0, false
 	}
 	i = SkipSpace(v, i+1)
 	if i < len(v) && v[i] == closing {
-		return true
+		return i + 1, true
 	}
 	for i < len(v) {
 		end, ok := item(i)
 		if !ok {
-			return false
+			return 0, false
 		}
 		i = SkipSpace(v, end)
 		if i >= len(v) {
-			return false
+			return 0, false
 		}
 		switch v[i] {
 		case ',':
 			i = SkipSpace(v, i+1)
 		case closing:
-			return true
+			return i + 1, true
 		default:
-			return false
+			return 0, false
 		}
 	}
-	return false
+	return 0, false
 }
 
 // SkipValue returns the end of the value that starts at v[i].
