@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -14,17 +15,56 @@ import (
 func RouteOf(path string) string { return routeLabels[routeOfPath(path)] }
 
 func routeOfPath(path string) route {
-	p := strings.ToLower(path)
+	if !isASCII(path) {
+		// Two letters outside ASCII lower into it, İ to i and the Kelvin
+		// sign to k, as Caddy's matchers lower paths.
+		path = strings.ToLower(path)
+	}
 	switch {
-	case p == "/v1" || strings.HasPrefix(p, "/v1/"):
+	case equalLower(path, "/v1") || hasLowerPrefix(path, "/v1/"):
 		return routeV1
-	case p == "/v3/chat/completions", p == "/v3/responses":
+	case equalLower(path, "/v3/chat/completions"), equalLower(path, "/v3/responses"):
 		// One handler, one charge: the assistant in either form.
 		return routeV3Chat
-	case p == "/v3/files" || strings.HasPrefix(p, "/v3/files/"):
+	case equalLower(path, "/v3/files") || hasLowerPrefix(path, "/v3/files/"):
 		return routeV3Files
 	}
 	return routeOther
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// equalLower reports whether s is lower, an ASCII lower-case name, in
+// ASCII's letter case: strings.ToLower(s) == lower for an ASCII s,
+// without the copy ToLower makes of a name with capitals.
+func equalLower(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasLowerPrefix is strings.HasPrefix(strings.ToLower(s), lower) for
+// an ASCII lower-case prefix, as equalLower.
+func hasLowerPrefix(s, lower string) bool {
+	return len(s) >= len(lower) && equalLower(s[:len(lower)], lower)
 }
 
 // Upstream is the host of the config's one upstream, "" with model
@@ -149,10 +189,10 @@ func (m *Metrics) observeRequest(rt route, w *Writer, model string) {
 	s.duration[rt].get(func() prometheus.Observer {
 		return m.duration.WithLabelValues(routeLabels[rt], s.label)
 	}).Observe(time.Since(w.start).Seconds())
-	if !w.firstByte.IsZero() {
+	if w.wroteBody {
 		s.firstByte[rt].get(func() prometheus.Observer {
 			return m.firstByte.WithLabelValues(routeLabels[rt], s.label)
-		}).Observe(w.firstByte.Sub(w.start).Seconds())
+		}).Observe(w.firstByte.Seconds())
 	}
 }
 
@@ -170,9 +210,11 @@ func (m *Metrics) streamsOf(rt route) prometheus.Gauge {
 	})
 }
 
-// isEventStream tells a response header that starts a stream.
+// isEventStream tells a response header that starts a stream, its media
+// type in any letter case (of the two letters outside ASCII that lower
+// into it, İ and the Kelvin sign, neither lowers into this one).
 func isEventStream(h http.Header) bool {
-	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
+	return hasLowerPrefix(h.Get("Content-Type"), "text/event-stream")
 }
 
 // CountAdmin counts one finished request to the admin API.
