@@ -45,7 +45,7 @@ func BenchmarkV1JSONCaddyMetrics(b *testing.B) {
 		if metrics == "off" {
 			cfg = withoutCaddyMetrics(b, cfg)
 		}
-		plain, gateway := loadV1BenchConfig(b, cfg, up.Listener.Addr().String(), plainPort)
+		plain, gateway := loadV1BenchConfig(b, cfg, benchLimits, up.Listener.Addr().String(), plainPort)
 		if key == "" {
 			key = fundedKey(b, "bench")
 		}
@@ -71,7 +71,7 @@ func withoutCaddyMetrics(b *testing.B, cfg string) string {
 
 // setV1BenchEnv sets the gateway's settings as loadV1Bench does, in front
 // of the upstream at upAddr, and returns the port of the plain site.
-func setV1BenchEnv(b *testing.B, upAddr string) (plainPort string) {
+func setV1BenchEnv(b testing.TB, upAddr string) (plainPort string) {
 	b.Helper()
 	addrs := testenv.FreeAddrs(b, 3)
 	_, port, _ := net.SplitHostPort(addrs[0])
@@ -86,13 +86,17 @@ func setV1BenchEnv(b *testing.B, upAddr string) (plainPort string) {
 	return plainPort
 }
 
-// loadV1BenchConfig loads the Caddyfile cfg, its limits raised as
-// loadV1Bench raises them, with a plain reverse_proxy site on plainPort
-// beside it, and returns both servers.
-func loadV1BenchConfig(b *testing.B, cfg, upAddr, plainPort string) (plain, gateway *caddyhttp.Server) {
+// benchLimits are the limits loadV1Bench sets: a window of 10 ms as
+// bench/ has, and room for a fast machine.
+const benchLimits = "requests 1000 10ms\nstreams 100000"
+
+// loadV1BenchConfig loads the Caddyfile cfg with limits, one setting a
+// line, in its switchyard global block, and a plain reverse_proxy site
+// on plainPort beside it, and returns both servers.
+func loadV1BenchConfig(b testing.TB, cfg, limits, upAddr, plainPort string) (plain, gateway *caddyhttp.Server) {
 	b.Helper()
-	raised := strings.Replace(cfg, "\tswitchyard {",
-		"\tswitchyard {\n\t\tlimits {\n\t\t\trequests 1000 10ms\n\t\t\tstreams 100000\n\t\t}", 1)
+	block := "\tswitchyard {\n\t\tlimits {\n\t\t\t" + strings.ReplaceAll(limits, "\n", "\n\t\t\t") + "\n\t\t}"
+	raised := strings.Replace(cfg, "\tswitchyard {", block, 1)
 	if raised == cfg {
 		b.Fatal("the Caddyfile has no switchyard global block to raise the limits in")
 	}
