@@ -182,7 +182,7 @@ func BearerToken(authorization string) (string, error) {
 			"Send it in the Authorization header as 'Bearer sk-...'.")
 	}
 	scheme, token, ok := strings.Cut(authorization, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.IndexByte(token, ' ') >= 0 || strings.IndexByte(token, '\t') >= 0 {
 		return "", apierror.InvalidAPIKey("Malformed Authorization header: expected 'Bearer sk-...'.")
 	}
 	if !ValidKeyFormat(token) {

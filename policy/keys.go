@@ -60,11 +60,17 @@ func ValidKeyFormat(key string) bool {
 		return false
 	}
 	for i := 0; i < len(rest); i++ {
-		if strings.IndexByte(base62, rest[i]) < 0 {
+		if !isBase62(rest[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// isBase62 reports whether c is one of base62's characters: a look-up of
+// c in the alphabet would scan it for every character of every key.
+func isBase62(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
 }
 
 // KeyHint is the display form of a key, safe to log and show: "sk-...a1B2".
