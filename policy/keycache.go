@@ -71,9 +71,9 @@ func (c *KeyCache) Len() int {
 // the memory of keys that stopped being used, and bounds how long a key
 // revoked behind the store's back (an UPDATE by hand, which raises no
 // generation) stays usable.
-func (c *KeyCache) get(hash string, maxAge time.Duration) (cachedKey, bool) {
+func (c *KeyCache) get(hash []byte, maxAge time.Duration) (cachedKey, bool) {
 	c.mu.RLock()
-	e, ok := c.entries[hash]
+	e, ok := c.entries[string(hash)]
 	c.mu.RUnlock()
 	if !ok || c.now().Sub(e.added) > maxAge {
 		return cachedKey{}, false

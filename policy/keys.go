@@ -114,12 +114,21 @@ type keyMAC struct {
 
 // Hash returns the hex HMAC-SHA256 of key.
 func (h KeyHasher) Hash(key string) string {
-	var out [2 * sha256.Size]byte
+	out := h.hexSum(key)
+	return string(out[:])
+}
+
+// hexHash is a key's hash as Hash returns it, in an array: authentication
+// looks it up in the key cache without a string of its own.
+type hexHash [2 * sha256.Size]byte
+
+// hexSum is Hash in an array.
+func (h KeyHasher) hexSum(key string) (out hexHash) {
 	if h.macs == nil {
 		m := hmac.New(sha256.New, h.secret)
 		_, _ = io.WriteString(m, key)
 		hex.Encode(out[:], m.Sum(nil))
-		return string(out[:])
+		return out
 	}
 	k := h.macs.Get().(*keyMAC)
 	defer h.macs.Put(k)
@@ -130,5 +139,5 @@ func (h KeyHasher) Hash(key string) string {
 	if cap(k.in) > 1<<10 {
 		k.in = nil // a pooled state keeps no outsized key
 	}
-	return string(out[:])
+	return out
 }
