@@ -195,27 +195,21 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	sh.mu.Unlock()
 
 	adm := Admission{Rate: d.res}
-	if req.wantsLease() || req.Reserve.holds() {
-		// Both ids in one string: one allocation instead of three.
-		seq := l.leaseSeq.Add(1)
-		var b [64]byte
-		ids := strconv.AppendUint(append(b[:0], "local-"...), seq, 10)
-		cut := len(ids)
-		both := string(strconv.AppendUint(append(ids, "hold-"...), seq, 10))
-		leaseID, holdID := both[:cut], both[cut:]
-		if req.wantsLease() {
-			adm.Lease = new(Lease)
-			adm.Lease.init(req.Key, leaseID, l)
-			adm.Lease.tie(ctx)
+	if req.wantsLease() {
+		var b [32]byte
+		id := strconv.AppendUint(append(b[:0], "local-"...), l.leaseSeq.Add(1), 10)
+		adm.Lease = new(Lease)
+		adm.Lease.init(req.Key, string(id), l)
+		adm.Lease.tie(ctx)
+	}
+	if req.Reserve.holds() {
+		// The hold is known by the Hold handed out, without an id.
+		adm.Hold = &Hold{account: req.Reserve.Account, cents: hold, settler: l}
+		lh := localHold{cents: hold, expiry: now + l.holdTTL}
+		if req.Reserve.KeySpend.limited() {
+			lh.key = req.Reserve.KeySpend.Key
 		}
-		if req.Reserve.holds() {
-			adm.Hold = &Hold{account: req.Reserve.Account, id: holdID, cents: hold, settler: l}
-			lh := localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold}
-			if req.Reserve.KeySpend.limited() {
-				lh.key = req.Reserve.KeySpend.Key
-			}
-			acct.addHold(holdID, lh)
-		}
+		acct.addHold(adm.Hold, lh)
 	}
 	return adm, nil
 }
