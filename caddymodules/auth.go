@@ -84,7 +84,7 @@ func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp
 	// Counted in a defer: reverse_proxy ends a cut stream with
 	// panic(http.ErrAbortHandler), and that request happened too.
 	panicked := true
-	defer func() { countRequest(h.metrics, r, w, err, panicked) }()
+	defer func() { countRequest(h.metrics, st, r, w, err, panicked) }()
 	// The handlers after this one see the request without the caller's
 	// key in its query.
 	next = scrubbingKey(r, next)
