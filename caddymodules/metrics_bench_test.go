@@ -17,14 +17,14 @@ import (
 	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
-// BenchmarkV1JSONCaddyMetrics is BenchmarkV1JSON with Caddy's own HTTP
+// BenchmarkCaddyMetricsOnV1 is BenchmarkV1JSON with Caddy's own HTTP
 // server metrics (the global `metrics` option) on, as Caddyfile.example
 // ships, and off: what they cost a /v1 request, on the gateway and on a
 // plain reverse_proxy site beside it. Switchyard's own metrics are on in
 // both.
 //
-//	go test ./caddymodules -run '^$' -bench V1JSONCaddyMetrics -benchmem
-func BenchmarkV1JSONCaddyMetrics(b *testing.B) {
+//	go test ./caddymodules -run '^$' -bench CaddyMetricsOnV1 -benchmem
+func BenchmarkCaddyMetricsOnV1(b *testing.B) {
 	discardStderr(b)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
