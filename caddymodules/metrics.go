@@ -13,10 +13,11 @@ import (
 	"github.com/switchyardhq/switchyard/translator/request"
 )
 
-// countRequest counts one finished request. err is what the handlers
-// returned: when they wrote nothing, handle_errors answers it with the
-// envelope of switchyard_error, which httpstatus.Envelope predicts.
-func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, err error, panicked bool) {
+// countRequest counts one finished request, whose state is st. err is
+// what the handlers returned: when they wrote nothing, handle_errors
+// answers it with the envelope of switchyard_error, which
+// httpstatus.Envelope predicts.
+func countRequest(m *telemetry.Metrics, st *requestState, r *http.Request, w *telemetry.Writer, err error, panicked bool) {
 	status, code := w.Status(), w.Code()
 	if status == 0 {
 		switch {
@@ -36,9 +37,13 @@ func countRequest(m *telemetry.Metrics, r *http.Request, w *telemetry.Writer, er
 	if code == "" {
 		code = telemetry.CodeNone
 	}
-	finishActivity(r, w, status, code, m.Upstream())
-	lineFor(r.Context()).Outcome(requestedModel(r), code, m.Upstream())
-	m.CountRequest(r, w, status, code, requestedModel(r))
+	upstream := m.Upstream()
+	finishActivity(r, w, status, code, upstream)
+	// The state is at hand: each look-up of it from the request walks
+	// the dozen layers of its context.
+	model := st.requestedModel(r)
+	st.line.Outcome(model, code, upstream)
+	m.CountRequest(r, w, status, code, model)
 }
 
 // metricsFor is the process's metrics as config a labels them
@@ -57,9 +62,12 @@ func (a *App) metricsFor(m *telemetry.Metrics) *telemetry.Metrics {
 
 // requestedModel is the model r's body asked for, as the admission step
 // or a handler parsed it; "" when none did.
-func requestedModel(r *http.Request) string {
-	if st := stateOf(r.Context()); st.v1Parsed && st.v1.Model != "" {
-		return st.v1.Model
+func requestedModel(r *http.Request) string { return stateOf(r.Context()).requestedModel(r) }
+
+// requestedModel is requestedModel of r, whose state s is.
+func (s *requestState) requestedModel(r *http.Request) string {
+	if s.v1Parsed && s.v1.Model != "" {
+		return s.v1.Model
 	}
 	if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
 		return v.Model

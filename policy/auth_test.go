@@ -285,7 +285,7 @@ func TestKeyCacheBounded(t *testing.T) {
 	// not kept.
 	cache.advance(5)
 	cache.put("old", storage.KeyOwner{KeyGeneration: 4}, storage.Revision{}, false)
-	if _, ok := cache.get("old", time.Hour); ok {
+	if _, ok := cache.get([]byte("old"), time.Hour); ok {
 		t.Fatal("a lookup of an older generation was cached")
 	}
 }

@@ -16,6 +16,12 @@ type Identity struct {
 	RequestID, ChargeID string
 	Principal           Principal
 	Authenticated       bool
+
+	// echoed holds the X-Request-Id values InitEcho sets in the request's
+	// and the answer's headers, each one's slice of it: an identity kept
+	// in a value of the caller's takes no array of their own. Nothing
+	// writes to a header's values in place; they are replaced.
+	echoed [2]string
 }
 
 // NewIdentity is the identity of a request with headers h, before it is
@@ -33,14 +39,16 @@ func (id *Identity) Init(h http.Header) { id.InitEcho(h, nil) }
 
 // InitEcho is Init that also sets the request id as X-Request-Id in
 // echo, the headers of the answer, when echo is not nil. A request that
-// comes without an id of its own gets both ids in one string and both
-// headers' values in one array: two allocations where four would be.
+// comes without an id of its own gets both ids in one string, and the
+// headers' values live in the identity: one allocation where four would
+// be.
 func (id *Identity) InitEcho(h, echo http.Header) {
 	rid := h.Get("X-Request-Id")
 	if ValidRequestID(rid) {
 		*id = Identity{ChargeID: NewChargeID(), RequestID: rid}
 		if echo != nil {
-			echo[requestIDHeader] = []string{rid}
+			id.echoed[1] = rid
+			echo[requestIDHeader] = id.echoed[1:2:2]
 		}
 		return
 	}
@@ -51,13 +59,11 @@ func (id *Identity) InitEcho(h, echo http.Header) {
 	putUUID(buf[uuidLen:], newRequestUUID())
 	ids := string(buf[:])
 	*id = Identity{ChargeID: ids[:uuidLen], RequestID: ids[uuidLen:]}
-	if echo == nil {
-		h[requestIDHeader] = []string{id.RequestID}
-		return
+	id.echoed = [2]string{id.RequestID, id.RequestID}
+	h[requestIDHeader] = id.echoed[0:1:1]
+	if echo != nil {
+		echo[requestIDHeader] = id.echoed[1:2:2]
 	}
-	vals := &[2]string{id.RequestID, id.RequestID}
-	h[requestIDHeader] = vals[0:1:1]
-	echo[requestIDHeader] = vals[1:2:2]
 }
 
 // requestIDHeader is X-Request-Id, in the canonical form Header.Set

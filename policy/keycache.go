@@ -35,7 +35,7 @@ import (
 // reads).
 type KeyCache struct {
 	maxEntries int
-	now        func() time.Time
+	now        func() time.Time // nil: the system's clock (age)
 
 	mu      sync.RWMutex
 	gen     int64 // the newest key generation seen
@@ -54,9 +54,6 @@ type cachedKey struct {
 // NewKeyCache returns an empty cache. At maxEntries the cache is emptied
 // rather than tracking recency, which keeps the hot path to one map read.
 func NewKeyCache(maxEntries int, now func() time.Time) *KeyCache {
-	if now == nil {
-		now = time.Now
-	}
 	return &KeyCache{maxEntries: maxEntries, now: now, entries: make(map[string]cachedKey)}
 }
 
@@ -71,11 +68,11 @@ func (c *KeyCache) Len() int {
 // the memory of keys that stopped being used, and bounds how long a key
 // revoked behind the store's back (an UPDATE by hand, which raises no
 // generation) stays usable.
-func (c *KeyCache) get(hash string, maxAge time.Duration) (cachedKey, bool) {
+func (c *KeyCache) get(hash []byte, maxAge time.Duration) (cachedKey, bool) {
 	c.mu.RLock()
-	e, ok := c.entries[hash]
+	e, ok := c.entries[string(hash)]
 	c.mu.RUnlock()
-	if !ok || c.now().Sub(e.added) > maxAge {
+	if !ok || c.age(e.added) > maxAge {
 		return cachedKey{}, false
 	}
 	return e, true
@@ -107,7 +104,7 @@ func (c *KeyCache) put(hash string, owner storage.KeyOwner, rev storage.Revision
 	if len(c.entries) >= c.maxEntries {
 		clear(c.entries)
 	}
-	c.entries[hash] = cachedKey{owner: owner, added: c.now(), rev: rev, revOK: revOK}
+	c.entries[hash] = cachedKey{owner: owner, added: c.clock(), rev: rev, revOK: revOK}
 }
 
 // refresh records a cached key's balance read under revision rev, keeping
@@ -133,5 +130,23 @@ func (c *KeyCache) forget(hash string) {
 // samePeriod reports whether e was read in the spend period of now: a
 // key's period spend read in the one before is not its spend now.
 func (c *KeyCache) samePeriod(e cachedKey) bool {
-	return e.owner.Controls.SpendPeriod.Name(c.now()) == e.owner.Period
+	return e.owner.Controls.SpendPeriod.Name(c.clock()) == e.owner.Period
+}
+
+// clock is the cache's time now.
+func (c *KeyCache) clock() time.Time {
+	if c.now == nil {
+		return time.Now()
+	}
+	return c.now()
+}
+
+// age is how long ago t was. On the system's clock time.Since reads the
+// monotonic clock alone, where time.Now reads the wall clock too: every
+// request's key is looked up.
+func (c *KeyCache) age(t time.Time) time.Duration {
+	if c.now == nil {
+		return time.Since(t)
+	}
+	return c.now().Sub(t)
 }

@@ -60,11 +60,17 @@ func ValidKeyFormat(key string) bool {
 		return false
 	}
 	for i := 0; i < len(rest); i++ {
-		if strings.IndexByte(base62, rest[i]) < 0 {
+		if !isBase62(rest[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// isBase62 reports whether c is one of base62's characters: a look-up of
+// c in the alphabet would scan it for every character of every key.
+func isBase62(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
 }
 
 // KeyHint is the display form of a key, safe to log and show: "sk-...a1B2".
@@ -108,12 +114,21 @@ type keyMAC struct {
 
 // Hash returns the hex HMAC-SHA256 of key.
 func (h KeyHasher) Hash(key string) string {
-	var out [2 * sha256.Size]byte
+	out := h.hexSum(key)
+	return string(out[:])
+}
+
+// hexHash is a key's hash as Hash returns it, in an array: authentication
+// looks it up in the key cache without a string of its own.
+type hexHash [2 * sha256.Size]byte
+
+// hexSum is Hash in an array.
+func (h KeyHasher) hexSum(key string) (out hexHash) {
 	if h.macs == nil {
 		m := hmac.New(sha256.New, h.secret)
 		_, _ = io.WriteString(m, key)
 		hex.Encode(out[:], m.Sum(nil))
-		return string(out[:])
+		return out
 	}
 	k := h.macs.Get().(*keyMAC)
 	defer h.macs.Put(k)
@@ -124,5 +139,5 @@ func (h KeyHasher) Hash(key string) string {
 	if cap(k.in) > 1<<10 {
 		k.in = nil // a pooled state keeps no outsized key
 	}
-	return string(out[:])
+	return out
 }

@@ -73,6 +73,15 @@ func TestValidKeyFormat(t *testing.T) {
 	}
 }
 
+// isBase62 takes exactly the characters of the alphabet keys are made of.
+func TestIsBase62IsTheAlphabet(t *testing.T) {
+	for c := range 256 {
+		if got, want := isBase62(byte(c)), strings.IndexByte(base62, byte(c)) >= 0; got != want {
+			t.Errorf("isBase62(%q) = %v, want %v", byte(c), got, want)
+		}
+	}
+}
+
 func TestKeyHint(t *testing.T) {
 	if got := KeyHint("sk-abcdefgh1B2c"); got != "sk-...1B2c" {
 		t.Errorf("KeyHint = %q", got)

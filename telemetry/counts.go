@@ -18,25 +18,28 @@ func (m *Metrics) CountAdmission(adm limits.Admission, err error) {
 	if adm.Fallback {
 		m.fallbacks.Inc()
 	}
-	m.series.counter1(m.admissions, decisionOf(err)).Inc()
+	d := decisionOf(err)
+	m.series.admissions[d].get(func() prometheus.Counter {
+		return m.admissions.WithLabelValues(decisionLabels[d])
+	}).Inc()
 }
 
-func decisionOf(err error) string {
+func decisionOf(err error) decision {
 	if err == nil {
-		return decisionAdmitted
+		return admitted
 	}
 	if _, ok := errors.AsType[*limits.BalanceError](err); ok {
-		return decisionBalance
+		return balanceShort
 	}
 	if le, ok := errors.AsType[*limits.LimitError](err); ok {
 		if le.Limit == limits.LimitStreams {
-			return decisionStreamLimited
+			return streamLimited
 		}
-		return decisionRateLimited
+		return rateLimited
 	}
 	// Redis down under fail_closed, or anything else that kept the limits
 	// from deciding.
-	return decisionUnavailable
+	return unavailable
 }
 
 // CountCharge counts one usage record and what it charged; a charge the
@@ -46,13 +49,31 @@ func (m *Metrics) CountCharge(route string, rec storage.UsageRecord, cents int64
 		return
 	}
 	m.observeLedgerLag(rec.Finished)
-	addCount(m.series.counter2(m.tokens, route, "prompt"), rec.PromptTokens)
-	addCount(m.series.counter2(m.tokens, route, "completion"), rec.CompletionTokens)
-	if err != nil {
-		m.series.counter1(m.chargeErrors, route).Inc()
+	rt, ok := routeNumbered(route)
+	if !ok {
+		m.countChargeOf(route, rec, cents, err)
 		return
 	}
-	addCount(m.series.counter1(m.cents, route), cents)
+	s := &m.series.routes[rt]
+	addCount(s.promptTokens.get(func() prometheus.Counter { return m.tokens.WithLabelValues(route, "prompt") }), rec.PromptTokens)
+	addCount(s.completionTokens.get(func() prometheus.Counter { return m.tokens.WithLabelValues(route, "completion") }), rec.CompletionTokens)
+	if err != nil {
+		s.chargeErrors.get(func() prometheus.Counter { return m.chargeErrors.WithLabelValues(route) }).Inc()
+		return
+	}
+	addCount(s.cents.get(func() prometheus.Counter { return m.cents.WithLabelValues(route) }), cents)
+}
+
+// countChargeOf is CountCharge of a route that is none of the route
+// label's values, whose series are not kept.
+func (m *Metrics) countChargeOf(route string, rec storage.UsageRecord, cents int64, err error) {
+	addCount(m.tokens.WithLabelValues(route, "prompt"), rec.PromptTokens)
+	addCount(m.tokens.WithLabelValues(route, "completion"), rec.CompletionTokens)
+	if err != nil {
+		m.chargeErrors.WithLabelValues(route).Inc()
+		return
+	}
+	addCount(m.cents.WithLabelValues(route), cents)
 }
 
 // addCount adds n to c when it is positive. A Prometheus counter panics

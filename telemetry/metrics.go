@@ -27,16 +27,17 @@ type Metrics struct {
 	toolDuration  *prometheus.HistogramVec // tool
 	panics        panicCollector
 	requestMetrics
-	// models are the model names the config serves (ForConfig): the
-	// request histograms' model label takes no other value but other
-	// and none.
-	models map[string]bool
+	// models are the request histograms' series by the model names the
+	// config serves (ForConfig): the model label takes no other value
+	// but other and none.
+	models *modelTable
 	// upstream is the host of the config's one upstream when it has no
 	// model pools, for the access log.
 	upstream string
 	// series are the series of the per-request observations, kept once
-	// looked up; shared with the copies Register and ForConfig make.
-	series *seriesCache
+	// looked up; shared with the copies ForConfig makes, which keep the
+	// vectors.
+	series *series
 }
 
 // Values of the route label.
@@ -102,7 +103,8 @@ func New() *Metrics {
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}, []string{"tool"}),
 		requestMetrics: newRequestMetrics(),
-		series:         new(seriesCache),
+		models:         newModelTable(nil),
+		series:         new(series),
 	}
 }
 
@@ -126,6 +128,8 @@ func (m *Metrics) Register(reg prometheus.Registerer) (*Metrics, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	// reg may have given other vectors of the same names.
+	out.series, out.models = new(series), out.models.fresh()
 	return &out, nil
 }
 

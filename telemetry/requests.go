@@ -5,24 +5,66 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // RouteOf names the API a request path belongs to, in any letter case,
 // as Caddy's path matchers see it.
-func RouteOf(path string) string {
-	p := strings.ToLower(path)
-	switch {
-	case p == "/v1" || strings.HasPrefix(p, "/v1/"):
-		return RouteV1
-	case p == "/v3/chat/completions", p == "/v3/responses":
-		// One handler, one charge: the assistant in either form.
-		return RouteV3Chat
-	case p == "/v3/files" || strings.HasPrefix(p, "/v3/files/"):
-		return RouteV3Files
+func RouteOf(path string) string { return routeLabels[routeOfPath(path)] }
+
+func routeOfPath(path string) route {
+	if !isASCII(path) {
+		// Two letters outside ASCII lower into it, İ to i and the Kelvin
+		// sign to k, as Caddy's matchers lower paths.
+		path = strings.ToLower(path)
 	}
-	return RouteOther
+	switch {
+	case equalLower(path, "/v1") || hasLowerPrefix(path, "/v1/"):
+		return routeV1
+	case equalLower(path, "/v3/chat/completions"), equalLower(path, "/v3/responses"):
+		// One handler, one charge: the assistant in either form.
+		return routeV3Chat
+	case equalLower(path, "/v3/files") || hasLowerPrefix(path, "/v3/files/"):
+		return routeV3Files
+	}
+	return routeOther
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// equalLower reports whether s is lower, an ASCII lower-case name, in
+// ASCII's letter case: strings.ToLower(s) == lower for an ASCII s,
+// without the copy ToLower makes of a name with capitals.
+func equalLower(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasLowerPrefix is strings.HasPrefix(strings.ToLower(s), lower) for
+// an ASCII lower-case prefix, as equalLower.
+func hasLowerPrefix(s, lower string) bool {
+	return len(s) >= len(lower) && equalLower(s[:len(lower)], lower)
 }
 
 // Upstream is the host of the config's one upstream, "" with model
@@ -40,8 +82,11 @@ func (m *Metrics) CountRequest(r *http.Request, w *Writer, status int, code, mod
 	if m == nil {
 		return
 	}
-	m.series.counter3(m.requests, RouteOf(r.URL.Path), statusLabel(status), code).Inc()
-	m.observeRequest(r, w, model)
+	rt := routeOfPath(r.URL.Path)
+	m.series.routes[rt].requests.get(statusCode{status, code}, func(k statusCode) prometheus.Counter {
+		return m.requests.WithLabelValues(routeLabels[rt], statusLabel(k.status), k.code)
+	}).Inc()
+	m.observeRequest(rt, w, model)
 }
 
 // statusLabels are the status label's values of the statuses HTTP has,
@@ -130,51 +175,46 @@ func (m *Metrics) ForConfig(models []string, upstream string) *Metrics {
 	}
 	out := *m
 	out.upstream = upstream
-	out.models = make(map[string]bool, len(models))
-	for _, name := range models {
-		if name != "" {
-			out.models[name] = true
-		}
-	}
+	out.models = newModelTable(models)
 	return &out
 }
 
-// modelLabel is the model label of a request for model: bounded to the
-// configured names.
-func (m *Metrics) modelLabel(model string) string {
-	switch {
-	case model == "":
-		return modelNone
-	case m.models[model]:
-		return model
-	}
-	return modelOther
-}
-
-// observeRequest records the timing of one finished request for model,
-// and ends its stream.
-func (m *Metrics) observeRequest(r *http.Request, w *Writer, model string) {
-	route := RouteOf(r.URL.Path)
+// observeRequest records the timing of one finished request of rt for
+// model, and ends its stream.
+func (m *Metrics) observeRequest(rt route, w *Writer, model string) {
 	if w.streaming {
-		m.streams.WithLabelValues(route).Dec()
+		m.streamsOf(rt).Dec()
 	}
-	model = m.modelLabel(model)
-	m.series.observer2(m.duration, route, model).Observe(time.Since(w.start).Seconds())
-	if !w.firstByte.IsZero() {
-		m.series.observer2(m.firstByte, route, model).Observe(w.firstByte.Sub(w.start).Seconds())
+	s := m.models.of(model)
+	s.duration[rt].get(func() prometheus.Observer {
+		return m.duration.WithLabelValues(routeLabels[rt], s.label)
+	}).Observe(time.Since(w.start).Seconds())
+	if w.wroteBody {
+		s.firstByte[rt].get(func() prometheus.Observer {
+			return m.firstByte.WithLabelValues(routeLabels[rt], s.label)
+		}).Observe(w.firstByte.Seconds())
 	}
 }
 
 // startStream counts a response that has begun as an event stream.
 func (m *Metrics) startStream(r *http.Request) {
 	if m != nil {
-		m.streams.WithLabelValues(RouteOf(r.URL.Path)).Inc()
+		m.streamsOf(routeOfPath(r.URL.Path)).Inc()
 	}
 }
 
-// isEventStream tells a response header that starts a stream.
+// streamsOf is the series of the streams of rt in flight.
+func (m *Metrics) streamsOf(rt route) prometheus.Gauge {
+	return m.series.routes[rt].streams.get(func() prometheus.Gauge {
+		return m.streams.WithLabelValues(routeLabels[rt])
+	})
+}
+
+// isEventStream tells a response header that starts a stream, its media
+// type in any letter case (of the two letters outside ASCII that lower
+// into it, İ and the Kelvin sign, neither lowers into this one).
 func isEventStream(h http.Header) bool {
-	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
+	return hasLowerPrefix(h.Get("Content-Type"), "text/event-stream")
 }
 
 // CountAdmin counts one finished request to the admin API.

@@ -15,11 +15,14 @@ type Writer struct {
 	status int
 	code   string // the apierror envelope's, told before the status
 
-	// For the request histograms: when the request arrived, when the
-	// first byte of the body left, whether the response is a stream
-	// (counted in flight until the request is counted).
+	// For the request histograms: when the request arrived, how long
+	// after it the first byte of the body left (read off the monotonic
+	// clock alone: half the clock reads of a time.Now), whether the
+	// response is a stream (counted in flight until the request is
+	// counted).
 	start     time.Time
-	firstByte time.Time
+	firstByte time.Duration
+	wroteBody bool
 	streaming bool
 	metrics   *Metrics
 	request   *http.Request
@@ -57,8 +60,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.firstByte.IsZero() && len(p) > 0 {
-		w.firstByte = time.Now()
+	if !w.wroteBody && len(p) > 0 {
+		w.wroteBody, w.firstByte = true, time.Since(w.start)
 	}
 	return w.ResponseWriter.Write(p)
 }
@@ -70,7 +73,12 @@ func (w *Writer) Status() int { return w.status }
 func (w *Writer) Start() time.Time { return w.start }
 
 // FirstByte is when the first byte of the body left; zero when none did.
-func (w *Writer) FirstByte() time.Time { return w.firstByte }
+func (w *Writer) FirstByte() time.Time {
+	if !w.wroteBody {
+		return time.Time{}
+	}
+	return w.start.Add(w.firstByte)
+}
 
 // Streaming reports whether the answer is an event stream.
 func (w *Writer) Streaming() bool { return w.streaming }

@@ -28,10 +28,12 @@ type Lease struct {
 	releaser  leaseReleaser
 	abandoned atomic.Bool // tests (Redis): stop renewing without releasing, as a crash would
 
-	once     sync.Once
+	once    sync.Once
+	stopCtx func() bool // stops the context.AfterFunc that releases on ctx done
+	mu      sync.Mutex
+	// done is Done's channel, made by the first Done: a lease lasts as
+	// long as its stream, and nothing in the gateway waits on it.
 	done     chan struct{}
-	stopCtx  func() bool // stops the context.AfterFunc that releases on ctx done
-	mu       sync.Mutex
 	hooks    []func()
 	released bool
 }
@@ -43,7 +45,7 @@ type leaseReleaser interface {
 
 // init makes l the lease id of key, released by rel.
 func (l *Lease) init(key, id string, rel leaseReleaser) {
-	l.key, l.id, l.releaser, l.done = key, id, rel, make(chan struct{})
+	l.key, l.id, l.releaser = key, id, rel
 }
 
 // abandon stops renewing l without releasing it, as a crash would, for
@@ -88,10 +90,12 @@ func (l *Lease) Release() {
 		l.releaser.releaseLease(l)
 		l.mu.Lock()
 		l.released = true
-		hooks := l.hooks
+		done, hooks := l.done, l.hooks
 		l.hooks = nil
 		l.mu.Unlock()
-		close(l.done)
+		if done != nil {
+			close(done)
+		}
 		for _, f := range hooks {
 			f()
 		}
@@ -102,6 +106,14 @@ func (l *Lease) Release() {
 func (l *Lease) Done() <-chan struct{} {
 	if l == nil {
 		return closedChan
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return closedChan
+	}
+	if l.done == nil {
+		l.done = make(chan struct{})
 	}
 	return l.done
 }

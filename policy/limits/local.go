@@ -38,7 +38,7 @@ type LocalConfig struct {
 // its own mutex, so that unrelated keys rarely contend. Rate and lease
 // state of a key share one entry, which makes Admit atomic under one lock.
 type Local struct {
-	now        func() time.Time
+	now        func() time.Time // nil: the system's clock (nanos)
 	base       time.Time
 	sweepEvery int64
 	seed       maphash.Seed
@@ -63,8 +63,9 @@ type localEntry struct {
 
 // NewLocal returns an in-process limiter.
 func NewLocal(cfg LocalConfig) *Local {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	base := time.Now()
+	if cfg.Now != nil {
+		base = cfg.Now()
 	}
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = time.Minute
@@ -76,7 +77,7 @@ func NewLocal(cfg LocalConfig) *Local {
 		cfg.BalanceTTL = time.Minute
 	}
 	l := &Local{
-		now: cfg.Now, base: cfg.Now(), sweepEvery: int64(cfg.SweepEvery), seed: maphash.MakeSeed(),
+		now: cfg.Now, base: base, sweepEvery: int64(cfg.SweepEvery), seed: maphash.MakeSeed(),
 		holdTTL: int64(cfg.HoldTTL), balanceTTL: int64(cfg.BalanceTTL),
 	}
 	for i := range l.shards {
@@ -88,8 +89,15 @@ func NewLocal(cfg LocalConfig) *Local {
 
 // nanos is now on the limiter's time line. Subtracting a base taken from
 // the same clock keeps time.Now's monotonic reading, so wall-clock jumps
-// do not move limits.
-func (l *Local) nanos() int64 { return int64(l.now().Sub(l.base)) }
+// do not move limits. On the system's clock time.Since reads that
+// monotonic clock alone, where time.Now reads the wall clock too: an
+// admission and its settlement read it three times.
+func (l *Local) nanos() int64 {
+	if l.now == nil {
+		return int64(time.Since(l.base))
+	}
+	return int64(l.now().Sub(l.base))
+}
 
 func (l *Local) shard(key string) *localShard {
 	return &l.shards[maphash.String(l.seed, key)%localShards]
@@ -187,27 +195,21 @@ func (l *Local) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	sh.mu.Unlock()
 
 	adm := Admission{Rate: d.res}
-	if req.wantsLease() || req.Reserve.holds() {
-		// Both ids in one string: one allocation instead of three.
-		seq := l.leaseSeq.Add(1)
-		var b [64]byte
-		ids := strconv.AppendUint(append(b[:0], "local-"...), seq, 10)
-		cut := len(ids)
-		both := string(strconv.AppendUint(append(ids, "hold-"...), seq, 10))
-		leaseID, holdID := both[:cut], both[cut:]
-		if req.wantsLease() {
-			adm.Lease = new(Lease)
-			adm.Lease.init(req.Key, leaseID, l)
-			adm.Lease.tie(ctx)
+	if req.wantsLease() {
+		var b [32]byte
+		id := strconv.AppendUint(append(b[:0], "local-"...), l.leaseSeq.Add(1), 10)
+		adm.Lease = new(Lease)
+		adm.Lease.init(req.Key, string(id), l)
+		adm.Lease.tie(ctx)
+	}
+	if req.Reserve.holds() {
+		// The hold is known by the Hold handed out, without an id.
+		adm.Hold = &Hold{account: req.Reserve.Account, cents: hold, settler: l}
+		lh := localHold{cents: hold, expiry: now + l.holdTTL}
+		if req.Reserve.KeySpend.limited() {
+			lh.key = req.Reserve.KeySpend.Key
 		}
-		if req.Reserve.holds() {
-			adm.Hold = &Hold{account: req.Reserve.Account, id: holdID, cents: hold, settler: l}
-			lh := localHold{cents: hold, expiry: now + l.holdTTL, holder: adm.Hold}
-			if req.Reserve.KeySpend.limited() {
-				lh.key = req.Reserve.KeySpend.Key
-			}
-			acct.addHold(holdID, lh)
-		}
+		acct.addHold(adm.Hold, lh)
 	}
 	return adm, nil
 }

@@ -21,7 +21,10 @@ type localAccount struct {
 	base         int64 // the ledger balance the mirror last took in
 	mirrorExpiry int64
 	held         int64
-	holds        map[string]localHold
+	// holds are the holds in flight by the Hold handed out for each: its
+	// holder is in this process, so the pointer names it, and a hold
+	// needs no id of its own.
+	holds map[*Hold]localHold
 	// nextExpiry is at or before the earliest expiry of holds: until then
 	// no hold can have expired, and admissions skip looking, which would
 	// cost them every hold in flight (a loaded account has hundreds,
@@ -77,9 +80,9 @@ func (a *localAccount) checkKeySpend(r Reservation) error {
 }
 
 // dropHold removes a hold and takes it off its key's holds.
-func (a *localAccount) dropHold(id string, h localHold) {
+func (a *localAccount) dropHold(holder *Hold, h localHold) {
 	a.held -= h.cents
-	delete(a.holds, id)
+	delete(a.holds, holder)
 	if h.key != "" {
 		if k := a.keys[h.key]; k != nil {
 			k.held -= h.cents
@@ -87,9 +90,9 @@ func (a *localAccount) dropHold(id string, h localHold) {
 	}
 }
 
-// addHold adds a hold of cents that expires at expiry.
-func (a *localAccount) addHold(id string, h localHold) {
-	a.holds[id] = h
+// addHold adds the hold handed out as holder.
+func (a *localAccount) addHold(holder *Hold, h localHold) {
+	a.holds[holder] = h
 	a.held += h.cents
 	if h.key != "" {
 		a.keys[h.key].held += h.cents // keySpend made it
@@ -104,11 +107,6 @@ type localHold struct {
 	// key is the key whose spend limit the hold counts against; "" for
 	// none.
 	key string
-	// holder is the Hold handed out. Its holder is in this process, so
-	// instead of a goroutine renewing it, a hold found past its expiry is
-	// renewed then if the holder still holds it (lazily, as a heartbeat
-	// would have), and dropped if it was abandoned.
-	holder *Hold
 }
 
 func (l *Local) accountShard(account string) *localAccountShard {
@@ -128,30 +126,33 @@ func (l *Local) account(sh *localAccountShard, id string, now int64) *localAccou
 	}
 	a := sh.accounts[id]
 	if a == nil {
-		a = &localAccount{holds: make(map[string]localHold)}
+		a = &localAccount{holds: make(map[*Hold]localHold)}
 		sh.accounts[id] = a
 	}
 	return a
 }
 
 // expire drops holds whose holder stopped renewing them, and renews, by
-// ttl, those past their expiry whose holder still holds them.
+// ttl, those past their expiry whose holder still holds them. Holders are
+// in this process: instead of a goroutine renewing each hold, a hold
+// found past its expiry is renewed then if its holder still holds it
+// (lazily, as a heartbeat would have), and dropped if it was abandoned.
 func (a *localAccount) expire(now, ttl int64) {
 	if now < a.nextExpiry || len(a.holds) == 0 {
 		return
 	}
 	next := now + ttl
-	for id, h := range a.holds {
+	for holder, h := range a.holds {
 		if h.expiry > now {
 			next = min(next, h.expiry)
 			continue
 		}
-		if h.holder != nil && !h.holder.abandoned.Load() {
+		if !holder.abandoned.Load() {
 			h.expiry = now + ttl
-			a.holds[id] = h
+			a.holds[holder] = h
 			continue
 		}
-		a.dropHold(id, h)
+		a.dropHold(holder, h)
 	}
 	a.nextExpiry = next
 }
@@ -176,7 +177,7 @@ func (a *localAccount) available(now, ttl, holdTTL int64, r Reservation) int64 {
 // settle implements holdSettler: it frees h and lowers the mirror by
 // the charge, at once whether gathered or not.
 func (l *Local) settle(h *Hold, charge int64, _ bool) {
-	account, id := h.account, h.id
+	account := h.account
 	sh := l.accountShard(account)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -184,9 +185,9 @@ func (l *Local) settle(h *Hold, charge int64, _ bool) {
 	if a == nil {
 		return // swept: its holds had expired and its mirror too
 	}
-	if h, ok := a.holds[id]; ok {
-		a.dropHold(id, h)
-		if k := a.keys[h.key]; h.key != "" && k != nil {
+	if lh, ok := a.holds[h]; ok {
+		a.dropHold(h, lh)
+		if k := a.keys[lh.key]; lh.key != "" && k != nil {
 			k.spent += charge
 		}
 	}

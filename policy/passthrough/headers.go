@@ -2,42 +2,55 @@ package passthrough
 
 import "net/http"
 
-// forwardedRequestHeaders are the only request headers sent upstream;
-// every other one (cookies, other credential headers, tracing of the
-// caller's own systems) stays at the gateway. reverse_proxy sets Host,
-// the hop-by-hop headers and X-Forwarded-* itself, and Authorization is
-// set to the operator's key.
-var forwardedRequestHeaders = map[string]bool{
-	"Accept":          true,
-	"Accept-Encoding": true,
-	"Content-Type":    true,
-	"Content-Length":  true,
-	"User-Agent":      true,
-	"X-Request-Id":    true,
-	"Openai-Beta":     true,
-	"Authorization":   true, // replaced by the upstream key or removed by the proxy config
+// forwardedRequestHeader reports whether a request header of the
+// canonical name goes upstream: only these do, and every other one
+// (cookies, other credential headers, tracing of the caller's own
+// systems) stays at the gateway. reverse_proxy sets Host, the
+// hop-by-hop headers and X-Forwarded-* itself, and Authorization is set
+// to the operator's key. A switch, not a map: the names are compared,
+// not hashed, every header of every request.
+func forwardedRequestHeader(name string) bool {
+	switch name {
+	case "Accept",
+		"Accept-Encoding",
+		"Content-Type",
+		"Content-Length",
+		"User-Agent",
+		"X-Request-Id",
+		"Openai-Beta",
+		"Authorization": // replaced by the upstream key or removed by the proxy config
+		return true
+	}
+	return false
 }
 
-// returnedResponseHeaders are the only upstream response headers the
-// client sees; cookies, the upstream account's organisation and limits,
-// and server banners (Server, X-Powered-By, Via) stay behind. Headers the
-// gateway set itself before proxying (Server, X-Request-Id,
-// x-ratelimit-*) keep the gateway's values, whatever the upstream sent
-// under the same names.
-var returnedResponseHeaders = map[string]bool{
-	"Content-Type":     true,
-	"Content-Length":   true,
-	"Content-Encoding": true,
-	"Cache-Control":    true,
-	"Retry-After":      true,
-	"Date":             true,
-	"Vary":             true,
+// returnedResponseHeader reports whether an upstream response header of
+// the name reaches the client: only these do, and cookies, the upstream
+// account's organisation and limits, and server banners (Server,
+// X-Powered-By, Via) stay behind. Headers the gateway set itself before
+// proxying (Server, X-Request-Id, x-ratelimit-*) keep the gateway's
+// values, whatever the upstream sent under the same names.
+func returnedResponseHeader(name string) bool {
+	switch name {
+	case "Content-Type",
+		"Content-Length",
+		"Content-Encoding",
+		"Cache-Control",
+		"Retry-After",
+		"Date",
+		"Vary":
+		return true
+	}
+	return false
 }
 
 // FilterRequestHeaders drops every request header not on the list.
 func FilterRequestHeaders(h http.Header) {
 	for name := range h {
-		if !forwardedRequestHeaders[http.CanonicalHeaderKey(name)] {
+		// A name in the map is canonical but where code set it
+		// directly; only a name not let through as it is needs the
+		// canonical form looked at.
+		if !forwardedRequestHeader(name) && !forwardedRequestHeader(http.CanonicalHeaderKey(name)) {
 			delete(h, name)
 		}
 	}
@@ -94,7 +107,7 @@ func (f *HeaderFilter) isOwn(name string) bool {
 func (f *HeaderFilter) WriteHeader(code int) {
 	h := f.Header()
 	for name := range h {
-		if !returnedResponseHeaders[name] && !f.isOwn(name) {
+		if !returnedResponseHeader(name) && !f.isOwn(name) {
 			delete(h, name)
 		}
 	}

@@ -126,3 +126,33 @@ func TestUpstreamHeaders(t *testing.T) {
 		t.Errorf("without a key: Host %q, Authorization %q", r.Host, r.Header.Values("Authorization"))
 	}
 }
+
+// The allow-lists, name by name; a request header a handler set under a
+// name not in canonical form is judged by its canonical form.
+func TestAllowLists(t *testing.T) {
+	for _, name := range []string{"Accept", "Accept-Encoding", "Content-Type", "Content-Length", "User-Agent", "X-Request-Id", "Openai-Beta", "Authorization"} {
+		if !forwardedRequestHeader(name) {
+			t.Errorf("request header %s is not forwarded", name)
+		}
+	}
+	for _, name := range []string{"Cookie", "X-Api-Key", "Openai-Organization", "X-Stainless-Os", "Host", "content-type", ""} {
+		if forwardedRequestHeader(name) {
+			t.Errorf("request header %q is forwarded", name)
+		}
+	}
+	for _, name := range []string{"Content-Type", "Content-Length", "Content-Encoding", "Cache-Control", "Retry-After", "Date", "Vary"} {
+		if !returnedResponseHeader(name) {
+			t.Errorf("response header %s is not returned", name)
+		}
+	}
+	for _, name := range []string{"Set-Cookie", "Server", "Via", "X-Powered-By", "Openai-Organization", "X-Ratelimit-Limit-Requests", "content-type"} {
+		if returnedResponseHeader(name) {
+			t.Errorf("response header %q is returned", name)
+		}
+	}
+	h := http.Header{"content-type": {"application/json"}, "x-api-key": {"sk-secret"}}
+	FilterRequestHeaders(h)
+	if len(h) != 1 || h["content-type"] == nil {
+		t.Errorf("filtered to %v, want the content type alone", h)
+	}
+}
