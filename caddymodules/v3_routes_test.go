@@ -155,3 +155,24 @@ func BenchmarkV3Request(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIdleStreamMemoryExample is BenchmarkIdleStreamMemory on
+// Caddyfile.example's own routes, where that one serves route blocks
+// like them: what the shape of the shipped routes keeps of each open
+// stream.
+//
+//	go test ./caddymodules -run '^$' -bench IdleStreamMemoryExample -benchtime 1x
+func BenchmarkIdleStreamMemoryExample(b *testing.B) {
+	if raceEnabled {
+		b.Skip("memory under the race detector is the detector's")
+	}
+	discardStderr(b)
+	up := startSilentBackend(b)
+	plain, gateway, key := loadV1Bench(b, strings.TrimPrefix(strings.TrimSuffix(up.url, "/v1"), "http://"))
+	g := &idleGateway{plain: "http://" + plain.Listen[0], gateway: "http://" + gateway.Listen[0], key: key}
+	var sums idleFigures
+	for range b.N {
+		sums.add(g.measure(b, up, 200, g.kinds()))
+	}
+	sums.report(b, b.N)
+}
