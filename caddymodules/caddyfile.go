@@ -309,13 +309,14 @@ func registerHandler[T any, P handlerModule[T]](pos httpcaddyfile.Positional, an
 //	}
 //
 // as one route of the site: its handlers, in the order written, behind
-// its matcher. A route block is a subroute, which Caddy compiles with
+// its matcher, compiled with the site's routes when the config loads.
+// A route block would run them as a subroute, which Caddy compiles with
 // the request's next handler on every request, building the chains of
-// all its routes anew; this route is compiled with the site's when the
-// config loads, and a request that takes it is one route in Caddy's
-// metrics, labelled by its first handler. So the handlers take no
-// matchers of their own. Each line names an HTTP handler module that
-// reads its own Caddyfile syntax (Switchyard's handlers, tracing).
+// all its routes anew. A request that takes the chain is one route in
+// Caddy's metrics too, labelled by its first handler. Being one route,
+// its handlers take no matchers of their own: each line names an HTTP
+// handler module that reads its own Caddyfile syntax (Switchyard's
+// handlers, tracing), with its arguments and block.
 func parseChain(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
 	if !h.Next() {
 		return nil, h.ArgErr()
