@@ -1,6 +1,9 @@
 package caddymodules
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -17,6 +20,8 @@ import (
 
 func init() {
 	httpcaddyfile.RegisterGlobalOption("switchyard", parseGlobalSwitchyard)
+	httpcaddyfile.RegisterDirective("switchyard_chain", parseChain)
+	httpcaddyfile.RegisterDirectiveOrder("switchyard_chain", httpcaddyfile.Before, "route")
 }
 
 // parseGlobalSwitchyard sets up the switchyard app from the global option
@@ -294,4 +299,87 @@ func registerHandler[T any, P handlerModule[T]](pos httpcaddyfile.Positional, an
 		return p, err
 	})
 	httpcaddyfile.RegisterDirectiveOrder(dir, pos, anchor)
+}
+
+// parseChain reads
+//
+//	switchyard_chain [<matcher>] {
+//		<handler> [<args...>] [{ ... }]
+//		...
+//	}
+//
+// as one route of the site: its handlers, in the order written, behind
+// its matcher, compiled with the site's routes when the config loads.
+// A route block would run them as a subroute, which Caddy compiles with
+// the request's next handler on every request, building the chains of
+// all its routes anew. A request that takes the chain is one route in
+// Caddy's metrics too, labelled by its first handler. Being one route,
+// its handlers take no matchers of their own: each line names an HTTP
+// handler module that reads its own Caddyfile syntax (Switchyard's
+// handlers, tracing), with its arguments and block.
+func parseChain(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	if !h.Next() {
+		return nil, h.ArgErr()
+	}
+	matcherSet, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
+	h.Next() // the directive's name again, after the matcher's look-ahead
+	if h.NextArg() {
+		return nil, h.ArgErr()
+	}
+	var handlers []json.RawMessage
+	for nesting := h.Nesting(); h.NextBlock(nesting); {
+		handler, err := chainHandler(h.NewFromNextSegment())
+		if err != nil {
+			return nil, err
+		}
+		handlers = append(handlers, handler)
+	}
+	if len(handlers) == 0 {
+		return nil, h.Err("switchyard_chain needs a block with its handlers")
+	}
+	route := caddyhttp.Route{HandlersRaw: handlers}
+	if matcherSet != nil {
+		route.MatcherSetsRaw = []caddy.ModuleMap{matcherSet}
+	}
+	return []httpcaddyfile.ConfigValue{{Class: "route", Value: route}}, nil
+}
+
+// chainHandler reads the handler of one line of a switchyard_chain
+// block, which d holds with the line's own block, as its JSON.
+func chainHandler(d *caddyfile.Dispenser) (json.RawMessage, error) {
+	d.Next()
+	name := d.Val()
+	info, err := caddy.GetModule("http.handlers." + name)
+	if err != nil {
+		return nil, d.Errf("switchyard_chain: %q is not an HTTP handler", name)
+	}
+	handler, ok := info.New().(interface {
+		caddyhttp.MiddlewareHandler
+		caddyfile.Unmarshaler
+	})
+	if !ok {
+		return nil, d.Errf("switchyard_chain: %s does not read a Caddyfile syntax of its own", name)
+	}
+	if d.NextArg() && isMatcherToken(d.Val()) {
+		return nil, d.Errf("switchyard_chain: %s takes no matcher of its own; the chain's matcher is every handler's", name)
+	}
+	d.Reset() // the handler reads its line from its name on
+	if err := handler.UnmarshalCaddyfile(d); err != nil {
+		return nil, err
+	}
+	var warnings []caddyconfig.Warning
+	raw := caddyconfig.JSONModuleObject(handler, "handler", name, &warnings)
+	if len(warnings) > 0 {
+		return nil, d.Errf("switchyard_chain: %s: %s", name, warnings[0].Message)
+	}
+	return raw, nil
+}
+
+// isMatcherToken reports whether a directive's first argument is a
+// matcher, as Caddy reads it: a named matcher, a path, or any request.
+func isMatcherToken(arg string) bool {
+	return arg == "*" || strings.HasPrefix(arg, "@") || strings.HasPrefix(arg, "/")
 }
