@@ -296,7 +296,7 @@ func TestFaultUpstream(t *testing.T) {
 	key := fundedKey(t, e, "upstream-fault")
 	short := faultConfig(t, []string{faultLimits},
 		"response_header_timeout 120s", "response_header_timeout 1s\n\t\t\tstream_idle_timeout 1s",
-		"switchyard_chat @assistant\n", "switchyard_chat @assistant {\n\t\t\tfirst_byte_timeout 1s\n\t\t\tidle_timeout 1s\n\t\t}\n")
+		"\t\tswitchyard_chat\n", "\t\tswitchyard_chat {\n\t\t\tfirst_byte_timeout 1s\n\t\t\tidle_timeout 1s\n\t\t}\n")
 	g := startGateway(t, e, short)
 	const limit = 8 * time.Second // every timeout above is 1s
 

@@ -115,7 +115,7 @@ func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
 	})
 	e := embeddedEnv(t, up.URL()).with("OTEL_TRACES_EXPORTER", "console", "OTEL_SERVICE_NAME", "switchyard-test")
 	key := fundedKey(t, e, "traced")
-	cfg := faultConfig(t, nil, "\tswitchyard_auth /v1/*\n", v1TracingSnippet+"\tswitchyard_auth /v1/*\n", "\troute /v3/* {\n", "\troute /v3/* {\n"+tracingSnippet)
+	cfg := faultConfig(t, nil, "\tswitchyard_auth /v1/*\n", v1TracingSnippet+"\tswitchyard_auth /v1/*\n", "\tswitchyard_chain @assistant {\n", "\tswitchyard_chain @assistant {\n"+tracingSnippet)
 	g := startGateway(t, e, cfg)
 	sendSecrets(t, g, key, prompt)
 	g.stop() // the batcher writes its spans on shutdown
@@ -131,7 +131,7 @@ func TestTracesCarryNoKeyOrPrompt(t *testing.T) {
 }
 
 // tracingSnippet is the tracing directive docs/operations.md shows, as it
-// goes in the /v3 route of Caddyfile.example; v1TracingSnippet is the
+// goes first in a /v3 chain of Caddyfile.example; v1TracingSnippet is the
 // same for the /v1 handlers, which stand in the site with the matcher
 // /v1/* (Caddy puts tracing first).
 const (
