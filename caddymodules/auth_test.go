@@ -12,7 +12,8 @@ import (
 // Past limits' auth_failures, a client address is answered 429 before
 // its key is looked up, a valid key included: the refusal that goes past
 // the limit is answered 429 instead of 401. Requests that authenticate
-// count nothing, and another address goes on being served.
+// count nothing, and another address goes on being served. The block
+// holds on every route that authenticates.
 func TestAuthCountsRefusalsPerAddress(t *testing.T) {
 	discardStderr(t)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,9 +31,14 @@ func TestAuthCountsRefusalsPerAddress(t *testing.T) {
 	key := fundedKey(t, "guarded")
 	bad := "sk-" + strings.Repeat("Q1", 24)
 
+	var get func(path, key, addr string) *httptest.ResponseRecorder
 	models := func(key, addr string) *httptest.ResponseRecorder {
 		t.Helper()
-		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/v1/models", nil)
+		return get("/v1/models", key, addr)
+	}
+	get = func(path, key, addr string) *httptest.ResponseRecorder {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+path, nil)
 		r.RemoteAddr = addr + ":40000"
 		r.Header.Set("Authorization", "Bearer "+key)
 		w := httptest.NewRecorder()
@@ -57,5 +63,10 @@ func TestAuthCountsRefusalsPerAddress(t *testing.T) {
 		t.Error("the refusal past the limit has no Retry-After")
 	}
 	expect("a valid key from the blocked address", models(key, "192.0.2.1"), http.StatusTooManyRequests, "rate_limit_exceeded")
+	// The block is the address's on every route that authenticates, not
+	// only on the one its refusals were counted on.
+	for _, path := range []string{"/v3/models", "/v3/files", "/v3/nope"} {
+		expect("a valid key from the blocked address on "+path, get(path, key, "192.0.2.1"), http.StatusTooManyRequests, "rate_limit_exceeded")
+	}
 	expect("a valid key from another address", models(key, "192.0.2.2"), http.StatusOK, `"list"`)
 }
