@@ -113,7 +113,7 @@ func (h *Admin) Provision(ctx caddy.Context) error {
 	// Refused tokens count against the client address with refused API
 	// keys, under limits' auth_failures: guessing at either costs the
 	// same budget.
-	if h.guard, err = newIPGuard(app, ctx.Logger()); err != nil {
+	if h.guard, err = app.ipGuard(); err != nil {
 		return err
 	}
 	pay, err := paymentsService(h.Payments, app.Store(), app, ctx.Logger())

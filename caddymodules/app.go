@@ -114,6 +114,16 @@ type App struct {
 
 	files     *lazyFiles // the Files API, opened on first use
 	admission *admission // the routes' meters and the request bodies' reader
+	guard     *lazyGuard // failed authentications per client address
+}
+
+// lazyGuard is the app's one ipGuard, made for the first handler that
+// authenticates: every switchyard_auth and the admin API share it, so
+// that an address blocked on one route is blocked on all of them.
+type lazyGuard struct {
+	once  sync.Once
+	guard *ipGuard
+	err   error
 }
 
 // lazyFiles opens the Files API on first use, so that a config without
@@ -151,6 +161,7 @@ func (a *App) Validate() error {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.files = new(lazyFiles)
+	a.guard = new(lazyGuard)
 	a.admission = newAdmission(a.Limits)
 	a.metrics = telemetry.Process
 	if reg := ctx.GetMetricsRegistry(); reg != nil {

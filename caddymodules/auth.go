@@ -65,7 +65,7 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.authn = app.Authenticator()
-	if h.guard, err = newIPGuard(app, ctx.Logger()); err != nil {
+	if h.guard, err = app.ipGuard(); err != nil {
 		return err
 	}
 	h.metrics = app.metrics

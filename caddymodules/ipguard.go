@@ -21,6 +21,13 @@ type ipGuard struct {
 	warn     func(error) // logs a failure that could not be counted
 }
 
+// ipGuard returns the app's guard (lazyGuard), or nil when limits turn
+// it off.
+func (a *App) ipGuard() (*ipGuard, error) {
+	a.guard.once.Do(func() { a.guard.guard, a.guard.err = newIPGuard(a, a.logger) })
+	return a.guard.guard, a.guard.err
+}
+
 // newIPGuard returns the guard app's limits configure, or nil when it is
 // turned off.
 func newIPGuard(app *App, logger *zap.Logger) (*ipGuard, error) {
