@@ -58,8 +58,8 @@ func (a *App) metricsFor(m *telemetry.Metrics) *telemetry.Metrics {
 // requestedModel is the model r's body asked for, as the admission step
 // or a handler parsed it; "" when none did.
 func requestedModel(r *http.Request) string {
-	if st := stateOf(r.Context()); st.v1Parsed && st.v1.Model != "" {
-		return st.v1.Model
+	if m := v1ModelOf(r.Context()); m != "" {
+		return m
 	}
 	if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
 		return v.Model
