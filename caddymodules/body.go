@@ -70,12 +70,12 @@ func parsedBody[T any](w http.ResponseWriter, r *http.Request, key string, br *b
 }
 
 // parsedV1 is parsedBody for a /v1 body, whose parse the request's state
-// keeps (requestState.v1).
+// keeps (v1State.req).
 func parsedV1(w http.ResponseWriter, r *http.Request, br *bodyReader,
 	parse func([]byte) (billing.V1Request, error)) (billing.V1Request, error) {
-	st := stateOf(r.Context())
-	if st.v1Parsed {
-		return st.v1, nil
+	v1 := stateOf(r.Context()).forV1()
+	if v1.parsed {
+		return v1.req, nil
 	}
 	body, err := br.read(w, r)
 	if err != nil {
@@ -83,7 +83,7 @@ func parsedV1(w http.ResponseWriter, r *http.Request, br *bodyReader,
 	}
 	v, err := parse(body)
 	if err == nil {
-		st.v1, st.v1Parsed = v, true
+		v1.req, v1.parsed = v, true
 	}
 	return v, err
 }

@@ -78,7 +78,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		writeRefusal(w, r, err)
 		return nil
 	}
-	stateOf(r.Context()).metered = true
+	v1 := stateOf(r.Context()).forV1()
+	v1.metered = true
 	// The bytes the backend gets: the body as read, or as rewritten to
 	// ask for usage. The probe in front has put the read body back
 	// already, which is pointed at them rather than replaced.
@@ -93,7 +94,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	// answered by, the backend.
 	r.Header.Del("Expect")
 
-	e := &meteredExchange{metrics: h.app.metrics}
+	e := v1.exchange.take()
+	e.metrics = h.app.metrics
 	e.x = billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
 	x, mw := &e.x, &e.mw
 	// With X-Include-Cost the usage chunk asked for on the client's
@@ -124,7 +126,8 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 
 // meteredExchange is what switchyard_meter keeps of a request while it
 // is answered: the exchange to charge, the meter and the writer it reads
-// the answer through, in one allocation instead of one each.
+// the answer through, in the request's v1State instead of an allocation
+// each.
 type meteredExchange struct {
 	x       billing.V1Exchange
 	rec     storage.UsageRecord // its charge, read by the ledger writer's completion

@@ -66,8 +66,8 @@ func requestedModel(r *http.Request) string { return stateOf(r.Context()).reques
 
 // requestedModel is requestedModel of r, whose state s is.
 func (s *requestState) requestedModel(r *http.Request) string {
-	if s.v1Parsed && s.v1.Model != "" {
-		return s.v1.Model
+	if m := s.v1Model(); m != "" {
+		return m
 	}
 	if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
 		return v.Model

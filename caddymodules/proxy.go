@@ -160,7 +160,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	passthrough.FilterRequestHeaders(r.Header)
-	hf := stateOf(r.Context()).headers.take()
+	hf := stateOf(r.Context()).forV1().headers.take()
 	hf.Init(w)
 	w = hf
 	p, _ := principalOf(r.Context())
@@ -199,7 +199,7 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 		}
 		return nil
 	}
-	if !stateOf(r.Context()).metered {
+	if v1 := stateOf(r.Context()).v1; v1 == nil || !v1.metered {
 		h.logger.Error("a request reached switchyard_proxy unmetered and was refused: put switchyard_meter in front of it",
 			zap.String("method", r.Method), zap.String("path", r.URL.Path))
 		return apierror.Internal()
@@ -216,7 +216,7 @@ func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.Re
 	if err != nil {
 		return w, r, generation{}, err
 	}
-	iw := stateOf(r.Context()).watch.take()
+	iw := stateOf(r.Context()).forV1().watch.take()
 	r = iw.Start(w, r, h.timeouts().Idle)
 	return iw, r, generation{watch: iw, release: release}, nil
 }

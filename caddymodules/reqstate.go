@@ -20,7 +20,9 @@ import (
 // and one of Caddy's request variables. A variable each would box most
 // of them, and Caddy's variables, of which the server sets four on a
 // proxied request itself, would outgrow the eight a map keeps without
-// growing into a table.
+// growing into a table. What only the /v1 handlers use is in a value of
+// its own (v1State), which a /v3 stream, held open for minutes, does
+// not carry.
 type requestState struct {
 	line     telemetry.LogLine // the request's fields of its access log line
 	activity billing.Activity  // its request log entry, started once authenticated
@@ -31,23 +33,57 @@ type requestState struct {
 	body     []byte
 	readBody own[body.ReadBody] // what r.Body is once body is read
 
-	// v1 is the parse of a /v1 body (billing.ParseV1), for the meter
-	// and the proxy, once v1Parsed.
-	v1       billing.V1Request
-	v1Parsed bool
+	// switchyard_auth's identity of the request and its writer of the
+	// response, the first switchyard_auth's on the request (authParts).
+	auth own[authResult]
+
+	// v1 is made by the first /v1 handler to need it (forV1); nil on a
+	// request no /v1 handler saw.
+	v1 *v1State
+}
+
+// v1State is what the /v1 handlers (the admission step on a /v1 body,
+// switchyard_meter, switchyard_proxy) leave each other. The meter's
+// exchange is in it, where it would be an allocation of its own: a /v1
+// request that carries a body makes as many objects as when all of this
+// was in its requestState.
+type v1State struct {
+	// req is the parse of a /v1 body (billing.ParseV1), for the meter
+	// and the proxy, once parsed.
+	req    billing.V1Request
+	parsed bool
 
 	// metered is set on a request whose body switchyard_meter took
 	// charge of, for switchyard_proxy, which passes no body that was not.
 	metered bool
 
-	// switchyard_auth's identity of the request and its writer of the
-	// response, the first switchyard_auth's on the request (authParts).
-	auth own[authResult]
+	// switchyard_meter's exchange, the first switchyard_meter's on the
+	// request; kept after the answer until the ledger writer has
+	// committed its charge (meteredExchange.rec).
+	exchange own[meteredExchange]
 
 	// switchyard_proxy's filter of the answer's headers and idle watch
-	// on it, the first switchyard_proxy's on the request (own).
+	// on it, the first switchyard_proxy's on the request.
 	headers own[passthrough.HeaderFilter]
 	watch   own[idle.Writer]
+}
+
+// forV1 is s's v1State, made on first use.
+func (s *requestState) forV1() *v1State {
+	if s.v1 == nil {
+		s.v1 = new(v1State)
+	}
+	return s.v1
+}
+
+// v1Model is the model the request's /v1 body asked for, once parsed;
+// "" before, and on a request no /v1 handler saw (which it makes no
+// v1State for).
+func (s *requestState) v1Model() string {
+	if v1 := s.v1; v1 != nil && v1.parsed {
+		return v1.req.Model
+	}
+	return ""
 }
 
 // own is a value of the request's state that the first handler to ask

@@ -62,12 +62,33 @@ func TestRequestStateIsOneARequest(t *testing.T) {
 // which may still be answering, are left alone.
 func TestRequestStateOwnValues(t *testing.T) {
 	var st requestState
-	hf, iw := st.headers.take(), st.watch.take()
-	if hf != &st.headers.v || iw != &st.watch.v {
+	v1 := st.forV1()
+	if st.forV1() != v1 {
+		t.Fatal("the /v1 handlers of a request got different v1States")
+	}
+	hf, iw := v1.headers.take(), v1.watch.take()
+	if hf != &v1.headers.v || iw != &v1.watch.v {
 		t.Error("the first switchyard_proxy did not get the state's own filter and watch")
 	}
-	if st.headers.take() == hf || st.watch.take() == iw {
+	if v1.headers.take() == hf || v1.watch.take() == iw {
 		t.Error("a second switchyard_proxy got the first's filter or watch")
+	}
+}
+
+// A request no /v1 handler saw carries no v1State: reading the model a
+// /v1 body asked for makes none.
+func TestRequestStateWithoutV1(t *testing.T) {
+	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, map[string]any{})
+	if m := stateOf(ctx).v1Model(); m != "" {
+		t.Errorf("a /v1 model %q on a request without a /v1 parse", m)
+	}
+	if stateOf(ctx).v1 != nil {
+		t.Error("reading the /v1 model made a v1State")
+	}
+	v1 := stateOf(ctx).forV1()
+	v1.req.Model, v1.parsed = "gpt-test", true
+	if m := stateOf(ctx).v1Model(); m != "gpt-test" {
+		t.Errorf("v1Model = %q, want the parse's", m)
 	}
 }
 

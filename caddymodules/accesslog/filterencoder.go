@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -160,32 +161,45 @@ func (l *filterLevel) touches(key string) bool {
 }
 
 // filtering is the zapcore.Encoder the logger works with. What a
-// logger's With adds to it is kept as fields, filtered, and encoded with
-// each line it writes. Caddy's HTTP server hands its access and error
-// loggers the request by With on every request, and so every log whose
-// lines those loggers may write, the default log among them: a log that
-// then writes no line for the request (the default log excludes access
-// lines) spends nothing on it, where an encoder that encodes on With
-// would write the whole request, headers and all, into a buffer that is
-// thrown away.
+// logger's With adds to it is kept as fields, as they were given, and
+// filtered and encoded with each line it writes. Caddy's HTTP server
+// hands its access and error loggers the request by With on every
+// request, and so every log whose lines those loggers may write, the
+// default log among them: a log that then writes no line for the
+// request (the default log excludes access lines) spends nothing on it,
+// where an encoder that encodes on With would write the whole request,
+// headers and all, into a buffer that is thrown away.
 type filtering struct {
-	collector // the fields of the logger's With
+	collector // the fields of the logger's With, unfiltered
+	level     *filterLevel
 	wrapped   zapcore.Encoder
+
+	// first holds the With's field when the logger it was cloned from
+	// had none, as Caddy's loggers have: the request, kept without an
+	// allocation of its own.
+	first [1]zapcore.Field
 }
 
+// unfiltered is the level of a With's fields, which are filtered when a
+// line is encoded.
+var unfiltered = new(filterLevel)
+
 func newFiltering(wrapped zapcore.Encoder, level *filterLevel) filtering {
-	return filtering{collector: collector{level: level}, wrapped: wrapped}
+	return filtering{collector: collector{level: unfiltered}, level: level, wrapped: wrapped}
 }
 
 // Clone shares the wrapped encoder: nothing is ever added to it, and
 // encoding a line only reads it.
 func (f *filtering) Clone() zapcore.Encoder {
-	return &filtering{collector: collector{level: f.level, fields: slices.Clip(f.fields)}, wrapped: f.wrapped}
+	c := &filtering{collector: collector{level: unfiltered, fields: slices.Clip(f.fields)}, level: f.level, wrapped: f.wrapped}
+	if len(f.fields) == 0 {
+		c.fields = c.first[:0]
+	}
+	return c
 }
 
 func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
-	first := slices.IndexFunc(fields, func(field zapcore.Field) bool { return f.level.touches(field.Key) })
-	if first < 0 && len(f.fields) == 0 {
+	if len(f.fields) == 0 && !slices.ContainsFunc(fields, f.touches) {
 		return f.wrapped.EncodeEntry(ent, fields)
 	}
 	// The wrapped encoder is handed the With's fields and then the
@@ -193,26 +207,39 @@ func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buf
 	// filter made of it: a field adds itself to an encoder through one
 	// or more calls, and each call becomes a field again on the way
 	// through.
-	out := make([]zapcore.Field, 0, len(f.fields)+len(fields)+2)
-	out = append(out, f.fields...)
-	if first < 0 {
-		return f.wrapped.EncodeEntry(ent, append(out, fields...))
-	}
-	c := collector{level: f.level, fields: append(out, fields[:first]...)}
-	for _, field := range fields[first:] {
-		if !f.level.touches(field.Key) {
+	out := outFields.Get().(*[]zapcore.Field)
+	c := collector{level: f.level, fields: (*out)[:0]}
+	c.addFiltered(f.fields)
+	c.addFiltered(fields)
+	buf, err := f.wrapped.EncodeEntry(ent, c.fields)
+	clear(c.fields)
+	*out = c.fields[:0]
+	outFields.Put(out)
+	return buf, err
+}
+
+// touches reports whether field is filtered, or has fields that are.
+func (f *filtering) touches(field zapcore.Field) bool { return f.level.touches(field.Key) }
+
+// addFiltered appends fields, each filtered one through its filter.
+func (c *collector) addFiltered(fields []zapcore.Field) {
+	for _, field := range fields {
+		if !c.level.touches(field.Key) {
 			c.fields = append(c.fields, field)
 			continue
 		}
-		field.AddTo(&c)
+		field.AddTo(c)
 	}
-	return f.wrapped.EncodeEntry(ent, c.fields)
 }
 
-// apply writes the field key to enc through its filter. Callers look
-// the filter up first, so that a value is boxed only for a filter.
-func apply(enc zapcore.ObjectEncoder, fl logging.LogFieldFilter, key string, v any) {
-	fl.Filter(zap.Any(key, v)).AddTo(enc)
+// outFields are the fields handed to wrapped encoders, kept from one
+// line to the next: the wrapped encoder has written them when its
+// EncodeEntry returns, and a line's fields are a dozen or more.
+var outFields = sync.Pool{New: func() any { return new([]zapcore.Field) }}
+
+// filterTo writes field to enc through its filter fl.
+func filterTo(enc zapcore.ObjectEncoder, fl logging.LogFieldFilter, field zapcore.Field) {
+	fl.Filter(field).AddTo(enc)
 }
 
 func addArray(enc zapcore.ObjectEncoder, l *filterLevel, key string, v zapcore.ArrayMarshaler) error {
@@ -225,7 +252,7 @@ func addArray(enc zapcore.ObjectEncoder, l *filterLevel, key string, v zapcore.A
 
 func addObject(enc zapcore.ObjectEncoder, l *filterLevel, key string, v zapcore.ObjectMarshaler) error {
 	if fl, ok := l.filters[key]; ok {
-		apply(enc, fl, key, v)
+		filterTo(enc, fl, zap.Object(key, v))
 		return nil
 	}
 	if next := l.nested[key]; next != nil {
@@ -262,7 +289,7 @@ func (e *nestedEncoder) AddObject(key string, v zapcore.ObjectMarshaler) error {
 
 func (e *nestedEncoder) AddBinary(key string, v []byte) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Binary(key, v))
 		return
 	}
 	e.out.AddBinary(key, v)
@@ -270,7 +297,7 @@ func (e *nestedEncoder) AddBinary(key string, v []byte) {
 
 func (e *nestedEncoder) AddByteString(key string, v []byte) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Binary(key, v))
 		return
 	}
 	e.out.AddByteString(key, v)
@@ -278,7 +305,7 @@ func (e *nestedEncoder) AddByteString(key string, v []byte) {
 
 func (e *nestedEncoder) AddBool(key string, v bool) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Bool(key, v))
 		return
 	}
 	e.out.AddBool(key, v)
@@ -286,7 +313,7 @@ func (e *nestedEncoder) AddBool(key string, v bool) {
 
 func (e *nestedEncoder) AddComplex128(key string, v complex128) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Complex128(key, v))
 		return
 	}
 	e.out.AddComplex128(key, v)
@@ -294,7 +321,7 @@ func (e *nestedEncoder) AddComplex128(key string, v complex128) {
 
 func (e *nestedEncoder) AddComplex64(key string, v complex64) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Complex64(key, v))
 		return
 	}
 	e.out.AddComplex64(key, v)
@@ -302,7 +329,7 @@ func (e *nestedEncoder) AddComplex64(key string, v complex64) {
 
 func (e *nestedEncoder) AddDuration(key string, v time.Duration) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Duration(key, v))
 		return
 	}
 	e.out.AddDuration(key, v)
@@ -310,7 +337,7 @@ func (e *nestedEncoder) AddDuration(key string, v time.Duration) {
 
 func (e *nestedEncoder) AddFloat64(key string, v float64) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Float64(key, v))
 		return
 	}
 	e.out.AddFloat64(key, v)
@@ -318,7 +345,7 @@ func (e *nestedEncoder) AddFloat64(key string, v float64) {
 
 func (e *nestedEncoder) AddFloat32(key string, v float32) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Float32(key, v))
 		return
 	}
 	e.out.AddFloat32(key, v)
@@ -326,7 +353,7 @@ func (e *nestedEncoder) AddFloat32(key string, v float32) {
 
 func (e *nestedEncoder) AddInt(key string, v int) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Int(key, v))
 		return
 	}
 	e.out.AddInt(key, v)
@@ -334,7 +361,7 @@ func (e *nestedEncoder) AddInt(key string, v int) {
 
 func (e *nestedEncoder) AddInt64(key string, v int64) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Int64(key, v))
 		return
 	}
 	e.out.AddInt64(key, v)
@@ -342,7 +369,7 @@ func (e *nestedEncoder) AddInt64(key string, v int64) {
 
 func (e *nestedEncoder) AddInt32(key string, v int32) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Int32(key, v))
 		return
 	}
 	e.out.AddInt32(key, v)
@@ -350,7 +377,7 @@ func (e *nestedEncoder) AddInt32(key string, v int32) {
 
 func (e *nestedEncoder) AddInt16(key string, v int16) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Int16(key, v))
 		return
 	}
 	e.out.AddInt16(key, v)
@@ -358,7 +385,7 @@ func (e *nestedEncoder) AddInt16(key string, v int16) {
 
 func (e *nestedEncoder) AddInt8(key string, v int8) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Int8(key, v))
 		return
 	}
 	e.out.AddInt8(key, v)
@@ -366,7 +393,7 @@ func (e *nestedEncoder) AddInt8(key string, v int8) {
 
 func (e *nestedEncoder) AddString(key, v string) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.String(key, v))
 		return
 	}
 	e.out.AddString(key, v)
@@ -374,7 +401,7 @@ func (e *nestedEncoder) AddString(key, v string) {
 
 func (e *nestedEncoder) AddTime(key string, v time.Time) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Time(key, v))
 		return
 	}
 	e.out.AddTime(key, v)
@@ -382,7 +409,7 @@ func (e *nestedEncoder) AddTime(key string, v time.Time) {
 
 func (e *nestedEncoder) AddUint(key string, v uint) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Uint(key, v))
 		return
 	}
 	e.out.AddUint(key, v)
@@ -390,7 +417,7 @@ func (e *nestedEncoder) AddUint(key string, v uint) {
 
 func (e *nestedEncoder) AddUint64(key string, v uint64) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Uint64(key, v))
 		return
 	}
 	e.out.AddUint64(key, v)
@@ -398,7 +425,7 @@ func (e *nestedEncoder) AddUint64(key string, v uint64) {
 
 func (e *nestedEncoder) AddUint32(key string, v uint32) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Uint32(key, v))
 		return
 	}
 	e.out.AddUint32(key, v)
@@ -406,7 +433,7 @@ func (e *nestedEncoder) AddUint32(key string, v uint32) {
 
 func (e *nestedEncoder) AddUint16(key string, v uint16) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Uint16(key, v))
 		return
 	}
 	e.out.AddUint16(key, v)
@@ -414,7 +441,7 @@ func (e *nestedEncoder) AddUint16(key string, v uint16) {
 
 func (e *nestedEncoder) AddUint8(key string, v uint8) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Uint8(key, v))
 		return
 	}
 	e.out.AddUint8(key, v)
@@ -422,7 +449,7 @@ func (e *nestedEncoder) AddUint8(key string, v uint8) {
 
 func (e *nestedEncoder) AddUintptr(key string, v uintptr) {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Uintptr(key, v))
 		return
 	}
 	e.out.AddUintptr(key, v)
@@ -430,7 +457,7 @@ func (e *nestedEncoder) AddUintptr(key string, v uintptr) {
 
 func (e *nestedEncoder) AddReflected(key string, v any) error {
 	if fl, ok := e.level.filters[key]; ok {
-		apply(e.out, fl, key, v)
+		filterTo(e.out, fl, zap.Any(key, v))
 		return nil
 	}
 	return e.out.AddReflected(key, v)

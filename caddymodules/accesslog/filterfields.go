@@ -18,10 +18,10 @@ type collector struct {
 	fields []zapcore.Field
 }
 
-// filtered appends the field key through its filter fl. Callers look
-// the filter up first, so that a value is boxed only for a filter.
-func (c *collector) filtered(fl logging.LogFieldFilter, key string, v any) {
-	c.fields = append(c.fields, fl.Filter(zap.Any(key, v)))
+// filtered appends field through its filter fl. Callers make the field
+// of the type zap.Any would choose for their value, without boxing it.
+func (c *collector) filtered(fl logging.LogFieldFilter, field zapcore.Field) {
+	c.fields = append(c.fields, fl.Filter(field))
 }
 
 func (c *collector) AddArray(key string, v zapcore.ArrayMarshaler) error {
@@ -35,7 +35,7 @@ func (c *collector) AddArray(key string, v zapcore.ArrayMarshaler) error {
 
 func (c *collector) AddObject(key string, v zapcore.ObjectMarshaler) error {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Object(key, v))
 		return nil
 	}
 	if next := c.level.nested[key]; next != nil {
@@ -47,7 +47,7 @@ func (c *collector) AddObject(key string, v zapcore.ObjectMarshaler) error {
 
 func (c *collector) AddBinary(key string, v []byte) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Binary(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Binary(key, v))
@@ -55,7 +55,7 @@ func (c *collector) AddBinary(key string, v []byte) {
 
 func (c *collector) AddByteString(key string, v []byte) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Binary(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.ByteString(key, v))
@@ -63,7 +63,7 @@ func (c *collector) AddByteString(key string, v []byte) {
 
 func (c *collector) AddBool(key string, v bool) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Bool(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Bool(key, v))
@@ -71,7 +71,7 @@ func (c *collector) AddBool(key string, v bool) {
 
 func (c *collector) AddComplex128(key string, v complex128) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Complex128(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Complex128(key, v))
@@ -79,7 +79,7 @@ func (c *collector) AddComplex128(key string, v complex128) {
 
 func (c *collector) AddComplex64(key string, v complex64) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Complex64(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Complex64(key, v))
@@ -87,7 +87,7 @@ func (c *collector) AddComplex64(key string, v complex64) {
 
 func (c *collector) AddDuration(key string, v time.Duration) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Duration(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Duration(key, v))
@@ -95,7 +95,7 @@ func (c *collector) AddDuration(key string, v time.Duration) {
 
 func (c *collector) AddFloat64(key string, v float64) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Float64(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Float64(key, v))
@@ -103,7 +103,7 @@ func (c *collector) AddFloat64(key string, v float64) {
 
 func (c *collector) AddFloat32(key string, v float32) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Float32(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Float32(key, v))
@@ -111,7 +111,7 @@ func (c *collector) AddFloat32(key string, v float32) {
 
 func (c *collector) AddInt(key string, v int) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Int(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Int(key, v))
@@ -119,7 +119,7 @@ func (c *collector) AddInt(key string, v int) {
 
 func (c *collector) AddInt64(key string, v int64) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Int64(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Int64(key, v))
@@ -127,7 +127,7 @@ func (c *collector) AddInt64(key string, v int64) {
 
 func (c *collector) AddInt32(key string, v int32) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Int32(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Int32(key, v))
@@ -135,7 +135,7 @@ func (c *collector) AddInt32(key string, v int32) {
 
 func (c *collector) AddInt16(key string, v int16) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Int16(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Int16(key, v))
@@ -143,7 +143,7 @@ func (c *collector) AddInt16(key string, v int16) {
 
 func (c *collector) AddInt8(key string, v int8) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Int8(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Int8(key, v))
@@ -151,7 +151,7 @@ func (c *collector) AddInt8(key string, v int8) {
 
 func (c *collector) AddString(key, v string) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.String(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.String(key, v))
@@ -159,7 +159,7 @@ func (c *collector) AddString(key, v string) {
 
 func (c *collector) AddTime(key string, v time.Time) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Time(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Time(key, v))
@@ -167,7 +167,7 @@ func (c *collector) AddTime(key string, v time.Time) {
 
 func (c *collector) AddUint(key string, v uint) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Uint(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Uint(key, v))
@@ -175,7 +175,7 @@ func (c *collector) AddUint(key string, v uint) {
 
 func (c *collector) AddUint64(key string, v uint64) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Uint64(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Uint64(key, v))
@@ -183,7 +183,7 @@ func (c *collector) AddUint64(key string, v uint64) {
 
 func (c *collector) AddUint32(key string, v uint32) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Uint32(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Uint32(key, v))
@@ -191,7 +191,7 @@ func (c *collector) AddUint32(key string, v uint32) {
 
 func (c *collector) AddUint16(key string, v uint16) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Uint16(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Uint16(key, v))
@@ -199,7 +199,7 @@ func (c *collector) AddUint16(key string, v uint16) {
 
 func (c *collector) AddUint8(key string, v uint8) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Uint8(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Uint8(key, v))
@@ -207,7 +207,7 @@ func (c *collector) AddUint8(key string, v uint8) {
 
 func (c *collector) AddUintptr(key string, v uintptr) {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Uintptr(key, v))
 		return
 	}
 	c.fields = append(c.fields, zap.Uintptr(key, v))
@@ -215,7 +215,7 @@ func (c *collector) AddUintptr(key string, v uintptr) {
 
 func (c *collector) AddReflected(key string, v any) error {
 	if fl, ok := c.level.filters[key]; ok {
-		c.filtered(fl, key, v)
+		c.filtered(fl, zap.Any(key, v))
 		return nil
 	}
 	c.fields = append(c.fields, zap.Reflect(key, v))

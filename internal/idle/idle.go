@@ -29,9 +29,7 @@ func Watch(w http.ResponseWriter, r *http.Request, idle time.Duration) (*Writer,
 // its own.
 func (iw *Writer) Start(w http.ResponseWriter, r *http.Request, idle time.Duration) *http.Request {
 	ctx, cancel := context.WithCancel(r.Context())
-	*iw = Writer{ResponseWriter: w, idle: idle, cancel: cancel}
-	iw.timer = time.AfterFunc(idle, cancel)
-	iw.timer.Stop() // started by the headers
+	*iw = Writer{ResponseWriter: w, idle: idle, alarm: takeAlarm(cancel), cancel: cancel}
 	return r.WithContext(ctx)
 }
 
@@ -39,7 +37,7 @@ func (iw *Writer) Start(w http.ResponseWriter, r *http.Request, idle time.Durati
 type Writer struct {
 	http.ResponseWriter
 	idle   time.Duration
-	timer  *time.Timer
+	alarm  *alarm // armed by the headers; nil once stopped
 	cancel context.CancelFunc
 }
 
@@ -47,22 +45,33 @@ type Writer struct {
 // It is a method, where a closure of the two would be an allocation a
 // request.
 func (w *Writer) Stop() {
-	w.timer.Stop()
+	if w.alarm != nil {
+		w.alarm.release()
+		w.alarm = nil
+	}
 	w.cancel()
 }
 
+// rearm starts the silence allowed anew. After Stop the alarm may be
+// another watch's, and is not touched.
+func (w *Writer) rearm() {
+	if w.alarm != nil {
+		w.alarm.arm(w.idle)
+	}
+}
+
 func (w *Writer) WriteHeader(status int) {
-	w.timer.Reset(w.idle)
+	w.rearm()
 	w.ResponseWriter.WriteHeader(status)
 }
 
 func (w *Writer) Write(p []byte) (int, error) {
-	w.timer.Reset(w.idle)
+	w.rearm()
 	return w.ResponseWriter.Write(p)
 }
 
 func (w *Writer) Flush() {
-	w.timer.Reset(w.idle)
+	w.rearm()
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 

@@ -33,3 +33,51 @@ func TestWatch(t *testing.T) {
 	}
 	w.Stop()
 }
+
+// A watch's alarm that went off is not handed to the next watch, whose
+// request it could otherwise cancel; one that was stopped in time is,
+// and a write after Stop leaves it alone.
+func TestWatchAlarmReuse(t *testing.T) {
+	const short = 5 * time.Millisecond
+	w, r := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), short)
+	wentOff := w.alarm
+	w.WriteHeader(http.StatusOK)
+	<-r.Context().Done()
+	w.Stop()
+
+	for range 100 {
+		w2, _ := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), time.Hour)
+		if w2.alarm == wentOff {
+			t.Fatal("an alarm that went off was reused")
+		}
+		w2.Stop()
+	}
+
+	w, _ = Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), short)
+	w.WriteHeader(http.StatusOK)
+	w.Stop()
+	next, r := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), time.Hour)
+	next.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("late"))
+	time.Sleep(4 * short)
+	if r.Context().Err() != nil {
+		t.Fatal("a write after Stop cut the next watch's request")
+	}
+	next.Stop()
+}
+
+// A watch that ends before its alarm goes off allocates its context,
+// its cancel and the request watched, not a timer.
+func TestWatchAllocations(t *testing.T) {
+	r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	rec := httptest.NewRecorder()
+	var w Writer
+	allocs := testing.AllocsPerRun(100, func() {
+		w.Start(rec, r, time.Minute)
+		w.WriteHeader(http.StatusOK)
+		w.Stop()
+	})
+	if allocs > 3 {
+		t.Errorf("a watch allocates %v objects, want at most 3", allocs)
+	}
+}
