@@ -219,8 +219,9 @@ func (h *Chat) accept(w http.ResponseWriter, r *http.Request) (*request.Request,
 // (requestedModel, for the metrics).
 func letGoOfBody(r *http.Request, req *request.Request) {
 	ctx := r.Context()
-	stateOf(ctx).body = nil
-	caddyhttp.SetVar(ctx, chatRequestVar, &request.Request{Model: req.Model})
+	st := stateOf(ctx)
+	st.body, st.chatModel = nil, req.Model
+	caddyhttp.SetVar(ctx, chatRequestVar, nil)
 }
 
 // RecordUsage implements translator.UsageRecorder: a /v3 charge is

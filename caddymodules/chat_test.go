@@ -12,7 +12,8 @@ import (
 )
 
 // An open stream must not keep the request body and its parse in the
-// request's state and vars; the metrics still read the model after the handler.
+// request's state and vars; the metrics still read the model after the
+// handler, from the state.
 func TestLetGoOfBodyKeepsOnlyTheModel(t *testing.T) {
 	vars := map[string]any{}
 	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, vars)
@@ -26,12 +27,8 @@ func TestLetGoOfBodyKeepsOnlyTheModel(t *testing.T) {
 	if stateOf(ctx).body != nil {
 		t.Error("the request body is still held in the request's state")
 	}
-	kept, _ := vars[chatRequestVar].(*request.Request)
-	switch {
-	case kept == nil:
-		t.Fatal("the parse's model is gone from the request's vars")
-	case kept == req, kept.Messages != nil:
-		t.Errorf("the request's vars still hold the parsed messages: %+v", kept)
+	if kept, ok := vars[chatRequestVar]; ok {
+		t.Errorf("the request's vars still hold the parse: %+v", kept)
 	}
 	if got := requestedModel(r); got != "m" {
 		t.Errorf("requestedModel = %q, want %q", got, "m")

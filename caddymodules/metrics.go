@@ -69,6 +69,9 @@ func (s *requestState) requestedModel(r *http.Request) string {
 	if m := s.v1Model(); m != "" {
 		return m
 	}
+	if s.chatModel != "" {
+		return s.chatModel
+	}
 	if v, ok := caddyhttp.GetVar(r.Context(), chatRequestVar).(*request.Request); ok && v != nil {
 		return v.Model
 	}

@@ -40,6 +40,10 @@ type requestState struct {
 	// v1 is made by the first /v1 handler to need it (forV1); nil on a
 	// request no /v1 handler saw.
 	v1 *v1State
+
+	// chatModel is the model a /v3 chat body asked for, kept for the
+	// metrics once the chat handler has let go of the body's parse.
+	chatModel string
 }
 
 // v1State is what the /v1 handlers (the admission step on a /v1 body,
