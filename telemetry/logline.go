@@ -3,14 +3,14 @@ package telemetry
 import (
 	"strings"
 
-	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/storage"
 )
 
-// The fields a LogLine keeps, in the order the line shows them.
+// The fields a LogLine keeps, in the order the line shows them (bits of
+// LogLine.set).
 const (
 	lineRequestID = iota
 	lineChargeID
@@ -33,25 +33,60 @@ const (
 // request and charge ids, account and key, models, upstream, tokens,
 // cents, error code: docs/operations.md), kept in place and written by a
 // logger as one inline field, at the line's top level: one field for the
-// logger to hold instead of a dozen, each set anew. It belongs to the
-// request's goroutine.
+// logger to hold instead of a dozen, each set anew. It keeps the values
+// alone, the names being the line's: every request's state holds one
+// for as long as the request lasts, a stream's included, and fourteen
+// zap.Fields were 900 bytes of it. It belongs to the request's goroutine.
 type LogLine struct {
-	fields [lineFields]zap.Field
-	set    uint32 // bit i: fields[i] holds a value
+	requestID, chargeID, accountID, keyID   string
+	model, modelServed, upstream, errorCode string
+
+	attempts, fallbacks                  int64
+	promptTokens, completionTokens, cost int64
+	estimated                            bool
+
+	set uint16 // bit i: the line's field i holds a value
 }
 
-// put keeps f as the line's field i, replacing what it held.
-func (l *LogLine) put(i int, f zap.Field) {
-	l.fields[i] = f
-	l.set |= 1 << i
-}
+// has marks the line's field i as holding a value.
+func (l *LogLine) has(i int) { l.set |= 1 << i }
 
-// MarshalLogObject writes the fields that hold a value, as Caddy would
-// have written each of them from ExtraLogFields.
+// MarshalLogObject writes the fields that hold a value, in the line's
+// order, as Caddy would have written each of them from ExtraLogFields.
 func (l *LogLine) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	for i := range l.fields {
-		if l.set&(1<<i) != 0 {
-			l.fields[i].AddTo(enc)
+	for i := range lineFields {
+		if l.set&(1<<i) == 0 {
+			continue
+		}
+		switch i {
+		case lineRequestID:
+			enc.AddString("request_id", l.requestID)
+		case lineChargeID:
+			enc.AddString("charge_id", l.chargeID)
+		case lineAccountID:
+			enc.AddString("account_id", l.accountID)
+		case lineKeyID:
+			enc.AddString("key_id", l.keyID)
+		case lineModel:
+			enc.AddString("model", l.model)
+		case lineModelServed:
+			enc.AddString("model_served", l.modelServed)
+		case lineUpstream:
+			enc.AddString("upstream", l.upstream)
+		case lineUpstreamAttempts:
+			enc.AddInt64("upstream_attempts", l.attempts)
+		case lineModelFallbacks:
+			enc.AddInt64("model_fallbacks", l.fallbacks)
+		case linePromptTokens:
+			enc.AddInt64("prompt_tokens", l.promptTokens)
+		case lineCompletionTokens:
+			enc.AddInt64("completion_tokens", l.completionTokens)
+		case lineCostCents:
+			enc.AddInt64("cost_cents", l.cost)
+		case lineUsageEstimated:
+			enc.AddBool("usage_estimated", l.estimated)
+		case lineErrorCode:
+			enc.AddString("error_code", l.errorCode)
 		}
 	}
 	return nil
@@ -67,49 +102,51 @@ const maxLoggedModel = 128
 // log the upstream they chose), its one upstream.
 func (l *LogLine) Outcome(model, code, upstream string) {
 	if model != "" {
-		l.put(lineModel, zap.String("model", clip.Runes(model, maxLoggedModel)))
+		l.model = clip.Runes(model, maxLoggedModel)
+		l.has(lineModel)
 		if upstream != "" && (code == CodeNone || strings.HasPrefix(code, "upstream_")) {
-			l.put(lineUpstream, zap.String("upstream", upstream))
+			l.upstream = upstream
+			l.has(lineUpstream)
 		}
 	}
 	if code != "" && code != CodeNone {
-		l.put(lineErrorCode, zap.String("error_code", code))
+		l.errorCode = code
+		l.has(lineErrorCode)
 	}
 }
 
 // Charged keeps a charged request's usage: the model that answered, its
 // tokens and cents, and the upstream that served it.
 func (l *LogLine) Charged(rec storage.UsageRecord, cents int64) {
-	l.put(lineModelServed, zap.String("model_served", clip.Runes(rec.Model, maxLoggedModel)))
-	l.put(linePromptTokens, zap.Int64("prompt_tokens", rec.PromptTokens))
-	l.put(lineCompletionTokens, zap.Int64("completion_tokens", rec.CompletionTokens))
-	l.put(lineCostCents, zap.Int64("cost_cents", cents))
-	l.put(lineUsageEstimated, zap.Bool("usage_estimated", rec.Estimated))
+	l.modelServed = clip.Runes(rec.Model, maxLoggedModel)
+	l.promptTokens, l.completionTokens, l.cost, l.estimated = rec.PromptTokens, rec.CompletionTokens, cents, rec.Estimated
+	l.set |= 1<<lineModelServed | 1<<linePromptTokens | 1<<lineCompletionTokens | 1<<lineCostCents | 1<<lineUsageEstimated
 	if rec.Upstream != "" {
-		l.put(lineUpstream, zap.String("upstream", rec.Upstream))
+		l.upstream = rec.Upstream
+		l.has(lineUpstream)
 	}
 }
 
 // Request keeps the ids of the request and of its charge.
 func (l *LogLine) Request(requestID, chargeID string) {
-	l.put(lineRequestID, zap.String("request_id", requestID))
-	l.put(lineChargeID, zap.String("charge_id", chargeID))
+	l.requestID, l.chargeID = requestID, chargeID
+	l.set |= 1<<lineRequestID | 1<<lineChargeID
 }
 
 // Caller keeps the account and the key the request was made with.
 func (l *LogLine) Caller(accountID, keyID string) {
-	l.put(lineAccountID, zap.String("account_id", accountID))
-	l.put(lineKeyID, zap.String("key_id", keyID))
+	l.accountID, l.keyID = accountID, keyID
+	l.set |= 1<<lineAccountID | 1<<lineKeyID
 }
 
 // Served keeps the upstream and the model of a model pool that
 // answered, after attempts tries, and, from 0 up, the fallback models
 // tried before it (fallbacks < 0: not counted here).
 func (l *LogLine) Served(upstream, model string, attempts, fallbacks int) {
-	l.put(lineUpstream, zap.String("upstream", upstream))
-	l.put(lineModelServed, zap.String("model_served", model))
-	l.put(lineUpstreamAttempts, zap.Int("upstream_attempts", attempts))
+	l.upstream, l.modelServed, l.attempts = upstream, model, int64(attempts)
+	l.set |= 1<<lineUpstream | 1<<lineModelServed | 1<<lineUpstreamAttempts
 	if fallbacks >= 0 {
-		l.put(lineModelFallbacks, zap.Int("model_fallbacks", fallbacks))
+		l.fallbacks = int64(fallbacks)
+		l.has(lineModelFallbacks)
 	}
 }

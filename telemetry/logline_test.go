@@ -80,3 +80,25 @@ func TestLogLineOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLineWritesInTheLinesOrder: whatever order the fields were kept
+// in, the line writes them in one order, so that lines read alike.
+func TestLogLineWritesInTheLinesOrder(t *testing.T) {
+	var l LogLine
+	l.Outcome("big", "upstream_timeout", "10.0.0.7:8000")
+	l.Charged(storage.UsageRecord{Model: "small", PromptTokens: 9, CompletionTokens: 12}, 3)
+	l.Served("10.0.0.6:8000", "small", 2, 1)
+	l.Caller("acct_1", "key_1")
+	l.Request("req-1", "chg-1")
+	enc := zapcore.NewJSONEncoder(zapcore.EncoderConfig{})
+	buf, err := enc.EncodeEntry(zapcore.Entry{}, []zapcore.Field{zap.Inline(&l)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"request_id":"req-1","charge_id":"chg-1","account_id":"acct_1","key_id":"key_1","model":"big",` +
+		`"model_served":"small","upstream":"10.0.0.6:8000","upstream_attempts":2,"model_fallbacks":1,` +
+		`"prompt_tokens":9,"completion_tokens":12,"cost_cents":3,"usage_estimated":false,"error_code":"upstream_timeout"}`
+	if got := strings.TrimSpace(buf.String()); got != want {
+		t.Errorf("line\n%s\nwant\n%s", got, want)
+	}
+}
