@@ -13,7 +13,6 @@ import (
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/policy"
-	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/telemetry"
 )
 
@@ -88,41 +87,12 @@ func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp
 	// The handlers after this one see the request without the caller's
 	// key in its query.
 	next = scrubbingKey(r, next)
-	if !h.blocked(w, r) {
+	if !h.guard.blocked(w, r) {
 		err = h.serve(w, r, next, st, id)
 	}
 	panicked = false
 	return err
 }
-
-// blocked answers 429 to a request from a client address that keeps
-// failing authentication (ipGuard), before its key costs a look-up.
-func (h *Auth) blocked(w http.ResponseWriter, r *http.Request) bool {
-	if h.guard == nil {
-		return false
-	}
-	wait, blocked := h.guard.failures.Blocked(clientAddr(r))
-	if blocked {
-		writeRefusal(w, r, limits.AuthFailuresError(h.guard.failures, wait))
-	}
-	return blocked
-}
-
-// refuse answers a request whose authentication failed with err. A 401
-// counts against the client's address (ipGuard), and the one that goes
-// past its limit is answered 429 instead. The writer that counts it is
-// made here, for the refusal alone: every request through it would cost
-// two allocations and a writer more under the handlers after this one.
-func (h *Auth) refuse(w http.ResponseWriter, r *http.Request, err error) {
-	if h.guard != nil {
-		w = limits.NewFailureWriter(r.Context(), w, h.guard.failures, clientAddr(r), refusedHere, h.guard.warn)
-	}
-	writeRefusal(w, r, err)
-}
-
-// refusedHere tells refuse's writer that a 401 is the authentication's:
-// nothing else writes to it.
-func refusedHere() bool { return true }
 
 func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, st *requestState, id *policy.Identity) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
@@ -140,11 +110,11 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		}
 		// Nobody reads the body of a refused request: the server must
 		// not wait for it before answering.
-		h.refuse(w, r, err)
+		h.guard.refuse(w, r, err)
 		return nil
 	}
 	if err := policy.CheckKeyUse(p, clientIP(r), time.Now()); err != nil {
-		h.refuse(w, r, err)
+		h.guard.refuse(w, r, err)
 		return nil
 	}
 	r.Header.Del("Authorization")

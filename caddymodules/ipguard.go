@@ -55,14 +55,41 @@ func (g *ipGuard) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 	if g == nil {
 		return w, true
 	}
-	addr := clientAddr(r)
-	if wait, blocked := g.failures.Blocked(addr); blocked {
-		writeRefusal(w, r, limits.AuthFailuresError(g.failures, wait))
+	if g.blocked(w, r) {
 		return nil, false
 	}
-	return limits.NewFailureWriter(r.Context(), w, g.failures, addr,
+	return limits.NewFailureWriter(r.Context(), w, g.failures, clientAddr(r),
 		func() bool { return !authenticated(r) }, g.warn), true
 }
+
+// blocked answers 429 to a request from a client address that keeps
+// failing authentication, before its key costs a look-up.
+func (g *ipGuard) blocked(w http.ResponseWriter, r *http.Request) bool {
+	if g == nil {
+		return false
+	}
+	wait, blocked := g.failures.Blocked(clientAddr(r))
+	if blocked {
+		writeRefusal(w, r, limits.AuthFailuresError(g.failures, wait))
+	}
+	return blocked
+}
+
+// refuse answers a request whose authentication failed with err. A 401
+// counts against the client's address, and the one that goes past its
+// limit is answered 429 instead. switchyard_auth makes the writer that
+// counts it here, for the refusal alone, where admit's wraps every
+// request: two allocations and a writer more under the handlers after it.
+func (g *ipGuard) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if g != nil {
+		w = limits.NewFailureWriter(r.Context(), w, g.failures, clientAddr(r), refusedHere, g.warn)
+	}
+	writeRefusal(w, r, err)
+}
+
+// refusedHere tells refuse's writer that a 401 is the authentication's:
+// nothing else writes to it.
+func refusedHere() bool { return true }
 
 // clientAddr is the address failures are counted for: Caddy's client IP
 // (the remote address, or the forwarded one from a trusted proxy), with
