@@ -64,7 +64,7 @@ func (h *Models) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.H
 		return nil
 	}
 	p, _ := principalOf(r.Context())
-	w, shown, err := policy.ModelViewFor(w, r, "/v3", p)
+	w, shown, err := policy.ModelView(w, r, "/v3", p)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

@@ -164,7 +164,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	hf.Init(w)
 	w = hf
 	p, _ := principalOf(r.Context())
-	w, shown, err := policy.ModelViewFor(w, r, h.Prefix, p)
+	w, shown, err := policy.ModelView(w, r, h.Prefix, p)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

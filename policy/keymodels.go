@@ -17,10 +17,11 @@ import (
 // this is answered with 502 rather than shown unfiltered.
 const maxModelList = 4 << 20
 
-// ModelView applies the model allow-list of the key that authenticated r
-// (PrincipalFrom) to the model routes below prefix ("/v1", "/v3"): a key
-// limited to some models sees only those, whoever writes the answer (the
-// upstream, a model pool, the gateway itself).
+// ModelView applies the model allow-list of p, the principal that
+// authenticated r (the zero Principal for none), to the model routes
+// below prefix ("/v1", "/v3"): a key limited to some models sees only
+// those, whoever writes the answer (the upstream, a model pool, the
+// gateway itself).
 //
 // On GET prefix/models the returned writer holds a 200 answer back, drops
 // every entry of its data array whose id the key may not use, and writes
@@ -33,15 +34,7 @@ const maxModelList = 4 << 20
 // A list that cannot be read (not JSON, compressed, over maxModelList)
 // is answered with 502 upstream_unavailable: a key's allow-list fails
 // closed.
-func ModelView(w http.ResponseWriter, r *http.Request, prefix string) (_ http.ResponseWriter, done func(), _ error) {
-	p, _ := PrincipalFrom(r.Context())
-	return ModelViewFor(w, r, prefix, p)
-}
-
-// ModelViewFor is ModelView for the key of p, the principal that
-// authenticated r (the zero Principal for none): for a caller that knows
-// it without r's context.
-func ModelViewFor(w http.ResponseWriter, r *http.Request, prefix string, p Principal) (_ http.ResponseWriter, done func(), _ error) {
+func ModelView(w http.ResponseWriter, r *http.Request, prefix string, p Principal) (_ http.ResponseWriter, done func(), _ error) {
 	nothing := func() {}
 	if len(p.Controls.Models) == 0 || !strings.HasPrefix(r.URL.Path, prefix+"/models") {
 		return w, nothing, nil

@@ -31,12 +31,13 @@ type viewed struct {
 func serveView(p *Principal, method, path string, handler http.HandlerFunc) viewed {
 	r := httptest.NewRequest(method, path, nil)
 	r.Header.Set("Accept-Encoding", "gzip")
+	var caller Principal
 	if p != nil {
-		r = r.WithContext(WithPrincipal(r.Context(), *p))
+		caller = *p
 	}
 	var v viewed
 	v.rec = httptest.NewRecorder()
-	w, done, err := ModelView(v.rec, r, "/v1")
+	w, done, err := ModelView(v.rec, r, "/v1", caller)
 	if err != nil {
 		apierror.Write(w, err)
 		return v
@@ -187,8 +188,7 @@ func (r *interimRecorder) WriteHeader(status int) {
 func TestModelViewPassesErrorsAndInterimAnswers(t *testing.T) {
 	rec := &interimRecorder{ResponseRecorder: httptest.NewRecorder()}
 	r := httptest.NewRequest("GET", "/v1/models", nil)
-	r = r.WithContext(WithPrincipal(r.Context(), *keyFor("alpha")))
-	w, done, err := ModelView(rec, r, "/v1")
+	w, done, err := ModelView(rec, r, "/v1", *keyFor("alpha"))
 	if err != nil {
 		t.Fatal(err)
 	}
