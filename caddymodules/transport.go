@@ -16,10 +16,11 @@ func init() {
 
 // HTTPTransport is Caddy's `http` transport of reverse_proxy, with the
 // same options, whose plain connections write a request's body through
-// a pooled buffer (bodyconn). The gateway's reverse proxies use it:
-// a body past reverse_proxy's request_buffers reaches the transport as
-// a reader it does not know, which Caddy's own transport copies through
-// a buffer as large as the body (up to 32 KiB) made for each request.
+// a pooled buffer (bodyconn). The gateway's reverse proxies use it: a
+// body longer than the room the headers leave in the transport's write
+// buffer (4 KiB) goes out through the connection's ReadFrom, which
+// Caddy's own transport's connections do through a buffer as large as
+// the body (up to 32 KiB) made for each request.
 type HTTPTransport struct {
 	reverseproxy.HTTPTransport
 }
@@ -44,8 +45,9 @@ func (t *HTTPTransport) Provision(ctx caddy.Context) error {
 // copyBodiesThroughPool wraps the plain connections of t, provisioned,
 // in bodyconn.Conn. Only DialContext's: a TLS connection, whether the
 // transport wraps one of these or Caddy dials it (DialTLSContext, for a
-// server name with placeholders or the proxy protocol), is written with
-// Write only and would gain nothing. HTTP/3 dials no TCP connection.
+// server name with placeholders or the proxy protocol), must stay a
+// *tls.Conn for net/http to read what it negotiated, and the plain one
+// under it is written with Write only. HTTP/3 dials no TCP connection.
 func copyBodiesThroughPool(t *reverseproxy.HTTPTransport) {
 	t.Transport.DialContext = bodyconn.Dial(t.Transport.DialContext)
 }

@@ -1,14 +1,21 @@
 // Package bodyconn wraps a client's connections so that a request's
 // body is written through a pooled buffer.
 //
-// net/http's transport writes a body it does not know to be in memory
-// with the connection's ReadFrom, through an io.LimitedReader of the
-// body's length, and a *net.TCPConn's ReadFrom copies anything that is
-// neither a file nor a socket through a buffer it allocates for the
-// call, as large as the body (up to 32 KiB). A client's bodies are
+// net/http's transport writes an HTTP/1 request's body into its write
+// buffer after the headers and, once that is full and flushed, hands
+// the rest to the connection's ReadFrom, through an io.LimitedReader of
+// the body's length, in memory or not. A *net.TCPConn's ReadFrom copies
+// anything that is neither a file nor a socket through a buffer it
+// allocates for the call, as large as the rest (up to 32 KiB). A client's bodies are
 // never files or sockets, which the connection's own ReadFrom would
-// splice or send without a copy. A connection the transport wraps in
-// TLS is written with Write only and gains nothing.
+// splice or send without a copy.
+//
+// A TLS connection is left as it is: net/http reads the protocol it
+// negotiated (HTTP/2) and its state off the *tls.Conn, which a wrapper
+// would hide. Its body still goes through a buffer as large as the body
+// that io.Copy makes for the call, a *tls.Conn having no ReadFrom; the
+// plain connection under it is written with Write only, and gains
+// nothing from being wrapped.
 package bodyconn
 
 import (
