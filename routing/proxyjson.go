@@ -28,7 +28,11 @@ func UpstreamJSON(prefix, scheme, host, basePath string, dialTimeout, headerTime
 	hostname, _, _ := net.SplitHostPort(dial)
 
 	transport := map[string]any{
-		"protocol":                "http",
+		// Caddy's http transport, its connections writing a body longer
+		// than its write buffer through a pooled buffer where Caddy's
+		// would make one as large as the body for each request
+		// (caddymodules.HTTPTransport).
+		"protocol":                "switchyard_http",
 		"dial_timeout":            dialTimeout.String(),
 		"response_header_timeout": headerTimeout.String(),
 	}

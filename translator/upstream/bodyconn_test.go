@@ -1,73 +1,19 @@
 package upstream
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/internal/bodyconn"
 )
 
-// A round's body is written through bodyCopyConn's pooled buffer: it
-// arrives whole, and writing it allocates nothing of its size, where a
-// *net.TCPConn's own ReadFrom allocates a buffer as large as the body.
-func TestBodyCopyConnWritesWithoutABufferOfItsOwn(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-
-	body := bytes.Repeat([]byte("0123456789abcdef"), 600) // 9,600 bytes
-	const rounds = 50
-	// Read into room made beforehand, so that the reader allocates
-	// nothing while the copies are counted.
-	received := make(chan []byte)
-	got := make([]byte, rounds*len(body))
-	go func() {
-		n, _ := io.ReadFull(server, got)
-		received <- got[:n]
-	}()
-
-	conn := &bodyCopyConn{client}
-	copyOnce := func() {
-		// As the transport hands it over: the body behind a limit of
-		// its length.
-		n, err := conn.ReadFrom(io.LimitReader(bytes.NewReader(body), int64(len(body))))
-		if err != nil || n != int64(len(body)) {
-			t.Fatalf("ReadFrom: %d bytes, %v; want %d", n, err, len(body))
-		}
-	}
-	copyOnce() // the pool's first buffer
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range rounds - 1 {
-		copyOnce()
-	}
-	runtime.ReadMemStats(&after)
-	if perCopy := (after.TotalAlloc - before.TotalAlloc) / (rounds - 1); perCopy >= uint64(len(body))/2 {
-		t.Errorf("a copy of %d bytes allocated %d bytes", len(body), perCopy)
-	}
-	if got := <-received; !bytes.Equal(got, bytes.Repeat(body, rounds)) {
-		t.Errorf("the server read %d bytes, not the %d written", len(got), rounds*len(body))
-	}
-}
-
-// The client's own transport dials its connections as bodyCopyConns.
+// The client's own transport dials its connections as bodyconn.Conns,
+// which write a body through a pooled buffer.
 func TestOwnTransportDialsBodyCopyConns(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,7 +30,7 @@ func TestOwnTransportDialsBodyCopyConns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, ok := c.(*bodyCopyConn); !ok {
+	if _, ok := c.(*bodyconn.Conn); !ok {
 		t.Errorf("the transport dialed a %T", c)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyardhq/switchyard/internal/bodyconn"
 	"github.com/switchyardhq/switchyard/internal/clip"
 	"github.com/switchyardhq/switchyard/internal/jsonstr"
 	"github.com/switchyardhq/switchyard/internal/sse"
@@ -111,7 +112,7 @@ type watchdogTimer interface {
 // headWriteBuffer holds a request's line and headers, about 300 bytes:
 // a body reaches the connection past it (the transport flushes the
 // headers first for a body of the client's, then hands the body to
-// bodyCopyConn's ReadFrom). Longer headers still go out whole, in more
+// bodyconn.Conn's ReadFrom). Longer headers still go out whole, in more
 // writes.
 //
 // readBuffer holds what a read of the answer brought in beyond what was
@@ -154,7 +155,7 @@ func New(cfg Config) (*Client, error) {
 		connect := orDefault(cfg.ConnectTimeout, DefaultConnectTimeout)
 		u.client = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           dialBodyCopy((&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext),
+			DialContext:           bodyconn.Dial((&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext),
 			WriteBufferSize:       headWriteBuffer,
 			ReadBufferSize:        readBuffer,
 			TLSHandshakeTimeout:   connect,

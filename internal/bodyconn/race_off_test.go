@@ -1,0 +1,5 @@
+//go:build !race
+
+package bodyconn
+
+const raceEnabled = false
