@@ -153,7 +153,8 @@ func (ps *pools) Route(model string) ([]upstream.Target, bool) {
 }
 
 // poolTransport is the transport of a model's reverse_proxy: Caddy's own
-// HTTP transport, with what differs between the upstreams of one pool
+// HTTP transport, its long bodies written through a pooled buffer as
+// switchyard_http's are, with what differs between the upstreams of one pool
 // applied per upstream after reverse_proxy chose it: scheme, base path,
 // Host, key, and the model name in the body.
 type poolTransport struct {
@@ -176,6 +177,7 @@ func newPoolTransport(ctx caddy.Context, cfg *routing.Model, p *pool) (*poolTran
 		if err := t.Provision(ctx); err != nil {
 			return nil, fmt.Errorf("provisioning transport: %v", err)
 		}
+		copyBodiesThroughPool(t) // as switchyard_http's (transport.go)
 		return t, nil
 	}
 	t := &poolTransport{pool: p}
