@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +252,47 @@ func TestBodyReadTo(t *testing.T) {
 	r.ContentLength = 300
 	if b, err := br.ReadTo(httptest.NewRecorder(), r, "a", nil); err != nil || len(b) != 500 {
 		t.Errorf("a body longer than declared: %d bytes, %v; want all 500", len(b), err)
+	}
+}
+
+// A body read into buffers it outgrew, 4 KiB and each double up to its
+// length, allocates about its own length once those buffers were used
+// before: the next long body reuses them. Every buffer but the last is
+// given back; the body itself is never reused under a request.
+func TestBodyReusesTheBuffersItOutgrew(t *testing.T) {
+	const n = 20_000
+	br := newTestBodyReader(1<<20, 1<<20, 1<<20)
+	content := bytes.Repeat([]byte("x"), n)
+	read := func() []byte {
+		ctx, done := context.WithCancel(context.Background())
+		defer done() // the request ends: its memory goes back to the budget
+		r := bodyRequest(ctx, "a", bytes.NewReader(content), n, false)
+		b, err := br.read(httptest.NewRecorder(), r)
+		if err != nil || !bytes.Equal(b, content) {
+			t.Fatalf("%d bytes, %v", len(b), err)
+		}
+		return b
+	}
+	first := read()
+	least := uint64(math.MaxUint64)
+	for range 4 { // the least of a few rounds: a collection may empty the pools
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 20 {
+			read()
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, (after.TotalAlloc-before.TotalAlloc)/20)
+	}
+	if limit := uint64(n + n/2); least > limit && !raceEnabled {
+		t.Errorf("a body of %d allocated %d bytes a read, want at most %d", n, least, limit)
+	}
+	if second := read(); &second[0] == &first[0] {
+		t.Error("a body the request kept was handed out again")
+	}
+	for size, want := range map[int64]int{4 << 10: 0, 8 << 10: 1, 1 << 20: growBufferSizes - 1, 20_000: -1, 2 << 20: -1, 2 << 10: -1} {
+		if got := growBufferIndex(size); got != want {
+			t.Errorf("growBufferIndex(%d) = %d, want %d", size, got, want)
+		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/bits"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -65,7 +67,7 @@ func (br *Reader) ReadTo(w http.ResponseWriter, r *http.Request, account string,
 	// A byte of room past the declared length lets the read that meets
 	// the body's end find it in the buffer, where the one-byte probe
 	// below would be an allocation of its own.
-	body := make([]byte, 0, min(ceiling+1, uncountedBodyBytes))
+	body := takeBuffer(min(ceiling+1, uncountedBodyBytes))
 	lr := io.LimitedReader{R: r.Body, N: br.MaxBytes + 1}
 	for {
 		if len(body) == cap(body) {
@@ -93,8 +95,9 @@ func (br *Reader) ReadTo(w http.ResponseWriter, r *http.Request, account string,
 				return nil, e
 			}
 			held = grown - uncountedBodyBytes
-			body = append(make([]byte, 0, grown), body...)
-			body = append(body, one[0])
+			outgrown := body
+			body = append(append(takeBuffer(grown), body...), one[0])
+			giveBuffer(outgrown)
 			continue
 		}
 		n, err := lr.Read(body[len(body):cap(body)])
@@ -223,4 +226,48 @@ func errAccountShare() *apierror.Error {
 // zero, or of unknown length.
 func HasBody(r *http.Request) bool {
 	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+}
+
+// growBuffers keep the buffers a body outgrew, by size: 4 KiB, then
+// each double up to maxGrownBuffer. A body past its first buffer is read
+// into one twice as large, and so on, as its bytes arrive; all but the
+// last are garbage once it is copied on, about one and a half times the
+// body (28 KB for a prompt of 20 KB), which the next long body reuses.
+// The last buffer is the body the request keeps, pooled or not.
+var growBuffers [growBufferSizes]sync.Pool // *[]byte
+
+// maxGrownBuffer is the largest buffer kept for reuse: a larger one
+// would hold its memory, out of every budget, until a collection.
+// growBufferSizes counts the sizes from 4 KiB to it.
+const (
+	maxGrownBuffer  = 1 << 20
+	growBufferSizes = 9
+)
+
+// growBufferIndex is the pool of buffers of n bytes, or -1 for a size
+// that is not pooled.
+func growBufferIndex(n int64) int {
+	if n < uncountedBodyBytes || n > maxGrownBuffer || n&(n-1) != 0 {
+		return -1
+	}
+	return bits.Len64(uint64(n/uncountedBodyBytes)) - 1
+}
+
+// takeBuffer is an empty buffer of n bytes, a reused one if n is a
+// pooled size.
+func takeBuffer(n int64) []byte {
+	if i := growBufferIndex(n); i >= 0 {
+		if b, ok := growBuffers[i].Get().(*[]byte); ok {
+			return (*b)[:0]
+		}
+	}
+	return make([]byte, 0, n)
+}
+
+// giveBuffer keeps b, which nothing refers to any more, for reuse.
+func giveBuffer(b []byte) {
+	if i := growBufferIndex(int64(cap(b))); i >= 0 {
+		b = b[:0]
+		growBuffers[i].Put(&b)
+	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package body
+
+const raceEnabled = false
