@@ -10,22 +10,24 @@ import (
 	"github.com/switchyardhq/switchyard/internal/jsonscan"
 )
 
-// decodeChunk fills c from data, which json.Valid accepted, the way
-// json.Unmarshal would, for the shape almost every chunk of a stream has:
+// decodeChunk fills c from data the way json.Unmarshal would, for the
+// shape almost every chunk of a stream has:
 // text (or reasoning) in choices[].delta, a finish reason, usage. It
 // reports false for anything else, leaving c to json.Unmarshal: tool
 // calls, a legacy function call, an error member, Groq's x_groq,
 // llama.cpp's timings, a whole message, a key
 // that appears twice or differs from one of ours only in case (which
 // json.Unmarshal would take as ours), an escaped key, a number that is
-// not a plain integer, a value of an unexpected type.
+// not a plain integer, a value of an unexpected type; and for data that
+// is not valid JSON as json.Valid has it, which it checks while it reads
+// the chunk's members (one pass where json.Valid was another).
 //
 // It exists because reflection-driven decoding of every chunk was the
 // largest single cost of relaying a stream (BenchmarkDecodeChunk);
 // FuzzDecodeChunk holds it to json.Unmarshal's answers.
 func decodeChunk(data []byte, c *wireChunk) bool {
 	known := []string{"choices", "usage", "error", "x_groq", "timings"}
-	return members(data, known, func(key string, v []byte) bool {
+	return membersOf(jsonscan.ValidMembers, data, known, func(key string, v []byte) bool {
 		switch key {
 		case "x_groq", "timings":
 			return isNull(v) // usage elsewhere: the first and last chunks only
@@ -130,8 +132,15 @@ func decodeUsage(v []byte, c *wireChunk) bool {
 // reports false when v is not an object, a key is escaped, repeated, or
 // one of known but for case, or f reports false.
 func members(v []byte, known []string, f func(key string, value []byte) bool) bool {
+	return membersOf(jsonscan.Members, v, known, f)
+}
+
+// membersOf is members with the object split by scan: jsonscan.Members
+// for a value inside one already checked, jsonscan.ValidMembers for a
+// chunk not yet checked.
+func membersOf(scan func([]byte, func(key, value []byte) bool) bool, v []byte, known []string, f func(key string, value []byte) bool) bool {
 	var seen uint64 // bit i: known[i] was seen
-	return jsonscan.Members(v, func(rawKey, value []byte) bool {
+	return scan(v, func(rawKey, value []byte) bool {
 		if bytes.IndexByte(rawKey, '\\') >= 0 {
 			return false
 		}

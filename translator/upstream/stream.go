@@ -192,7 +192,7 @@ type wireDelta struct {
 
 func (s *Stream) chunk(data []byte) error {
 	var c wireChunk
-	if !json.Valid(data) || !decodeChunk(data, &c) {
+	if !decodeChunk(data, &c) {
 		c = wireChunk{}
 		if err := json.Unmarshal(data, &c); err != nil {
 			return &Error{Message: "malformed stream chunk", Err: err}
