@@ -6,9 +6,10 @@ import (
 	"github.com/switchyardhq/switchyard/internal/jsonscan"
 )
 
-// The request body is checked once with json.Valid; after that, objects
-// and arrays are split into their members by the functions below, which
-// trust that the input is valid. They exist for speed: an inline image
+// The request body is checked once, as json.Valid would, while its
+// top-level members are split (jsonscan.ValidMembers); after that,
+// objects and arrays are split into their members by the functions
+// below, which trust that the input is valid. They exist for speed: an inline image
 // makes one string of many megabytes, and every level of json.Unmarshal
 // into json.RawMessage would scan it twice more, while these skip a
 // string with bytes.IndexByte. They never panic on invalid input; they
@@ -39,18 +40,19 @@ import (
 // splitObject returns the members of a JSON object. A repeated key keeps
 // its last value, as encoding/json does.
 func splitObject(v []byte) (map[string]rawJSON, bool) {
-	out, _, ok := splitObjectFolded(v, false)
-	return out, ok
+	return splitMembers(jsonscan.Members, v, func(string) bool { return true })
 }
 
-// splitObjectFolded is splitObject that, when refuseFolded is set, also
-// reports the first key named twice in any letter case (dup), with false.
-func splitObjectFolded(v []byte, refuseFolded bool) (out map[string]rawJSON, dup string, ok bool) {
+// splitBody splits a request body not yet checked: it reports false,
+// too, when the body is not valid JSON as json.Valid has it, and, when
+// refuseFolded is set, the first key named twice in any letter case
+// (dup), with false.
+func splitBody(v []byte, refuseFolded bool) (out map[string]rawJSON, dup string, ok bool) {
 	var seen map[string]struct{}
 	if refuseFolded {
 		seen = make(map[string]struct{})
 	}
-	out, ok = splitMembers(v, func(key string) bool {
+	out, ok = splitMembers(jsonscan.ValidMembers, v, func(key string) bool {
 		if seen == nil {
 			return true
 		}
@@ -65,11 +67,11 @@ func splitObjectFolded(v []byte, refuseFolded bool) (out map[string]rawJSON, dup
 	return out, dup, ok
 }
 
-// splitMembers does the work of splitObject, asking keep of every key in
-// order; a false answer stops it with false.
-func splitMembers(v []byte, keep func(key string) bool) (map[string]rawJSON, bool) {
+// splitMembers does the work of splitObject and splitBody with scan,
+// asking keep of every key in order; a false answer stops it with false.
+func splitMembers(scan func([]byte, func(k, val []byte) bool) bool, v []byte, keep func(key string) bool) (map[string]rawJSON, bool) {
 	out := make(map[string]rawJSON)
-	ok := jsonscan.Members(v, func(k, val []byte) bool {
+	ok := scan(v, func(k, val []byte) bool {
 		key, ok := decodeString(rawJSON(k))
 		if !ok || !keep(key) {
 			return false

@@ -111,15 +111,16 @@ func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]r
 	if len(body) == 0 || body[0] != '{' {
 		return nil, nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
 	}
-	if !json.Valid(body) {
+	fields, dup, ok := splitBody(body, lim.Strict)
+	switch {
+	case ok:
+	case !json.Valid(body):
+		// Whatever else stopped the split: invalid JSON is said first.
 		var v any
 		return nil, nil, invalid(CodeInvalidJSON, "The request body is not valid JSON: "+jsonErrorText(json.Unmarshal(body, &v)))
-	}
-	fields, dup, ok := splitObjectFolded(body, lim.Strict)
-	if dup != "" {
+	case dup != "":
 		return nil, nil, invalid(CodeInvalidJSON, fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(dup, 40)))
-	}
-	if !ok {
+	default:
 		return nil, nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
 	}
 	req := &Request{Progress: hv.progress, IncludeCost: hv.includeCost, SessionID: hv.sessionID, Location: hv.location}

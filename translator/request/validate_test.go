@@ -338,6 +338,9 @@ func FuzzDecodeRequest(f *testing.F) {
 			return
 		}
 		// Whatever was accepted satisfies the rules.
+		if !json.Valid(body) {
+			t.Fatalf("accepted a body that is not valid JSON: %q", body)
+		}
 		if req.Model == "" || len(req.Messages) == 0 || len(req.Messages) > 64 {
 			t.Fatalf("accepted model %q with %d messages", req.Model, len(req.Messages))
 		}
@@ -372,4 +375,23 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A body whose JSON breaks anywhere, deep in a member the parse does not
+// read included, is refused as invalid JSON, which comes before any other
+// fault of it (a key named twice, a missing model).
+func TestInvalidJSONAnywhereIsRefusedFirst(t *testing.T) {
+	lim := Limits{Profile: policy.ProfileFor(policy.RevisionB), MaxMessages: 64, MaxObjects: 64, Strict: true}
+	for _, body := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"metadata":{"a":[1,]}}`,
+		`{"model":"m","Model":"n","messages":[],"x":tru}`,
+		`{"messages":[{"role":"user","content":"hi\x01"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]} x`,
+	} {
+		_, err := Parse([]byte(body), http.Header{}, lim)
+		var ae *apierror.Error
+		if !errors.As(err, &ae) || ae.Code != CodeInvalidJSON || !strings.Contains(ae.Message, "not valid JSON") {
+			t.Errorf("%s: %v, want invalid JSON", body, err)
+		}
+	}
 }
