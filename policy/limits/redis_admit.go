@@ -44,7 +44,15 @@ type admitCall struct {
 
 	reply []int64
 	err   error
-	done  chan struct{} // closed once reply and err are set
+	// done is closed once reply and err are set, for a caller that
+	// waits for another goroutine to send c (queued or handed over). A
+	// caller that sends c itself has the answer when it returns, and c
+	// has no channel.
+	done chan struct{}
+	// lone is the context c is sent in when it goes alone (sendLone):
+	// part of c, where a context with a timeout would be four
+	// allocations more.
+	lone deadlineCtx
 }
 
 // admitSHA is the admit script's SHA1, put in an interface once.
@@ -53,7 +61,7 @@ var admitSHA any = admitScript.Hash()
 // newAdmitCall builds the admit script's command for req, whose key's
 // state lives under owner's hash tag (KEYS and ARGV in redis_scripts.go).
 func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
-	c := &admitCall{req: req, done: make(chan struct{})}
+	c := &admitCall{req: req}
 	req = c.req // from here on, its fields are c's
 	res := &c.req.Reserve
 	if req.wantsLease() {
@@ -179,6 +187,7 @@ func (q *admitQueue) join(c *admitCall) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.busy {
+		c.done = make(chan struct{})
 		q.waiting = append(q.waiting, c)
 		return true
 	}
@@ -251,6 +260,7 @@ func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
 		r.sendOwn(c)
 		answered = true
 	default:
+		c.done = make(chan struct{})
 		r.handOver(c)
 	}
 	if !answered {
@@ -374,8 +384,6 @@ func (r *Redis) undoAbandoned(c *admitCall) {
 // instead would leave the queue marked busy, and every later admission
 // of the node waiting for a pipeline that never returns.
 func (r *Redis) sendAdmits(batch []*admitCall) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
 	var releases []release
 	handedOver := false // releases were passed to Redis.released
 	defer func() {
@@ -394,7 +402,9 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		abandoned := false
 		for _, c := range batch {
 			abandoned = !c.claim.CompareAndSwap(0, 1) || abandoned
-			close(c.done)
+			if c.done != nil {
+				close(c.done)
+			}
 		}
 		for _, c := range batch {
 			if abandoned && c.claim.Load() == 2 {
@@ -404,15 +414,11 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	}()
 	releases = r.releases.take()
 	if len(batch) == 1 && len(releases) == 0 {
-		c := batch[0]
-		cmd := c.cmd(ctx)
-		_ = r.client.Process(ctx, cmd)
-		c.reply, c.err = cmd.Result()
-		if noScript(c.err) {
-			c.reply, c.err = c.eval(ctx, r.client)
-		}
+		r.sendLone(batch[0])
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
 	if r.admits.pipe == nil {
 		r.admits.pipe = r.client.Pipeline()
 	}
@@ -432,5 +438,18 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			continue
 		}
 		c.reply, c.err = admits[i].Result()
+	}
+}
+
+// sendLone sends c, with nothing to go with it, as one command in its
+// own context, ended by the limiter's timeout.
+func (r *Redis) sendLone(c *admitCall) {
+	ctx := c.lone.start(r.timeout)
+	defer ctx.stop()
+	cmd := c.cmd(ctx)
+	_ = r.client.Process(ctx, cmd)
+	c.reply, c.err = cmd.Result()
+	if noScript(c.err) {
+		c.reply, c.err = c.eval(ctx, r.client)
 	}
 }
