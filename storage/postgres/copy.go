@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,12 +20,10 @@ import (
 // of its own: for the ledger writer's batches, about 3 KB of garbage a
 // charge.
 func copyRows(ctx context.Context, conn *pgx.Conn, table string, columns []string, rows [][]any) (int64, error) {
-	quoted := pgx.Identifier{table}.Sanitize()
-	cols := quotedColumns(columns)
+	st := copyStatementsOf(table, columns)
 	// Prepared once per connection, its name its text (Conn.Prepare):
 	// the columns' types, which the binary format needs.
-	describe := "select " + cols + " from " + quoted
-	sd, err := conn.Prepare(ctx, describe, describe)
+	sd, err := conn.Prepare(ctx, st.describe, st.describe)
 	if err != nil {
 		return 0, fmt.Errorf("statement description failed: %w", err)
 	}
@@ -48,8 +47,35 @@ func copyRows(ctx context.Context, conn *pgx.Conn, table string, columns []strin
 		}
 	}
 	*buf = data
-	tag, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), "copy "+quoted+" ( "+cols+" ) from stdin binary;")
+	tag, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), st.copy)
 	return tag.RowsAffected(), err
+}
+
+// copyStatements are the statements copyRows sends for one table and
+// its columns.
+type copyStatements struct {
+	columns  []string
+	describe string // the columns' types
+	copy     string // the COPY itself
+}
+
+// copyStatementsByTable keeps each table's copyStatements, made once:
+// the ledger writer copies into the same few tables, the same columns,
+// batch after batch.
+var copyStatementsByTable sync.Map // table → *copyStatements
+
+func copyStatementsOf(table string, columns []string) *copyStatements {
+	if st, ok := copyStatementsByTable.Load(table); ok && slices.Equal(st.(*copyStatements).columns, columns) {
+		return st.(*copyStatements)
+	}
+	quoted, cols := pgx.Identifier{table}.Sanitize(), quotedColumns(columns)
+	st := &copyStatements{
+		columns:  slices.Clone(columns),
+		describe: "select " + cols + " from " + quoted,
+		copy:     "copy " + quoted + " ( " + cols + " ) from stdin binary;",
+	}
+	copyStatementsByTable.Store(table, st)
+	return st
 }
 
 // quotedColumns is columns quoted as identifiers, comma separated.
