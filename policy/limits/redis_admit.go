@@ -444,8 +444,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 // sendLone sends c, with nothing to go with it, as one command in its
 // own context, ended by the limiter's timeout.
 func (r *Redis) sendLone(c *admitCall) {
-	ctx := c.lone.start(r.timeout)
-	defer ctx.stop()
+	ctx := c.lone.start(r.timeout, &r.loneDone)
 	cmd := c.cmd(ctx)
 	_ = r.client.Process(ctx, cmd)
 	c.reply, c.err = cmd.Result()

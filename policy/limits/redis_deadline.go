@@ -8,75 +8,72 @@ import (
 
 // deadlineCtx is a context that ends at its deadline and is never
 // cancelled otherwise, as context.WithTimeout(context.Background(), d)
-// is, for a lone admission's command (sendLone). Its Done channel, and
-// the timer that closes it, are made only when something asks for them:
-// the Redis client reads a call's deadline for its socket (Deadline),
-// and waits on Done only when it has to wait for a connection, so the
-// usual admission needs neither. WithTimeout makes the context, its
-// channel and its timer on every call.
+// is, for a lone admission's command (sendLone). It is part of the
+// admission's call, and its Done channel is shared with the lone
+// admissions whose deadlines fall in the same deadlineGrain
+// (deadlineChans): WithTimeout makes a context, a channel and a timer
+// for every call, and the Redis client asks for Done on every call.
+// The client sets its socket's deadline from Deadline, exact; Done
+// closes up to a grain after it.
 type deadlineCtx struct {
 	deadline time.Time
-
-	mu    sync.Mutex
-	done  chan struct{} // made by the first Done
-	timer *time.Timer   // closes done at the deadline
-	ended bool          // done is closed
+	done     <-chan struct{}
 }
 
-// start sets c to end d from now and returns it.
-func (c *deadlineCtx) start(d time.Duration) *deadlineCtx {
+// start sets c to end d from now, its Done channel from chans, and
+// returns it.
+func (c *deadlineCtx) start(d time.Duration, chans *deadlineChans) *deadlineCtx {
 	c.deadline = time.Now().Add(d)
+	c.done = chans.closedAt(c.deadline)
 	return c
-}
-
-// stop lets go of the timer, if Done made one: the command has
-// returned, and nothing waits for the deadline any more.
-func (c *deadlineCtx) stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.timer != nil {
-		c.timer.Stop()
-	}
 }
 
 func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
-func (c *deadlineCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if left := time.Until(c.deadline); left > 0 {
-			c.timer = time.AfterFunc(left, c.end)
-		} else {
-			c.endLocked()
-		}
-	}
-	return c.done
-}
+func (c *deadlineCtx) Done() <-chan struct{} { return c.done }
 
-// Err reports the deadline passed once it has, closing Done first if it
-// was made, so that Err is not nil only once Done is closed.
 func (c *deadlineCtx) Err() error {
-	if time.Now().Before(c.deadline) {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
 		return nil
 	}
-	c.end()
-	return context.DeadlineExceeded
 }
 
 func (c *deadlineCtx) Value(any) any { return nil }
 
-func (c *deadlineCtx) end() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.endLocked()
+// deadlineGrain is how late a lone admission's Done may close after its
+// deadline: a millisecond, against a limiter timeout of 150 ms by
+// default.
+const deadlineGrain = time.Millisecond
+
+// deadlineChans hands out channels each closed at a deadline rounded up
+// to a deadlineGrain, one channel and one timer for all the deadlines
+// that round to it. Deadlines made one after the other with the same
+// timeout only grow, so it keeps the latest channel alone.
+type deadlineChans struct {
+	mu   sync.Mutex
+	at   time.Time // the latest channel's closing time
+	done chan struct{}
 }
 
-func (c *deadlineCtx) endLocked() {
-	// Without a channel yet, Done makes one closed.
-	if c.done != nil && !c.ended {
-		close(c.done)
-		c.ended = true
+// closedAt returns a channel closed once deadline has passed, at most a
+// deadlineGrain later.
+func (d *deadlineChans) closedAt(deadline time.Time) <-chan struct{} {
+	at := deadline.Truncate(deadlineGrain)
+	if at.Before(deadline) {
+		at = at.Add(deadlineGrain)
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done != nil && at.Equal(d.at) {
+		return d.done
+	}
+	done := make(chan struct{})
+	time.AfterFunc(time.Until(at), func() { close(done) })
+	if d.done == nil || at.After(d.at) {
+		d.at, d.done = at, done
+	}
+	return done
 }

@@ -8,70 +8,53 @@ import (
 )
 
 // A lone admission's context ends at its deadline as one of
-// context.WithTimeout does, whether Done was asked for before the
-// deadline, after it, or never.
+// context.WithTimeout does, at most a grain late, and its children with
+// it.
 func TestDeadlineCtxEndsAtItsDeadline(t *testing.T) {
-	var early deadlineCtx
-	ctx := early.start(20 * time.Millisecond)
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) <= 0 {
+	var chans deadlineChans
+	var c deadlineCtx
+	ctx := c.start(20*time.Millisecond, &chans)
+	d, ok := ctx.Deadline()
+	if !ok || time.Until(d) <= 0 {
 		t.Fatalf("deadline %v %v", d, ok)
 	}
 	if ctx.Err() != nil {
 		t.Fatal("ended before its deadline")
 	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("Done not closed at the deadline")
-	}
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("Err %v after Done", ctx.Err())
-	}
-
-	var late deadlineCtx
-	ctx = late.start(time.Millisecond)
-	time.Sleep(5 * time.Millisecond)
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("Err %v past the deadline", ctx.Err())
-	}
-	select {
-	case <-ctx.Done():
-	default:
-		t.Fatal("Done asked for past the deadline is not closed")
-	}
-
-	// A child sees the parent end.
-	var parent deadlineCtx
-	child, cancel := context.WithCancel(parent.start(10 * time.Millisecond))
+	child, cancel := context.WithCancel(ctx)
 	defer cancel()
-	select {
-	case <-child.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("a child did not end with its parent")
+	for _, ctx := range []context.Context{ctx, child} {
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("Done not closed at the deadline")
+		}
+		if time.Now().Before(d) {
+			t.Fatal("Done closed before the deadline")
+		}
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Fatalf("Err %v after Done", ctx.Err())
+		}
 	}
-	parent.stop()
 }
 
-// Stopped before its deadline, as sendLone stops it once the command
-// returns, it does not end early, and Err still reports the deadline
-// once it has passed.
-func TestDeadlineCtxStop(t *testing.T) {
-	var c deadlineCtx
-	ctx := c.start(10 * time.Millisecond)
-	done := ctx.Done()
-	ctx.stop()
-	select {
-	case <-done:
-		t.Fatal("stopping ended it")
-	default:
+// Deadlines within a grain share a channel; the next grain's, and an
+// earlier deadline's, have their own.
+func TestDeadlineChansShareAGrain(t *testing.T) {
+	var chans deadlineChans
+	base := time.Now().Add(time.Hour).Truncate(deadlineGrain)
+	first := chans.closedAt(base.Add(deadlineGrain / 4))
+	if chans.closedAt(base.Add(deadlineGrain)) != first {
+		t.Error("deadlines within a grain have channels of their own")
 	}
-	time.Sleep(15 * time.Millisecond)
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("Err %v past the deadline", ctx.Err())
+	next := chans.closedAt(base.Add(deadlineGrain + 1))
+	if next == first {
+		t.Error("the next grain's deadline shares the channel before it")
 	}
-	select {
-	case <-done:
-	default:
-		t.Fatal("Err past the deadline left Done open")
+	if early := chans.closedAt(base); early == first || early == next {
+		t.Error("an earlier deadline shares a later channel")
+	}
+	if chans.closedAt(base.Add(2*deadlineGrain)) != next {
+		t.Error("an earlier deadline replaced the latest channel")
 	}
 }
