@@ -99,7 +99,10 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 func (c *admitCall) strings(r *Redis, owner string) (mode any) {
 	req := &c.req
 	var ends [4]int
-	var buf [256]byte
+	// A billed admission's four keys and id, under the default prefix
+	// with the gateway's account and key ids, come to 330 – 380 bytes:
+	// room for them on the stack, where a smaller buffer grew on the heap.
+	var buf [512]byte
 	b := buf[:0]
 	switch {
 	case !req.Rate.Enabled():
