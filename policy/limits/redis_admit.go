@@ -25,16 +25,18 @@ type admitCall struct {
 	// nobody uses it (runAdmit): 0 open, 1 answered, 2 abandoned by
 	// the caller.
 	claim atomic.Int32
+	nkeys int8
 
-	// argv is the EVALSHA command, in buf. What changes from one
+	// The EVALSHA command is argc values of argv. What changes from one
 	// admission to the next it holds as pointers to the fields below and
 	// to req's: a pointer fits in an interface as it is, where a string
 	// or a number is copied to the heap first, an allocation apiece.
-	argv  []any
-	buf   [3 + 4 + 16]any
-	nkeys int
+	// (The counts are bytes beside claim so that a call, with the
+	// allocator's header of 8 bytes, fits in its size class of 768
+	// bytes, not 896.)
+	argc  int8
+	argv  [3 + 4 + 16]any
 	keys  [4]string
-	now   string
 	burst int
 	lease int // the lease limit; 0 for no lease
 	want  int64
@@ -58,6 +60,17 @@ type admitCall struct {
 // admitSHA is the admit script's SHA1, put in an interface once.
 var admitSHA any = admitScript.Hash()
 
+// serverNow is nowArg's "" for the server's clock, in an interface once.
+var serverNow any = ""
+
+// nowAny is nowArg in an interface, the usual "" without an allocation.
+func (r *Redis) nowAny() any {
+	if r.now == nil {
+		return serverNow
+	}
+	return r.nowArg()
+}
+
 // newAdmitCall builds the admit script's command for req, whose key's
 // state lives under owner's hash tag (KEYS and ARGV in redis_scripts.go).
 func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
@@ -73,13 +86,12 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 		c.nkeys = 4
 	}
 	mode := c.strings(r, owner)
-	c.now = r.nowArg()
 	c.burst = req.Rate.burst()
-	argv := append(c.buf[:0], "evalsha", admitSHA, c.nkeys)
+	argv := append(c.argv[:0], "evalsha", admitSHA, int(c.nkeys))
 	for i := range c.nkeys {
 		argv = append(argv, &c.keys[i])
 	}
-	argv = append(argv, &c.now, mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
+	argv = append(argv, r.nowAny(), mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
 		&c.lease, &c.id, r.leaseTTLArg)
 	if res.wanted() {
 		argv = append(argv, &c.want, &c.need, &res.Balance, r.balanceTTLArg)
@@ -87,7 +99,7 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 			argv = append(argv, &ks.Key, &ks.Period, &ks.Limit, &ks.Spent)
 		}
 	}
-	c.argv = argv
+	c.argc = int8(len(argv))
 	return c
 }
 
@@ -152,7 +164,7 @@ func (c *admitCall) member(cents int64) string {
 // answers integers only, read as such: no value of the answer is put in
 // an interface.
 func (c *admitCall) cmd(ctx context.Context) *redis.IntSliceCmd {
-	cmd := redis.NewIntSliceCmd(ctx, c.argv...)
+	cmd := redis.NewIntSliceCmd(ctx, c.argv[:c.argc]...)
 	cmd.SetFirstKeyPos(3)
 	return cmd
 }
@@ -160,7 +172,7 @@ func (c *admitCall) cmd(ctx context.Context) *redis.IntSliceCmd {
 // eval runs c as an EVAL, for a Redis that does not know the script
 // (restarted, or a replica that took over).
 func (c *admitCall) eval(ctx context.Context, client redis.Scripter) ([]int64, error) {
-	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:]...).Int64Slice()
+	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:c.argc]...).Int64Slice()
 }
 
 // admitQueue lets a node's concurrent admissions share round trips: while
