@@ -187,6 +187,10 @@ type admitQueue struct {
 	mu      sync.Mutex
 	busy    bool // a pipeline is in flight
 	waiting []*admitCall
+	// pipelineDone is the done channel of the admissions at the back of
+	// waiting. Those one pipeline carries share one (join), closed once
+	// their answers are in, where each had a channel of its own.
+	pipelineDone chan struct{}
 	// idle hands an admission that found no pipeline in flight to a
 	// sender waiting for one (Redis.sender).
 	idle chan *admitCall
@@ -202,7 +206,13 @@ func (q *admitQueue) join(c *admitCall) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.busy {
-		c.done = make(chan struct{})
+		// next takes the first maxAdmitPipeline of waiting at a time, so
+		// the admissions a pipeline carries are those that joined
+		// between two multiples of it.
+		if len(q.waiting)%maxAdmitPipeline == 0 {
+			q.pipelineDone = make(chan struct{})
+		}
+		c.done = q.pipelineDone
 		q.waiting = append(q.waiting, c)
 		return true
 	}
@@ -417,10 +427,8 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		abandoned := false
 		for _, c := range batch {
 			abandoned = !c.claim.CompareAndSwap(0, 1) || abandoned
-			if c.done != nil {
-				close(c.done)
-			}
 		}
+		closeDone(batch)
 		for _, c := range batch {
 			if abandoned && c.claim.Load() == 2 {
 				r.undoAbandoned(c)
@@ -453,6 +461,19 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			continue
 		}
 		c.reply, c.err = admits[i].Result()
+	}
+}
+
+// closeDone closes the done channels of batch, once each: the
+// admissions that queued for it share one (admitQueue.join), one handed
+// over has its own, one its caller sends has none.
+func closeDone(batch []*admitCall) {
+	var closed chan struct{}
+	for _, c := range batch {
+		if c.done != nil && c.done != closed {
+			close(c.done)
+			closed = c.done
+		}
 	}
 }
 
