@@ -18,8 +18,13 @@ import (
 // batch to the next. CopyFrom encodes into a buffer that starts at 1 KiB
 // on every call and grows by copying, through a pipe read by a goroutine
 // of its own: for the ledger writer's batches, about 3 KB of garbage a
-// charge.
+// charge. A connection configured for another query mode than pgx's
+// default (a DSN's default_query_exec_mode, say for a pooler that keeps
+// no prepared statements) copies with CopyFrom as that mode has it.
 func copyRows(ctx context.Context, conn *pgx.Conn, table string, columns []string, rows [][]any) (int64, error) {
+	if cfg := conn.Config(); cfg.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement || cfg.StatementCacheCapacity <= 0 {
+		return conn.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+	}
 	st := copyStatementsOf(table, columns)
 	// Prepared once per connection, its name its text (Conn.Prepare):
 	// the columns' types, which the binary format needs.

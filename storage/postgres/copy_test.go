@@ -77,3 +77,32 @@ func TestCopyRowsAsCopyFrom(t *testing.T) {
 		t.Error("a row of the wrong width was copied")
 	}
 }
+
+// On a connection in another query mode than the default, copyRows is
+// pgx's CopyFrom: a pooler may keep no prepared statement.
+func TestCopyRowsInSimpleProtocol(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE t (n BIGINT NOT NULL, s TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := copyRows(ctx, conn, "t", []string{"n", "s"}, [][]any{{int64(1), "a"}, {int64(2), nil}}); err != nil || n != 2 {
+		t.Fatalf("%d rows, %v", n, err)
+	}
+	var prepared int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements`).Scan(&prepared); err != nil {
+		t.Fatal(err)
+	}
+	if prepared != 0 {
+		t.Errorf("%d statements prepared", prepared)
+	}
+}
