@@ -25,16 +25,18 @@ type admitCall struct {
 	// nobody uses it (runAdmit): 0 open, 1 answered, 2 abandoned by
 	// the caller.
 	claim atomic.Int32
+	nkeys int8
 
-	// argv is the EVALSHA command, in buf. What changes from one
+	// The EVALSHA command is argc values of argv. What changes from one
 	// admission to the next it holds as pointers to the fields below and
 	// to req's: a pointer fits in an interface as it is, where a string
 	// or a number is copied to the heap first, an allocation apiece.
-	argv  []any
-	buf   [3 + 4 + 16]any
-	nkeys int
+	// (The counts are bytes beside claim so that a call, with the
+	// allocator's header of 8 bytes, fits in its size class of 768
+	// bytes, not 896.)
+	argc  int8
+	argv  [3 + 4 + 16]any
 	keys  [4]string
-	now   string
 	burst int
 	lease int // the lease limit; 0 for no lease
 	want  int64
@@ -44,16 +46,35 @@ type admitCall struct {
 
 	reply []int64
 	err   error
-	done  chan struct{} // closed once reply and err are set
+	// done is closed once reply and err are set, for a caller that
+	// waits for another goroutine to send c (queued or handed over). A
+	// caller that sends c itself has the answer when it returns, and c
+	// has no channel.
+	done chan struct{}
+	// lone is the context c is sent in when it goes alone (sendLone):
+	// part of c, where a context with a timeout would be four
+	// allocations more.
+	lone deadlineCtx
 }
 
 // admitSHA is the admit script's SHA1, put in an interface once.
 var admitSHA any = admitScript.Hash()
 
+// serverNow is nowArg's "" for the server's clock, in an interface once.
+var serverNow any = ""
+
+// nowAny is nowArg in an interface, the usual "" without an allocation.
+func (r *Redis) nowAny() any {
+	if r.now == nil {
+		return serverNow
+	}
+	return r.nowArg()
+}
+
 // newAdmitCall builds the admit script's command for req, whose key's
 // state lives under owner's hash tag (KEYS and ARGV in redis_scripts.go).
 func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
-	c := &admitCall{req: req, done: make(chan struct{})}
+	c := &admitCall{req: req}
 	req = c.req // from here on, its fields are c's
 	res := &c.req.Reserve
 	if req.wantsLease() {
@@ -65,13 +86,12 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 		c.nkeys = 4
 	}
 	mode := c.strings(r, owner)
-	c.now = r.nowArg()
 	c.burst = req.Rate.burst()
-	argv := append(c.buf[:0], "evalsha", admitSHA, c.nkeys)
+	argv := append(c.argv[:0], "evalsha", admitSHA, int(c.nkeys))
 	for i := range c.nkeys {
 		argv = append(argv, &c.keys[i])
 	}
-	argv = append(argv, &c.now, mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
+	argv = append(argv, r.nowAny(), mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
 		&c.lease, &c.id, r.leaseTTLArg)
 	if res.wanted() {
 		argv = append(argv, &c.want, &c.need, &res.Balance, r.balanceTTLArg)
@@ -79,7 +99,7 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 			argv = append(argv, &ks.Key, &ks.Period, &ks.Limit, &ks.Spent)
 		}
 	}
-	c.argv = argv
+	c.argc = int8(len(argv))
 	return c
 }
 
@@ -91,7 +111,10 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 func (c *admitCall) strings(r *Redis, owner string) (mode any) {
 	req := &c.req
 	var ends [4]int
-	var buf [256]byte
+	// A billed admission's four keys and id, under the default prefix
+	// with the gateway's account and key ids, come to 330 – 380 bytes:
+	// room for them on the stack, where a smaller buffer grew on the heap.
+	var buf [512]byte
 	b := buf[:0]
 	switch {
 	case !req.Rate.Enabled():
@@ -141,7 +164,7 @@ func (c *admitCall) member(cents int64) string {
 // answers integers only, read as such: no value of the answer is put in
 // an interface.
 func (c *admitCall) cmd(ctx context.Context) *redis.IntSliceCmd {
-	cmd := redis.NewIntSliceCmd(ctx, c.argv...)
+	cmd := redis.NewIntSliceCmd(ctx, c.argv[:c.argc]...)
 	cmd.SetFirstKeyPos(3)
 	return cmd
 }
@@ -149,7 +172,7 @@ func (c *admitCall) cmd(ctx context.Context) *redis.IntSliceCmd {
 // eval runs c as an EVAL, for a Redis that does not know the script
 // (restarted, or a replica that took over).
 func (c *admitCall) eval(ctx context.Context, client redis.Scripter) ([]int64, error) {
-	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:]...).Int64Slice()
+	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:c.argc]...).Int64Slice()
 }
 
 // admitQueue lets a node's concurrent admissions share round trips: while
@@ -164,6 +187,10 @@ type admitQueue struct {
 	mu      sync.Mutex
 	busy    bool // a pipeline is in flight
 	waiting []*admitCall
+	// pipelineDone is the done channel of the admissions at the back of
+	// waiting. Those one pipeline carries share one (join), closed once
+	// their answers are in, where each had a channel of its own.
+	pipelineDone chan struct{}
 	// idle hands an admission that found no pipeline in flight to a
 	// sender waiting for one (Redis.sender).
 	idle chan *admitCall
@@ -179,6 +206,13 @@ func (q *admitQueue) join(c *admitCall) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.busy {
+		// next takes the first maxAdmitPipeline of waiting at a time, so
+		// the admissions a pipeline carries are those that joined
+		// between two multiples of it.
+		if len(q.waiting)%maxAdmitPipeline == 0 {
+			q.pipelineDone = make(chan struct{})
+		}
+		c.done = q.pipelineDone
 		q.waiting = append(q.waiting, c)
 		return true
 	}
@@ -251,6 +285,7 @@ func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
 		r.sendOwn(c)
 		answered = true
 	default:
+		c.done = make(chan struct{})
 		r.handOver(c)
 	}
 	if !answered {
@@ -374,8 +409,6 @@ func (r *Redis) undoAbandoned(c *admitCall) {
 // instead would leave the queue marked busy, and every later admission
 // of the node waiting for a pipeline that never returns.
 func (r *Redis) sendAdmits(batch []*admitCall) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
 	var releases []release
 	handedOver := false // releases were passed to Redis.released
 	defer func() {
@@ -394,8 +427,8 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		abandoned := false
 		for _, c := range batch {
 			abandoned = !c.claim.CompareAndSwap(0, 1) || abandoned
-			close(c.done)
 		}
+		closeDone(batch)
 		for _, c := range batch {
 			if abandoned && c.claim.Load() == 2 {
 				r.undoAbandoned(c)
@@ -404,15 +437,11 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	}()
 	releases = r.releases.take()
 	if len(batch) == 1 && len(releases) == 0 {
-		c := batch[0]
-		cmd := c.cmd(ctx)
-		_ = r.client.Process(ctx, cmd)
-		c.reply, c.err = cmd.Result()
-		if noScript(c.err) {
-			c.reply, c.err = c.eval(ctx, r.client)
-		}
+		r.sendLone(batch[0])
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
 	if r.admits.pipe == nil {
 		r.admits.pipe = r.client.Pipeline()
 	}
@@ -432,5 +461,30 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			continue
 		}
 		c.reply, c.err = admits[i].Result()
+	}
+}
+
+// closeDone closes the done channels of batch, once each: the
+// admissions that queued for it share one (admitQueue.join), one handed
+// over has its own, one its caller sends has none.
+func closeDone(batch []*admitCall) {
+	var closed chan struct{}
+	for _, c := range batch {
+		if c.done != nil && c.done != closed {
+			close(c.done)
+			closed = c.done
+		}
+	}
+}
+
+// sendLone sends c, with nothing to go with it, as one command in its
+// own context, ended by the limiter's timeout.
+func (r *Redis) sendLone(c *admitCall) {
+	ctx := c.lone.start(r.timeout, &r.loneDone)
+	cmd := c.cmd(ctx)
+	_ = r.client.Process(ctx, cmd)
+	c.reply, c.err = cmd.Result()
+	if noScript(c.err) {
+		c.reply, c.err = c.eval(ctx, r.client)
 	}
 }

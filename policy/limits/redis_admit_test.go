@@ -164,3 +164,46 @@ func TestAdmitCallStrings(t *testing.T) {
 		}
 	}
 }
+
+// The admissions that queue share a done channel with exactly those
+// the same pipeline carries: next takes maxAdmitPipeline at a time.
+func TestQueuedAdmissionsShareTheirPipelinesDone(t *testing.T) {
+	var q admitQueue
+	if q.join(&admitCall{}) {
+		t.Fatal("the first admission queued")
+	}
+	joined := func(n int) {
+		for range n {
+			if !q.join(&admitCall{}) {
+				t.Fatal("an admission did not queue behind the pipeline in flight")
+			}
+		}
+	}
+	check := func(want int) {
+		t.Helper()
+		batch := q.next()
+		if len(batch) != want {
+			t.Fatalf("a batch of %d, want %d", len(batch), want)
+		}
+		for _, c := range batch {
+			if c.done == nil || c.done != batch[0].done {
+				t.Fatal("a batch's admissions do not share one done channel")
+			}
+		}
+		for _, c := range q.waiting {
+			if c.done == batch[0].done {
+				t.Fatal("an admission left waiting shares the done channel of the batch before it")
+			}
+		}
+	}
+	joined(2*maxAdmitPipeline + 5)
+	check(maxAdmitPipeline)
+	joined(maxAdmitPipeline - 10)
+	check(maxAdmitPipeline)
+	check(maxAdmitPipeline - 5)
+	joined(3)
+	check(3)
+	if q.next() != nil {
+		t.Fatal("a batch from an empty queue")
+	}
+}

@@ -70,6 +70,9 @@ type redisHold struct {
 	r       *Redis
 	renewal renewal // the holds' set and the mirror; member "<id>|<cents>"
 	end     *streamEnd
+	// settlement is the hold's, part of it rather than an allocation of
+	// its own: a hold is settled once (Hold.settleOnce).
+	settlement settlement
 }
 
 // startHold returns the handle of a hold the admit script has added,
@@ -88,7 +91,8 @@ func (r *Redis) startHold(account, id, balanceKey, holdsKey, member string, cent
 // slot's release and goes with it; else it is sent now (Settle) or
 // gathered (Handover).
 func (h *redisHold) settle(_ *Hold, charge int64, gathered bool) {
-	s := &settlement{balanceKey: h.renewal.keys[1], holdsKey: h.renewal.keys[0], member: h.renewal.member, charge: charge}
+	s := &h.settlement
+	*s = settlement{balanceKey: h.renewal.keys[1], holdsKey: h.renewal.keys[0], member: h.renewal.member, charge: charge}
 	switch {
 	case h.end.deferSettle(s):
 	case gathered:

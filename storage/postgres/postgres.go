@@ -166,10 +166,11 @@ func (t txn) Commit(ctx context.Context) error {
 
 func (t txn) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 
-// CopyRows implements sqlstore.RowCopier with COPY: pgx learns the
-// columns' types in one round trip and sends every row in the next.
+// CopyRows implements sqlstore.RowCopier with COPY: the columns' types
+// learnt once per connection, every row sent in one round trip
+// (copyRows).
 func (t txn) CopyRows(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
-	return t.tx.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+	return copyRows(ctx, t.tx.Conn(), table, columns, rows)
 }
 
 // Interface guards.

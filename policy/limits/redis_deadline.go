@@ -1,0 +1,79 @@
+package limits
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// deadlineCtx is a context that ends at its deadline and is never
+// cancelled otherwise, as context.WithTimeout(context.Background(), d)
+// is, for a lone admission's command (sendLone). It is part of the
+// admission's call, and its Done channel is shared with the lone
+// admissions whose deadlines fall in the same deadlineGrain
+// (deadlineChans): WithTimeout makes a context, a channel and a timer
+// for every call, and the Redis client asks for Done on every call.
+// The client sets its socket's deadline from Deadline, exact; Done
+// closes up to a grain after it.
+type deadlineCtx struct {
+	deadline time.Time
+	done     <-chan struct{}
+}
+
+// start sets c to end d from now, its Done channel from chans, and
+// returns it.
+func (c *deadlineCtx) start(d time.Duration, chans *deadlineChans) *deadlineCtx {
+	c.deadline = time.Now().Add(d)
+	c.done = chans.closedAt(c.deadline)
+	return c
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *deadlineCtx) Done() <-chan struct{} { return c.done }
+
+func (c *deadlineCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+func (c *deadlineCtx) Value(any) any { return nil }
+
+// deadlineGrain is how late a lone admission's Done may close after its
+// deadline: a millisecond, against a limiter timeout of 150 ms by
+// default.
+const deadlineGrain = time.Millisecond
+
+// deadlineChans hands out channels each closed at a deadline rounded up
+// to a deadlineGrain, one channel and one timer for all the deadlines
+// that round to it. Deadlines made one after the other with the same
+// timeout only grow, so it keeps the latest channel alone.
+type deadlineChans struct {
+	mu   sync.Mutex
+	at   time.Time // the latest channel's closing time
+	done chan struct{}
+}
+
+// closedAt returns a channel closed once deadline has passed, at most a
+// deadlineGrain later.
+func (d *deadlineChans) closedAt(deadline time.Time) <-chan struct{} {
+	at := deadline.Truncate(deadlineGrain)
+	if at.Before(deadline) {
+		at = at.Add(deadlineGrain)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done != nil && at.Equal(d.at) {
+		return d.done
+	}
+	done := make(chan struct{})
+	time.AfterFunc(time.Until(at), func() { close(done) })
+	if d.done == nil || at.After(d.at) {
+		d.at, d.done = at, done
+	}
+	return done
+}
