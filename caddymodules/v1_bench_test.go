@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,49 +38,58 @@ import (
 //	go test ./caddymodules -run '^$' -bench V1JSON -benchmem -cpuprofile cpu.pprof
 func BenchmarkV1JSON(b *testing.B) {
 	discardStderr(b)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(benchAnswerBody)))
-		_, _ = w.Write(benchAnswerBody)
-	}))
-	b.Cleanup(up.Close)
-	plain, gateway, key := loadV1Bench(b, up.Listener.Addr().String())
-
+	plain, gateway, key := loadV1Bench(b, drainingUpstream(b))
 	for _, c := range []struct {
 		name string
 		srv  *caddyhttp.Server
 	}{{"plain", plain}, {"switchyard", gateway}} {
-		b.Run(c.name, func(b *testing.B) {
-			req := func() *http.Request {
-				r := benchRequest()
-				r.Header.Set("Authorization", "Bearer "+key)
-				// As the server reads it off the wire.
-				r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
-				return r
-			}
-			for range 200 { // the key cached, the connections open
-				w := httptest.NewRecorder()
-				if c.srv.ServeHTTP(w, req()); w.Code != http.StatusOK {
-					b.Fatalf("%d %s", w.Code, w.Body)
-				}
-			}
-			refused := 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			before := processCPU(b)
-			for b.Loop() {
-				w := &benchWriter{header: make(http.Header)}
-				if c.srv.ServeHTTP(w, req()); w.status != http.StatusOK {
-					refused++
-				}
-			}
-			b.ReportMetric(float64(processCPU(b)-before)/float64(b.N), "cpu-ns/op")
-			if refused > 0 {
-				b.Fatalf("%d of %d requests were not answered 200", refused, b.N)
+		b.Run(c.name, func(b *testing.B) { benchServe(b, c.srv, key, 1) })
+	}
+}
+
+// benchServe serves the bench's /v1 JSON request with key through srv
+// b.N times from clients goroutines, after 200 to warm the key cache and
+// the connections, and reports the process's CPU per request besides the
+// allocations.
+func benchServe(b *testing.B, srv *caddyhttp.Server, key string, clients int) {
+	req := func() *http.Request {
+		r := benchRequest()
+		r.Header.Set("Authorization", "Bearer "+key)
+		// As the server reads it off the wire.
+		r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		return r
+	}
+	for range 200 {
+		w := httptest.NewRecorder()
+		if srv.ServeHTTP(w, req()); w.Code != http.StatusOK {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+	var refused atomic.Int64
+	serve := func() {
+		w := &benchWriter{header: make(http.Header)}
+		if srv.ServeHTTP(w, req()); w.status != http.StatusOK {
+			refused.Add(1)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	before := processCPU(b)
+	if clients == 1 {
+		for b.Loop() {
+			serve()
+		}
+	} else {
+		b.SetParallelism(max(clients/runtime.GOMAXPROCS(0), 1))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				serve()
 			}
 		})
+	}
+	b.ReportMetric(float64(processCPU(b)-before)/float64(b.N), "cpu-ns/op")
+	if n := refused.Load(); n > 0 {
+		b.Fatalf("%d of %d requests were not answered 200", n, b.N)
 	}
 }
 
@@ -108,10 +119,37 @@ func (w *benchWriter) Flush()                           {}
 func (w *benchWriter) SetReadDeadline(time.Time) error  { return nil }
 func (w *benchWriter) SetWriteDeadline(time.Time) error { return nil }
 
+// drainingUpstream is an upstream that reads a request's body whole and
+// answers the bench's chat completion; it returns its address.
+func drainingUpstream(tb testing.TB) string {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(benchAnswerBody)))
+		_, _ = w.Write(benchAnswerBody)
+	}))
+	tb.Cleanup(up.Close)
+	return up.Listener.Addr().String()
+}
+
 // loadV1Bench loads Caddyfile.example, its limits raised, with a plain
 // reverse_proxy site beside it, both in front of the upstream at
 // upAddr, and returns both servers and a funded key of the gateway.
 func loadV1Bench(b testing.TB, upAddr string) (plain, gateway *caddyhttp.Server, key string) {
+	b.Helper()
+	plainPort := setV1BenchEnv(b, upAddr)
+	example, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain, gateway = loadV1BenchConfig(b, string(example), benchLimits, upAddr, plainPort)
+	return plain, gateway, fundedKey(b, "bench")
+}
+
+// setV1BenchEnv sets the gateway's settings for loadV1BenchConfig, in front
+// of the upstream at upAddr, and returns the port of the plain site.
+func setV1BenchEnv(b testing.TB, upAddr string) (plainPort string) {
 	b.Helper()
 	addrs := testenv.FreeAddrs(b, 3)
 	_, port, _ := net.SplitHostPort(addrs[0])
@@ -122,19 +160,26 @@ func loadV1Bench(b testing.TB, upAddr string) (plain, gateway *caddyhttp.Server,
 	b.Setenv("SWITCHYARD_UPSTREAM", "http://"+upAddr+"/v1")
 	b.Setenv("SWITCHYARD_UPSTREAM_MODEL", "switchyard-demo")
 	b.Setenv("SWITCHYARD_REVISION", "B")
-	example, err := os.ReadFile("../Caddyfile.example")
-	if err != nil {
-		b.Fatal(err)
+	_, plainPort, _ = net.SplitHostPort(addrs[1])
+	return plainPort
+}
+
+// benchLimits are the limits loadV1Bench sets: a window of 10 ms as
+// bench/ has, and room for a fast machine.
+const benchLimits = "requests 1000 10ms\nstreams 100000"
+
+// loadV1BenchConfig loads the Caddyfile cfg with limits, one setting a
+// line, in its switchyard global block, and a plain reverse_proxy site
+// on plainPort beside it, and returns both servers.
+func loadV1BenchConfig(b testing.TB, cfg, limits, upAddr, plainPort string) (plain, gateway *caddyhttp.Server) {
+	b.Helper()
+	block := "\tswitchyard {\n\t\tlimits {\n\t\t\t" + strings.ReplaceAll(limits, "\n", "\n\t\t\t") + "\n\t\t}"
+	raised := strings.Replace(cfg, "\tswitchyard {", block, 1)
+	if raised == cfg {
+		b.Fatal("the Caddyfile has no switchyard global block to raise the limits in")
 	}
-	// A window of 10 ms as bench/ has, and room for a fast machine.
-	cfg := strings.Replace(string(example), "\tswitchyard {",
-		"\tswitchyard {\n\t\tlimits {\n\t\t\trequests 1000 10ms\n\t\t\tstreams 100000\n\t\t}", 1)
-	if cfg == string(example) {
-		b.Fatal("Caddyfile.example has no switchyard global block to raise the limits in")
-	}
-	_, plainPort, _ := net.SplitHostPort(addrs[1])
-	cfg += "\nhttp://:" + plainPort + " {\n\tbind 127.0.0.1\n\treverse_proxy " + upAddr + "\n}\n"
-	js, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
+	raised += "\nhttp://:" + plainPort + " {\n\tbind 127.0.0.1\n\treverse_proxy " + upAddr + "\n}\n"
+	js, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(raised), nil)
 	if err != nil {
 		b.Fatalf("adapting the Caddyfile: %v (%v)", err, warnings)
 	}
@@ -156,8 +201,7 @@ func loadV1Bench(b testing.TB, upAddr string) (plain, gateway *caddyhttp.Server,
 	if plain == nil || gateway == nil {
 		b.Fatal("the gateway's and the plain server were not both loaded")
 	}
-
-	return plain, gateway, fundedKey(b, "bench")
+	return plain, gateway
 }
 
 // fundedKey issues a key of a new account funded with $1,000 on the

@@ -70,20 +70,6 @@ func TestV1LongBodyArrivesWhole(t *testing.T) {
 	}
 }
 
-// drainingUpstream is an upstream that reads a request's body whole and
-// answers the bench's chat completion; it returns its address.
-func drainingUpstream(tb testing.TB) string {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(benchAnswerBody)))
-		_, _ = w.Write(benchAnswerBody)
-	}))
-	tb.Cleanup(up.Close)
-	return up.Listener.Addr().String()
-}
-
 // longChatBody is a chat completion request of about size bytes, its
 // length in one user message.
 func longChatBody(size int) string {
