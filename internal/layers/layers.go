@@ -36,7 +36,7 @@ var Order = [][]string{
 	{"storage/sqlite", "storage/postgres", "storage/storagetest"},
 	{"storage/sqlstore", "storage/blob/blobtest", "internal/testupstream"},
 	{"storage", "internal/body", "internal/httpstatus", "internal/demobackend", "internal/testenv", "internal/tokenizer"},
-	{"translator/wire", "storage/blob", "internal/apierror", "internal/sse", "internal/clip", "internal/configcheck", "internal/duration", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/linebuffer", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
+	{"translator/wire", "storage/blob", "internal/apierror", "internal/bodyconn", "internal/sse", "internal/clip", "internal/configcheck", "internal/duration", "internal/jsonscan", "internal/jsonstr", "internal/mediatype", "internal/fakeclock", "internal/guard", "internal/hmacsig", "internal/humantime", "internal/idle", "internal/layers", "internal/linebuffer", "internal/officetest", "internal/objectid", "internal/secrets", "internal/version", "files/internal/zipdir"},
 }
 
 // CaddyImporters are the only packages that may import Caddy, entries as
