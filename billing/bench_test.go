@@ -49,15 +49,21 @@ func BenchmarkMeterChunk(b *testing.B) {
 	}
 }
 
-// BenchmarkMeterStream is the metering of a whole /v1 stream as the bench
-// relays it: 20 content chunks, the usage chunk and the end.
-func BenchmarkMeterStream(b *testing.B) {
+// benchStream is a whole /v1 stream as the bench relays it: 20 content
+// chunks, the usage chunk and the end.
+func benchStream() []byte {
 	var stream []byte
 	for range 20 {
 		stream = append(stream, benchContentChunk...)
 	}
 	stream = append(stream, benchUsageChunk...)
-	stream = append(stream, "data: [DONE]\n\n"...)
+	return append(stream, "data: [DONE]\n\n"...)
+}
+
+// BenchmarkMeterStream is the metering of a whole /v1 stream as the bench
+// relays it: 20 content chunks, the usage chunk and the end.
+func BenchmarkMeterStream(b *testing.B) {
+	stream := benchStream()
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -75,12 +81,7 @@ func BenchmarkMeterStream(b *testing.B) {
 // that did not ask for usage: the meter asked for it on the client's
 // behalf, and relays the stream without its usage chunk.
 func BenchmarkMeterStreamUsageAdded(b *testing.B) {
-	var stream []byte
-	for range 20 {
-		stream = append(stream, benchContentChunk...)
-	}
-	stream = append(stream, benchUsageChunk...)
-	stream = append(stream, "data: [DONE]\n\n"...)
+	stream := benchStream()
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for b.Loop() {

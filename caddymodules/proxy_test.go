@@ -14,7 +14,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/switchyardhq/switchyard/internal/testenv"
-	"github.com/switchyardhq/switchyard/routing"
 )
 
 // A small body goes upstream in the same write as the request's headers,
@@ -34,15 +33,7 @@ func TestSmallBodyGoesUpstreamWithItsHeaders(t *testing.T) {
 	relay := packetRelay(t, sock, up.Listener.Addr().String(), &writes)
 	defer relay.Close()
 
-	cfg, err := routing.UpstreamJSON("/v1", "http", "upstream", "/v1", routing.DefaultDialTimeout, routing.DefaultResponseHeaderTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rp map[string]any
-	if err := json.Unmarshal(cfg, &rp); err != nil {
-		t.Fatal(err)
-	}
-	rp["handler"] = "reverse_proxy"
+	rp := upstreamProxy(t, "http", "upstream", nil)
 	rp["upstreams"] = []map[string]string{{"dial": "unixpacket/" + sock}}
 	front := testenv.FreeAddr(t)
 	caddyCfg, _ := json.Marshal(map[string]any{
