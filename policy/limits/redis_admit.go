@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -466,13 +467,18 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 
 // closeDone closes the done channels of batch, once each: the
 // admissions that queued for it share one (admitQueue.join), one handed
-// over has its own, one its caller sends has none.
+// over has its own, one its caller sends has none. A channel is closed
+// at its first admission in batch, whatever order they come in: a second
+// close would panic in the deferred completion that nothing recovers.
+// The search stops at the first admission that shares it, the batch's
+// first for the usual shared channel.
 func closeDone(batch []*admitCall) {
-	var closed chan struct{}
-	for _, c := range batch {
-		if c.done != nil && c.done != closed {
+	for i, c := range batch {
+		if c.done == nil {
+			continue
+		}
+		if !slices.ContainsFunc(batch[:i], func(p *admitCall) bool { return p.done == c.done }) {
 			close(c.done)
-			closed = c.done
 		}
 	}
 }

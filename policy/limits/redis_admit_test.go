@@ -207,3 +207,19 @@ func TestQueuedAdmissionsShareTheirPipelinesDone(t *testing.T) {
 		t.Fatal("a batch from an empty queue")
 	}
 }
+
+// A batch's done channels are closed once each, however its admissions
+// share them and in whatever order: a second close would panic where
+// nothing recovers.
+func TestCloseDoneClosesEachChannelOnce(t *testing.T) {
+	a, b := make(chan struct{}), make(chan struct{})
+	batch := []*admitCall{{done: a}, {done: b}, {done: a}, {}, {done: b}}
+	closeDone(batch)
+	for i, ch := range []chan struct{}{a, b} {
+		select {
+		case <-ch:
+		default:
+			t.Errorf("channel %d was left open", i)
+		}
+	}
+}
