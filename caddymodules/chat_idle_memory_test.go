@@ -49,7 +49,7 @@ const (
 //
 //	go test ./caddymodules -run '^$' -bench IdleStreamMemory -benchtime 1x
 func BenchmarkIdleStreamMemory(b *testing.B) {
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		b.Skip("memory under the race detector is the detector's")
 	}
 	n := 200
@@ -375,7 +375,7 @@ func TestIdleV3StreamStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens hundreds of connections")
 	}
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		t.Skip("memory under the race detector is the detector's")
 	}
 	up := startSilentBackend(t)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // v3StreamAnswer is a backend's streamed answer of one short sentence
@@ -163,7 +165,7 @@ func BenchmarkV3Request(b *testing.B) {
 //
 //	go test ./caddymodules -run '^$' -bench IdleStreamMemoryExample -benchtime 1x
 func BenchmarkIdleStreamMemoryExample(b *testing.B) {
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		b.Skip("memory under the race detector is the detector's")
 	}
 	discardStderr(b)

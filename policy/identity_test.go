@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 func TestNewIdentity(t *testing.T) {
@@ -60,7 +62,7 @@ func TestIdentityInitEchoAllocatesTheIdsAlone(t *testing.T) {
 	var id Identity
 	h, echo := http.Header{}, http.Header{}
 	id.InitEcho(h, echo)
-	if n := testing.AllocsPerRun(100, func() { id.InitEcho(h, echo) }); n != 1 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { id.InitEcho(h, echo) }); n != 1 && !testenv.RaceEnabled {
 		t.Errorf("%v allocations, want 1", n)
 	}
 }

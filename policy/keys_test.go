@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 func TestNewKeyFormat(t *testing.T) {
@@ -158,7 +159,7 @@ func TestKeyHasherIsHMACSHA256(t *testing.T) {
 			t.Errorf("Hash(%.20q) = %s, want %s", key, got, want)
 		}
 	}
-	if n := testing.AllocsPerRun(10, func() { h.Hash("sk-test") }); n != 1 && !raceEnabled {
+	if n := testing.AllocsPerRun(10, func() { h.Hash("sk-test") }); n != 1 && !testenv.RaceEnabled {
 		t.Errorf("Hash allocates %v times, want 1 (its result)", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/demobackend"
+	"github.com/switchyardhq/switchyard/internal/testenv"
 	"github.com/switchyardhq/switchyard/translator/request"
 )
 
@@ -59,7 +60,7 @@ func TestIdleStreamMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens hundreds of connections")
 	}
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		t.Skip("memory under the race detector is the detector's; make test runs this without it")
 	}
 	h := newHarness(t, harnessOptions{up: demobackend.Options{TimeToFirstToken: time.Hour}})

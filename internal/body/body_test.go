@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // bodyRequest is a POST of body by account; chunked hides its length.
@@ -286,7 +287,7 @@ func TestBodyReusesTheBuffersItOutgrew(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		least = min(least, (after.TotalAlloc-before.TotalAlloc)/20)
 	}
-	if limit := uint64(n + n/2); least > limit && !raceEnabled {
+	if limit := uint64(n + n/2); least > limit && !testenv.RaceEnabled {
 		t.Errorf("a body of %d allocated %d bytes a read, want at most %d", n, least, limit)
 	}
 	if second := read(); &second[0] == &first[0] {

@@ -7,6 +7,8 @@ import (
 	"net"
 	"runtime"
 	"testing"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // connPair is a client connection and the server's end of it.
@@ -62,7 +64,7 @@ func TestConnWritesWithoutABufferOfItsOwn(t *testing.T) {
 		copyOnce()
 	}
 	runtime.ReadMemStats(&after)
-	if perCopy := (after.TotalAlloc - before.TotalAlloc) / (rounds - 1); perCopy >= uint64(len(body))/2 && !raceEnabled {
+	if perCopy := (after.TotalAlloc - before.TotalAlloc) / (rounds - 1); perCopy >= uint64(len(body))/2 && !testenv.RaceEnabled {
 		t.Errorf("a copy of %d bytes allocated %d bytes", len(body), perCopy)
 	}
 	if got := <-received; !bytes.Equal(got, bytes.Repeat(body, rounds)) {

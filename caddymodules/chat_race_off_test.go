@@ -1,5 +1,0 @@
-//go:build !race
-
-package caddymodules
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package body
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package bodyconn
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package translator
-
-const raceEnabled = false
