@@ -292,7 +292,7 @@ func (q *releases) send() {
 // Redis or given up, so that a node shutting down after its ledger writer
 // committed sends every one of them; but at most flushWait after it was
 // called, so that a stop does not wait a lease TTL for a Redis that does
-// not answer (what is left then expires within LeaseTTL).
+// not answer (what is left then expires within LeaseTTL and a second).
 func (r *Redis) Flush() {
 	q := &r.releases
 	q.mu.Lock()
