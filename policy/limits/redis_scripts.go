@@ -194,8 +194,8 @@ func noScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "
 // holds can expire (hx) and one for each key's stream slots (sx:<key>):
 // the earliest expiry in the set when it was last looked at, lowered by
 // every hold or slot added since, or, for an empty set, now + TTL, as
-// whatever is added later expires later (a newer gateway's expiry is
-// rounded up, an older one's is not, so the hint is not). Renewals only
+// whatever is added later expires later (that hint is not rounded up:
+// an older gateway's member added later is not). Renewals only
 // push expiries back and releases only remove, so a hint never claims
 // more than holds. A member added lowers the hint to its expiry when
 // that expiry, rounded up, is earlier: compared as now + TTL, an
@@ -215,11 +215,11 @@ func noScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "
 // which is no earlier than its new member's expiry (rounded up, less
 // than a second later), it records that time. A later admission whose
 // member expires no later adds it without a PEXPIRE (whole expiries are
-// compared with no slack): with one TTL, every admission until now +
+// compared with no slack): with one TTL, every admission until its now +
 // TTL passes the last whole second at or before the recorded time, which
-// is more than none and at most a second after the one that extended.
-// An account admitting many requests a second extends each set about
-// once a second instead of on every admission. Why the set still
+// comes within a second of the admission that extended. An account
+// admitting many requests a second extends each set about once a second
+// instead of on every admission. Why the set still
 // lives as long as its longest member: it lived until the recorded time
 // when that was written, and since then its expiry has only been pushed
 // back (PEXPIRE GT, by admissions and renewals), or it was emptied,
