@@ -15,8 +15,9 @@ func scriptSeconds(t time.Time) float64 { return t.Sub(epoch2017).Seconds() }
 // TestRedisExpiryScoresAreWholeSeconds: the admission and the renewal
 // write a slot's and a hold's expiry as now + TTL rounded up to a whole
 // second, which a listpack keeps as an integer, never earlier than now +
-// TTL. The clock here stands a quarter of a second into a second, so a
-// score of now + TTL as it was would not be whole.
+// TTL, and the admission the sets' lives as whole seconds too. The clock
+// here stands a quarter of a second into a second, so none of them
+// would be whole otherwise.
 func TestRedisExpiryScoresAreWholeSeconds(t *testing.T) {
 	c := testRedisClient(t)
 	clock := newFakeClock()
@@ -47,6 +48,16 @@ func TestRedisExpiryScoresAreWholeSeconds(t *testing.T) {
 		}
 	}
 	check("admitted")
+	// The sets' lives, recorded when the admission extended them, are now
+	// + TTL + 1 s to the whole second below.
+	lives, err := c.HMGet(ctx, l.balanceKey("acct"), "hl", "sl:k").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lived := strconv.FormatFloat(math.Floor(scriptSeconds(clock.Now())+ttl.Seconds()+1), 'f', -1, 64)
+	if lives[0] != lived || lives[1] != lived {
+		t.Errorf("the sets' lives hl, sl:k = %v, %v, want %s (now + TTL + 1 s to the whole second below)", lives[0], lives[1], lived)
+	}
 
 	clock.Advance(10*time.Second + 300*time.Millisecond)
 	if kept, err := l.renew([]string{slots}, a.Lease.ID()); !kept || err != nil {
