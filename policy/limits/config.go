@@ -84,8 +84,9 @@ type Config struct {
 	// The same for concurrent-stream leases. Default: fail_open.
 	StreamPolicy string `json:"stream_policy,omitempty"`
 	// How long a stream's lease outlives its holder's last renewal: a node
-	// killed without warning frees its streams' slots within this time.
-	// Default: 30s.
+	// killed without warning frees its streams' slots within this time,
+	// and with Redis up to a second more (expiries are kept in whole
+	// seconds, rounded up). Default: 30s.
 	LeaseTTL duration.Duration `json:"lease_ttl,omitempty"`
 	// Number of gateway nodes. While Redis is down and limits fail open,
 	// each node enforces 1/Nodes of each limit, so that together they admit

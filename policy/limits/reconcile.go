@@ -31,7 +31,7 @@ type ReconcileResult struct {
 // the ledger (a charge whose settling lowers it again, or a credit the
 // mirror has yet to take in) only makes admissions stricter until the
 // mirror expires, never looser. Holds need nothing: those of a dead node
-// expire LeaseTTL after its last renewal.
+// expire LeaseTTL after its last renewal, and up to a second later.
 //
 // It walks the mirrors with SCAN and reads the ledger once per mirror,
 // so it costs one round trip to the ledger per account active within

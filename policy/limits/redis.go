@@ -43,10 +43,11 @@ type RedisConfig struct {
 	Prefix string
 	// Timeout bounds every Redis call. Default (0): 150ms.
 	Timeout time.Duration
-	// LeaseTTL is how long a lease outlives its last renewal. Holders
-	// renew every LeaseTTL/3, so a holder that dies without releasing
-	// (SIGKILL, lost network) frees its slots within LeaseTTL. Default
-	// (0): 30s.
+	// LeaseTTL is how long a lease outlives its last renewal, and up to
+	// a second more: its expiry is kept in whole seconds, rounded up
+	// (redis_scripts.go). Holders renew every LeaseTTL/3, so a holder
+	// that dies without releasing (SIGKILL, lost network) frees its slots
+	// within LeaseTTL and a second. Default (0): 30s.
 	LeaseTTL time.Duration
 	// BalanceTTL is how long an account's mirrored balance lives in Redis
 	// after it was seeded from a ledger balance; then the next request of

@@ -91,10 +91,9 @@ type release struct {
 	leaseKey, leaseID string      // the slot; leaseKey is empty for none
 	hold              *settlement // nil for none
 	queued            time.Time   // when it was added to the queue
-	// giveUp is when what it frees has expired in Redis anyway: one lease
-	// TTL after the last renewal, which came before the release was
-	// asked for, and a call's timeout for a renewal still on its way.
-	// Until then a release Redis did not confirm is tried again.
+	// giveUp is when what it frees has expired in Redis anyway
+	// (Redis.releaseGiveUp). Until then a release Redis did not confirm
+	// is tried again.
 	giveUp time.Time
 	tries  int // tries Redis did not confirm
 }
@@ -130,11 +129,20 @@ type releases struct {
 func (q *releases) add(rel release) {
 	now := time.Now()
 	rel.queued = now
-	rel.giveUp = now.Add(q.r.leaseTTL + q.r.timeout)
+	rel.giveUp = q.r.releaseGiveUp(now)
 	q.mu.Lock()
 	q.unsent++
 	q.queue = append(q.queue, rel)
 	q.startLocked()
+}
+
+// releaseGiveUp is when what a release asked for at now frees has
+// expired in Redis anyway: one lease TTL after the last renewal, which
+// came before the release was asked for, and the second its expiry is
+// rounded up by (redis_scripts.go), and a call's timeout for a renewal
+// still on its way.
+func (r *Redis) releaseGiveUp(now time.Time) time.Time {
+	return now.Add(r.leaseTTL + time.Second + r.timeout)
 }
 
 // enqueue queues rels, to be sent within the gather time of each, and
@@ -284,7 +292,7 @@ func (q *releases) send() {
 // Redis or given up, so that a node shutting down after its ledger writer
 // committed sends every one of them; but at most flushWait after it was
 // called, so that a stop does not wait a lease TTL for a Redis that does
-// not answer (what is left then expires within LeaseTTL).
+// not answer (what is left then expires within LeaseTTL and a second).
 func (r *Redis) Flush() {
 	q := &r.releases
 	q.mu.Lock()
@@ -436,6 +444,6 @@ func (r *Redis) settleHold(s settlement) {
 		r.releases.mu.Lock()
 		r.releases.unsent++
 		r.releases.mu.Unlock()
-		r.releases.retry([]release{{hold: again, queued: now, giveUp: now.Add(r.leaseTTL + r.timeout)}})
+		r.releases.retry([]release{{hold: again, queued: now, giveUp: r.releaseGiveUp(now)}})
 	}
 }

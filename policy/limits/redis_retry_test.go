@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // failHook fails the next armed pipelines or commands that match, as a
@@ -106,6 +108,33 @@ func TestRedisReleaseRetriedAfterAFailedCall(t *testing.T) {
 	eventually(t, "the slots whose release failed are free", func() bool { return slotFree(l, "a")() && slotFree(l, "b")() })
 	if h.hit.Load() != 1 {
 		t.Fatalf("%d releases failed; the test meant one", h.hit.Load())
+	}
+}
+
+// TestRedisReleaseTriedUntilWhatItFreesExpired: a release Redis never
+// confirms is tried again until what it frees has expired in Redis by
+// itself: a lease TTL after the last renewal, and the second an expiry
+// is rounded up by, not just the TTL.
+func TestRedisReleaseTriedUntilWhatItFreesExpired(t *testing.T) {
+	h := &failHook{match: func(cmd redis.Cmder) bool { return cmd.Name() == "zrem" }}
+	c := testRedisClient(t)
+	c.AddHook(h)
+	core, logs := observer.New(zap.WarnLevel)
+	ttl := 200 * time.Millisecond
+	l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), LeaseTTL: ttl, Timeout: 100 * time.Millisecond,
+		Breaker: BreakerConfig{Failures: 1000}, Logger: zap.New(core)})
+	lease := acquire(t, l, "k", 1)
+	h.armed.Store(1000)
+	released := time.Now()
+	lease.Release()
+	const gaveUp = "redis limiter gave up a release it could not send; what it frees has expired"
+	eventually(t, "the release is given up", func() bool { return logs.FilterMessage(gaveUp).Len() > 0 })
+	h.armed.Store(0)
+	if took := logs.FilterMessage(gaveUp).All()[0].Time.Sub(released); took < ttl+time.Second {
+		t.Fatalf("the release was given up %v after it was asked for, before its slot's TTL and a second (%v)", took, ttl+time.Second)
+	}
+	if !slotFree(l, "k")() {
+		t.Fatal("the slot of the release given up is still taken")
 	}
 }
 
