@@ -80,7 +80,9 @@ func TestCrashReleasesHolds(t *testing.T) {
 	}
 
 	// Every hold and lease was renewed last before the kill, so all have
-	// expired one TTL after it. The slack only absorbs scheduling.
+	// expired one TTL after it, and at most a second more: Redis keeps
+	// their expiries to the whole second, rounded up. The slack absorbs that
+	// second and scheduling.
 	time.Sleep(time.Until(killed.Add(leaseTTL)))
 	deadline := killed.Add(leaseTTL + expirySlack)
 	var survivorStreams []func()
