@@ -72,8 +72,7 @@ func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 
 // appendLogRows inserts the rows of args, from requestLogArgs, in tx.
 func (s *Store) appendLogRows(ctx context.Context, tx Tx, args []any) error {
-	return appendRows(ctx, tx, "request_log", requestLogCopyColumns,
-		`INSERT INTO request_log (`+requestLogColumns+`) VALUES `, s.dialect.PositionalParams, args)
+	return appendRows(ctx, tx, "request_log", requestLogCopyColumns, s.dialect.PositionalParams, args)
 }
 
 // RequestLogPage lists the account's entries q selects, newest first,
