@@ -49,8 +49,9 @@ func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 	const idLen = len(requestLogIDPrefix) + timeIDChars
 	buf := takeText()
 	defer putText(buf)
+	var random randomBase62 // one read of crypto/rand for many ids
 	for _, e := range entries {
-		*buf = appendTimeID(*buf, requestLogIDPrefix, micros(e.At))
+		*buf = random.appendTimeID(*buf, requestLogIDPrefix, micros(e.At))
 	}
 	entryIDs := string(*buf)
 	for i, e := range entries {

@@ -354,10 +354,11 @@ func chargeTexts(records []storage.UsageRecord, out []storage.Settlement, heads 
 	defer putText(buf)
 	text := *buf
 	ends := make([]int, 0, 2*len(records))
+	var random randomBase62 // one read of crypto/rand for many ids
 	for i := range chargeable(records, out, heads) {
 		u := &records[i]
 		start := len(text)
-		text = appendTimeID(text, "le_", at)
+		text = random.appendTimeID(text, "le_", at)
 		text = append(append(text, storage.ChargeReferencePrefix...), u.RequestID...)
 		ends = append(ends, len(text)-start)
 		text = appendChargeNote(text, *u)
