@@ -136,3 +136,26 @@ func TestSharedColumnsBounded(t *testing.T) {
 		t.Errorf("shared %b, want %b", got, 1<<3)
 	}
 }
+
+// A column is the same in every row only where each row has the first
+// row's value, of its type.
+func TestSameInColumn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vals []any // two columns, the first is checked
+		want bool
+	}{
+		{"strings", []any{"a", 1, "a", 2, "a", 3}, true},
+		{"a string differs", []any{"a", 1, "a", 2, "b", 3}, false},
+		{"ints", []any{int64(7), "x", int64(7), "y"}, true},
+		{"an int of another type", []any{int64(7), "x", 7, "y"}, false},
+		{"bools", []any{true, 0, true, 0}, true},
+		{"nils", []any{nil, 0, nil, 0}, true},
+		{"empty and nil", []any{"", 0, nil, 0}, false},
+		{"bytes never", []any{[]byte("a"), 0, []byte("a"), 0}, false},
+	} {
+		if got := sameInColumn(tc.vals, 2); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

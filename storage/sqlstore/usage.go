@@ -601,14 +601,7 @@ func sharedColumns(table string, chunk []any, cols, rows int) uint64 {
 	}
 	var same uint64
 	for c := range cols {
-		v := chunk[c]
-		i := c + cols
-		for ; i < len(chunk); i += cols {
-			if !sameArg(v, chunk[i]) {
-				break
-			}
-		}
-		if i >= len(chunk) {
+		if sameInColumn(chunk[c:], cols) {
 			same |= 1 << c
 		}
 	}
@@ -636,6 +629,33 @@ func sharedColumns(table string, chunk []any, cols, rows int) uint64 {
 		return same
 	}
 	return best
+}
+
+// sameInColumn tells whether every row's value in a column, vals[0],
+// vals[cols], vals[2*cols], ..., is the first one's, as sameArg would:
+// the type is switched on once for the column rather than for each row.
+func sameInColumn(vals []any, cols int) bool {
+	switch x := vals[0].(type) {
+	case string:
+		for i := cols; i < len(vals); i += cols {
+			if y, ok := vals[i].(string); !ok || y != x {
+				return false
+			}
+		}
+	case int64:
+		for i := cols; i < len(vals); i += cols {
+			if y, ok := vals[i].(int64); !ok || y != x {
+				return false
+			}
+		}
+	default:
+		for i := cols; i < len(vals); i += cols {
+			if !sameArg(x, vals[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sameArg tells whether a and b are the same value of the same type, of
