@@ -159,3 +159,25 @@ func TestSameInColumn(t *testing.T) {
 		}
 	}
 }
+
+// A batch's rows go in grouped by account, each account's in the order
+// they came, so that an account's rows share its id; rows in that order
+// already are used as they are.
+func TestInsertRowsGroupedByAccount(t *testing.T) {
+	columns := []string{"id", "account_id"}
+	args := []any{"r1", "acct_b", "r2", "acct_a", "r3", "acct_b", "r4", "acct_a"}
+	tx := &recordingTx{}
+	if err := insertRows(t.Context(), tx, "grouped_test", columns, true, args); err != nil {
+		t.Fatal(err)
+	}
+	want := []any{"r2", "acct_a", "r4", "acct_a", "r1", "acct_b", "r3", "acct_b"}
+	if len(tx.queries) != 1 || !slices.Equal(tx.args[0], want) {
+		t.Errorf("statements %q with %v, want one with %v", tx.queries, tx.args, want)
+	}
+	if got := groupByAccount([]any{"r1", "a", "r2", "a", "r3", "b"}, columns); got != nil {
+		t.Errorf("rows in account order regrouped: %v", *got)
+	}
+	if got := groupByAccount(args, []string{"id", "other"}); got != nil {
+		t.Errorf("rows without an account regrouped: %v", *got)
+	}
+}

@@ -527,6 +527,10 @@ var insertChunks = []int{16, 4, 1}
 // those of its neighbours (BenchmarkWriterBatch in storage/sqlite).
 func insertRows(ctx context.Context, tx Tx, table string, columns []string, positional bool, args []any) error {
 	cols := len(columns)
+	if grouped := groupByAccount(args, columns); grouped != nil {
+		defer putArgs(grouped)
+		args = *grouped
+	}
 	for rows := len(args) / cols; rows > 0; {
 		n := insertChunks[len(insertChunks)-1]
 		for _, c := range insertChunks {
@@ -548,6 +552,45 @@ func insertRows(ctx context.Context, tx Tx, table string, columns []string, posi
 		args, rows = args[n*cols:], rows-n
 	}
 	return nil
+}
+
+// groupByAccount is args with its rows in the order of their account_id
+// column, the rows of one account in the order they came, from argsPool;
+// nil where they are in that order already, or there is no such column.
+// Rows of one account side by side share its id and most often its key
+// in an INSERT, and go into the B-trees keyed by account one after the
+// other, near where the one before went: batches of charges to 4
+// accounts in turn cost 8% fewer instructions a charge
+// (BenchmarkWriterBatch). No statement of a batch depends on the order
+// of its rows: the ledger's seq numbers are given before.
+func groupByAccount(args []any, columns []string) *[]any {
+	cols := len(columns)
+	acc := slices.Index(columns, "account_id")
+	rows := len(args) / cols
+	if acc < 0 || rows < 3 {
+		return nil
+	}
+	account := func(r int) string {
+		s, _ := args[r*cols+acc].(string)
+		return s
+	}
+	sorted := true
+	for r := 1; r < rows && sorted; r++ {
+		sorted = account(r-1) <= account(r)
+	}
+	if sorted {
+		return nil
+	}
+	order := make([]int, rows)
+	for r := range order {
+		order[r] = r
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(account(a), account(b)) })
+	grouped := takeArgs(len(args))
+	for _, r := range order {
+		*grouped = append(*grouped, args[r*cols:(r+1)*cols]...)
+	}
+	return grouped
 }
 
 // execShared runs q, an insertStatement of the rows of chunk with the
