@@ -113,12 +113,25 @@ func dsn(path string) string {
 	// constraints needs, stay in memory instead of a temporary file
 	// written (and fsynced on close) by every such INSERT.
 	q.Add("_pragma", "temp_store(MEMORY)")
-	// Checkpoint the WAL every 10,000 pages (about 40 MB) instead of
+	// Pages of 8 KiB rather than SQLite's 4: every page a commit changed
+	// is a frame of the WAL, written with two system calls, and copied
+	// back to the database at the next checkpoint with two more; the
+	// ledger writer's charges fill pages of 8 KiB at two thirds of the
+	// frames. BenchmarkWriterBatch: 42% fewer writes and half the reads
+	// a charge, 6% less CPU; reads cost the same instructions
+	// (BenchmarkKeyRead). SQLite takes the size only while the file is
+	// empty: a database made before keeps its pages of 4 KiB, and is
+	// only rebuilt by a VACUUM outside WAL mode.
+	q.Add("_pragma", "page_size(8192)")
+	// Checkpoint the WAL every 5,000 pages (about 40 MB) instead of
 	// 1,000: a checkpoint copies each page once however many commits
 	// wrote it, and the ledger writer's commits write the same few pages
 	// (the ends of the ledger's indexes, the account rows) again and
-	// again. BenchmarkSettleUsageBatch: 12-17% less CPU per charge.
-	q.Add("_pragma", "wal_autocheckpoint(10000)")
+	// again. BenchmarkSettleUsageBatch: 12-17% less CPU per charge (at
+	// 10,000 pages of 4 KiB; a database of 4 KiB pages now checkpoints
+	// at 20 MB, which wrote as many pages: the copies are mostly of pages
+	// new since the last one).
+	q.Add("_pragma", "wal_autocheckpoint(5000)")
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
 }

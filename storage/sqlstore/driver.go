@@ -43,7 +43,8 @@ type Dialect struct {
 	// use ? rather than $1, $2, ...: SQLite binds a numbered parameter by
 	// looking its name up in a list it walks from the start, so binding
 	// the thousand parameters of a large INSERT took longer than running
-	// it.
+	// it. Only the few values its rows share are numbered (?1, ?2, ...;
+	// see insertRows).
 	PositionalParams bool
 	// Revision, if not nil, names the database's committed state without
 	// a query (storage.Keys.Revision).

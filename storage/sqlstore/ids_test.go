@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"crypto/rand"
 	"strings"
 	"testing"
 
@@ -59,5 +60,43 @@ func TestChargeNote(t *testing.T) {
 	got := chargeNote(storage.UsageRecord{Model: "svc-3", PromptTokens: 12, CompletionTokens: 345})
 	if want := "svc-3: 12 prompt + 345 completion tokens"; got != want {
 		t.Errorf("chargeNote = %q, want %q", got, want)
+	}
+}
+
+// A batch's ids come from one read of crypto/rand for many of them, and
+// stay as random: distinct, base62, every symbol about as frequent,
+// across the refills of the source.
+func TestBatchIDsShareReads(t *testing.T) {
+	reads := 0
+	randRead = func(b []byte) (int, error) { reads++; return rand.Read(b) }
+	t.Cleanup(func() { randRead = rand.Read })
+	const n = 4000
+	var src randomBase62
+	seen := make(map[string]bool, n)
+	counts := make(map[rune]int)
+	var buf []byte
+	for range n {
+		buf = src.appendTimeID(buf[:0], "rq_", 0x1234_5678_9abc)
+		id := string(buf)
+		if !strings.HasPrefix(id, "rq_0000123456789abc") || len(id) != len("rq_")+timeIDChars || seen[id] {
+			t.Fatalf("id %q: not a time id, or seen before", id)
+		}
+		seen[id] = true
+		for _, c := range id[len(id)-12:] {
+			if !strings.ContainsRune(base62, c) {
+				t.Fatalf("id %q has %q, not base62", id, c)
+			}
+			counts[c]++
+		}
+	}
+	// 12 characters an id, from 512 bytes a read less the 3% rejected.
+	if max := 1 + n*12/490; reads > max {
+		t.Errorf("%d ids took %d reads of crypto/rand, want at most %d", n, reads, max)
+	}
+	// 48000 characters over 62 symbols: about 774 each.
+	for _, c := range base62 {
+		if counts[c] < 600 {
+			t.Errorf("symbol %q appeared %d times in 48000, want about 774", c, counts[c])
+		}
 	}
 }

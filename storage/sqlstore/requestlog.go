@@ -49,8 +49,9 @@ func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 	const idLen = len(requestLogIDPrefix) + timeIDChars
 	buf := takeText()
 	defer putText(buf)
+	var random randomBase62 // one read of crypto/rand for many ids
 	for _, e := range entries {
-		*buf = appendTimeID(*buf, requestLogIDPrefix, micros(e.At))
+		*buf = random.appendTimeID(*buf, requestLogIDPrefix, micros(e.At))
 	}
 	entryIDs := string(*buf)
 	for i, e := range entries {
@@ -72,8 +73,7 @@ func requestLogArgs(entries []storage.RequestLogEntry) *[]any {
 
 // appendLogRows inserts the rows of args, from requestLogArgs, in tx.
 func (s *Store) appendLogRows(ctx context.Context, tx Tx, args []any) error {
-	return appendRows(ctx, tx, "request_log", requestLogCopyColumns,
-		`INSERT INTO request_log (`+requestLogColumns+`) VALUES `, s.dialect.PositionalParams, args)
+	return appendRows(ctx, tx, "request_log", requestLogCopyColumns, s.dialect.PositionalParams, args)
 }
 
 // RequestLogPage lists the account's entries q selects, newest first,
