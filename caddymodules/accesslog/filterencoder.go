@@ -199,7 +199,15 @@ func (f *filtering) Clone() zapcore.Encoder {
 }
 
 func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
-	if len(f.fields) == 0 && !slices.ContainsFunc(fields, f.touches) {
+	// A request that left its own fields to the encoder (RequestLine)
+	// has them written where Caddy puts its extra log fields, which they
+	// would have been the first of.
+	at := -1
+	line := f.requestLine(ent)
+	if line != nil {
+		at = extrasAt(fields)
+	}
+	if at < 0 && len(f.fields) == 0 && !slices.ContainsFunc(fields, f.touches) {
 		return f.wrapped.EncodeEntry(ent, fields)
 	}
 	// The wrapped encoder is handed the With's fields and then the
@@ -210,7 +218,14 @@ func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buf
 	out := outFields.Get().(*[]zapcore.Field)
 	c := collector{level: f.level, fields: (*out)[:0]}
 	c.addFiltered(f.fields)
-	c.addFiltered(fields)
+	if at < 0 {
+		c.addFiltered(fields)
+	} else {
+		inline := [1]zapcore.Field{zap.Inline(line)}
+		c.addFiltered(fields[:at])
+		c.addFiltered(inline[:])
+		c.addFiltered(fields[at:])
+	}
 	buf, err := f.wrapped.EncodeEntry(ent, c.fields)
 	clear(c.fields)
 	*out = c.fields[:0]
