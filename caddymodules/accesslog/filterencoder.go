@@ -174,10 +174,15 @@ type filtering struct {
 	level     *filterLevel
 	wrapped   zapcore.Encoder
 
-	// first holds the With's field when the logger it was cloned from
-	// had none, as Caddy's loggers have: the request, kept without an
-	// allocation of its own.
-	first [1]zapcore.Field
+	// first holds the With's fields when the logger it was cloned from
+	// had none, as Caddy's loggers have, without an allocation of their
+	// own: the request, which Caddy's server hands its loggers, and the
+	// upstream, the round trip's duration and the request, which
+	// reverse_proxy hands its logger on every request (eagerly, for a
+	// debug line a log at info drops). Room for one grew the list twice
+	// for those three: 384 bytes in two allocations, where the room for
+	// two more is 128 bytes in each clone's size class.
+	first [3]zapcore.Field
 }
 
 // unfiltered is the level of a With's fields, which are filtered when a

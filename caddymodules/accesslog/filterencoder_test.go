@@ -348,6 +348,24 @@ func TestFilterEncoderKeepsEachWithsFields(t *testing.T) {
 	}
 }
 
+// reverse_proxy hands its logger three fields by With on every request
+// (the upstream, the round trip's duration, the request), for a debug
+// line a log at info drops: the clone they make keeps them in itself,
+// one allocation, where its room for one field grew its list twice.
+func TestFilterEncoderKeepsThreeWithFieldsInTheClone(t *testing.T) {
+	_, ours := provisionedEncoders(t, exampleFormat)
+	core := zapcore.NewCore(ours, zapcore.AddSync(io.Discard), zapcore.InfoLevel)
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+	fields := []zapcore.Field{
+		zap.String("upstream", "127.0.0.1:8000"),
+		zap.Duration("duration", time.Millisecond),
+		zap.Object("request", caddyhttp.LoggableHTTPRequest{Request: req}),
+	}
+	if n := testing.AllocsPerRun(100, func() { core.With(fields) }); n > 2 {
+		t.Errorf("a With of three fields allocates %v objects, want the core's and its encoder's", n)
+	}
+}
+
 // BenchmarkRequestOnAnotherLog is what a request costs a log that writes
 // none of its lines, as the default log writes no access line: Caddy's
 // access logger takes the request by With and is checked once.
