@@ -220,8 +220,8 @@ func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buf
 	// filter made of it: a field adds itself to an encoder through one
 	// or more calls, and each call becomes a field again on the way
 	// through.
-	out := outFields.Get().(*[]zapcore.Field)
-	c := collector{level: f.level, fields: (*out)[:0]}
+	c := lineCollectors.Get().(*collector)
+	c.level = f.level
 	c.addFiltered(f.fields)
 	if at < 0 {
 		c.addFiltered(fields)
@@ -233,8 +233,8 @@ func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buf
 	}
 	buf, err := f.wrapped.EncodeEntry(ent, c.fields)
 	clear(c.fields)
-	*out = c.fields[:0]
-	outFields.Put(out)
+	c.fields, c.level = c.fields[:0], nil
+	lineCollectors.Put(c)
 	return buf, err
 }
 
@@ -252,10 +252,13 @@ func (c *collector) addFiltered(fields []zapcore.Field) {
 	}
 }
 
-// outFields are the fields handed to wrapped encoders, kept from one
-// line to the next: the wrapped encoder has written them when its
-// EncodeEntry returns, and a line's fields are a dozen or more.
-var outFields = sync.Pool{New: func() any { return new([]zapcore.Field) }}
+// lineCollectors collect the fields handed to wrapped encoders, kept
+// from one line to the next with their lists: the wrapped encoder has
+// written the fields when its EncodeEntry returns, and a line's fields
+// are a dozen or more. The collector itself is kept too: the filters
+// and the fields' AddTo take it as an encoder, an interface, which put
+// one made for the line on the heap.
+var lineCollectors = sync.Pool{New: func() any { return new(collector) }}
 
 // filterTo writes field to enc through its filter fl.
 func filterTo(enc zapcore.ObjectEncoder, fl logging.LogFieldFilter, field zapcore.Field) {

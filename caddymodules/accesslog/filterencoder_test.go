@@ -366,6 +366,24 @@ func TestFilterEncoderKeepsThreeWithFieldsInTheClone(t *testing.T) {
 	}
 }
 
+// A line with a filtered field is collected in a collector kept from
+// line to line, list and all: a field deleted by its filter costs the
+// line nothing.
+func TestFilterEncoderCollectsALineWithoutAllocating(t *testing.T) {
+	_, ours := provisionedEncoders(t, nestedFormat)
+	fields := []zapcore.Field{zap.String("secret", "s"), zap.Int("n", 1)}
+	ent := zapcore.Entry{Message: "line"}
+	if n := testing.AllocsPerRun(100, func() {
+		buf, err := ours.EncodeEntry(ent, fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Free()
+	}); n != 0 {
+		t.Errorf("a line with a deleted field allocates %v objects, want none", n)
+	}
+}
+
 // BenchmarkRequestOnAnotherLog is what a request costs a log that writes
 // none of its lines, as the default log writes no access line: Caddy's
 // access logger takes the request by With and is checked once.
