@@ -279,20 +279,29 @@ func addObject(enc zapcore.ObjectEncoder, l *filterLevel, key string, v zapcore.
 		return nil
 	}
 	if next := l.nested[key]; next != nil {
-		return enc.AddObject(key, nestedObject{level: next, object: v})
+		return enc.AddObject(key, newNestedObject(next, v))
 	}
 	return enc.AddObject(key, v)
 }
 
 // nestedObject is an object with filters on its fields: it marshals
-// itself through them.
+// itself through them, with the encoder it holds (nestedEncoder), one
+// allocation where the object boxed and its encoder were two.
 type nestedObject struct {
 	level  *filterLevel
 	object zapcore.ObjectMarshaler
+	enc    nestedEncoder
 }
 
-func (o nestedObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	return o.object.MarshalLogObject(&nestedEncoder{out: enc, level: o.level})
+func newNestedObject(level *filterLevel, object zapcore.ObjectMarshaler) *nestedObject {
+	return &nestedObject{level: level, object: object}
+}
+
+// MarshalLogObject writes the object to enc through the filters. An
+// object is written by the encoder of one line, once.
+func (o *nestedObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	o.enc = nestedEncoder{out: enc, level: o.level}
+	return o.object.MarshalLogObject(&o.enc)
 }
 
 // nestedEncoder filters the fields of one nested object on their way to

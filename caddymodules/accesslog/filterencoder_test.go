@@ -426,3 +426,23 @@ func (c notThisLogger) With(fields []zapcore.Field) zapcore.Core {
 func (notThisLogger) Check(_ zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	return ce
 }
+
+// An object with filters on its fields is written through them with
+// one allocation, the object and the encoder that filters its fields
+// together.
+func TestNestedObjectIsOneAllocation(t *testing.T) {
+	l := new(filterLevel)
+	l.add([]string{"outer", "secret"}, new(logging.DeleteFilter))
+	obj := zapcore.ObjectMarshalerFunc(func(enc zapcore.ObjectEncoder) error {
+		enc.AddString("secret", "s")
+		enc.AddString("name", "n")
+		return nil
+	})
+	enc := new(marshalCounter)
+	if n := testing.AllocsPerRun(100, func() { _ = addObject(enc, l, "outer", obj) }); n != 1 {
+		t.Errorf("a nested object allocates %v objects, want 1", n)
+	}
+	if enc.fields != 101 {
+		t.Errorf("%d fields written, want the name alone each time", enc.fields)
+	}
+}
