@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/caddymodules/accesslog"
 	"github.com/switchyardhq/switchyard/files"
 	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/guard"
@@ -116,18 +115,7 @@ type App struct {
 	files     *lazyFiles // the Files API, opened on first use
 	admission *admission // the routes' meters and the request bodies' reader
 	guard     *lazyGuard // failed authentications per client address
-
-	// encoderLines: every log of the config that may write an access
-	// line encodes with switchyard_filter, which writes a request's own
-	// fields itself (stateFor).
-	encoderLines bool
 }
-
-// httpLogs is Caddy's HTTP app as a module to log for, whose logger is
-// the tee of every log its access lines may go to (App.Provision).
-type httpLogs struct{}
-
-func (httpLogs) CaddyModule() caddy.ModuleInfo { return caddy.ModuleInfo{ID: "http"} }
 
 // lazyGuard is the app's one ipGuard, made for the first handler that
 // authenticates: every switchyard_auth and the admin API share it, so
@@ -172,9 +160,6 @@ func (a *App) Validate() error {
 // and Redis client.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
-	// The logs are open by now (Caddy opens them before any app), and
-	// Caddy's HTTP app logs through the logger of its module name.
-	a.encoderLines = accesslog.EncodersWriteRequestLines(ctx.Logger(httpLogs{}).Core())
 	a.files = new(lazyFiles)
 	a.guard = new(lazyGuard)
 	a.admission = newAdmission(a.Limits)

@@ -47,8 +47,6 @@ type Auth struct {
 	metrics *telemetry.Metrics
 	logger  *zap.Logger
 	ledger  *billing.LedgerWriter // takes the request log entries
-
-	encoderLines bool // App.encoderLines
 }
 
 // CaddyModule returns the Caddy module information.
@@ -70,7 +68,6 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.metrics = app.metrics
-	h.encoderLines = app.encoderLines
 	h.logger = ctx.Logger()
 	if app.backend != nil {
 		h.ledger = app.backend.ledger
@@ -80,7 +77,7 @@ func (h *Auth) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Auth) ServeHTTP(rw http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
-	st := stateFor(r.Context(), h.encoderLines)
+	st := stateOf(r.Context())
 	id, w := st.authParts()
 	w.Init(rw, r, h.metrics)
 	// Counted in a defer: reverse_proxy ends a cut stream with

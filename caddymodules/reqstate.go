@@ -2,14 +2,11 @@ package caddymodules
 
 import (
 	"context"
-	"reflect"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/switchyardhq/switchyard/billing"
-	"github.com/switchyardhq/switchyard/caddymodules/accesslog"
 	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy"
@@ -47,10 +44,6 @@ type requestState struct {
 	// chatModel is the model a /v3 chat body asked for, kept for the
 	// metrics once the chat handler has let go of the body's parse.
 	chatModel string
-
-	// lineByEncoder: line is not among Caddy's extra log fields, and
-	// the access log's encoders write it themselves (stateFor).
-	lineByEncoder bool
 }
 
 // v1State is what the /v1 handlers (the admission step on a /v1 body,
@@ -164,17 +157,7 @@ const stateVar = "switchyard.state"
 // put into Caddy's extra log fields then, as one inline field filled in
 // place after (each ExtraLogFields.Set clears a sync.Map). Outside a
 // request Caddy serves, it is a state of its own that nothing reads.
-func stateOf(ctx context.Context) *requestState { return stateFor(ctx, false) }
-
-// stateFor is stateOf for a handler of a config whose every log that
-// may write an access line encodes with switchyard_filter
-// (encoderLines: accesslog.EncodersWriteRequestLines): a state it makes
-// leaves its line out of Caddy's extra log fields, whose first Set is
-// three allocations, for those encoders to write where Caddy would
-// have (accesslog.RequestLine). Only while the request has no other
-// extra field yet: the line would have been the first of them, which
-// is where the encoders put it.
-func stateFor(ctx context.Context, encoderLines bool) *requestState {
+func stateOf(ctx context.Context) *requestState {
 	vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any)
 	if !ok {
 		return new(requestState)
@@ -185,45 +168,7 @@ func stateFor(ctx context.Context, encoderLines bool) *requestState {
 	s := new(requestState)
 	vars[stateVar] = s
 	if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
-		if encoderLines && noExtraFields(extra) {
-			s.lineByEncoder = true
-		} else {
-			extra.Set(zap.Inline(&s.line))
-		}
+		extra.Set(zap.Inline(&s.line))
 	}
 	return s
-}
-
-// encoderLine is accesslog.RequestLine: the line of ctx's request when
-// its state left it to the encoders.
-func encoderLine(ctx context.Context) zapcore.ObjectMarshaler {
-	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
-		if s, ok := vars[stateVar].(*requestState); ok && s.lineByEncoder {
-			return &s.line
-		}
-	}
-	return nil
-}
-
-func init() { accesslog.RequestLine = encoderLine }
-
-// extraFieldsIndex is the index of caddyhttp.ExtraLogFields' list of
-// fields among its struct's fields, which Caddy does not export; -1 if
-// a version of Caddy has none of that name and type, and then every
-// state puts its line into the extra fields.
-var extraFieldsIndex = func() int {
-	t := reflect.TypeFor[caddyhttp.ExtraLogFields]()
-	for i := range t.NumField() {
-		if f := t.Field(i); f.Name == "fields" && f.Type == reflect.TypeFor[[]zapcore.Field]() {
-			return i
-		}
-	}
-	return -1
-}()
-
-// noExtraFields reports whether extra holds no field yet (a tracing
-// handler's, a log_append's, Caddy's request UUID), read without an
-// allocation.
-func noExtraFields(extra *caddyhttp.ExtraLogFields) bool {
-	return extraFieldsIndex >= 0 && reflect.ValueOf(extra).Elem().Field(extraFieldsIndex).Len() == 0
 }

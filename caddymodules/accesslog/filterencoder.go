@@ -204,15 +204,7 @@ func (f *filtering) Clone() zapcore.Encoder {
 }
 
 func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
-	// A request that left its own fields to the encoder (RequestLine)
-	// has them written where Caddy puts its extra log fields, which they
-	// would have been the first of.
-	at := -1
-	line := f.requestLine(ent)
-	if line != nil {
-		at = extrasAt(fields)
-	}
-	if at < 0 && len(f.fields) == 0 && !slices.ContainsFunc(fields, f.touches) {
+	if len(f.fields) == 0 && !slices.ContainsFunc(fields, f.touches) {
 		return f.wrapped.EncodeEntry(ent, fields)
 	}
 	// The wrapped encoder is handed the With's fields and then the
@@ -223,14 +215,7 @@ func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buf
 	c := lineCollectors.Get().(*collector)
 	c.level = f.level
 	c.addFiltered(f.fields)
-	if at < 0 {
-		c.addFiltered(fields)
-	} else {
-		inline := [1]zapcore.Field{zap.Inline(line)}
-		c.addFiltered(fields[:at])
-		c.addFiltered(inline[:])
-		c.addFiltered(fields[at:])
-	}
+	c.addFiltered(fields)
 	buf, err := f.wrapped.EncodeEntry(ent, c.fields)
 	clear(c.fields)
 	c.fields, c.level = c.fields[:0], nil
