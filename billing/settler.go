@@ -19,12 +19,17 @@ type Settler struct {
 	Committed func(rec storage.UsageRecord, charged int64, err error)
 }
 
-// SettleHold hands rec to the ledger writer, and settleHold (the
-// request's hold, taken away from the handlers that would release it;
-// see limits.Hold.Handover) to the commit's completion. It returns rec's
-// price, what the request is charged.
-func (s Settler) SettleHold(rec storage.UsageRecord, settleHold func(charged int64)) int64 {
-	return s.SettleHoldOf(&rec, settleHold)
+// HandedHold is a request's balance hold, taken away from the handlers
+// that would release it (limits.Hold.Handover, whose limits.Handed it
+// is), for a charge's completion to settle once with the amount
+// charged. An interface where a function would be an allocation a
+// charge: the limiter's Handed is a pointer's worth, boxed for free.
+type HandedHold interface{ Settle(charged int64) }
+
+// SettleHold hands rec to the ledger writer, and hold to the commit's
+// completion. It returns rec's price, what the request is charged.
+func (s Settler) SettleHold(rec storage.UsageRecord, hold HandedHold) int64 {
+	return s.SettleHoldOf(&rec, hold)
 }
 
 // SettleHoldOf is SettleHold of the record rec points to, which the
@@ -33,19 +38,19 @@ func (s Settler) SettleHold(rec storage.UsageRecord, settleHold func(charged int
 // the record in memory of its own, a few hundred bytes fewer a charge.
 // With a Writer, the completion is the writer's own, where
 // Recorder.Settle's would be an allocation more.
-func (s Settler) SettleHoldOf(rec *storage.UsageRecord, settleHold func(charged int64)) int64 {
+func (s Settler) SettleHoldOf(rec *storage.UsageRecord, hold HandedHold) int64 {
 	price := s.Price(*rec)
 	committed := s.Committed
 	if s.Writer == nil {
 		return s.Settle(*rec, func(charged int64, err error) {
-			completeHold(committed, *rec, price, settleHold, charged, err)
+			completeHold(committed, *rec, price, hold, charged, err)
 		})
 	}
 	priced := *rec
 	priced.CostCents = price
 	s.Writer.Enqueue(priced, func(stored storage.UsageRecord, err error) {
 		charged, err := settled(rec.RequestID, stored, err)
-		completeHold(committed, *rec, price, settleHold, charged, err)
+		completeHold(committed, *rec, price, hold, charged, err)
 	})
 	return price
 }
@@ -53,12 +58,12 @@ func (s Settler) SettleHoldOf(rec *storage.UsageRecord, settleHold func(charged 
 // completeHold tells committed of rec's charge, and settles the hold
 // with the amount charged, or with the price when the charge failed.
 func completeHold(committed func(storage.UsageRecord, int64, error), rec storage.UsageRecord, price int64,
-	settleHold func(int64), charged int64, err error) {
+	hold HandedHold, charged int64, err error) {
 	if committed != nil {
 		committed(rec, charged, err)
 	}
 	if err != nil {
 		charged = price
 	}
-	settleHold(charged)
+	hold.Settle(charged)
 }

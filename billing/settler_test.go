@@ -26,7 +26,7 @@ func TestSettlerSettlesTheHold(t *testing.T) {
 	}{{"r-ok", 3}, {"r-bad", 3}} {
 		held := int64(-1)
 		rec := storage.UsageRecord{AccountID: "acct_1", RequestID: tt.id, Model: "m", PromptTokens: 5000, CompletionTokens: 1000}
-		if price := s.SettleHold(rec, func(c int64) { held = c }); price != 3 {
+		if price := s.SettleHold(rec, holdFunc(func(c int64) { held = c })); price != 3 {
 			t.Errorf("%s: SettleHold = %d, want the price, 3", tt.id, price)
 		}
 		if held != tt.wantHold {
@@ -67,12 +67,12 @@ func TestSettlerSettlesTheHoldThroughTheWriter(t *testing.T) {
 		got[id] = &told{held: -1}
 		wg.Add(1)
 		rec := storage.UsageRecord{AccountID: "acct_1", RequestID: id, Model: "m", PromptTokens: 5000, CompletionTokens: 1000}
-		if price := s.SettleHold(rec, func(c int64) {
+		if price := s.SettleHold(rec, holdFunc(func(c int64) {
 			mu.Lock()
 			got[id].held = c
 			mu.Unlock()
 			wg.Done()
-		}); price != 3 {
+		})); price != 3 {
 			t.Errorf("%s: SettleHold = %d, want the price, 3", id, price)
 		}
 	}
@@ -85,3 +85,8 @@ func TestSettlerSettlesTheHoldThroughTheWriter(t *testing.T) {
 		t.Errorf("r-bad: %+v, want the request's error, 0 charged and the price held", bad)
 	}
 }
+
+// holdFunc is a HandedHold that calls itself.
+type holdFunc func(charged int64)
+
+func (f holdFunc) Settle(charged int64) { f(charged) }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -119,7 +121,7 @@ func ParseV1(body []byte) (V1Request, error) {
 // req stays where its caller keeps it.
 func (req *V1Request) readModelStream(fields fieldList) error {
 	if v, ok := fields.get("model"); ok {
-		if !plainString(v, &req.Model) {
+		if !plainModel(v, &req.Model) {
 			var model string
 			if json.Unmarshal(v, &model) != nil {
 				return invalidParam("model must be a string.")
@@ -142,14 +144,40 @@ func (req *V1Request) readModelStream(fields fieldList) error {
 	return nil
 }
 
-// plainString reads a JSON string without escapes, the common case,
-// without encoding/json.
-func plainString(v json.RawMessage, out *string) bool {
+// plainModel reads a model name that is a JSON string without escapes,
+// the common case, without encoding/json: one of the names /v1 bodies
+// named lately (modelNames) when it is one, else a string of its own.
+func plainModel(v json.RawMessage, out *string) bool {
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
 		return false
 	}
-	*out = string(v[1 : len(v)-1])
+	*out = modelName(v[1 : len(v)-1])
 	return true
+}
+
+// modelNames are model names /v1 bodies named lately, by a hash of the
+// name, a slot holding the last name that fell on it. A gateway serves a
+// few models, and each request names one: the name's copy out of the
+// body was an allocation a request, and a name seen before is now
+// shared. A name a slot does not hold costs its string, and the slot's
+// pointer to it, one allocation more than before: names that change
+// with every request (a client that makes them up) cost that much, and
+// a slot never holds more than one.
+var (
+	modelNames    [32]atomic.Pointer[string]
+	modelNameSeed = maphash.MakeSeed()
+)
+
+// modelName is string(b), shared with an earlier body's when a slot of
+// modelNames holds it.
+func modelName(b []byte) string {
+	slot := &modelNames[maphash.Bytes(modelNameSeed, b)%uint64(len(modelNames))]
+	if p := slot.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	s := string(b)
+	slot.Store(&s)
+	return s
 }
 
 // decodeInt reads a JSON integer as encoding/json reads it into an

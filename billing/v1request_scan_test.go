@@ -1,10 +1,14 @@
 package billing
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // FuzzTopLevel checks that the scan of a valid body splits it exactly as
@@ -168,5 +172,31 @@ func TestSetWritesAsEncodeObject(t *testing.T) {
 		if string(got) != tt.want {
 			t.Errorf("%s: set wrote %s, want %s", tt.body, got, tt.want)
 		}
+	}
+}
+
+// A model name a body names again is the string the first one got, not
+// a copy of its own: the parse of a body whose model was seen before
+// allocates one object fewer. A name that does not fit the escapes-free
+// form is read as before.
+func TestParseV1SharesAModelNameSeenBefore(t *testing.T) {
+	body := []byte(`{"model":"shared-model-1","messages":[]}`)
+	first, err := ParseV1(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseV1(bytes.Clone(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Model != "shared-model-1" || unsafe.StringData(again.Model) != unsafe.StringData(first.Model) {
+		t.Errorf("the second body's model %q is a string of its own", again.Model)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = ParseV1(body) }); n != 0 && !testenv.RaceEnabled {
+		t.Errorf("ParseV1 of a body naming a model seen before allocates %v objects, want none", n)
+	}
+	escaped, err := ParseV1([]byte(`{"model":"shared-\u006dodel-1","messages":[]}`))
+	if err != nil || escaped.Model != "shared-model-1" {
+		t.Errorf("an escaped model name read as %q, %v", escaped.Model, err)
 	}
 }

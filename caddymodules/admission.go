@@ -102,7 +102,7 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 		return admitted{}, nil
 	}
 	adm, err := lim.Admit(r.Context(), after)
-	limits.SetHeaders(w.Header(), adm.Rate)
+	limits.SetHeadersIn(w.Header(), adm.Rate, rateHeaderRoom(r.Context()))
 	h.countAdmission(p, adm, err)
 	if err != nil {
 		return admitted{}, h.refusal(err, p)

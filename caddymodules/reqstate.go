@@ -70,6 +70,11 @@ type v1State struct {
 	// on it, the first switchyard_proxy's on the request.
 	headers own[passthrough.HeaderFilter]
 	watch   own[idle.Writer]
+
+	// rateHeaders holds the values of the admission's rate-limit
+	// headers (rateHeaderRoom), in the 64 bytes the state's size class
+	// had to spare.
+	rateHeaders limits.HeaderRoom
 }
 
 // forV1 is s's v1State, made on first use.
@@ -78,6 +83,16 @@ func (s *requestState) forV1() *v1State {
 		s.v1 = new(v1State)
 	}
 	return s.v1
+}
+
+// rateHeaderRoom is where the admission's rate-limit headers of ctx's
+// request keep their values (limits.SetHeadersIn): its v1State's room
+// when a /v1 handler made one, else nil, for a room of their own.
+func rateHeaderRoom(ctx context.Context) *limits.HeaderRoom {
+	if v1 := stateOf(ctx).v1; v1 != nil {
+		return &v1.rateHeaders
+	}
+	return nil
 }
 
 // v1Model is the model the request's /v1 body asked for, once parsed;

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -89,6 +90,25 @@ func TestRequestStateWithoutV1(t *testing.T) {
 	v1.req.Model, v1.parsed = "gpt-test", true
 	if m := stateOf(ctx).v1Model(); m != "gpt-test" {
 		t.Errorf("v1Model = %q, want the parse's", m)
+	}
+}
+
+// A /v1 request's rate-limit headers keep their values in its v1State,
+// whose size class had the room to spare; a request without one, in a
+// room of their own.
+func TestRateHeadersInTheV1State(t *testing.T) {
+	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, map[string]any{})
+	if room := rateHeaderRoom(ctx); room != nil {
+		t.Error("a room for the rate-limit headers on a request without a v1State")
+	}
+	v1 := stateOf(ctx).forV1()
+	if room := rateHeaderRoom(ctx); room != &v1.rateHeaders {
+		t.Error("a /v1 request's rate-limit headers are not kept in its v1State")
+	}
+	// 1,536 bytes is the allocator's size class the v1State was in
+	// before the room: growing past it costs every /v1 request.
+	if size := unsafe.Sizeof(v1State{}); size > 1536 {
+		t.Errorf("a v1State is %d bytes, past the 1,536-byte size class", size)
 	}
 }
 

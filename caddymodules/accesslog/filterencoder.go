@@ -174,10 +174,15 @@ type filtering struct {
 	level     *filterLevel
 	wrapped   zapcore.Encoder
 
-	// first holds the With's field when the logger it was cloned from
-	// had none, as Caddy's loggers have: the request, kept without an
-	// allocation of its own.
-	first [1]zapcore.Field
+	// first holds the With's fields when the logger it was cloned from
+	// had none, as Caddy's loggers have, without an allocation of their
+	// own: the request, which Caddy's server hands its loggers, and the
+	// upstream, the round trip's duration and the request, which
+	// reverse_proxy hands its logger on every request (eagerly, for a
+	// debug line a log at info drops). Room for one grew the list twice
+	// for those three: 384 bytes in two allocations, where the room for
+	// two more is 128 bytes in each clone's size class.
+	first [3]zapcore.Field
 }
 
 // unfiltered is the level of a With's fields, which are filtered when a
@@ -207,14 +212,14 @@ func (f *filtering) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buf
 	// filter made of it: a field adds itself to an encoder through one
 	// or more calls, and each call becomes a field again on the way
 	// through.
-	out := outFields.Get().(*[]zapcore.Field)
-	c := collector{level: f.level, fields: (*out)[:0]}
+	c := lineCollectors.Get().(*collector)
+	c.level = f.level
 	c.addFiltered(f.fields)
 	c.addFiltered(fields)
 	buf, err := f.wrapped.EncodeEntry(ent, c.fields)
 	clear(c.fields)
-	*out = c.fields[:0]
-	outFields.Put(out)
+	c.fields, c.level = c.fields[:0], nil
+	lineCollectors.Put(c)
 	return buf, err
 }
 
@@ -232,10 +237,13 @@ func (c *collector) addFiltered(fields []zapcore.Field) {
 	}
 }
 
-// outFields are the fields handed to wrapped encoders, kept from one
-// line to the next: the wrapped encoder has written them when its
-// EncodeEntry returns, and a line's fields are a dozen or more.
-var outFields = sync.Pool{New: func() any { return new([]zapcore.Field) }}
+// lineCollectors collect the fields handed to wrapped encoders, kept
+// from one line to the next with their lists: the wrapped encoder has
+// written the fields when its EncodeEntry returns, and a line's fields
+// are a dozen or more. The collector itself is kept too: the filters
+// and the fields' AddTo take it as an encoder, an interface, which put
+// one made for the line on the heap.
+var lineCollectors = sync.Pool{New: func() any { return new(collector) }}
 
 // filterTo writes field to enc through its filter fl.
 func filterTo(enc zapcore.ObjectEncoder, fl logging.LogFieldFilter, field zapcore.Field) {
@@ -256,20 +264,29 @@ func addObject(enc zapcore.ObjectEncoder, l *filterLevel, key string, v zapcore.
 		return nil
 	}
 	if next := l.nested[key]; next != nil {
-		return enc.AddObject(key, nestedObject{level: next, object: v})
+		return enc.AddObject(key, newNestedObject(next, v))
 	}
 	return enc.AddObject(key, v)
 }
 
 // nestedObject is an object with filters on its fields: it marshals
-// itself through them.
+// itself through them, with the encoder it holds (nestedEncoder), one
+// allocation where the object boxed and its encoder were two.
 type nestedObject struct {
 	level  *filterLevel
 	object zapcore.ObjectMarshaler
+	enc    nestedEncoder
 }
 
-func (o nestedObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	return o.object.MarshalLogObject(&nestedEncoder{out: enc, level: o.level})
+func newNestedObject(level *filterLevel, object zapcore.ObjectMarshaler) *nestedObject {
+	return &nestedObject{level: level, object: object}
+}
+
+// MarshalLogObject writes the object to enc through the filters. An
+// object is written by the encoder of one line, once.
+func (o *nestedObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	o.enc = nestedEncoder{out: enc, level: o.level}
+	return o.object.MarshalLogObject(&o.enc)
 }
 
 // nestedEncoder filters the fields of one nested object on their way to

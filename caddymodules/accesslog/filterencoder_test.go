@@ -22,6 +22,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/logging"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // exampleFormat is the access log's format block of Caddyfile.example,
@@ -348,6 +350,42 @@ func TestFilterEncoderKeepsEachWithsFields(t *testing.T) {
 	}
 }
 
+// reverse_proxy hands its logger three fields by With on every request
+// (the upstream, the round trip's duration, the request), for a debug
+// line a log at info drops: the clone they make keeps them in itself,
+// one allocation, where its room for one field grew its list twice.
+func TestFilterEncoderKeepsThreeWithFieldsInTheClone(t *testing.T) {
+	_, ours := provisionedEncoders(t, exampleFormat)
+	core := zapcore.NewCore(ours, zapcore.AddSync(io.Discard), zapcore.InfoLevel)
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+	fields := []zapcore.Field{
+		zap.String("upstream", "127.0.0.1:8000"),
+		zap.Duration("duration", time.Millisecond),
+		zap.Object("request", caddyhttp.LoggableHTTPRequest{Request: req}),
+	}
+	if n := testing.AllocsPerRun(100, func() { core.With(fields) }); n > 2 && !testenv.RaceEnabled {
+		t.Errorf("a With of three fields allocates %v objects, want the core's and its encoder's", n)
+	}
+}
+
+// A line with a filtered field is collected in a collector kept from
+// line to line, list and all: a field deleted by its filter costs the
+// line nothing.
+func TestFilterEncoderCollectsALineWithoutAllocating(t *testing.T) {
+	_, ours := provisionedEncoders(t, nestedFormat)
+	fields := []zapcore.Field{zap.String("secret", "s"), zap.Int("n", 1)}
+	ent := zapcore.Entry{Message: "line"}
+	if n := testing.AllocsPerRun(100, func() {
+		buf, err := ours.EncodeEntry(ent, fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Free()
+	}); n != 0 && !testenv.RaceEnabled {
+		t.Errorf("a line with a deleted field allocates %v objects, want none", n)
+	}
+}
+
 // BenchmarkRequestOnAnotherLog is what a request costs a log that writes
 // none of its lines, as the default log writes no access line: Caddy's
 // access logger takes the request by With and is checked once.
@@ -389,4 +427,24 @@ func (c notThisLogger) With(fields []zapcore.Field) zapcore.Core {
 
 func (notThisLogger) Check(_ zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	return ce
+}
+
+// An object with filters on its fields is written through them with
+// one allocation, the object and the encoder that filters its fields
+// together.
+func TestNestedObjectIsOneAllocation(t *testing.T) {
+	l := new(filterLevel)
+	l.add([]string{"outer", "secret"}, new(logging.DeleteFilter))
+	obj := zapcore.ObjectMarshalerFunc(func(enc zapcore.ObjectEncoder) error {
+		enc.AddString("secret", "s")
+		enc.AddString("name", "n")
+		return nil
+	})
+	enc := new(marshalCounter)
+	if n := testing.AllocsPerRun(100, func() { _ = addObject(enc, l, "outer", obj) }); n != 1 && !testenv.RaceEnabled {
+		t.Errorf("a nested object allocates %v objects, want 1", n)
+	}
+	if enc.fields != 101 {
+		t.Errorf("%d fields written, want the name alone each time", enc.fields)
+	}
 }

@@ -39,7 +39,7 @@ func (c *collector) AddObject(key string, v zapcore.ObjectMarshaler) error {
 		return nil
 	}
 	if next := c.level.nested[key]; next != nil {
-		v = nestedObject{level: next, object: v}
+		v = newNestedObject(next, v)
 	}
 	c.fields = append(c.fields, zap.Object(key, v))
 	return nil

@@ -54,19 +54,24 @@ func (*HeadersFilter) Filter(in zapcore.Field) zapcore.Field {
 		in.Type = zapcore.SkipType
 		return in
 	}
-	in.Interface = loggedHeaders(h)
+	in.Interface = &loggedHeaders{LoggableHTTPHeader: h}
 	return in
 }
 
-// loggedHeaders writes a header map as caddyhttp.LoggableHTTPHeader does.
-type loggedHeaders caddyhttp.LoggableHTTPHeader
+// loggedHeaders writes a header map as caddyhttp.LoggableHTTPHeader
+// does. The list it hands the encoder for each header's values is part
+// of it: one allocation, where the headers boxed and the list were two.
+type loggedHeaders struct {
+	caddyhttp.LoggableHTTPHeader
+	values loggedValues // one for all headers: the encoder is done with it when AddArray returns
+}
 
 // redacted is what a credential header's values are logged as, Caddy's
 // word for it.
 var redacted = []string{"REDACTED"}
 
-func (h loggedHeaders) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	values := new(loggedValues) // one for all headers: the encoder is done with it when AddArray returns
+func (h *loggedHeaders) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	values := &h.values
 	for name, vals := range h.Header {
 		if !h.ShouldLogCredentials && isCredentialHeader(name) {
 			vals = redacted
@@ -114,5 +119,5 @@ func isCredentialHeader(name string) bool {
 var (
 	_ logging.LogFieldFilter  = (*HeadersFilter)(nil)
 	_ caddyfile.Unmarshaler   = (*HeadersFilter)(nil)
-	_ zapcore.ObjectMarshaler = loggedHeaders{}
+	_ zapcore.ObjectMarshaler = (*loggedHeaders)(nil)
 )

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // filterEncoder provisions Caddy's filter encoder, wrapping json, with
@@ -110,5 +112,34 @@ func TestHeadersFilterDropsOtherFields(t *testing.T) {
 		if got := f.Filter(in); got.Type != zapcore.SkipType {
 			t.Errorf("%v: type %v, want it skipped", in, got.Type)
 		}
+	}
+}
+
+// marshalCounter is an encoder that marshals the objects it is handed
+// into itself and counts the fields and arrays, keeping nothing.
+type marshalCounter struct {
+	zapcore.ObjectEncoder // nil: the tests call only what it overrides
+	fields                int
+}
+
+func (c *marshalCounter) AddObject(_ string, v zapcore.ObjectMarshaler) error {
+	return v.MarshalLogObject(c)
+}
+
+func (c *marshalCounter) AddArray(string, zapcore.ArrayMarshaler) error { c.fields++; return nil }
+func (c *marshalCounter) AddString(string, string)                      { c.fields++ }
+
+// The filter hands the headers on with the list their values are
+// written through in one allocation.
+func TestHeadersFilterWritesInOneAllocation(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req-1"}, "Set-Cookie": {"a=b"}}
+	field := zap.Object("resp_headers", caddyhttp.LoggableHTTPHeader{Header: h})
+	var f HeadersFilter
+	enc := new(marshalCounter)
+	if n := testing.AllocsPerRun(100, func() { f.Filter(field).AddTo(enc) }); n != 1 && !testenv.RaceEnabled {
+		t.Errorf("filtering and writing the headers allocates %v objects, want 1", n)
+	}
+	if enc.fields != 101*len(h) {
+		t.Errorf("%d headers written, want %d", enc.fields, 101*len(h))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // Header names, as OpenAI sends them.
@@ -18,23 +19,50 @@ const (
 // the limit, the requests remaining right now, and the time until the
 // budget is full again in OpenAI's duration format. A result with no rate
 // checked (Limit 0) sets nothing.
-func SetHeaders(h http.Header, res RateResult) {
+func SetHeaders(h http.Header, res RateResult) { SetHeadersIn(h, res, nil) }
+
+// HeaderRoom is memory for the values of the headers SetHeadersIn sets,
+// for a caller that has memory of its own for them (a request's state):
+// this runs on every request, and the values' array and bytes were two
+// allocations. A room is used once: the headers it fills keep reading
+// it.
+type HeaderRoom struct {
+	vals [3]string
+	// The values' bytes, the three end to end: room for the usual
+	// ones ("1000", "999", "10ms"). Longer values take a string of
+	// their own.
+	text [16]byte
+}
+
+// SetHeadersIn is SetHeaders with the values in room, when it is not
+// nil and not used yet; else in a room of their own, one allocation.
+func SetHeadersIn(h http.Header, res RateResult, room *HeaderRoom) {
 	if res.Limit <= 0 {
 		return
 	}
-	// The three values are parts of one string, in one array: this runs
-	// on every request. The names are in canonical form already.
 	var buf [64]byte
 	b := strconv.AppendInt(buf[:0], int64(res.Limit), 10)
 	limit := len(b)
 	b = strconv.AppendInt(b, int64(max(res.Remaining, 0)), 10)
 	remaining := len(b)
-	all := string(appendDuration(b, res.ResetAfter))
-	v := [...]string{all[:limit], all[limit:remaining], all[remaining:]}
-	vals := v[:]
-	h[HeaderLimitRequests] = vals[0:1:1]
-	h[HeaderRemainingRequests] = vals[1:2:2]
-	h[HeaderResetRequests] = vals[2:3:3]
+	b = appendDuration(b, res.ResetAfter)
+	if room == nil || room.vals[0] != "" {
+		room = new(HeaderRoom)
+	}
+	var all string
+	if len(b) <= len(room.text) {
+		// The room's bytes are written here once and never again (a
+		// used room is not written to), so a string may read them.
+		n := copy(room.text[:], b)
+		all = unsafe.String(&room.text[0], n)
+	} else {
+		all = string(b)
+	}
+	room.vals = [...]string{all[:limit], all[limit:remaining], all[remaining:]}
+	// The names are in canonical form already.
+	h[HeaderLimitRequests] = room.vals[0:1:1]
+	h[HeaderRemainingRequests] = room.vals[1:2:2]
+	h[HeaderResetRequests] = room.vals[2:3:3]
 }
 
 // FormatDuration writes d the way OpenAI writes x-ratelimit-reset-*

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -48,6 +50,11 @@ func TestSetHeaders(t *testing.T) {
 			want: map[string]string{HeaderLimitRequests: "150", HeaderRemainingRequests: "0", HeaderResetRequests: "1m0s"},
 		},
 		{
+			name: "longer than a room's bytes",
+			res:  RateResult{Allowed: true, Limit: 1_000_000_000, Remaining: 999_999_999, ResetAfter: 59999 * time.Millisecond},
+			want: map[string]string{HeaderLimitRequests: "1000000000", HeaderRemainingRequests: "999999999", HeaderResetRequests: "59.999s"},
+		},
+		{
 			name: "no rate checked",
 			res:  RateResult{Allowed: true},
 			want: map[string]string{HeaderLimitRequests: "", HeaderRemainingRequests: "", HeaderResetRequests: ""},
@@ -63,6 +70,29 @@ func TestSetHeaders(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The headers' values take one allocation, and none in a room of the
+// caller's; a room used once is not written again, as the first headers
+// still read it.
+func TestSetHeadersInARoom(t *testing.T) {
+	res := RateResult{Allowed: true, Limit: 1000, Remaining: 999, ResetAfter: 10 * time.Millisecond}
+	h := http.Header{}
+	if n := testing.AllocsPerRun(100, func() { SetHeaders(h, res) }); n != 1 && !testenv.RaceEnabled {
+		t.Errorf("SetHeaders allocates %v objects, want 1", n)
+	}
+	var rooms [101]HeaderRoom
+	i := 0
+	if n := testing.AllocsPerRun(100, func() { SetHeadersIn(h, res, &rooms[i]); i++ }); n != 0 && !testenv.RaceEnabled {
+		t.Errorf("SetHeadersIn allocates %v objects in a room, want none", n)
+	}
+	var room HeaderRoom
+	first := http.Header{}
+	SetHeadersIn(first, res, &room)
+	SetHeadersIn(http.Header{}, RateResult{Limit: 60, Remaining: 1, ResetAfter: time.Second}, &room)
+	if got := first.Get(HeaderLimitRequests) + " " + first.Get(HeaderRemainingRequests) + " " + first.Get(HeaderResetRequests); got != "1000 999 10ms" {
+		t.Errorf("the first headers read %q after the room's second use, want 1000 999 10ms", got)
 	}
 }
 

@@ -36,7 +36,7 @@ func benchmarkRedisAdmitHandover(b *testing.B, parallel bool) {
 			b.Error(err)
 			return false
 		}
-		a.Hold.Handover()(1)
+		a.Hold.Handover().Settle(1)
 		a.Hold.Release()
 		return true
 	}

@@ -53,7 +53,7 @@ func BenchmarkRedisAdmitLatency(b *testing.B) {
 		pings = append(pings, ping)
 		admits[i] = append(admits[i], took)
 		added[i] = append(added[i], took-ping)
-		a.Hold.Handover()(1)
+		a.Hold.Handover().Settle(1)
 		a.Hold.Release()
 	}
 	scripts := evalshaMicros(b, c)

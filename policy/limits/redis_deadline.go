@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -49,12 +50,27 @@ func (c *deadlineCtx) Value(any) any { return nil }
 const deadlineGrain = time.Millisecond
 
 // deadlineChans hands out channels each closed at a deadline rounded up
-// to a deadlineGrain, one channel and one timer for all the deadlines
-// that round to it. Deadlines made one after the other with the same
-// timeout only grow, so it keeps the latest channel alone.
+// to a deadlineGrain, one channel for all the deadlines that round to
+// it. Deadlines made one after the other with the same timeout only
+// grow, so it hands out the latest channel alone again. One timer, made
+// once and set for the earliest channel not closed yet, closes them all
+// in turn: a timer and its function for every channel were two
+// allocations a lone admission more, every admission its own
+// millisecond at one client. The zero value is ready for use.
 type deadlineChans struct {
 	mu   sync.Mutex
 	at   time.Time // the latest channel's closing time
+	done chan struct{}
+
+	// pending are the channels handed out and not closed yet, in the
+	// order of their closing times; timer goes off at the first's.
+	pending []deadlineChan
+	timer   *time.Timer
+}
+
+// deadlineChan is a channel of deadlineChans and when it closes.
+type deadlineChan struct {
+	at   time.Time
 	done chan struct{}
 }
 
@@ -71,9 +87,45 @@ func (d *deadlineChans) closedAt(deadline time.Time) <-chan struct{} {
 		return d.done
 	}
 	done := make(chan struct{})
-	time.AfterFunc(time.Until(at), func() { close(done) })
+	i := len(d.pending)
+	for i > 0 && d.pending[i-1].at.After(at) {
+		i-- // an earlier deadline than the latest: a shorter timeout
+	}
+	d.pending = slices.Insert(d.pending, i, deadlineChan{at: at, done: done})
+	if i == 0 {
+		d.setTimer(at)
+	}
 	if d.done == nil || at.After(d.at) {
 		d.at, d.done = at, done
 	}
 	return done
+}
+
+// setTimer makes the timer go off at at, and no sooner.
+func (d *deadlineChans) setTimer(at time.Time) {
+	if d.timer == nil {
+		d.timer = time.AfterFunc(time.Until(at), d.closeDue)
+		return
+	}
+	d.timer.Reset(time.Until(at))
+}
+
+// closeDue closes the channels whose time has come, and sets the timer
+// for the next. A late or extra run, after a Reset, closes what is due
+// then, if anything.
+func (d *deadlineChans) closeDue() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	n := 0
+	for n < len(d.pending) && !d.pending[n].at.After(now) {
+		close(d.pending[n].done)
+		n++
+	}
+	left := copy(d.pending, d.pending[n:])
+	clear(d.pending[left:])
+	d.pending = d.pending[:left]
+	if left > 0 {
+		d.setTimer(d.pending[0].at)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/switchyardhq/switchyard/internal/testenv"
 )
 
 // A lone admission's context ends at its deadline as one of
@@ -56,5 +58,45 @@ func TestDeadlineChansShareAGrain(t *testing.T) {
 	}
 	if chans.closedAt(base.Add(2*deadlineGrain)) != next {
 		t.Error("an earlier deadline replaced the latest channel")
+	}
+}
+
+// Channels handed out for deadlines out of order close in the order of
+// their deadlines, each once its deadline has passed, by the one timer;
+// a new grain's channel is the only allocation of a lone admission's
+// deadline.
+func TestDeadlineChansCloseInTurn(t *testing.T) {
+	var chans deadlineChans
+	now := time.Now()
+	deadlines := []time.Duration{30 * time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond, 20 * time.Millisecond}
+	dones := make([]<-chan struct{}, len(deadlines))
+	for i, d := range deadlines {
+		dones[i] = chans.closedAt(now.Add(d))
+	}
+	for i, d := range deadlines {
+		select {
+		case <-dones[i]:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the channel of %v did not close", d)
+		}
+		if time.Since(now) < d {
+			t.Errorf("the channel of %v closed after %v", d, time.Since(now))
+		}
+	}
+	chans.mu.Lock()
+	left := len(chans.pending)
+	chans.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d channels left pending after all closed", left)
+	}
+
+	far := time.Now().Add(time.Hour)
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		i++
+		chans.closedAt(far.Add(time.Duration(i) * deadlineGrain))
+	})
+	if allocs > 1.1 && !testenv.RaceEnabled {
+		t.Errorf("a new grain's channel takes %v allocations, want 1", allocs)
 	}
 }

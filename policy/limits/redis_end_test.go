@@ -79,7 +79,7 @@ func TestRedisReleasesRideTheNextAdmission(t *testing.T) {
 	// As the gateway ends a stream: the hold is handed over to the ledger
 	// writer, settled with the charge once it is committed, and the slot
 	// released as the handlers return.
-	a.Hold.Handover()(7)
+	a.Hold.Handover().Settle(7)
 	a.Lease.Release()
 	if n := hook.n.Load() - before; n != 0 {
 		t.Fatalf("the stream's end took %d round trips before the next admission, want 0", n)

@@ -42,7 +42,7 @@ func TestRedisHeldSumFollowsTheHolds(t *testing.T) {
 	check("after 10 admissions")
 	holds[0].Settle(5)
 	holds[1].Release()
-	holds[2].Handover()(3)
+	holds[2].Handover().Settle(3)
 	check("after a settle, a release and a handover")
 	l.undoAdmit(AdmitRequest{Key: "k", Reserve: Reservation{Account: "acct", Want: 7}}, holds[3].id, nil)
 	check("after dropping the hold of a lost answer")

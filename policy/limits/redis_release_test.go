@@ -19,7 +19,7 @@ func TestRedisHandedOverHoldsShareARoundTrip(t *testing.T) {
 	l, trips := countedRedis(t, runsScript)
 
 	const holds = 20
-	settles := make([]func(int64), holds)
+	settles := make([]Handed, holds)
 	for i := range settles {
 		settles[i] = mustHold(t, l, 1000, 10, 10).Handover()
 	}
@@ -28,7 +28,7 @@ func TestRedisHandedOverHoldsShareARoundTrip(t *testing.T) {
 	// in a goroutine of its own.
 	var wg sync.WaitGroup
 	for _, settle := range settles {
-		wg.Go(func() { settle(2) })
+		wg.Go(func() { settle.Settle(2) })
 	}
 	wg.Wait()
 	settled(l)

@@ -151,7 +151,7 @@ func TestRedisSettlementRetriedAfterAFailedCall(t *testing.T) {
 			l.Flush()
 			hold := mustHold(t, l, 100, 10, 10)
 			h.armed.Store(1)
-			hold.Handover()(7)
+			hold.Handover().Settle(7)
 			// 93 left and nothing held: 93 can be held, 94 cannot.
 			eventually(t, "the hold whose settlement failed is freed and charged", func() bool {
 				a, err := l.Admit(context.Background(), AdmitRequest{Key: "k",

@@ -136,23 +136,34 @@ func (h *Hold) Settle(charge int64) {
 }
 
 // Handover gives the settling of h to whoever calls the returned
-// function, which settles h like Settle, once; Settle and Release on h do
-// nothing from then on. The hold stays in place, renewed, until the
-// function is called, or expires TTL after its holder died. It is how a
-// request whose charge is committed after its handlers returned keeps
-// its money held until the charge is durable, whatever the handlers
-// release on their way out. If h was settled already, or is nil, the
-// function does nothing.
+// Handed's Settle, which settles h like h.Settle, once; Settle and
+// Release on h do nothing from then on. The hold stays in place,
+// renewed, until it is called, or expires TTL after its holder died. It
+// is how a request whose charge is committed after its handlers
+// returned keeps its money held until the charge is durable, whatever
+// the handlers release on their way out. If h was settled already, or
+// is nil, the Handed does nothing.
 //
-// Unlike Settle, the function may return before the hold is freed: the
-// Redis limiter gathers the settlements that arrive together, those of
-// one ledger commit, into one round trip, within a millisecond.
-func (h *Hold) Handover() func(charge int64) {
-	if h == nil {
-		return func(int64) {}
+// Unlike h.Settle, Handed.Settle may return before the hold is freed:
+// the Redis limiter gathers the settlements that arrive together, those
+// of one ledger commit, into one round trip, within a millisecond.
+func (h *Hold) Handover() Handed {
+	if h != nil {
+		h.handed.Store(true)
 	}
-	h.handed.Store(true)
-	return func(charge int64) { h.settleOnce(charge, true) }
+	return Handed{h}
+}
+
+// Handed is a hold handed over (Hold.Handover). It is a value holding
+// the hold alone, where a function closing over it was an allocation a
+// charge: as an interface (billing.HandedHold) it is boxed for free.
+type Handed struct{ h *Hold }
+
+// Settle settles the hold handed over with charge, once.
+func (d Handed) Settle(charge int64) {
+	if d.h != nil {
+		d.h.settleOnce(charge, true)
+	}
 }
 
 func (h *Hold) settle1(charge int64) { h.settleOnce(charge, false) }
