@@ -197,19 +197,19 @@ func fmtSignedTenths(v float64) string {
 	return fmt.Sprintf("−%.1f µs", -v)
 }
 
-// addedCPUReasons says, under the budget, where the added CPU per
-// request at /v1 JSON, concurrency 32, went: each gateway's parts that
-// added the most over plain Caddy, from the breakdown's figures.
-func addedCPUReasons(r *results, shares map[string]map[string]float64) string {
+// topAddedParts lists, for each gateway with a profile, the four parts
+// of its CPU per request at /v1 JSON, concurrency 32, that added most
+// over plain Caddy's, as "part +1.2 µs, ...".
+func topAddedParts(r *results, shares map[string]map[string]float64) map[string]string {
 	perReq, cols := cpuPerRequest(r, shares)
+	out := make(map[string]string)
 	if _, ok := perReq["plain Caddy"]; !ok {
-		return ""
+		return out
 	}
 	type added struct {
 		part string
 		us   float64
 	}
-	var lines []string
 	for _, t := range cols {
 		if t == "plain Caddy" {
 			continue
@@ -226,13 +226,9 @@ func addedCPUReasons(r *results, shares map[string]map[string]float64) string {
 			}
 			top = append(top, fmt.Sprintf("%s %s", a.part, fmtSignedTenths(a.us)))
 		}
-		lines = append(lines, fmt.Sprintf("%s %s: %s", t, fmtSignedTenths(perReq[t]-perReq["plain Caddy"]), strings.Join(top, ", ")))
+		out[t] = strings.Join(top, ", ")
 	}
-	if len(lines) == 0 {
-		return ""
-	}
-	return "Where the added CPU per request at /v1 JSON, c=32, went (the parts that added most; every part in " +
-		"\"Where the CPU per request goes\" below): " + strings.Join(lines, "; ") + "."
+	return out
 }
 
 // cpuPerRequest is the median CPU per request at /v1 JSON, concurrency

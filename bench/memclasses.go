@@ -73,30 +73,55 @@ func procStatusKiB(pid int, key string) int64 {
 	return 0
 }
 
-// logMemClasses prints what each class grew by from before to now, per
-// stream of n, in KiB: the split of the RSS the idle phase reports; then
-// the heap and stacks after a collection, which tell the live objects
-// from the garbage not collected yet. It is called right after the RSS
-// is read, and its collection comes after that.
-func logMemClasses(name string, before memClasses, pid int, admin string, n int) {
+// memSplit is what each memory class grew by while a target held its
+// idle streams, per stream, in KiB: the split of the RSS the idle phase
+// reports; then the heap and stacks after a collection, which tell the
+// live objects from the garbage not collected yet. goKnown is false for
+// a process without an admin endpoint (only the kernel's classes).
+type memSplit struct {
+	anon, file                                   float64
+	goKnown                                      bool
+	heapLive, heapUnused, freeKept, freeReturned float64
+	stacks, metadata, other, heapGoal            float64
+	collections                                  int64
+	liveAfterGC, stacksAfterGC                   float64
+}
+
+// splitMemory reads p's memory classes now and what each grew by since
+// before, per stream of n. It is called right after the RSS is read, and
+// its collection comes after that.
+func splitMemory(before memClasses, pid int, admin string, n int) memSplit {
 	if n == 0 {
-		return
+		return memSplit{}
 	}
 	now := readMemClasses(pid, admin, false)
 	per := func(a, b int64) float64 { return float64(b-a) / float64(n) / 1024 }
 	stat := func(k string) float64 { return per(before.stats[k], now.stats[k]) }
-	line := fmt.Sprintf("bench: idle %s, per stream in KiB: RSS anon %+.1f, file %+.1f",
-		name, per(before.rssAnon, now.rssAnon), per(before.rssFile, now.rssFile))
-	if len(now.stats) > 0 {
-		line += fmt.Sprintf("; heap live %+.1f, unused in spans %+.1f, free not returned %+.1f, returned %+.1f; "+
-			"stacks %+.1f; span, cache and GC metadata %+.1f; other %+.1f; heap goal %+.1f (%d collections)",
-			stat("HeapAlloc"), stat("HeapInuse")-stat("HeapAlloc"),
-			stat("HeapIdle")-stat("HeapReleased"), stat("HeapReleased"),
-			stat("Stack"), stat("MSpan")+stat("MCache")+stat("GCSys")+stat("BuckHashSys"), stat("OtherSys"),
-			stat("NextGC"), now.stats["NumGC"]-before.stats["NumGC"])
-		collected := readMemClasses(pid, admin, true)
-		line += fmt.Sprintf("; after a collection: heap live %+.1f, stacks %+.1f",
-			per(before.stats["HeapAlloc"], collected.stats["HeapAlloc"]), per(before.stats["Stack"], collected.stats["Stack"]))
+	m := memSplit{anon: per(before.rssAnon, now.rssAnon), file: per(before.rssFile, now.rssFile)}
+	if len(now.stats) == 0 {
+		return m
 	}
-	fmt.Fprintln(os.Stderr, line)
+	m.goKnown = true
+	m.heapLive, m.heapUnused = stat("HeapAlloc"), stat("HeapInuse")-stat("HeapAlloc")
+	m.freeKept, m.freeReturned = stat("HeapIdle")-stat("HeapReleased"), stat("HeapReleased")
+	m.stacks = stat("Stack")
+	m.metadata = stat("MSpan") + stat("MCache") + stat("GCSys") + stat("BuckHashSys")
+	m.other, m.heapGoal = stat("OtherSys"), stat("NextGC")
+	m.collections = now.stats["NumGC"] - before.stats["NumGC"]
+	collected := readMemClasses(pid, admin, true)
+	m.liveAfterGC = per(before.stats["HeapAlloc"], collected.stats["HeapAlloc"])
+	m.stacksAfterGC = per(before.stats["Stack"], collected.stats["Stack"])
+	return m
+}
+
+func (m memSplit) String() string {
+	line := fmt.Sprintf("per stream in KiB: RSS anon %+.1f, file %+.1f", m.anon, m.file)
+	if m.goKnown {
+		line += fmt.Sprintf("; heap live %+.1f, unused in spans %+.1f, free not returned %+.1f, returned %+.1f; "+
+			"stacks %+.1f; span, cache and GC metadata %+.1f; other %+.1f; heap goal %+.1f (%d collections)"+
+			"; after a collection: heap live %+.1f, stacks %+.1f",
+			m.heapLive, m.heapUnused, m.freeKept, m.freeReturned, m.stacks, m.metadata, m.other, m.heapGoal,
+			m.collections, m.liveAfterGC, m.stacksAfterGC)
+	}
+	return line
 }

@@ -248,6 +248,7 @@ type idleResult struct {
 	opened, wanted   int
 	before, after    int64    // KiB
 	profiles         []string // heap and goroutine profiles taken with the streams open
+	split            memSplit // what the RSS per stream is made of
 }
 
 func (r idleResult) perStream() float64 {
@@ -365,7 +366,8 @@ func holdIdle(n int, p *proc, t *target, s scenario, outDir string) (idleResult,
 	time.Sleep(time.Until(opening.Add(idleSettle)))
 	res.opened = n - int(failed.Load())
 	res.after, err = rssKiB(p.pid())
-	logMemClasses(t.name, classes, p.pid(), t.admin, res.opened)
+	res.split = splitMemory(classes, p.pid(), t.admin, res.opened)
+	fmt.Fprintf(os.Stderr, "bench: idle %s, %s\n", t.name, res.split)
 	if t.admin != "" && outDir != "" {
 		// What the open streams hold: live heap and goroutines.
 		slug := strings.ToLower(strings.TrimPrefix(t.name, "Switchyard "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -27,6 +28,11 @@ type redisTimes struct {
 	// with the slow log back to its default (probeAdmit); zero when it
 	// was not measured.
 	admitAlone limits.AdmitCost
+	// emptyScript is what a script that runs no command costs this Redis
+	// per call, measured as admitAlone is: the floor of any admission
+	// made in one script, the part of admitAlone its commands do not
+	// explain; NaN when it was not measured.
+	emptyScript float64
 }
 
 // median is the median µs per call of the script named name; NaN when
@@ -43,6 +49,9 @@ func (t redisTimes) describe(requests int) string {
 	}
 	if a := t.admitAlone; a.Calls > 0 {
 		out = append(out, fmt.Sprintf("admit alone, no slow log: %.1f µs (mean %.1f), %.1f commands a call", a.MicrosPerCall, a.MeanMicrosPerCall, a.CommandsPerCall))
+	}
+	if t.emptyScript > 0 {
+		out = append(out, fmt.Sprintf("a script that runs no command: %.1f µs", t.emptyScript))
 	}
 	return strings.Join(out, ", ")
 }
@@ -84,6 +93,9 @@ func readRedisTimes(addr string) (redisTimes, error) {
 	names := limits.ScriptNames()
 	t := redisTimes{scripts: make(map[string][]float64)}
 	if t.admitAlone, err = probeAdmit(ctx, c); err != nil {
+		return redisTimes{}, err
+	}
+	if t.emptyScript, err = probeEmptyScript(ctx, c); err != nil {
 		return redisTimes{}, err
 	}
 	for _, e := range entries {
@@ -138,4 +150,44 @@ func probeAdmit(ctx context.Context, c *redis.Client) (limits.AdmitCost, error) 
 		StreamLimit: 1000, WantLease: true,
 		Reserve: limits.Reservation{Account: "probe", Balance: 1 << 40, Want: 4, Min: 1}}
 	return limits.MeasureAdmitCost(ctx, r, req, probeAdmitCalls)
+}
+
+// emptyScript answers as an admission does, a short array of integers,
+// and runs no command.
+var emptyScript = redis.NewScript(`return {1, 1, 0, 0, 0, 0, 0}`)
+
+// probeEmptyScript measures emptyScript's time per call on the Redis of c
+// from INFO commandstats, in batches as probeAdmit's, and gives the
+// median of the batches' means; a batch during which Redis ran another
+// script is left out.
+func probeEmptyScript(ctx context.Context, c *redis.Client) (float64, error) {
+	if err := emptyScript.Load(ctx, c).Err(); err != nil {
+		return math.NaN(), err
+	}
+	const batch = 16
+	var means []float64
+	for range probeAdmitCalls / batch {
+		before, err := c.Info(ctx, "commandstats").Result()
+		if err != nil {
+			return math.NaN(), err
+		}
+		for range batch {
+			if err := emptyScript.EvalSha(ctx, c, nil).Err(); err != nil {
+				return math.NaN(), err
+			}
+		}
+		after, err := c.Info(ctx, "commandstats").Result()
+		if err != nil {
+			return math.NaN(), err
+		}
+		b, a := limits.ParseCommandStats(before)["evalsha"], limits.ParseCommandStats(after)["evalsha"]
+		if a.Calls-b.Calls != batch {
+			continue // Redis ran other scripts meanwhile
+		}
+		means = append(means, float64(a.Usec-b.Usec)/batch)
+	}
+	if len(means) == 0 {
+		return math.NaN(), fmt.Errorf("bench: Redis ran other scripts during every batch of empty scripts")
+	}
+	return median(means), nil
 }

@@ -28,9 +28,11 @@ func TestReportBudgetLines(t *testing.T) {
 				admitAlone: limits.AdmitCost{Calls: 512, MicrosPerCall: 13, MeanMicrosPerCall: 14, CommandsPerCall: 8}}},
 	}
 	idle := []idleResult{
-		{target: "plain Caddy", opened: 1000, wanted: 1000, before: 0, after: 58000},
+		{target: "plain Caddy", opened: 1000, wanted: 1000, before: 0, after: 58000,
+			split: memSplit{goKnown: true, liveAfterGC: 20, stacksAfterGC: 16, heapLive: 30, freeKept: 4}},
 		{target: "Switchyard embedded", opened: 1000, wanted: 1000, before: 0, after: 64000},
-		{target: "Switchyard distributed", opened: 1000, wanted: 1000, before: 0, after: 70000},
+		{target: "Switchyard distributed", opened: 1000, wanted: 1000, before: 0, after: 70000,
+			split: memSplit{goKnown: true, liveAfterGC: 26, stacksAfterGC: 18, heapLive: 33, freeKept: 6}},
 	}
 	md := report(options{rounds: 3, idle: 1000, counts: 100, concs: []int{1, 32}}, pinning{}, r, tr, &redisPing{p50: 47, p99: 80}, idle, nil, nil, time.Minute)
 
@@ -45,9 +47,36 @@ func TestReportBudgetLines(t *testing.T) {
 		"| Redis time per admission (the admit script's time per call from `INFO commandstats`, slow log off; median of batches) | ≤ 15 µs | none (in-process limits) | met | 13 µs | met |",
 		"| distributed | /v1 JSON | 0.00 | 0.00 | — | 0.00 | 0.00 | 1.00 | 25.0 µs | admit 0.03 × 31 µs, settle 0.03 × 6 µs, admit alone, no slow log: 13.0 µs (mean 14.0), 8.0 commands a call |",
 		"| /v1 JSON | 32 | Switchyard embedded | 2000 µs | 0 µs | +0 µs | +0 µs | 9000 | 0.90× | 101 µs | +11 µs |",
+		// Each missed line with its reason, from the other figures.
+		"- /v1 JSON added p50, c=1, Switchyard distributed: it waits for one Redis round trip, which a bare `PING` takes 47 µs at p50 on this machine (in the line); at one client its process spent +60 µs of CPU per request more than plain Caddy's",
+		"- /v1 JSON throughput, c=32, Switchyard distributed: at 32 clients each proxy is bound by the one CPU it is pinned to, so its throughput follows its CPU per request: plain Caddy's 90 µs over its 140 µs is 0.64×, where 0.70× was measured",
+		"- RSS per idle open /v3 stream, Switchyard distributed: per stream, Go's live heap after a collection was 26.0 KiB and goroutine stacks 18.0 KiB, against plain Caddy's 20.0 and 16.0: +8.0 KiB the streams hold; the rest of the difference in RSS, +4.0 KiB,",
+		// No profiles were given: nothing to split the added CPU by.
+		"- /v1 JSON added CPU per request, c=32, Switchyard distributed: nothing else this run measured explains it",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks\n%s\nin\n%s", want, md)
 		}
+	}
+	// A line met is not explained.
+	if strings.Contains(md, "- /v1 JSON added p50, c=1, Switchyard embedded") {
+		t.Errorf("the report explains a line that was met:\n%s", md)
+	}
+}
+
+// TestRedisTimeMissedReason: a missed Redis time per admission is split
+// into the script call's own cost and its commands'.
+func TestRedisTimeMissedReason(t *testing.T) {
+	tr := []trips{
+		{mode: "distributed", scenario: "/v1 JSON", distributed: true, redisTimes: redisTimes{emptyScript: 5,
+			admitAlone: limits.AdmitCost{Calls: 512, MicrosPerCall: 21, CommandsPerCall: 8}}},
+		{mode: "distributed", scenario: "/v1 SSE", distributed: true, redisTimes: redisTimes{emptyScript: 7,
+			admitAlone: limits.AdmitCost{Calls: 512, MicrosPerCall: 23, CommandsPerCall: 8}}},
+	}
+	got := missedReason(missedLine{lineRedisTime, "Switchyard distributed"}, newResults(), tr, nil, nil, nil)
+	// Medians: 22 µs a call, 6 µs of it the empty script's, 8 commands.
+	want := "an admission runs 8.0 commands in its one script; on this Redis a script that runs none costs 6.0 µs a call, so each command took about 2.0 µs"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("reason %q, want it to start %q", got, want)
 	}
 }
