@@ -26,7 +26,24 @@ func BenchmarkV1JSONDistributed(b *testing.B) {
 	b.Setenv("SWITCHYARD_REDIS_MODE", "single")
 	b.Setenv("SWITCHYARD_KEY_SECRET", strings.Repeat("k", 32))
 	plain, gateway, key := loadV1Bench(b, drainingUpstream(b))
+	benchServeBoth(b, plain, gateway, key)
+}
 
+// BenchmarkV1JSONEmbeddedConcurrent is BenchmarkV1JSONDistributed on the
+// embedded store: its profiles are what the distributed mode's are set
+// against, at one client and at 32, in one process, where
+// BenchmarkV1JSON has one client only.
+//
+//	go test ./caddymodules -run '^$' -bench V1JSONEmbeddedConcurrent -benchmem
+func BenchmarkV1JSONEmbeddedConcurrent(b *testing.B) {
+	discardStderr(b)
+	plain, gateway, key := loadV1Bench(b, drainingUpstream(b))
+	benchServeBoth(b, plain, gateway, key)
+}
+
+// benchServeBoth serves the bench's request through plain and gateway,
+// from one client and then from 32.
+func benchServeBoth(b *testing.B, plain, gateway *caddyhttp.Server, key string) {
 	for _, c := range []struct {
 		name string
 		srv  *caddyhttp.Server
