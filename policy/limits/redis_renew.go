@@ -46,14 +46,6 @@ type renewal struct {
 	prev, next *renewal // in renewals.live; nil when not renewed
 }
 
-// scriptKeys are the renew script's keys.
-func (x *renewal) scriptKeys() []string {
-	if x.keys[1] == "" {
-		return x.keys[:1]
-	}
-	return x.keys[:]
-}
-
 // add starts renewing x and returns it, the handle that remove takes.
 func (q *renewals) add(x *renewal) *renewal {
 	q.mu.Lock()
@@ -163,18 +155,45 @@ func (q *renewals) stillLiveOf(xs []*renewal) []*renewal {
 	return slices.DeleteFunc(xs, func(x *renewal) bool { return x.next == nil })
 }
 
+// renewArgc is the most values of a renewal's EVALSHA: the command,
+// the script, the number of keys, two keys, now, the member and the TTL.
+const renewArgc = 8
+
+// renewSHA is the renew script's SHA1, put in an interface once.
+var renewSHA any = renewScript.Hash()
+
 // renew extends batch in one round trip and reports whether Redis
 // answered. It runs outside any request, so it has no request context;
 // the breaker spares Redis while it is down.
+//
+// Every tick renews every open stream's lease and hold, so what a
+// renewal allocates is garbage made again and again for as long as a
+// stream stays open: the commands' values are one slice for the batch,
+// the renewals' keys and members go in by pointer (a pointer fits in an
+// interface as it is, where a string is copied to the heap first), and
+// a renewal's own allocation is its command. The slice is the batch's
+// own, not kept for the next: a call that timed out may still be writing
+// it.
 func (q *renewals) renew(batch []*renewal) bool {
 	r := q.r
-	cmds := make([]*redis.Cmd, len(batch))
+	cmds := make([]redis.Cmder, len(batch))
 	err := r.call(context.Background(), "renew", func(ctx context.Context) error {
-		pipe := r.client.Pipeline()
-		now, ttl := r.nowArg(), seconds(r.leaseTTL)
+		argv := make([]any, 0, renewArgc*len(batch))
+		now := r.nowAny()
 		for i, x := range batch {
-			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), x.scriptKeys(), now, x.member, ttl)
+			from := len(argv)
+			argv = append(argv, "evalsha", renewSHA, 1, &x.keys[0])
+			if x.keys[1] != "" {
+				argv[from+2] = 2
+				argv = append(argv, &x.keys[1])
+			}
+			argv = append(argv, now, &x.member, r.leaseTTLArg)
+			cmd := redis.NewCmd(ctx, argv[from:len(argv):len(argv)]...)
+			cmd.SetFirstKeyPos(3)
+			cmds[i] = cmd
 		}
+		pipe := r.client.Pipeline()
+		_ = pipe.BatchProcess(ctx, cmds...)
 		_, err := pipe.Exec(ctx)
 		return err
 	})
@@ -191,7 +210,7 @@ func (q *renewals) renew(batch []*renewal) bool {
 		return false // a reply may still be written by a call that timed out
 	}
 	for i, x := range batch {
-		n, err := cmds[i].Int()
+		n, err := cmds[i].(*redis.Cmd).Int()
 		if err != nil {
 			continue
 		}
