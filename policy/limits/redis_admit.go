@@ -199,6 +199,9 @@ type admitQueue struct {
 	// sender of the pipeline in flight (busy) touches it, and Exec leaves
 	// it empty.
 	pipe redis.Pipeliner
+	// settleArgv holds the values of the settlements pipe carries, used
+	// again as pipe is.
+	settleArgv []any
 }
 
 // join queues c behind the pipeline in flight and reports true, or
@@ -423,7 +426,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			if !handedOver {
 				r.released(releases, nil)
 			}
-			r.admits.pipe = nil // it may hold what was queued before the panic
+			r.admits.pipe, r.admits.settleArgv = nil, nil // they may hold what was queued before the panic
 		}
 		abandoned := false
 		for _, c := range batch {
@@ -447,7 +450,8 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		r.admits.pipe = r.client.Pipeline()
 	}
 	pipe := r.admits.pipe
-	cmds := queueReleases(ctx, pipe, releases)
+	r.admits.settleArgv = settleArgv(r.admits.settleArgv, releases)
+	cmds := queueReleases(ctx, pipe, releases, r.admits.settleArgv)
 	admits := make([]*redis.IntSliceCmd, len(batch))
 	for i, c := range batch {
 		admits[i] = c.cmd(ctx)
