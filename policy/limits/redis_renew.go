@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,12 +38,12 @@ type renewals struct {
 }
 
 // renewal is one lease or hold: member of the sorted set at keys[0]; a
-// hold's sum is at keys[1], empty for a lease. The loss is logged with
-// owner and id: a lease's key, or a hold's account.
+// hold's sum is at keys[1], empty for a lease. It is part of every open
+// stream's lease and hold, so it keeps nothing else: its loss is logged
+// with its keys and member, which name the key or account and the id.
 type renewal struct {
 	keys       [2]string
 	member     string
-	owner, id  string
 	prev, next *renewal // in renewals.live; nil when not renewed
 }
 
@@ -235,9 +236,10 @@ func (x *renewal) lost(log *zap.Logger) {
 		// so the limit is exceeded by one until the stream ends. Re-adding
 		// it could push others over.
 		log.Warn("redis limiter lost a lease that expired while renewals failed",
-			zap.String("key", x.owner), zap.String("lease", x.id))
+			zap.String("set", x.keys[0]), zap.String("lease", x.member))
 		return
 	}
+	id, _, _ := strings.Cut(x.member, "|") // "<id>|<cents>"
 	log.Warn("redis limiter lost a hold that expired while renewals failed",
-		zap.String("account", x.owner), zap.String("hold", x.id))
+		zap.String("holds", x.keys[0]), zap.String("hold", id))
 }
