@@ -147,9 +147,10 @@ func (c *admitCall) strings(r *Redis, owner string) (mode any) {
 	}
 	// The keys are the same for every admission of the key: a stream's
 	// lease and hold keep theirs until it ends, so the open streams of a
-	// key share one copy (unique: found without an allocation, dropped
-	// once no stream keeps it), and each keeps its own id alone, where a
-	// string of all of them was 300 – 380 bytes per stream.
+	// key share a copy (unique: found without an allocation; unique keeps
+	// no copy alive, so after a collection the next admission may make
+	// another), and each keeps its own id alone, where a string of all of
+	// them was 300 – 380 bytes per stream.
 	keys := unique.Make(string(b[:idAt])).Value()
 	own := string(b[idAt:])
 	from := 0
