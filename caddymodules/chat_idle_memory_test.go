@@ -52,6 +52,12 @@ func BenchmarkIdleStreamMemory(b *testing.B) {
 	if testenv.RaceEnabled {
 		b.Skip("memory under the race detector is the detector's")
 	}
+	benchIdleStreams(b)
+}
+
+// benchIdleStreams measures the idle streams of every kind through a
+// gateway on the settings of the environment, b.N times.
+func benchIdleStreams(b *testing.B) {
 	n := 200
 	if v := os.Getenv(idleStreamsEnv); v != "" {
 		var err error
@@ -69,8 +75,7 @@ func BenchmarkIdleStreamMemory(b *testing.B) {
 
 	var sums idleFigures
 	for range b.N {
-		f := g.measure(b, up, n, g.kinds())
-		sums.add(f)
+		sums.add(g.measure(b, up, n, g.kinds()))
 	}
 	sums.report(b, b.N)
 }

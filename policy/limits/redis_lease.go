@@ -22,7 +22,7 @@ type redisLease struct {
 // that waited for it: with a hold, end is the hold's and the lease's
 // streamEnd.
 func (r *Redis) startLease(ctx context.Context, key, leaseKey, id string, hold bool) (_ *Lease, end *streamEnd) {
-	l := &redisLease{r: r, renewal: renewal{keys: [2]string{leaseKey}, member: id, owner: key, id: id}}
+	l := &redisLease{r: r, renewal: renewal{keys: [2]string{leaseKey}, member: id}}
 	if hold {
 		l.end = &l.ended
 	}
@@ -81,7 +81,7 @@ type redisHold struct {
 // abandoned.
 func (r *Redis) startHold(account, id, balanceKey, holdsKey, member string, cents int64, end *streamEnd) *Hold {
 	h := &redisHold{Hold: Hold{account: account, id: id, cents: cents}, r: r, end: end,
-		renewal: renewal{keys: [2]string{holdsKey, balanceKey}, member: member, owner: account, id: id}}
+		renewal: renewal{keys: [2]string{holdsKey, balanceKey}, member: member}}
 	h.settler = h
 	r.renewals.add(&h.renewal)
 	return &h.Hold

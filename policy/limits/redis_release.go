@@ -42,8 +42,10 @@ type settlement struct {
 	// The charge then lowers the mirror only if the hold was still
 	// there, which that try would have removed with it.
 	again bool
-	argv  [8]any // cmd's
 }
+
+// settleArgc is the most values of a settlement's EVALSHA (cmd).
+const settleArgc = 8
 
 // keys are the settle script's.
 func (s settlement) keys() []string { return []string{s.balanceKey, s.holdsKey} }
@@ -55,11 +57,14 @@ var (
 )
 
 // cmd is the EVALSHA of the settle script, or of the drop hold script
-// for a hold known by its id, that frees s, in s.argv. Its arguments
-// point at s's fields, which stay as they are while s is queued or sent;
-// a try sent again makes it anew once the last one's pipeline returned.
-func (s *settlement) cmd(ctx context.Context) *redis.Cmd {
-	argv := s.argv[:0]
+// for a hold known by its id, that frees s, its values written in the
+// room of argv (empty, with room for settleArgc), which stays as it is
+// until the command is done. Its arguments point at s's fields, which
+// stay as they are while s is queued or sent; a try sent again makes it
+// anew once the last one's pipeline returned. The values are not part
+// of s: a hold keeps its settlement for as long as its stream stays
+// open, and needs them only for the round trip that frees it.
+func (s *settlement) cmd(ctx context.Context, argv []any) *redis.Cmd {
 	if s.byID {
 		argv = append(argv, "evalsha", dropHoldSHA, 2, &s.holdsKey, &s.balanceKey, &s.member)
 	} else {
@@ -71,9 +76,24 @@ func (s *settlement) cmd(ctx context.Context) *redis.Cmd {
 		}
 		argv = append(argv, "evalsha", settleSHA, 2, &s.balanceKey, &s.holdsKey, &s.member, &s.charge, again)
 	}
-	cmd := redis.NewCmd(ctx, argv...)
+	cmd := redis.NewCmd(ctx, argv[:len(argv):len(argv)]...)
 	cmd.SetFirstKeyPos(3)
 	return cmd
+}
+
+// settleArgv returns buf emptied, or, with too little room for the
+// settlements of batch, a slice with room for them.
+func settleArgv(buf []any, batch []release) []any {
+	holds := 0
+	for i := range batch {
+		if batch[i].hold != nil {
+			holds++
+		}
+	}
+	if cap(buf) < settleArgc*holds {
+		return make([]any, 0, settleArgc*holds)
+	}
+	return buf[:0]
 }
 
 // againArg is the settle script's flag for a try that may repeat one
@@ -331,7 +351,7 @@ func (r *Redis) sendReleases(batch []release) {
 		// call returns, which it may have done at its timeout.
 		defer finish(nil)
 		pipe := r.client.Pipeline()
-		cmds := queueReleases(ctx, pipe, batch)
+		cmds := queueReleases(ctx, pipe, batch, settleArgv(nil, batch))
 		_, err := pipe.Exec(ctx)
 		if finish(cmds) && noScript(err) {
 			return nil // only a script Redis did not know: Redis answers
@@ -351,13 +371,16 @@ type releaseCmds struct {
 }
 
 // queueReleases adds the commands of batch to pipe and returns them, one
-// releaseCmds for each release.
-func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release) []releaseCmds {
+// releaseCmds for each release. The settlements' values go in argv
+// (settleArgv), which stays as it is until the pipeline is done.
+func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release, argv []any) []releaseCmds {
 	cmds := make([]releaseCmds, len(batch))
+	used := 0
 	for i := range batch {
 		rel := &batch[i]
 		if rel.hold != nil {
-			cmds[i].settle = rel.hold.cmd(ctx)
+			cmds[i].settle = rel.hold.cmd(ctx, argv[used:used])
+			used += len(cmds[i].settle.Args())
 			_ = pipe.Process(ctx, cmds[i].settle)
 		}
 		if rel.leaseKey != "" {
@@ -427,7 +450,7 @@ func (r *Redis) loadReleaseScripts() {
 // is tried again with the releases (releases.retry).
 func (r *Redis) settleHold(s settlement) {
 	err := r.call(context.Background(), "settle", func(ctx context.Context) error {
-		cmd := s.cmd(ctx)
+		cmd := s.cmd(ctx, make([]any, 0, settleArgc))
 		_ = r.client.Process(ctx, cmd)
 		if err := cmd.Err(); !noScript(err) {
 			return err

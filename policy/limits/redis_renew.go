@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,21 +38,13 @@ type renewals struct {
 }
 
 // renewal is one lease or hold: member of the sorted set at keys[0]; a
-// hold's sum is at keys[1], empty for a lease. The loss is logged with
-// owner and id: a lease's key, or a hold's account.
+// hold's sum is at keys[1], empty for a lease. It is part of every open
+// stream's lease and hold, so it keeps nothing else: its loss is logged
+// with its keys and member, which name the key or account and the id.
 type renewal struct {
 	keys       [2]string
 	member     string
-	owner, id  string
 	prev, next *renewal // in renewals.live; nil when not renewed
-}
-
-// scriptKeys are the renew script's keys.
-func (x *renewal) scriptKeys() []string {
-	if x.keys[1] == "" {
-		return x.keys[:1]
-	}
-	return x.keys[:]
 }
 
 // add starts renewing x and returns it, the handle that remove takes.
@@ -163,18 +156,45 @@ func (q *renewals) stillLiveOf(xs []*renewal) []*renewal {
 	return slices.DeleteFunc(xs, func(x *renewal) bool { return x.next == nil })
 }
 
+// renewArgc is the most values of a renewal's EVALSHA: the command,
+// the script, the number of keys, two keys, now, the member and the TTL.
+const renewArgc = 8
+
+// renewSHA is the renew script's SHA1, put in an interface once.
+var renewSHA any = renewScript.Hash()
+
 // renew extends batch in one round trip and reports whether Redis
 // answered. It runs outside any request, so it has no request context;
 // the breaker spares Redis while it is down.
+//
+// Every tick renews every open stream's lease and hold, so what a
+// renewal allocates is garbage made again and again for as long as a
+// stream stays open: the commands' values are one slice for the batch,
+// the renewals' keys and members go in by pointer (a pointer fits in an
+// interface as it is, where a string is copied to the heap first), and
+// a renewal's own allocation is its command. The slice is the batch's
+// own, not kept for the next: a call that timed out may still be writing
+// it.
 func (q *renewals) renew(batch []*renewal) bool {
 	r := q.r
-	cmds := make([]*redis.Cmd, len(batch))
+	cmds := make([]redis.Cmder, len(batch))
 	err := r.call(context.Background(), "renew", func(ctx context.Context) error {
-		pipe := r.client.Pipeline()
-		now, ttl := r.nowArg(), seconds(r.leaseTTL)
+		argv := make([]any, 0, renewArgc*len(batch))
+		now := r.nowAny()
 		for i, x := range batch {
-			cmds[i] = pipe.EvalSha(ctx, renewScript.Hash(), x.scriptKeys(), now, x.member, ttl)
+			from := len(argv)
+			argv = append(argv, "evalsha", renewSHA, 1, &x.keys[0])
+			if x.keys[1] != "" {
+				argv[from+2] = 2
+				argv = append(argv, &x.keys[1])
+			}
+			argv = append(argv, now, &x.member, r.leaseTTLArg)
+			cmd := redis.NewCmd(ctx, argv[from:len(argv):len(argv)]...)
+			cmd.SetFirstKeyPos(3)
+			cmds[i] = cmd
 		}
+		pipe := r.client.Pipeline()
+		_ = pipe.BatchProcess(ctx, cmds...)
 		_, err := pipe.Exec(ctx)
 		return err
 	})
@@ -191,7 +211,7 @@ func (q *renewals) renew(batch []*renewal) bool {
 		return false // a reply may still be written by a call that timed out
 	}
 	for i, x := range batch {
-		n, err := cmds[i].Int()
+		n, err := cmds[i].(*redis.Cmd).Int()
 		if err != nil {
 			continue
 		}
@@ -216,9 +236,10 @@ func (x *renewal) lost(log *zap.Logger) {
 		// so the limit is exceeded by one until the stream ends. Re-adding
 		// it could push others over.
 		log.Warn("redis limiter lost a lease that expired while renewals failed",
-			zap.String("key", x.owner), zap.String("lease", x.id))
+			zap.String("set", x.keys[0]), zap.String("lease", x.member))
 		return
 	}
+	id, _, _ := strings.Cut(x.member, "|") // "<id>|<cents>"
 	log.Warn("redis limiter lost a hold that expired while renewals failed",
-		zap.String("account", x.owner), zap.String("hold", x.id))
+		zap.String("holds", x.keys[0]), zap.String("hold", id))
 }
