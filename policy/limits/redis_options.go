@@ -27,6 +27,15 @@ import (
 //     connection Redis closed (after a restart, all of them) for a
 //     command to fail on. At 32 clients, where pipelines carry many
 //     requests' admissions, it is 0.09 of a check per request.
+//   - A connection of the pipeline pool reads and writes through 32 KiB
+//     buffers, as every other connection does, unless the URL asks for
+//     more (pipeline_read_buffer_size, pipeline_write_buffer_size).
+//     go-redis gives them 128 KiB each by default, for pipelines that
+//     carry large values; the limiter's carry its scripts' keys and numbers,
+//     a few hundred bytes a command (a batch of 32 admissions fits in one
+//     write), and the 96 KiB each buffer saves, twice for each of the few
+//     pipeline connections, is memory the gateway holds for nothing
+//     (about 0.8 KiB per stream of a thousand idle streams in the bench).
 func RedisOptions(rawURL string) (*redis.Options, error) {
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
@@ -36,7 +45,23 @@ func RedisOptions(rawURL string) (*redis.Options, error) {
 	if p := protocol(rawURL); p != 0 {
 		opts.Protocol = p
 	}
+	opts.PipelineReadBufferSize, opts.PipelineWriteBufferSize = pipelineBuffers(opts.PipelineReadBufferSize, opts.PipelineWriteBufferSize)
 	return opts, nil
+}
+
+// pipelineBufferSize is the pipeline pool's buffers' size (RedisOptions).
+const pipelineBufferSize = 32 << 10
+
+// pipelineBuffers is the pipeline pool's read and write buffer sizes:
+// the URL's, where it sets them, else pipelineBufferSize.
+func pipelineBuffers(read, write int) (int, int) {
+	if read == 0 {
+		read = pipelineBufferSize
+	}
+	if write == 0 {
+		write = pipelineBufferSize
+	}
+	return read, write
 }
 
 // protocol is 2 (see RedisOptions) when the URL asks for no protocol;
@@ -80,7 +105,8 @@ func ParseRedisMode(s string) (RedisMode, error) {
 
 // NewRedisClient returns the client for a URL of mode, with the options
 // RedisOptions sets (calls end at their context's deadline, RESP2 unless
-// the URL asks for another protocol). In cluster mode a pipeline is split
+// the URL asks for another protocol, the pipeline pool's buffers 32 KiB
+// unless it asks for others). In cluster mode a pipeline is split
 // by slot and sent to each primary, and a command follows the slot to its
 // new primary after a failover (MOVED); the admission and its releases
 // stay one script each, because all of an account's keys share one slot.
@@ -101,6 +127,7 @@ func NewRedisClient(rawURL string, mode RedisMode) (redis.UniversalClient, error
 		if p := protocol(rawURL); p != 0 {
 			opts.Protocol = p
 		}
+		opts.PipelineReadBufferSize, opts.PipelineWriteBufferSize = pipelineBuffers(opts.PipelineReadBufferSize, opts.PipelineWriteBufferSize)
 		return redis.NewClusterClient(opts), nil
 	case RedisSentinel:
 		opts, err := redis.ParseFailoverURL(rawURL)
@@ -114,6 +141,7 @@ func NewRedisClient(rawURL string, mode RedisMode) (redis.UniversalClient, error
 		if p := protocol(rawURL); p != 0 {
 			opts.Protocol = p
 		}
+		opts.PipelineReadBufferSize, opts.PipelineWriteBufferSize = pipelineBuffers(opts.PipelineReadBufferSize, opts.PipelineWriteBufferSize)
 		return redis.NewFailoverClient(opts), nil
 	}
 	return nil, fmt.Errorf("redis mode %q: want single, cluster or sentinel", mode)

@@ -97,3 +97,36 @@ func TestEndsAtDeadline(t *testing.T) {
 		t.Error("a limiter sends its callers' admissions over a client that does not end calls at their deadline")
 	}
 }
+
+// TestRedisPipelineBuffers: every mode's pipeline connections get the
+// 32 KiB buffers of the others, not go-redis's 128 KiB, unless the URL
+// asks for a size.
+func TestRedisPipelineBuffers(t *testing.T) {
+	for _, tc := range []struct {
+		url         string
+		mode        RedisMode
+		read, write int
+	}{
+		{"redis://127.0.0.1:6379/0", RedisSingle, 32 << 10, 32 << 10},
+		{"redis://127.0.0.1:6379/0?pipeline_read_buffer_size=65536", RedisSingle, 64 << 10, 32 << 10},
+		{"redis://127.0.0.1:7000?addr=127.0.0.1:7001", RedisCluster, 32 << 10, 32 << 10},
+		{"redis://127.0.0.1:7000?pipeline_write_buffer_size=131072", RedisCluster, 32 << 10, 128 << 10},
+		{"redis://127.0.0.1:26379/0?master_name=main", RedisSentinel, 32 << 10, 32 << 10},
+	} {
+		c, err := NewRedisClient(tc.url, tc.mode)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
+		}
+		var read, write int
+		switch c := c.(type) {
+		case *redis.Client:
+			read, write = c.Options().PipelineReadBufferSize, c.Options().PipelineWriteBufferSize
+		case *redis.ClusterClient:
+			read, write = c.Options().PipelineReadBufferSize, c.Options().PipelineWriteBufferSize
+		}
+		c.Close()
+		if read != tc.read || write != tc.write {
+			t.Errorf("%s (%s): pipeline buffers %d and %d, want %d and %d", tc.url, tc.mode, read, write, tc.read, tc.write)
+		}
+	}
+}
