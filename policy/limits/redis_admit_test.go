@@ -273,3 +273,21 @@ return v`, nil, admitNumsFormat, call.argv[3+call.nkeys]).StringSlice()
 		t.Error("a short answer read without an error")
 	}
 }
+
+// TestAdmitByEval: an admission sent as an EVAL, as it is to a Redis that
+// does not have the script (NOSCRIPT), is read as one sent by its SHA1.
+func TestAdmitByEval(t *testing.T) {
+	c := testRedisClient(t)
+	r := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)})
+	req := AdmitRequest{Key: "k1", Account: "acct", Rate: Rate{Limit: 5, Period: time.Minute, Rolling: true},
+		StreamLimit: 2, WantLease: true, Reserve: Reservation{Account: "acct", Balance: 100, Want: 30, Min: 10}}
+	call := r.newAdmitCall(req, "acct")
+	call.eval(context.Background(), c)
+	if call.err != nil {
+		t.Fatal(call.err)
+	}
+	// Admitted, a slot taken, 4 left of the rate, 30 cents held.
+	if want := []int64{1, 1, 4, 0, 60000000, 30, 0, 0}; !slices.Equal(call.reply, want) {
+		t.Errorf("answer %v, want %v", call.reply, want)
+	}
+}

@@ -448,7 +448,7 @@ if mode == 1 then
   reset_after = new_tat - now
 elseif mode == 2 then
   -- The window is (now - period, now]. Times are whole microseconds
-  -- (TIME, or ARGV now with six decimals), so half a microsecond of slack
+  -- (TIME, or a given now, to the microsecond), so half a microsecond of slack
   -- absorbs the rounding without letting an admission one microsecond
   -- inside the window fall out of it.
   redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period + eps / 2)
