@@ -46,7 +46,8 @@ type admitCall struct {
 	// wanted is the member of a hold of want, "<id>|<want>" (strings).
 	wanted string
 
-	// reply is the script's answer (admitReply), in answer once read.
+	// reply is answer once the script's answer is read into it
+	// (readAdmitReply); nil until then, or if it could not be.
 	reply  []int64
 	answer [admitReplyLen]int64
 	err    error
@@ -115,11 +116,11 @@ func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 
 // admitNums is the admit script's ARGV[1]: its numbers packed as its
 // struct.unpack reads them (admitNumsFormat: two bytes, then
-// little-endian doubles, at the offsets below). A number sent as an argument of its
-// own cost Redis's thread a Lua string made and interned, a slot in the
-// ARGV table that grows as it fills, and a parse of its digits: about
-// 1,400 instructions each, where one struct.unpack of them all takes
-// about 2,800.
+// little-endian doubles, at the offsets below). A number sent as an
+// argument of its own cost Redis's thread a Lua string made and
+// interned, a slot in the ARGV table that grows as it fills, and a
+// parse of its digits: about 1,400 instructions each, where one
+// struct.unpack of them all takes about 2,800.
 type admitNums [2 + 11*8]byte
 
 const admitNumsFormat = "<BBddddddddddd"

@@ -254,9 +254,9 @@ func noScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "
 // caller truncates. A string answer is copied into the client's reply
 // whole, where an array was a Lua table built and then read back by
 // Redis element by element, about 7,500 instructions an admission;
-// struct.pack of eight doubles takes about 3,400. Nothing is consumed unless the
-// request is admitted by every check; keeping the mirror up to date and
-// dropping expired holds happen either way. Every way out sets the
+// struct.pack of eight doubles takes about 3,400. Nothing is consumed
+// unless the request is admitted by every check; keeping the mirror up
+// to date and dropping expired holds happen either way. Every way out sets the
 // answer and leaves the repeat ... until true loop that holds the
 // script's steps (not indented, to keep them as they were), after which
 // the mirror is written: a function called on each way out, as it was,
@@ -294,8 +294,8 @@ local cents_pattern = "|(%-?%d+)$"
 -- The balance first: an account that cannot pay is refused before its
 -- rate is looked at, and spends none of it. The mirror, the holds' sum
 -- and the key's spend are read in one command, and what changed of them
--- is written back in one, on every way out (after the loop below): each w_ variable is
--- a field's new value, nil to leave it as it is.
+-- is written back in one, on every way out (after the loop below):
+-- each w_ variable is a field's new value, nil to leave it as it is.
 local hold, hold_member, holds_sum, holds_n, holds_hint, holds_live = 0, nil, 0, 0, nil, nil
 local seeded = false
 local slot_field, slot_hint, slot_live_field, slot_live = nil, nil, nil, nil
