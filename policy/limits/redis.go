@@ -101,10 +101,6 @@ type Redis struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 
-	// The admit script's arguments that stay, in interfaces once.
-	leaseTTLArg, balanceTTLArg any
-	lastPeriod                 atomic.Pointer[periodArg]
-
 	failures  atomic.Uint64
 	fallbacks atomic.Uint64
 	refusals  atomic.Uint64
@@ -167,7 +163,6 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		now:          cfg.Now,
 		idPrefix:     hex.EncodeToString(b[:]) + "-",
 	}
-	r.leaseTTLArg, r.balanceTTLArg = seconds(cfg.LeaseTTL), seconds(cfg.BalanceTTL)
 	clock := cfg.Now
 	if clock == nil {
 		clock = time.Now
@@ -283,23 +278,6 @@ func (r *Redis) nowArg() string {
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
-
-// periodArg is seconds(d) in an interface, for the admit script. A node
-// admits most requests under a few rates, so the last period's is kept
-// and used again rather than formatted and boxed for each.
-func (r *Redis) periodArg(d time.Duration) any {
-	if p := r.lastPeriod.Load(); p != nil && p.d == d {
-		return p.arg
-	}
-	p := &periodArg{d: d, arg: seconds(d)}
-	r.lastPeriod.Store(p)
-	return p.arg
-}
-
-type periodArg struct {
-	d   time.Duration
-	arg any
-}
 
 // micros is a duration the admit script answered in microseconds. The
 // scripts' times are whole microseconds, and the script rounds to one,
@@ -470,13 +448,9 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []int64) {
 	var rel release
 	lease := req.wantsLease()
 	switch {
-	case len(reply) >= 5:
-		allowed, taken := reply[0], reply[1]
+	case len(reply) == admitReplyLen:
+		allowed, taken, cents := reply[0], reply[1], reply[5]
 		lease = allowed == 1 && taken == 1
-		var cents int64
-		if len(reply) == 7 {
-			cents = reply[5]
-		}
 		if allowed == 1 && cents > 0 {
 			acct := req.Reserve.Account
 			rel.hold = &settlement{balanceKey: r.balanceKey(acct), holdsKey: r.holdsKey(acct),
@@ -500,20 +474,17 @@ func (r *Redis) undoAdmit(req AdmitRequest, id string, reply []int64) {
 // remembers a rate it shows spent (spentRates).
 func (r *Redis) admission(ctx context.Context, c *admitCall, sent time.Time) (Admission, error) {
 	req, reply := &c.req, c.reply
-	if len(reply) == 8 {
+	if len(reply) != admitReplyLen {
+		return Admission{}, fmt.Errorf("limits: admit script returned %d values", len(reply))
+	}
+	hold := reply[5]
+	switch {
+	case hold == -2:
 		spent, held := reply[6], reply[7]
 		ks := req.Reserve.KeySpend
 		return Admission{}, &SpendLimitError{Limit: ks.Limit, Spent: spent, Held: held, Want: max(req.Reserve.want(), req.Reserve.min())}
-	}
-	if len(reply) != 5 && len(reply) != 7 {
-		return Admission{}, fmt.Errorf("limits: admit script returned %d values", len(reply))
-	}
-	var hold, available int64
-	if len(reply) == 7 {
-		hold, available = reply[5], reply[6]
-	}
-	if hold < 0 {
-		return Admission{}, &BalanceError{Available: available, Min: req.Reserve.min()}
+	case hold < 0:
+		return Admission{}, &BalanceError{Available: reply[6], Min: req.Reserve.min()}
 	}
 	allowed, lease, remaining := reply[0], reply[1], reply[2]
 	retryAfter, resetAfter := micros(reply[3]), micros(reply[4])

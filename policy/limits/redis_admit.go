@@ -2,7 +2,9 @@ package limits
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -36,18 +38,20 @@ type admitCall struct {
 	// (The counts are bytes beside claim so that a call, with the
 	// allocator's header of 8 bytes, fits in its size class of 768
 	// bytes, not 896.)
-	argc  int8
-	argv  [3 + 4 + 16]any
-	keys  [4]string
-	burst int
-	lease int // the lease limit; 0 for no lease
-	want  int64
-	need  int64
+	argc int8
+	argv [3 + 4 + 6]any
+	keys [4]string
+	// nums is ARGV[1], the script's numbers in one string.
+	nums admitNums
+	want int64
 	// wanted is the member of a hold of want, "<id>|<want>" (strings).
 	wanted string
 
-	reply []int64
-	err   error
+	// reply is answer once the script's answer is read into it
+	// (readAdmitReply); nil until then, or if it could not be.
+	reply  []int64
+	answer [admitReplyLen]int64
+	err    error
 	// done is closed once reply and err are set, for a caller that
 	// waits for another goroutine to send c (queued or handed over). A
 	// caller that sends c itself has the answer when it returns, and c
@@ -62,55 +66,99 @@ type admitCall struct {
 // admitSHA is the admit script's SHA1, put in an interface once.
 var admitSHA any = admitScript.Hash()
 
-// serverNow is nowArg's "" for the server's clock, in an interface once.
-var serverNow any = ""
-
-// nowAny is nowArg in an interface, the usual "" without an allocation.
-func (r *Redis) nowAny() any {
-	if r.now == nil {
-		return serverNow
-	}
-	return r.nowArg()
-}
-
 // newAdmitCall builds the admit script's command for req, whose key's
 // state lives under owner's hash tag (KEYS and ARGV in redis_scripts.go).
 func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
 	c := &admitCall{req: req}
 	req = c.req // from here on, its fields are c's
 	res := &c.req.Reserve
+	n := &c.nums
 	if req.wantsLease() {
-		c.lease = req.StreamLimit
+		n.set(numLease, float64(req.StreamLimit))
 	}
+	n.set(numTTL, r.leaseTTL.Seconds())
 	c.nkeys = 2
 	if res.wanted() {
-		c.want, c.need = res.want(), res.min()
+		c.want = res.want()
+		n.set(numWant, float64(c.want))
+		n.set(numNeed, float64(res.min()))
+		n.set(numBalanceTTL, r.balanceTTL.Seconds())
+		if ks := &res.KeySpend; ks.limited() {
+			n.set(numKeyLimit, float64(ks.Limit))
+			n.set(numKeySpent, float64(ks.Spent))
+		}
 		c.nkeys = 4
 	}
-	mode := c.strings(r, owner)
-	c.burst = req.Rate.burst()
+	n[numMode] = c.strings(r, owner)
+	if req.Rate.Enabled() {
+		n.set(numLimit, float64(req.Rate.Limit))
+		n.set(numPeriod, req.Rate.Period.Seconds())
+		n.set(numBurst, float64(req.Rate.burst()))
+	}
+	if r.now != nil {
+		n[numClock] = 1
+		now, _ := strconv.ParseFloat(r.nowArg(), 64)
+		n.set(numNow, now)
+	}
 	argv := append(c.argv[:0], "evalsha", admitSHA, int(c.nkeys))
 	for i := range c.nkeys {
 		argv = append(argv, &c.keys[i])
 	}
-	argv = append(argv, r.nowAny(), mode, &c.req.Rate.Limit, r.periodArg(req.Rate.Period), &c.burst,
-		&c.lease, &c.id, r.leaseTTLArg)
+	argv = append(argv, n, &c.id)
 	if res.wanted() {
-		argv = append(argv, &c.want, &c.need, &res.Balance, r.balanceTTLArg)
+		argv = append(argv, &c.wanted, &res.Balance)
 		if ks := &res.KeySpend; ks.limited() {
-			argv = append(argv, &ks.Key, &ks.Period, &ks.Limit, &ks.Spent)
+			argv = append(argv, &ks.Key, &ks.Period)
 		}
 	}
 	c.argc = int8(len(argv))
 	return c
 }
 
+// admitNums is the admit script's ARGV[1]: its numbers packed as its
+// struct.unpack reads them (admitNumsFormat: two bytes, then
+// little-endian doubles, at the offsets below). A number sent as an
+// argument of its own cost Redis's thread a Lua string made and
+// interned, a slot in the ARGV table that grows as it fills, and a
+// parse of its digits: about 1,400 instructions each, where one
+// struct.unpack of them all takes about 2,800.
+type admitNums [2 + 11*8]byte
+
+const admitNumsFormat = "<BBddddddddddd"
+
+// Offsets in admitNums. The doubles are exact for every whole number the
+// limiter sends (below 2^53), and a period or TTL is the same double its
+// decimal text was parsed to.
+const (
+	numMode       = 0  // byte: 0 no rate, 1 GCRA, 2 rolling in a sorted set, 3 rolling in a log
+	numClock      = 1  // byte: 0 the server's clock (TIME), 1 numNow
+	numNow        = 2  // seconds since epoch2017, to the microsecond (tests' clocks)
+	numLimit      = 10 // the rate's limit
+	numPeriod     = 18 // the rate's period, seconds
+	numBurst      = 26 // GCRA's burst
+	numLease      = 34 // the lease limit; 0 for no lease
+	numTTL        = 42 // lease and hold TTL, seconds
+	numWant       = 50 // cents wanted (0: check the balance, hold nothing)
+	numNeed       = 58 // cents needed at least
+	numBalanceTTL = 66 // the mirror's TTL when seeded, seconds
+	numKeyLimit   = 74 // the key's spend limit; 0 for none
+	numKeySpent   = 82 // the key's spend read with the lookup
+)
+
+func (n *admitNums) set(at int, v float64) {
+	binary.LittleEndian.PutUint64(n[at:], math.Float64bits(v))
+}
+
+// MarshalBinary gives go-redis the bytes to send: a pointer to n in the
+// command's arguments, where a slice would be copied to the heap.
+func (n *admitNums) MarshalBinary() ([]byte, error) { return n[:], nil }
+
 // strings sets c's keys, its id and the member of a hold of all it wants
 // (wanted), parts of two strings, the keys' and the id's, where each
 // would be an allocation of its own, and returns the script's mode. They
 // are what Redis.gcraKey, logKey, windowKey, leaseKey, balanceKey,
 // holdsKey and appendID make (TestAdmitCallStrings).
-func (c *admitCall) strings(r *Redis, owner string) (mode any) {
+func (c *admitCall) strings(r *Redis, owner string) (mode byte) {
 	req := &c.req
 	var ends [4]int
 	// A billed admission's four keys and id, under the default prefix
@@ -120,13 +168,13 @@ func (c *admitCall) strings(r *Redis, owner string) (mode any) {
 	b := buf[:0]
 	switch {
 	case !req.Rate.Enabled():
-		mode, b = "0", r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
+		mode, b = 0, r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
 	case req.Rate.Rolling && req.Rate.Limit <= rollingLogMax:
-		mode, b = "3", append(r.appendKeyBase(b, owner, req.Key), ":log"...)
+		mode, b = 3, append(r.appendKeyBase(b, owner, req.Key), ":log"...)
 	case req.Rate.Rolling:
-		mode, b = "2", append(r.appendKeyBase(b, owner, req.Key), ":window"...)
+		mode, b = 2, append(r.appendKeyBase(b, owner, req.Key), ":window"...)
 	default:
-		mode, b = "1", r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
+		mode, b = 1, r.appendKeyBase(append(b, "rate:"...), owner, req.Key)
 	}
 	ends[0] = len(b)
 	b = append(r.appendKeyBase(b, owner, req.Key), ":streams"...)
@@ -169,19 +217,57 @@ func (c *admitCall) member(cents int64) string {
 	return c.id + "|" + strconv.FormatInt(cents, 10)
 }
 
-// cmd is c's EVALSHA, for a pipeline or a call of its own. The script
-// answers integers only, read as such: no value of the answer is put in
-// an interface.
-func (c *admitCall) cmd(ctx context.Context) *redis.IntSliceCmd {
-	cmd := redis.NewIntSliceCmd(ctx, c.argv[:c.argc]...)
+// cmd is c's EVALSHA, for a pipeline or a call of its own.
+func (c *admitCall) cmd(ctx context.Context) *redis.StringCmd {
+	cmd := redis.NewStringCmd(ctx, c.argv[:c.argc]...)
 	cmd.SetFirstKeyPos(3)
 	return cmd
 }
 
+// read sets c's reply and err from cmd's answer.
+func (c *admitCall) read(cmd *redis.StringCmd) { c.readAnswer(cmd.Result()) }
+
+func (c *admitCall) readAnswer(answer string, err error) {
+	c.reply, c.err = nil, err
+	if err == nil {
+		if c.err = readAdmitReply(&c.answer, answer); c.err == nil {
+			c.reply = c.answer[:]
+		}
+	}
+}
+
 // eval runs c as an EVAL, for a Redis that does not know the script
-// (restarted, or a replica that took over).
-func (c *admitCall) eval(ctx context.Context, client redis.Scripter) ([]int64, error) {
-	return admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:c.argc]...).Int64Slice()
+// (restarted, or a replica that took over), and reads its answer.
+func (c *admitCall) eval(ctx context.Context, client redis.Scripter) {
+	c.readAnswer(admitScript.Eval(ctx, client, c.keys[:c.nkeys], c.argv[3+c.nkeys:c.argc]...).Text())
+}
+
+// admitReplyLen is the admit script's answer's length in numbers, which
+// it packs in one string, each a little-endian double (redis_scripts.go
+// says why): allowed (1 admitted); lease (0 none asked, 1 taken, 2
+// refused); remaining; retry_after and reset_after in whole
+// microseconds, retry_after of an admission whose rate has nothing
+// remaining the time until the next would be admitted; hold, the cents
+// held (0 none asked, -1 refused for lack of balance, -2 refused by the
+// key's spend limit); then with -1 the balance less the holds, with -2
+// the key's spend and its holds.
+const admitReplyLen = 8
+
+// readAdmitReply reads the admit script's answer s into reply.
+func readAdmitReply(reply *[admitReplyLen]int64, s string) error {
+	if len(s) != 8*admitReplyLen {
+		return fmt.Errorf("limits: admit script answered %d bytes", len(s))
+	}
+	for i := range reply {
+		var bits uint64
+		for j := 8*i + 7; j >= 8*i; j-- {
+			bits = bits<<8 | uint64(s[j])
+		}
+		// Truncated as Redis truncates a Lua number it answers as an
+		// integer: the script adds half a microsecond to round.
+		reply[i] = int64(math.Float64frombits(bits))
+	}
+	return nil
 }
 
 // admitQueue lets a node's concurrent admissions share round trips: while
@@ -460,7 +546,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	pipe := r.admits.pipe
 	r.admits.settleArgv = settleArgv(r.admits.settleArgv, releases)
 	cmds := queueReleases(ctx, pipe, releases, r.admits.settleArgv)
-	admits := make([]*redis.IntSliceCmd, len(batch))
+	admits := make([]*redis.StringCmd, len(batch))
 	for i, c := range batch {
 		admits[i] = c.cmd(ctx)
 		_ = pipe.Process(ctx, admits[i])
@@ -470,10 +556,10 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	r.released(releases, cmds)
 	for i, c := range batch {
 		if noScript(admits[i].Err()) {
-			c.reply, c.err = c.eval(ctx, r.client)
+			c.eval(ctx, r.client)
 			continue
 		}
-		c.reply, c.err = admits[i].Result()
+		c.read(admits[i])
 	}
 }
 
@@ -501,8 +587,9 @@ func (r *Redis) sendLone(c *admitCall) {
 	ctx := c.lone.start(r.timeout, &r.loneDone)
 	cmd := c.cmd(ctx)
 	_ = r.client.Process(ctx, cmd)
-	c.reply, c.err = cmd.Result()
-	if noScript(c.err) {
-		c.reply, c.err = c.eval(ctx, r.client)
+	if noScript(cmd.Err()) {
+		c.eval(ctx, r.client)
+		return
 	}
+	c.read(cmd)
 }

@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -221,5 +222,72 @@ func TestCloseDoneClosesEachChannelOnce(t *testing.T) {
 		default:
 			t.Errorf("channel %d was left open", i)
 		}
+	}
+}
+
+// TestAdmitNumsAsTheScriptReadsThem: ARGV[1] as Redis reads it with the
+// admit script's struct.unpack format is every number the request sends,
+// at the offsets admitNums names, and a packed answer reads back as the
+// integers the script meant, truncated as Redis truncated them.
+func TestAdmitNumsAsTheScriptReadsThem(t *testing.T) {
+	c := testRedisClient(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	r := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c), LeaseTTL: 45 * time.Second,
+		BalanceTTL: 90 * time.Second, Now: func() time.Time { return at }})
+	req := AdmitRequest{Key: "k1", Account: "acct", Rate: Rate{Limit: 7, Burst: 3, Period: 1500 * time.Millisecond},
+		StreamLimit: 5, WantLease: true,
+		Reserve: Reservation{Account: "acct", Balance: 1 << 50, Want: 12, Min: 4,
+			KeySpend: KeySpend{Key: "k1", Period: "2026-11", Limit: 1<<53 - 1, Spent: 99}}}
+	call := r.newAdmitCall(req, "acct")
+	got, err := c.Eval(ctx, `local v = {struct.unpack(ARGV[1], ARGV[2])}
+for i = 1, #v - 1 do v[i] = string.format("%.17g", v[i]) end
+v[#v] = nil
+return v`, nil, admitNumsFormat, call.argv[3+call.nkeys]).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := strconv.ParseFloat(r.nowArg(), 64)
+	want := []float64{1, 1, now, 7, 1.5, 3, 5, 45, 12, 4, 90, 1<<53 - 1, 99}
+	if len(got) != len(want) {
+		t.Fatalf("unpacked %d numbers, want %d: %q", len(got), len(want), got)
+	}
+	for i, g := range got {
+		if f, _ := strconv.ParseFloat(g, 64); f != want[i] {
+			t.Errorf("number %d: %s, want %v", i+1, g, want[i])
+		}
+	}
+
+	packed, err := c.Eval(ctx, `return struct.pack("<dddddddd", 1, 2, 3, 4.5, 1e6 + 0.5, -1, -2.7, 2^53 - 1)`, nil).Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply [admitReplyLen]int64
+	if err := readAdmitReply(&reply, packed); err != nil {
+		t.Fatal(err)
+	}
+	if reply != [admitReplyLen]int64{1, 2, 3, 4, 1000000, -1, -2, 1<<53 - 1} {
+		t.Errorf("answer read as %v", reply)
+	}
+	if err := readAdmitReply(&reply, packed[1:]); err == nil {
+		t.Error("a short answer read without an error")
+	}
+}
+
+// TestAdmitByEval: an admission sent as an EVAL, as it is to a Redis that
+// does not have the script (NOSCRIPT), is read as one sent by its SHA1.
+func TestAdmitByEval(t *testing.T) {
+	c := testRedisClient(t)
+	r := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)})
+	req := AdmitRequest{Key: "k1", Account: "acct", Rate: Rate{Limit: 5, Period: time.Minute, Rolling: true},
+		StreamLimit: 2, WantLease: true, Reserve: Reservation{Account: "acct", Balance: 100, Want: 30, Min: 10}}
+	call := r.newAdmitCall(req, "acct")
+	call.eval(context.Background(), c)
+	if call.err != nil {
+		t.Fatal(call.err)
+	}
+	// Admitted, a slot taken, 4 left of the rate, 30 cents held.
+	if want := []int64{1, 1, 4, 0, 60000000, 30, 0, 0}; !slices.Equal(call.reply, want) {
+		t.Errorf("answer %v, want %v", call.reply, want)
 	}
 }

@@ -180,7 +180,9 @@ func (q *renewals) renew(batch []*renewal) bool {
 	cmds := make([]redis.Cmder, len(batch))
 	err := r.call(context.Background(), "renew", func(ctx context.Context) error {
 		argv := make([]any, 0, renewArgc*len(batch))
-		now := r.nowAny()
+		// Once for the batch: "" (the server's clock) boxes without an
+		// allocation.
+		now, ttl := any(r.nowArg()), any(seconds(r.leaseTTL))
 		for i, x := range batch {
 			from := len(argv)
 			argv = append(argv, "evalsha", renewSHA, 1, &x.keys[0])
@@ -188,7 +190,7 @@ func (q *renewals) renew(batch []*renewal) bool {
 				argv[from+2] = 2
 				argv = append(argv, &x.keys[1])
 			}
-			argv = append(argv, now, &x.member, r.leaseTTLArg)
+			argv = append(argv, now, &x.member, ttl)
 			cmd := redis.NewCmd(ctx, argv[from:len(argv):len(argv)]...)
 			cmd.SetFirstKeyPos(3)
 			cmds[i] = cmd
