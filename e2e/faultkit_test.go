@@ -155,6 +155,7 @@ func (r *redisProc) start() {
 	r.t.Helper()
 	host, port, _ := net.SplitHostPort(r.addr)
 	r.cmd = exec.Command("redis-server", "--bind", host, "--port", port, "--save", "", "--appendonly", "no", "--dir", r.dir)
+	r.cmd.SysProcAttr = testenv.KillWithParent()
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}

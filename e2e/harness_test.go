@@ -129,6 +129,7 @@ func startGateway(t *testing.T, e env, config ...string) *gateway {
 	g.cmd.Env = e.environ()
 	g.cmd.Dir = t.TempDir()
 	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
+	g.cmd.SysProcAttr = testenv.KillWithParent()
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

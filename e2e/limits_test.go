@@ -314,6 +314,7 @@ func privateRedis(t *testing.T) (url string, stop func()) {
 	addr := testenv.FreeAddr(t)
 	host, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(path, "--bind", host, "--port", port, "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	cmd.SysProcAttr = testenv.KillWithParent()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,9 @@ package testenv
 
 import "syscall"
 
-// killWithParent makes a server a test started die with the test process,
-// even when that is killed before its cleanups run.
-func killWithParent() *syscall.SysProcAttr {
+// KillWithParent makes a server a test started die with the test process,
+// even when that is killed before its cleanups run (a test binary's
+// timeout panics without running them).
+func KillWithParent() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

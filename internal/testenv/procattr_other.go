@@ -4,4 +4,4 @@ package testenv
 
 import "syscall"
 
-func killWithParent() *syscall.SysProcAttr { return nil }
+func KillWithParent() *syscall.SysProcAttr { return nil }

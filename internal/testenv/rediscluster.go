@@ -253,7 +253,7 @@ func startRedisServer(t testing.TB, dir string, port int, args ...string) *Redis
 
 // startRedisProcess starts redis-server (with conf first when given) on
 // port, persisting nothing, and waits until it answers PING. It is killed
-// when t ends, and with the test process (killWithParent).
+// when t ends, and with the test process (KillWithParent).
 func startRedisProcess(t testing.TB, dir string, port int, conf string, args ...string) *RedisServer {
 	t.Helper()
 	var all []string
@@ -267,7 +267,7 @@ func startRedisProcess(t testing.TB, dir string, port int, conf string, args ...
 		"--dir", dir, "--logfile", filepath.Join(dir, fmt.Sprintf("redis-%d.log", port)))
 	all = append(all, args...)
 	cmd := exec.Command("redis-server", all...)
-	cmd.SysProcAttr = killWithParent()
+	cmd.SysProcAttr = KillWithParent()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting redis-server on port %d: %v", port, err)
 	}
