@@ -1,7 +1,6 @@
 package caddymodules
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/testenv"
@@ -22,11 +21,6 @@ func BenchmarkIdleStreamMemoryDistributed(b *testing.B) {
 	if testenv.RaceEnabled {
 		b.Skip("memory under the race detector is the detector's")
 	}
-	redisURL, prefix := testenv.Redis(b)
-	b.Setenv("SWITCHYARD_POSTGRES_URL", testenv.Postgres(b))
-	b.Setenv("SWITCHYARD_REDIS_URL", redisURL)
-	b.Setenv("SWITCHYARD_REDIS_PREFIX", prefix)
-	b.Setenv("SWITCHYARD_REDIS_MODE", "single")
-	b.Setenv("SWITCHYARD_KEY_SECRET", strings.Repeat("k", 32))
+	setDistributedEnv(b)
 	benchIdleStreams(b)
 }

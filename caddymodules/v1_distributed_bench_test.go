@@ -19,14 +19,21 @@ import (
 //	go test ./caddymodules -run '^$' -bench V1JSONDistributed -benchmem
 func BenchmarkV1JSONDistributed(b *testing.B) {
 	discardStderr(b)
+	setDistributedEnv(b)
+	plain, gateway, key := loadV1Bench(b, drainingUpstream(b))
+	benchServeBoth(b, plain, gateway, key)
+}
+
+// setDistributedEnv points the gateway a benchmark loads at the test
+// PostgreSQL and Redis (under a key prefix of its own), as a
+// distributed deployment is configured.
+func setDistributedEnv(b *testing.B) {
 	redisURL, prefix := testenv.Redis(b)
 	b.Setenv("SWITCHYARD_POSTGRES_URL", testenv.Postgres(b))
 	b.Setenv("SWITCHYARD_REDIS_URL", redisURL)
 	b.Setenv("SWITCHYARD_REDIS_PREFIX", prefix)
 	b.Setenv("SWITCHYARD_REDIS_MODE", "single")
 	b.Setenv("SWITCHYARD_KEY_SECRET", strings.Repeat("k", 32))
-	plain, gateway, key := loadV1Bench(b, drainingUpstream(b))
-	benchServeBoth(b, plain, gateway, key)
 }
 
 // BenchmarkV1JSONEmbeddedConcurrent is BenchmarkV1JSONDistributed on the
