@@ -137,6 +137,13 @@ func (f *commitFeed) follow(ctx context.Context) bool {
 	f.count.Add(1)
 	defer f.fresh.Store(0)
 
+	// The waits are bounded by the connection's deadline, not by a
+	// context each: a context.WithTimeout, and pgx's watch of it, were
+	// six allocations a notification, and a notification comes with
+	// every commit of every node. ctx's end cuts a wait the same way.
+	netConn := conn.PgConn().Conn()
+	defer context.AfterFunc(ctx, func() { netConn.SetDeadline(time.Now()) })()
+
 	var seq uint64
 	var sent, next time.Time // sent: of ping seq, zero once it arrived
 	for {
@@ -145,6 +152,7 @@ func (f *commitFeed) follow(ctx context.Context) bool {
 			seq++
 			sent = now
 			feedPings.Add(1)
+			netConn.SetDeadline(time.Time{}) // the last wait's
 			if _, err := conn.Exec(ctx, "SELECT pg_notify($1, $2)", pings, strconv.FormatUint(seq, 10)); err != nil {
 				return true
 			}
@@ -156,9 +164,11 @@ func (f *commitFeed) follow(ctx context.Context) bool {
 			}
 			deadline = sent.Add(maxFeedLag)
 		}
-		waitCtx, cancel := context.WithTimeout(ctx, max(deadline.Sub(now), time.Millisecond))
-		n, err := conn.WaitForNotification(waitCtx)
-		cancel()
+		netConn.SetDeadline(now.Add(max(deadline.Sub(now), time.Millisecond)))
+		if ctx.Err() != nil {
+			return true // it ended before this deadline replaced the one its end set
+		}
+		n, err := conn.WaitForNotification(context.Background())
 		switch {
 		case err == nil && n.Channel == pings:
 			if n.Payload == strconv.FormatUint(seq, 10) {
