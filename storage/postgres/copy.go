@@ -20,9 +20,12 @@ import (
 // of its own: for the ledger writer's batches, about 3 KB of garbage a
 // charge. A connection configured for another query mode than pgx's
 // default (a DSN's default_query_exec_mode, say for a pooler that keeps
-// no prepared statements) copies with CopyFrom as that mode has it.
-func copyRows(ctx context.Context, conn *pgx.Conn, table string, columns []string, rows [][]any) (int64, error) {
-	if cfg := conn.Config(); cfg.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement || cfg.StatementCacheCapacity <= 0 {
+// no prepared statements) copies with CopyFrom as that mode has it:
+// prepares tells which (preparesStatements), decided once for a pool,
+// since pgx's Conn.Config copies the whole configuration, maps and all,
+// on every call.
+func copyRows(ctx context.Context, conn *pgx.Conn, prepares bool, table string, columns []string, rows [][]any) (int64, error) {
+	if !prepares {
 		return conn.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
 	}
 	st := copyStatementsOf(table, columns)
@@ -54,6 +57,12 @@ func copyRows(ctx context.Context, conn *pgx.Conn, table string, columns []strin
 	*buf = data
 	tag, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), st.copy)
 	return tag.RowsAffected(), err
+}
+
+// preparesStatements tells whether connections of config keep the
+// statements they prepare, which copyRows's own COPY needs.
+func preparesStatements(config *pgx.ConnConfig) bool {
+	return config.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement && config.StatementCacheCapacity > 0
 }
 
 // copyStatements are the statements copyRows sends for one table and

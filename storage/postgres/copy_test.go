@@ -45,7 +45,7 @@ func TestCopyRowsAsCopyFrom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := txn{tx: tx}.CopyRows(ctx, "by_copy_rows", columns, rows)
+		n, err := txn{tx: tx, prepares: true}.CopyRows(ctx, "by_copy_rows", columns, rows)
 		if err != nil || n != int64(len(rows)) {
 			t.Fatalf("CopyRows: %d rows, %v", n, err)
 		}
@@ -73,7 +73,7 @@ func TestCopyRowsAsCopyFrom(t *testing.T) {
 			t.Fatalf("row %v, %v, want %v", got[2*i], got[2*i+1], want[i])
 		}
 	}
-	if _, err := copyRows(ctx, conn, "by_pgx", columns, [][]any{{int64(1)}}); err == nil {
+	if _, err := copyRows(ctx, conn, true, "by_pgx", columns, [][]any{{int64(1)}}); err == nil {
 		t.Error("a row of the wrong width was copied")
 	}
 }
@@ -95,7 +95,7 @@ func TestCopyRowsInSimpleProtocol(t *testing.T) {
 	if _, err := conn.Exec(ctx, `CREATE TABLE t (n BIGINT NOT NULL, s TEXT)`); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := copyRows(ctx, conn, "t", []string{"n", "s"}, [][]any{{int64(1), "a"}, {int64(2), nil}}); err != nil || n != 2 {
+	if n, err := copyRows(ctx, conn, preparesStatements(cfg), "t", []string{"n", "s"}, [][]any{{int64(1), "a"}, {int64(2), nil}}); err != nil || n != 2 {
 		t.Fatalf("%d rows, %v", n, err)
 	}
 	var prepared int

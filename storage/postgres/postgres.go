@@ -52,7 +52,8 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 	}
 	feedConfig := cfg.ConnConfig.Copy()
 	feedConfig.RuntimeParams["application_name"] = cfg.ConnConfig.RuntimeParams["application_name"] + "-commits"
-	inner, err := sqlstore.New(ctx, &driver{pool: pool, feed: newCommitFeed(feedConfig)}, opts)
+	d := &driver{pool: pool, feed: newCommitFeed(feedConfig), prepares: preparesStatements(cfg.ConnConfig)}
+	inner, err := sqlstore.New(ctx, d, opts)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %s: %w", where, err)
@@ -78,8 +79,9 @@ func Counts() (readQueries, writeTransactions, feedStatements uint64) {
 
 // driver adapts a pgx pool to sqlstore.Driver.
 type driver struct {
-	pool *pgxpool.Pool
-	feed *commitFeed
+	pool     *pgxpool.Pool
+	feed     *commitFeed
+	prepares bool // the pool's connections keep prepared statements (copyRows)
 }
 
 func (d *driver) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
@@ -112,7 +114,7 @@ func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
 		return nil, err
 	}
 	transactions.Add(1)
-	return txn{tx: tx, feed: d.feed}, nil
+	return txn{tx: tx, feed: d.feed, prepares: d.prepares}, nil
 }
 
 func (d *driver) Dialect() sqlstore.Dialect {
@@ -139,8 +141,9 @@ func (d *driver) Close() error {
 }
 
 type txn struct {
-	tx   pgx.Tx
-	feed *commitFeed
+	tx       pgx.Tx
+	feed     *commitFeed
+	prepares bool // copyRows's
 }
 
 func (t txn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
@@ -175,7 +178,7 @@ func (t txn) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 // learnt once per connection, every row sent in one round trip
 // (copyRows).
 func (t txn) CopyRows(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
-	return copyRows(ctx, t.tx.Conn(), table, columns, rows)
+	return copyRows(ctx, t.tx.Conn(), t.prepares, table, columns, rows)
 }
 
 // Interface guards.
