@@ -429,9 +429,10 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	}
 	c := r.newAdmitCall(req, owner)
 	sent := r.clock()
-	err = r.runAdmit(ctx, c)
-	if err == nil {
-		return r.admission(ctx, c, sent)
+	if err = r.runAdmit(ctx, c); err == nil {
+		adm, err := r.admission(ctx, c, sent)
+		freeAdmitCall(c)
+		return adm, err
 	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()
