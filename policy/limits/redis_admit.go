@@ -309,6 +309,11 @@ type admitQueue struct {
 	// sender of the pipeline in flight (busy) touches it, and Exec leaves
 	// it empty.
 	pipe redis.Pipeliner
+	// ctx is the context pipe is sent in, used again as pipe is: at one
+	// request at a time every admission goes in a pipeline, with the last
+	// request's release, and context.WithTimeout made a context, a
+	// channel and a timer for each.
+	ctx deadlineCtx
 	// settleArgv holds the values of the settlements pipe carries, used
 	// again as pipe is.
 	settleArgv []any
@@ -560,8 +565,7 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 		r.sendLone(batch[0])
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
+	ctx := r.admits.ctx.start(r.timeout, &r.loneDone)
 	if r.admits.pipe == nil {
 		r.admits.pipe = r.client.Pipeline()
 	}
