@@ -328,8 +328,8 @@ func TestRedisAdmitCallsReusedUnderLoad(t *testing.T) {
 						}
 						if a.Fallback || a.Hold.Cents() != want || a.Hold.Account() != acct ||
 							a.Lease.Key() != key || a.Rate.Limit != req.Rate.Limit {
-							t.Errorf("admission %d of %s: held %d of %s, lease of %s, limit %d; want %d of %s, %s, %d",
-								i, key, a.Hold.Cents(), a.Hold.Account(), a.Lease.Key(), a.Rate.Limit,
+							t.Errorf("admission %d of %s: fallback %t, held %d of %s, lease of %s, limit %d; want Redis's, %d of %s, %s, %d",
+								i, key, a.Fallback, a.Hold.Cents(), a.Hold.Account(), a.Lease.Key(), a.Rate.Limit,
 								want, acct, key, req.Rate.Limit)
 						}
 						a.Hold.Release()
