@@ -57,7 +57,10 @@ func (l *Lease) abandon() {
 
 // tie releases l when ctx is done.
 func (l *Lease) tie(ctx context.Context) {
-	// AfterFunc runs Release on a goroutine of its own.
+	// AfterFunc runs Release on a goroutine of its own, at once if ctx is
+	// already done: stopCtx is set under mu, which Release reads it under.
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.stopCtx = context.AfterFunc(ctx, func() { _ = guard.Run(leaseGoroutine, l.Release) })
 }
 
@@ -84,8 +87,11 @@ func (l *Lease) Release() {
 		return
 	}
 	l.once.Do(func() {
-		if l.stopCtx != nil {
-			l.stopCtx()
+		l.mu.Lock()
+		stopCtx := l.stopCtx
+		l.mu.Unlock()
+		if stopCtx != nil {
+			stopCtx()
 		}
 		l.releaser.releaseLease(l)
 		l.mu.Lock()

@@ -109,7 +109,8 @@ type Redis struct {
 	spent    spentRates // keys whose rate this node knows spent, for Precheck
 	releases releases   // slots and holds to free, gathered
 	admits   admitQueue // admissions waiting for the pipeline in flight
-	// loneDone ends the contexts of admissions sent alone (sendLone).
+	// loneDone ends the contexts of admissions sent alone (sendLone) and
+	// of their pipelines (admitQueue.ctx).
 	loneDone deadlineChans
 	// sendsOwn: an admission that finds no pipeline in flight is sent
 	// by its caller (Redis.sendOwn), the client ending it at the
@@ -429,9 +430,10 @@ func (r *Redis) Admit(ctx context.Context, req AdmitRequest) (Admission, error) 
 	}
 	c := r.newAdmitCall(req, owner)
 	sent := r.clock()
-	err = r.runAdmit(ctx, c)
-	if err == nil {
-		return r.admission(ctx, c, sent)
+	if err = r.runAdmit(ctx, c); err == nil {
+		adm, err := r.admission(ctx, c, sent)
+		freeAdmitCall(c)
+		return adm, err
 	}
 	if ctx.Err() != nil {
 		return Admission{}, ctx.Err()

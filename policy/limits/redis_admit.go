@@ -63,13 +63,29 @@ type admitCall struct {
 	lone deadlineCtx
 }
 
+// admitCalls keeps the calls their callers are done with (freeAdmitCall)
+// for the next admissions: a call is 768 bytes, the largest part of an
+// admission's garbage.
+var admitCalls sync.Pool
+
+// freeAdmitCall gives c back for another admission. Only its caller may,
+// once it has read all it needs of c and no other goroutine will touch c
+// again: it sent c itself, or it saw c's done closed, which the sender
+// does after it is done with every call of the batch (sendAdmits). A
+// caller that stopped waiting leaves c to the sender and the collector.
+func freeAdmitCall(c *admitCall) { admitCalls.Put(c) }
+
 // admitSHA is the admit script's SHA1, put in an interface once.
 var admitSHA any = admitScript.Hash()
 
 // newAdmitCall builds the admit script's command for req, whose key's
 // state lives under owner's hash tag (KEYS and ARGV in redis_scripts.go).
 func (r *Redis) newAdmitCall(req AdmitRequest, owner string) *admitCall {
-	c := &admitCall{req: req}
+	c, _ := admitCalls.Get().(*admitCall)
+	if c == nil {
+		c = new(admitCall)
+	}
+	*c = admitCall{req: req}
 	req = c.req // from here on, its fields are c's
 	res := &c.req.Reserve
 	n := &c.nums
@@ -293,6 +309,11 @@ type admitQueue struct {
 	// sender of the pipeline in flight (busy) touches it, and Exec leaves
 	// it empty.
 	pipe redis.Pipeliner
+	// ctx is the context pipe is sent in, used again as pipe is: at one
+	// request at a time every admission goes in a pipeline, with the last
+	// request's release, and context.WithTimeout made a context, a
+	// channel and a timer for each.
+	ctx deadlineCtx
 	// settleArgv holds the values of the settlements pipe carries, used
 	// again as pipe is.
 	settleArgv []any
@@ -371,9 +392,13 @@ func (q *admitQueue) next() []*admitCall {
 // while the admission waited behind the pipeline in flight, which runs
 // it later all the same); or the caller, if the answer came first but
 // with an error or too late.
+//
+// With an error it gives c back (freeAdmitCall) unless the sender may
+// still hold it; with none the caller does, once it has read the answer.
 func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
 	ok, probe := r.breaker.allow()
 	if !ok {
+		freeAdmitCall(c)
 		return errBreakerOpen
 	}
 	answered := false
@@ -411,6 +436,9 @@ func (r *Redis) runAdmit(ctx context.Context, c *admitCall) error {
 	}
 	if err != nil && !c.claim.CompareAndSwap(0, 2) {
 		r.undoAdmit(c.req, c.id, c.reply)
+	}
+	if err != nil && answered {
+		freeAdmitCall(c)
 	}
 	return r.called(ctx, "admit", probe, err)
 }
@@ -522,24 +550,22 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			}
 			r.admits.pipe, r.admits.settleArgv = nil, nil // they may hold what was queued before the panic
 		}
-		abandoned := false
+		// Every read of the batch's calls comes before the first done is
+		// closed: a caller woken by it may give its call back
+		// (freeAdmitCall), and another admission take it and write it.
 		for _, c := range batch {
-			abandoned = !c.claim.CompareAndSwap(0, 1) || abandoned
-		}
-		closeDone(batch)
-		for _, c := range batch {
-			if abandoned && c.claim.Load() == 2 {
+			if !c.claim.CompareAndSwap(0, 1) {
 				r.undoAbandoned(c)
 			}
 		}
+		closeDone(batch)
 	}()
 	releases = r.releases.take()
 	if len(batch) == 1 && len(releases) == 0 {
 		r.sendLone(batch[0])
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
+	ctx := r.admits.ctx.start(r.timeout, &r.loneDone)
 	if r.admits.pipe == nil {
 		r.admits.pipe = r.client.Pipeline()
 	}
@@ -565,19 +591,22 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 
 // closeDone closes the done channels of batch, once each: the
 // admissions that queued for it share one (admitQueue.join), one handed
-// over has its own, one its caller sends has none. A channel is closed
-// at its first admission in batch, whatever order they come in: a second
-// close would panic in the deferred completion that nothing recovers.
-// The search stops at the first admission that shares it, the batch's
-// first for the usual shared channel.
+// over has its own, one its caller sends has none. It reads them all
+// before it closes any: a woken caller may give its call back and the
+// next admission set the call's done to another channel, which a later
+// read would close early, or close twice, a panic in the deferred
+// completion that nothing recovers. Usually the whole batch shares one
+// channel, or a lone admission has one: the list stays on the stack.
 func closeDone(batch []*admitCall) {
-	for i, c := range batch {
-		if c.done == nil {
-			continue
+	var buf [4]chan struct{}
+	done := buf[:0]
+	for _, c := range batch {
+		if c.done != nil && !slices.Contains(done, c.done) {
+			done = append(done, c.done)
 		}
-		if !slices.ContainsFunc(batch[:i], func(p *admitCall) bool { return p.done == c.done }) {
-			close(c.done)
-		}
+	}
+	for _, ch := range done {
+		close(ch)
 	}
 }
 

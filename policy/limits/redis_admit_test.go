@@ -291,3 +291,71 @@ func TestAdmitByEval(t *testing.T) {
 		t.Errorf("answer %v, want %v", call.reply, want)
 	}
 }
+
+// TestRedisAdmitCallsReusedUnderLoad: admissions whose calls are given
+// back and taken again at once, by callers that queue, send their own,
+// are handed over or stop waiting, each get their own answer, and what
+// those that stopped waiting took is undone. Run with -race: a call
+// written by its next admission while the sender of its last still
+// reads it is what this is for.
+func TestRedisAdmitCallsReusedUnderLoad(t *testing.T) {
+	for _, sendsOwn := range []bool{true, false} {
+		t.Run(map[bool]string{true: "sends-own", false: "handed-over"}[sendsOwn], func(t *testing.T) {
+			c := testRedisClient(t)
+			l := newTestRedis(t, RedisConfig{Client: c, Prefix: testPrefix(t, c)})
+			l.sendsOwn = sendsOwn
+			const clients, each = 24, 150
+			var wg sync.WaitGroup
+			for g := range clients {
+				wg.Go(func() {
+					key, acct := "k"+strconv.Itoa(g), "acct"+strconv.Itoa(g)
+					for i := range each {
+						want := int64(g*1000 + i%97 + 1)
+						req := AdmitRequest{Key: key, Account: acct, StreamLimit: 1000, WantLease: true,
+							Rate:    Rate{Limit: 1_000_000 + g, Period: time.Minute},
+							Reserve: Reservation{Account: acct, Balance: 1 << 40, Want: want, Min: 1}}
+						ctx, cancel := context.Background(), context.CancelFunc(func() {})
+						if i%4 == 3 { // some stop waiting while their call is queued or in flight
+							ctx, cancel = context.WithTimeout(ctx, time.Duration(i%7)*20*time.Microsecond)
+						}
+						a, err := l.Admit(ctx, req)
+						cancel()
+						if err != nil {
+							if ctx.Err() == nil {
+								t.Errorf("admission %d of %s: %v", i, key, err)
+							}
+							continue
+						}
+						if a.Fallback || a.Hold.Cents() != want || a.Hold.Account() != acct ||
+							a.Lease.Key() != key || a.Rate.Limit != req.Rate.Limit {
+							t.Errorf("admission %d of %s: fallback %t, held %d of %s, lease of %s, limit %d; want Redis's, %d of %s, %s, %d",
+								i, key, a.Fallback, a.Hold.Cents(), a.Hold.Account(), a.Lease.Key(), a.Rate.Limit,
+								want, acct, key, req.Rate.Limit)
+						}
+						a.Hold.Release()
+						a.Lease.Release()
+					}
+				})
+			}
+			wg.Wait()
+			l.Flush()
+			ctx := context.Background()
+			for g := range clients {
+				acct := "acct" + strconv.Itoa(g)
+				leases := l.leaseKey(acct, "k"+strconv.Itoa(g))
+				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					held, err := l.Held(ctx, acct)
+					n, zerr := c.ZCard(ctx, leases).Result()
+					if err == nil && zerr == nil && held == 0 && n == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: %d cents held (%v), %d slots (%v) after every admission was released or undone",
+							acct, held, err, n, zerr)
+					}
+					l.Flush()
+				}
+			}
+		})
+	}
+}

@@ -9,9 +9,10 @@ import (
 
 // deadlineCtx is a context that ends at its deadline and is never
 // cancelled otherwise, as context.WithTimeout(context.Background(), d)
-// is, for a lone admission's command (sendLone). It is part of the
-// admission's call, and its Done channel is shared with the lone
-// admissions whose deadlines fall in the same deadlineGrain
+// is, for a lone admission's command (sendLone) or an admissions'
+// pipeline (sendAdmits). It is part of the admission's call or of the
+// admitQueue, and its Done channel is shared with the others
+// whose deadlines fall in the same deadlineGrain
 // (deadlineChans): WithTimeout makes a context, a channel and a timer
 // for every call, and the Redis client asks for Done on every call.
 // The client sets its socket's deadline from Deadline, exact; Done
