@@ -140,8 +140,7 @@ var probeSeq atomic.Int64
 // and leaves out a batch during which Redis ran another script (the
 // gateway's renewals or releases). Its keys expire by themselves.
 func probeAdmit(ctx context.Context, c *redis.Client) (limits.AdmitCost, error) {
-	r, err := limits.NewRedis(limits.RedisConfig{Client: c,
-		Prefix: fmt.Sprintf("switchyard:bench-probe:%d:%d:", time.Now().UnixNano(), probeSeq.Add(1))})
+	r, err := probeLimiter(c)
 	if err != nil {
 		return limits.AdmitCost{}, err
 	}
@@ -152,42 +151,22 @@ func probeAdmit(ctx context.Context, c *redis.Client) (limits.AdmitCost, error) 
 	return limits.MeasureAdmitCost(ctx, r, req, probeAdmitCalls)
 }
 
-// emptyScript answers as an admission does, a short array of integers,
-// and runs no command.
-var emptyScript = redis.NewScript(`return {1, 1, 0, 0, 0, 0, 0}`)
+// probeLimiter is a limiter on c under keys of its own, for the probes.
+func probeLimiter(c *redis.Client) (*limits.Redis, error) {
+	return limits.NewRedis(limits.RedisConfig{Client: c,
+		Prefix: fmt.Sprintf("switchyard:bench-probe:%d:%d:", time.Now().UnixNano(), probeSeq.Add(1))})
+}
 
-// probeEmptyScript measures emptyScript's time per call on the Redis of c
-// from INFO commandstats, in batches as probeAdmit's, and gives the
-// median of the batches' means; a batch during which Redis ran another
-// script is left out.
+// probeEmptyScript is what a script that runs no command costs the Redis
+// of c per call (limits.MeasureEmptyScriptCost), the median of batches.
 func probeEmptyScript(ctx context.Context, c *redis.Client) (float64, error) {
-	if err := emptyScript.Load(ctx, c).Err(); err != nil {
+	r, err := probeLimiter(c)
+	if err != nil {
 		return math.NaN(), err
 	}
-	const batch = 16
-	var means []float64
-	for range probeAdmitCalls / batch {
-		before, err := c.Info(ctx, "commandstats").Result()
-		if err != nil {
-			return math.NaN(), err
-		}
-		for range batch {
-			if err := emptyScript.EvalSha(ctx, c, nil).Err(); err != nil {
-				return math.NaN(), err
-			}
-		}
-		after, err := c.Info(ctx, "commandstats").Result()
-		if err != nil {
-			return math.NaN(), err
-		}
-		b, a := limits.ParseCommandStats(before)["evalsha"], limits.ParseCommandStats(after)["evalsha"]
-		if a.Calls-b.Calls != batch {
-			continue // Redis ran other scripts meanwhile
-		}
-		means = append(means, float64(a.Usec-b.Usec)/batch)
+	cost, err := limits.MeasureEmptyScriptCost(ctx, r, probeAdmitCalls)
+	if err != nil {
+		return math.NaN(), err
 	}
-	if len(means) == 0 {
-		return math.NaN(), fmt.Errorf("bench: Redis ran other scripts during every batch of empty scripts")
-	}
-	return median(means), nil
+	return cost.MicrosPerCall, nil
 }

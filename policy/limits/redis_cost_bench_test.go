@@ -24,7 +24,8 @@ import (
 // admits the same request alone (MeasureAdmitCost): admit-µs/call is
 // Redis's time per run of the admit script from commandstats (the
 // median of batches' means; admit-mean-µs/call the mean of all runs), and
-// admit-cmds/call the commands each run made.
+// admit-cmds/call the commands each run made; empty-script-µs/call is
+// the same for a script that runs no command (MeasureEmptyScriptCost).
 //
 // Neither rate refuses: "zset" is the bench's (10^8 a second, a
 // window kept as a sorted set), "log" one within rollingLogMax (256 per
@@ -129,6 +130,14 @@ func benchmarkRedisBilled(b *testing.B, rate Rate, stream bool) {
 	b.ReportMetric(cost.MicrosPerCall, "admit-µs/call")
 	b.ReportMetric(cost.MeanMicrosPerCall, "admit-mean-µs/call")
 	b.ReportMetric(cost.CommandsPerCall, "admit-cmds/call")
+	empty, err := MeasureEmptyScriptCost(ctx, r, admitCostRuns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if empty.CommandsPerCall != 0 {
+		b.Fatalf("a script that runs no command ran %.1f a call", empty.CommandsPerCall)
+	}
+	b.ReportMetric(empty.MicrosPerCall, "empty-script-µs/call")
 }
 
 // commandStats reads INFO commandstats of r's Redis.
