@@ -135,9 +135,10 @@ func (s *Store) RequestLogPage(ctx context.Context, accountID string, q storage.
 // before go. The accounts are read from the same index, a seek each.
 //
 // A call that stops at its limit keeps the account it stopped in, and
-// the next call with the same before starts there: the sweep prunes in
-// chunks until a chunk comes back short, and would otherwise walk again
-// through every account already pruned, for each chunk.
+// the next call with a limit and the same before starts there: the sweep
+// prunes in chunks until a chunk comes back short, and would otherwise
+// walk again through every account already pruned, for each chunk. A
+// call without a limit starts from the first account.
 func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int) (int64, error) {
 	cut := micros(before)
 	// The older range first: the times before the epoch (to "g", past
@@ -148,7 +149,10 @@ func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int
 	} else if cut > 0 {
 		ranges = append(ranges, [2]string{requestLogIDPrefix, requestLogIDFrom(cut)})
 	}
-	account, inclusive := s.pruneFrom(cut)
+	account, inclusive := "", true
+	if limit > 0 {
+		account, inclusive = s.pruneFrom(cut)
+	}
 	var total int64
 	for {
 		next := `SELECT account_id FROM request_log WHERE account_id > $1 ORDER BY account_id LIMIT 1`
