@@ -149,9 +149,11 @@ func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int
 	} else if cut > 0 {
 		ranges = append(ranges, [2]string{requestLogIDPrefix, requestLogIDFrom(cut)})
 	}
+	// The first account is the one at or after account, the others
+	// those after the one before.
 	account, inclusive := "", true
 	if limit > 0 {
-		account, inclusive = s.pruneFrom(cut)
+		account = s.pruneFrom(cut)
 	}
 	var total int64
 	for {
@@ -161,7 +163,7 @@ func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int
 		}
 		err := s.db.QueryRow(ctx, next, account).Scan(&account)
 		if noRows(err) {
-			s.prunedUpTo(cut, "", false)
+			s.prunedUpTo(cut, "")
 			return total, nil
 		}
 		if err != nil {
@@ -183,42 +185,40 @@ func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int
 			}
 			if limit > 0 && total >= int64(limit) {
 				// The account may have more: the next call starts in it.
-				s.prunedUpTo(cut, account, true)
+				s.prunedUpTo(cut, account)
 				return total, nil
 			}
 		}
 	}
 }
 
-// pruneCursor is where the last PruneRequestLog that reached its limit
-// stopped, for the next call with the same cut.
+// pruneCursor is the account the last PruneRequestLog that reached its
+// limit stopped in, for the next call with the same cut.
 type pruneCursor struct {
-	mu        sync.Mutex
-	cut       int64
-	account   string
-	inclusive bool // the account itself is still to prune
+	mu      sync.Mutex
+	cut     int64
+	account string
 }
 
-// pruneFrom is the account after which (or, if inclusive, at which) a
-// prune to cut starts: where the last one to the same cut stopped, else
-// before every account.
-func (s *Store) pruneFrom(cut int64) (account string, inclusive bool) {
+// pruneFrom is the account a prune to cut starts at: the one the last
+// prune to the same cut stopped in, else "", before every account.
+func (s *Store) pruneFrom(cut int64) string {
 	c := &s.pruned
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cut != cut || c.account == "" {
-		return "", true
+	if c.cut != cut {
+		return ""
 	}
-	return c.account, c.inclusive
+	return c.account
 }
 
-// prunedUpTo keeps where a prune to cut stopped; an empty account once
-// it went through them all.
-func (s *Store) prunedUpTo(cut int64, account string, inclusive bool) {
+// prunedUpTo keeps the account a prune to cut stopped in; "" once it went
+// through them all.
+func (s *Store) prunedUpTo(cut int64, account string) {
 	c := &s.pruned
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.cut, c.account, c.inclusive = cut, account, inclusive
+	c.cut, c.account = cut, account
 }
 
 // requestLogIDPrefix starts the id of every request log entry.
