@@ -56,12 +56,13 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 }
 
 // upstreamMessages converts the client's conversation into the backend's
-// messages, after the service system prompt. It also collects the images
-// the caller attached, for tools that embed them; images holds those of
-// uploaded files, by file id.
-func (t *turn) upstreamMessages(system string, files map[string]Attachment, images map[string]tools.Image) ([]upstream.Message, []tools.Image) {
+// messages, after the service system prompt, whose text it leaves to
+// upstream.NewConversationText. It also collects the images the caller
+// attached, for tools that embed them; images holds those of uploaded
+// files, by file id.
+func (t *turn) upstreamMessages(files map[string]Attachment, images map[string]tools.Image) ([]upstream.Message, []tools.Image) {
 	out := make([]upstream.Message, 1, 1+len(t.req.Messages))
-	out[0] = upstream.Message{Role: "system", Content: system}
+	out[0] = upstream.Message{Role: "system"}
 	var attached []tools.Image
 	for _, m := range t.req.Messages {
 		switch m.Role {

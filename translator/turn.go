@@ -1,6 +1,7 @@
 package translator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,7 +122,9 @@ func (t *turn) prepare(ctx context.Context) error {
 		EndUser:   t.req.EndUser != "",
 	}))
 	t.offered = t.tools.set
-	system := systemPrompt(promptInputs{
+	system := promptBuffers.Get().(*bytes.Buffer)
+	defer putPromptBuffer(system)
+	writeSystemPrompt(system, promptInputs{
 		instructions: t.o.cfg.Instructions,
 		now:          t.started,
 		location:     t.req.Location,
@@ -137,9 +140,10 @@ func (t *turn) prepare(ctx context.Context) error {
 	if t.echoed, err = t.echoImages(ctx, files, images); err != nil {
 		return err
 	}
+	system.WriteString(echoNote(t.echoed))
 	var msgs []upstream.Message
-	msgs, t.env.Images = t.upstreamMessages(system+echoNote(t.echoed), files, images)
-	t.conv = upstream.NewConversation(msgs...)
+	msgs, t.env.Images = t.upstreamMessages(files, images)
+	t.conv = upstream.NewConversationText(system.Bytes(), msgs...)
 	return nil
 }
 
