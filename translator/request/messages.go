@@ -184,7 +184,7 @@ func textPart(d *decoder, at, key string) (Part, error) {
 	return Part{Kind: PartText, Text: text}, nil
 }
 
-func filePart(fields map[string]rawJSON, at string) (Part, error) {
+func filePart(fields *members, at string) (Part, error) {
 	d := decoder{fields: fields}
 	if _, ok := d.raw("file_url"); ok {
 		return Part{}, invalid(CodeUnsupportedURLScheme, at+": remote file URLs are not supported; upload the file to /v3/files and send its file_id.")
@@ -202,8 +202,8 @@ func filePart(fields map[string]rawJSON, at string) (Part, error) {
 	return Part{Kind: PartFile, FileID: id}, nil
 }
 
-func imageURLPart(fields map[string]rawJSON, at string, lim Limits) (Part, error) {
-	inner, ok := fields["image_url"]
+func imageURLPart(fields *members, at string, lim Limits) (Part, error) {
+	inner, ok := fields.get("image_url")
 	if !ok || isNull(inner) {
 		return Part{}, invalid(CodeMissingParameter, at+".image_url is required.")
 	}

@@ -2,7 +2,9 @@ package request
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -23,6 +25,9 @@ func TestStrictReadsAsTheProbe(t *testing.T) {
 		{"case-variant stream", `{"model":"m","stream":true,"Stream":false,` + msgs + `}`, CodeInvalidJSON, 0},
 		{"exact repeat", `{"model":"a","model":"b",` + msgs + `}`, CodeInvalidJSON, 0},
 		{"escaped repeat", `{"model":"a","mod\u0065l":"b",` + msgs + `}`, CodeInvalidJSON, 0},
+		{"non-ASCII case-variant", `{"model":"m","ÉTÉ":1,"été":2,` + msgs + `}`, CodeInvalidJSON, 0},
+		{"case-variant past many members", `{"model":"m",` + manyMembers(40) + `,"Stream":false,"stream":true,` + msgs + `}`, CodeInvalidJSON, 0},
+		{"many members", `{"model":"m",` + manyMembers(40) + `,"stream":true,` + msgs + `}`, "", 0},
 		{"max_completion_tokens first", `{"model":"m","max_tokens":9,"max_completion_tokens":7,` + msgs + `}`, "", 7},
 		{"max_tokens", `{"model":"m","max_tokens":9,` + msgs + `}`, "", 9},
 		{"null max_tokens", `{"model":"m","max_tokens":null,` + msgs + `}`, "", 0},
@@ -54,4 +59,16 @@ func TestStrictReadsAsTheProbe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyMembers is n members of an object, "x0":0 and on, without braces.
+func manyMembers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"x%d":%d`, i, i)
+	}
+	return b.String()
 }

@@ -79,7 +79,7 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Messages, err = parseMessages(fields["messages"], lim); err != nil {
+	if req.Messages, err = parseMessages(field(fields, "messages"), lim); err != nil {
 		return nil, err
 	}
 	if err := req.finishParse(fields, lim); err != nil {
@@ -90,19 +90,19 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 
 // finishParse applies the system message rule to the parsed messages and
 // reads the objects map, the steps every form of the request ends with.
-func (req *Request) finishParse(fields map[string]rawJSON, lim Limits) error {
+func (req *Request) finishParse(fields *members, lim Limits) error {
 	var err error
 	if req.SystemShortened, err = applySystemRule(req.Messages, lim); err != nil {
 		return err
 	}
-	req.Objects, err = parseObjects(fields["objects"], lim.maxObjects())
+	req.Objects, err = parseObjects(field(fields, "objects"), lim.maxObjects())
 	return err
 }
 
 // parseCommon reads the headers and the members that every form of the
 // request shares (model, stream, sampling, the /v3 extras), and returns
 // the body's members for the form's own.
-func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]rawJSON, error) {
+func parseCommon(body []byte, h http.Header, lim Limits) (*Request, *members, error) {
 	hv, err := readHeaders(h)
 	if err != nil {
 		return nil, nil, err
@@ -147,14 +147,14 @@ func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]r
 		return nil, nil, d.err
 	}
 
-	extra, err := parseExtraBody(fields["extra_body"])
+	extra, err := parseExtraBody(field(fields, "extra_body"))
 	if err != nil {
 		return nil, nil, err
 	}
 	// A field set both at the top level and in extra_body keeps its
 	// top-level value; extra_body exists for SDKs that cannot send it
 	// there.
-	if _, ok := fields["skip_search"]; !ok || isNull(fields["skip_search"]) {
+	if v, ok := fields.get("skip_search"); !ok || isNull(v) {
 		req.SkipSearch = extra.skipSearch
 	}
 	if !haveModalities {
