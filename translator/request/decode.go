@@ -21,12 +21,12 @@ type rawJSON []byte
 
 // decoder reads top-level fields, keeping the first error.
 type decoder struct {
-	fields *members
+	fields members
 	err    error
 }
 
 // field returns the member name of fields, nil when it has none.
-func field(fields *members, name string) rawJSON {
+func field(fields members, name string) rawJSON {
 	v, _ := fields.get(name)
 	return v
 }

@@ -67,7 +67,7 @@ type member struct {
 const maxListed = 32
 
 // splitObject returns the members of a JSON object.
-func splitObject(v []byte) (*members, bool) {
+func splitObject(v []byte) (members, bool) {
 	return splitMembers(v, false)
 }
 
@@ -75,21 +75,21 @@ func splitObject(v []byte) (*members, bool) {
 // too, when the body is not valid JSON as json.Valid has it, and, when
 // refuseFolded is set, the first key named twice in any letter case
 // (dup), with false.
-func splitBody(v []byte, refuseFolded bool) (out *members, dup string, ok bool) {
+func splitBody(v []byte, refuseFolded bool) (out members, dup string, ok bool) {
 	out, ok = splitMembers(v, true)
 	if !ok || !refuseFolded {
 		return out, "", ok
 	}
 	if dup = out.foldedTwice(); dup != "" {
-		return nil, dup, false
+		return members{}, dup, false
 	}
 	return out, "", true
 }
 
 // splitMembers does the work of splitObject and splitBody, checking v
 // as it goes when valid is set.
-func splitMembers(v []byte, valid bool) (*members, bool) {
-	ms := &members{src: v}
+func splitMembers(v []byte, valid bool) (members, bool) {
+	ms := members{src: v}
 	if len(v) > math.MaxInt32 {
 		// Places in so long an object do not fit a member.
 		ms.byKey = make(map[string]rawJSON)
@@ -101,7 +101,7 @@ func splitMembers(v []byte, valid bool) (*members, bool) {
 		ok = jsonscan.Members(v, ms.add)
 	}
 	if !ok {
-		return nil, false
+		return members{}, false
 	}
 	return ms, true
 }
@@ -118,7 +118,7 @@ func (ms *members) add(k, v []byte) bool {
 			return false
 		}
 		if ms.list == nil {
-			ms.list = make([]member, 0, 8)
+			ms.list = make([]member, 0, 4)
 		}
 		ms.list = append(ms.list, member{key: ms.at(k) + 1, keyEnd: ms.at(k) + int32(len(k)) - 1, val: ms.at(v), valEnd: ms.at(v) + int32(len(v))})
 		return true
@@ -165,9 +165,6 @@ func (ms *members) valueOf(m member) rawJSON { return rawJSON(ms.src[m.val:m.val
 
 // get returns the value of key, if present.
 func (ms *members) get(key string) (rawJSON, bool) {
-	if ms == nil {
-		return nil, false
-	}
 	if ms.byKey != nil {
 		v, ok := ms.byKey[key]
 		return v, ok
