@@ -73,6 +73,10 @@ func (t *turn) upstreamMessages(files map[string]Attachment, images map[string]t
 			out = append(out, upstream.Message{Role: "assistant", Content: m.Text()})
 			continue
 		}
+		if text, ok := allText(m.Parts); ok {
+			out = append(out, upstream.Message{Role: "user", Content: text})
+			continue
+		}
 		var parts []upstream.Part
 		hasImage := false
 		for _, p := range m.Parts {
@@ -110,6 +114,25 @@ func (t *turn) upstreamMessages(files map[string]Attachment, images map[string]t
 		out = append(out, upstream.Message{Role: "user", Content: strings.Join(texts, "\n\n")})
 	}
 	return out, attached
+}
+
+// allText returns the text of parts that are all text, as the backend
+// reads it, and false when one is not: most messages are one text part,
+// sent as it is, with nothing made on the way.
+func allText(parts []request.Part) (string, bool) {
+	for _, p := range parts {
+		if p.Kind != request.PartText {
+			return "", false
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0].Text, true
+	}
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.Text
+	}
+	return strings.Join(texts, "\n\n"), true
 }
 
 // fileImages returns the images among the opened files, by file id, each
