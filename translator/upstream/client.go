@@ -318,7 +318,8 @@ var (
 // followed by the model's next fallback, all within FirstByteTimeout;
 // once Stream returned, nothing is retried.
 func (u *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
-	targets, err := u.targets(ctx, req)
+	var one [1]target
+	targets, err := u.targets(ctx, req, &one)
 	if err != nil {
 		return nil, err
 	}
@@ -371,8 +372,10 @@ type target struct {
 	served    string // the configured model, with a Router
 }
 
-// targets lists where req goes, in order.
-func (u *Client) targets(ctx context.Context, req Request) ([]target, error) {
+// targets lists where req goes, in order; the one place of a Client
+// without a Router goes in one, the caller's, which spares every round
+// a slice of its own.
+func (u *Client) targets(ctx context.Context, req Request, one *[1]target) ([]target, error) {
 	if u.router == nil {
 		model := u.model
 		if u.discovery != nil {
@@ -384,11 +387,11 @@ func (u *Client) targets(ctx context.Context, req Request) ([]target, error) {
 				return nil, err
 			}
 		}
-		t := target{client: u.client, model: model}
+		one[0] = target{client: u.client, model: model}
 		if u.ownsClient {
-			t.transport = u.client.Transport
+			one[0].transport = u.client.Transport
 		}
-		return []target{t}, nil
+		return one[:], nil
 	}
 	routes, ok := u.router.Route(req.Model)
 	if !ok || len(routes) == 0 {
