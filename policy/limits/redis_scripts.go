@@ -146,15 +146,16 @@ end
 //     admission, and each function call it saves is a few hundred
 //     instructions of Redis's one thread.
 const logLua = `local unpack_time = struct.unpack
+local log_o = 0
 local function log_at(log, i)
-  return (unpack_time("<d", log, i * 8 - 7))
+  return (unpack_time("<d", log, log_o + i * 8 - 7))
 end
 local function log_after(log, n, t)
   local lo, hi = 1, n + 1
   while lo < hi do
     local mid = lo + hi
     mid = (mid - mid % 2) / 2
-    if unpack_time("<d", log, mid * 8 - 7) > t then
+    if unpack_time("<d", log, log_o + mid * 8 - 7) > t then
       hi = mid
     else
       lo = mid + 1
@@ -375,7 +376,7 @@ elseif #KEYS >= 4 then
     for i = 1, #all, 2 do
       local f, v = all[i], all[i + 1]
       local kind = string.sub(f, 1, 3)
-      if kind == "ks:" or kind == "kp:" or kind == "rl:" and f ~= log_field and (#v < 16 or struct.unpack("<d", v, #v - 7) <= now) then
+      if kind == "ks:" or kind == "kp:" or kind == "rl:" and f ~= log_field and (#v < 16 or struct.unpack("<d", v, #v - 7) + struct.unpack("<d", v) <= now) then
         gone[#gone + 1] = f
       end
     end
@@ -517,8 +518,8 @@ elseif mode == 3 then
   -- with none there yet reads its own key, where an older gateway
   -- kept it (logLua).
   log = log_i and mirror[log_i]
-  if log and #log >= 16 then
-    log_n = #log / 8 - 1
+  if log and #log >= 8 then
+    log_o, log_n = 8, #log / 8 - 1
   else
     log = redis.call("GET", KEYS[1]) or ""
     log_n = #log / 8
@@ -635,16 +636,19 @@ elseif mode == 3 then
   local gone = log_first - 1
   local oldest
   if log_field then
-    if last and now < last then
+    if last and now < last or gone >= 16 or log_o == 0 or unpack_time("<d", log) ~= period then
       local at = log_after(log, log_n, now)
-      log_until = last + period
-      w_rl = string.sub(log, gone * 8 + 1, (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, (at - 1) * 8 + 1, log_n * 8) .. struct.pack("<d", log_until)
+      w_rl = struct.pack("<d", period) .. string.sub(log, log_o + gone * 8 + 1, log_o + (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, log_o + (at - 1) * 8 + 1)
+      log_until = math.max(now, last or now) + period
+      if remaining == 0 then
+        oldest = unpack_time("<d", w_rl, 9)
+      end
     else
+      w_rl = log .. struct.pack("<d", now)
       log_until = now + period
-      w_rl = string.sub(log, gone * 8 + 1, log_n * 8) .. struct.pack("<dd", now, log_until)
-    end
-    if remaining == 0 then
-      oldest = log_at(w_rl, 1)
+      if remaining == 0 then
+        oldest = held > 0 and log_at(log, log_first) or now
+      end
     end
   elseif last and now < last or gone >= 32 and gone >= held then
     local at = log_after(log, log_n, now)
