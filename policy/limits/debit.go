@@ -46,13 +46,11 @@ func (r *Redis) Debit(ctx context.Context, account string, cents int64) error {
 	})
 }
 
-// debitScript lowers a live mirror and its base by a debit. The hash
-// may hold a key's rolling log and no balance (admitScript): a balance
-// made of the debit alone would be no mirror at all.
+// debitScript lowers a live mirror and its base by a debit.
 //
 // KEYS[1]: the account's mirrored balance; ARGV[1]: the debit in cents
 var debitScript = redis.NewScript(`
-if redis.call("HEXISTS", KEYS[1], "bal") == 0 then
+if redis.call("EXISTS", KEYS[1]) == 0 then
   return 0
 end
 redis.call("HINCRBY", KEYS[1], "bal", -tonumber(ARGV[1]))

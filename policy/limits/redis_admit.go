@@ -195,18 +195,11 @@ func (c *admitCall) strings(r *Redis, owner string) (mode byte) {
 	ends[0] = len(b)
 	b = append(r.appendKeyBase(b, owner, req.Key), ":streams"...)
 	ends[1] = len(b)
-	switch res := &req.Reserve; {
-	case res.wanted():
+	if res := &req.Reserve; res.wanted() {
 		b = append(r.appendAccountTag(b, res.Account), ":balance"...)
 		ends[2] = len(b)
 		b = append(r.appendAccountTag(b, res.Account), ":holds"...)
 		ends[3] = len(b)
-	case mode == 3 && owner != "":
-		// The log lives in the account's mirror (logLua), read and
-		// written with it: without a reservation, the mirror alone.
-		b = append(r.appendAccountTag(b, owner), ":balance"...)
-		ends[2] = len(b)
-		c.nkeys = 3
 	}
 	idAt := len(b)
 	ks := &req.Reserve.KeySpend

@@ -84,11 +84,10 @@ func TestRedisSlotAndHoldSetsLiveAsLongAsTheirLongestMember(t *testing.T) {
 }
 
 // TestRedisAdmissionExtendsExpiriesOnceASecond: an admission of a billed
-// stream (a rolling window kept as a log in the account's mirror, a
-// slot, a hold) within the second of the one before runs five commands
-// and extends no expiry: the mirror that holds its log, its slots and
-// its holds already outlive what it adds. The first admission of the
-// next second extends all three.
+// stream (a rolling window kept as a log, a slot, a hold) within the
+// second of the one before runs seven commands and extends no expiry:
+// its log, its slots and its holds already outlive what it adds. The
+// first admission of the next second extends all three.
 func TestRedisAdmissionExtendsExpiriesOnceASecond(t *testing.T) {
 	c := testRedisClient(t)
 	prefix := testPrefix(t, c)
@@ -125,7 +124,7 @@ func TestRedisAdmissionExtendsExpiriesOnceASecond(t *testing.T) {
 		return out
 	}
 	owner, _ := req.owner()
-	keys := []string{r.balanceKey("acct"), r.leaseKey(owner, req.Key), r.holdsKey("acct")}
+	keys := []string{r.logKey(owner, req.Key), r.leaseKey(owner, req.Key), r.holdsKey("acct")}
 
 	first := expired(admit())
 	for _, key := range keys {
@@ -134,7 +133,7 @@ func TestRedisAdmissionExtendsExpiriesOnceASecond(t *testing.T) {
 		}
 	}
 	clock.Advance(100 * time.Millisecond)
-	if got, want := names(admit()), "HMGET ZCARD ZADD ZADD HSET"; got != want {
+	if got, want := names(admit()), "HMGET GET ZCARD ZADD ZADD APPEND HSET"; got != want {
 		t.Errorf("an admission within the second ran %s, want %s", got, want)
 	}
 	clock.Advance(time.Second)

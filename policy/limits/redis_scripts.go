@@ -146,16 +146,15 @@ end
 //     admission, and each function call it saves is a few hundred
 //     instructions of Redis's one thread.
 const logLua = `local unpack_time = struct.unpack
-local log_o = 0
 local function log_at(log, i)
-  return (unpack_time("<d", log, log_o + i * 8 - 7))
+  return (unpack_time("<d", log, i * 8 - 7))
 end
 local function log_after(log, n, t)
   local lo, hi = 1, n + 1
   while lo < hi do
     local mid = lo + hi
     mid = (mid - mid % 2) / 2
-    if unpack_time("<d", log, log_o + mid * 8 - 7) > t then
+    if unpack_time("<d", log, mid * 8 - 7) > t then
       hi = mid
     else
       lo = mid + 1
@@ -300,93 +299,44 @@ local cents_pattern = "|(%-?%d+)$"
 local hold, hold_member, holds_sum, holds_n, holds_hint, holds_live = 0, nil, 0, 0, nil, nil
 local seeded = false
 local slot_field, slot_hint, slot_live_field, slot_live = nil, nil, nil, nil
--- The key's rolling log in the mirror (rl:<key>, logLua), and the time
--- until which the mirror is known to live (ml): "the mirror's life".
-local log_field, mirror, log_i, mirror_live, mirror_held, log_until
-local w_bal, w_base, w_bx, w_holds, w_hx, w_hl, w_sx, w_sl, w_kp, w_ks, w_rl, w_ml
+local w_bal, w_base, w_holds, w_hx, w_hl, w_sx, w_sl, w_kp, w_ks
 local key
-if #KEYS >= 3 and (mode == 3 or lease_limit > 0 and #KEYS >= 4) then
-  -- The lease key ends "}:key:<key>:streams" (Redis.leaseKey).
-  local at = string.find(KEYS[2], "}:key:", 1, true)
-  if at then
-    local key_name = string.sub(KEYS[2], at + 6, -9)
-    if mode == 3 then
-      log_field = "rl:" .. key_name
-    end
-    if lease_limit > 0 and #KEYS >= 4 then
-      slot_field, slot_live_field = "sx:" .. key_name, "sl:" .. key_name
-    end
-  end
-end
 -- The answer (admitReplyLen): every way out sets it and leaves the
 -- loop, which runs once, so that the mirror is written on each.
 local r_allowed, r_lease, r_remaining, r_retry, r_reset, r_hold, r_x, r_y = 0, 0, 0, 0, 0, 0, 0, 0
 repeat
-if #KEYS == 3 then
-  -- No reservation: the mirror keeps only the key's log.
-  if log_field then
-    mirror = redis.call("HMGET", KEYS[3], log_field, "ml", "bal")
-    log_i, mirror_live, mirror_held = 1, mirror[2], mirror[3]
-  end
-elseif #KEYS >= 4 then
+if #KEYS >= 4 then
   local key_period
-  local key_at
-  -- Fields 1 to 8 always; then the slot's two, the log, the key's
-  -- spend, as the admission has them.
-  if key_limit > 0 then
-    local fields = {"bal", "base", "sum", "n", "hx", "hl", "bx", "ml"}
-    if slot_field then
-      fields[9], fields[10] = slot_field, slot_live_field
+  if lease_limit > 0 then
+    -- The lease key ends "}:key:<key>:streams" (Redis.leaseKey).
+    local at = string.find(KEYS[2], "}:key:", 1, true)
+    if at then
+      local slot_key = string.sub(KEYS[2], at + 6, -9)
+      slot_field, slot_live_field = "sx:" .. slot_key, "sl:" .. slot_key
     end
-    if log_field then
-      log_i = #fields + 1
-      fields[log_i] = log_field
+  end
+  local mirror, key_at
+  if key_limit > 0 then
+    local fields = {"bal", "base", "sum", "n", "hx", "hl"}
+    if slot_field then
+      fields[7], fields[8] = slot_field, slot_live_field
     end
     key_at = #fields + 1
     key, key_period = ARGV[5], ARGV[6]
     fields[key_at], fields[key_at + 1] = "kp:" .. key, "ks:" .. key
     mirror = redis.call("HMGET", KEYS[3], unpack(fields))
-  elseif slot_field and log_field then
-    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl", "bx", "ml", slot_field, slot_live_field, log_field)
-    log_i = 11
   elseif slot_field then
-    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl", "bx", "ml", slot_field, slot_live_field)
-  elseif log_field then
-    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl", "bx", "ml", log_field)
-    log_i = 9
+    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl", slot_field, slot_live_field)
   else
-    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl", "bx", "ml")
+    mirror = redis.call("HMGET", KEYS[3], "bal", "base", "sum", "n", "hx", "hl")
   end
-  -- The mirror's money (bal, base, the holds' sum, the key's spend) is
-  -- trusted until bx, a BalanceTTL after it was seeded; the hash itself
-  -- lives on while a log in it needs it (the mirror's life).
-  local bal, base, bx = mirror[1], mirror[2], mirror[7]
-  mirror_live, mirror_held = mirror[8], bal
-  local fresh = bal and base and bx and now < bx + 0
   -- A string in arithmetic is read as tonumber reads it, in one parse
   -- instead of tonumber's two; a missing field is false.
-  local sum, n, hint = false, false, false
-  if fresh then
-    sum, n, hint = mirror[3], mirror[4], mirror[5]
-    sum, n, hint = sum and sum + 0, n and n + 0, hint and hint + 0
-  elseif bal or mirror_live then
-    -- Seeded again, as an expired mirror was: the key spends and the
-    -- logs no longer needed go, the holds are counted again below.
-    local all, gone = redis.call("HGETALL", KEYS[3]), {}
-    for i = 1, #all, 2 do
-      local f, v = all[i], all[i + 1]
-      local kind = string.sub(f, 1, 3)
-      if kind == "ks:" or kind == "kp:" or kind == "rl:" and f ~= log_field and (#v < 16 or struct.unpack("<d", v, #v - 7) + struct.unpack("<d", v) <= now) then
-        gone[#gone + 1] = f
-      end
-    end
-    if #gone > 0 then
-      redis.call("HDEL", KEYS[3], unpack(gone))
-    end
-  end
+  local sum, n, hint = mirror[3], mirror[4], mirror[5]
+  sum, n, hint = sum and sum + 0, n and n + 0, hint and hint + 0
   holds_live = mirror[6]
   if slot_field then
-    slot_hint, slot_live = mirror[9], mirror[10]
+    slot_hint, slot_live = mirror[7], mirror[8]
     slot_hint = slot_hint and slot_hint + 0
   end
   if sum and n and hint and sum >= 0 and n >= 0 and now < hint - eps then
@@ -422,12 +372,11 @@ elseif #KEYS >= 4 then
     end
     w_holds, w_hx = true, string.format("%.6f", holds_hint)
   end
-  if not fresh then
+  local bal, base = mirror[1], mirror[2]
+  if not bal or not base then
     bal = ARGV[4] + 0
     base, seeded = bal, true
     w_bal, w_base = string.format("%d", bal), string.format("%d", base)
-    w_bx = now + balance_ttl
-    w_bx = string.format("%d", w_bx - w_bx % 1)
   else
     bal = bal + 0
     -- Charges only lower the ledger: a rise is a credit since. The
@@ -448,7 +397,7 @@ elseif #KEYS >= 4 then
   local spent = 0
   if key_limit > 0 then
     spent = key_seed
-    if fresh and mirror[key_at] == key_period then
+    if mirror[key_at] == key_period then
       spent = math.max(tonumber(mirror[key_at + 1]) or 0, key_seed)
     end
     w_kp, w_ks = key_period, string.format("%d", spent)
@@ -514,16 +463,8 @@ elseif mode == 2 then
   reset_after = period
 elseif mode == 3 then
   -- The same window, in a log: the times from log_first on are in it.
-  -- In the mirror, the log ends with the time it is kept until; a key
-  -- with none there yet reads its own key, where an older gateway
-  -- kept it (logLua).
-  log = log_i and mirror[log_i]
-  if log and #log >= 8 then
-    log_o, log_n = 8, #log / 8 - 1
-  else
-    log = redis.call("GET", KEYS[1]) or ""
-    log_n = #log / 8
-  end
+  log = redis.call("GET", KEYS[1]) or ""
+  log_n = #log / 8
   log_first = log_after(log, log_n, now - period + eps / 2)
   held = log_n - log_first + 1
   if held >= limit then
@@ -630,27 +571,11 @@ elseif mode == 2 then
 elseif mode == 3 then
   -- Append the time, or write the log anew (logLua): to drop the times
   -- that left the window once they are as many as those in it, or to
-  -- put a time earlier than the last in order. In the mirror it is
-  -- written whole each time, without the times that left.
+  -- put a time earlier than the last in order.
   local last = log_n > 0 and log_at(log, log_n)
   local gone = log_first - 1
   local oldest
-  if log_field then
-    if last and now < last or gone >= 16 or log_o == 0 or unpack_time("<d", log) ~= period then
-      local at = log_after(log, log_n, now)
-      w_rl = struct.pack("<d", period) .. string.sub(log, log_o + gone * 8 + 1, log_o + (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, log_o + (at - 1) * 8 + 1)
-      log_until = math.max(now, last or now) + period
-      if remaining == 0 then
-        oldest = unpack_time("<d", w_rl, 9)
-      end
-    else
-      w_rl = log .. struct.pack("<d", now)
-      log_until = now + period
-      if remaining == 0 then
-        oldest = held > 0 and log_at(log, log_first) or now
-      end
-    end
-  elseif last and now < last or gone >= 32 and gone >= held then
+  if last and now < last or gone >= 32 and gone >= held then
     local at = log_after(log, log_n, now)
     local kept = string.sub(log, gone * 8 + 1, (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, (at - 1) * 8 + 1)
     redis.call("SET", KEYS[1], kept, "PX", math.ceil((math.max(now, last) + period + 1 - now) * 1000))
@@ -672,37 +597,9 @@ elseif mode == 3 then
 end
 r_allowed, r_lease, r_remaining, r_retry, r_reset, r_hold = 1, lease, remaining, next_after * 1e6 + 0.5, reset_after * 1e6 + 0.5, hold
 until true
--- The mirror's life: the hash lives at least until ml, to the whole
--- second. A seed needs it to live a BalanceTTL, a log written to it a
--- Period after the log's last time; each is compared rounded up, as a
--- member's expiry is with the sets' lives, and the hash extended to it
--- and a second, so that a busy key extends it about once a second.
-local life_ms
-if seeded or log_until then
-  local need, life = 0, 0
-  if seeded then
-    life = now + balance_ttl
-    need = life - life % 1
-  end
-  if log_until then
-    local part = log_until % 1
-    local log_need = part > 0 and log_until - part + 1 or log_until
-    life, need = math.max(life, log_until + 1), math.max(need, log_need)
-  end
-  if not mirror_live or need > mirror_live + 0 then
-    life_ms = math.ceil((life - now) * 1000)
-    w_ml = string.format("%d", life - life % 1)
-  end
-end
-if w_holds and not (w_hx or w_hl or w_sx or w_sl or w_bal or w_kp or w_ml) then
+if w_holds and not (w_hx or w_hl or w_sx or w_sl or w_bal or w_kp) then
   -- An admission within the second writes only these: no table.
-  if w_rl then
-    redis.call("HSET", KEYS[3], "sum", string.format("%d", holds_sum), "n", string.format("%d", holds_n), log_field, w_rl)
-  else
-    redis.call("HSET", KEYS[3], "sum", string.format("%d", holds_sum), "n", string.format("%d", holds_n))
-  end
-elseif w_rl and not (w_holds or w_ml) then
-  redis.call("HSET", KEYS[3], log_field, w_rl)
+  redis.call("HSET", KEYS[3], "sum", string.format("%d", holds_sum), "n", string.format("%d", holds_n))
 else
   local f, k = {}, 0
   if w_holds then
@@ -726,23 +623,12 @@ else
   if w_kp then
     f[k + 1], f[k + 2], f[k + 3], f[k + 4], k = "kp:" .. key, w_kp, "ks:" .. key, w_ks, k + 4
   end
-  if w_bx then
-    f[k + 1], f[k + 2], k = "bx", w_bx, k + 2
-  end
-  if w_rl then
-    f[k + 1], f[k + 2], k = log_field, w_rl, k + 2
-  end
-  if w_ml then
-    f[k + 1], f[k + 2], k = "ml", w_ml, k + 2
-  end
   if k > 0 then
     redis.call("HSET", KEYS[3], unpack(f, 1, k))
+    if seeded then
+      redis.call("PEXPIRE", KEYS[3], math.ceil(balance_ttl * 1000))
+    end
   end
-end
-if life_ms then
-  -- After the HSET, which may have created the hash: a hash with
-  -- neither a balance nor a life did not hold anything that needs it.
-  expire_at_least(KEYS[3], life_ms, not mirror_live and not mirror_held)
 end
 return struct.pack("<dddddddd", r_allowed, r_lease, r_remaining, r_retry, r_reset, r_hold, r_x, r_y)
 `)
