@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
@@ -120,15 +121,24 @@ func (s *Store) RequestLogPage(ctx context.Context, accountID string, q storage.
 	return entries, wrap(err, "listing the request log")
 }
 
-// PruneRequestLog deletes entries older than before, the oldest first,
-// at most limit of them.
+// PruneRequestLog deletes entries older than before, at most limit of
+// them: account by account, in the order of their ids, and within an
+// account the oldest first.
 //
-// It finds them by id, which starts with At (newTimeID), so that no
-// index on at is written for every entry just for the sweep: the ids of
-// the times before before are one range of the primary key, or two
-// where before is after the epoch, since earlier times (the zero time
-// among them) come out as hex from 8 to f and sort last. at < before is
-// checked all the same, so that only entries older than before go.
+// It finds them through the index by account and id, the one index of
+// the table besides its rows, so that no B-tree keyed by time or id
+// alone is written for every entry just for the sweep: an id starts with
+// At (newTimeID), so an account's entries before before are one range of
+// the index, or two where before is after the epoch, since earlier times
+// (the zero time among them) come out as hex from 8 to f and sort last.
+// at < before is checked all the same, so that only entries older than
+// before go. The accounts are read from the same index, a seek each.
+//
+// A call that stops at its limit keeps the account it stopped in, and
+// the next call with a limit and the same before starts there: the sweep
+// prunes in chunks until a chunk comes back short, and would otherwise
+// walk again through every account already pruned, for each chunk. A
+// call without a limit starts from the first account.
 func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int) (int64, error) {
 	cut := micros(before)
 	// The older range first: the times before the epoch (to "g", past
@@ -139,23 +149,76 @@ func (s *Store) PruneRequestLog(ctx context.Context, before time.Time, limit int
 	} else if cut > 0 {
 		ranges = append(ranges, [2]string{requestLogIDPrefix, requestLogIDFrom(cut)})
 	}
+	// The first account is the one at or after account, the others
+	// those after the one before.
+	account, inclusive := "", true
+	if limit > 0 {
+		account = s.pruneFrom(cut)
+	}
 	var total int64
-	for _, r := range ranges {
-		query := `DELETE FROM request_log WHERE id >= $1 AND id < $2 AND at < $3`
-		if limit > 0 {
-			query = `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log
-				WHERE id >= $1 AND id < $2 AND at < $3 ORDER BY id` + limitClause(limit-int(total)) + `)`
+	for {
+		next := `SELECT account_id FROM request_log WHERE account_id > $1 ORDER BY account_id LIMIT 1`
+		if inclusive {
+			next = `SELECT account_id FROM request_log WHERE account_id >= $1 ORDER BY account_id LIMIT 1`
 		}
-		n, err := s.db.Exec(ctx, query, r[0], r[1], cut)
-		total += n
+		err := s.db.QueryRow(ctx, next, account).Scan(&account)
+		if noRows(err) {
+			s.prunedUpTo(cut, "")
+			return total, nil
+		}
 		if err != nil {
 			return total, wrap(err, "pruning the request log")
 		}
-		if limit > 0 && total >= int64(limit) {
-			break
+		inclusive = false
+		for _, r := range ranges {
+			query := `DELETE FROM request_log WHERE account_id = $1 AND id >= $2 AND id < $3 AND at < $4`
+			args := []any{account, r[0], r[1], cut}
+			if limit > 0 {
+				query = `DELETE FROM request_log WHERE account_id = $1 AND id IN (SELECT id FROM request_log
+					WHERE account_id = $2 AND id >= $3 AND id < $4 AND at < $5 ORDER BY id` + limitClause(limit-int(total)) + `)`
+				args = []any{account, account, r[0], r[1], cut}
+			}
+			n, err := s.db.Exec(ctx, query, args...)
+			total += n
+			if err != nil {
+				return total, wrap(err, "pruning the request log")
+			}
+			if limit > 0 && total >= int64(limit) {
+				// The account may have more: the next call starts in it.
+				s.prunedUpTo(cut, account)
+				return total, nil
+			}
 		}
 	}
-	return total, nil
+}
+
+// pruneCursor is the account the last PruneRequestLog that reached its
+// limit stopped in, for the next call with the same cut.
+type pruneCursor struct {
+	mu      sync.Mutex
+	cut     int64
+	account string
+}
+
+// pruneFrom is the account a prune to cut starts at: the one the last
+// prune to the same cut stopped in, else "", before every account.
+func (s *Store) pruneFrom(cut int64) string {
+	c := &s.pruned
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut != cut {
+		return ""
+	}
+	return c.account
+}
+
+// prunedUpTo keeps the account a prune to cut stopped in; "" once it went
+// through them all.
+func (s *Store) prunedUpTo(cut int64, account string) {
+	c := &s.pruned
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cut, c.account = cut, account
 }
 
 // requestLogIDPrefix starts the id of every request log entry.

@@ -22,6 +22,8 @@ type Store struct {
 	db      Driver
 	dialect Dialect
 	now     func() time.Time
+	// pruned is where the request log's sweep stopped (PruneRequestLog).
+	pruned pruneCursor
 }
 
 // New applies pending migrations and returns a Store on d. The Store owns

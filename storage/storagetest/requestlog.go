@@ -176,6 +176,56 @@ func (h *harness) testRequestLog(t *testing.T) {
 		}
 	})
 
+	t.Run("PruneAccountsInChunks", func(t *testing.T) {
+		// The sweep goes account by account, in chunks that stop within
+		// an account: every old entry of every account goes, no newer
+		// one does, and a sweep that went through them all starts over.
+		s := h.store(t, storage.Options{})
+		ctx := t.Context()
+		accounts := []string{"acct_a", "acct_b", "acct_c"}
+		var all []storage.RequestLogEntry
+		for i := range 4 {
+			for _, a := range accounts {
+				e := entry(i)
+				e.AccountID = a
+				all = append(all, e)
+			}
+		}
+		if err := s.AppendRequestLog(ctx, all); err != nil {
+			t.Fatal(err)
+		}
+		cut := base.Add(3 * time.Minute) // entries 0 to 2 of each account
+		sweep := func() (total int64, chunks int) {
+			for {
+				n, err := s.PruneRequestLog(ctx, cut, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				total, chunks = total+n, chunks+1
+				if n < 2 {
+					return total, chunks
+				}
+			}
+		}
+		if total, chunks := sweep(); total != 9 || chunks != 5 {
+			t.Errorf("sweep = %d entries in %d chunks; want 9 in 5", total, chunks)
+		}
+		for _, a := range accounts {
+			left, err := s.RequestLogPage(ctx, a, storage.RequestLogQuery{})
+			if err != nil || len(left) != 1 || left[0].RequestID != "req-3" {
+				t.Errorf("%s after the sweep: %+v, %v; want req-3 alone", a, left, err)
+			}
+		}
+		late := entry(1)
+		late.AccountID = "acct_a"
+		if err := s.AppendRequestLog(ctx, []storage.RequestLogEntry{late}); err != nil {
+			t.Fatal(err)
+		}
+		if total, _ := sweep(); total != 1 {
+			t.Errorf("the next sweep to the same time = %d entries; want the 1 appended since", total)
+		}
+	})
+
 	t.Run("PruneBeforeTheEpoch", func(t *testing.T) {
 		// The sweep finds entries by their ids, in which times before
 		// the epoch (the zero time among them) sort after the others:
