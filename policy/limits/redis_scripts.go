@@ -117,14 +117,17 @@ end
 // An admission reads the log (GET) and appends its time (APPEND): the
 // times that have left the window stay at the head of the string, where
 // the binary search for the window's start steps over them, until they
-// are at least as many as the times still in the window, and 32; then
-// the admission writes the log anew without them (SET). Writing the log
-// anew on every admission cost more than the calls it replaced: with
-// 130 times in the log, building the new string in Lua and copying it
-// into Redis took about two thirds of the window's 13 µs. So the log
-// holds at most twice the window's times, or 32 more (4 KB for a limit
-// of 256); the window of a larger limit stays a sorted set, whose calls
-// cost about the same whatever its size. A time earlier than the log's
+// are 32; then the admission writes the log anew without them (SET).
+// Writing the log anew on every admission cost more than the calls it
+// replaced: with 130 times in the log, building the new string in Lua
+// and copying it into Redis took about two thirds of the window's 13 µs.
+// Every string Lua is given or makes costs about 11 instructions a byte
+// (Redis hashes all of it), so the times left at the head cost every
+// admission that reads them; 32 of them, dropped at once, cost less than
+// as many as the window holds (docs/performance.md, "Where the log's
+// bytes go"). So the log holds at most the window's times and 32 more
+// (2.3 KB for a limit of 256); the window of a larger limit stays a
+// sorted set, whose calls cost about the same whatever its size. A time earlier than the log's
 // last (the clock went back: a failover to a server whose clock is
 // behind, or a test's clock) is put in order, the log written anew.
 //
@@ -277,6 +280,11 @@ func noScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "
 // sent them when it holds all it wanted. It also defines only
 // the functions its common path uses: Redis runs the whole chunk on
 // every call, and each local function is a closure made anew each time.
+// The three it makes cost about 1,800 instructions a call: as a Redis
+// Function (FCALL), whose library makes them once when it is loaded,
+// the admission took 0.6 – 2.1 % fewer instructions, too little for a
+// library to load on every primary and to version across an upgrade
+// (docs/performance.md, "The admission as a Redis Function").
 var admitScript = redis.NewScript(expireLua + logLua + `
 local mode, clock, now, limit, period, burst, lease_limit, ttl, want, need, balance_ttl, key_limit, key_seed =
   struct.unpack("` + admitNumsFormat + `", ARGV[1])
@@ -570,12 +578,12 @@ elseif mode == 2 then
   end
 elseif mode == 3 then
   -- Append the time, or write the log anew (logLua): to drop the times
-  -- that left the window once they are as many as those in it, or to
-  -- put a time earlier than the last in order.
+  -- that left the window once they are 32, or to put a time earlier
+  -- than the last in order.
   local last = log_n > 0 and log_at(log, log_n)
   local gone = log_first - 1
   local oldest
-  if last and now < last or gone >= 32 and gone >= held then
+  if last and now < last or gone >= 32 then
     local at = log_after(log, log_n, now)
     local kept = string.sub(log, gone * 8 + 1, (at - 1) * 8) .. struct.pack("<d", now) .. string.sub(log, (at - 1) * 8 + 1)
     redis.call("SET", KEYS[1], kept, "PX", math.ceil((math.max(now, last) + period + 1 - now) * 1000))
