@@ -171,6 +171,12 @@ func (ms *members) get(key string) (rawJSON, bool) {
 	}
 	for i := len(ms.list) - 1; i >= 0; i-- {
 		m := ms.list[i]
+		// A key's JSON takes one to six bytes for each byte it decodes
+		// to, and an invalid byte decodes to three: a key of another
+		// length is passed over unread, however long a client made it.
+		if n := int(m.keyEnd - m.key); 3*n < len(key) || n > 6*len(key) {
+			continue
+		}
 		if inner, plain := plainKey(ms.quotedKey(m)); plain && string(inner) == key || !plain && ms.keyOf(m) == key {
 			return ms.valueOf(m), true
 		}
@@ -192,21 +198,27 @@ func (ms *members) keys() []string {
 	return out
 }
 
+// maxPairedKey is the longest key foldedTwice compares with every other
+// in place.
+const maxPairedKey = 64
+
 // foldedTwice returns the first key whose name in lower case an earlier
-// key has too, or "" when none has.
+// key has too, or "" when none has. Short ASCII keys without escapes,
+// those of every request, are compared with each other where they are;
+// any other object is read again with a map of its keys in lower case,
+// so that no body makes the comparisons long.
 func (ms *members) foldedTwice() string {
-	if ms.byKey == nil {
+	if ms.byKey == nil && ms.shortASCIIKeys() {
 		for j, b := range ms.list {
+			kb := ms.src[b.key:b.keyEnd]
 			for _, a := range ms.list[:j] {
-				if ms.sameFolded(a, b) {
-					return ms.keyOf(b)
+				if equalFoldASCII(ms.src[a.key:a.keyEnd], kb) {
+					return string(kb)
 				}
 			}
 		}
 		return ""
 	}
-	// The members' order is not kept past maxListed: the object is read
-	// again.
 	seen := make(map[string]struct{})
 	dup := ""
 	jsonscan.Members(ms.src, func(k, _ []byte) bool {
@@ -222,28 +234,32 @@ func (ms *members) foldedTwice() string {
 	return dup
 }
 
-// sameFolded reports whether the keys of a and b are the same in lower
-// case, as strings.ToLower has it.
-func (ms *members) sameFolded(a, b member) bool {
-	ka, plainA := plainKey(ms.quotedKey(a))
-	kb, plainB := plainKey(ms.quotedKey(b))
-	if plainA && plainB && ascii(ka) && ascii(kb) {
-		if len(ka) != len(kb) {
+// shortASCIIKeys reports whether every key is ASCII without escapes and
+// at most maxPairedKey bytes long: its own name, which strings.ToLower
+// lowers byte by byte.
+func (ms *members) shortASCIIKeys() bool {
+	for _, m := range ms.list {
+		k := ms.src[m.key:m.keyEnd]
+		if len(k) > maxPairedKey {
 			return false
 		}
-		for i := range ka {
-			if lowerASCII(ka[i]) != lowerASCII(kb[i]) {
+		for _, c := range k {
+			if c >= utf8.RuneSelf || c == '\\' {
 				return false
 			}
 		}
-		return true
 	}
-	return strings.ToLower(ms.keyOf(a)) == strings.ToLower(ms.keyOf(b))
+	return true
 }
 
-func ascii(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
+// equalFoldASCII reports whether the ASCII a and b are the same in lower
+// case.
+func equalFoldASCII(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
 			return false
 		}
 	}

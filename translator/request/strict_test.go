@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -71,4 +72,29 @@ func manyMembers(n int) string {
 		fmt.Fprintf(&b, `"x%d":%d`, i, i)
 	}
 	return b.String()
+}
+
+// Long keys, with escapes or not, cost a parse about as much as the body
+// they are in: a key is decoded only when its length could be the name
+// looked for, and the keys' letter cases are compared in place only when
+// they are short, as a request's are.
+func TestLongKeysAreReadOnce(t *testing.T) {
+	long := strings.Repeat("k", 256<<10)
+	var b strings.Builder
+	b.WriteString(`{"model":"m","messages":[{"role":"user","content":"hi"}]`)
+	for i := range 15 { // 32 members: kept in a list
+		fmt.Fprintf(&b, `,"%s\u00e9%d":%d,"%s%d":%d`, long, i, i, long, i, i)
+	}
+	b.WriteString(`}`)
+	body := []byte(b.String())
+	lim := Limits{Profile: policy.ProfileFor(policy.RevisionB), Strict: true}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := Parse(body, http.Header{}, lim); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4*uint64(len(body)) {
+		t.Errorf("parsing a body of %d bytes allocated %d", len(body), got)
+	}
 }
