@@ -189,13 +189,11 @@ func (ms *members) keys() []string {
 	if ms.byKey != nil {
 		return slices.Collect(maps.Keys(ms.byKey))
 	}
-	out := make([]string, 0, len(ms.list))
+	seen := make(map[string]struct{}, len(ms.list))
 	for _, m := range ms.list {
-		if key := ms.keyOf(m); !slices.Contains(out, key) {
-			out = append(out, key)
-		}
+		seen[ms.keyOf(m)] = struct{}{}
 	}
-	return out
+	return slices.Collect(maps.Keys(seen))
 }
 
 // maxPairedKey is the longest key foldedTwice compares with every other
