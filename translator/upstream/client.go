@@ -95,11 +95,11 @@ type Client struct {
 	ownsClient bool
 	discovery  *discovery // nil unless the model is discovered
 
-	// round and header are every round's request, but for its context
-	// and body, and its headers, shared by all rounds: neither a
+	// round is every round's request but for its context and body, and
+	// header its headers. All rounds share them, since neither a
 	// transport nor the pools write to a request (a RoundTripper must
-	// not; the pools copy what they change), and a round's own parsed
-	// URL and header map took about 600 bytes, kept for as long as its
+	// not; the pools copy what they change): a round's own parsed URL
+	// and header map took about 600 bytes, kept for as long as its
 	// answer streamed.
 	round  *http.Request
 	header http.Header
@@ -399,7 +399,11 @@ func (u *Client) targets(ctx context.Context, req Request, one *[1]target) ([]ta
 	}
 	out := make([]target, len(routes))
 	for i, r := range routes {
-		out[i] = target{transport: r.Transport, model: r.Model, served: r.Model}
+		rt := r.Transport
+		if rt == nil {
+			rt = http.DefaultTransport // as an http.Client without one sends
+		}
+		out[i] = target{transport: rt, model: r.Model, served: r.Model}
 	}
 	return out, nil
 }
