@@ -120,18 +120,13 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	r.Header.Del("Authorization")
 	id.Principal, id.Authenticated = p, true
 	st.line.Caller(p.AccountID, p.KeyID)
-	startActivity(r, w, h.ledger, id.RequestID, p)
+	startActivity(st, r, w, h.ledger, id.RequestID, p)
 	return next.ServeHTTP(w, r)
 }
 
 // chargeID returns the server's own id of r, set by switchyard_auth
 // ({switchyard.charge_id}); "" before it.
-func chargeID(r *http.Request) string {
-	if st := stateOf(r.Context()); st.auth.used {
-		return st.auth.v.id.ChargeID
-	}
-	return ""
-}
+func chargeID(r *http.Request) string { return stateOf(r.Context()).chargeID() }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //

@@ -85,11 +85,11 @@ func (s *requestState) forV1() *v1State {
 	return s.v1
 }
 
-// rateHeaderRoom is where the admission's rate-limit headers of ctx's
+// rateHeaderRoom is where the admission's rate-limit headers of s's
 // request keep their values (limits.SetHeadersIn): its v1State's room
 // when a /v1 handler made one, else nil, for a room of their own.
-func rateHeaderRoom(ctx context.Context) *limits.HeaderRoom {
-	if v1 := stateOf(ctx).v1; v1 != nil {
+func (s *requestState) rateHeaderRoom() *limits.HeaderRoom {
+	if v1 := s.v1; v1 != nil {
 		return &v1.rateHeaders
 	}
 	return nil
@@ -143,11 +143,30 @@ func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
 // the request.
 func principalOf(ctx context.Context) (policy.Principal, bool) {
 	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
-		if s, ok := vars[stateVar].(*requestState); ok && s.auth.used && s.auth.v.id.Authenticated {
-			return s.auth.v.id.Principal, true
+		if s, ok := vars[stateVar].(*requestState); ok {
+			return s.principal(ctx)
 		}
 	}
 	return policy.PrincipalFrom(ctx)
+}
+
+// principal is principalOf for a handler that has the state s of ctx's
+// request at hand: each look-up of the state walks the request's
+// context, and a /v1 request's handlers would make a score of them.
+func (s *requestState) principal(ctx context.Context) (policy.Principal, bool) {
+	if s.auth.used && s.auth.v.id.Authenticated {
+		return s.auth.v.id.Principal, true
+	}
+	return policy.PrincipalFrom(ctx)
+}
+
+// chargeID is the server's own id of s's request, set by
+// switchyard_auth ({switchyard.charge_id}); "" before it.
+func (s *requestState) chargeID() string {
+	if s.auth.used {
+		return s.auth.v.id.ChargeID
+	}
+	return ""
 }
 
 // stateVar is the request variable that holds its *requestState.

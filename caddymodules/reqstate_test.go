@@ -98,11 +98,11 @@ func TestRequestStateWithoutV1(t *testing.T) {
 // room of their own.
 func TestRateHeadersInTheV1State(t *testing.T) {
 	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, map[string]any{})
-	if room := rateHeaderRoom(ctx); room != nil {
+	if room := stateOf(ctx).rateHeaderRoom(); room != nil {
 		t.Error("a room for the rate-limit headers on a request without a v1State")
 	}
 	v1 := stateOf(ctx).forV1()
-	if room := rateHeaderRoom(ctx); room != &v1.rateHeaders {
+	if room := stateOf(ctx).rateHeaderRoom(); room != &v1.rateHeaders {
 		t.Error("a /v1 request's rate-limit headers are not kept in its v1State")
 	}
 	// 1,536 bytes is the allocator's size class the v1State was in
