@@ -156,3 +156,24 @@ func TestAllowLists(t *testing.T) {
 		t.Errorf("filtered to %v, want the content type alone", h)
 	}
 }
+
+// A header name set outside the server's parsing is let through exactly
+// when its canonical form is: the filter does not canonicalise it, and
+// must agree with what canonicalising would let through.
+func TestFilterRequestHeadersAgreesWithCanonicalNames(t *testing.T) {
+	names := []string{
+		"content-type", "CONTENT-TYPE", "cOnTeNt-LeNgTh", "accept", "ACCEPT-encoding", "user-agent", "x-request-id",
+		"OPENAI-BETA", "authorization", "Content_Type", "Content-Type ", " Accept", "Accept\x00", "Uſer-Agent",
+		"Accept-Encodinɡ", "Authori\u212Aation", "X-Stainless-Lang", "x-stainless-os", "Cookie", "cookie", "X-Api-Key",
+		"Content-Typf", "Content-Typ", "Content-Types", "Acceqt", "@ccept", "Accept-Encoding\r", "[ccept", "`ccept",
+		"Content\x2dType", "Content\xadType", "", "-", "Host", "host",
+	}
+	for _, name := range names {
+		want := forwardedRequestHeader(name) || forwardedRequestHeader(http.CanonicalHeaderKey(name))
+		h := http.Header{name: {"v"}}
+		FilterRequestHeaders(h)
+		if got := len(h) == 1; got != want {
+			t.Errorf("%q let through: %v, want %v (canonical %q)", name, got, want, http.CanonicalHeaderKey(name))
+		}
+	}
+}
