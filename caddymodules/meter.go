@@ -93,7 +93,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	setContentLength(r.Header, len(req.Body))
 	// The body is already read: a 100 Continue must not be asked of, or
 	// answered by, the backend.
-	r.Header.Del("Expect")
+	delete(r.Header, headerExpect)
 
 	e := v1.exchange.take()
 	e.metrics = h.app.metrics

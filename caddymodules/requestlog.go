@@ -15,7 +15,7 @@ func startActivity(st *requestState, r *http.Request, w http.ResponseWriter, led
 	if ledger == nil {
 		return
 	}
-	st.activity.Start(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, r.Header.Get("X-User-Id"), r.Method, r.URL.Path)
+	st.activity.Start(ledger, receivedAt(w), requestID, p.AccountID, p.KeyID, headerValue(r.Header, headerUserID), r.Method, r.URL.Path)
 }
 
 // receivedAt is when switchyard_auth's telemetry.Writer, under w's wrappers,
