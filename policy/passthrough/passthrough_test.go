@@ -3,6 +3,7 @@ package passthrough
 import (
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"testing"
 )
 
@@ -176,4 +177,18 @@ func TestFilterRequestHeadersAgreesWithCanonicalNames(t *testing.T) {
 			t.Errorf("%q let through: %v, want %v (canonical %q)", name, got, want, http.CanonicalHeaderKey(name))
 		}
 	}
+}
+
+// isClean agrees with path.Clean on every path that starts with a slash.
+func FuzzIsClean(f *testing.F) {
+	for _, p := range []string{"/", "//", "/a", "/a/", "/a//b", "/./a", "/a/.", "/a/..", "/../a", "/a/.b", "/a/..b", "/.a/b.",
+		"/chat/completions", "/models/gpt-4o", "/a/b/c/../d", "/...", "/a/./"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		p = "/" + p
+		if got, want := isClean(p), path.Clean(p) == p; got != want {
+			t.Errorf("isClean(%q) = %v, path.Clean gives %q", p, got, path.Clean(p))
+		}
+	})
 }
