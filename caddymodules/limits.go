@@ -76,7 +76,7 @@ func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	if !ok {
 		return nil
 	}
-	ad, err := h.admit(w, r, st, p)
+	ad, err := h.admit(w, r, st, *p)
 	if err != nil {
 		writeRefusal(w, r, err)
 		return nil

@@ -165,7 +165,7 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	hf.Init(w)
 	w = hf
 	p, _ := st.principal(r.Context())
-	w, shown, err := policy.ModelView(w, r, h.Prefix, p)
+	w, shown, err := policy.ModelView(w, r, h.Prefix, *p)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil

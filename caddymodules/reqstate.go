@@ -144,7 +144,8 @@ func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
 func principalOf(ctx context.Context) (policy.Principal, bool) {
 	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
 		if s, ok := vars[stateVar].(*requestState); ok {
-			return s.principal(ctx)
+			p, ok := s.principal(ctx)
+			return *p, ok
 		}
 	}
 	return policy.PrincipalFrom(ctx)
@@ -152,12 +153,15 @@ func principalOf(ctx context.Context) (policy.Principal, bool) {
 
 // principal is principalOf for a handler that has the state s of ctx's
 // request at hand: each look-up of the state walks the request's
-// context, and a /v1 request's handlers would make a score of them.
-func (s *requestState) principal(ctx context.Context) (policy.Principal, bool) {
+// context, and a /v1 request's handlers would make a score of them. It
+// is the identity's own principal, not a copy of its 200 bytes: the
+// handlers after switchyard_auth only read it.
+func (s *requestState) principal(ctx context.Context) (*policy.Principal, bool) {
 	if s.auth.used && s.auth.v.id.Authenticated {
-		return s.auth.v.id.Principal, true
+		return &s.auth.v.id.Principal, true
 	}
-	return policy.PrincipalFrom(ctx)
+	p, ok := policy.PrincipalFrom(ctx)
+	return &p, ok
 }
 
 // chargeID is the server's own id of s's request, set by
