@@ -65,8 +65,12 @@ func (ad admitted) release() {
 func (h *Limits) admit(w http.ResponseWriter, r *http.Request, st *requestState, p policy.Principal) (admitted, error) {
 	a := h.app.admission
 	m := a.routes.Load().BodyMeter(r.Method, r.URL.Path)
-	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
+	hasBody := body.HasBody(r)
+	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody); err != nil {
 		return admitted{}, err
+	}
+	if hasBody {
+		st.noteChecked(m, r.Header)
 	}
 	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
 		return admitted{}, err

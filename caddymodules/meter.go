@@ -66,7 +66,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	m := billing.MethodMeter(r.Method)
-	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
+	if err := st.checkedBody(m, r); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}

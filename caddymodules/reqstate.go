@@ -2,11 +2,13 @@ package caddymodules
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy"
@@ -44,6 +46,42 @@ type requestState struct {
 	// chatModel is the model a /v3 chat body asked for, kept for the
 	// metrics once the chat handler has let go of the body's parse.
 	chatModel string
+
+	// checked is the body label the admission step accepted
+	// (checkedBody), for the handler after it that checks it again.
+	checked checkedLabel
+}
+
+// checkedLabel is a body label billing.CheckBody accepted for a meter:
+// the request's one Content-Type, without Content-Encoding.
+type checkedLabel struct {
+	meter       billing.BodyMeter
+	contentType string
+}
+
+// noteChecked notes that the body label of a request with a body, whose
+// headers are h, passed billing.CheckBody for m.
+func (s *requestState) noteChecked(m billing.BodyMeter, h http.Header) {
+	if ct := h["Content-Type"]; len(ct) == 1 && len(h["Content-Encoding"]) == 0 {
+		s.checked = checkedLabel{m, ct[0]}
+	}
+}
+
+// checkedBody is billing.CheckBody of the request whose state s is: nil
+// without a check when its label is still the one the admission step
+// accepted for m, the same Content-Type and no Content-Encoding, which
+// CheckBody would accept again (it reads nothing else of a request with
+// a body, and nothing of one without). The check reads both headers by
+// names it canonicalises, and the media type with its parameters: about
+// two thousand instructions a request, spent again by the handler.
+func (s *requestState) checkedBody(m billing.BodyMeter, r *http.Request) *apierror.Error {
+	h := r.Header
+	if c := s.checked; c.contentType != "" && c.meter == m && len(h["Content-Encoding"]) == 0 {
+		if ct := h["Content-Type"]; len(ct) == 1 && ct[0] == c.contentType {
+			return nil
+		}
+	}
+	return billing.CheckBody(m, r.Method, r.URL.Path, h, body.HasBody(r))
 }
 
 // v1State is what the /v1 handlers (the admission step on a /v1 body,
