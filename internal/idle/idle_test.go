@@ -87,18 +87,18 @@ func TestWatchAllocations(t *testing.T) {
 // has passed since the headers, and one that falls silent is cut no
 // sooner than that silence after its last write.
 func TestWatchCountsSilenceFromTheLastWrite(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	const idle = 500 * time.Millisecond
 	w, r := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), idle)
 	defer w.Stop()
 	w.WriteHeader(http.StatusOK)
 	var last time.Time
-	for end := time.Now().Add(3 * idle); time.Now().Before(end); {
+	for end := time.Now().Add(2 * idle); time.Now().Before(end); {
 		_, _ = w.Write([]byte("data: {}\n\n"))
 		last = time.Now()
 		if r.Context().Err() != nil {
 			t.Fatal("an answer that is still talking was cut")
 		}
-		time.Sleep(idle / 30)
+		time.Sleep(idle / 25)
 	}
 	select {
 	case <-r.Context().Done():
