@@ -205,6 +205,7 @@ func TestParseV1(t *testing.T) {
 		// so Ollama) read these as the fields the meter would miss.
 		{name: "model in capitals", body: `{"MODEL":"m","messages":[]}`, wantCode: "invalid_parameter"},
 		{name: "stream capitalised", body: `{"model":"m","Stream":true}`, wantCode: "invalid_parameter"},
+		{name: "stream with a long s", body: `{"model":"m","ſtream":true}`, wantCode: "invalid_parameter"},
 		{name: "max tokens folded", body: `{"model":"m","MAX_TOKENS":300}`, wantCode: "invalid_parameter"},
 		{name: "max tokens with a Kelvin sign", body: "{\"model\":\"m\",\"max_to\u212aens\":3}", wantCode: "invalid_parameter"},
 		{name: "include_usage capitalised", body: `{"stream":true,"stream_options":{"Include_Usage":false}}`, wantCode: "invalid_parameter"},

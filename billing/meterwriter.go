@@ -61,7 +61,13 @@ func (w *MeterWriter) WriteHeader(code int) {
 		if w.onHeaders != nil {
 			w.onHeaders.HeadersSent()
 		}
-		w.Meter.Start(w.Header().Get("Content-Type"))
+		// The name as the proxy copies it from the upstream's answer:
+		// Get would canonicalise it anew.
+		var contentType string
+		if v := w.Header()["Content-Type"]; len(v) > 0 {
+			contentType = v[0]
+		}
+		w.Meter.Start(contentType)
 		if w.Meter.Streamed() || w.Meter.ShowsCost() {
 			// The usage chunk may be removed, or cost_cents added: the
 			// length is no longer known. Other answers pass through as

@@ -212,11 +212,13 @@ func literalBool(v json.RawMessage, out *bool) bool {
 var meteredNames = []string{"model", "stream", "stream_options", "max_completion_tokens", "max_tokens", "max_output_tokens"}
 
 // exactNames refuses a member whose name equals one of names in letter
-// case folding only.
+// case folding only. A name shorter than one of names cannot fold to
+// it: strings.EqualFold matches rune by rune, and a rune is a byte or
+// more, so most pairs are told apart by their lengths.
 func (l fieldList) exactNames(names []string) error {
 	for _, f := range l {
 		for _, n := range names {
-			if f.name != n && strings.EqualFold(f.name, n) {
+			if len(f.name) >= len(n) && f.name != n && strings.EqualFold(f.name, n) {
 				return invalidParam(fmt.Sprintf("The request body names %q; member names are case-sensitive: write %q.", clip.Ellipsis(f.name, 40), n))
 			}
 		}

@@ -62,11 +62,15 @@ func (ad admitted) release() {
 //     a stream slot when it asks for a stream, and on a chargeable route
 //     a hold of its estimate (billing.AfterBody); 429 or 402, a refusal
 //     by one spending nothing of the others.
-func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principal) (admitted, error) {
+func (h *Limits) admit(w http.ResponseWriter, r *http.Request, st *requestState, p policy.Principal) (admitted, error) {
 	a := h.app.admission
 	m := a.routes.Load().BodyMeter(r.Method, r.URL.Path)
-	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
+	hasBody := body.HasBody(r)
+	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, hasBody); err != nil {
 		return admitted{}, err
+	}
+	if hasBody {
+		st.noteChecked(m, r.Header)
 	}
 	if err := billing.CheckQuery(m, r.Method, r.URL.Path, r.URL.RawQuery); err != nil {
 		return admitted{}, err
@@ -89,7 +93,7 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 		h.countAdmission(p, pre, err)
 		return admitted{}, h.refusal(err, p)
 	}
-	ask, err := probeBody(w, r, a.bodies, m, prof)
+	ask, err := probeBody(w, r, st, a.bodies, m, prof)
 	if err != nil {
 		h.spendRate(w, r, p, before.Rate)
 		return admitted{}, err
@@ -102,13 +106,13 @@ func (h *Limits) admit(w http.ResponseWriter, r *http.Request, p policy.Principa
 		return admitted{}, nil
 	}
 	adm, err := lim.Admit(r.Context(), after)
-	limits.SetHeadersIn(w.Header(), adm.Rate, rateHeaderRoom(r.Context()))
+	limits.SetHeadersIn(w.Header(), adm.Rate, st.rateHeaderRoom())
 	h.countAdmission(p, adm, err)
 	if err != nil {
 		return admitted{}, h.refusal(err, p)
 	}
 	if adm.Hold != nil {
-		stateOf(r.Context()).hold = adm.Hold
+		st.hold = adm.Hold
 	}
 	return admitted{lease: adm.Lease, hold: adm.Hold}, nil
 }

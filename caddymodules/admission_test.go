@@ -142,7 +142,7 @@ func TestAdmissionIsOneRoundTrip(t *testing.T) {
 	} {
 		r, _ := admissionRequest(tc.method, tc.path, p, tc.body)
 		before := trips.n.Load()
-		ad, err := h.admit(httptest.NewRecorder(), r, p)
+		ad, err := h.admit(httptest.NewRecorder(), r, stateOf(r.Context()), p)
 		n := trips.n.Load() - before
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -180,7 +180,7 @@ func TestAdmissionRefusesBeforeTheBody(t *testing.T) {
 			broke := policy.Principal{KeyID: "key_broke", AccountID: "acct_broke", BalanceCents: 0}
 			r, body := admissionRequest("POST", "/v1/chat/completions", broke, admissionChat)
 			before := tripsOf()
-			_, err := h.admit(httptest.NewRecorder(), r, broke)
+			_, err := h.admit(httptest.NewRecorder(), r, stateOf(r.Context()), broke)
 			wantRefusal(t, "a zero balance", err, http.StatusPaymentRequired, "insufficient_balance")
 			if body.read.Load() != 0 || tripsOf() != before {
 				t.Errorf("a zero balance: %d bytes of the body read, %d round trips; want none", body.read.Load(), tripsOf()-before)
@@ -188,7 +188,7 @@ func TestAdmissionRefusesBeforeTheBody(t *testing.T) {
 
 			busy := policy.Principal{KeyID: "key_busy", AccountID: "acct_busy", BalanceCents: 10_000}
 			r, _ = admissionRequest("POST", "/v1/chat/completions", busy, admissionChat)
-			ad, err := h.admit(httptest.NewRecorder(), r, busy)
+			ad, err := h.admit(httptest.NewRecorder(), r, stateOf(r.Context()), busy)
 			if err != nil {
 				t.Fatalf("the key's one request: %v", err)
 			}
@@ -197,7 +197,7 @@ func TestAdmissionRefusesBeforeTheBody(t *testing.T) {
 				r, body = admissionRequest("POST", path, busy, admissionChat)
 				w := httptest.NewRecorder()
 				before = tripsOf()
-				_, err = h.admit(w, r, busy)
+				_, err = h.admit(w, r, stateOf(r.Context()), busy)
 				wantRefusal(t, path+" past the rate", err, http.StatusTooManyRequests, "rate_limit_exceeded")
 				if body.read.Load() != 0 || tripsOf() != before {
 					t.Errorf("%s past the rate: %d bytes of the body read, %d round trips; want none", path, body.read.Load(), tripsOf()-before)
@@ -234,12 +234,12 @@ func TestAdmissionOfARateSpentElsewhere(t *testing.T) {
 	here, elsewhere := admissionHandler(node(), prof), admissionHandler(node(), prof)
 	p := policy.Principal{KeyID: "key_roaming", AccountID: "acct_roaming", BalanceCents: 10_000}
 	r, _ := admissionRequest("GET", "/v1/models", p, "")
-	if _, err := elsewhere.admit(httptest.NewRecorder(), r, p); err != nil {
+	if _, err := elsewhere.admit(httptest.NewRecorder(), r, stateOf(r.Context()), p); err != nil {
 		t.Fatal(err)
 	}
 	for i, wantRead := range []bool{true, false} {
 		r, body := admissionRequest("POST", "/v1/chat/completions", p, admissionChat)
-		_, err := here.admit(httptest.NewRecorder(), r, p)
+		_, err := here.admit(httptest.NewRecorder(), r, stateOf(r.Context()), p)
 		wantRefusal(t, "past the rate", err, http.StatusTooManyRequests, "rate_limit_exceeded")
 		if read := body.read.Load() > 0; read != wantRead {
 			t.Errorf("request %d past the rate: body read %v, want %v", i+1, read, wantRead)
@@ -270,14 +270,14 @@ func TestAdmissionRefusedBodySpendsTheRate(t *testing.T) {
 			for i := range 2 {
 				r, _ := admissionRequest("POST", "/v1/chat/completions", p, `{"model":`)
 				w := httptest.NewRecorder()
-				_, err := h.admit(w, r, p)
+				_, err := h.admit(w, r, stateOf(r.Context()), p)
 				wantRefusal(t, "a broken body", err, http.StatusBadRequest, "invalid_json")
 				if got, want := w.Header().Get("X-Ratelimit-Remaining-Requests"), fmt.Sprint(1-i); got != want {
 					t.Errorf("broken body %d: %q remaining, want %s", i+1, got, want)
 				}
 			}
 			r, body := admissionRequest("POST", "/v1/chat/completions", p, admissionChat)
-			_, err := h.admit(httptest.NewRecorder(), r, p)
+			_, err := h.admit(httptest.NewRecorder(), r, stateOf(r.Context()), p)
 			wantRefusal(t, "after two broken bodies", err, http.StatusTooManyRequests, "rate_limit_exceeded")
 			if body.read.Load() != 0 {
 				t.Errorf("after two broken bodies: %d bytes of the body read, want none", body.read.Load())

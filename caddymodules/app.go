@@ -403,7 +403,14 @@ func (h *appHandler) provisionApp(ctx caddy.Context) error {
 // without one reached a handler placed before switchyard_auth: it is
 // answered 500 and the mistake logged.
 func (h *appHandler) principal(w http.ResponseWriter, r *http.Request) (policy.Principal, bool) {
-	p, ok := principalOf(r.Context())
+	p, ok := h.principalIn(w, r, stateOf(r.Context()))
+	return *p, ok
+}
+
+// principalIn is principal for a handler that has the request's state st
+// at hand.
+func (h *appHandler) principalIn(w http.ResponseWriter, r *http.Request, st *requestState) (*policy.Principal, bool) {
+	p, ok := st.principal(r.Context())
 	if !ok {
 		h.logger.Error("this handler runs without switchyard_auth in front of it: put switchyard_auth first")
 		apierror.Write(w, apierror.Internal())

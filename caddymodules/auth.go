@@ -101,7 +101,7 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	repl.Map(id.Placeholder)
 	st.line.Request(id.RequestID, id.ChargeID)
 
-	p, err := h.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	p, err := h.authn.Authenticate(r.Context(), headerValue(r.Header, headerAuthorization))
 	if err != nil {
 		if _, ok := err.(*apierror.Error); !ok {
 			h.logger.Error("authenticating request", zap.String("request_id", id.RequestID), zap.Error(err))
@@ -117,21 +117,16 @@ func (h *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		h.guard.refuse(w, r, err)
 		return nil
 	}
-	r.Header.Del("Authorization")
+	delete(r.Header, headerAuthorization)
 	id.Principal, id.Authenticated = p, true
 	st.line.Caller(p.AccountID, p.KeyID)
-	startActivity(r, w, h.ledger, id.RequestID, p)
+	startActivity(st, r, w, h.ledger, id.RequestID, p)
 	return next.ServeHTTP(w, r)
 }
 
 // chargeID returns the server's own id of r, set by switchyard_auth
 // ({switchyard.charge_id}); "" before it.
-func chargeID(r *http.Request) string {
-	if st := stateOf(r.Context()); st.auth.used {
-		return st.auth.v.id.ChargeID
-	}
-	return ""
-}
+func chargeID(r *http.Request) string { return stateOf(r.Context()).chargeID() }
 
 // UnmarshalCaddyfile implements caddyfile.Unmarshaler. Syntax:
 //

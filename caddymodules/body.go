@@ -19,13 +19,12 @@ type bodyReader struct{ body.Reader }
 
 // read reads r's body once per request, for the account of its
 // principal: later calls return the same bytes, which the request's
-// state keeps for the handlers after this one (limits, meter, chat).
-func (br *bodyReader) read(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	st := stateOf(r.Context())
+// state st keeps for the handlers after this one (limits, meter, chat).
+func (br *bodyReader) read(w http.ResponseWriter, r *http.Request, st *requestState) ([]byte, error) {
 	if st.body != nil {
 		return st.body, nil
 	}
-	p, _ := principalOf(r.Context())
+	p, _ := st.principal(r.Context())
 	b, err := br.ReadTo(w, r, p.AccountID, st.readBody.take())
 	if err == nil {
 		st.body = b
@@ -57,7 +56,7 @@ func parsedBody[T any](w http.ResponseWriter, r *http.Request, key string, br *b
 	if v, ok := caddyhttp.GetVar(r.Context(), key).(T); ok {
 		return v, nil
 	}
-	body, err := br.read(w, r)
+	body, err := br.read(w, r, stateOf(r.Context()))
 	if err != nil {
 		var zero T
 		return zero, err
@@ -70,14 +69,14 @@ func parsedBody[T any](w http.ResponseWriter, r *http.Request, key string, br *b
 }
 
 // parsedV1 is parsedBody for a /v1 body, whose parse the request's state
-// keeps (v1State.req).
-func parsedV1(w http.ResponseWriter, r *http.Request, br *bodyReader,
+// st keeps (v1State.req).
+func parsedV1(w http.ResponseWriter, r *http.Request, st *requestState, br *bodyReader,
 	parse func([]byte) (billing.V1Request, error)) (billing.V1Request, error) {
-	v1 := stateOf(r.Context()).forV1()
+	v1 := st.forV1()
 	if v1.parsed {
 		return v1.req, nil
 	}
-	body, err := br.read(w, r)
+	body, err := br.read(w, r, st)
 	if err != nil {
 		return billing.V1Request{}, err
 	}
@@ -121,17 +120,18 @@ func chatLimits(prof policy.Profile) request.Limits {
 // refuse a top-level key given twice in two letter cases and a "stream"
 // that is not a boolean, with 400, so that no backend reads a request
 // other than the one admitted. An empty body is refused the same way. The
-// parse is kept for the handler (parsedV1, chatRequestVar).
-func probeBody(w http.ResponseWriter, r *http.Request, br *bodyReader, m billing.BodyMeter, prof policy.Profile) (billing.Ask, error) {
+// parse is kept for the handler (parsedV1, chatRequestVar). st is the
+// request's state.
+func probeBody(w http.ResponseWriter, r *http.Request, st *requestState, br *bodyReader, m billing.BodyMeter, prof policy.Profile) (billing.Ask, error) {
 	if m == billing.ChatJSON {
 		req, err := parsedBody(w, r, chatRequestVar, br, chatParser(r, chatLimits(prof)))
 		if err != nil {
 			return billing.Ask{}, err
 		}
-		body := stateOf(r.Context()).body
+		body := st.body
 		return billing.Ask{Meter: m, BodyBytes: int64(len(body)), Model: req.Model, Stream: req.Stream, MaxTokens: req.MaxTokens}, nil
 	}
-	req, err := parsedV1(w, r, br, v1Parse(m))
+	req, err := parsedV1(w, r, st, br, v1Parse(m))
 	if err != nil {
 		return billing.Ask{}, err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/internal/apierror"
-	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/internal/httpstatus"
 	"github.com/switchyardhq/switchyard/policy/limits"
 	"github.com/switchyardhq/switchyard/routing"
@@ -188,7 +187,7 @@ func (h *Chat) accept(w http.ResponseWriter, r *http.Request) (*request.Request,
 	}
 	// switchyard_limits in front has normally checked and parsed the
 	// body already.
-	if err := billing.CheckBody(billing.ChatJSON, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
+	if err := stateOf(r.Context()).checkedBody(billing.ChatJSON, r); err != nil {
 		writeRefusal(w, r, err)
 		return nil, translator.Caller{}, false
 	}

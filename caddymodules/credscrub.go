@@ -16,8 +16,11 @@ import (
 // proxy's. Headers need no such care: switchyard_proxy sends upstream an
 // allow-list of them, and /v3 builds its upstream requests anew.
 func scrubbingKey(r *http.Request, next caddyhttp.Handler) caddyhttp.Handler {
-	key := passthrough.Bearer(r.Header.Get("Authorization"))
-	if len(key) < 16 || r.URL.RawQuery == "" {
+	if r.URL.RawQuery == "" {
+		return next
+	}
+	key := passthrough.Bearer(headerValue(r.Header, headerAuthorization))
+	if len(key) < 16 {
 		return next
 	}
 	return caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {

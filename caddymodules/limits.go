@@ -71,11 +71,12 @@ func (h *Limits) Provision(ctx caddy.Context) error { return h.provisionApp(ctx)
 // ServeHTTP implements caddyhttp.MiddlewareHandler: the admission step,
 // whose refusals become the client's error.
 func (h *Limits) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	p, ok := h.principal(w, r)
+	st := stateOf(r.Context())
+	p, ok := h.principalIn(w, r, st)
 	if !ok {
 		return nil
 	}
-	ad, err := h.admit(w, r, p)
+	ad, err := h.admit(w, r, st, *p)
 	if err != nil {
 		writeRefusal(w, r, err)
 		return nil

@@ -60,12 +60,13 @@ func (h *Meter) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
-	p, ok := h.principal(w, r)
+	st := stateOf(r.Context())
+	p, ok := h.principalIn(w, r, st)
 	if !ok {
 		return nil
 	}
 	m := billing.MethodMeter(r.Method)
-	if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
+	if err := st.checkedBody(m, r); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
@@ -73,12 +74,12 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return next.ServeHTTP(w, r)
 	}
 	// The parse stays on the request: the proxy routes by its model.
-	req, err := parsedV1(w, r, h.app.admission.bodies, h.app.admission.v1ParseOf(r))
+	req, err := parsedV1(w, r, st, h.app.admission.bodies, h.app.admission.v1ParseOf(r))
 	if err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
-	v1 := stateOf(r.Context()).forV1()
+	v1 := st.forV1()
 	v1.metered = true
 	// The bytes the backend gets: the body as read, or as rewritten to
 	// ask for usage. The probe in front has put the read body back
@@ -92,11 +93,11 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 	setContentLength(r.Header, len(req.Body))
 	// The body is already read: a 100 Continue must not be asked of, or
 	// answered by, the backend.
-	r.Header.Del("Expect")
+	delete(r.Header, headerExpect)
 
 	e := v1.exchange.take()
 	e.metrics = h.app.metrics
-	e.x = billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: chargeID(r), Request: req, Started: time.Now()}
+	e.x = billing.V1Exchange{AccountID: p.AccountID, KeyID: p.KeyID, ChargeID: st.chargeID(), Request: req, Started: time.Now()}
 	x, mw := &e.x, &e.mw
 	// With X-Include-Cost the usage chunk asked for on the client's
 	// behalf is kept: it is where the cost is shown.
@@ -116,7 +117,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		// The response is complete once the handlers return; the charge
 		// is committed after that, by the ledger writer, and the hold
 		// stays until then.
-		h.charge(r.Context(), *x, &e.rec)
+		h.charge(r.Context(), st, *x, &e.rec)
 		if rec != nil {
 			panic(rec)
 		}
@@ -153,18 +154,22 @@ func setContentLength(h http.Header, n int) {
 
 // charge settles x's usage record (settlingRecorder), kept in *kept
 // until the charge is committed. A request that is not charged keeps
-// its hold for the Limits handler to release.
-func (h *Meter) charge(ctx context.Context, x billing.V1Exchange, kept *storage.UsageRecord) {
+// its hold for the Limits handler to release. st is the request's
+// state.
+func (h *Meter) charge(ctx context.Context, st *requestState, x billing.V1Exchange, kept *storage.UsageRecord) {
 	rec, ok := billing.V1Record(x)
 	if !ok {
 		return
 	}
-	if s, ok := caddyhttp.GetVar(ctx, servedVar).(servedBy); ok {
-		// A model's pool answered: its fallback's prices apply.
-		rec.Model, rec.Upstream = s.model, s.upstream
+	// Only a model's pool sets servedVar (serveModels).
+	if h.app.pools != nil {
+		if s, ok := caddyhttp.GetVar(ctx, servedVar).(servedBy); ok {
+			// A model's pool answered: its fallback's prices apply.
+			rec.Model, rec.Upstream = s.model, s.upstream
+		}
 	}
 	*kept = rec
-	h.usage.settleKept(ctx, kept)
+	h.usage.settleIn(st, kept)
 }
 
 // settlingRecorder settles the charges of one route (billing.Settler)
@@ -195,7 +200,12 @@ func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) i
 // settleKept is settle of *rec, which must not change until the charge
 // is committed (billing.Settler.SettleHoldOf).
 func (s settlingRecorder) settleKept(ctx context.Context, rec *storage.UsageRecord) int64 {
-	st := stateOf(ctx)
+	return s.settleIn(stateOf(ctx), rec)
+}
+
+// settleIn is settleKept for a handler that has the request's state st
+// at hand.
+func (s settlingRecorder) settleIn(st *requestState, rec *storage.UsageRecord) int64 {
 	price := s.SettleHoldOf(rec, st.hold.Handover())
 	st.activity.Charged(*rec, price)
 	st.line.Charged(*rec, price)

@@ -38,9 +38,7 @@ func countRequest(m *telemetry.Metrics, st *requestState, r *http.Request, w *te
 		code = telemetry.CodeNone
 	}
 	upstream := m.Upstream()
-	finishActivity(r, w, status, code, upstream)
-	// The state is at hand: each look-up of it from the request walks
-	// the dozen layers of its context.
+	finishActivity(st, r, w, status, code, upstream)
 	model := st.requestedModel(r)
 	st.line.Outcome(model, code, upstream)
 	m.CountRequest(r, w, status, code, model)

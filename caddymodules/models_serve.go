@@ -23,14 +23,15 @@ type servedBy struct{ model, upstream string }
 // serveModels serves a /v1 request, already admitted, from the pools:
 // the model lists itself, and everything else by the pool of the
 // request's model, then by its fallbacks while nothing was written.
-func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+// st is the request's state.
+func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, st *requestState, next caddyhttp.Handler) error {
 	rest := r.URL.Path[len(h.Prefix):]
 	if r.Method == http.MethodGet {
 		routing.ServeGet(w, rest, &h.pools.table, h.pools.created)
 		return nil
 	}
 	// Normally the meter in front has parsed the body already.
-	req, err := parsedV1(w, r, h.bodies, h.admission.v1ParseOf(r))
+	req, err := parsedV1(w, r, st, h.bodies, h.admission.v1ParseOf(r))
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
@@ -43,7 +44,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	// A stream that stalls is cut as on the single upstream; the watch
 	// starts with the headers, so retries and fallbacks before them are
 	// bounded by the pools' own timeouts.
-	w, r, gen, err := h.startGeneration(w, r)
+	w, r, gen, err := h.startGeneration(w, r, st)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
@@ -67,7 +68,7 @@ func (h *Proxy) serveModels(w http.ResponseWriter, r *http.Request, next caddyht
 	err = out.Err
 	if state.Upstream != "" {
 		caddyhttp.SetVar(r.Context(), servedVar, servedBy{model: state.Model, upstream: state.Upstream})
-		lineFor(r.Context()).Served(state.Upstream, state.Model, state.Attempts, out.Fallbacks)
+		st.line.Served(state.Upstream, state.Model, state.Attempts, out.Fallbacks)
 	}
 	if err != nil && !out.Wrote {
 		// Every pool failed before answering; the upstreams' own error

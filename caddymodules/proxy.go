@@ -151,7 +151,8 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		writeRefusal(w, r, err)
 		return nil
 	}
-	if err := h.checkMetered(r); err != nil {
+	st := stateOf(r.Context())
+	if err := h.checkMetered(r, st); err != nil {
 		writeRefusal(w, r, err)
 		return nil
 	}
@@ -160,25 +161,25 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		return nil
 	}
 	passthrough.FilterRequestHeaders(r.Header)
-	hf := stateOf(r.Context()).forV1().headers.take()
+	hf := st.forV1().headers.take()
 	hf.Init(w)
 	w = hf
-	p, _ := principalOf(r.Context())
-	w, shown, err := policy.ModelView(w, r, h.Prefix, p)
+	p, _ := st.principal(r.Context())
+	w, shown, err := policy.ModelView(w, r, h.Prefix, *p)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
 	}
 	defer shown()
 	if h.pools != nil {
-		return h.serveModels(w, r, next)
+		return h.serveModels(w, r, st, next)
 	}
 	if h.rp == nil {
 		apierror.Write(w, httpstatus.Envelope(http.StatusBadGateway, r))
 		return nil
 	}
 	h.upstream.Apply(r)
-	w, r, gen, err := h.startGeneration(w, r)
+	w, r, gen, err := h.startGeneration(w, r, st)
 	if err != nil {
 		apierror.Write(w, err)
 		return nil
@@ -190,8 +191,8 @@ func (h *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 // checkMetered refuses a request whose body would reach the upstream
 // unread: a body on a route without one, or a request that can carry a
 // body and that switchyard_meter did not take charge of (a Caddyfile
-// without it in front).
-func (h *Proxy) checkMetered(r *http.Request) error {
+// without it in front). st is the request's state.
+func (h *Proxy) checkMetered(r *http.Request, st *requestState) error {
 	m := billing.MethodMeter(r.Method)
 	if m == billing.NoBody {
 		if err := billing.CheckBody(m, r.Method, r.URL.Path, r.Header, body.HasBody(r)); err != nil {
@@ -199,7 +200,7 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 		}
 		return nil
 	}
-	if v1 := stateOf(r.Context()).v1; v1 == nil || !v1.metered {
+	if v1 := st.v1; v1 == nil || !v1.metered {
 		h.logger.Error("a request reached switchyard_proxy unmetered and was refused: put switchyard_meter in front of it",
 			zap.String("method", r.Method), zap.String("path", r.URL.Path))
 		return apierror.Internal()
@@ -210,13 +211,13 @@ func (h *Proxy) checkMetered(r *http.Request) error {
 // startGeneration waits for a slot of the queue and starts the idle watch
 // on the answer, until the generation's done. The legacy API stays
 // unchanged: a waiting request just waits, without queue_position
-// chunks. The error is the client's answer.
-func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, generation, error) {
+// chunks. The error is the client's answer. st is the request's state.
+func (h *Proxy) startGeneration(w http.ResponseWriter, r *http.Request, st *requestState) (http.ResponseWriter, *http.Request, generation, error) {
 	release, err := limits.EnterQueue(r.Context(), h.queue, nil)
 	if err != nil {
 		return w, r, generation{}, err
 	}
-	iw := stateOf(r.Context()).forV1().watch.take()
+	iw := st.forV1().watch.take()
 	r = iw.Start(w, r, h.timeouts().Idle)
 	return iw, r, generation{watch: iw, release: release}, nil
 }

@@ -2,11 +2,13 @@ package caddymodules
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/switchyardhq/switchyard/billing"
+	"github.com/switchyardhq/switchyard/internal/apierror"
 	"github.com/switchyardhq/switchyard/internal/body"
 	"github.com/switchyardhq/switchyard/internal/idle"
 	"github.com/switchyardhq/switchyard/policy"
@@ -44,6 +46,42 @@ type requestState struct {
 	// chatModel is the model a /v3 chat body asked for, kept for the
 	// metrics once the chat handler has let go of the body's parse.
 	chatModel string
+
+	// checked is the body label the admission step accepted
+	// (checkedBody), for the handler after it that checks it again.
+	checked checkedLabel
+}
+
+// checkedLabel is a body label billing.CheckBody accepted for a meter:
+// the request's one Content-Type, without Content-Encoding.
+type checkedLabel struct {
+	meter       billing.BodyMeter
+	contentType string
+}
+
+// noteChecked notes that the body label of a request with a body, whose
+// headers are h, passed billing.CheckBody for m.
+func (s *requestState) noteChecked(m billing.BodyMeter, h http.Header) {
+	if ct := h["Content-Type"]; len(ct) == 1 && len(h["Content-Encoding"]) == 0 {
+		s.checked = checkedLabel{m, ct[0]}
+	}
+}
+
+// checkedBody is billing.CheckBody of the request whose state s is: nil
+// without a check when its label is still the one the admission step
+// accepted for m, the same Content-Type and no Content-Encoding, which
+// CheckBody would accept again (it reads nothing else of a request with
+// a body, and nothing of one without). The check reads both headers by
+// names it canonicalises, and the media type with its parameters: about
+// two thousand instructions a request, spent again by the handler.
+func (s *requestState) checkedBody(m billing.BodyMeter, r *http.Request) *apierror.Error {
+	h := r.Header
+	if c := s.checked; c.contentType != "" && c.meter == m && len(h["Content-Encoding"]) == 0 {
+		if ct := h["Content-Type"]; len(ct) == 1 && ct[0] == c.contentType {
+			return nil
+		}
+	}
+	return billing.CheckBody(m, r.Method, r.URL.Path, h, body.HasBody(r))
 }
 
 // v1State is what the /v1 handlers (the admission step on a /v1 body,
@@ -85,11 +123,11 @@ func (s *requestState) forV1() *v1State {
 	return s.v1
 }
 
-// rateHeaderRoom is where the admission's rate-limit headers of ctx's
+// rateHeaderRoom is where the admission's rate-limit headers of s's
 // request keep their values (limits.SetHeadersIn): its v1State's room
 // when a /v1 handler made one, else nil, for a room of their own.
-func rateHeaderRoom(ctx context.Context) *limits.HeaderRoom {
-	if v1 := stateOf(ctx).v1; v1 != nil {
+func (s *requestState) rateHeaderRoom() *limits.HeaderRoom {
+	if v1 := s.v1; v1 != nil {
 		return &v1.rateHeaders
 	}
 	return nil
@@ -143,11 +181,34 @@ func (s *requestState) authParts() (*policy.Identity, *telemetry.Writer) {
 // the request.
 func principalOf(ctx context.Context) (policy.Principal, bool) {
 	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
-		if s, ok := vars[stateVar].(*requestState); ok && s.auth.used && s.auth.v.id.Authenticated {
-			return s.auth.v.id.Principal, true
+		if s, ok := vars[stateVar].(*requestState); ok {
+			p, ok := s.principal(ctx)
+			return *p, ok
 		}
 	}
 	return policy.PrincipalFrom(ctx)
+}
+
+// principal is principalOf for a handler that has the state s of ctx's
+// request at hand: each look-up of the state walks the request's
+// context, and a /v1 request's handlers would make a score of them. It
+// is the identity's own principal, not a copy of its 200 bytes: the
+// handlers after switchyard_auth only read it.
+func (s *requestState) principal(ctx context.Context) (*policy.Principal, bool) {
+	if s.auth.used && s.auth.v.id.Authenticated {
+		return &s.auth.v.id.Principal, true
+	}
+	p, ok := policy.PrincipalFrom(ctx)
+	return &p, ok
+}
+
+// chargeID is the server's own id of s's request, set by
+// switchyard_auth ({switchyard.charge_id}); "" before it.
+func (s *requestState) chargeID() string {
+	if s.auth.used {
+		return s.auth.v.id.ChargeID
+	}
+	return ""
 }
 
 // stateVar is the request variable that holds its *requestState.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/switchyardhq/switchyard/billing"
 	"github.com/switchyardhq/switchyard/policy"
 )
 
@@ -98,11 +100,11 @@ func TestRequestStateWithoutV1(t *testing.T) {
 // room of their own.
 func TestRateHeadersInTheV1State(t *testing.T) {
 	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, map[string]any{})
-	if room := rateHeaderRoom(ctx); room != nil {
+	if room := stateOf(ctx).rateHeaderRoom(); room != nil {
 		t.Error("a room for the rate-limit headers on a request without a v1State")
 	}
 	v1 := stateOf(ctx).forV1()
-	if room := rateHeaderRoom(ctx); room != &v1.rateHeaders {
+	if room := stateOf(ctx).rateHeaderRoom(); room != &v1.rateHeaders {
 		t.Error("a /v1 request's rate-limit headers are not kept in its v1State")
 	}
 	// 1,536 bytes is the allocator's size class the v1State was in
@@ -132,5 +134,55 @@ func TestPrincipalOf(t *testing.T) {
 	}
 	if p, ok := principalOf(policy.WithPrincipal(context.Background(), policy.Principal{KeyID: "key_2"})); !ok || p.KeyID != "key_2" {
 		t.Errorf("principalOf a context's principal = %+v, %v", p, ok)
+	}
+}
+
+// A body label the admission step accepted is not checked again while
+// it is the same, and is checked again, as billing.CheckBody would,
+// once a handler in between changed it or for another meter.
+func TestCheckedBodyLabel(t *testing.T) {
+	req := func() *http.Request {
+		r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
+		r.Header.Set("Content-Type", "application/json")
+		return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+	}
+	r := req()
+	st := stateOf(r.Context())
+	if err := st.checkedBody(billing.V1JSON, r); err != nil {
+		t.Fatalf("a JSON body refused before any note: %v", err)
+	}
+	st.noteChecked(billing.V1JSON, r.Header)
+	if err := st.checkedBody(billing.V1JSON, r); err != nil {
+		t.Fatalf("the label accepted is refused: %v", err)
+	}
+	for name, change := range map[string]func(h http.Header){
+		"another type":     func(h http.Header) { h.Set("Content-Type", "text/plain") },
+		"the type changed": func(h http.Header) { h["Content-Type"][0] = "text/plain" },
+		"a second type":    func(h http.Header) { h.Add("Content-Type", "application/json") },
+		"an encoding":      func(h http.Header) { h.Set("Content-Encoding", "gzip") },
+	} {
+		r := req()
+		st := stateOf(r.Context())
+		st.noteChecked(billing.V1JSON, r.Header)
+		change(r.Header)
+		if st.checkedBody(billing.V1JSON, r) == nil {
+			t.Errorf("%s: the changed label passes", name)
+		}
+	}
+	// For another meter the check is its own.
+	r = req()
+	st = stateOf(r.Context())
+	st.noteChecked(billing.V1JSON, r.Header)
+	if got, want := st.checkedBody(billing.NoBody, r), billing.CheckBody(billing.NoBody, r.Method, r.URL.Path, r.Header, true); (got == nil) != (want == nil) {
+		t.Errorf("NoBody after a V1JSON note: %v, CheckBody %v", got, want)
+	}
+}
+
+// The request's state stays in the allocator's 1,024-byte size class,
+// which every open /v3 stream keeps: the checked label took room it had
+// to spare.
+func TestRequestStateSizeClass(t *testing.T) {
+	if size := unsafe.Sizeof(requestState{}); size > 1024 {
+		t.Errorf("requestState is %d bytes, past the 1,024-byte size class", size)
 	}
 }

@@ -40,7 +40,7 @@ func (a *admission) v1ParseOf(r *http.Request) func([]byte) (billing.V1Request, 
 // in its answer's usage (spec 4.1), on /v1 as on /v3.
 const headerIncludeCost = "X-Include-Cost"
 
-func includeCost(r *http.Request) bool { return r.Header.Get(headerIncludeCost) == "1" }
+func includeCost(r *http.Request) bool { return headerValue(r.Header, headerIncludeCost) == "1" }
 
 // showCost makes mw's meter add cost_cents to the usage the client
 // receives, priced as h.charge will price the exchange x with that usage.

@@ -43,7 +43,11 @@ func (id *Identity) Init(h http.Header) { id.InitEcho(h, nil) }
 // headers' values live in the identity: one allocation where four would
 // be.
 func (id *Identity) InitEcho(h, echo http.Header) {
-	rid := h.Get("X-Request-Id")
+	// The name as the server keeps it: Get would canonicalise it anew.
+	var rid string
+	if v := h[requestIDHeader]; len(v) > 0 {
+		rid = v[0]
+	}
 	if ValidRequestID(rid) {
 		*id = Identity{ChargeID: NewChargeID(), RequestID: rid}
 		if echo != nil {

@@ -29,14 +29,13 @@ func Watch(w http.ResponseWriter, r *http.Request, idle time.Duration) (*Writer,
 // its own.
 func (iw *Writer) Start(w http.ResponseWriter, r *http.Request, idle time.Duration) *http.Request {
 	ctx, cancel := context.WithCancel(r.Context())
-	*iw = Writer{ResponseWriter: w, idle: idle, alarm: takeAlarm(cancel), cancel: cancel}
+	*iw = Writer{ResponseWriter: w, alarm: takeAlarm(cancel, idle), cancel: cancel}
 	return r.WithContext(ctx)
 }
 
 // Writer is an answer under an idle watch (Watch).
 type Writer struct {
 	http.ResponseWriter
-	idle   time.Duration
 	alarm  *alarm // armed by the headers; nil once stopped
 	cancel context.CancelFunc
 }
@@ -52,11 +51,16 @@ func (w *Writer) Stop() {
 	w.cancel()
 }
 
-// rearm starts the silence allowed anew. After Stop the alarm may be
+// rearm starts the silence allowed anew: the first write arms the
+// alarm, the others note their time. After Stop the alarm may be
 // another watch's, and is not touched.
 func (w *Writer) rearm() {
-	if w.alarm != nil {
-		w.alarm.arm(w.idle)
+	switch a := w.alarm; {
+	case a == nil:
+	case a.armed:
+		a.touch()
+	default:
+		a.arm()
 	}
 }
 

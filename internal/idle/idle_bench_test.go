@@ -27,3 +27,25 @@ func BenchmarkWatch(b *testing.B) {
 		iw.Stop()
 	}
 }
+
+// BenchmarkWatchStream is the watch of a stream of 20 chunks, each
+// written and flushed.
+func BenchmarkWatchStream(b *testing.B) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil).WithContext(parent)
+	rec := httptest.NewRecorder()
+	chunk := []byte("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n")
+	var iw Writer
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = iw.Start(rec, r, time.Minute)
+		iw.WriteHeader(http.StatusOK)
+		for range 20 {
+			_, _ = iw.Write(chunk)
+			iw.Flush()
+		}
+		rec.Body.Reset()
+		iw.Stop()
+	}
+}

@@ -81,3 +81,57 @@ func TestWatchAllocations(t *testing.T) {
 		t.Errorf("a watch allocates %v objects, want at most 3", allocs)
 	}
 }
+
+// Writes after the headers do not set the timer again, only note their
+// time: an answer that keeps talking is not cut when the silence allowed
+// has passed since the headers, and one that falls silent is cut no
+// sooner than that silence after its last write.
+func TestWatchCountsSilenceFromTheLastWrite(t *testing.T) {
+	const idle = 500 * time.Millisecond
+	w, r := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), idle)
+	defer w.Stop()
+	w.WriteHeader(http.StatusOK)
+	var last time.Time
+	for end := time.Now().Add(2 * idle); time.Now().Before(end); {
+		_, _ = w.Write([]byte("data: {}\n\n"))
+		last = time.Now()
+		if r.Context().Err() != nil {
+			t.Fatal("an answer that is still talking was cut")
+		}
+		time.Sleep(idle / 25)
+	}
+	select {
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("an answer silent after its writes was not cut")
+	}
+	// The write's own time is the one the watch noted, a little before
+	// last.
+	if silent := time.Since(last); silent < idle-5*time.Millisecond {
+		t.Errorf("cut after %v of silence, want at least %v", silent, idle)
+	}
+}
+
+// An alarm that went off early, found a write since and set itself
+// again, is stopped by Stop like any other, and its next watch is cut
+// for its own silence only.
+func TestWatchAlarmSetAgainIsReusedSafely(t *testing.T) {
+	const short = 20 * time.Millisecond
+	for range 20 {
+		w, r := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), short)
+		w.WriteHeader(http.StatusOK)
+		time.Sleep(short / 2)
+		_, _ = w.Write([]byte("x")) // the timer goes off before its silence ends
+		time.Sleep(short * 3 / 4)
+		w.Stop()
+		_ = r
+
+		next, nr := Watch(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil), time.Hour)
+		next.WriteHeader(http.StatusOK)
+		time.Sleep(2 * short)
+		if nr.Context().Err() != nil {
+			t.Fatal("a stopped watch's alarm cut the next watch's request")
+		}
+		next.Stop()
+	}
+}

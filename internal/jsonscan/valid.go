@@ -1,6 +1,9 @@
 package jsonscan
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // ValidMembers is Members for a v not checked with json.Valid: it
 // reports false, too, when v is not valid JSON as json.Valid has it,
@@ -183,29 +186,35 @@ func validString(v []byte, i int) (int, bool) {
 	}
 }
 
-// plainRun steps from v[j] over the words of eight bytes that hold no
-// stop of a string: a long text or an inline image is scanned a word at
-// a time. A word with a stop is left to the bytewise scan.
+// plainRun steps from v[j] over the bytes that are no stop of a string,
+// eight at a time: to the first stop, or to where fewer than eight bytes
+// are left, for the bytewise scan. A long text or an inline image is
+// scanned a word at a time, and a short string's end found in the word
+// it is in.
 func plainRun(v []byte, j int) int {
 	for ; j+8 <= len(v); j += 8 {
 		w := binary.LittleEndian.Uint64(v[j:])
-		if hasByteBelow(w, 0x20) || hasByte(w, '"') || hasByte(w, '\\') {
-			break
+		if m := bytesBelow(w, 0x20) | bytesOf(w, '"') | bytesOf(w, '\\'); m != 0 {
+			// The lowest marked byte is a stop: a byte is marked
+			// wrongly only above a true one, by its borrow.
+			return j + bits.TrailingZeros64(m)/8
 		}
 	}
 	return j
 }
 
-// hasByteBelow reports whether a byte of w is below n (at most 0x80):
-// subtracting n from every byte borrows into the top bit of those below
-// it, and the top bit of w rules out bytes that had it set already.
-func hasByteBelow(w uint64, n byte) bool {
-	return (w-everyByte*uint64(n))&^w&(everyByte*0x80) != 0
+// bytesBelow marks, with its top bit, the bytes of w below n (at most
+// 0x80): subtracting n from every byte borrows into the top bit of those
+// below it, and the top bit of w rules out bytes that had it set
+// already. The borrow may mark bytes above a marked one too, never one
+// below the first.
+func bytesBelow(w uint64, n byte) uint64 {
+	return (w - everyByte*uint64(n)) &^ w & (everyByte * 0x80)
 }
 
-// hasByte reports whether a byte of w is c: one that is zero once c is
-// taken out of every byte.
-func hasByte(w uint64, c byte) bool { return hasByteBelow(w^(everyByte*uint64(c)), 1) }
+// bytesOf marks, as bytesBelow does, the bytes of w that are c: those
+// that are zero once c is taken out of every byte.
+func bytesOf(w uint64, c byte) uint64 { return bytesBelow(w^(everyByte*uint64(c)), 1) }
 
 // everyByte times a byte is that byte in each byte of a word.
 const everyByte = 0x0101010101010101
@@ -240,12 +249,21 @@ func isHex(c byte) bool {
 // validScalar returns the end of the number, true, false or null at
 // v[i]. What follows it is for the caller to check.
 func validScalar(v []byte, i int) (int, bool) {
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(v)-i >= len(lit) && string(v[i:i+len(lit)]) == lit {
-			return i + len(lit), true
-		}
+	var lit string
+	switch v[i] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	case 'n':
+		lit = "null"
+	default:
+		return validNumber(v, i)
 	}
-	return validNumber(v, i)
+	if len(v)-i >= len(lit) && string(v[i:i+len(lit)]) == lit {
+		return i + len(lit), true
+	}
+	return 0, false
 }
 
 // validNumber returns the end of the number at v[i]: an optional minus,

@@ -175,3 +175,22 @@ func TestValidMembersEveryByteInALongString(t *testing.T) {
 		}
 	}
 }
+
+// Two bytes side by side in a word, where the borrow of a stop may mark
+// the byte after it: the string ends, or is refused, where json.Valid has
+// it.
+func TestValidMembersBytePairsInAWord(t *testing.T) {
+	edges := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '"', '#', '\\', ']', 'u', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	for at := range 9 {
+		for _, c1 := range edges {
+			for _, c2 := range edges {
+				text := []byte(strings.Repeat("a", 12))
+				text[at], text[at+1] = c1, c2
+				v := append(append([]byte(`{"k":"`), text...), `"}`...)
+				if got, want := ValidMembers(v, func(k, v []byte) bool { return true }), json.Valid(v); got != want {
+					t.Errorf("%#x %#x at %d: ValidMembers %v, json.Valid %v", c1, c2, at, got, want)
+				}
+			}
+		}
+	}
+}

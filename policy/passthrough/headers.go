@@ -44,13 +44,46 @@ func returnedResponseHeader(name string) bool {
 	return false
 }
 
+// forwardedRequestHeaders are the names forwardedRequestHeader lets
+// through, for forwardedInAnyCase.
+var forwardedRequestHeaders = [...]string{
+	"Accept", "Accept-Encoding", "Content-Type", "Content-Length", "User-Agent", "X-Request-Id", "Openai-Beta", "Authorization",
+}
+
+// forwardedInAnyCase reports whether the canonical form of name
+// (http.CanonicalHeaderKey) is let through: whether name is one of the
+// names let through but for the case of its ASCII letters, which is all
+// that canonicalising changes. Every request's headers the SDKs add
+// (X-Stainless-*) would otherwise be canonicalised, a walk over each of
+// their bytes, to find what their length already tells.
+func forwardedInAnyCase(name string) bool {
+	for _, f := range forwardedRequestHeaders {
+		if len(f) == len(name) && equalFoldASCII(f, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// equalFoldASCII reports whether a and b, of one length, are equal but
+// for the case of their ASCII letters. Unlike strings.EqualFold it folds
+// no other letter: "ſ" is no "s" to a header name.
+func equalFoldASCII(a, b string) bool {
+	for i := range len(a) {
+		if x, y := a[i], b[i]; x != y && (x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z') {
+			return false
+		}
+	}
+	return true
+}
+
 // FilterRequestHeaders drops every request header not on the list.
 func FilterRequestHeaders(h http.Header) {
 	for name := range h {
 		// A name in the map is canonical but where code set it
-		// directly; only a name not let through as it is needs the
+		// directly; only a name not let through as it is needs its
 		// canonical form looked at.
-		if !forwardedRequestHeader(name) && !forwardedRequestHeader(http.CanonicalHeaderKey(name)) {
+		if !forwardedRequestHeader(name) && !forwardedInAnyCase(name) {
 			delete(h, name)
 		}
 	}

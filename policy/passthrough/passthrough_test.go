@@ -3,6 +3,7 @@ package passthrough
 import (
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"testing"
 )
 
@@ -155,4 +156,39 @@ func TestAllowLists(t *testing.T) {
 	if len(h) != 1 || h["content-type"] == nil {
 		t.Errorf("filtered to %v, want the content type alone", h)
 	}
+}
+
+// A header name set outside the server's parsing is let through exactly
+// when its canonical form is: the filter does not canonicalise it, and
+// must agree with what canonicalising would let through.
+func TestFilterRequestHeadersAgreesWithCanonicalNames(t *testing.T) {
+	names := []string{
+		"content-type", "CONTENT-TYPE", "cOnTeNt-LeNgTh", "accept", "ACCEPT-encoding", "user-agent", "x-request-id",
+		"OPENAI-BETA", "authorization", "Content_Type", "Content-Type ", " Accept", "Accept\x00", "Uſer-Agent",
+		"Accept-Encodinɡ", "Authori\u212Aation", "X-Stainless-Lang", "x-stainless-os", "Cookie", "cookie", "X-Api-Key",
+		"Content-Typf", "Content-Typ", "Content-Types", "Acceqt", "@ccept", "Accept-Encoding\r", "[ccept", "`ccept",
+		"Content\x2dType", "Content\xadType", "", "-", "Host", "host",
+	}
+	for _, name := range names {
+		want := forwardedRequestHeader(name) || forwardedRequestHeader(http.CanonicalHeaderKey(name))
+		h := http.Header{name: {"v"}}
+		FilterRequestHeaders(h)
+		if got := len(h) == 1; got != want {
+			t.Errorf("%q let through: %v, want %v (canonical %q)", name, got, want, http.CanonicalHeaderKey(name))
+		}
+	}
+}
+
+// isClean agrees with path.Clean on every path that starts with a slash.
+func FuzzIsClean(f *testing.F) {
+	for _, p := range []string{"/", "//", "/a", "/a/", "/a//b", "/./a", "/a/.", "/a/..", "/../a", "/a/.b", "/a/..b", "/.a/b.",
+		"/chat/completions", "/models/gpt-4o", "/a/b/c/../d", "/...", "/a/./"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		p = "/" + p
+		if got, want := isClean(p), path.Clean(p) == p; got != want {
+			t.Errorf("isClean(%q) = %v, path.Clean gives %q", p, got, path.Clean(p))
+		}
+	})
 }

@@ -6,7 +6,6 @@ package passthrough
 
 import (
 	"net/http"
-	"path"
 	"strings"
 )
 
@@ -45,7 +44,7 @@ func Route(r *http.Request, prefix string, routes []string) bool {
 		return false
 	}
 	rest := p[len(prefix):]
-	if rest == "" || rest[0] != '/' || path.Clean(rest) != rest || strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
+	if rest == "" || rest[0] != '/' || !isClean(rest) || strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
 		return false
 	}
 	if !routeAllowed(routes, r.Method, rest) {
@@ -56,4 +55,24 @@ func Route(r *http.Request, prefix string, routes []string) bool {
 	}
 	r.URL.RawPath = ""
 	return true
+}
+
+// isClean reports whether path.Clean would leave p, which starts with a
+// slash, as it is: p has no empty, "." or ".." segment and no slash at
+// its end but the root's. It reads p once, where path.Clean would build
+// its cleaned copy for every request to compare.
+func isClean(p string) bool {
+	if p == "/" {
+		return true
+	}
+	for seg := p[1:]; ; {
+		name, rest, more := strings.Cut(seg, "/")
+		if name == "" || name == "." || name == ".." {
+			return false
+		}
+		if !more {
+			return true
+		}
+		seg = rest
+	}
 }
