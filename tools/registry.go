@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -57,6 +58,11 @@ func (m Mode) allows(c Capability) bool {
 type Registry struct {
 	mu      sync.RWMutex
 	entries []entry
+	// offers holds the Set of every Mode (Mode.index), made when a tool
+	// is registered: a request's Offer then allocates nothing, where
+	// building its Set anew left a few hundred bytes of garbage per /v3
+	// request.
+	offers [modes]Set
 }
 
 type entry struct {
@@ -80,17 +86,33 @@ func (r *Registry) Register(c Capability, t Tool) error {
 		}
 	}
 	r.entries = append(r.entries, entry{capability: c, tool: t})
+	for i := range r.offers {
+		r.offers[i] = r.build(modeOf(i))
+	}
 	return nil
 }
 
-// Offer returns the tools a request in mode m may call, in registration
-// order. A nil Registry offers nothing.
-func (r *Registry) Offer(m Mode) Set {
-	if r == nil {
-		return Set{}
+// modes is the number of distinct Modes: one bit per field.
+const modes = 16
+
+func (m Mode) index() int {
+	i := 0
+	for bit, on := range [...]bool{m.Files, m.Search, m.UserLinks, m.EndUser} {
+		if on {
+			i |= 1 << bit
+		}
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
+	return i
+}
+
+func modeOf(i int) Mode {
+	return Mode{Files: i&1 != 0, Search: i&2 != 0, UserLinks: i&4 != 0, EndUser: i&8 != 0}
+}
+
+// build returns the Set of m from the entries. Its slices are full, so
+// that an append to them copies instead of writing into a Set that
+// every request of the same mode shares.
+func (r *Registry) build(m Mode) Set {
 	var s Set
 	for _, e := range r.entries {
 		if m.allows(e.capability) {
@@ -98,7 +120,20 @@ func (r *Registry) Offer(m Mode) Set {
 			s.caps = append(s.caps, e.capability)
 		}
 	}
+	s.tools, s.caps = slices.Clip(s.tools), slices.Clip(s.caps)
 	return s
+}
+
+// Offer returns the tools a request in mode m may call, in registration
+// order. A nil Registry offers nothing. The Set is shared by every call
+// with the same mode: it must not be changed.
+func (r *Registry) Offer(m Mode) Set {
+	if r == nil {
+		return Set{}
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.offers[m.index()]
 }
 
 // Set is the tools offered to one request. Calls are looked up only in

@@ -147,3 +147,36 @@ func TestLabelFor(t *testing.T) {
 		t.Errorf("fallback label %q", got)
 	}
 }
+
+// Every request is offered its tools, so Offer hands out the Set made
+// for the mode when the tools were registered, without allocating; the
+// Set follows registrations made since.
+func TestOfferIsKeptPerMode(t *testing.T) {
+	r := fullRegistry(t)
+	mode := Mode{Files: true, Search: true}
+	if a := testing.AllocsPerRun(100, func() { _ = r.Offer(mode) }); a != 0 {
+		t.Errorf("Offer allocates %.0f times", a)
+	}
+	s := r.Offer(mode)
+	if grown := append(s.Tools(), namedTool("extra")); &grown[0] == &s.Tools()[0] {
+		t.Error("an append to an offered Set wrote into the shared one")
+	}
+	if err := r.Register(Always, namedTool("late")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range modes {
+		m := modeOf(i)
+		if m.index() != i {
+			t.Fatalf("mode %d reads back as %d", i, m.index())
+		}
+		var want []string
+		for _, e := range r.entries {
+			if m.allows(e.capability) {
+				want = append(want, e.tool.Name())
+			}
+		}
+		if got := r.Offer(m).Names(); !slices.Equal(got, want) || got[len(got)-1] != "late" {
+			t.Errorf("%+v: offered %v, want %v", m, got, want)
+		}
+	}
+}

@@ -56,12 +56,13 @@ func (t *turn) openFiles(ctx context.Context) (map[string]Attachment, error) {
 }
 
 // upstreamMessages converts the client's conversation into the backend's
-// messages, after the service system prompt. It also collects the images
-// the caller attached, for tools that embed them; images holds those of
-// uploaded files, by file id.
-func (t *turn) upstreamMessages(system string, files map[string]Attachment, images map[string]tools.Image) ([]upstream.Message, []tools.Image) {
+// messages, after the service system prompt, whose text it leaves to
+// upstream.NewConversationText. It also collects the images the caller
+// attached, for tools that embed them; images holds those of uploaded
+// files, by file id.
+func (t *turn) upstreamMessages(files map[string]Attachment, images map[string]tools.Image) ([]upstream.Message, []tools.Image) {
 	out := make([]upstream.Message, 1, 1+len(t.req.Messages))
-	out[0] = upstream.Message{Role: "system", Content: system}
+	out[0] = upstream.Message{Role: "system"}
 	var attached []tools.Image
 	for _, m := range t.req.Messages {
 		switch m.Role {
@@ -70,6 +71,10 @@ func (t *turn) upstreamMessages(system string, files map[string]Attachment, imag
 		case request.RoleAssistant:
 			// Backends take plain text from the assistant.
 			out = append(out, upstream.Message{Role: "assistant", Content: m.Text()})
+			continue
+		}
+		if text, ok := allText(m.Parts); ok {
+			out = append(out, upstream.Message{Role: "user", Content: text})
 			continue
 		}
 		var parts []upstream.Part
@@ -109,6 +114,25 @@ func (t *turn) upstreamMessages(system string, files map[string]Attachment, imag
 		out = append(out, upstream.Message{Role: "user", Content: strings.Join(texts, "\n\n")})
 	}
 	return out, attached
+}
+
+// allText returns the text of parts that are all text, as the backend
+// reads it, and false when one is not: most messages are one text part,
+// sent as it is, with nothing made on the way.
+func allText(parts []request.Part) (string, bool) {
+	for _, p := range parts {
+		if p.Kind != request.PartText {
+			return "", false
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0].Text, true
+	}
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.Text
+	}
+	return strings.Join(texts, "\n\n"), true
 }
 
 // fileImages returns the images among the opened files, by file id, each

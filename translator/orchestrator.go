@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/switchyardhq/switchyard/tools/artifacts"
@@ -264,17 +265,30 @@ var prepareGoroutine = guard.Name("v3_prepare")
 // stack is gone when it ends. A panic there is recovered, logged and
 // counted, and fails the request with an internal error.
 func (t *turn) prepareOffStack(ctx context.Context) error {
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if p := guard.Run(prepareGoroutine, func() { err = t.prepare(ctx) }); p != nil {
-			err = p
-		}
-	}()
-	<-done
-	return err
+	p := &offStack{t: t, ctx: ctx}
+	p.done.Add(1)
+	go p.run()
+	p.done.Wait()
+	return p.err
 }
+
+// offStack is a turn's preparation on a goroutine of its own, in one
+// object: a channel, the error and the closures over them took three.
+type offStack struct {
+	t    *turn
+	ctx  context.Context
+	err  error
+	done sync.WaitGroup
+}
+
+func (p *offStack) run() {
+	defer p.done.Done()
+	if err := guard.Run(prepareGoroutine, p.prepare); err != nil {
+		p.err = err
+	}
+}
+
+func (p *offStack) prepare() { p.err = p.t.prepare(p.ctx) }
 
 // queuePositionEvery is how often a waiting stream is told its place in
 // line at most.

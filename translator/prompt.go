@@ -33,18 +33,18 @@ type promptInputs struct {
 	client       []string // text of the client's system and developer messages
 }
 
-// systemPrompt builds the one system message the backend sees. The
-// client's system and developer messages are folded into it, after the
-// service's part, because many chat templates accept only one system
-// message and only in first place, and because the service's rules come
-// first (spec 4.1: safety rules take precedence).
-func systemPrompt(in promptInputs) string {
-	// The prompt is written in a buffer kept for the next one and copied
-	// out at its size: grown by doubling, it left its smaller copies as
-	// garbage, and the last, up to twice its size, stayed referenced for
-	// as long as the answer streamed.
-	b := promptBuffers.Get().(*bytes.Buffer)
-	defer putPromptBuffer(b)
+// writeSystemPrompt writes the one system message the backend sees into
+// b, without its trailing line breaks. The client's system and developer
+// messages are folded into it, after the service's part, because many
+// chat templates accept only one system message and only in first place,
+// and because the service's rules come first (spec 4.1: safety rules take
+// precedence).
+//
+// b is one of promptBuffers, and the conversation encodes the prompt from
+// it (upstream.NewConversationText): the prompt is never a string of its
+// own, which was garbage as soon as encoded, and a buffer of its own,
+// grown by doubling, left its smaller copies as garbage too.
+func writeSystemPrompt(b *bytes.Buffer, in promptInputs) {
 	b.WriteString("You are a helpful assistant. Answer in the language of the user's last message. " +
 		"Answer text is shown to the user as Markdown.")
 	if in.instructions != "" {
@@ -125,7 +125,7 @@ func systemPrompt(in promptInputs) string {
 		}
 		b.WriteByte('\n')
 	}
-	return string(bytes.TrimRight(b.Bytes(), "\n"))
+	b.Truncate(len(bytes.TrimRight(b.Bytes(), "\n")))
 }
 
 // promptBuffers keeps the buffers prompts are written in.

@@ -3,6 +3,7 @@ package translator
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,9 +25,14 @@ type StreamWriter struct {
 	sseSink
 	progress bool
 
-	// head is every chunk's frame up to its choices, the same for the
-	// whole stream: `data: {"id":...,"model":...,"choices":`.
-	head []byte
+	// Every chunk's frame up to its choices, `data: {"id":...,
+	// "model":...,"choices":`, is the same for the whole stream: it is
+	// written once, at the start of sseSink.buf, where every chunk is
+	// built after it (headLen bytes), when the first chunk is. A stream
+	// that waits for the backend's first byte holds no copy of it.
+	id, model string
+	created   int64
+	headLen   int
 }
 
 // StreamOptions describe the stream's chunks.
@@ -46,18 +52,22 @@ func NewStreamWriter(w http.ResponseWriter, o StreamOptions) *StreamWriter {
 	return &StreamWriter{
 		sseSink:  newSSESink(w, o.Now),
 		progress: o.Progress,
-		head:     chunkHead(o.ID, o.Created, o.Model),
+		id:       o.ID,
+		created:  o.Created,
+		model:    o.Model,
 	}
 }
 
-// chunkHead encodes the fields before the choices as json.Marshal of a
-// wire.Chunk does.
-//
-// It is made once, in a buffer of its size (its id and model need no
-// escaping, as a rule): the stream keeps it for as long as it lasts.
-func chunkHead(id string, created int64, model string) []byte {
+// chunkRoom is what the frame buffer holds beyond the head at first: the
+// role chunk, and a chunk of a few tokens of text.
+const chunkRoom = 128
+
+// appendChunkHead appends the fields before the choices as json.Marshal
+// of a wire.Chunk encodes them, to a b of their size and chunkRoom more
+// (its id and model need no escaping, as a rule).
+func appendChunkHead(b []byte, id string, created int64, model string) []byte {
 	const object = `,"object":"chat.completion.chunk","created":`
-	b := make([]byte, 0, len(`data: {"id":`)+len(id)+len(object)+20+len(`,"model":`)+len(model)+len(`,"choices":`)+4)
+	b = slices.Grow(b, len(`data: {"id":`)+len(id)+len(object)+20+len(`,"model":`)+len(model)+len(`,"choices":`)+4+chunkRoom)
 	b = append(b, `data: {"id":`...)
 	b = jsonstr.Append(b, id)
 	b = append(b, object...)
@@ -152,7 +162,11 @@ func (s *StreamWriter) Fail(err error) error {
 // and usage. A chunk of text alone, most of a stream, is written without
 // encoding/json.
 func (s *StreamWriter) chunkLocked(c wire.Chunk) error {
-	s.buf = append(s.buf[:0], s.head...)
+	if s.headLen == 0 {
+		s.buf = appendChunkHead(s.buf[:0], s.id, s.created, s.model)
+		s.headLen = len(s.buf)
+	}
+	s.buf = s.buf[:s.headLen]
 	if text, ok := textOnly(c); ok {
 		s.buf = append(s.buf, `[{"index":0,"delta":{"content":`...)
 		s.buf = jsonstr.Append(s.buf, text)

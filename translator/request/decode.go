@@ -21,13 +21,19 @@ type rawJSON []byte
 
 // decoder reads top-level fields, keeping the first error.
 type decoder struct {
-	fields map[string]rawJSON
+	fields members
 	err    error
+}
+
+// field returns the member name of fields, nil when it has none.
+func field(fields members, name string) rawJSON {
+	v, _ := fields.get(name)
+	return v
 }
 
 // raw returns a field that is present and not null.
 func (d *decoder) raw(name string) (rawJSON, bool) {
-	v, ok := d.fields[name]
+	v, ok := d.fields.get(name)
 	if !ok || isNull(v) {
 		return nil, false
 	}

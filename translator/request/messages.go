@@ -163,8 +163,20 @@ func taggedObject(v rawJSON, at, key, shape string) (decoder, string, error) {
 	return d, tag, nil
 }
 
+// knownTags are the roles and part types requests carry: a tag that is
+// one of them is read as the constant, without a string of its own per
+// message and part.
+var knownTags = [...]string{RoleUser, RoleAssistant, RoleSystem, RoleDeveloper, "text", "image_url", "input_file", "file"}
+
 // tag reads the required string member key of the object found at at.
 func (d *decoder) tag(at, key string) (string, error) {
+	if v, ok := d.raw(key); ok && d.err == nil && len(v) >= 2 && v[0] == '"' {
+		for _, known := range knownTags {
+			if string(v[1:len(v)-1]) == known {
+				return known, nil
+			}
+		}
+	}
 	tag := d.str(key)
 	if d.err != nil {
 		return "", typeError(at+"."+key, "a string")
@@ -184,7 +196,7 @@ func textPart(d *decoder, at, key string) (Part, error) {
 	return Part{Kind: PartText, Text: text}, nil
 }
 
-func filePart(fields map[string]rawJSON, at string) (Part, error) {
+func filePart(fields members, at string) (Part, error) {
 	d := decoder{fields: fields}
 	if _, ok := d.raw("file_url"); ok {
 		return Part{}, invalid(CodeUnsupportedURLScheme, at+": remote file URLs are not supported; upload the file to /v3/files and send its file_id.")
@@ -202,8 +214,8 @@ func filePart(fields map[string]rawJSON, at string) (Part, error) {
 	return Part{Kind: PartFile, FileID: id}, nil
 }
 
-func imageURLPart(fields map[string]rawJSON, at string, lim Limits) (Part, error) {
-	inner, ok := fields["image_url"]
+func imageURLPart(fields members, at string, lim Limits) (Part, error) {
+	inner, ok := fields.get("image_url")
 	if !ok || isNull(inner) {
 		return Part{}, invalid(CodeMissingParameter, at+".image_url is required.")
 	}

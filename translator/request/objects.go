@@ -20,15 +20,12 @@ func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
 	if !ok {
 		return nil, invalid(CodeInvalidObjects, "objects must be an object mapping object ids to {kind, source, title}.")
 	}
-	if len(raw) > max {
-		return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects holds %d entries; at most %d are accepted.", len(raw), max))
-	}
-	ids := make([]string, 0, len(raw))
-	for id := range raw {
-		ids = append(ids, id)
+	ids := raw.keys()
+	if len(ids) > max {
+		return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects holds %d entries; at most %d are accepted.", len(ids), max))
 	}
 	sort.Strings(ids)
-	out := make(map[string]tools.ObjectRef, len(raw))
+	out := make(map[string]tools.ObjectRef, len(ids))
 	for _, id := range ids {
 		if _, _, ok := objectid.Parse(id); !ok {
 			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects: %q is not an object id (obj<N> or el<N>).", clip.Ellipsis(id, 40)))
@@ -43,7 +40,7 @@ func parseObjects(v rawJSON, max int) (map[string]tools.ObjectRef, error) {
 			Theme  *string `json:"theme"`
 			Aspect *string `json:"aspect"`
 		}
-		if err := json.Unmarshal(raw[id], &e); err != nil {
+		if err := json.Unmarshal(field(raw, id), &e); err != nil {
 			return nil, invalid(CodeInvalidObjects, fmt.Sprintf("objects.%s must be an object {kind, source, title} of strings.", id))
 		}
 		if e.Kind == nil || !knownKinds[*e.Kind] {

@@ -38,7 +38,7 @@ func ParseResponses(body []byte, h http.Header, lim Limits) (*Request, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	msgs, err := parseInput(fields["input"], lim)
+	msgs, err := parseInput(field(fields, "input"), lim)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,10 @@ package request
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/switchyardhq/switchyard/internal/apierror"
@@ -23,6 +26,9 @@ func TestStrictReadsAsTheProbe(t *testing.T) {
 		{"case-variant stream", `{"model":"m","stream":true,"Stream":false,` + msgs + `}`, CodeInvalidJSON, 0},
 		{"exact repeat", `{"model":"a","model":"b",` + msgs + `}`, CodeInvalidJSON, 0},
 		{"escaped repeat", `{"model":"a","mod\u0065l":"b",` + msgs + `}`, CodeInvalidJSON, 0},
+		{"non-ASCII case-variant", `{"model":"m","ÉTÉ":1,"été":2,` + msgs + `}`, CodeInvalidJSON, 0},
+		{"case-variant past many members", `{"model":"m",` + manyMembers(40) + `,"Stream":false,"stream":true,` + msgs + `}`, CodeInvalidJSON, 0},
+		{"many members", `{"model":"m",` + manyMembers(40) + `,"stream":true,` + msgs + `}`, "", 0},
 		{"max_completion_tokens first", `{"model":"m","max_tokens":9,"max_completion_tokens":7,` + msgs + `}`, "", 7},
 		{"max_tokens", `{"model":"m","max_tokens":9,` + msgs + `}`, "", 9},
 		{"null max_tokens", `{"model":"m","max_tokens":null,` + msgs + `}`, "", 0},
@@ -53,5 +59,42 @@ func TestStrictReadsAsTheProbe(t *testing.T) {
 				t.Errorf("lenient MaxTokens %d, want 0", req.MaxTokens)
 			}
 		})
+	}
+}
+
+// manyMembers is n members of an object, "x0":0 and on, without braces.
+func manyMembers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"x%d":%d`, i, i)
+	}
+	return b.String()
+}
+
+// Long keys, with escapes or not, cost a parse about as much as the body
+// they are in: a key is decoded only when its length could be the name
+// looked for, and the keys' letter cases are compared in place only when
+// they are short, as a request's are.
+func TestLongKeysAreReadOnce(t *testing.T) {
+	long := strings.Repeat("k", 256<<10)
+	var b strings.Builder
+	b.WriteString(`{"model":"m","messages":[{"role":"user","content":"hi"}]`)
+	for i := range 15 { // 32 members: kept in a list
+		fmt.Fprintf(&b, `,"%s\u00e9%d":%d,"%s%d":%d`, long, i, i, long, i, i)
+	}
+	b.WriteString(`}`)
+	body := []byte(b.String())
+	lim := Limits{Profile: policy.ProfileFor(policy.RevisionB), Strict: true}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := Parse(body, http.Header{}, lim); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4*uint64(len(body)) {
+		t.Errorf("parsing a body of %d bytes allocated %d", len(body), got)
 	}
 }

@@ -79,7 +79,7 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Messages, err = parseMessages(fields["messages"], lim); err != nil {
+	if req.Messages, err = parseMessages(field(fields, "messages"), lim); err != nil {
 		return nil, err
 	}
 	if err := req.finishParse(fields, lim); err != nil {
@@ -90,26 +90,26 @@ func Parse(body []byte, h http.Header, lim Limits) (*Request, error) {
 
 // finishParse applies the system message rule to the parsed messages and
 // reads the objects map, the steps every form of the request ends with.
-func (req *Request) finishParse(fields map[string]rawJSON, lim Limits) error {
+func (req *Request) finishParse(fields members, lim Limits) error {
 	var err error
 	if req.SystemShortened, err = applySystemRule(req.Messages, lim); err != nil {
 		return err
 	}
-	req.Objects, err = parseObjects(fields["objects"], lim.maxObjects())
+	req.Objects, err = parseObjects(field(fields, "objects"), lim.maxObjects())
 	return err
 }
 
 // parseCommon reads the headers and the members that every form of the
 // request shares (model, stream, sampling, the /v3 extras), and returns
 // the body's members for the form's own.
-func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]rawJSON, error) {
+func parseCommon(body []byte, h http.Header, lim Limits) (*Request, members, error) {
 	hv, err := readHeaders(h)
 	if err != nil {
-		return nil, nil, err
+		return nil, members{}, err
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return nil, nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
+		return nil, members{}, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
 	}
 	fields, dup, ok := splitBody(body, lim.Strict)
 	switch {
@@ -117,21 +117,21 @@ func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]r
 	case !json.Valid(body):
 		// Whatever else stopped the split: invalid JSON is said first.
 		var v any
-		return nil, nil, invalid(CodeInvalidJSON, "The request body is not valid JSON: "+jsonErrorText(json.Unmarshal(body, &v)))
+		return nil, members{}, invalid(CodeInvalidJSON, "The request body is not valid JSON: "+jsonErrorText(json.Unmarshal(body, &v)))
 	case dup != "":
-		return nil, nil, invalid(CodeInvalidJSON, fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(dup, 40)))
+		return nil, members{}, invalid(CodeInvalidJSON, fmt.Sprintf("The request body names %q more than once.", clip.Ellipsis(dup, 40)))
 	default:
-		return nil, nil, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
+		return nil, members{}, invalid(CodeInvalidJSON, "The request body must be a JSON object.")
 	}
 	req := &Request{Progress: hv.progress, IncludeCost: hv.includeCost, SessionID: hv.sessionID, Location: hv.location}
 	d := decoder{fields: fields}
 
 	req.Model = d.str("model")
 	if d.err == nil && req.Model == "" {
-		return nil, nil, invalid(CodeMissingParameter, "model is required.")
+		return nil, members{}, invalid(CodeMissingParameter, "model is required.")
 	}
 	if utf8.RuneCountInString(req.Model) > maxModelChars {
-		return nil, nil, invalid(CodeInvalidParameter, fmt.Sprintf("model must be at most %d characters.", maxModelChars))
+		return nil, members{}, invalid(CodeInvalidParameter, fmt.Sprintf("model must be at most %d characters.", maxModelChars))
 	}
 	req.Stream = d.boolean("stream")
 	req.IncludeUsage = d.includeUsage()
@@ -144,24 +144,24 @@ func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]r
 	}
 	d.refuseUnsupported()
 	if d.err != nil {
-		return nil, nil, d.err
+		return nil, members{}, d.err
 	}
 
-	extra, err := parseExtraBody(fields["extra_body"])
+	extra, err := parseExtraBody(field(fields, "extra_body"))
 	if err != nil {
-		return nil, nil, err
+		return nil, members{}, err
 	}
 	// A field set both at the top level and in extra_body keeps its
 	// top-level value; extra_body exists for SDKs that cannot send it
 	// there.
-	if _, ok := fields["skip_search"]; !ok || isNull(fields["skip_search"]) {
+	if v, ok := fields.get("skip_search"); !ok || isNull(v) {
 		req.SkipSearch = extra.skipSearch
 	}
 	if !haveModalities {
 		modalities = extra.modalities
 	}
 	if req.Files, err = parseModalities(modalities); err != nil {
-		return nil, nil, err
+		return nil, members{}, err
 	}
 	req.UserName = extra.userName
 	if hv.userName != "" {
@@ -171,7 +171,7 @@ func parseCommon(body []byte, h http.Header, lim Limits) (*Request, map[string]r
 		req.EndUser = hv.userID
 	}
 	if utf8.RuneCountInString(req.EndUser) > maxIDHeaderChars {
-		return nil, nil, invalid(CodeInvalidParameter, fmt.Sprintf("user is longer than %d characters.", maxIDHeaderChars))
+		return nil, members{}, invalid(CodeInvalidParameter, fmt.Sprintf("user is longer than %d characters.", maxIDHeaderChars))
 	}
 
 	return req, fields, nil

@@ -95,6 +95,15 @@ type Client struct {
 	ownsClient bool
 	discovery  *discovery // nil unless the model is discovered
 
+	// round is every round's request but for its context and body, and
+	// header its headers. All rounds share them, since neither a
+	// transport nor the pools write to a request (a RoundTripper must
+	// not; the pools copy what they change): a round's own parsed URL
+	// and header map took about 600 bytes, kept for as long as its
+	// answer streamed.
+	round  *http.Request
+	header http.Header
+
 	// afterFunc arms the stream watchdog; tests replace it to fire
 	// timeouts without waiting.
 	afterFunc func(d time.Duration, f func()) watchdogTimer
@@ -147,6 +156,15 @@ func New(cfg Config) (*Client, error) {
 		maxArgs:    orDefault(cfg.MaxArgumentBytes, DefaultMaxArgumentBytes),
 		client:     cfg.HTTPClient,
 		afterFunc:  func(d time.Duration, f func()) watchdogTimer { return time.AfterFunc(d, f) },
+	}
+	round, err := http.NewRequest(http.MethodPost, u.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("upstream base URL %q: %v", cfg.BaseURL, err)
+	}
+	u.round = round
+	u.header = http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
+	if u.apiKey != "" && u.router == nil {
+		u.header.Set("Authorization", "Bearer "+u.apiKey)
 	}
 	if cfg.Model == "" && cfg.DiscoverModel {
 		u.discovery = &discovery{url: base + "/models", timeout: orDefault(cfg.DiscoveryTimeout, DefaultDiscoveryTimeout)}
@@ -300,7 +318,8 @@ var (
 // followed by the model's next fallback, all within FirstByteTimeout;
 // once Stream returned, nothing is retried.
 func (u *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
-	targets, err := u.targets(ctx, req)
+	var one [1]target
+	targets, err := u.targets(ctx, req, &one)
 	if err != nil {
 		return nil, err
 	}
@@ -344,16 +363,19 @@ func (u *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 // reached through their Transport and not by address.
 const routedBase = "http://pool.switchyard.invalid"
 
-// target is one place a round may be sent.
+// target is one place a round may be sent: through transport when it
+// is set, else through client.
 type target struct {
-	url    string
-	client *http.Client
-	model  string // sent upstream; empty sends the request's
-	served string // the configured model, with a Router
+	transport http.RoundTripper
+	client    *http.Client
+	model     string // sent upstream; empty sends the request's
+	served    string // the configured model, with a Router
 }
 
-// targets lists where req goes, in order.
-func (u *Client) targets(ctx context.Context, req Request) ([]target, error) {
+// targets lists where req goes, in order; the one place of a Client
+// without a Router goes in one, the caller's, which spares every round
+// a slice of its own.
+func (u *Client) targets(ctx context.Context, req Request, one *[1]target) ([]target, error) {
 	if u.router == nil {
 		model := u.model
 		if u.discovery != nil {
@@ -365,7 +387,11 @@ func (u *Client) targets(ctx context.Context, req Request) ([]target, error) {
 				return nil, err
 			}
 		}
-		return []target{{url: u.url, client: u.client, model: model}}, nil
+		one[0] = target{client: u.client, model: model}
+		if u.ownsClient {
+			one[0].transport = u.client.Transport
+		}
+		return one[:], nil
 	}
 	routes, ok := u.router.Route(req.Model)
 	if !ok || len(routes) == 0 {
@@ -373,24 +399,40 @@ func (u *Client) targets(ctx context.Context, req Request) ([]target, error) {
 	}
 	out := make([]target, len(routes))
 	for i, r := range routes {
-		out[i] = target{url: u.url, client: &http.Client{Transport: r.Transport}, model: r.Model, served: r.Model}
+		rt := r.Transport
+		if rt == nil {
+			rt = http.DefaultTransport // as an http.Client without one sends
+		}
+		out[i] = target{transport: rt, model: r.Model, served: r.Model}
 	}
 	return out, nil
 }
 
 // send sends one round to t and returns its successful response.
+//
+// A round goes through the transport itself when the Client owns it or
+// a Router's pool is the target: an http.Client copied every request's
+// headers for redirects it might follow, and a backend's chat
+// completions do not redirect (a 3xx fails the round as any status but
+// 2xx does). A client given in Config.HTTPClient is used as it is.
 func (u *Client) send(ctx context.Context, t target, req Request) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, nil)
-	if err != nil {
-		return nil, &Error{Message: "building the request", Err: err}
-	}
+	hreq := u.round.WithContext(ctx)
+	hreq.Header = u.header
 	setBody(hreq, u.encode(req, t.model), func() [][]byte { return u.encode(req, t.model) })
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	if u.apiKey != "" && u.router == nil {
-		hreq.Header.Set("Authorization", "Bearer "+u.apiKey)
+	var resp *http.Response
+	var err error
+	if t.transport != nil {
+		resp, err = t.transport.RoundTrip(hreq)
+		switch {
+		case err != nil:
+		case resp == nil:
+			err = errors.New("the transport returned neither a response nor an error")
+		case resp.Body == nil:
+			resp.Body = http.NoBody // as http.Client makes it
+		}
+	} else {
+		resp, err = t.client.Do(hreq)
 	}
-	resp, err := t.client.Do(hreq)
 	if err != nil {
 		return nil, u.failure(ctx, context.Cause(ctx), err)
 	}

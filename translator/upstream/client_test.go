@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -513,5 +514,58 @@ func TestRequestBodyLetGoOnceSent(t *testing.T) {
 	cut.Close()
 	if cut.parts != nil {
 		t.Error("a body closed before its end is still held")
+	}
+}
+
+// Every round goes out with the same headers (the key, the body's type,
+// the stream's), the very same map, which no transport writes to, and
+// a 3xx is the backend's failure, not followed: the round goes through
+// the client's own transport, without http.Client's copy of the headers
+// for redirects.
+func TestRoundsShareTheirHeadersAndFollowNoRedirect(t *testing.T) {
+	var mu sync.Mutex
+	var headers []http.Header
+	redirected := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved/chat/completions" {
+			mu.Lock()
+			redirected++
+			mu.Unlock()
+		}
+		mu.Lock()
+		headers = append(headers, r.Header.Clone())
+		mu.Unlock()
+		w.Header().Set("Location", "/moved/chat/completions")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	u, err := New(Config{BaseURL: srv.URL + "/v1", APIKey: "up-key", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	var sent []http.Header
+	inner := u.client.Transport
+	u.client.Transport = rtFunc(func(r *http.Request) (*http.Response, error) {
+		sent = append(sent, r.Header)
+		return inner.RoundTrip(r)
+	})
+	for range 2 {
+		_, err := u.Stream(context.Background(), Request{Model: "svc-3", Messages: NewConversation(Message{Role: "user", Content: "hi"})})
+		var ue *Error
+		if !errors.As(err, &ue) || ue.Status != http.StatusTemporaryRedirect {
+			t.Fatalf("a redirect answered %v, want the backend's failure with its status", err)
+		}
+	}
+	if redirected != 0 || len(headers) != 2 {
+		t.Fatalf("%d requests, %d of them to the redirect's target; want 2 and none", len(headers), redirected)
+	}
+	for _, h := range headers {
+		if h.Get("Authorization") != "Bearer up-key" || h.Get("Content-Type") != "application/json" || h.Get("Accept") != "text/event-stream" {
+			t.Errorf("request headers %v", h)
+		}
+	}
+	if len(sent) != 2 || reflect.ValueOf(sent[0]).UnsafePointer() != reflect.ValueOf(sent[1]).UnsafePointer() {
+		t.Error("the rounds' headers are maps of their own")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/switchyardhq/switchyard/internal/jsonstr"
 )
@@ -50,6 +51,22 @@ func NewConversation(ms ...Message) Conversation {
 	c := Conversation{messages: ms[:len(ms):len(ms)], texts: make([]span, len(ms))}
 	c.encoded = appendEncoded(nil, false, c.messages, c.texts)
 	c.keepTextsOnce(0)
+	return c
+}
+
+// NewConversationText is NewConversation with ms[0]'s Content given as
+// text, the bytes of a buffer the caller keeps: the service's system
+// prompt, written in a pooled buffer, is encoded from it without first
+// becoming a string that would be garbage as soon as encoded (a KB or
+// more per request). The text is read through a string that shares its
+// bytes only while it is encoded; a text the conversation keeps as a
+// string (short, or not valid UTF-8) is then copied.
+func NewConversationText(text []byte, ms ...Message) Conversation {
+	ms[0].Content = unsafe.String(unsafe.SliceData(text), len(text))
+	c := NewConversation(ms...)
+	if c.messages[0].Content != "" {
+		c.messages[0].Content = string(text)
+	}
 	return c
 }
 

@@ -64,3 +64,33 @@ func TestConversationKeepsLongTextOnce(t *testing.T) {
 		t.Errorf("estimatePrompt = %d, want %d", got, want)
 	}
 }
+
+// A system prompt given as the bytes of a buffer encodes as the same
+// text given as a string, and whatever the conversation keeps of it
+// stays what it was when the buffer is used again.
+func TestNewConversationTextOwnsWhatItKeeps(t *testing.T) {
+	long := strings.Repeat("Rules, \"quoted\" <b> & é \u2028 tab\there.\n", 8)
+	for _, text := range []string{long, "Be brief.", strings.Repeat("x", 200) + "\xff", ""} {
+		buf := []byte(text)
+		ms := []Message{{Role: "system"}, {Role: "user", Content: "hi"}}
+		c := NewConversationText(buf, ms...)
+		want := NewConversation(Message{Role: "system", Content: text}, Message{Role: "user", Content: "hi"})
+		for i := range buf {
+			buf[i] = '!'
+		}
+		if got, want := string(c.JSON()), string(want.JSON()); got != want {
+			t.Errorf("%.20q: encoded\n%s\nwant\n%s", text, got, want)
+		}
+		if got := c.Messages()[0].Content; got != text {
+			t.Errorf("%.20q: the system message reads back as %.20q", text, got)
+		}
+	}
+	buf := []byte(long)
+	asText := testing.AllocsPerRun(100, func() { _ = NewConversationText(buf, make([]Message, 1)...) })
+	asString := testing.AllocsPerRun(100, func() {
+		_ = NewConversation(append(make([]Message, 0, 1), Message{Role: "system", Content: string(buf)})...)
+	})
+	if asText >= asString {
+		t.Errorf("the text as bytes takes %.0f allocations, as a string %.0f", asText, asString)
+	}
+}
