@@ -59,7 +59,7 @@ type commitFeed struct {
 	seq atomic.Uint64
 	// halfCounted are this process's commits counted once already, by
 	// whichever came first of the commit's return (committedOwn) and its
-	// notification (ownNotified), which the other then leaves out: a
+	// notification (follow), which the other then leaves out: a
 	// commit counted twice sent every cached key's next request to the
 	// database twice, and at 32 clients each count started a herd of
 	// requests reading the same key state at once. Dropping an entry
