@@ -314,9 +314,10 @@ type admitQueue struct {
 	// request's release, and context.WithTimeout made a context, a
 	// channel and a timer for each.
 	ctx deadlineCtx
-	// settleArgv holds the values of the settlements pipe carries, used
-	// again as pipe is.
-	settleArgv []any
+	// settleArgv holds the values of the settlements pipe carries, and
+	// releaseCmds the commands of its releases, used again as pipe is.
+	settleArgv  []any
+	releaseCmds []releaseCmds
 }
 
 // join queues c behind the pipeline in flight and reports true, or
@@ -548,7 +549,8 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 			if !handedOver {
 				r.released(releases, nil)
 			}
-			r.admits.pipe, r.admits.settleArgv = nil, nil // they may hold what was queued before the panic
+			// They may hold what was queued before the panic.
+			r.admits.pipe, r.admits.settleArgv, r.admits.releaseCmds = nil, nil, nil
 		}
 		// Every read of the batch's calls comes before the first done is
 		// closed: a caller woken by it may give its call back
@@ -571,7 +573,8 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	}
 	pipe := r.admits.pipe
 	r.admits.settleArgv = settleArgv(r.admits.settleArgv, releases)
-	cmds := queueReleases(ctx, pipe, releases, r.admits.settleArgv)
+	cmds := queueReleases(ctx, pipe, releases, r.admits.settleArgv, r.admits.releaseCmds)
+	r.admits.releaseCmds = cmds
 	admits := make([]*redis.StringCmd, len(batch))
 	for i, c := range batch {
 		admits[i] = c.cmd(ctx)
@@ -580,6 +583,10 @@ func (r *Redis) sendAdmits(batch []*admitCall) {
 	_, _ = pipe.Exec(ctx)
 	handedOver = true
 	r.released(releases, cmds)
+	// The batch's commands point into its array, which the next releases
+	// are written over.
+	clear(cmds)
+	r.releases.recycle(releases)
 	for i, c := range batch {
 		if noScript(admits[i].Err()) {
 			c.eval(ctx, r.client)

@@ -142,6 +142,12 @@ type releases struct {
 	sending bool // a goroutine is gathering or sending
 	unsent  int  // added and not yet confirmed or given up
 	flushed []chan struct{}
+	// spare is the array of a batch its sender is done with (recycle),
+	// which the next empty queue starts from: a queue that started
+	// empty grew by doubling for every pipeline, one allocation a request
+	// at one request at a time, where each release rides the next
+	// admission alone.
+	spare []release
 }
 
 // add queues rel to be sent within the gather time plus the round trips
@@ -152,8 +158,31 @@ func (q *releases) add(rel release) {
 	rel.giveUp = q.r.releaseGiveUp(now)
 	q.mu.Lock()
 	q.unsent++
+	q.reuseLocked()
 	q.queue = append(q.queue, rel)
 	q.startLocked()
+}
+
+// reuseLocked starts an empty queue from the spare array, if there is one.
+func (q *releases) reuseLocked() {
+	if q.queue == nil && q.spare != nil {
+		q.queue, q.spare = q.spare, nil
+	}
+}
+
+// recycle takes back the array of batch, which take returned, once its
+// sender is done with it: nothing may read batch after, as the next
+// releases are written over it.
+func (q *releases) recycle(batch []release) {
+	if cap(batch) == 0 {
+		return
+	}
+	clear(batch[:cap(batch)]) // what it freed is not kept alive
+	q.mu.Lock()
+	if cap(batch) > cap(q.spare) {
+		q.spare = batch[:0]
+	}
+	q.mu.Unlock()
 }
 
 // releaseGiveUp is when what a release asked for at now frees has
@@ -169,6 +198,7 @@ func (r *Redis) releaseGiveUp(now time.Time) time.Time {
 // starts the gathering goroutine unless it runs.
 func (q *releases) enqueue(rels []release) {
 	q.mu.Lock()
+	q.reuseLocked()
 	q.queue = append(q.queue, rels...)
 	q.startLocked()
 }
@@ -264,7 +294,10 @@ func (q *releases) take() []release {
 }
 
 func (q *releases) takeLocked() []release {
-	batch := q.queue[:min(len(q.queue), maxReleasePipeline)]
+	// Its capacity ends where the queue that is left begins: the batch's
+	// array, given back (recycle), is filled up to its end only.
+	k := min(len(q.queue), maxReleasePipeline)
+	batch := q.queue[:k:k]
 	q.queue = q.queue[len(batch):]
 	if len(q.queue) == 0 {
 		q.queue = nil
@@ -351,7 +384,7 @@ func (r *Redis) sendReleases(batch []release) {
 		// call returns, which it may have done at its timeout.
 		defer finish(nil)
 		pipe := r.client.Pipeline()
-		cmds := queueReleases(ctx, pipe, batch, settleArgv(nil, batch))
+		cmds := queueReleases(ctx, pipe, batch, settleArgv(nil, batch), nil)
 		_, err := pipe.Exec(ctx)
 		if finish(cmds) && noScript(err) {
 			return nil // only a script Redis did not know: Redis answers
@@ -371,10 +404,16 @@ type releaseCmds struct {
 }
 
 // queueReleases adds the commands of batch to pipe and returns them, one
-// releaseCmds for each release. The settlements' values go in argv
-// (settleArgv), which stays as it is until the pipeline is done.
-func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release, argv []any) []releaseCmds {
-	cmds := make([]releaseCmds, len(batch))
+// releaseCmds for each release, in buf when it has room. The
+// settlements' values go in argv (settleArgv), which stays as it is
+// until the pipeline is done.
+func queueReleases(ctx context.Context, pipe redis.Pipeliner, batch []release, argv []any, buf []releaseCmds) []releaseCmds {
+	cmds := buf[:0]
+	if cap(cmds) < len(batch) {
+		cmds = make([]releaseCmds, 0, len(batch))
+	}
+	cmds = cmds[:len(batch)]
+	clear(cmds)
 	used := 0
 	for i := range batch {
 		rel := &batch[i]

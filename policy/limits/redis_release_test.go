@@ -66,3 +66,44 @@ func TestReleaseWaitsTheGatherFromItsOwnArrival(t *testing.T) {
 		t.Fatalf("with nothing queued: %d sent, wait %v, sending %v; want the goroutine gone", len(batch), wait, q.sending)
 	}
 }
+
+// A batch of releases its sender is done with is written over by the
+// next ones, not allocated again; and a batch taken from a longer queue
+// is given back without the part of its array the next batch holds.
+func TestReleaseBatchesReuseTheirArray(t *testing.T) {
+	q := &releases{sending: true} // no gathering goroutine: the test takes
+	cycle := func(n int) {
+		rels := make([]release, n)
+		q.mu.Lock()
+		for i := range rels {
+			q.reuseLocked()
+			q.queue = append(q.queue, rels[i])
+		}
+		q.mu.Unlock()
+		for len(q.queue) > 0 {
+			q.recycle(q.take())
+		}
+	}
+	cycle(4)
+	if n := testing.AllocsPerRun(100, func() { cycle(4) }); n != 1 { // rels
+		t.Errorf("a batch of 4 released and given back: %v allocations, want only the test's own", n)
+	}
+
+	more := make([]release, maxReleasePipeline+2)
+	for i := range more {
+		more[i].leaseID = string(rune('a' + i%26))
+	}
+	q.enqueue(more)
+	first := q.take()
+	if len(first) != maxReleasePipeline || cap(first) != maxReleasePipeline {
+		t.Fatalf("took %d (capacity %d), want %d", len(first), cap(first), maxReleasePipeline)
+	}
+	second := q.take() // its sender still reads it
+	q.recycle(first)
+	q.enqueue(make([]release, len(more))) // into the recycled array
+	for i, rel := range second {
+		if want := more[maxReleasePipeline+i].leaseID; rel.leaseID != want {
+			t.Fatalf("release %d of a batch in flight became %q, want %q", i, rel.leaseID, want)
+		}
+	}
+}

@@ -78,3 +78,94 @@ func TestCommitSignalsWhatCommitsOnly(t *testing.T) {
 		t.Fatalf("%d rows (%v), want none", rows, err)
 	}
 }
+
+// A commit of this process moves its own revision once: as it returns,
+// not again as its notification arrives, or every cached key's next
+// request reads its state from the database twice a commit. A commit of
+// another process still counts as its notification arrives.
+func TestOwnCommitCountsOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Postgres(t)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	d := &driver{pool: pool, feed: newCommitFeed(pool.Config().ConnConfig)}
+	defer d.feed.stop()
+	other := &driver{pool: pool, feed: newCommitFeed(pool.Config().ConnConfig)}
+	live := func() bool { _, ok := d.feed.revision(); return ok }
+	for deadline := time.Now().Add(5 * time.Second); !live(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the feed is not live after 5s")
+		}
+	}
+	commit := func(d *driver) {
+		tx, err := d.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Pings go by, so that every notification sent before has arrived.
+	settled := func() uint64 {
+		time.Sleep(3 * feedPingEvery)
+		if !live() {
+			t.Fatal("the feed went down")
+		}
+		return d.feed.count.Load()
+	}
+	before := settled()
+	for range 5 {
+		commit(d)
+	}
+	if n := settled() - before; n != 5 {
+		t.Fatalf("5 commits of this process counted %d times, want 5", n)
+	}
+	before = settled()
+	commit(other)
+	if n := settled() - before; n != 1 {
+		t.Fatalf("a commit of another process counted %d times, want 1", n)
+	}
+	if n := len(d.feed.halfCounted); n != 0 {
+		t.Errorf("%d commits left half-counted", n)
+	}
+}
+
+// Whichever of a commit's return and its notification comes first
+// counts it; a failed commit's notification, if one came, is not
+// waited for.
+func TestCountOnceInEitherOrder(t *testing.T) {
+	f := newCommitFeed(nil)
+	f.countOnce(1) // returned
+	f.countOnce(2) // notified
+	f.countOnce(2) // returned
+	f.countOnce(1) // notified
+	if n := f.count.Load(); n != 2 {
+		t.Fatalf("two commits counted %d times", n)
+	}
+	f.countOnce(3) // notified, but its COMMIT reported an error
+	f.forgetOwn(3)
+	if n := f.count.Load(); n != 3 || len(f.halfCounted) != 0 {
+		t.Fatalf("count %d, %d left half-counted; want 3 and none", n, len(f.halfCounted))
+	}
+	for seq := range uint64(2 * halfCountedMax) {
+		f.countOnce(100 + seq)
+	}
+	if n := len(f.halfCounted); n > halfCountedMax {
+		t.Fatalf("%d half-counted, want at most %d", n, halfCountedMax)
+	}
+	if seq, ok := f.ownSeq(f.token + ":42"); !ok || seq != 42 {
+		t.Errorf("ownSeq of its own payload: %d %v", seq, ok)
+	}
+	for _, p := range []string{"", "0123456789abcdef:1", f.token, f.token + ":", f.token + "x:1", f.token + ":-1"} {
+		if _, ok := f.ownSeq(p); ok {
+			t.Errorf("ownSeq(%q) took it for its own", p)
+		}
+	}
+}

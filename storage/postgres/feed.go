@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,8 +50,23 @@ const (
 type commitFeed struct {
 	config *pgx.ConnConfig
 	base   time.Time // fresh is measured from it, on the monotonic clock
+	// token names this process's commits in their notifications
+	// (commitQuery), so that the feed can tell its own.
+	token string
 
 	count atomic.Uint64
+	// seq numbers this process's commits (commitQuery).
+	seq atomic.Uint64
+	// halfCounted are this process's commits counted once already, by
+	// whichever came first of the commit's return (committedOwn) and its
+	// notification (follow), which the other then leaves out: a
+	// commit counted twice sent every cached key's next request to the
+	// database twice, and at 32 clients each count started a herd of
+	// requests reading the same key state at once. Dropping an entry
+	// only makes the second arrival count again, so the map is emptied
+	// when it grows (halfCountedMax) or the feed listens anew.
+	mu          sync.Mutex
+	halfCounted map[uint64]struct{}
 	// fresh is when the last ping that arrived was sent, in nanoseconds
 	// since base; 0 while the feed is not following.
 	fresh atomic.Int64
@@ -58,8 +76,77 @@ type commitFeed struct {
 	done   chan struct{}
 }
 
+// halfCountedMax bounds halfCounted. Entries outlive their commit only
+// when its notification never comes (the feed's connection broke, or a
+// commit's error hid that it committed), so it seldom holds more than
+// the commits in flight.
+const halfCountedMax = 1024
+
 func newCommitFeed(config *pgx.ConnConfig) *commitFeed {
-	return &commitFeed{config: config, base: time.Now(), done: make(chan struct{})}
+	var id [8]byte
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
+	return &commitFeed{
+		config:      config,
+		base:        time.Now(),
+		token:       hex.EncodeToString(id[:]),
+		halfCounted: make(map[uint64]struct{}),
+		done:        make(chan struct{}),
+	}
+}
+
+// commitQuery returns the COMMIT of a new write transaction of this
+// process, signalling the feed with the token and the number it returns
+// (driver.Begin).
+func (f *commitFeed) commitQuery() (query string, seq uint64) {
+	seq = f.seq.Add(1)
+	return "SELECT pg_notify('" + commitsChannel + "', '" + f.token + ":" +
+		strconv.FormatUint(seq, 10) + "'); COMMIT", seq
+}
+
+// ownSeq reports whether payload names a commit of this process, and
+// its number.
+func (f *commitFeed) ownSeq(payload string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(payload, f.token)
+	if !ok || !strings.HasPrefix(rest, ":") {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(rest[1:], 10, 64)
+	return seq, err == nil
+}
+
+// countOnce counts commit seq of this process unless the other of its two
+// signals counted it already.
+func (f *commitFeed) countOnce(seq uint64) {
+	f.mu.Lock()
+	_, second := f.halfCounted[seq]
+	if second {
+		delete(f.halfCounted, seq)
+	} else {
+		if len(f.halfCounted) >= halfCountedMax {
+			clear(f.halfCounted)
+		}
+		f.halfCounted[seq] = struct{}{}
+	}
+	f.mu.Unlock()
+	if !second {
+		f.count.Add(1)
+	}
+}
+
+// forgetOwn drops what a failed commit of this process left: a
+// notification of it counted already has nothing to pair with.
+func (f *commitFeed) forgetOwn(seq uint64) {
+	f.mu.Lock()
+	delete(f.halfCounted, seq)
+	f.mu.Unlock()
+}
+
+// forgetAllOwn empties halfCounted as the feed listens anew: the
+// notifications its entries waited for went to the old connection.
+func (f *commitFeed) forgetAllOwn() {
+	f.mu.Lock()
+	clear(f.halfCounted)
+	f.mu.Unlock()
 }
 
 // revision starts the feed on its first call: processes that never ask,
@@ -79,8 +166,9 @@ func (f *commitFeed) start() {
 	go f.run(ctx)
 }
 
-// committed counts a commit of this process.
-func (f *commitFeed) committed() { f.count.Add(1) }
+// committedOwn counts commit seq of this process as it returns, unless
+// its notification came first.
+func (f *commitFeed) committedOwn(seq uint64) { f.countOnce(seq) }
 
 // stop ends the feed and waits for it.
 func (f *commitFeed) stop() {
@@ -134,6 +222,7 @@ func (f *commitFeed) follow(ctx context.Context) bool {
 	if _, err := conn.Exec(ctx, "LISTEN "+commitsChannel+"; LISTEN "+pings); err != nil {
 		return false
 	}
+	f.forgetAllOwn()
 	f.count.Add(1)
 	defer f.fresh.Store(0)
 
@@ -177,7 +266,11 @@ func (f *commitFeed) follow(ctx context.Context) bool {
 				next, sent = sent.Add(feedPingEvery), time.Time{}
 			}
 		case err == nil:
-			f.committed()
+			if seq, own := f.ownSeq(n.Payload); own {
+				f.countOnce(seq)
+			} else {
+				f.count.Add(1)
+			}
 		case ctx.Err() != nil, !pgconn.Timeout(err):
 			return true
 		}

@@ -99,22 +99,23 @@ func (d *driver) QueryRow(ctx context.Context, sql string, args ...any) sqlstore
 	return d.pool.QueryRow(ctx, sql, args...)
 }
 
-// signalledCommit is every write transaction's COMMIT: the commit
-// feed's notification and the COMMIT in one round trip, where the
+// Begin starts a write transaction whose COMMIT signals the commit feed
+// in the same round trip (commitFeed.commitQuery), where the
 // notification sent on its own took one more (one of nine for a ledger
 // writer's batch of one charge). PostgreSQL delivers it if and only if
 // the transaction commits; in a transaction already failed the
 // notification fails, the COMMIT does not run, and pgx closes the
-// connection.
-var signalledCommit = pgx.TxOptions{CommitQuery: "SELECT pg_notify('" + commitsChannel + "', ''); COMMIT"}
-
+// connection. The payload names this process and the commit, so that
+// this process's feed counts the commit once, not as it returns and
+// again as its notification arrives.
 func (d *driver) Begin(ctx context.Context) (sqlstore.Tx, error) {
-	tx, err := d.pool.BeginTx(ctx, signalledCommit)
+	commit, seq := d.feed.commitQuery()
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{CommitQuery: commit})
 	if err != nil {
 		return nil, err
 	}
 	transactions.Add(1)
-	return txn{tx: tx, feed: d.feed, prepares: d.prepares}, nil
+	return txn{tx: tx, feed: d.feed, seq: seq, prepares: d.prepares}, nil
 }
 
 func (d *driver) Dialect() sqlstore.Dialect {
@@ -143,7 +144,8 @@ func (d *driver) Close() error {
 type txn struct {
 	tx       pgx.Tx
 	feed     *commitFeed
-	prepares bool // copyRows's
+	seq      uint64 // the commit's number in its notification
+	prepares bool   // copyRows's
 }
 
 func (t txn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
@@ -161,14 +163,15 @@ func (t txn) QueryRow(ctx context.Context, sql string, args ...any) sqlstore.Row
 
 // Commit tells every process following the commit feed, this one at
 // once, the others by a notification PostgreSQL delivers if and only if
-// the transaction commits (signalledCommit). Every write transaction
+// the transaction commits (driver.Begin). Every write transaction
 // signals, whatever it wrote: the few that change nothing a cached key
 // depends on cost their followers one read each.
 func (t txn) Commit(ctx context.Context) error {
 	if err := t.tx.Commit(ctx); err != nil {
+		t.feed.forgetOwn(t.seq)
 		return err
 	}
-	t.feed.committed()
+	t.feed.committedOwn(t.seq)
 	return nil
 }
 
