@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/switchyardhq/switchyard/policy"
-	"github.com/switchyardhq/switchyard/tools"
 	"github.com/switchyardhq/switchyard/translator/request"
 	"github.com/switchyardhq/switchyard/translator/upstream"
 )
@@ -41,22 +39,7 @@ func BenchmarkOpenStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer up.Close()
-	reg := &tools.Registry{}
-	for name, c := range map[string]tools.Capability{
-		tools.NameWebSearch: tools.WebSearch, tools.NameOpenURL: tools.OpenURL,
-		tools.NameCreateDocument: tools.FileOutput, tools.NameCreateChart: tools.FileOutput,
-		tools.NameUpdateObject: tools.FileOutput, tools.NameDeleteObject: tools.FileOutput,
-		tools.NameRemember: tools.EndUserMemory,
-	} {
-		if err := reg.Register(c, &fakeTool{name: name}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	prof := policy.ProfileFor(policy.RevisionB)
-	o, err := New(Config{Upstream: up, Profile: prof, Tools: reg, Memory: &fakeMemory{}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	o, prof := benchOrchestrator(b, up)
 	body := []byte(chatBody(true, "Hold on.", ""))
 	lim := request.Limits{Profile: prof, Strict: true}
 	caller := Caller{AccountID: "acct1", KeyID: "key1", RequestID: "req1"}

@@ -21,22 +21,7 @@ func BenchmarkPrepare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reg := &tools.Registry{}
-	for name, c := range map[string]tools.Capability{
-		tools.NameWebSearch: tools.WebSearch, tools.NameOpenURL: tools.OpenURL,
-		tools.NameCreateDocument: tools.FileOutput, tools.NameCreateChart: tools.FileOutput,
-		tools.NameUpdateObject: tools.FileOutput, tools.NameDeleteObject: tools.FileOutput,
-		tools.NameRemember: tools.EndUserMemory,
-	} {
-		if err := reg.Register(c, &fakeTool{name: name}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	prof := policy.ProfileFor(policy.RevisionB)
-	o, err := New(Config{Upstream: up, Profile: prof, Tools: reg, Memory: &fakeMemory{}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	o, prof := benchOrchestrator(b, up)
 	for _, bc := range []struct{ name, body string }{
 		{"short", chatBody(true, "Hold on.", "")},
 		{"link", chatBody(true, "What does https://example.com/a say?", `"modalities":["text","files"]`)},
@@ -56,4 +41,28 @@ func BenchmarkPrepare(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchOrchestrator is an orchestrator on up with every tool registered
+// (fakes that run nothing) under Revision B's profile, as the gateway
+// offers them, for the set-up benchmarks.
+func benchOrchestrator(b *testing.B, up *upstream.Client) (*Orchestrator, policy.Profile) {
+	b.Helper()
+	reg := &tools.Registry{}
+	for name, c := range map[string]tools.Capability{
+		tools.NameWebSearch: tools.WebSearch, tools.NameOpenURL: tools.OpenURL,
+		tools.NameCreateDocument: tools.FileOutput, tools.NameCreateChart: tools.FileOutput,
+		tools.NameUpdateObject: tools.FileOutput, tools.NameDeleteObject: tools.FileOutput,
+		tools.NameRemember: tools.EndUserMemory,
+	} {
+		if err := reg.Register(c, &fakeTool{name: name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	prof := policy.ProfileFor(policy.RevisionB)
+	o, err := New(Config{Upstream: up, Profile: prof, Tools: reg, Memory: &fakeMemory{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return o, prof
 }
