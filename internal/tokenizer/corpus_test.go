@@ -28,7 +28,7 @@ var corpus = map[string]string{
 }
 `, 40),
 	"json": strings.Repeat(`{"type":"function","function":{"name":"get_weather","description":"Get the current weather in a given location","parameters":{"type":"object","properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}}}`+"\n", 50),
-	"cjk": strings.Repeat("网关在后端未报告用量时估算其消耗。価格は整数のセントで請求されます。한국어 텍스트도 포함됩니다。「引用」、句読点！\n", 80),
+	"cjk":  strings.Repeat("网关在后端未报告用量时估算其消耗。価格は整数のセントで請求されます。한국어 텍스트도 포함됩니다。「引用」、句読点！\n", 80),
 	"mixed": strings.Repeat("Ünïcödé naïve café — résumé; Ελληνικά Кириллица عربى हिन्दी ไทย 😀👍🏽 e\u0301 \u0301x "+
 		"ǅungla ʰmodifier ǈ DŽ 1234567 ½ Ⅻ ٣٤ \t\r\n \u00a0\u2003 \u200b\u3000x  \n\n  y \r\n\r\n"+
 		"I'M you'RE they'Ve we'LL he'D it'S don'T 'x' '' 's 'll ' re\xff\xfe bad\xc3 utf\x80 end//\n/\r\n", 40),

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/pkoukk/tiktoken-go"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
 )
@@ -29,13 +28,12 @@ const Encoding = "o200k_base"
 // compiled into the binary: estimates never reach for the network. It
 // returns nil when the vocabulary cannot be loaded, and Count then falls
 // back to Estimate.
-var encoder = sync.OnceValue(func() *tiktoken.Tiktoken {
-	tiktoken.SetBpeLoader(vocabularyLoader{})
-	enc, err := tiktoken.GetEncoding(Encoding)
+var encoder = sync.OnceValue(func() *bpe {
+	ranks, err := readVocabulary(vocabulary)
 	if err != nil {
 		return nil
 	}
-	return enc
+	return &bpe{ranks: ranks}
 })
 
 // vocabulary is o200k_base, OpenAI's published vocabulary (MIT licence,
@@ -50,7 +48,8 @@ var encoder = sync.OnceValue(func() *tiktoken.Tiktoken {
 //go:embed o200k_base.vocab.zst
 var vocabulary []byte
 
-// vocabularyLoader hands tiktoken the compiled-in vocabulary.
+// vocabularyLoader hands tiktoken-go the compiled-in vocabulary, for the
+// tests that hold Count to its EncodeOrdinary.
 type vocabularyLoader struct{}
 
 func (vocabularyLoader) LoadTiktokenBpe(file string) (map[string]int, error) {
@@ -98,7 +97,7 @@ func Count(text string) int64 {
 	if enc == nil {
 		return Estimate(int64(len(text)))
 	}
-	return int64(len(enc.EncodeOrdinary(text)))
+	return enc.count(text)
 }
 
 // Warm loads the vocabulary of Count now, so that the
