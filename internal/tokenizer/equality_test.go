@@ -129,3 +129,39 @@ func TestContractionFolding(t *testing.T) {
 		}
 	}
 }
+
+// Every character is of the classes regexp2 puts it in, beyond the
+// characters of the corpus.
+func TestClassesMatchPattern(t *testing.T) {
+	classes := []struct {
+		class   uint8
+		pattern string
+	}{
+		{classPrefix, `[^\r\n\p{L}\p{N}]`},
+		{classUpper, `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`},
+		{classLower, `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`},
+		{classNumber, `\p{N}`},
+		{classSymbol, `[^\s\p{L}\p{N}]`},
+		{classSpace, `\s`},
+		{classLineEnd, `[\r\n]`},
+	}
+	for _, c := range classes {
+		re := regexp2.MustCompile(`^`+c.pattern+`$`, regexp2.None)
+		step := rune(1)
+		if testing.Short() {
+			step = 97
+		}
+		for r := rune(0); r <= unicode.MaxRune; r += step {
+			if r >= 0xd800 && r <= 0xdfff {
+				continue
+			}
+			want, err := re.MatchRunes([]rune{r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := classify(r)&c.class != 0; got != want {
+				t.Fatalf("%U: in %s %v, regexp2 says %v", r, c.pattern, got, want)
+			}
+		}
+	}
+}
