@@ -152,9 +152,15 @@ func (c *Counter) AddText(b []byte) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	head := min(len(b), max(int(int64(budget)-c.counted), 0)+utf8.UTFMax)
+	left := int64(budget) - c.counted
+	if left <= 0 {
+		// Past the budget only the length counts: no string at all.
+		c.rest += int64(len(b))
+		return
+	}
+	head := min(int64(len(b)), left+utf8.UTFMax)
 	c.Add(string(b[:head]))
-	c.AddBytes(int64(len(b) - head))
+	c.AddBytes(int64(len(b)) - head)
 }
 
 // AddBytes counts n bytes of text that is not at hand, at the ratio.

@@ -48,7 +48,7 @@ func estimatePrompt(req Request) int64 {
 	for _, t := range req.Tools {
 		text.Add(t.Function.Name)
 		text.Add(t.Function.Description)
-		text.Add(string(t.Function.Parameters))
+		text.AddText(t.Function.Parameters)
 	}
 	return n + text.Tokens()
 }
