@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -41,9 +42,23 @@ var asciiClasses = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
+// bmpClasses are the classes of the Basic Multilingual Plane, made on
+// first use: a character's classes take some ten lookups in package
+// unicode's tables, most of the time of a count of CJK text without it.
+var bmpClasses = sync.OnceValue(func() *[1 << 16]uint8 {
+	t := new([1 << 16]uint8)
+	for r := range rune(len(t)) {
+		t[r] = classifyRune(r)
+	}
+	return t
+})
+
 func classify(r rune) uint8 {
 	if r < utf8.RuneSelf {
 		return asciiClasses[r]
+	}
+	if r < 1<<16 {
+		return bmpClasses()[r]
 	}
 	return classifyRune(r)
 }

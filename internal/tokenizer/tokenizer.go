@@ -33,6 +33,7 @@ var encoder = sync.OnceValue(func() *bpe {
 	if err != nil {
 		return nil
 	}
+	bmpClasses()
 	return &bpe{ranks: ranks}
 })
 
