@@ -164,6 +164,16 @@ func (c *Counter) AddText(b []byte) {
 	c.AddBytes(int64(len(b)) - head)
 }
 
+// Spent reports whether the budget is used up: text added from now on
+// counts only by its length, so a caller need not make it.
+func (c *Counter) Spent() bool {
+	budget := c.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	return int64(budget)-c.counted <= 0
+}
+
 // AddBytes counts n bytes of text that is not at hand, at the ratio.
 func (c *Counter) AddBytes(n int64) {
 	if n > 0 {
