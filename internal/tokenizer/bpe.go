@@ -37,6 +37,11 @@ func (e *bpe) count(text string) int64 {
 	var tokens int64
 	for i := 0; i < len(text); {
 		end := nextPiece(text, i)
+		if end <= i {
+			// Every character starts a piece; should that ever fail,
+			// a byte is a piece rather than the count a loop forever.
+			end = i + 1
+		}
 		tokens += int64(e.pieceTokens(text[i:end], scratch))
 		i = end
 	}

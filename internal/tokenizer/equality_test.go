@@ -165,3 +165,17 @@ func TestClassesMatchPattern(t *testing.T) {
 		}
 	}
 }
+
+func FuzzCountMatchesTiktoken(f *testing.F) {
+	for _, text := range edgeCases {
+		f.Add(text)
+	}
+	for _, text := range randomTexts(200) {
+		f.Add(text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := Count(text), tiktokenCount(text); got != want {
+			t.Fatalf("Count(%q) = %d, tiktoken-go counts %d", text, got, want)
+		}
+	})
+}
