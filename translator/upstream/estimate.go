@@ -68,6 +68,9 @@ func estimatePrompt(req Request) int64 {
 // count as the runes they stand for, a lone surrogate and each byte that
 // is not UTF-8 as U+FFFD, as encoding/json decodes them.
 func decodedLen(s []byte) int {
+	if len(s) < 2 {
+		return 0
+	}
 	n := 0
 	s = s[1 : len(s)-1]
 	for len(s) > 0 {
@@ -88,7 +91,7 @@ func decodedLen(s []byte) int {
 			n += utf8.RuneLen(r)
 		case c == '\\':
 			n++
-			s = s[2:]
+			s = s[min(2, len(s)):] // a cut escape ends the count, not the process
 		case c < utf8.RuneSelf:
 			n++
 			s = s[1:]

@@ -131,6 +131,14 @@ func TestDecodedLen(t *testing.T) {
 	}
 }
 
+// Malformed JSON, which a conversation never keeps, is counted somehow
+// rather than ending the process.
+func TestDecodedLenMalformed(t *testing.T) {
+	for _, raw := range []string{"", `"`, `"\"`, `"\u12"`, `"\uzzzz"`, `"\ud83d\u`} {
+		decodedLen([]byte(raw))
+	}
+}
+
 func decodedByJSON(t *testing.T, b []byte) int {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
