@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/pkoukk/tiktoken-go"
 
 	"github.com/switchyardhq/switchyard/internal/clip"
 )
@@ -29,13 +28,13 @@ const Encoding = "o200k_base"
 // compiled into the binary: estimates never reach for the network. It
 // returns nil when the vocabulary cannot be loaded, and Count then falls
 // back to Estimate.
-var encoder = sync.OnceValue(func() *tiktoken.Tiktoken {
-	tiktoken.SetBpeLoader(vocabularyLoader{})
-	enc, err := tiktoken.GetEncoding(Encoding)
+var encoder = sync.OnceValue(func() *bpe {
+	ranks, err := readVocabulary(vocabulary)
 	if err != nil {
 		return nil
 	}
-	return enc
+	bmpClasses()
+	return &bpe{ranks: ranks}
 })
 
 // vocabulary is o200k_base, OpenAI's published vocabulary (MIT licence,
@@ -50,7 +49,8 @@ var encoder = sync.OnceValue(func() *tiktoken.Tiktoken {
 //go:embed o200k_base.vocab.zst
 var vocabulary []byte
 
-// vocabularyLoader hands tiktoken the compiled-in vocabulary.
+// vocabularyLoader hands tiktoken-go the compiled-in vocabulary, for the
+// tests that hold Count to its EncodeOrdinary.
 type vocabularyLoader struct{}
 
 func (vocabularyLoader) LoadTiktokenBpe(file string) (map[string]int, error) {
@@ -98,7 +98,7 @@ func Count(text string) int64 {
 	if enc == nil {
 		return Estimate(int64(len(text)))
 	}
-	return int64(len(enc.EncodeOrdinary(text)))
+	return enc.count(text)
 }
 
 // Warm loads the vocabulary of Count now, so that the
@@ -153,9 +153,25 @@ func (c *Counter) AddText(b []byte) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	head := min(len(b), max(int(int64(budget)-c.counted), 0)+utf8.UTFMax)
+	left := int64(budget) - c.counted
+	if left <= 0 {
+		// Past the budget only the length counts: no string at all.
+		c.rest += int64(len(b))
+		return
+	}
+	head := min(int64(len(b)), left+utf8.UTFMax)
 	c.Add(string(b[:head]))
-	c.AddBytes(int64(len(b) - head))
+	c.AddBytes(int64(len(b)) - head)
+}
+
+// Spent reports whether the budget is used up: text added from now on
+// counts only by its length, so a caller need not make it.
+func (c *Counter) Spent() bool {
+	budget := c.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	return int64(budget)-c.counted <= 0
 }
 
 // AddBytes counts n bytes of text that is not at hand, at the ratio.
