@@ -140,7 +140,7 @@ type LedgerWriter struct {
 
 type pendingRecord struct {
 	rec  storage.UsageRecord
-	done func(storage.UsageRecord, error)
+	done Completion
 }
 
 // NewLedgerWriter starts a writer. Close stops it.
@@ -212,6 +212,25 @@ func (w *LedgerWriter) Tune(maxDelay time.Duration, maxBatch int) {
 // After Close the record is settled at once, in a transaction of its
 // own, before Enqueue returns.
 func (w *LedgerWriter) Enqueue(rec storage.UsageRecord, done func(storage.UsageRecord, error)) {
+	w.EnqueueTo(rec, completionFunc(done))
+}
+
+// A Completion is told once of the outcome of a record handed to the
+// ledger writer (LedgerWriter.EnqueueTo).
+type Completion interface {
+	Complete(stored storage.UsageRecord, err error)
+}
+
+// completionFunc is Enqueue's done as a Completion: a func is a
+// pointer's worth, boxed for free.
+type completionFunc func(storage.UsageRecord, error)
+
+func (f completionFunc) Complete(stored storage.UsageRecord, err error) { f(stored, err) }
+
+// EnqueueTo is Enqueue with done a Completion, which a caller can keep
+// in memory of its own where a closure made for the record would be an
+// allocation a charge. done.Complete is called as Enqueue calls done.
+func (w *LedgerWriter) EnqueueTo(rec storage.UsageRecord, done Completion) {
 	w.pending.Add(1)
 	w.mu.Lock()
 	for len(w.queued) >= w.queueSize && !w.closed {
@@ -223,7 +242,7 @@ func (w *LedgerWriter) Enqueue(rec storage.UsageRecord, done func(storage.UsageR
 		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 		defer cancel()
 		stored, err := w.store.SettleUsage(ctx, rec)
-		done(stored, err)
+		done.Complete(stored, err)
 		return
 	}
 	w.queued = append(w.queued, pendingRecord{rec: rec, done: done})
@@ -525,7 +544,7 @@ func (w *LedgerWriter) complete(batch []pendingRecord, settled []storage.Settlem
 	// The goroutine reads the records from settled, which the store made
 	// for this batch and nothing changes any more, rather than from a copy
 	// of it: only the completions are the batch's own.
-	dones := make([]func(storage.UsageRecord, error), len(batch))
+	dones := make([]Completion, len(batch))
 	for i, p := range batch {
 		dones[i] = p.done
 	}
@@ -538,7 +557,7 @@ func (w *LedgerWriter) complete(batch []pendingRecord, settled []storage.Settlem
 			if err == nil {
 				rec, cerr = settled[i].Record, settled[i].Err
 			}
-			_ = guard.Run(completionsGoroutine, func() { done(rec, cerr) })
+			_ = guard.Run(completionsGoroutine, func() { done.Complete(rec, cerr) })
 			w.pending.Add(-1)
 		}
 	}()

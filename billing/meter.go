@@ -31,8 +31,8 @@ import (
 type Meter struct {
 	dropUsage bool
 	stream    bool
-	parser    sse.Parser
 	broken    bool // the stream broke the parser's limits: pass the rest through unmetered
+	parser    sse.Parser
 
 	json    []byte // a JSON answer, or its tail once it outgrew MaxMeteredJSON
 	bytes   int64  // bytes of the answer seen

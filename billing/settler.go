@@ -29,29 +29,43 @@ type HandedHold interface{ Settle(charged int64) }
 // SettleHold hands rec to the ledger writer, and hold to the commit's
 // completion. It returns rec's price, what the request is charged.
 func (s Settler) SettleHold(rec storage.UsageRecord, hold HandedHold) int64 {
-	return s.SettleHoldOf(&rec, hold)
+	return s.SettleHeld(&HeldCharge{Record: rec}, hold)
 }
 
-// SettleHoldOf is SettleHold of the record rec points to, which the
-// completion reads where SettleHold keeps a copy of its own: rec must
-// not change until the hold is settled. It is for a caller that keeps
-// the record in memory of its own, a few hundred bytes fewer a charge.
-// With a Writer, the completion is the writer's own, where
-// Recorder.Settle's would be an allocation more.
-func (s Settler) SettleHoldOf(rec *storage.UsageRecord, hold HandedHold) int64 {
-	price := s.Price(*rec)
-	committed := s.Committed
+// A HeldCharge is a charge on its way to the ledger with the hold it
+// settles once committed: the completion SettleHeld hands the ledger
+// writer. A caller that keeps it in memory of its own, with the request,
+// spares a charge the allocation of a completion made for it.
+type HeldCharge struct {
+	// Record is the charge, as the caller gives it to SettleHeld and
+	// Committed is told of it.
+	Record storage.UsageRecord
+
+	committed func(storage.UsageRecord, int64, error)
+	price     int64
+	hold      HandedHold
+}
+
+// Complete settles the hold with what the ledger writer stored, or with
+// the price when it could not store it (Completion).
+func (c *HeldCharge) Complete(stored storage.UsageRecord, err error) {
+	charged, err := settled(c.Record.RequestID, stored, err)
+	completeHold(c.committed, c.Record, c.price, c.hold, charged, err)
+}
+
+// SettleHeld is SettleHold of c.Record, which must not change, nor c be
+// reused, until the hold is settled. It returns the record's price.
+func (s Settler) SettleHeld(c *HeldCharge, hold HandedHold) int64 {
+	price := s.Price(c.Record)
+	c.committed, c.price, c.hold = s.Committed, price, hold
 	if s.Writer == nil {
-		return s.Settle(*rec, func(charged int64, err error) {
-			completeHold(committed, *rec, price, hold, charged, err)
+		return s.Settle(c.Record, func(charged int64, err error) {
+			completeHold(c.committed, c.Record, price, hold, charged, err)
 		})
 	}
-	priced := *rec
+	priced := c.Record
 	priced.CostCents = price
-	s.Writer.Enqueue(priced, func(stored storage.UsageRecord, err error) {
-		charged, err := settled(rec.RequestID, stored, err)
-		completeHold(committed, *rec, price, hold, charged, err)
-	})
+	s.Writer.EnqueueTo(priced, c)
 	return price
 }
 

@@ -90,3 +90,54 @@ func TestSettlerSettlesTheHoldThroughTheWriter(t *testing.T) {
 type holdFunc func(charged int64)
 
 func (f holdFunc) Settle(charged int64) { f(charged) }
+
+// A charge kept by the caller (SettleHeld) completes once, through the
+// queue while the writer runs and before SettleHeld returns once it is
+// closed: Committed is told of the caller's record, and the hold is
+// settled with the amount charged.
+func TestSettlerSettlesAHeldCharge(t *testing.T) {
+	store := newBatchStore()
+	w := newLedgerWriter(WriterConfig{Store: store, MaxDelay: 0}, never)
+	var mu sync.Mutex
+	told := map[string]int64{}
+	s := Settler{
+		Recorder: &Recorder{Store: store, Profile: pricedModels(nil), Writer: w},
+		Committed: func(rec storage.UsageRecord, charged int64, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || rec.CostCents != 0 || rec.PromptTokens != 5000 {
+				t.Errorf("Committed(%+v, %d, %v), want the caller's record charged", rec, charged, err)
+			}
+			told[rec.RequestID] += charged
+		},
+	}
+	settle := func(id string) chan int64 {
+		held := make(chan int64, 2)
+		c := &HeldCharge{Record: storage.UsageRecord{AccountID: "acct_1", RequestID: id, Model: "m", PromptTokens: 5000, CompletionTokens: 1000}}
+		if price := s.SettleHeld(c, holdFunc(func(charged int64) { held <- charged })); price != 3 {
+			t.Errorf("%s: SettleHeld = %d, want the price, 3", id, price)
+		}
+		return held
+	}
+	queued := settle("r-queued")
+	if got := <-queued; got != 3 {
+		t.Errorf("r-queued: the hold was settled with %d, want 3", got)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed := settle("r-after-close")
+	select {
+	case got := <-closed:
+		if got != 3 {
+			t.Errorf("r-after-close: the hold was settled with %d, want 3", got)
+		}
+	default:
+		t.Error("r-after-close: the hold was not settled before SettleHeld returned on a closed writer")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(queued)+len(closed) != 0 || told["r-queued"] != 3 || told["r-after-close"] != 3 {
+		t.Errorf("holds settled again or Committed told %v, want each charge once, 3", told)
+	}
+}

@@ -26,9 +26,9 @@ type V1Exchange struct {
 	Status int
 	// Streamed is set when the answer was an event stream.
 	Streamed bool
-	Usage    Usage
 	// ClientGone is set when the client left before the answer ended.
 	ClientGone        bool
+	Usage             Usage
 	Started, Finished time.Time
 }
 

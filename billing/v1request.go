@@ -34,11 +34,11 @@ type V1Request struct {
 	// DropUsage is set when usage was asked for on the client's behalf:
 	// the Meter removes the usage-only chunk again.
 	DropUsage bool
+	// Responses is set on a Responses API body (ParseResponses).
+	Responses bool
 	// MaxTokens is the request's max_completion_tokens (or max_tokens;
 	// of a Responses body, max_output_tokens), 0 when it sets none.
 	MaxTokens int64
-	// Responses is set on a Responses API body (ParseResponses).
-	Responses bool
 	// Prompt is what a prompt estimate counts (PromptEstimate): of a
 	// Responses body the text of its input, instructions and tools; nil,
 	// the whole body.

@@ -117,7 +117,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 		// The response is complete once the handlers return; the charge
 		// is committed after that, by the ledger writer, and the hold
 		// stays until then.
-		h.charge(r.Context(), st, *x, &e.rec)
+		h.charge(r.Context(), st, *x, &e.charge)
 		if rec != nil {
 			panic(rec)
 		}
@@ -131,7 +131,7 @@ func (h *Meter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp
 // each.
 type meteredExchange struct {
 	x       billing.V1Exchange
-	rec     storage.UsageRecord // its charge, read by the ledger writer's completion
+	charge  billing.HeldCharge // the ledger writer's completion of its charge
 	meter   billing.Meter
 	mw      billing.MeterWriter
 	metrics *telemetry.Metrics
@@ -153,10 +153,10 @@ func setContentLength(h http.Header, n int) {
 }
 
 // charge settles x's usage record (settlingRecorder), kept in *kept
-// until the charge is committed. A request that is not charged keeps
+// until the charge is committed, which is its completion. A request that is not charged keeps
 // its hold for the Limits handler to release. st is the request's
 // state.
-func (h *Meter) charge(ctx context.Context, st *requestState, x billing.V1Exchange, kept *storage.UsageRecord) {
+func (h *Meter) charge(ctx context.Context, st *requestState, x billing.V1Exchange, kept *billing.HeldCharge) {
 	rec, ok := billing.V1Record(x)
 	if !ok {
 		return
@@ -168,7 +168,7 @@ func (h *Meter) charge(ctx context.Context, st *requestState, x billing.V1Exchan
 			rec.Model, rec.Upstream = s.model, s.upstream
 		}
 	}
-	*kept = rec
+	*kept = billing.HeldCharge{Record: rec}
 	h.usage.settleIn(st, kept)
 }
 
@@ -194,21 +194,16 @@ func (h *appHandler) settlingRecorder(route, failMsg string) settlingRecorder {
 // settle hands rec, and the hold of the request in ctx, to the ledger
 // writer, and returns rec's price.
 func (s settlingRecorder) settle(ctx context.Context, rec storage.UsageRecord) int64 {
-	return s.settleKept(ctx, &rec)
+	return s.settleIn(stateOf(ctx), &billing.HeldCharge{Record: rec})
 }
 
-// settleKept is settle of *rec, which must not change until the charge
-// is committed (billing.Settler.SettleHoldOf).
-func (s settlingRecorder) settleKept(ctx context.Context, rec *storage.UsageRecord) int64 {
-	return s.settleIn(stateOf(ctx), rec)
-}
-
-// settleIn is settleKept for a handler that has the request's state st
-// at hand.
-func (s settlingRecorder) settleIn(st *requestState, rec *storage.UsageRecord) int64 {
-	price := s.SettleHoldOf(rec, st.hold.Handover())
-	st.activity.Charged(*rec, price)
-	st.line.Charged(*rec, price)
+// settleIn is settle of c's record for a handler that has the request's
+// state st at hand. c must not change until the charge is committed
+// (billing.Settler.SettleHeld).
+func (s settlingRecorder) settleIn(st *requestState, c *billing.HeldCharge) int64 {
+	price := s.SettleHeld(c, st.hold.Handover())
+	st.activity.Charged(c.Record, price)
+	st.line.Charged(c.Record, price)
 	return price
 }
 

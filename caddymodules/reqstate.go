@@ -101,7 +101,7 @@ type v1State struct {
 
 	// switchyard_meter's exchange, the first switchyard_meter's on the
 	// request; kept after the answer until the ledger writer has
-	// committed its charge (meteredExchange.rec).
+	// committed its charge (meteredExchange.charge).
 	exchange own[meteredExchange]
 
 	// switchyard_proxy's filter of the answer's headers and idle watch
