@@ -152,10 +152,10 @@ func setContentLength(h http.Header, n int) {
 	h.Set("Content-Length", strconv.Itoa(n))
 }
 
-// charge settles x's usage record (settlingRecorder), kept in *kept
-// until the charge is committed, which is its completion. A request that is not charged keeps
-// its hold for the Limits handler to release. st is the request's
-// state.
+// charge settles x's usage record (settlingRecorder), kept in *kept,
+// the charge's completion, until the charge is committed. A request that
+// is not charged keeps its hold for the Limits handler to release. st is
+// the request's state.
 func (h *Meter) charge(ctx context.Context, st *requestState, x billing.V1Exchange, kept *billing.HeldCharge) {
 	rec, ok := billing.V1Record(x)
 	if !ok {
