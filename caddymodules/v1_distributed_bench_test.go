@@ -22,29 +22,22 @@ func BenchmarkV1JSONDistributed(b *testing.B) {
 	discardStderr(b)
 	setDistributedEnv(b)
 	plain, gateway, key := loadV1Bench(b, drainingUpstream(b))
-	benchServeBothCounted(b, plain, gateway, key)
+	benchServeBoth(b, plain, gateway, key, countPostgres)
 }
 
-// benchServeBothCounted is benchServeBoth reporting the PostgreSQL
-// statements the gateway sent per request: its reads (the key state read
-// again after a commit), write transactions and the commit feed's pings.
-// They are counted over the whole sub-benchmark, its 200 requests of
+// countPostgres starts counting the PostgreSQL statements the gateway
+// sends, and returns what reports them per request: its reads (the key
+// state read again after a commit), write transactions and the commit
+// feed's pings. They are counted over the whole sub-benchmark, its
 // warm-up included, and divided by all the requests it served.
-func benchServeBothCounted(b *testing.B, plain, gateway *caddyhttp.Server, key string) {
-	for _, c := range []struct {
-		name    string
-		srv     *caddyhttp.Server
-		clients int
-	}{{"plain", plain, 1}, {"switchyard", gateway, 1}, {"plain-c32", plain, 32}, {"switchyard-c32", gateway, 32}} {
-		b.Run(c.name, func(b *testing.B) {
-			reads, txs, pings := postgres.Counts()
-			benchServe(b, c.srv, key, c.clients)
-			r, t, p := postgres.Counts()
-			served := float64(b.N + benchWarmUp)
-			b.ReportMetric(float64(r-reads)/served, "pg-reads/req")
-			b.ReportMetric(float64(t-txs)/served, "pg-txs/req")
-			b.ReportMetric(float64(p-pings)/served, "pg-pings/req")
-		})
+func countPostgres(b *testing.B) func() {
+	reads, txs, pings := postgres.Counts()
+	return func() {
+		r, t, p := postgres.Counts()
+		served := float64(b.N + benchWarmUp)
+		b.ReportMetric(float64(r-reads)/served, "pg-reads/req")
+		b.ReportMetric(float64(t-txs)/served, "pg-txs/req")
+		b.ReportMetric(float64(p-pings)/served, "pg-pings/req")
 	}
 }
 
@@ -72,28 +65,25 @@ func setDistributedEnv(b *testing.B) {
 func BenchmarkV1JSONEmbeddedConcurrent(b *testing.B) {
 	discardStderr(b)
 	plain, gateway, key := loadV1Bench(b, drainingUpstream(b))
-	benchServeBoth(b, plain, gateway, key)
+	benchServeBoth(b, plain, gateway, key, nil)
 }
 
 // benchServeBoth serves the bench's request through plain and gateway,
-// from one client and then from 32.
-func benchServeBoth(b *testing.B, plain, gateway *caddyhttp.Server, key string) {
+// from one client and then from 32, as the bench's budget line:
+// admissions share the Redis pipelines, charges the ledger writer's
+// batches. count, when not nil, starts counting at each sub-benchmark
+// and returns what reports the count at its end.
+func benchServeBoth(b *testing.B, plain, gateway *caddyhttp.Server, key string, count func(*testing.B) func()) {
 	for _, c := range []struct {
-		name string
-		srv  *caddyhttp.Server
-	}{{"plain", plain}, {"switchyard", gateway}} {
+		name    string
+		srv     *caddyhttp.Server
+		clients int
+	}{{"plain", plain, 1}, {"switchyard", gateway, 1}, {"plain-c32", plain, 32}, {"switchyard-c32", gateway, 32}} {
 		b.Run(c.name, func(b *testing.B) {
-			benchServe(b, c.srv, key, 1)
-		})
-	}
-	// 32 clients at once, as the bench's budget line: admissions share
-	// the Redis pipelines, charges the ledger writer's batches.
-	for _, c := range []struct {
-		name string
-		srv  *caddyhttp.Server
-	}{{"plain-c32", plain}, {"switchyard-c32", gateway}} {
-		b.Run(c.name, func(b *testing.B) {
-			benchServe(b, c.srv, key, 32)
+			if count != nil {
+				defer count(b)()
+			}
+			benchServe(b, c.srv, key, c.clients)
 		})
 	}
 }
