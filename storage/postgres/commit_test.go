@@ -17,13 +17,8 @@ import (
 // not, and the failed commit is an error.
 func TestCommitSignalsWhatCommitsOnly(t *testing.T) {
 	ctx := context.Background()
-	dsn := testenv.Postgres(t)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	d := &driver{pool: pool, feed: newCommitFeed(pool.Config().ConnConfig)}
+	pool, dsn := testPool(t)
+	d := newTestDriver(pool)
 	listener, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -85,15 +80,10 @@ func TestCommitSignalsWhatCommitsOnly(t *testing.T) {
 // another process still counts as its notification arrives.
 func TestOwnCommitCountsOnce(t *testing.T) {
 	ctx := context.Background()
-	dsn := testenv.Postgres(t)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	d := &driver{pool: pool, feed: newCommitFeed(pool.Config().ConnConfig)}
+	pool, _ := testPool(t)
+	d := newTestDriver(pool)
 	defer d.feed.stop()
-	other := &driver{pool: pool, feed: newCommitFeed(pool.Config().ConnConfig)}
+	other := newTestDriver(pool)
 	live := func() bool { _, ok := d.feed.revision(); return ok }
 	for deadline := time.Now().Add(5 * time.Second); !live(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -168,4 +158,23 @@ func TestCountOnceInEitherOrder(t *testing.T) {
 			t.Errorf("ownSeq(%q) took it for its own", p)
 		}
 	}
+}
+
+// testPool is a pool on the test database, closed after the test, and
+// the database's URL.
+func testPool(t *testing.T) (*pgxpool.Pool, string) {
+	t.Helper()
+	dsn := testenv.Postgres(t)
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, dsn
+}
+
+// newTestDriver is a driver on pool with a commit feed of its own, as a
+// process of its own has.
+func newTestDriver(pool *pgxpool.Pool) *driver {
+	return &driver{pool: pool, feed: newCommitFeed(pool.Config().ConnConfig)}
 }
