@@ -82,17 +82,7 @@ func (t *recordedTx) Exec(ctx context.Context, query string, args ...any) (int64
 // reads a whole table.
 func TestChargeTablesIndexed(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "switchyard.db")
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := &recorder{Driver: &driver{db: db, querier: querier{q: db}, writer: make(chan struct{}, 1), park: parkUnhurried}}
-	s, err := sqlstore.New(ctx, r, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, r, s := recordedStore(t)
 	a, err := s.EnsureAccount(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)
@@ -196,4 +186,21 @@ func TestChargeTablesIndexed(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// recordedStore is a store on a new database file whose statements r
+// records, and the database under it, closed after the test.
+func recordedStore(t *testing.T) (*sql.DB, *recorder, *sqlstore.Store) {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "switchyard.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r := &recorder{Driver: &driver{db: db, querier: querier{q: db}, writer: make(chan struct{}, 1), park: parkUnhurried}}
+	s, err := sqlstore.New(t.Context(), r, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, r, s
 }

@@ -1,15 +1,12 @@
 package sqlite
 
 import (
-	"database/sql"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchyardhq/switchyard/storage"
-	"github.com/switchyardhq/switchyard/storage/sqlstore"
 )
 
 // The sweep prunes account by account in chunks; each chunk goes on
@@ -18,17 +15,7 @@ import (
 // chunk.
 func TestPruneRequestLogResumesAcrossChunks(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "switchyard.db")
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := &recorder{Driver: &driver{db: db, querier: querier{q: db}, writer: make(chan struct{}, 1), park: parkUnhurried}}
-	s, err := sqlstore.New(ctx, r, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, r, s := recordedStore(t)
 	defer s.Close()
 	const accounts, old, chunk = 40, 3, 10
 	base := time.Date(2031, 3, 14, 15, 0, 0, 0, time.UTC)
